@@ -1,0 +1,17 @@
+import type { Config } from 'jest';
+
+// One run for the whole workspace: every test talks to a real PostgreSQL (DATABASE_URL, else the embedded
+// cluster started by the global set-up), each file in a database of its own.
+const config: Config = {
+  testEnvironment: 'node',
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  testMatch: ['**/test/**/*.test.ts'],
+  testPathIgnorePatterns: ['/node_modules/', '/test/soak/'],
+  transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
+  globalSetup: '<rootDir>/test/global-setup.ts',
+  globalTeardown: '<rootDir>/test/global-teardown.ts',
+  testTimeout: 60_000,
+  maxWorkers: 2,
+};
+
+export default config;

@@ -1,0 +1,111 @@
+/**
+ * Database factory: Kysely over a pg Pool, with the type parsers set once, pool error handlers so that a
+ * PostgreSQL restart never crashes the process, and migrations applied at start under an advisory lock so
+ * that two instances starting together are safe. Each service owns one PostgreSQL schema (DESIGN §1).
+ */
+import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+// int8 (20): ids and counts stay below 2^53 (punch ids, cents), so numbers are exact and JSON-friendly.
+pg.types.setTypeParser(20, (v) => Number(v));
+// numeric (1700): exact decimals stay strings; callers convert where a unit is known.
+pg.types.setTypeParser(1700, (v) => v);
+// date (1082): a calendar date is not an instant; keep `YYYY-MM-DD` rather than a local-midnight Date.
+pg.types.setTypeParser(1082, (v) => v);
+
+/** Options of {@link createDatabase}. */
+export interface DatabaseOptions {
+  /** postgres:// URL. */
+  url: string;
+  /** The service's own schema; set as `search_path` on every connection. */
+  schema: string;
+  /** Pool size (default 10). */
+  max?: number;
+  logger?: Logger;
+  /** Application name shown in pg_stat_activity. */
+  applicationName?: string;
+}
+
+/** A Kysely instance plus its pool (for raw streaming queries and health checks). */
+export interface Database<DB> {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+  schema: string;
+  /** Closes the pool (after in-flight queries finish). */
+  close(): Promise<void>;
+}
+
+/** Creates the pool and the Kysely instance; does not connect until first use. */
+export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
+  const pool = new pg.Pool({
+    connectionString: opts.url,
+    max: opts.max ?? 10,
+    connectionTimeoutMillis: 5_000,
+    idleTimeoutMillis: 30_000,
+    application_name: opts.applicationName ?? opts.schema,
+    options: `-c search_path=${opts.schema},public`,
+  });
+  // An idle client losing its connection (server restart) emits 'error' on the pool: log, never crash.
+  pool.on('error', (err) => opts.logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'idle database client error'));
+  pool.on('connect', (client) => {
+    client.on('error', (err) => opts.logger?.warn({ err: { message: err.message } }, 'database client error'));
+  });
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  let closed = false;
+  return {
+    db,
+    pool,
+    schema: opts.schema,
+    async close() {
+      if (closed) return;
+      closed = true;
+      await db.destroy();
+    },
+  };
+}
+
+/**
+ * Applies `migrations` (name → migration, applied in name order) to `schema` with Kysely's Migrator.
+ * A session advisory lock keyed by the schema serializes concurrent starts; the migration table lives in
+ * the service's schema. Throws the first migration error.
+ */
+export async function migrateToLatest<DB>(database: Database<DB>, migrations: Record<string, Migration>): Promise<string[]> {
+  const { db, schema, pool } = database;
+  // The lock lives on its own session; the Migrator uses the pool (it needs transactions of its own).
+  const lockClient = await pool.connect();
+  const key = `migrate:${schema}`;
+  try {
+    await lockClient.query('select pg_advisory_lock(hashtext($1))', [key]);
+    await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+    const migrator = new Migrator({
+      db,
+      provider: { getMigrations: async () => migrations },
+      migrationTableSchema: schema,
+    });
+    const { error, results } = await migrator.migrateToLatest();
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  } finally {
+    await lockClient.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
+    lockClient.release();
+  }
+}
+
+/** Readiness probe: true when a trivial query answers within `timeoutMs`. */
+export async function databaseIsUp(pool: pg.Pool, timeoutMs = 2_000): Promise<boolean> {
+  let timer: NodeJS.Timeout | undefined;
+  try {
+    await Promise.race([
+      pool.query('select 1'),
+      new Promise((_, reject) => {
+        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
+      }),
+    ]);
+    return true;
+  } catch {
+    return false;
+  } finally {
+    if (timer) clearTimeout(timer);
+  }
+}

@@ -1,0 +1,254 @@
+/**
+ * The two error shapes of the project (DESIGN §4):
+ * - RFC 9457 `application/problem+json` in the ASP.NET Core shape `{ type, title, status, detail?, errors? }`
+ *   for every path outside `/api/grpc-json/v1/shop`;
+ * - `google.rpc.Status` `{ code, message, details }` for the shop area, HTTP status mapped from the gRPC code
+ *   as gRPC-JSON transcoding does.
+ * Domain code throws {@link ApiError}; one error middleware per area renders it.
+ */
+import type { ErrorRequestHandler, Response } from 'express';
+import type { Logger } from 'pino';
+
+/** Field name → messages, as in ASP.NET Core validation problems (`errors.cardNumber: [...]`). */
+export type FieldErrors = Record<string, string[]>;
+
+/** gRPC status codes used by the shop area (google.rpc.Code). */
+export const GrpcCode = {
+  OK: 0,
+  CANCELLED: 1,
+  UNKNOWN: 2,
+  INVALID_ARGUMENT: 3,
+  DEADLINE_EXCEEDED: 4,
+  NOT_FOUND: 5,
+  ALREADY_EXISTS: 6,
+  PERMISSION_DENIED: 7,
+  RESOURCE_EXHAUSTED: 8,
+  FAILED_PRECONDITION: 9,
+  ABORTED: 10,
+  OUT_OF_RANGE: 11,
+  UNIMPLEMENTED: 12,
+  INTERNAL: 13,
+  UNAVAILABLE: 14,
+  UNAUTHENTICATED: 16,
+} as const;
+
+const TITLES: Record<number, string> = {
+  400: 'Bad Request',
+  401: 'Unauthorized',
+  402: 'Payment Required',
+  403: 'Forbidden',
+  404: 'Not Found',
+  405: 'Method Not Allowed',
+  406: 'Not Acceptable',
+  408: 'Request Timeout',
+  409: 'Conflict',
+  410: 'Gone',
+  413: 'Content Too Large',
+  415: 'Unsupported Media Type',
+  422: 'Unprocessable Content',
+  429: 'Too Many Requests',
+  500: 'Internal Server Error',
+  502: 'Bad Gateway',
+  503: 'Service Unavailable',
+  504: 'Gateway Timeout',
+};
+
+/** Title used by ASP.NET Core for validation problems; the battery lookup clients know it. */
+export const VALIDATION_TITLE = 'One or more validation errors occurred.';
+
+/** Options of an {@link ApiError}. */
+export interface ApiErrorOptions {
+  /** Problem `title`; defaults to the HTTP reason phrase (or the validation title when `errors` is set). */
+  title?: string;
+  /** Problem `detail` / Status `message`: a human-readable explanation; never internals. */
+  detail?: string;
+  /** Per-field messages (problem `errors`, Status `google.rpc.BadRequest` field violations). */
+  errors?: FieldErrors;
+  /** Explicit gRPC code for the shop area; derived from the HTTP status when absent. */
+  grpcCode?: number;
+  /** Response headers to send with the error (`Allow`, `Retry-After`, `WWW-Authenticate`). */
+  headers?: Record<string, string>;
+  /** Extra problem members (e.g. `rows` for per-row upload errors). */
+  extensions?: Record<string, unknown>;
+}
+
+/** An error meant for the client: HTTP status plus a safe message. Anything else becomes a 500. */
+export class ApiError extends Error {
+  readonly status: number;
+  readonly options: ApiErrorOptions;
+  constructor(status: number, detail?: string, options: ApiErrorOptions = {}) {
+    super(detail ?? TITLES[status] ?? `HTTP ${status}`);
+    this.name = 'ApiError';
+    this.status = status;
+    this.options = { ...options, detail: options.detail ?? detail };
+  }
+}
+
+/** 400 with per-field messages. */
+export function validationError(errors: FieldErrors, detail?: string): ApiError {
+  return new ApiError(400, detail, { errors, title: VALIDATION_TITLE });
+}
+
+/** HTTP status → gRPC code (the reverse of gRPC-JSON transcoding's table). */
+export function grpcCodeForStatus(status: number): number {
+  switch (status) {
+    case 400:
+    case 406:
+    case 413:
+    case 415:
+    case 422:
+      return GrpcCode.INVALID_ARGUMENT;
+    case 401:
+      return GrpcCode.UNAUTHENTICATED;
+    case 403:
+      return GrpcCode.PERMISSION_DENIED;
+    case 404:
+      return GrpcCode.NOT_FOUND;
+    case 405:
+      return GrpcCode.UNIMPLEMENTED;
+    case 408:
+    case 504:
+      return GrpcCode.DEADLINE_EXCEEDED;
+    case 409:
+      return GrpcCode.ABORTED;
+    case 429:
+      return GrpcCode.RESOURCE_EXHAUSTED;
+    case 503:
+      return GrpcCode.UNAVAILABLE;
+    default:
+      return status >= 500 ? GrpcCode.INTERNAL : GrpcCode.UNKNOWN;
+  }
+}
+
+/** A validator or body-parser error reduced to status, field errors and headers. */
+interface Normalized {
+  status: number;
+  detail?: string;
+  errors?: FieldErrors;
+  headers?: Record<string, string>;
+  title?: string;
+  grpcCode?: number;
+  extensions?: Record<string, unknown>;
+  internal: boolean;
+}
+
+interface ValidatorItem {
+  path?: string;
+  message?: string;
+}
+
+/** `.body.items[0].quantity` → `items[0].quantity`; `.query.afterId` → `afterId`. */
+function fieldName(path: string | undefined): string {
+  if (!path) return '';
+  return path.replace(/^\.?(body|query|params|path|headers|cookies)\.?/, '').replace(/^\./, '') || path.replace(/^\./, '');
+}
+
+/**
+ * Normalize anything thrown in a handler: ApiError; express-openapi-validator errors (`status`, `errors[]`,
+ * `headers`); body-parser errors (`type: 'entity.parse.failed'`, `entity.too.large`, `encoding.unsupported`).
+ * Unknown errors become an internal 500 whose details are only logged.
+ */
+export function normalizeError(err: unknown): Normalized {
+  if (err instanceof ApiError) {
+    return { status: err.status, ...err.options, internal: err.status >= 500 };
+  }
+  const e = err as { status?: unknown; statusCode?: unknown; type?: unknown; errors?: unknown; headers?: unknown; message?: unknown };
+  const status = typeof e?.status === 'number' ? e.status : typeof e?.statusCode === 'number' ? e.statusCode : undefined;
+  if (status !== undefined && status >= 400 && status < 500) {
+    const type = typeof e.type === 'string' ? e.type : undefined;
+    if (type === 'entity.parse.failed') return { status: 400, detail: 'The request body is not valid JSON.', internal: false };
+    if (type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.', internal: false };
+    if (type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.', internal: false };
+    if (type === 'charset.unsupported') return { status: 415, detail: 'Unsupported charset.', internal: false };
+    if (type === 'request.aborted') return { status: 400, detail: 'The request was aborted.', internal: false };
+    const items = Array.isArray(e.errors) ? (e.errors as ValidatorItem[]) : [];
+    let errors: FieldErrors | undefined;
+    if (items.length > 0 && status === 400) {
+      errors = {};
+      for (const it of items) {
+        const key = fieldName(it.path) || '$';
+        (errors[key] ??= []).push(String(it.message ?? 'is invalid'));
+      }
+    }
+    const headers =
+      e.headers && typeof e.headers === 'object' ? Object.fromEntries(Object.entries(e.headers as Record<string, unknown>).map(([k, v]) => [k, String(v)])) : undefined;
+    const detail = status === 404 ? 'No such resource.' : items.length > 0 ? items.map((i) => `${fieldName(i.path)} ${i.message}`.trim()).join('; ') : undefined;
+    return { status, errors, headers, detail, title: errors ? VALIDATION_TITLE : undefined, internal: false };
+  }
+  if (status === 503) return { status: 503, detail: 'Service temporarily unavailable.', headers: { 'Retry-After': '5' }, internal: true };
+  return { status: 500, detail: 'An unexpected error occurred.', internal: true };
+}
+
+/** Whether an error means PostgreSQL is unreachable (restart, connection refused): answer 503, not 500. */
+export function isDatabaseUnavailable(err: unknown): boolean {
+  const e = err as { code?: unknown; message?: unknown };
+  const code = typeof e?.code === 'string' ? e.code : '';
+  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code)) return true;
+  const msg = typeof e?.message === 'string' ? e.message : '';
+  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(msg);
+}
+
+function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Normalized): void {
+  const log = (res as Response & { log?: Logger }).log ?? logger;
+  if (!log) return;
+  if (n.internal) log.error({ err }, 'request failed');
+  else log.debug({ status: n.status, detail: n.detail }, 'request rejected');
+}
+
+function prepare(err: unknown): Normalized {
+  if (isDatabaseUnavailable(err)) return { status: 503, detail: 'The database is unavailable; retry shortly.', headers: { 'Retry-After': '2' }, internal: true };
+  return normalizeError(err);
+}
+
+/** The problem+json body of a normalized error (ASP.NET Core shape). */
+export function problemBody(n: Pick<Normalized, 'status' | 'title' | 'detail' | 'errors' | 'extensions'>, traceId?: string): Record<string, unknown> {
+  const body: Record<string, unknown> = {
+    type: `https://httpstatuses.io/${n.status}`,
+    title: n.title ?? TITLES[n.status] ?? 'Error',
+    status: n.status,
+  };
+  if (n.detail) body.detail = n.detail;
+  if (n.errors) body.errors = n.errors;
+  if (traceId) body.traceId = traceId;
+  if (n.extensions) Object.assign(body, n.extensions);
+  return body;
+}
+
+/** The google.rpc.Status body of a normalized error, with field violations as google.rpc.BadRequest. */
+export function statusBody(n: Pick<Normalized, 'status' | 'detail' | 'errors' | 'grpcCode' | 'title'>): Record<string, unknown> {
+  const details: Record<string, unknown>[] = [];
+  if (n.errors) {
+    details.push({
+      '@type': 'type.googleapis.com/google.rpc.BadRequest',
+      fieldViolations: Object.entries(n.errors).flatMap(([field, msgs]) => msgs.map((description) => ({ field, description }))),
+    });
+  }
+  return { code: n.grpcCode ?? grpcCodeForStatus(n.status), message: n.detail ?? n.title ?? TITLES[n.status] ?? 'Error', details };
+}
+
+function send(res: Response, n: Normalized, contentType: string, body: unknown): void {
+  if (res.headersSent) {
+    res.destroy();
+    return;
+  }
+  if (n.headers) for (const [k, v] of Object.entries(n.headers)) res.setHeader(k, v);
+  res.status(n.status).type(contentType).send(JSON.stringify(body));
+}
+
+/** Error middleware for problem+json areas. */
+export function problemErrorHandler(logger?: Logger): ErrorRequestHandler {
+  return (err, req, res, _next) => {
+    const n = prepare(err);
+    logOnce(res, logger, err, n);
+    send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, String(req.id ?? '')) );
+  };
+}
+
+/** Error middleware for the google.rpc.Status area (`/api/grpc-json/v1/shop`). */
+export function rpcStatusErrorHandler(logger?: Logger): ErrorRequestHandler {
+  return (err, _req, res, _next) => {
+    const n = prepare(err);
+    logOnce(res, logger, err, n);
+    send(res, n, 'application/json; charset=utf-8', statusBody(n));
+  };
+}

@@ -1,0 +1,68 @@
+/**
+ * Structured logging (pino) with request ids and redaction: no token, API key, password, client id or
+ * secret-bearing query string ever reaches a log line (DESIGN §7).
+ */
+import { randomUUID } from 'node:crypto';
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import pino, { type Logger } from 'pino';
+import pinoHttp from 'pino-http';
+
+/** Header names whose values are secrets. */
+export const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
+
+/** Query parameter names whose values are secrets (ERP webhook secret, tokens, keys, passwords). */
+const SECRET_QUERY = /^(secret|token|apikey|api_key|key|password|access_token|refresh_token|client_secret|text)$/i;
+
+/** The URL with secret query values replaced by `***`. */
+export function redactUrl(url: string): string {
+  const q = url.indexOf('?');
+  if (q < 0) return url;
+  const params = new URLSearchParams(url.slice(q + 1));
+  for (const k of [...params.keys()]) if (SECRET_QUERY.test(k)) params.set(k, '***');
+  return `${url.slice(0, q)}?${params.toString()}`;
+}
+
+/** A copy of the headers with secret values masked, for logs and the `request-headers` utility. */
+export function maskHeaders(headers: IncomingMessage['headers']): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const [k, v] of Object.entries(headers)) {
+    if (v === undefined) continue;
+    out[k] = SECRET_HEADERS.includes(k.toLowerCase()) ? '***' : Array.isArray(v) ? v.join(', ') : v;
+  }
+  return out;
+}
+
+/** Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set). */
+export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info')): Logger {
+  return pino({
+    name,
+    level,
+    redact: { paths: ['req.headers.authorization', 'req.headers.apikey', 'req.headers.cookie', 'password', 'token', 'apiKey'], censor: '***' },
+  });
+}
+
+/** pino-http middleware: a request id per request (honouring a sane incoming `X-Request-Id`), echoed back. */
+export function httpLogger(logger: Logger) {
+  return pinoHttp({
+    logger,
+    genReqId(req: IncomingMessage, res: ServerResponse) {
+      const incoming = req.headers['x-request-id'];
+      const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+      res.setHeader('X-Request-Id', id);
+      return id;
+    },
+    serializers: {
+      req(req: { id: unknown; method: string; url: string; headers: IncomingMessage['headers']; remoteAddress?: string }) {
+        return { id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.remoteAddress };
+      },
+      res(res: { statusCode: number }) {
+        return { statusCode: res.statusCode };
+      },
+    },
+    customLogLevel(_req, res, err) {
+      if (err || res.statusCode >= 500) return 'error';
+      return 'info';
+    },
+    autoLogging: process.env.HTTP_LOG !== 'false',
+  });
+}

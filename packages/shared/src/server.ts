@@ -1,0 +1,94 @@
+/**
+ * HTTP server lifecycle shared by both services: request/header timeouts, and a graceful stop that
+ * refuses new connections, lets in-flight requests finish (answering them with `Connection: close`),
+ * closes idle keep-alive sockets at once, and only then releases resources such as the pool.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Logger } from 'pino';
+
+/** Options of {@link startHttpServer}. */
+export interface ServeOptions {
+  port: number;
+  host: string;
+  logger: Logger;
+  /** Whole-request deadline in ms (slow bodies get 408); default 30 s. */
+  requestTimeoutMs?: number;
+  /** Deadline for the request headers in ms; default 10 s. */
+  headersTimeoutMs?: number;
+  /** How long a stop waits for in-flight requests before closing their sockets; default 25 s. */
+  shutdownGraceMs?: number;
+  /** Called after the listener is closed and requests drained (close pools here). */
+  onStopped?: () => Promise<void>;
+}
+
+/** A listening server and its stop function. */
+export interface RunningServer {
+  server: http.Server;
+  /** The bound port (useful with port 0). */
+  port: number;
+  /** Graceful stop; resolves once everything is closed. Idempotent. */
+  stop(): Promise<void>;
+}
+
+/** Starts listening; resolves once bound. */
+export async function startHttpServer(handler: http.RequestListener, opts: ServeOptions): Promise<RunningServer> {
+  const server = http.createServer(
+    {
+      requestTimeout: opts.requestTimeoutMs ?? 30_000,
+      headersTimeout: opts.headersTimeoutMs ?? 10_000,
+      keepAliveTimeout: 5_000,
+    },
+    handler,
+  );
+  let stopping = false;
+  server.on('request', (_req, res) => {
+    if (stopping) res.setHeader('Connection', 'close');
+  });
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(opts.port, opts.host, () => {
+      server.off('error', reject);
+      resolve();
+    });
+  });
+  const port = (server.address() as AddressInfo).port;
+  let stopped: Promise<void> | undefined;
+  const stop = (): Promise<void> => {
+    stopped ??= (async () => {
+      stopping = true;
+      opts.logger.info('stopping: draining in-flight requests');
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+      server.closeIdleConnections();
+      // Keep-alive sockets become idle as their last response ends; sweep them until the server is closed.
+      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const deadline = setTimeout(() => server.closeAllConnections(), opts.shutdownGraceMs ?? 25_000);
+      await closed;
+      clearInterval(sweep);
+      clearTimeout(deadline);
+      await opts.onStopped?.();
+      opts.logger.info('stopped');
+    })();
+    return stopped;
+  };
+  return { server, port, stop };
+}
+
+/** Calls `stop` on SIGTERM/SIGINT once, then exits with 0 (or 1 if stopping failed). */
+export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
+  let once = false;
+  const onSignal = (signal: NodeJS.Signals) => {
+    if (once) return;
+    once = true;
+    logger.info({ signal }, 'signal received');
+    stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, 'stop failed');
+        process.exit(1);
+      },
+    );
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+}

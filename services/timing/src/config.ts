@@ -1,0 +1,32 @@
+/**
+ * Timing service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
+ */
+import path from 'node:path';
+import { envReader } from '@sports-timing/shared';
+
+/** Resolved configuration of the timing service. */
+export interface TimingConfig {
+  port: number;
+  host: string;
+  /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** Working data directory (embedded database, dev keys). */
+  dataDir: string;
+  /** API key for the bootstrap `admin` user on a fresh database; generated in development when unset. */
+  bootstrapApiKey: string | undefined;
+  /** Load the demo data (the real VeNotte 2020 event) on start. */
+  demoData: boolean;
+}
+
+/** Reads the configuration; `env` defaults to `process.env`. */
+export function loadTimingConfig(env: Record<string, string | undefined> = process.env): TimingConfig {
+  const e = envReader(env);
+  return {
+    port: e.int('TIMING_PORT', 8081, 0, 65535),
+    host: e.string('HOST', '127.0.0.1')!,
+    databaseUrl: e.url('TIMING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
+    dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
+    bootstrapApiKey: e.string('TIMING_BOOTSTRAP_API_KEY'),
+    demoData: e.bool('DEMO_DATA', true),
+  };
+}

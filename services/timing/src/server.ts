@@ -1,0 +1,43 @@
+/**
+ * Entry point: configuration → database (embedded when no URL) → migrations → listen → graceful stop.
+ */
+import path from 'node:path';
+import { createDatabase, createLogger, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import { createApp } from './app';
+import { loadTimingConfig } from './config';
+import { migrations } from './db/migrations';
+import type { DB } from './db/schema';
+
+async function main(): Promise<void> {
+  const config = loadTimingConfig();
+  const logger = createLogger('timing');
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    logger.info('no TIMING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: 5441, database: 'timing' });
+    url = embedded.url;
+  }
+  const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing' });
+  const applied = await migrateToLatest(database, migrations);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const app = createApp({ database, logger });
+  const running = await startHttpServer(app, {
+    port: config.port,
+    host: config.host,
+    logger,
+    onStopped: async () => {
+      await database.close();
+      await embedded?.stop();
+    },
+  });
+  logger.info({ port: running.port, host: config.host }, 'timing service listening');
+  stopOnSignals(running.stop, logger);
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});
