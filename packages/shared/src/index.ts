@@ -6,3 +6,4 @@ export * from './server';
 export * from './openapi';
 export * from './health';
 export * from './secrets';
+export * from './access';

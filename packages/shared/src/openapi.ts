@@ -21,11 +21,18 @@ export function loadSpec(file: string): OpenApiDocument {
 export interface ValidatorOptions {
   /** Validate responses against the spec (tests and CI only; costs time in production). */
   validateResponses?: boolean;
+  /**
+   * Middleware run once the operation is known (`req.openapi` set, unknown paths already 404/405) but
+   * before request validation: access control first, so that a secured operation answers 401/403 to a
+   * caller without rights whatever the body, and body parsers after it, so that such callers never make
+   * the service read a body.
+   */
+  beforeValidation?: RequestHandler[];
 }
 
 /** express-openapi-validator configured the way DESIGN §2 requires (no stripping, no security handling). */
 export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): RequestHandler[] {
-  return OpenApiValidator.middleware({
+  const chain = OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as never,
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
@@ -34,6 +41,10 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
     validateFormats: true,
     $refParser: { mode: 'dereference' },
   }) as unknown as RequestHandler[];
+  const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
+  if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
+  chain.splice(at + 1, 0, ...(opts.beforeValidation ?? []));
+  return chain;
 }
 
 /** The validated operation of a request (set by the validator). */

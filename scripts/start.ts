@@ -1,0 +1,67 @@
+/**
+ * `pnpm start`: the whole product on one machine. Without DATABASE_URL it starts one embedded PostgreSQL
+ * under `.data/pg` (both services use it, each in its own schema), then runs every service as its own
+ * process with prefixed output, and stops them all gracefully on Ctrl-C / SIGTERM.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import path from 'node:path';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+
+const root = path.join(__dirname, '..');
+const tsxCli = require.resolve('tsx/cli');
+
+/** Services started by `pnpm start`, in start order. */
+const SERVICES: { name: string; entry: string }[] = [
+  { name: 'timing', entry: 'services/timing/src/server.ts' },
+  { name: 'ordering', entry: 'services/ordering/src/server.ts' },
+];
+
+function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.WriteStream): void {
+  let buf = '';
+  stream.setEncoding('utf8');
+  stream.on('data', (chunk: string) => {
+    buf += chunk;
+    const lines = buf.split('\n');
+    buf = lines.pop() ?? '';
+    for (const line of lines) out.write(`[${name}] ${line}\n`);
+  });
+}
+
+async function main(): Promise<void> {
+  let embedded: EmbeddedDatabase | undefined;
+  const env = { ...process.env };
+  if (!env.DATABASE_URL) {
+    console.log('[start] no DATABASE_URL: starting embedded PostgreSQL in .data/pg (port 5433)');
+    embedded = await startEmbeddedPostgres({ dir: path.join(root, '.data/pg'), port: Number(env.EMBEDDED_PG_PORT ?? 5433), database: 'sports_timing' });
+    env.DATABASE_URL = embedded.url;
+  }
+  const children = new Map<string, ChildProcess>();
+  let stopping = false;
+  const stopAll = async (code: number) => {
+    if (stopping) return;
+    stopping = true;
+    for (const child of children.values()) child.kill('SIGTERM');
+    await Promise.all([...children.values()].map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
+    await embedded?.stop();
+    process.exit(code);
+  };
+  for (const s of SERVICES) {
+    const child = spawn(process.execPath, [tsxCli, path.join(root, s.entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    prefixLines(s.name, child.stdout!, process.stdout);
+    prefixLines(s.name, child.stderr!, process.stderr);
+    child.on('exit', (code) => {
+      if (!stopping) {
+        console.error(`[start] ${s.name} exited with code ${code}; stopping everything`);
+        void stopAll(1);
+      }
+    });
+    children.set(s.name, child);
+  }
+  process.on('SIGINT', () => void stopAll(0));
+  process.on('SIGTERM', () => void stopAll(0));
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

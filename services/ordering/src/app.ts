@@ -1,0 +1,53 @@
+/**
+ * The ordering service as an Express app (no listen): spec validation, spec-driven access control,
+ * handlers by operationId, google.rpc.Status errors under `/api/grpc-json/v1/shop` and problem+json
+ * everywhere else (DESIGN §4). `server.ts` wires configuration, the database and the listener.
+ */
+import compression from 'compression';
+import express, { type Express, type Request } from 'express';
+import { ApiError, dispatch, enforceRoles, httpLogger, loadSpec, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import type { Principal } from './auth/principal';
+import type { OrderingDeps } from './context';
+import { allHandlers } from './http';
+import { SPEC_FILE } from './version';
+
+/** Path prefix of the google.rpc.Status area. */
+export const SHOP_PREFIX = '/api/grpc-json/v1/shop';
+
+/** JSON media types accepted for request bodies (ordering spec §4). */
+export const JSON_TYPES = ['application/json', 'application/json-patch+json', 'text/json', 'application/*+json'];
+
+/** Builds the app. */
+export function createApp(deps: OrderingDeps): Express {
+  const spec = loadSpec(SPEC_FILE);
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('etag', false);
+  app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
+  app.use(httpLogger(deps.logger));
+  app.use(compression({ level: 4, threshold: 1024 }));
+
+  const authenticate = async (req: Request): Promise<Principal | null> => {
+    const header = req.headers.authorization;
+    if (!header) return null;
+    const m = /^Bearer\s+(\S+)$/i.exec(header);
+    if (!m) throw new ApiError(401, 'Use the Bearer authorization scheme.', { headers: { 'WWW-Authenticate': 'Bearer' } });
+    return deps.tokens.verify(m[1]);
+  };
+
+  app.use(
+    validator(spec, {
+      validateResponses: deps.validateResponses,
+      beforeValidation: [
+        enforceRoles(authenticate, 'Bearer'),
+        express.json({ type: JSON_TYPES, limit: '256kb' }),
+        express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+        express.text({ type: 'text/plain', limit: '64kb' }),
+      ],
+    }),
+  );
+  app.use(dispatch(allHandlers(deps, String((spec.info as { version: string }).version))));
+  app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
+  app.use(problemErrorHandler(deps.logger));
+  return app;
+}

@@ -1,0 +1,36 @@
+/**
+ * Who is calling the ordering service (DESIGN §6 identity): a user or a registered service client,
+ * with roles and the user group that decides shop availability.
+ */
+
+/** Roles of the ordering service; staff = admin and support. */
+export const ROLES = ['admin', 'support', 'retailer', 'customer'] as const;
+export type Role = (typeof ROLES)[number];
+
+/** Shop user groups (who may order an article): anonymous callers are `public`. */
+export const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
+export type UserGroup = (typeof USER_GROUPS)[number];
+
+/** An authenticated caller, as carried in the access token. */
+export interface Principal {
+  /** `user` for people (password grant), `client` for service clients (client-credentials grant). */
+  kind: 'user' | 'client';
+  /** users.id, or the service client's id. */
+  id: number;
+  /** User name, or client name. */
+  name: string;
+  roles: Role[];
+  userGroup: UserGroup;
+  /** ERP customer id of the retailer a retailer user belongs to. */
+  erpRetailerEntityId: string | null;
+}
+
+/** Whether the principal is staff (admin or support). */
+export function isStaff(p: Principal | null): boolean {
+  return !!p && (p.roles.includes('admin') || p.roles.includes('support'));
+}
+
+/** The shop user group of a caller; anonymous and unknown clients are `public` (DESIGN §6). */
+export function userGroupOf(p: Principal | null): UserGroup {
+  return p?.userGroup ?? 'public';
+}

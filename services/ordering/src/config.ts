@@ -1,0 +1,61 @@
+/**
+ * Ordering service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
+ */
+import path from 'node:path';
+import { envReader } from '@sports-timing/shared';
+
+/** Resolved configuration of the ordering service. */
+export interface OrderingConfig {
+  /** Deployment name shown by `dev/environment` (development, staging, production). */
+  environment: string;
+  port: number;
+  host: string;
+  /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
+  databaseUrl: string | undefined;
+  /** Working data directory (embedded database, dev keys, `.eml` mail drop). */
+  dataDir: string;
+  /** `smtp://` or `smtps://` URL; undefined → messages written as `.eml` files under `<dataDir>/mail`. */
+  smtpUrl: string | undefined;
+  /** Sender address of outgoing e-mail. */
+  mailFrom: string;
+  /** Password of the bootstrap `admin` user on a fresh database; generated in development when unset. */
+  bootstrapAdminPassword: string | undefined;
+  /** JWT issuer (`iss`) and audience (`aud`) of access tokens. */
+  jwtIssuer: string;
+  jwtAudience: string;
+  /** Access-token lifetime in seconds. */
+  accessTokenTtlSeconds: number;
+  /** Ed25519 private key (PKCS#8 PEM) signing access tokens; generated into `.data/keys` in development. */
+  jwtPrivateKeyPem: string | undefined;
+  /** Additional public keys (SPKI PEM, concatenated) still accepted for verification during a key rotation. */
+  jwtPreviousPublicKeysPem: string | undefined;
+  /** Redis URL for shared rate limits and flags across instances; in-memory when unset. */
+  redisUrl: string | undefined;
+  /** Load demo data on start. */
+  demoData: boolean;
+  /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
+  trustedProxies: string[];
+}
+
+/** Reads the configuration; `env` defaults to `process.env`. */
+export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
+  const e = envReader(env);
+  return {
+    environment: e.string('APP_ENV', 'development')!,
+    port: e.int('ORDERING_PORT', 8080, 0, 65535),
+    host: e.string('HOST', '127.0.0.1')!,
+    databaseUrl: e.url('ORDERING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
+    dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
+    smtpUrl: e.url('SMTP_URL', ['smtp', 'smtps']),
+    mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
+    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
+    jwtIssuer: e.string('JWT_ISSUER', 'urn:sports-timing:ordering')!,
+    jwtAudience: e.string('JWT_AUDIENCE', 'urn:sports-timing:api')!,
+    accessTokenTtlSeconds: e.int('ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
+    jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
+    jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
+    redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
+    demoData: e.bool('DEMO_DATA', true),
+    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+  };
+}

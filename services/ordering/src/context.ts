@@ -1,0 +1,19 @@
+/**
+ * What the ordering app needs from the outside (the composition root is `server.ts`; tests build their
+ * own). Area handler factories receive this and construct their domain services from it.
+ */
+import type { Logger } from 'pino';
+import type { Database } from '@sports-timing/shared';
+import type { TokenService } from './auth/tokens';
+import type { OrderingConfig } from './config';
+import type { DB } from './db/schema';
+
+/** Dependencies of the ordering app. */
+export interface OrderingDeps {
+  config: OrderingConfig;
+  database: Database<DB>;
+  logger: Logger;
+  tokens: TokenService;
+  /** Validate responses against the spec (tests/CI). */
+  validateResponses?: boolean;
+}

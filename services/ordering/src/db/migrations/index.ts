@@ -1,0 +1,12 @@
+/**
+ * Migrations of the `ordering` schema, applied in name order at start (see migrateToLatest).
+ */
+import type { Migration } from 'kysely';
+import * as m0001 from './0001_identity';
+import * as m0002 from './0002_shop';
+
+/** All migrations by name. */
+export const migrations: Record<string, Migration> = {
+  '0001_identity': m0001,
+  '0002_shop': m0002,
+};

@@ -1,0 +1,25 @@
+/**
+ * All operation handlers of the ordering service, by operationId.
+ */
+import type { HandlerMap } from '@sports-timing/shared';
+import type { OrderingDeps } from '../context';
+import { authHandlers } from './auth.handlers';
+import { batteryHandlers } from './battery.handlers';
+import { cardReservationHandlers } from './card-reservation.handlers';
+import { licensingHandlers } from './licensing.handlers';
+import { shopHandlers } from './shop.handlers';
+import { systemHandlers } from './system.handlers';
+import { usersHandlers } from './users.handlers';
+
+/** Every handler; an operation of the spec without one answers 501. */
+export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
+  return {
+    ...systemHandlers(ctx, apiVersion),
+    ...authHandlers(ctx),
+    ...usersHandlers(ctx),
+    ...licensingHandlers(ctx),
+    ...shopHandlers(ctx),
+    ...cardReservationHandlers(ctx),
+    ...batteryHandlers(ctx),
+  } as HandlerMap;
+}

@@ -1,0 +1,52 @@
+/**
+ * Entry point: configuration → database (embedded when no URL) → migrations → keys → listen → graceful stop.
+ */
+import path from 'node:path';
+import { createDatabase, createLogger, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import { createApp } from './app';
+import { generateSigningKeyPem, TokenService } from './auth/tokens';
+import { loadOrderingConfig } from './config';
+import { migrations } from './db/migrations';
+import type { DB } from './db/schema';
+
+async function main(): Promise<void> {
+  const config = loadOrderingConfig();
+  const logger = createLogger('ordering');
+  let embedded: EmbeddedDatabase | undefined;
+  let url = config.databaseUrl;
+  if (!url) {
+    logger.info('no ORDERING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: 5442, database: 'ordering' });
+    url = embedded.url;
+  }
+  const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });
+  const applied = await migrateToLatest(database, migrations);
+  if (applied.length) logger.info({ applied }, 'migrations applied');
+  const keysDir = path.join(config.dataDir, 'keys');
+  const tokens = await TokenService.create({
+    privateKeyPem: devSecret(keysDir, 'jwt-ed25519.pem', config.jwtPrivateKeyPem, generateSigningKeyPem),
+    previousPublicKeysPem: config.jwtPreviousPublicKeysPem,
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    ttlSeconds: config.accessTokenTtlSeconds,
+  });
+  const app = createApp({ config, database, logger, tokens });
+  const running = await startHttpServer(app, {
+    port: config.port,
+    host: config.host,
+    logger,
+    onStopped: async () => {
+      await database.close();
+      await embedded?.stop();
+    },
+  });
+  logger.info({ port: running.port, host: config.host }, 'ordering service listening');
+  stopOnSignals(running.stop, logger);
+}
+
+main().catch((err) => {
+  // eslint-disable-next-line no-console
+  console.error(err instanceof Error ? err.message : err);
+  process.exit(1);
+});

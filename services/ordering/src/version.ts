@@ -1,0 +1,15 @@
+/**
+ * The service version record (ordering spec §9.2): name, package version, and the interface version of
+ * `specs/ordering.yaml` (`info.version`).
+ */
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+
+/** Absolute path of the ordering OpenAPI document. */
+export const SPEC_FILE = path.join(__dirname, '../../../specs/ordering.yaml');
+
+/** Version of this service's package. */
+export const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(__dirname, '../package.json'), 'utf8')) as { version: string }).version;
+
+/** Moment the process started (for uptime reports). */
+export const STARTED_AT = new Date();

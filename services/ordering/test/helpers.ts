@@ -1,0 +1,56 @@
+/**
+ * Test harness of the ordering service: a fresh database per test file, migrations applied, the real app
+ * with response validation on, and tokens for any principal.
+ */
+import type { Express } from 'express';
+import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
+import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { createApp } from '../src/app';
+import type { Principal } from '../src/auth/principal';
+import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
+import { loadOrderingConfig, type OrderingConfig } from '../src/config';
+import type { OrderingDeps } from '../src/context';
+import { migrations } from '../src/db/migrations';
+import type { DB } from '../src/db/schema';
+
+/** A running test context. */
+export interface OrderingTestContext {
+  app: Express;
+  deps: OrderingDeps;
+  database: Database<DB>;
+  testDb: TestDatabase;
+  /** A Bearer header value for a principal (no user row is created). */
+  bearer(p: Partial<Principal> & Pick<Principal, 'roles'>): Promise<string>;
+  close(): Promise<void>;
+}
+
+/** Creates database, schema and app; `env` overrides configuration. Call `close()` in afterAll. */
+export async function startOrdering(env: Record<string, string> = {}, overrides: Partial<OrderingDeps> = {}): Promise<OrderingTestContext> {
+  const testDb = await createTestDatabase('ordering');
+  const logger = createLogger('ordering-test');
+  const config: OrderingConfig = loadOrderingConfig({ DEMO_DATA: 'false', ...env });
+  const database = createDatabase<DB>({ url: testDb.url, schema: 'ordering', logger });
+  await migrateToLatest(database, migrations);
+  const tokens = await TokenService.create({
+    privateKeyPem: generateSigningKeyPem(),
+    issuer: config.jwtIssuer,
+    audience: config.jwtAudience,
+    ttlSeconds: config.accessTokenTtlSeconds,
+  });
+  const deps: OrderingDeps = { config, database, logger, tokens, validateResponses: true, ...overrides };
+  const app = createApp(deps);
+  return {
+    app,
+    deps,
+    database,
+    testDb,
+    async bearer(p) {
+      const token = await tokens.issue({ kind: 'user', id: 1, name: 'test', userGroup: 'public', erpRetailerEntityId: null, ...p });
+      return `Bearer ${token}`;
+    },
+    async close() {
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
