@@ -32,6 +32,8 @@ export interface Database<DB> {
   db: Kysely<DB>;
   pool: pg.Pool;
   schema: string;
+  /** The connection URL (for dedicated sessions such as LISTEN). */
+  url: string;
   /** Closes the pool (after in-flight queries finish). */
   close(): Promise<void>;
 }
@@ -57,6 +59,7 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
     db,
     pool,
     schema: opts.schema,
+    url: opts.url,
     async close() {
       if (closed) return;
       closed = true;

@@ -33,11 +33,14 @@ export interface RunningServer {
 
 /** Starts listening; resolves once bound. */
 export async function startHttpServer(handler: http.RequestListener, opts: ServeOptions): Promise<RunningServer> {
+  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
   const server = http.createServer(
     {
-      requestTimeout: opts.requestTimeoutMs ?? 30_000,
+      requestTimeout,
       headersTimeout: opts.headersTimeoutMs ?? 10_000,
       keepAliveTimeout: 5_000,
+      // Node checks the timeouts only at this interval (default 30 s): check often enough to honour them.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(requestTimeout / 4))),
     },
     handler,
   );

@@ -7,6 +7,7 @@ import type { Database } from '@sports-timing/shared';
 import type { TokenService } from './auth/tokens';
 import type { OrderingConfig } from './config';
 import type { DB } from './db/schema';
+import type { Mailer } from './mail/mailer';
 
 /** Dependencies of the ordering app. */
 export interface OrderingDeps {
@@ -14,6 +15,8 @@ export interface OrderingDeps {
   database: Database<DB>;
   logger: Logger;
   tokens: TokenService;
+  /** Used only by the outbox dispatcher; domain code enqueues mail with `enqueueMail`. */
+  mailer: Mailer;
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
 }

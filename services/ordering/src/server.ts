@@ -8,6 +8,8 @@ import { createApp } from './app';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { migrations } from './db/migrations';
+import { createMailer } from './mail/mailer';
+import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -31,12 +33,17 @@ async function main(): Promise<void> {
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
   });
-  const app = createApp({ config, database, logger, tokens });
+  const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
+  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom });
+  outbox.start();
+  const app = createApp({ config, database, logger, tokens, mailer });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
+      await outbox.stop();
+      mailer.close();
       await database.close();
       await embedded?.stop();
     },

@@ -11,6 +11,7 @@ import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
 import { loadOrderingConfig, type OrderingConfig } from '../src/config';
 import type { OrderingDeps } from '../src/context';
 import { migrations } from '../src/db/migrations';
+import { fileMailer } from '../src/mail/mailer';
 import type { DB } from '../src/db/schema';
 
 /** A running test context. */
@@ -24,20 +25,33 @@ export interface OrderingTestContext {
   close(): Promise<void>;
 }
 
+/** A fresh database with the ordering schema migrated; `close()` drops it. */
+export async function createOrderingDatabase(): Promise<{ database: Database<DB>; testDb: TestDatabase; close(): Promise<void> }> {
+  const testDb = await createTestDatabase('ordering');
+  const database = createDatabase<DB>({ url: testDb.url, schema: 'ordering', logger: createLogger('ordering-test') });
+  await migrateToLatest(database, migrations);
+  return {
+    database,
+    testDb,
+    async close() {
+      await database.close();
+      await testDb.drop();
+    },
+  };
+}
+
 /** Creates database, schema and app; `env` overrides configuration. Call `close()` in afterAll. */
 export async function startOrdering(env: Record<string, string> = {}, overrides: Partial<OrderingDeps> = {}): Promise<OrderingTestContext> {
-  const testDb = await createTestDatabase('ordering');
+  const { database, testDb } = await createOrderingDatabase();
   const logger = createLogger('ordering-test');
   const config: OrderingConfig = loadOrderingConfig({ DEMO_DATA: 'false', ...env });
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'ordering', logger });
-  await migrateToLatest(database, migrations);
   const tokens = await TokenService.create({
     privateKeyPem: generateSigningKeyPem(),
     issuer: config.jwtIssuer,
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
   });
-  const deps: OrderingDeps = { config, database, logger, tokens, validateResponses: true, ...overrides };
+  const deps: OrderingDeps = { config, database, logger, tokens, mailer: fileMailer(`/tmp/ordering-test-mail/${testDb.name}`), validateResponses: true, ...overrides };
   const app = createApp(deps);
   return {
     app,

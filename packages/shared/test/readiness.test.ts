@@ -1,0 +1,53 @@
+/**
+ * `/readyz` follows the database both ways without a restart. The database "goes away" by cutting a TCP
+ * proxy that stands between the pool and the real PostgreSQL, so the machine's server is never touched.
+ */
+import net from 'node:net';
+import express from 'express';
+import request from 'supertest';
+import { createDatabase, createLogger, readyz } from '../src';
+
+function startProxy(target: { host: string; port: number }, port = 0): Promise<{ server: net.Server; port: number; sockets: Set<net.Socket> }> {
+  const sockets = new Set<net.Socket>();
+  const server = net.createServer((client) => {
+    const upstream = net.connect(target.port, target.host);
+    for (const s of [client, upstream]) {
+      sockets.add(s);
+      s.on('close', () => sockets.delete(s));
+      s.on('error', () => s.destroy());
+    }
+    client.pipe(upstream).pipe(client);
+  });
+  return new Promise((resolve) => server.listen(port, '127.0.0.1', () => resolve({ server, port: (server.address() as net.AddressInfo).port, sockets })));
+}
+
+async function stopProxy(p: { server: net.Server; sockets: Set<net.Socket> }): Promise<void> {
+  for (const s of p.sockets) s.destroy();
+  await new Promise((r) => p.server.close(r));
+}
+
+test('readiness goes down with the database and comes back without a restart', async () => {
+  const target = new URL(process.env.DATABASE_URL!);
+  let proxy = await startProxy({ host: target.hostname, port: Number(target.port || 5432) });
+  const url = new URL(target.toString());
+  url.port = String(proxy.port);
+  url.hostname = '127.0.0.1';
+  const database = createDatabase({ url: url.toString(), schema: 'public', logger: createLogger('test') });
+  const app = express();
+  app.get('/readyz', readyz(database.pool));
+  try {
+    await request(app).get('/readyz').expect(200, { status: 'ready', checks: { database: 'up' } });
+
+    await stopProxy(proxy);
+    const down = await request(app).get('/readyz').expect(503);
+    expect(down.headers['content-type']).toMatch(/application\/problem\+json/);
+    expect(down.headers['retry-after']).toBeDefined();
+    expect(down.body).toMatchObject({ status: 503, checks: { database: 'down' } });
+
+    proxy = await startProxy({ host: target.hostname, port: Number(target.port || 5432) }, proxy.port);
+    await request(app).get('/readyz').expect(200);
+  } finally {
+    await stopProxy(proxy);
+    await database.close();
+  }
+});

@@ -1,0 +1,59 @@
+/**
+ * Graceful stop: in-flight requests finish, new connections are refused, the stop resolves soon after the
+ * longest in-flight request.
+ */
+import http from 'node:http';
+import { createLogger, startHttpServer } from '../src';
+
+function get(port: number, path: string): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    http
+      .get({ host: '127.0.0.1', port, path, agent: false }, (res) => {
+        let body = '';
+        res.on('data', (c) => (body += c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body }));
+      })
+      .on('error', reject);
+  });
+}
+
+test('stop drains in-flight requests and refuses new connections', async () => {
+  let onStoppedCalled = false;
+  const running = await startHttpServer(
+    (req, res) => {
+      const delay = req.url === '/slow' ? 400 : 0;
+      setTimeout(() => res.end(`done ${req.url}`), delay);
+    },
+    { port: 0, host: '127.0.0.1', logger: createLogger('test'), onStopped: async () => void (onStoppedCalled = true) },
+  );
+  const inFlight = get(running.port, '/slow');
+  await new Promise((r) => setTimeout(r, 50));
+  const started = Date.now();
+  const stopped = running.stop();
+  await new Promise((r) => setTimeout(r, 20));
+  await expect(get(running.port, '/new')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
+  await expect(inFlight).resolves.toEqual({ status: 200, body: 'done /slow' });
+  await stopped;
+  expect(Date.now() - started).toBeLessThan(2_000);
+  expect(onStoppedCalled).toBe(true);
+});
+
+test('a slow request body gets 408 at the request timeout', async () => {
+  const running = await startHttpServer((req, res) => req.on('data', () => undefined).on('end', () => res.end('ok')), {
+    port: 0,
+    host: '127.0.0.1',
+    logger: createLogger('test'),
+    requestTimeoutMs: 300,
+    headersTimeoutMs: 300,
+  });
+  try {
+    const status = await new Promise<number>((resolve, reject) => {
+      const req = http.request({ host: '127.0.0.1', port: running.port, method: 'POST', path: '/', headers: { 'content-length': '100' }, agent: false }, (res) => resolve(res.statusCode ?? 0));
+      req.on('error', reject);
+      req.write('x'); // and never the rest
+    });
+    expect(status).toBe(408);
+  } finally {
+    await running.stop();
+  }
+});
