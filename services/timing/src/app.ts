@@ -1,13 +1,21 @@
 /**
- * The timing service as an Express app (no listen): spec validation, handlers by operationId,
- * problem+json errors. `server.ts` wires configuration, the database and the listener.
+ * The timing service as an Express app (no listen): gzip responses, spec-driven access control (`x-roles`,
+ * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
+ * `server.ts` wires configuration, the database and the listener.
  */
-import compression from 'compression';
-import express, { type Express } from 'express';
+import express, { type Express, type Request } from 'express';
 import type { Logger } from 'pino';
-import { dispatch, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
+import { dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
+import type { Principal } from './auth/principal';
+import { bodyParsers, requireSupportedEncoding } from './http/body';
+import { gzipResponses } from './http/compression';
+import { validatorPathsToFields } from './http/errors';
+import { eventHandlers } from './http/events.handlers';
+import { punchHandlers } from './http/punches.handlers';
+import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
+import { AUTH_SCHEME, authenticateKey } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
 
 /** What the app needs from the outside. */
@@ -26,16 +34,38 @@ export function createApp(deps: TimingDeps): Express {
   // Hashing every large punch page for an ETag costs more than it saves (DESIGN §7).
   app.set('etag', false);
   app.use(httpLogger(deps.logger));
-  app.use(compression({ level: 3, threshold: 1024 }));
-  app.use(express.json({ type: ['application/json', 'application/*+json'], limit: '1mb' }));
-  app.use(validator(spec, { validateResponses: deps.validateResponses }));
+  app.use((_req, res, next) => {
+    // receptionTimeUtc of uploaded punches: the moment the request arrived, not when its body was parsed.
+    res.locals.receivedAtUtc = Date.now();
+    next();
+  });
+  app.use(gzipResponses());
+
+  // An empty apikey header counts as none: result software sends the header even when no key is configured.
+  const authenticate = async (req: Request): Promise<Principal | null> => {
+    const header = req.headers.apikey;
+    const key = (Array.isArray(header) ? header[0] : header)?.trim();
+    return key ? authenticateKey(deps.database.db, key) : null;
+  };
+
+  app.use(
+    validator(spec, {
+      validateResponses: deps.validateResponses,
+      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), requireSupportedEncoding, bodyParsers()],
+    }),
+  );
+  const handlerDeps = { database: deps.database };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
+      ...punchHandlers(handlerDeps),
+      ...eventHandlers(handlerDeps),
+      ...userHandlers(handlerDeps),
       getHealthz: healthz,
       getReadyz: readyz(deps.database.pool),
     }),
   );
+  app.use(validatorPathsToFields);
   app.use(problemErrorHandler(deps.logger));
   return app;
 }

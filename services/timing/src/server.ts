@@ -1,10 +1,12 @@
 /**
- * Entry point: configuration → database (embedded when no URL) → migrations → listen → graceful stop.
+ * Entry point: configuration → database (embedded when no URL) → migrations → bootstrap admin and demo
+ * data → listen → graceful stop.
  */
 import path from 'node:path';
 import { createDatabase, createLogger, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
+import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
 import type { DB } from './db/schema';
@@ -22,6 +24,7 @@ async function main(): Promise<void> {
   const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing' });
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  await runStartupTasks(database, config, logger);
   const app = createApp({ database, logger });
   const running = await startHttpServer(app, {
     port: config.port,

@@ -1,6 +1,73 @@
 /**
  * Kysely table types of the `timing` schema. Columns mirror the migrations in `./migrations`.
+ * int8 columns arrive as JS numbers (shared type parser); timestamptz as Date.
  */
-// Tables are added by the migrations that create them.
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface DB {}
+import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
+
+/** A timestamptz column defaulting to now(). */
+type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
+
+/** `users`: people and systems holding API keys. */
+export interface UsersTable {
+  id: GeneratedAlways<number>;
+  user_name: string;
+  role: 'admin' | 'user';
+  created_at: CreatedAt;
+}
+
+/** `api_keys`: SHA-256 hashes of issued keys. */
+export interface ApiKeysTable {
+  id: GeneratedAlways<number>;
+  user_id: number;
+  key_hash: Buffer;
+  prefix: string;
+  name: string;
+  created_at: CreatedAt;
+  revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+}
+
+/** `modems`: serial number → the user it belongs to. */
+export interface ModemsTable {
+  serial: string;
+  user_id: number;
+  created_at: CreatedAt;
+}
+
+/** `events`: a named set of modems with an optional local-time window (local wall-clock ms). */
+export interface EventsTable {
+  id: GeneratedAlways<number>;
+  name: string;
+  owner_id: number;
+  is_public: Generated<boolean>;
+  from_ms: number | null;
+  to_ms: number | null;
+  created_at: CreatedAt;
+}
+
+/** `event_modems`: the modems of each event. */
+export interface EventModemsTable {
+  event_id: number;
+  modem: string;
+}
+
+/** `punches`: `time` local wall-clock ms, `reception_time_utc` UTC ms; `txid` set by the database. */
+export interface PunchesTable {
+  id: GeneratedAlways<number>;
+  card: string;
+  time: number;
+  code: number;
+  type: string;
+  modem: string;
+  reception_time_utc: number;
+  txid: ColumnType<string, never, never>;
+}
+
+/** The `timing` schema. */
+export interface DB {
+  users: UsersTable;
+  api_keys: ApiKeysTable;
+  modems: ModemsTable;
+  events: EventsTable;
+  event_modems: EventModemsTable;
+  punches: PunchesTable;
+}

@@ -4,6 +4,230 @@
  */
 
 export interface paths {
+    "/api/rest/v1/punches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read punches (JSON or CSV), polling with afterId
+         * @description Returns at most 1000 punches matching every given filter, in ascending `id` order.
+         *
+         *     - At least one of `modem`, `eventId`, `user` is required (400 otherwise); they combine (intersection).
+         *     - `eventId` selects the punches of the event's modems whose `time` lies inside the event's window
+         *       (`from` ≤ time ≤ `to`, each bound only when set).
+         *     - `afterId` is exclusive, `after` inclusive (compared with the punch `time`, local milliseconds;
+         *       decimals such as `1580584563000.0` are accepted).
+         *     - `X-Total-Count` is the number of punches matching every parameter, `afterId` and `after` included;
+         *       a caught-up poller sees an empty body and `X-Total-Count: 0`.
+         *     - Format by `Accept`: `application/json` (also `*\/*`, `application/*` or no header) gives a bare JSON
+         *       array; `text/csv` gives CSV with the header row `id,card,time,code,type,modem,receptionTimeUtc`,
+         *       comma-separated, numbers never quoted, one punch per line, every line ending in `\n`. Anything else is 406.
+         *       The content type carries `charset=utf-8`.
+         *     - Polling (spec §4.1 rule 6): first request with `after` = the event's zero time and `afterId=0`, then
+         *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
+         *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
+         *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
+         *       (event), the modem's user (modem, `user`) or an admin (401 without a key, 403 with another key).
+         *       Unknown modem serial numbers match nothing (they are not an error).
+         */
+        get: operations["getPunches"];
+        put?: never;
+        /**
+         * Upload punches (modems and the mobile reader app)
+         * @description Uploads a batch of punches as a JSON array or as CSV with the download's columns (`card,time,code,type,modem`
+         *     required in the header row, in any order; `id` and `receptionTimeUtc` columns are ignored; no other columns).
+         *     The service assigns `id` and `receptionTimeUtc` (its clock at receipt, UTC milliseconds).
+         *
+         *     - `Content-Encoding: gzip` is accepted (also `identity`); any other encoding is 415.
+         *     - Limits: 10 MiB after decompression (413, checked while inflating), 10,000 punches per batch (400).
+         *     - A batch is stored completely or not at all: any invalid punch rejects the whole batch with 400 and
+         *       `errors` keyed by `[index].field` (zero-based index in the batch).
+         *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
+         *       once and counted in `duplicates`.
+         *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
+         *       user rejects the whole batch with 403 (admin keys may upload for any modem).
+         *     - Requires a key.
+         */
+        post: operations["postPunches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the events the caller may see
+         * @description Public events for everyone, plus the caller's own private events; admins see all. Ascending id.
+         */
+        get: operations["listEvents"];
+        put?: never;
+        /**
+         * Create an event
+         * @description Creates an event owned by the caller. Modems named that do not exist yet are registered to the
+         *     caller; a modem of another user gives 403 (admins may add any modem). `from` ≤ `to` when both are set.
+         */
+        post: operations["createEvent"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/events/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one event
+         * @description Public events for everyone; private ones for the owner and admins (401 without a key, 403 with another key).
+         */
+        get: operations["getEvent"];
+        /**
+         * Replace an event
+         * @description Replaces name, public flag, modems and window of an existing event (owner or admin; the owner stays).
+         *     The same modem rules as on creation apply; new modems are registered to the event's owner.
+         */
+        put: operations["putEvent"];
+        post?: never;
+        /**
+         * Delete an event
+         * @description Owner or admin. The punches of its modems are kept; the modems stay registered.
+         */
+        delete: operations["deleteEvent"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/modems": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List modems
+         * @description The caller's modems (admins see all), ascending serial number.
+         */
+        get: operations["listModems"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** List users (admin) */
+        get: operations["listUsers"];
+        put?: never;
+        /**
+         * Create a user and its first API key (admin)
+         * @description The key is shown once in the response and cannot be retrieved later. 409 when the user name is taken.
+         */
+        post: operations["createUser"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/users/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        /** Read one user (admin) */
+        get: operations["getUser"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the caller's API keys
+         * @description Revoked keys included (with `revokedAt`); the key itself is never shown again.
+         */
+        get: operations["listKeys"];
+        put?: never;
+        /**
+         * Create an API key for the caller
+         * @description The key is shown once in the response and cannot be retrieved later.
+         */
+        post: operations["createKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/keys/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                id: components["parameters"]["KeyIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * Read one of the caller's API keys
+         * @description Another user's key is 404 (admins may read any key).
+         */
+        get: operations["getKey"];
+        put?: never;
+        post?: never;
+        /**
+         * Revoke one of the caller's API keys
+         * @description Revokes the key at once (also the key used for this request). Revoking a revoked key again is a no-op.
+         *     Another user's key is 404 (admins may revoke any key).
+         */
+        delete: operations["deleteKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/public/versions": {
         parameters: {
             query?: never;
@@ -59,6 +283,184 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /**
+         * @description Kind of punch. Further values may be added in later versions of this API (spec §9.3): clients must
+         *     tolerate unknown values.
+         * @enum {string}
+         */
+        PunchType: "Unknown" | "Control" | "Start" | "Finish" | "Check" | "Clear";
+        /**
+         * @description Modem serial number (letters, digits, `.`, `_`, `:`, `-`; no commas, so that lists and CSV need no quoting).
+         * @example VN2020-54
+         */
+        ModemSerial: string;
+        /**
+         * @description User name (letters, digits, `.`, `_`, `-`).
+         * @example demo
+         */
+        UserName: string;
+        /** @description A stored punch (spec §2.1). */
+        Punch: {
+            /**
+             * Format: int64
+             * @description Punch id, ascending in the order punches become visible to readers.
+             */
+            id: number;
+            /**
+             * @description Card number (decimal digits).
+             * @example 9790916
+             */
+            card: string;
+            /**
+             * Format: int64
+             * @description Punch time, local wall-clock time, milliseconds since 1970-01-01 00:00:00.
+             * @example 1580584563000
+             */
+            time: number;
+            /**
+             * Format: int32
+             * @description Control code.
+             * @example 54
+             */
+            code: number;
+            type: components["schemas"]["PunchType"];
+            modem: components["schemas"]["ModemSerial"];
+            /**
+             * Format: int64
+             * @description When the service received the punch, UTC milliseconds since 1970-01-01 00:00:00.
+             * @example 1580580965000
+             */
+            receptionTimeUtc: number;
+        };
+        /** @description A punch to upload; `id` and `receptionTimeUtc` are assigned by the service. */
+        NewPunch: {
+            /**
+             * @description Card number, 1–10 decimal digits. A JSON integer (e.g. `9790916`) is accepted as well and read as
+             *     its decimal text. Stored without leading zeros, so `"09790916"`, `"9790916"` and `9790916` are one card.
+             * @example 9790916
+             */
+            card: string;
+            /**
+             * Format: int64
+             * @description Punch time, local wall-clock time, milliseconds since 1970-01-01 00:00:00.
+             * @example 1580584563000
+             */
+            time: number;
+            /**
+             * Format: int32
+             * @description Control code.
+             * @example 54
+             */
+            code: number;
+            type: components["schemas"]["PunchType"];
+            modem: components["schemas"]["ModemSerial"];
+        };
+        UploadResult: {
+            /** @description Punches in the batch. */
+            received: number;
+            /** @description Punches newly stored. */
+            stored: number;
+            /** @description Punches already stored before (or earlier in the same batch), not stored again. */
+            duplicates: number;
+        };
+        NewEvent: {
+            /** @example VeNotte 2020 */
+            name: string;
+            /** @description Public events and their modems' punches can be read without a key. */
+            public: boolean;
+            /** @description Serial numbers of the event's modems. */
+            modems: components["schemas"]["ModemSerial"][];
+            /**
+             * Format: int64
+             * @description Start of the window (inclusive), local wall-clock milliseconds; null or absent for no lower bound.
+             */
+            from?: number | null;
+            /**
+             * Format: int64
+             * @description End of the window (inclusive), local wall-clock milliseconds; null or absent for no upper bound. Not before `from`.
+             */
+            to?: number | null;
+        };
+        Event: {
+            /** Format: int32 */
+            id: number;
+            name: string;
+            public: boolean;
+            /** @description Serial numbers, ascending. */
+            modems: components["schemas"]["ModemSerial"][];
+            /**
+             * Format: int64
+             * @description Start of the window (inclusive), local wall-clock milliseconds, or null.
+             */
+            from: number | null;
+            /**
+             * Format: int64
+             * @description End of the window (inclusive), local wall-clock milliseconds, or null.
+             */
+            to: number | null;
+            owner: components["schemas"]["UserName"];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        Modem: {
+            serial: components["schemas"]["ModemSerial"];
+            user: components["schemas"]["UserName"];
+            /**
+             * Format: date-time
+             * @description When the modem was registered (first upload or first event naming it).
+             */
+            createdAt: string;
+        };
+        /** @enum {string} */
+        Role: "admin" | "user";
+        NewUser: {
+            userName: components["schemas"]["UserName"];
+            role?: components["schemas"]["Role"];
+            /** @description Name of the first key (default `default`). */
+            keyName?: string;
+        };
+        User: {
+            /** Format: int32 */
+            id: number;
+            userName: components["schemas"]["UserName"];
+            role: components["schemas"]["Role"];
+            /** Format: date-time */
+            createdAt: string;
+        };
+        UserCreated: {
+            user: components["schemas"]["User"];
+            key: components["schemas"]["ApiKeyCreated"];
+        };
+        NewApiKey: {
+            /** @example modem fleet */
+            name: string;
+        };
+        ApiKey: {
+            /** Format: int32 */
+            id: number;
+            name: string;
+            /**
+             * @description The first characters of the key, to recognise it.
+             * @example tk_Ab3dE9x
+             */
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+        };
+        ApiKeyCreated: {
+            /** Format: int32 */
+            id: number;
+            name: string;
+            prefix: string;
+            /** Format: date-time */
+            createdAt: string;
+            /** Format: date-time */
+            revokedAt: string | null;
+            /** @description The API key; shown only in this response. Send it in the header `apikey`. */
+            key: string;
+        };
         VersionRecord: {
             /**
              * @description Internal API version (the service's package version).
@@ -91,15 +493,91 @@ export interface components {
             detail?: string;
             instance?: string;
             traceId?: string;
-            /** @description Field name → messages. */
+            /** @description Field name → messages; upload rows are keyed like `[12].code`. */
             errors?: {
                 [key: string]: string[];
             };
+            /** @description On 403 for an upload or event change, the modem serial numbers that belong to another user. */
+            modems?: string[];
         } & {
             [key: string]: unknown;
         };
     };
     responses: {
+        /** @description Malformed request or invalid data; `errors` gives details per field or row. */
+        BadRequest: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Missing key where one is required, or an unknown or revoked key. */
+        Unauthorized: {
+            headers: {
+                /** @description The authentication scheme (`apikey`). */
+                "WWW-Authenticate"?: string;
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The key is valid but does not give access to this resource. */
+        Forbidden: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The resource does not exist (or is not visible to the caller). */
+        NotFound: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The Accept header allows neither application/json nor text/csv. */
+        NotAcceptable: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The resource already exists. */
+        Conflict: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description The request body exceeds the limit after decompression. */
+        ContentTooLarge: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
+        /** @description Unsupported Content-Type, charset or Content-Encoding (only gzip and identity). */
+        UnsupportedMediaType: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                "application/problem+json": components["schemas"]["Problem"];
+            };
+        };
         /** @description Temporarily unavailable (database away); retry after the given seconds. */
         ProblemServiceUnavailable: {
             headers: {
@@ -121,13 +599,461 @@ export interface components {
             };
         };
     };
-    parameters: never;
+    parameters: {
+        /** @description Event id. */
+        EventIdPath: number;
+        /** @description User id. */
+        UserIdPath: number;
+        /** @description API key id. */
+        KeyIdPath: number;
+    };
     requestBodies: never;
     headers: never;
     pathItems: never;
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    getPunches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`.
+                 * @example VN2020-54,VN2020-56
+                 */
+                modem?: string;
+                /**
+                 * @description A single event id (decimal digits).
+                 * @example 1
+                 */
+                eventId?: string;
+                /** @description A single user name; selects the modems of that user (the modem user). Only that user or an admin may read. */
+                user?: components["schemas"]["UserName"];
+                /**
+                 * @description Return only punches with an id greater than this value (exclusive).
+                 * @example 0
+                 */
+                afterId?: number;
+                /**
+                 * @description Return only punches with `time` greater than or equal to this value (inclusive; local time, milliseconds since 1970-01-01 00:00:00; decimals accepted).
+                 * @example 1580584563000
+                 */
+                after?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to 1000 punches, ascending id. */
+            200: {
+                headers: {
+                    /** @description Number of punches matching every parameter (afterId and after included). */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Punch"][];
+                    /**
+                     * @example id,card,time,code,type,modem,receptionTimeUtc
+                     *     1,9790916,1580584563000,54,Control,VN2020-54,1580580965000
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    postPunches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description JSON array of punches, or CSV (UTF-8) with a header row; optionally gzip-compressed (`Content-Encoding: gzip`). */
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewPunch"][];
+                /**
+                 * @example card,time,code,type,modem
+                 *     9790916,1580584563000,54,Control,VN2020-54
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Batch processed; counts of received, newly stored and duplicate punches. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UploadResult"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    listEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The visible events. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    createEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewEvent"];
+            };
+        };
+        responses: {
+            /** @description Created; `Location` is the event's URI. */
+            201: {
+                headers: {
+                    /** @description URI of the new event. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The event. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    putEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewEvent"];
+            };
+        };
+        responses: {
+            /** @description The event as stored. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Event"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    deleteEvent: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    listModems: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The modems. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Modem"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    listUsers: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description All users, ascending id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    createUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewUser"];
+            };
+        };
+        responses: {
+            /** @description Created; `Location` is the user's URI. */
+            201: {
+                headers: {
+                    /** @description URI of the new user. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["UserCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            409: components["responses"]["Conflict"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getUser: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description User id. */
+                id: components["parameters"]["UserIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The user. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    listKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller's keys, ascending id. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"][];
+                };
+            };
+            401: components["responses"]["Unauthorized"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    createKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewApiKey"];
+            };
+        };
+        responses: {
+            /** @description Created; `Location` is the key's URI. */
+            201: {
+                headers: {
+                    /** @description URI of the new key. */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKeyCreated"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                id: components["parameters"]["KeyIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key (without its secret). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ApiKey"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    deleteKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description API key id. */
+                id: components["parameters"]["KeyIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
     getVersions: {
         parameters: {
             query?: never;
@@ -146,6 +1072,7 @@ export interface operations {
                     "application/json": components["schemas"]["VersionRecord"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -167,6 +1094,7 @@ export interface operations {
                     "application/json": components["schemas"]["Health"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -188,6 +1116,7 @@ export interface operations {
                     "application/json": components["schemas"]["Readiness"];
                 };
             };
+            400: components["responses"]["BadRequest"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

@@ -2,6 +2,9 @@
  * Migrations of the `timing` schema, applied in name order at start (see migrateToLatest).
  */
 import type { Migration } from 'kysely';
+import { m0001Timing } from './0001_timing';
 
 /** All migrations by name. */
-export const migrations: Record<string, Migration> = {};
+export const migrations: Record<string, Migration> = {
+  '0001_timing': m0001Timing,
+};

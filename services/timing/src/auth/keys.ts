@@ -1,0 +1,27 @@
+/**
+ * API key material. A key is `tk_` + 32 random bytes in base64url (43 characters): 256 bits of entropy,
+ * so a plain SHA-256 is a sufficient one-way hash (no salt or slow KDF needed) and makes the hash itself
+ * the lookup key. The `tk_` prefix lets secret scanners and people recognise a timing key.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+
+/** Recognisable prefix of generated keys. */
+export const KEY_PREFIX = 'tk_';
+
+/** Keys longer than this are rejected without a lookup (generated ones have 46 characters). */
+export const MAX_KEY_LENGTH = 256;
+
+/** A new random API key (46 characters). */
+export function generateApiKey(): string {
+  return `${KEY_PREFIX}${randomBytes(32).toString('base64url')}`;
+}
+
+/** SHA-256 of the key's UTF-8 bytes (32 bytes), as stored in `api_keys.key_hash`. */
+export function hashApiKey(key: string): Buffer {
+  return createHash('sha256').update(key, 'utf8').digest();
+}
+
+/** The part of a key shown in listings (first 10 characters; 7 random characters for generated keys). */
+export function keyDisplayPrefix(key: string): string {
+  return key.slice(0, 10);
+}

@@ -1,0 +1,58 @@
+/**
+ * Demo data on start (DEMO_DATA, default true): user `demo` and the public event "VeNotte 2020" with its
+ * modems, window and 7,759 real punches, uploaded in time order through the normal upload service.
+ *
+ * Idempotent: the event is created last, so a start that finds it skips everything; a start interrupted
+ * before that uploads again (re-sent punches are duplicates, stored once) and then creates the event.
+ * A session advisory lock keeps two instances starting together from loading twice.
+ */
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import type { DB } from '../db/schema';
+import { internalPrincipal } from '../auth/principal';
+import { createEvent } from '../events/events.service';
+import { findEventIdByName } from '../events/events.repository';
+import { uploadPunches } from '../punches/punches.service';
+import { ensureUser } from '../users/users.service';
+import { readVenottePunches, VENOTTE_FILE, VENOTTE_WINDOW } from './venotte';
+
+/** Name of the demo event. */
+export const DEMO_EVENT_NAME = 'VeNotte 2020';
+/** Owner of the demo event and its modems. */
+export const DEMO_USER = 'demo';
+/** Punches per upload while loading (the service limit is 10,000). */
+const BATCH = 1000;
+
+/** Outcome of {@link loadDemoData}. */
+export interface DemoLoadResult {
+  eventId: number;
+  /** False when the event already existed. */
+  created: boolean;
+  stored: number;
+}
+
+/** Loads the demo event unless present. */
+export async function loadDemoData(deps: { db: Kysely<DB>; pool: pg.Pool }, logger: Logger, file = VENOTTE_FILE): Promise<DemoLoadResult> {
+  const lock = await deps.pool.connect();
+  try {
+    await lock.query(`select pg_advisory_lock(hashtext('timing:demo-data'))`);
+    const user = await ensureUser(deps.db, DEMO_USER, 'user');
+    const existing = await findEventIdByName(deps.db, DEMO_EVENT_NAME, user.id);
+    if (existing !== undefined) return { eventId: existing, created: false, stored: 0 };
+
+    const caller = internalPrincipal(user.id, user.userName, 'user');
+    const punches = readVenottePunches(file);
+    let stored = 0;
+    for (let i = 0; i < punches.length; i += BATCH) {
+      stored += (await uploadPunches(deps, caller, punches.slice(i, i + BATCH), Date.now())).stored;
+    }
+    const modems = [...new Set(punches.map((p) => p.modem))].sort();
+    const ev = await createEvent(deps.db, caller, { name: DEMO_EVENT_NAME, public: true, modems, from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to });
+    logger.info({ eventId: ev.id, punches: punches.length, stored, modems: modems.length }, 'demo event VeNotte 2020 loaded');
+    return { eventId: ev.id, created: true, stored };
+  } finally {
+    await lock.query(`select pg_advisory_unlock(hashtext('timing:demo-data'))`).catch(() => undefined);
+    lock.release();
+  }
+}

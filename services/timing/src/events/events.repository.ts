@@ -1,0 +1,90 @@
+/**
+ * SQL of events and their modems. Free functions taking the Kysely executor first.
+ * Windows (`from_ms`, `to_ms`) are local wall-clock milliseconds.
+ */
+import { sql, type Kysely } from 'kysely';
+import type { DB } from '../db/schema';
+
+/** An event with its modems (ascending) and its owner's name. */
+export interface EventRow {
+  id: number;
+  name: string;
+  owner_id: number;
+  owner_name: string;
+  is_public: boolean;
+  from_ms: number | null;
+  to_ms: number | null;
+  created_at: Date;
+  modems: string[];
+}
+
+/** Fields written on create and replace. */
+export interface EventFields {
+  name: string;
+  isPublic: boolean;
+  fromMs: number | null;
+  toMs: number | null;
+}
+
+const eventSelect = (db: Kysely<DB>) =>
+  db
+    .selectFrom('events as e')
+    .innerJoin('users as u', 'u.id', 'e.owner_id')
+    .select([
+      'e.id',
+      'e.name',
+      'e.owner_id',
+      'u.user_name as owner_name',
+      'e.is_public',
+      'e.from_ms',
+      'e.to_ms',
+      'e.created_at',
+      sql<string[]>`array(select em.modem from event_modems em where em.event_id = e.id order by em.modem)`.as('modems'),
+    ]);
+
+/** One event, if it exists. */
+export async function findEvent(db: Kysely<DB>, id: number): Promise<EventRow | undefined> {
+  return eventSelect(db).where('e.id', '=', id).executeTakeFirst();
+}
+
+/** Events visible to a caller: public ones, those owned by `ownerId`, or all when `all`. Ascending id. */
+export async function listVisibleEvents(db: Kysely<DB>, viewer: { all: boolean; ownerId: number | null }): Promise<EventRow[]> {
+  let q = eventSelect(db);
+  if (!viewer.all) {
+    const ownerId = viewer.ownerId;
+    q = q.where((eb) => (ownerId === null ? eb('e.is_public', '=', true) : eb.or([eb('e.is_public', '=', true), eb('e.owner_id', '=', ownerId)])));
+  }
+  return q.orderBy('e.id').execute();
+}
+
+/** Finds the first event with this name and owner (the demo loader's idempotency check). */
+export async function findEventIdByName(db: Kysely<DB>, name: string, ownerId: number): Promise<number | undefined> {
+  const row = await db.selectFrom('events').select('id').where('name', '=', name).where('owner_id', '=', ownerId).orderBy('id').executeTakeFirst();
+  return row?.id;
+}
+
+/** Inserts an event; returns its id. */
+export async function insertEvent(db: Kysely<DB>, ownerId: number, f: EventFields): Promise<number> {
+  const row = await db
+    .insertInto('events')
+    .values({ name: f.name, owner_id: ownerId, is_public: f.isPublic, from_ms: f.fromMs, to_ms: f.toMs })
+    .returning('id')
+    .executeTakeFirstOrThrow();
+  return row.id;
+}
+
+/** Replaces the fields of an event. */
+export async function updateEvent(db: Kysely<DB>, id: number, f: EventFields): Promise<void> {
+  await db.updateTable('events').set({ name: f.name, is_public: f.isPublic, from_ms: f.fromMs, to_ms: f.toMs }).where('id', '=', id).execute();
+}
+
+/** Replaces the modem set of an event. */
+export async function setEventModems(db: Kysely<DB>, id: number, modems: readonly string[]): Promise<void> {
+  await db.deleteFrom('event_modems').where('event_id', '=', id).execute();
+  if (modems.length > 0) await db.insertInto('event_modems').values(modems.map((modem) => ({ event_id: id, modem }))).execute();
+}
+
+/** Deletes an event (its modem links cascade; punches are untouched). */
+export async function deleteEvent(db: Kysely<DB>, id: number): Promise<void> {
+  await db.deleteFrom('events').where('id', '=', id).execute();
+}

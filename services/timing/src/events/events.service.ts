@@ -1,0 +1,109 @@
+/**
+ * Events (timing spec §6 as decided in the OpenAPI document): a named set of modems with an optional
+ * local-time window, public or private. Public events are readable by anyone; private ones by their
+ * owner and admins. Only the owner or an admin changes or deletes an event.
+ */
+import type { Kysely } from 'kysely';
+import { ApiError, validationError } from '@sports-timing/shared';
+import type { DB } from '../db/schema';
+import type { components } from '../generated/openapi';
+import { isAdmin, type Principal } from '../auth/principal';
+import { keyRequired } from '../users/users.service';
+import { claimModems } from '../modems/modems.service';
+import * as repo from './events.repository';
+
+/** API `Event`. */
+export type EventDto = components['schemas']['Event'];
+/** API `NewEvent` (create and replace). */
+export type NewEventDto = components['schemas']['NewEvent'];
+
+/** Path of an event resource (the `Location` of a created event). */
+export function eventLocation(id: number): string {
+  return `/api/rest/v1/events/${id}`;
+}
+
+function toEventDto(row: repo.EventRow): EventDto {
+  return {
+    id: row.id,
+    name: row.name,
+    public: row.is_public,
+    modems: row.modems,
+    from: row.from_ms,
+    to: row.to_ms,
+    owner: row.owner_name,
+    createdAt: row.created_at.toISOString(),
+  };
+}
+
+function fieldsOf(input: NewEventDto): repo.EventFields {
+  const fromMs = input.from ?? null;
+  const toMs = input.to ?? null;
+  if (fromMs !== null && toMs !== null && fromMs > toMs) throw validationError({ to: ['must not be before from'] }, 'The window ends before it starts.');
+  return { name: input.name, isPublic: input.public, fromMs, toMs };
+}
+
+/**
+ * Whether `caller` may read the event: public, or the owner, or an admin. Throws 401 (anonymous) / 403
+ * (another user's key) otherwise.
+ */
+export function assertCanRead(caller: Principal | null, ev: { is_public: boolean; owner_id: number; id: number }): void {
+  if (ev.is_public || isAdmin(caller) || caller?.userId === ev.owner_id) return;
+  if (!caller) throw keyRequired(`Event ${ev.id} is private: an API key of its owner is required.`);
+  throw new ApiError(403, `Event ${ev.id} is private.`);
+}
+
+function assertCanChange(caller: Principal, ev: repo.EventRow): void {
+  if (isAdmin(caller) || caller.userId === ev.owner_id) return;
+  throw new ApiError(403, `Event ${ev.id} belongs to another user.`);
+}
+
+async function loadEvent(db: Kysely<DB>, id: number): Promise<repo.EventRow> {
+  const row = await repo.findEvent(db, id);
+  if (!row) throw new ApiError(404, `No event ${id}.`);
+  return row;
+}
+
+/** Creates an event owned by the caller; registers its unknown modems to the caller. */
+export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewEventDto): Promise<EventDto> {
+  const fields = fieldsOf(input);
+  await claimModems(db, input.modems, caller.userId, isAdmin(caller));
+  const id = await db.transaction().execute(async (tx) => {
+    const eventId = await repo.insertEvent(tx, caller.userId, fields);
+    await repo.setEventModems(tx, eventId, input.modems);
+    return eventId;
+  });
+  return toEventDto(await loadEvent(db, id));
+}
+
+/** The events visible to the caller. */
+export async function listEvents(db: Kysely<DB>, caller: Principal | null): Promise<EventDto[]> {
+  const rows = await repo.listVisibleEvents(db, { all: isAdmin(caller), ownerId: caller?.userId ?? null });
+  return rows.map(toEventDto);
+}
+
+/** One event the caller may read. */
+export async function getEvent(db: Kysely<DB>, caller: Principal | null, id: number): Promise<EventDto> {
+  const row = await loadEvent(db, id);
+  assertCanRead(caller, row);
+  return toEventDto(row);
+}
+
+/** Replaces an event (owner or admin); new modems are registered to the event's owner. */
+export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
+  const current = await loadEvent(db, id);
+  assertCanChange(caller, current);
+  const fields = fieldsOf(input);
+  await claimModems(db, input.modems, current.owner_id, isAdmin(caller));
+  await db.transaction().execute(async (tx) => {
+    await repo.updateEvent(tx, id, fields);
+    await repo.setEventModems(tx, id, input.modems);
+  });
+  return toEventDto(await loadEvent(db, id));
+}
+
+/** Deletes an event (owner or admin); punches stay. */
+export async function deleteEvent(db: Kysely<DB>, caller: Principal, id: number): Promise<void> {
+  const current = await loadEvent(db, id);
+  assertCanChange(caller, current);
+  await repo.deleteEvent(db, id);
+}

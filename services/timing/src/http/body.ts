@@ -1,0 +1,34 @@
+/**
+ * Request body handling, run after access control and before spec validation: only gzip (or identity)
+ * content encodings (415 otherwise, also for br/deflate which body-parser could inflate), a large limit
+ * for punch uploads and a small one elsewhere. Limits apply to the inflated bytes: body-parser counts
+ * what comes out of the gunzip stream and stops reading at the limit, so a gzip bomb ends early with 413.
+ */
+import express, { type RequestHandler } from 'express';
+import { ApiError, operationOf } from '@sports-timing/shared';
+
+/** Upload body limit after decompression (10 MiB). */
+export const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
+
+/** Body limit of every other operation. */
+export const SMALL_BODY_LIMIT_BYTES = 256 * 1024;
+
+const JSON_TYPES = ['application/json', 'application/*+json'];
+
+/** 415 for any `Content-Encoding` other than gzip/identity on a request with a body. */
+export const requireSupportedEncoding: RequestHandler = (req, _res, next) => {
+  const enc = (req.headers['content-encoding'] ?? 'identity').trim().toLowerCase();
+  if (enc === 'identity' || enc === 'gzip' || enc === '') return next();
+  next(new ApiError(415, `Content-Encoding ${enc} is not supported; send gzip or identity.`));
+};
+
+/** Body parsers chosen by operation: `postPunches` takes JSON or CSV up to 10 MiB, others JSON up to 256 KiB. */
+export function bodyParsers(): RequestHandler {
+  const uploadJson = express.json({ type: JSON_TYPES, limit: UPLOAD_LIMIT_BYTES });
+  const uploadCsv = express.text({ type: 'text/csv', limit: UPLOAD_LIMIT_BYTES });
+  const smallJson = express.json({ type: JSON_TYPES, limit: SMALL_BODY_LIMIT_BYTES });
+  return (req, res, next) => {
+    if (operationOf(req)?.operationId !== 'postPunches') return smallJson(req, res, next);
+    uploadJson(req, res, (err?: unknown) => (err ? next(err) : uploadCsv(req, res, next)));
+  };
+}

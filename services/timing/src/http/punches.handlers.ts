@@ -1,0 +1,32 @@
+/**
+ * Handlers of the punch operations (timing spec §4.1): content negotiation and headers here, everything
+ * else in punches.service.ts.
+ */
+import { ApiError, type Handlers } from '@sports-timing/shared';
+import type { operations } from '../generated/openapi';
+import { punchesFromCsv, readPunches, uploadPunches } from '../punches/punches.service';
+import type { HandlerDeps } from './deps';
+import { callerOf, requireCaller, sendText } from './respond';
+
+const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
+
+/** `getPunches`, `postPunches`. */
+export function punchHandlers(deps: HandlerDeps): Handlers<operations> {
+  const svc = { db: deps.database.db, pool: deps.database.pool };
+  return {
+    async getPunches(req, res) {
+      // No Accept, */* and application/* pick JSON (first listed); q-values are honoured.
+      const accepted = req.accepts(['application/json', 'text/csv']);
+      if (!accepted) throw new ApiError(406, 'Acceptable formats: application/json, text/csv.');
+      const format = accepted === 'text/csv' ? 'csv' : 'json';
+      const page = await readPunches(svc, callerOf(res), req.query, format);
+      sendText(res, CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
+    },
+    async postPunches(req, res) {
+      const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());
+      const caller = requireCaller(res);
+      const punches = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : req.body;
+      res.json(await uploadPunches(svc, caller, punches, receivedAtUtc));
+    },
+  };
+}

@@ -1,0 +1,45 @@
+/**
+ * Small response helpers shared by the handlers.
+ */
+import type { Response } from 'express';
+import { principalOf } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
+
+/**
+ * The caller set by access control, or null when anonymous. Takes any typed response (handlers of
+ * operations without a 200 have `Response<never>`, which shared's `principalOf` does not accept).
+ */
+export function callerOf<T>(res: Response<T>): Principal | null {
+  return principalOf<Principal>(res as unknown as Response);
+}
+
+/** The caller of an operation whose `x-roles` exclude anonymous callers (access control guarantees one). */
+export function requireCaller<T>(res: Response<T>): Principal {
+  const caller = callerOf(res);
+  if (!caller) throw new Error('operation without anonymous access reached its handler without a principal');
+  return caller;
+}
+
+/** 201 with `Location` and a JSON body (the handler types are derived from 200 responses only). */
+export function sendCreated<T>(res: Response<never>, location: string, body: T): void {
+  (res as unknown as Response<T>).status(201).location(location).json(body);
+}
+
+/** 204 without a body. */
+export function sendNoContent(res: Response<never>): void {
+  res.status(204).end();
+}
+
+/**
+ * Sends a body built elsewhere (PostgreSQL) as is: explicit length so the compression filter can apply
+ * its threshold, no ETag (off app-wide), `Vary: Accept` because the format follows the Accept header.
+ */
+export function sendText<T>(res: Response<T>, contentType: string, body: string, headers: Record<string, string> = {}): void {
+  res.status(200);
+  res.setHeader('Content-Type', contentType);
+  res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
+  res.setHeader('Cache-Control', 'no-cache');
+  for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
+  res.vary('Accept');
+  res.end(body);
+}

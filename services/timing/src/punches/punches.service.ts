@@ -1,0 +1,165 @@
+/**
+ * Punch reads and uploads (timing spec §4.1, DESIGN §5): filter resolution and access for reads, modem
+ * ownership and the gap-free batch insert for uploads. SQL lives in punches.repository.ts.
+ */
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import { ApiError, validationError } from '@sports-timing/shared';
+import type { DB } from '../db/schema';
+import { isAdmin, type Principal } from '../auth/principal';
+import { assertCanRead } from '../events/events.service';
+import { findEvent } from '../events/events.repository';
+import { claimModems } from '../modems/modems.service';
+import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
+import { keyRequired } from '../users/users.service';
+import { parsePunchCsv, type NewPunch } from './punches.csv';
+import * as repo from './punches.repository';
+
+/** Most punches per upload (400 beyond). */
+export const MAX_BATCH = 10_000;
+
+/** Most serial numbers in a `modem` filter (400 beyond). */
+export const MAX_MODEMS_PER_QUERY = 200;
+
+/** Largest event id (int4); larger `eventId` values cannot exist. */
+const MAX_EVENT_ID = 2_147_483_647;
+
+/** What the service needs: the Kysely instance and the pool (raw SQL on the hot paths). */
+export interface PunchDeps {
+  db: Kysely<DB>;
+  pool: pg.Pool;
+}
+
+/** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
+export interface PunchQuery {
+  modem?: string;
+  eventId?: string;
+  user?: string;
+  afterId?: number;
+  after?: number;
+}
+
+/** A read's response: body text as built by PostgreSQL and the `X-Total-Count` value. */
+export interface PunchReadResult {
+  body: string;
+  total: number;
+}
+
+/** API `UploadResult`. */
+export interface UploadResult {
+  received: number;
+  stored: number;
+  duplicates: number;
+}
+
+/** A punch for {@link uploadPunches}; internal callers (the demo loader) may set `receptionTimeUtc` (UTC ms). */
+export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
+
+function denied(caller: Principal | null, detail: string): ApiError {
+  return caller ? new ApiError(403, detail) : keyRequired(`${detail} Send an API key with access.`);
+}
+
+function intersect(current: Set<string> | null, next: Iterable<string>): Set<string> {
+  const n = new Set(next);
+  if (current === null) return n;
+  return new Set([...current].filter((s) => n.has(s)));
+}
+
+/**
+ * Resolves filters and access into a scope:
+ * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 unknown event);
+ * - `user`: that user's modems; only that user or an admin;
+ * - `modem` alone: each existing modem must be in a public event, be the caller's, or the caller an admin;
+ *   unknown serials match nothing. With `eventId` or `user` given, the modem list only narrows their scope.
+ */
+async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+  const listed = (q.modem ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter((s) => s.length > 0);
+  if (listed.length === 0 && q.eventId === undefined && q.user === undefined) {
+    throw validationError({ modem: ['One of modem, eventId or user is required.'] }, 'Give at least one of the filters modem, eventId, user.');
+  }
+  if (listed.length > MAX_MODEMS_PER_QUERY) throw validationError({ modem: [`at most ${MAX_MODEMS_PER_QUERY} serial numbers`] });
+
+  let modems: Set<string> | null = null;
+  let timeFrom: number | null = null;
+  let timeTo: number | null = null;
+  if (q.eventId !== undefined) {
+    const id = Number(q.eventId);
+    const ev = id >= 1 && id <= MAX_EVENT_ID ? await findEvent(deps.db, id) : undefined;
+    if (!ev) throw new ApiError(404, `No event ${q.eventId}.`);
+    assertCanRead(caller, ev);
+    modems = intersect(modems, ev.modems);
+    timeFrom = ev.from_ms;
+    timeTo = ev.to_ms;
+  }
+  if (q.user !== undefined) {
+    if (!caller) throw keyRequired('Reading by user needs the key of that user or of an admin.');
+    if (!isAdmin(caller) && caller.userName !== q.user) throw new ApiError(403, 'Only that user or an admin may read by user.');
+    modems = intersect(modems, await modemsOfUserName(deps.db, q.user));
+  }
+  if (listed.length > 0) {
+    if (q.eventId === undefined && q.user === undefined && !isAdmin(caller)) {
+      const blocked = (await modemAccess(deps.db, listed)).filter((m) => !m.is_public && m.user_id !== caller?.userId).map((m) => m.serial);
+      if (blocked.length > 0) throw denied(caller, `Modem${blocked.length > 1 ? 's' : ''} ${blocked.join(', ')} ${blocked.length > 1 ? 'are' : 'is'} not public.`);
+    }
+    modems = intersect(modems, listed);
+  }
+  if (q.after !== undefined) {
+    // `time` is integral, so `time >= after` equals `time >= ceil(after)` (accepts `1580584563000.0`).
+    const after = Math.ceil(Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, q.after)));
+    timeFrom = timeFrom === null ? after : Math.max(timeFrom, after);
+  }
+  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo };
+}
+
+/**
+ * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as JSON or CSV, and the
+ * `X-Total-Count`: the page's own size when it is not full (no second query), an exact count otherwise.
+ */
+export async function readPunches(deps: PunchDeps, caller: Principal | null, q: PunchQuery, format: repo.PunchFormat): Promise<PunchReadResult> {
+  const scope = await resolveScope(deps, caller, q);
+  if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
+    return { body: repo.emptyBody(format), total: 0 };
+  }
+  const page = await repo.readPunchPage(deps.pool, scope, format);
+  const total = page.count < repo.PAGE_SIZE ? page.count : await repo.countPunches(deps.pool, scope);
+  return { body: page.body, total };
+}
+
+/** Card numbers as canonical decimal text, so `"0123"`, `"123"` and `123` are one card. */
+function canonicalCard(card: string | number): string {
+  return String(Number(card));
+}
+
+/**
+ * Stores a batch for the caller: the caller's new modems are registered to it, another user's modem is
+ * 403 for the whole batch (admins excepted), then one gap-free insert; re-sent punches are counted as
+ * duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own.
+ */
+export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
+  if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
+  if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
+  await claimModems(
+    deps.db,
+    punches.map((p) => p.modem),
+    caller.userId,
+    isAdmin(caller),
+  );
+  const rows: repo.PunchInsert[] = punches.map((p) => ({
+    card: canonicalCard(p.card),
+    time: p.time,
+    code: p.code,
+    type: p.type,
+    modem: p.modem,
+    receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
+  }));
+  const { stored } = await repo.insertPunchBatch(deps.pool, rows);
+  return { received: punches.length, stored, duplicates: punches.length - stored };
+}
+
+/** Parses a CSV upload body (see punches.csv.ts) within the batch limit. */
+export function punchesFromCsv(text: string): NewPunch[] {
+  return parsePunchCsv(text, MAX_BATCH);
+}

@@ -1,0 +1,80 @@
+/**
+ * SQL of users and API keys. Free functions taking the Kysely executor first (a transaction or the pool).
+ */
+import type { Kysely, Selectable } from 'kysely';
+import type { DB, ApiKeysTable, UsersTable } from '../db/schema';
+import type { Role } from '../auth/principal';
+
+/** A `users` row. */
+export type UserRow = Selectable<UsersTable>;
+/** An `api_keys` row. */
+export type ApiKeyRow = Selectable<ApiKeysTable>;
+
+/** The owner of an active key, found by the key's hash. */
+export interface ActiveKeyOwner {
+  key_id: number;
+  user_id: number;
+  user_name: string;
+  role: Role;
+}
+
+/** Inserts a user; throws the unique violation (23505) when the name is taken. */
+export async function insertUser(db: Kysely<DB>, userName: string, role: Role): Promise<UserRow> {
+  return db.insertInto('users').values({ user_name: userName, role }).returningAll().executeTakeFirstOrThrow();
+}
+
+/** The user with this name, if any. */
+export async function findUserByName(db: Kysely<DB>, userName: string): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('user_name', '=', userName).executeTakeFirst();
+}
+
+/** The user with this id, if any. */
+export async function findUserById(db: Kysely<DB>, id: number): Promise<UserRow | undefined> {
+  return db.selectFrom('users').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** All users, ascending id. */
+export async function listUsers(db: Kysely<DB>): Promise<UserRow[]> {
+  return db.selectFrom('users').selectAll().orderBy('id').execute();
+}
+
+/** Whether any user exists (fresh database check for the bootstrap admin). */
+export async function anyUserExists(db: Kysely<DB>): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').limit(1).executeTakeFirst();
+  return row !== undefined;
+}
+
+/** Stores a key's hash for a user. */
+export async function insertApiKey(db: Kysely<DB>, key: { userId: number; hash: Buffer; prefix: string; name: string }): Promise<ApiKeyRow> {
+  return db
+    .insertInto('api_keys')
+    .values({ user_id: key.userId, key_hash: key.hash, prefix: key.prefix, name: key.name })
+    .returningAll()
+    .executeTakeFirstOrThrow();
+}
+
+/** The user of a non-revoked key with this hash: one lookup through the unique index on `key_hash`. */
+export async function findActiveKeyOwner(db: Kysely<DB>, hash: Buffer): Promise<ActiveKeyOwner | undefined> {
+  return db
+    .selectFrom('api_keys as k')
+    .innerJoin('users as u', 'u.id', 'k.user_id')
+    .select(['k.id as key_id', 'u.id as user_id', 'u.user_name', 'u.role'])
+    .where('k.key_hash', '=', hash)
+    .where('k.revoked_at', 'is', null)
+    .executeTakeFirst();
+}
+
+/** The keys of a user, ascending id. */
+export async function listApiKeys(db: Kysely<DB>, userId: number): Promise<ApiKeyRow[]> {
+  return db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).orderBy('id').execute();
+}
+
+/** A key by id, if any. */
+export async function findApiKey(db: Kysely<DB>, id: number): Promise<ApiKeyRow | undefined> {
+  return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
+}
+
+/** Marks a key revoked now (keeps an earlier revocation time). */
+export async function revokeApiKey(db: Kysely<DB>, id: number): Promise<void> {
+  await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+}

@@ -1,0 +1,133 @@
+/**
+ * Users and API keys (timing spec §5 as decided in the OpenAPI document): authentication of the `apikey`
+ * header, user creation with a first key, key creation/listing/revocation, and the bootstrap admin.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { ApiError } from '@sports-timing/shared';
+import type { DB } from '../db/schema';
+import { generateApiKey, hashApiKey, keyDisplayPrefix, MAX_KEY_LENGTH } from '../auth/keys';
+import type { Principal, Role } from '../auth/principal';
+import * as repo from './users.repository';
+import { toApiKeyDto, toUserDto, type ApiKeyCreatedDto, type ApiKeyDto, type UserDto } from './users.mapper';
+
+/** Value of `WWW-Authenticate` on 401 answers. */
+export const AUTH_SCHEME = 'apikey';
+
+/** 401 for a missing key where one is needed. */
+export function keyRequired(detail = 'An API key is required (header apikey).'): ApiError {
+  return new ApiError(401, detail, { headers: { 'WWW-Authenticate': AUTH_SCHEME } });
+}
+
+/**
+ * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
+ * at once). Unknown or revoked → ApiError 401.
+ */
+export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
+  const owner = key.length <= MAX_KEY_LENGTH ? await repo.findActiveKeyOwner(db, hashApiKey(key)) : undefined;
+  if (!owner) throw keyRequired('The API key is unknown or revoked.');
+  return { userId: owner.user_id, userName: owner.user_name, role: owner.role, keyId: owner.key_id, roles: [owner.role] };
+}
+
+/** Whether a pg error is a unique violation. */
+function isUniqueViolation(err: unknown): boolean {
+  return (err as { code?: unknown })?.code === '23505';
+}
+
+async function issueKey(db: Kysely<DB>, userId: number, name: string, key = generateApiKey()): Promise<ApiKeyCreatedDto> {
+  const row = await repo.insertApiKey(db, { userId, hash: hashApiKey(key), prefix: keyDisplayPrefix(key), name });
+  return { ...toApiKeyDto(row), key };
+}
+
+/**
+ * Creates a user and its first key (shown once). `key` lets the bootstrap use a configured key;
+ * otherwise one is generated. A taken user name → 409.
+ */
+export async function createUserWithKey(
+  db: Kysely<DB>,
+  input: { userName: string; role?: Role; keyName?: string; key?: string },
+): Promise<{ user: UserDto; key: ApiKeyCreatedDto }> {
+  try {
+    return await db.transaction().execute(async (tx) => {
+      const user = await repo.insertUser(tx, input.userName, input.role ?? 'user');
+      const key = await issueKey(tx, user.id, input.keyName ?? 'default', input.key);
+      return { user: toUserDto(user), key };
+    });
+  } catch (err) {
+    if (isUniqueViolation(err)) throw new ApiError(409, `The user name ${input.userName} is taken.`);
+    throw err;
+  }
+}
+
+/** Returns the user named `userName`, creating it (without keys) when missing; race-safe. */
+export async function ensureUser(db: Kysely<DB>, userName: string, role: Role): Promise<UserDto> {
+  const existing = await repo.findUserByName(db, userName);
+  if (existing) return toUserDto(existing);
+  try {
+    return toUserDto(await repo.insertUser(db, userName, role));
+  } catch (err) {
+    if (!isUniqueViolation(err)) throw err;
+    const row = await repo.findUserByName(db, userName);
+    if (!row) throw err;
+    return toUserDto(row);
+  }
+}
+
+/** All users (admin operation). */
+export async function listUsers(db: Kysely<DB>): Promise<UserDto[]> {
+  return (await repo.listUsers(db)).map(toUserDto);
+}
+
+/** One user by id, or 404. */
+export async function getUser(db: Kysely<DB>, id: number): Promise<UserDto> {
+  const row = await repo.findUserById(db, id);
+  if (!row) throw new ApiError(404, `No user ${id}.`);
+  return toUserDto(row);
+}
+
+/** A new key for the caller (shown once). */
+export async function createKey(db: Kysely<DB>, caller: Principal, name: string): Promise<ApiKeyCreatedDto> {
+  return issueKey(db, caller.userId, name);
+}
+
+/** The caller's keys, revoked ones included. */
+export async function listKeys(db: Kysely<DB>, caller: Principal): Promise<ApiKeyDto[]> {
+  return (await repo.listApiKeys(db, caller.userId)).map(toApiKeyDto);
+}
+
+/** A key the caller may see (own; admins any); another user's key is 404 so ids reveal nothing. */
+async function visibleKey(db: Kysely<DB>, caller: Principal, id: number): Promise<repo.ApiKeyRow> {
+  const row = await repo.findApiKey(db, id);
+  if (!row || (row.user_id !== caller.userId && caller.role !== 'admin')) throw new ApiError(404, `No key ${id}.`);
+  return row;
+}
+
+/** One key (own; admins any). */
+export async function getKey(db: Kysely<DB>, caller: Principal, id: number): Promise<ApiKeyDto> {
+  return toApiKeyDto(await visibleKey(db, caller, id));
+}
+
+/** Revokes a key (own; admins any); idempotent. */
+export async function revokeKey(db: Kysely<DB>, caller: Principal, id: number): Promise<void> {
+  await visibleKey(db, caller, id);
+  await repo.revokeApiKey(db, id);
+}
+
+/**
+ * On a database without users, creates `admin` (role admin) with `key` (TIMING_BOOTSTRAP_API_KEY, or a
+ * development key from `.data/keys/`). The key is logged only when `printKey` (a generated development
+ * key), and only on the start that creates the admin. Returns whether the admin was created.
+ */
+export async function ensureBootstrapAdmin(db: Kysely<DB>, key: string, printKey: boolean, logger: Logger): Promise<boolean> {
+  if (await repo.anyUserExists(db)) return false;
+  try {
+    await createUserWithKey(db, { userName: 'admin', role: 'admin', keyName: 'bootstrap', key });
+  } catch (err) {
+    // Another instance starting at the same time created it first.
+    if (err instanceof ApiError && err.status === 409) return false;
+    throw err;
+  }
+  if (printKey) logger.info({ userName: 'admin', developmentApiKey: key }, 'created bootstrap admin with a generated development API key (shown once; stored in .data/keys/timing-admin-api-key)');
+  else logger.info({ userName: 'admin' }, 'created bootstrap admin with TIMING_BOOTSTRAP_API_KEY');
+  return true;
+}
