@@ -39,7 +39,8 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
     validateSecurity: false,
     ignoreUndocumented: false,
     validateFormats: true,
-    $refParser: { mode: 'dereference' },
+    // 'bundle' keeps $refs: recursive schemas (order items with subitems) cannot be dereferenced.
+    $refParser: { mode: 'bundle' },
   }) as unknown as RequestHandler[];
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');

@@ -4,7 +4,7 @@
  * everywhere else (DESIGN §4). `server.ts` wires configuration, the database and the listener.
  */
 import compression from 'compression';
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import { ApiError, dispatch, enforceRoles, httpLogger, loadSpec, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
@@ -16,6 +16,16 @@ export const SHOP_PREFIX = '/api/grpc-json/v1/shop';
 
 /** JSON media types accepted for request bodies (ordering spec §4). */
 export const JSON_TYPES = ['application/json', 'application/json-patch+json', 'text/json', 'application/*+json'];
+
+/**
+ * The spec accepts `application/*+json` bodies (ordering spec §4), but the validator matches media types
+ * exactly: present any `application/<x>+json` body to it as `application/json`.
+ */
+const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
+  const ct = req.headers['content-type'];
+  if (ct && /^application\/[\w.-]+\+json\s*(;|$)/i.test(ct)) req.headers['content-type'] = ct.replace(/^application\/[\w.-]+\+json/i, 'application/json');
+  next();
+};
 
 /** Builds the app. */
 export function createApp(deps: OrderingDeps): Express {
@@ -40,6 +50,7 @@ export function createApp(deps: OrderingDeps): Express {
       validateResponses: deps.validateResponses,
       beforeValidation: [
         enforceRoles(authenticate, 'Bearer'),
+        normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
         express.text({ type: 'text/plain', limit: '64kb' }),

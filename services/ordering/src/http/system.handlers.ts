@@ -10,7 +10,7 @@ import { PACKAGE_VERSION } from '../version';
 export function systemHandlers(ctx: OrderingDeps, apiVersion: string): Handlers<operations> {
   return {
     getVersion(_req, res) {
-      res.json({ name: 'ordering', version: PACKAGE_VERSION, apiVersion });
+      res.json({ name: 'ordering', version: PACKAGE_VERSION, apiVersion, commit: process.env.GIT_COMMIT ?? null, buildTime: process.env.BUILD_TIME ?? null });
     },
     getHealthz: healthz,
     getReadyz: readyz(ctx.database.pool),

@@ -50,7 +50,7 @@ export class OutboxDispatcher {
   private listener: pg.Client | undefined;
   private running = false;
   private wakeRequested = false;
-  private current: Promise<void> | undefined;
+  private current: Promise<unknown> | undefined;
   private stopped = false;
 
   constructor(private readonly opts: OutboxDispatcherOptions) {}
