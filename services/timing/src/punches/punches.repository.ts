@@ -15,18 +15,15 @@
  *   is safe.
  * - Commits run outside the lock, in parallel, so group commit still works; only the insert is serialized.
  *
- * Negative control: without the `txid` condition, the concurrency test (test/polling.test.ts) reports
- * skipped punches within a second or two with 32 uploaders; the lock alone does not help because commit
- * order still differs from id order.
+ * Negative control: without the `txid` condition, the concurrency test (test/polling.test.ts) fails with
+ * about a hundred skipped punches out of 20,000 in four seconds of 32 uploaders; the lock alone does not
+ * help because commit order still differs from id order.
  *
  * Costs: a transaction with an xid that stays open anywhere on the cluster (an idle-in-transaction session,
  * a long migration) delays the visibility of newer punches until it ends; nothing is lost or reordered.
- * Upload sessions set `idle_in_transaction_session_timeout` so that a stalled uploader cannot do this for long.
+ * Uploads themselves are single statements, so they never sit idle inside a transaction.
  */
 import type pg from 'pg';
-
-/** Key of the session advisory lock around xid and id allocation of uploads (arbitrary, unique in the schema). */
-export const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Punches per response (timing spec §4.1 rule 2, §8). */
 export const PAGE_SIZE = 1000;
@@ -67,49 +64,36 @@ export interface PunchPage {
   body: string;
 }
 
-const INSERT_SQL = `
-  with ins as (
-    insert into punches (card, time, code, type, modem, reception_time_utc)
-    select t.card, t.time, t.code, t.type, t.modem, t.rt
-    from unnest($1::text[], $2::int8[], $3::int4[], $4::text[], $5::text[], $6::int8[]) with ordinality
-         as t(card, time, code, type, modem, rt, ord)
-    order by t.ord
-    on conflict on constraint punches_resend do nothing
-    returning id
-  )
-  select count(*)::int as stored, max(id) as max_id from ins`;
-
 /**
- * Inserts a batch in one transaction with the gap-free protocol above; re-sent punches (same modem, card,
- * code, time, type), also within the batch, are skipped. Ids follow the batch order. After commit, a
- * `NOTIFY punches, '<maxId>'` is delivered (sent in the transaction, so only a committed batch notifies).
+ * Inserts a batch with the gap-free protocol above; re-sent punches (same modem, card, code, time, type),
+ * also within the batch, are skipped. Ids follow the batch order.
  *
- * The caller must have registered the batch's modems before (in another transaction). On any error the
- * pooled connection is destroyed rather than returned: ROLLBACK does not release a session advisory lock,
- * closing the session does.
+ * The critical section runs server-side in `insert_punch_batch` (migration 0001): advisory lock,
+ * `pg_current_xact_id()`, the insert, unlock; called as one autocommitted statement, so the lock is never
+ * held across a client round trip and the commit right after it runs outside the lock. The caller must
+ * have registered the batch's modems before (in another transaction), so that this transaction takes its
+ * xid inside the lock.
+ *
+ * On any error the pooled connection is destroyed rather than returned: an error after the lock leaves the
+ * session lock held (a rollback does not release session locks); closing the session does.
  */
 export async function insertPunchBatch(pool: pg.Pool, rows: readonly PunchInsert[]): Promise<InsertResult> {
   if (rows.length === 0) return { stored: 0, maxId: null };
   const client = await pool.connect();
   try {
-    // One round trip; the xid is assigned here, inside the lock, because nothing before it writes.
-    await client.query(
-      `begin; set local idle_in_transaction_session_timeout = '15s'; select pg_advisory_lock(${PUNCH_ID_LOCK}); select pg_current_xact_id()`,
+    const { rows: out } = await client.query<{ stored: number; max_id: number | null }>(
+      'select stored, max_id from insert_punch_batch($1::text[], $2::int8[], $3::int4[], $4::text[], $5::text[], $6::int8[])',
+      [
+        rows.map((r) => r.card),
+        rows.map((r) => r.time),
+        rows.map((r) => r.code),
+        rows.map((r) => r.type),
+        rows.map((r) => r.modem),
+        rows.map((r) => r.receptionTimeUtc),
+      ],
     );
-    const { rows: out } = await client.query<{ stored: number; max_id: number | null }>(INSERT_SQL, [
-      rows.map((r) => r.card),
-      rows.map((r) => r.time),
-      rows.map((r) => r.code),
-      rows.map((r) => r.type),
-      rows.map((r) => r.modem),
-      rows.map((r) => r.receptionTimeUtc),
-    ]);
-    const { stored, max_id: maxId } = out[0];
-    // maxId is a number from the database, safe to inline; pg_notify inside the transaction fires on commit.
-    const notify = maxId !== null ? ` select pg_notify('punches', '${Number(maxId)}');` : '';
-    await client.query(`select pg_advisory_unlock(${PUNCH_ID_LOCK});${notify} commit`);
     client.release();
-    return { stored, maxId };
+    return { stored: out[0].stored, maxId: out[0].max_id };
   } catch (err) {
     client.release(err instanceof Error ? err : new Error(String(err)));
     throw err;
