@@ -8,7 +8,6 @@ import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 
 const root = path.join(__dirname, '..');
-const tsxCli = require.resolve('tsx/cli');
 
 /** Services started by `pnpm start`, in start order. */
 const SERVICES: { name: string; entry: string }[] = [
@@ -46,7 +45,7 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   for (const s of SERVICES) {
-    const child = spawn(process.execPath, [tsxCli, path.join(root, s.entry)], { env, stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, s.entry)], { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     prefixLines(s.name, child.stdout!, process.stdout);
     prefixLines(s.name, child.stderr!, process.stderr);
     child.on('exit', (code) => {

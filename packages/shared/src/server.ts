@@ -77,12 +77,17 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
   return { server, port, stop };
 }
 
-/** Calls `stop` on SIGTERM/SIGINT once, then exits with 0 (or 1 if stopping failed). */
+/**
+ * Calls `stop` on SIGTERM/SIGINT once — or when the launching process disappears (IPC channel closed, see
+ * `pnpm start`) — then exits with 0 (or 1 if stopping failed).
+ */
 export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
   let once = false;
   const onSignal = (signal: NodeJS.Signals) => {
     if (once) return;
     once = true;
+    // Whatever happens while stopping (a hung close, a log pipe gone with the launcher), exit in the end.
+    setTimeout(() => process.exit(1), 30_000).unref();
     logger.info({ signal }, 'signal received');
     stop().then(
       () => process.exit(0),
@@ -94,4 +99,9 @@ export function stopOnSignals(stop: () => Promise<void>, logger: Logger): void {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  if (process.send) {
+    process.stdout.on('error', () => undefined);
+    process.stderr.on('error', () => undefined);
+    process.on('disconnect', () => onSignal('SIGTERM'));
+  }
 }
