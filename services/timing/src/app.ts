@@ -54,7 +54,7 @@ export function createApp(deps: TimingDeps): Express {
       beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), requireSupportedEncoding, bodyParsers()],
     }),
   );
-  const handlerDeps = { database: deps.database };
+  const handlerDeps = { database: deps.database, logger: deps.logger };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),

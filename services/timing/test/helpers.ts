@@ -2,7 +2,9 @@
  * Test harness of the timing service: a fresh database per test file, migrations applied, the real app
  * with response validation on, an admin key, and helpers to create users with keys.
  */
+import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
+import request from 'supertest';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
@@ -23,15 +25,15 @@ export interface TimingTestContext {
   app: Express;
   database: Database<DB>;
   testDb: TestDatabase;
-  /** Key of user `admin` (role admin). */
+  /** Key of user `admin` (role admin); empty when started with `withAdmin: false`. */
   adminKey: string;
   /** Creates a user (role `user` unless given) and returns it with its first key. */
   createUser(userName: string, role?: Role): Promise<TestUser>;
   close(): Promise<void>;
 }
 
-/** Creates database, schema, admin and app. Call `close()` in afterAll. */
-export async function startTiming(opts: { poolSize?: number } = {}): Promise<TimingTestContext> {
+/** Creates database, schema, admin (unless `withAdmin: false`) and app. Call `close()` in afterAll. */
+export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
   const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize });
@@ -41,12 +43,12 @@ export async function startTiming(opts: { poolSize?: number } = {}): Promise<Tim
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
   };
-  const admin = await createUser('admin', 'admin');
+  const adminKey = opts.withAdmin === false ? '' : (await createUser('admin', 'admin')).key;
   return {
     app,
     database,
     testDb,
-    adminKey: admin.key,
+    adminKey,
     createUser,
     async close() {
       await database.close();
@@ -97,4 +99,39 @@ export function parseCsvLikeMeos(text: string): { id: number; card: number; time
     out.push({ id: parseInt(f[0], 10), card: parseInt(f[1], 10), time: parseInt(f[2], 10), code: parseInt(f[3], 10), type: f[4], modem: f[5] });
   }
   return out;
+}
+
+/** Local wall-clock ms of 2020-02-01 at the given hour/minute (the "as if UTC" convention of the API). */
+export function localMs(hour: number, minute = 0, second = 0): number {
+  return Date.UTC(2020, 1, 1, hour, minute, second);
+}
+
+/** Uploads punches as JSON with `key`; expects 200 and returns the counts. */
+export async function upload(app: Express, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number }> {
+  const res = await request(app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
+  if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
+  return res.body as { received: number; stored: number; duplicates: number };
+}
+
+/** Number of rows in `punches`. */
+export async function punchCount(ctx: TimingTestContext): Promise<number> {
+  const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int as n from punches');
+  return rows[0].n;
+}
+
+/**
+ * POSTs raw bytes (superagent would JSON-encode a Buffer sent as application/json) through a
+ * short-lived listener; returns status, headers and the parsed JSON body.
+ */
+export async function postRaw(app: Express, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+  const server = app.listen(0, '127.0.0.1');
+  await new Promise((r) => server.once('listening', r));
+  try {
+    const { port } = server.address() as AddressInfo;
+    const res = await fetch(`http://127.0.0.1:${port}${path}`, { method: 'POST', headers, body });
+    return { status: res.status, headers: res.headers, body: (await res.json()) as Record<string, unknown> };
+  } finally {
+    server.closeAllConnections();
+    await new Promise((r) => server.close(r));
+  }
 }

@@ -45,7 +45,7 @@ export async function loadDemoData(deps: { db: Kysely<DB>; pool: pg.Pool }, logg
     const punches = readVenottePunches(file);
     let stored = 0;
     for (let i = 0; i < punches.length; i += BATCH) {
-      stored += (await uploadPunches(deps, caller, punches.slice(i, i + BATCH), Date.now())).stored;
+      stored += (await uploadPunches({ ...deps, logger }, caller, punches.slice(i, i + BATCH), Date.now())).stored;
     }
     const modems = [...new Set(punches.map((p) => p.modem))].sort();
     const ev = await createEvent(deps.db, caller, { name: DEMO_EVENT_NAME, public: true, modems, from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to });

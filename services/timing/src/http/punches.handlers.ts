@@ -12,7 +12,7 @@ const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv;
 
 /** `getPunches`, `postPunches`. */
 export function punchHandlers(deps: HandlerDeps): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool };
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunches(req, res) {
       // No Accept, */* and application/* pick JSON (first listed); q-values are honoured.

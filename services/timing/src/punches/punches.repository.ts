@@ -100,6 +100,19 @@ export async function insertPunchBatch(pool: pg.Pool, rows: readonly PunchInsert
   }
 }
 
+/** Channel of new-punch notifications; the payload is the highest new punch id. */
+export const PUNCH_CHANNEL = 'punches';
+
+/**
+ * `NOTIFY punches, '<maxId>'` in a transaction of its own with asynchronous commit: the punches are
+ * already durable, so this commit need not wait for a WAL flush, and it stays out of the upload
+ * transaction, where the notification queue lock would serialize concurrent upload commits.
+ */
+export async function notifyNewPunches(pool: pg.Pool, maxId: number): Promise<void> {
+  const id = Math.trunc(Number(maxId));
+  await pool.query(`begin; set local synchronous_commit = off; select pg_notify('${PUNCH_CHANNEL}', '${id}'); commit`);
+}
+
 /** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
 function scopeConditions(scope: PunchScope, alias: string, modemCondition: string): { where: string; values: unknown[] } {
   const values: unknown[] = [[...scope.modems], scope.afterId];

@@ -4,6 +4,7 @@
  */
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
+import type { Logger } from 'pino';
 import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
@@ -24,10 +25,11 @@ export const MAX_MODEMS_PER_QUERY = 200;
 /** Largest event id (int4); larger `eventId` values cannot exist. */
 const MAX_EVENT_ID = 2_147_483_647;
 
-/** What the service needs: the Kysely instance and the pool (raw SQL on the hot paths). */
+/** What the service needs: the Kysely instance, the pool (raw SQL on the hot paths), optionally a logger. */
 export interface PunchDeps {
   db: Kysely<DB>;
   pool: pg.Pool;
+  logger?: Logger;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
@@ -128,6 +130,47 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
   return { body: page.body, total };
 }
 
+/**
+ * Coalesces new-punch notifications per pool: at most one NOTIFY in flight, the next one carrying the
+ * highest id seen meanwhile. Listeners (long-poll/SSE, a later issue) re-read from their own `afterId`,
+ * so only the latest id matters. Failures are logged and dropped: a lost notification only delays live
+ * clients until their next poll.
+ */
+class NewPunchNotifier {
+  private pending: number | null = null;
+  private running = false;
+  constructor(
+    private readonly pool: pg.Pool,
+    private readonly onError: (err: unknown) => void,
+  ) {}
+
+  notify(maxId: number): void {
+    this.pending = this.pending === null ? maxId : Math.max(this.pending, maxId);
+    if (!this.running) void this.drain();
+  }
+
+  private async drain(): Promise<void> {
+    this.running = true;
+    while (this.pending !== null) {
+      const id = this.pending;
+      this.pending = null;
+      await repo.notifyNewPunches(this.pool, id).catch(this.onError);
+    }
+    this.running = false;
+  }
+}
+
+const notifiers = new WeakMap<pg.Pool, NewPunchNotifier>();
+
+function notifierFor(deps: PunchDeps): NewPunchNotifier {
+  let n = notifiers.get(deps.pool);
+  if (!n) {
+    n = new NewPunchNotifier(deps.pool, (err) => deps.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'NOTIFY punches failed'));
+    notifiers.set(deps.pool, n);
+  }
+  return n;
+}
+
 /** Card numbers as canonical decimal text, so `"0123"`, `"123"` and `123` are one card. */
 function canonicalCard(card: string | number): string {
   return String(Number(card));
@@ -136,7 +179,8 @@ function canonicalCard(card: string | number): string {
 /**
  * Stores a batch for the caller: the caller's new modems are registered to it, another user's modem is
  * 403 for the whole batch (admins excepted), then one gap-free insert; re-sent punches are counted as
- * duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own.
+ * duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own. After the
+ * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier).
  */
 export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
   if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
@@ -155,7 +199,8 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
     modem: p.modem,
     receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
   }));
-  const { stored } = await repo.insertPunchBatch(deps.pool, rows);
+  const { stored, maxId } = await repo.insertPunchBatch(deps.pool, rows);
+  if (maxId !== null) notifierFor(deps).notify(maxId);
   return { received: punches.length, stored, duplicates: punches.length - stored };
 }
 

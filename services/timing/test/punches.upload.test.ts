@@ -1,0 +1,200 @@
+/**
+ * Uploading punches (DESIGN §5): JSON, CSV, gzip, duplicates, whole-batch rejection, limits, encodings,
+ * modem ownership, and the NOTIFY after commit.
+ */
+import { gzipSync } from 'node:zlib';
+import pg from 'pg';
+import request from 'supertest';
+import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
+
+let ctx: TimingTestContext;
+let alice: TestUser;
+let bob: TestUser;
+
+beforeAll(async () => {
+  ctx = await startTiming();
+  alice = await ctx.createUser('alice');
+  bob = await ctx.createUser('bob');
+});
+afterAll(async () => ctx.close());
+
+const punch = (over: Record<string, unknown> = {}) => ({ card: '8000001', time: localMs(19), code: 31, type: 'Control', modem: 'A-1', ...over });
+
+async function readModem(modem: string) {
+  const res = await request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`).set('apikey', ctx.adminKey).expect(200);
+  expectPunchArray(res.body);
+  return res.body;
+}
+
+describe('JSON', () => {
+  it('stores punches with server-assigned id and receptionTimeUtc', async () => {
+    const before = Date.now();
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', alice.key)
+      .send([punch(), punch({ code: 32, time: localMs(19, 1) }), punch({ type: 'Finish', code: 100, time: localMs(19, 2) })])
+      .expect(200);
+    expect(res.body).toEqual({ received: 3, stored: 3, duplicates: 0 });
+    const stored = await readModem('A-1');
+    expect(stored.map((p) => p.code)).toEqual([31, 32, 100]);
+    for (const p of stored) {
+      expect(p.receptionTimeUtc).toBeGreaterThanOrEqual(before);
+      expect(p.receptionTimeUtc).toBeLessThanOrEqual(Date.now());
+      expect(p.card).toBe('8000001');
+    }
+  });
+
+  it('stores a re-sent punch once, also within one batch and with the card as integer or with leading zeros', async () => {
+    const p = punch({ modem: 'A-2' });
+    expect(await upload(ctx.app, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    expect(await upload(ctx.app, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1 });
+    const q = punch({ modem: 'A-2', code: 40 });
+    expect(await upload(ctx.app, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4 });
+    expect(await readModem('A-2')).toHaveLength(2);
+  });
+
+  it('accepts an empty batch', async () => {
+    expect(await upload(ctx.app, alice.key, [])).toEqual({ received: 0, stored: 0, duplicates: 0 });
+  });
+
+  it('rejects the whole batch when one punch is invalid, naming the row', async () => {
+    const before = await punchCount(ctx);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', alice.key)
+      .send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', code: 70000 })])
+      .expect(400);
+    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
+    expect(res.body.errors['[1].code']).toBeDefined();
+    expect(await punchCount(ctx)).toBe(before);
+    for (const bad of [{ type: 'Lap' }, { card: 'abc' }, { time: -5 }, { modem: 'a,b' }, { extra: 1 }, { card: undefined }]) {
+      await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', ...bad })]).expect(400);
+    }
+    expect(await punchCount(ctx)).toBe(before);
+  });
+
+  it('limits a batch to 10,000 punches', async () => {
+    const batch = Array.from({ length: 10_001 }, (_, i) => punch({ modem: 'A-4', time: i }));
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send(batch).expect(400);
+    expect(res.body.status).toBe(400);
+  });
+});
+
+describe('CSV', () => {
+  it('stores the download format, ignoring id and receptionTimeUtc, any column order', async () => {
+    const csv = [CSV_HEADER, `7,8000002,${localMs(19)},31,Control,C-1,1`, `8,8000002,${localMs(19, 1)},32,Control,C-1,2`, ''].join('\n');
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(200);
+    expect(res.body).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    const reordered = ['modem,type,code,time,card', `C-1,Start,1,${localMs(18)},8000002`].join('\r\n');
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv; charset=utf-8').send(reordered).expect(200);
+    const stored = await readModem('C-1');
+    expect(stored.map((p) => p.type)).toEqual(['Control', 'Control', 'Start']);
+    expect(stored[0].id).not.toBe(7);
+    expect(stored[0].receptionTimeUtc).toBeGreaterThan(1000);
+  });
+
+  it('rejects invalid rows with per-row errors and stores nothing', async () => {
+    const before = await punchCount(ctx);
+    const csv = ['card,time,code,type,modem', `1,${localMs(19)},31,Control,C-2`, `x,${localMs(19)},31,Control,C-2`, '2,-1,99999,Lap,C-2'].join('\n');
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(400);
+    expect(Object.keys(res.body.errors).sort()).toEqual(['[1].card', '[2].code', '[2].time', '[2].type']);
+    expect(res.body.detail).toMatch(/2 of 3 punches are invalid/);
+    expect(await punchCount(ctx)).toBe(before);
+  });
+
+  it('rejects a bad header, a ragged row and too many rows', async () => {
+    const post = (csv: string) => request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv);
+    expect((await post('card,time,code,type\n1,2,3,Control').expect(400)).body.errors.header).toEqual(['column modem is required']);
+    expect((await post('card,time,code,type,modem,colour\n1,2,3,Control,C-3,red').expect(400)).body.errors.header).toEqual(['unknown column colour']);
+    await post('card,time,code,type,modem\n1,2,3,Control').expect(400);
+    const rows = Array.from({ length: 10_001 }, (_, i) => `1,${i},31,Control,C-3`);
+    await post(['card,time,code,type,modem', ...rows].join('\n')).expect(400);
+  });
+});
+
+describe('gzip uploads and limits', () => {
+  const gz = (type: string) => ({ apikey: alice.key, 'Content-Type': type, 'Content-Encoding': 'gzip' });
+
+  it('accepts gzip-compressed JSON and CSV', async () => {
+    const json = gzipSync(JSON.stringify([punch({ modem: 'G-1' })]));
+    let res = await postRaw(ctx.app, '/api/rest/v1/punches', gz('application/json'), json);
+    expect(res).toMatchObject({ status: 200, body: { received: 1, stored: 1, duplicates: 0 } });
+    const csv = gzipSync(`card,time,code,type,modem\n5,${localMs(19)},33,Control,G-1\n`);
+    res = await postRaw(ctx.app, '/api/rest/v1/punches', gz('text/csv'), csv);
+    expect(res).toMatchObject({ status: 200, body: { received: 1, stored: 1, duplicates: 0 } });
+  });
+
+  it('answers 413 when the inflated body exceeds 10 MiB, however small the gzip', async () => {
+    const bomb = gzipSync(`[${' '.repeat(11 * 1024 * 1024)}]`);
+    expect(bomb.length).toBeLessThan(64 * 1024);
+    const res = await postRaw(ctx.app, '/api/rest/v1/punches', gz('application/json'), bomb);
+    expect(res.status).toBe(413);
+    expect(res.headers.get('content-type')).toMatch(/^application\/problem\+json/);
+    // Just under the limit inflates fine (and is then a valid, empty batch).
+    const fits = await postRaw(ctx.app, '/api/rest/v1/punches', gz('application/json'), gzipSync(`[${' '.repeat(10 * 1024 * 1024 - 16)}]`));
+    expect(fits).toMatchObject({ status: 200, body: { received: 0 } });
+  });
+
+  it('answers 400 for a body that is not gzip despite the header', async () => {
+    const res = await postRaw(ctx.app, '/api/rest/v1/punches', gz('application/json'), Buffer.from('[]'));
+    expect(res.status).toBe(400);
+  });
+
+  it.each(['br', 'deflate', 'compress', 'x-unknown'])('answers 415 for Content-Encoding %s', async (enc) => {
+    const res = await postRaw(ctx.app, '/api/rest/v1/punches', { apikey: alice.key, 'Content-Type': 'application/json', 'Content-Encoding': enc }, Buffer.from('[]'));
+    expect(res).toMatchObject({ status: 415, body: { status: 415 } });
+  });
+
+  it('answers 415 for an unsupported content type', async () => {
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/plain').send('hello').expect(415);
+  });
+});
+
+describe('keys and modem ownership', () => {
+  it('needs a valid key', async () => {
+    const res = await request(ctx.app).post('/api/rest/v1/punches').send([punch()]).expect(401);
+    expect(res.headers['www-authenticate']).toBe('apikey');
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', 'tk_wrong').send([punch()]).expect(401);
+  });
+
+  it('registers a new modem to its first uploader and rejects the whole batch for another user', async () => {
+    await upload(ctx.app, alice.key, [punch({ modem: 'OWN-1' })]);
+    const before = await punchCount(ctx);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', bob.key)
+      .send([punch({ modem: 'BOB-NEW' }), punch({ modem: 'OWN-1', code: 99 })])
+      .expect(403);
+    expect(res.body.modems).toEqual(['OWN-1']);
+    expect(await punchCount(ctx)).toBe(before);
+    // Nothing of the rejected batch was registered either.
+    const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', ctx.adminKey).expect(200);
+    expect(modems.body.map((m: { serial: string }) => m.serial)).not.toContain('BOB-NEW');
+    expect(modems.body.find((m: { serial: string }) => m.serial === 'OWN-1').user).toBe('alice');
+  });
+
+  it('lets an admin upload for any modem without taking it over', async () => {
+    expect(await upload(ctx.app, ctx.adminKey, [punch({ modem: 'OWN-1', code: 98 })])).toMatchObject({ stored: 1 });
+    const mine = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', alice.key).expect(200);
+    expect(mine.body.map((m: { serial: string }) => m.serial)).toContain('OWN-1');
+    const theirs = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', bob.key).expect(200);
+    expect(theirs.body).toEqual([]);
+  });
+});
+
+describe('notification', () => {
+  it('sends NOTIFY punches with the highest new id after the commit', async () => {
+    const listener = new pg.Client({ connectionString: ctx.testDb.url });
+    await listener.connect();
+    try {
+      await listener.query('listen punches');
+      const got = new Promise<string>((resolve) => listener.once('notification', (n) => resolve(n.payload ?? '')));
+      await upload(ctx.app, alice.key, [punch({ modem: 'N-1' }), punch({ modem: 'N-1', code: 35 })]);
+      const payload = await got;
+      const stored = await readModem('N-1');
+      expect(Number(payload)).toBe(stored[1].id);
+    } finally {
+      await listener.end();
+    }
+  });
+});
