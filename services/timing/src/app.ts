@@ -55,16 +55,21 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
-  app.use(
-    dispatch({
-      ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps),
-      ...eventHandlers(handlerDeps),
-      ...userHandlers(handlerDeps),
-      getHealthz: healthz,
-      getReadyz: readyz(deps.database.pool),
-    }),
-  );
+  const handlers = dispatch({
+    ...versionHandlers(versionRecord(spec)),
+    ...punchHandlers(handlerDeps),
+    ...eventHandlers(handlerDeps),
+    ...userHandlers(handlerDeps),
+    getHealthz: healthz,
+    getReadyz: readyz(deps.database.pool),
+  });
+  app.use((req, res, next) => {
+    // Express gives every `app.use` layer fresh (empty) params; the validator's coerced path parameters
+    // live on req.openapi, so hand them back to the handlers here.
+    const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+    if (pathParams) req.params = pathParams;
+    return handlers(req, res, next);
+  });
   app.use(validatorPathsToFields);
   app.use(problemErrorHandler(deps.logger));
   return app;
