@@ -7,7 +7,7 @@ import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { DEMO_EVENT_NAME, loadDemoData } from '../src/demo/load';
 import { localIsoToMs, readVenottePunches, VENOTTE_WINDOW, venotteRowToPunch } from '../src/demo/venotte';
-import { CSV_HEADER, parseCsvLikeMeos, punchCount, startTiming, type TimingTestContext } from './helpers';
+import { CSV_HEADER, parseCsvLikeMeos, punchCount, startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
 let eventId: number;
@@ -17,6 +17,7 @@ beforeAll(async () => {
   const result = await loadDemoData({ db: ctx.database.db, pool: ctx.database.pool }, createLogger('demo', 'silent'));
   expect(result).toMatchObject({ created: true, stored: 7759 });
   eventId = result.eventId;
+  await waitUntilVisible(ctx);
 }, 60_000);
 afterAll(async () => ctx.close());
 

@@ -110,7 +110,7 @@ describe('replace and delete', () => {
   });
 
   it('deletes an event for its owner or an admin and keeps its punches', async () => {
-    await upload(ctx.app, owner.key, [{ card: '1', time: localMs(10), code: 31, type: 'Control', modem: 'E-7' }]);
+    await upload(ctx, owner.key, [{ card: '1', time: localMs(10), code: 31, type: 'Control', modem: 'E-7' }]);
     const id = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Gone', modems: ['E-7'] })).expect(201)).body.id;
     const before = await punchCount(ctx);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', other.key).expect(403);

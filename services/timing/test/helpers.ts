@@ -106,10 +106,29 @@ export function localMs(hour: number, minute = 0, second = 0): number {
   return Date.UTC(2020, 1, 1, hour, minute, second);
 }
 
-/** Uploads punches as JSON with `key`; expects 200 and returns the counts. */
-export async function upload(app: Express, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number }> {
-  const res = await request(app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
+/**
+ * Waits until every stored punch is visible to readers. Punches become readable once no older
+ * transaction anywhere on the PostgreSQL cluster is in flight (the polling guarantee, see
+ * punches.repository.ts); test files share one cluster and run in parallel, so a long transaction of
+ * another file can delay visibility by a few seconds. Tests that read right after writing wait here.
+ */
+export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const { rows } = await ctx.database.pool.query<{ n: number }>(
+      'select count(*)::int as n from punches where txid >= pg_snapshot_xmin(pg_current_snapshot())',
+    );
+    if (rows[0].n === 0) return;
+    if (Date.now() > deadline) throw new Error(`${rows[0].n} punches still invisible after ${timeoutMs} ms`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Uploads punches as JSON with `key`; expects 200, waits until they are readable, returns the counts. */
+export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number }> {
+  const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
   if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
+  await waitUntilVisible(ctx);
   return res.body as { received: number; stored: number; duplicates: number };
 }
 

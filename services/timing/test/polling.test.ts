@@ -20,7 +20,7 @@ import type { Server } from 'node:http';
 import { createEvent } from '../src/events/events.service';
 import { readPunches, uploadPunches } from '../src/punches/punches.service';
 import { authenticateKey } from '../src/users/users.service';
-import { startTiming, type TimingTestContext } from './helpers';
+import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 
 const UPLOADERS = 32;
 const RUN_MS = 4_000;
@@ -120,6 +120,8 @@ it('delivers every punch exactly once to an afterId poller during 32 concurrent 
   stop = true;
   await Promise.all(running);
 
+  // Transactions of other test files on the same cluster may still hold back visibility for a moment.
+  await waitUntilVisible(ctx);
   const { rows } = await ctx.database.pool.query<{ id: number }>('select id from punches order by id');
   const stored = rows.map((r) => r.id);
   expect(uploads).toBeGreaterThan(UPLOADERS * 5);

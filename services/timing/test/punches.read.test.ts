@@ -22,11 +22,11 @@ beforeAll(async () => {
   org = await ctx.createUser('org');
   other = await ctx.createUser('other');
   // Window 18:00–22:00. M-1: 3 punches before the window, 10 inside; M-2: 10 inside; M-3 private.
-  await upload(ctx.app, org.key, punches('M-1', 3, localMs(17, 0)));
-  await upload(ctx.app, org.key, punches('M-1', 10, localMs(18, 30)));
-  await upload(ctx.app, org.key, punches('M-2', 10, localMs(18, 40), 600_000));
-  await upload(ctx.app, org.key, punches('M-3', 5, localMs(18, 50), 700_000));
-  await upload(ctx.app, org.key, punches('M-4', 4, localMs(19, 0), 800_000)); // in no event
+  await upload(ctx, org.key, punches('M-1', 3, localMs(17, 0)));
+  await upload(ctx, org.key, punches('M-1', 10, localMs(18, 30)));
+  await upload(ctx, org.key, punches('M-2', 10, localMs(18, 40), 600_000));
+  await upload(ctx, org.key, punches('M-3', 5, localMs(18, 50), 700_000));
+  await upload(ctx, org.key, punches('M-4', 4, localMs(19, 0), 800_000)); // in no event
   let res = await request(ctx.app)
     .post('/api/rest/v1/events')
     .set('apikey', org.key)
@@ -89,7 +89,7 @@ describe('SIRAPimport', () => {
 describe('keyed poller following spec §4.1 rule 6', () => {
   it('pages through more than 1000 punches with afterId and sees X-Total-Count fall to 0', async () => {
     const poller = await ctx.createUser('poller');
-    for (let i = 0; i < 3; i++) await upload(ctx.app, poller.key, punches('BIG', 850, localMs(10) + i * 850_000, 100_000 + i * 850));
+    for (let i = 0; i < 3; i++) await upload(ctx, poller.key, punches('BIG', 850, localMs(10) + i * 850_000, 100_000 + i * 850));
     let afterId = 0;
     const counts: string[] = [];
     const sizes: number[] = [];

@@ -5,7 +5,7 @@
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import request from 'supertest';
-import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
+import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
 let alice: TestUser;
@@ -21,6 +21,7 @@ afterAll(async () => ctx.close());
 const punch = (over: Record<string, unknown> = {}) => ({ card: '8000001', time: localMs(19), code: 31, type: 'Control', modem: 'A-1', ...over });
 
 async function readModem(modem: string) {
+  await waitUntilVisible(ctx);
   const res = await request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`).set('apikey', ctx.adminKey).expect(200);
   expectPunchArray(res.body);
   return res.body;
@@ -46,15 +47,15 @@ describe('JSON', () => {
 
   it('stores a re-sent punch once, also within one batch and with the card as integer or with leading zeros', async () => {
     const p = punch({ modem: 'A-2' });
-    expect(await upload(ctx.app, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0 });
-    expect(await upload(ctx.app, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1 });
+    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1 });
     const q = punch({ modem: 'A-2', code: 40 });
-    expect(await upload(ctx.app, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4 });
+    expect(await upload(ctx, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4 });
     expect(await readModem('A-2')).toHaveLength(2);
   });
 
   it('accepts an empty batch', async () => {
-    expect(await upload(ctx.app, alice.key, [])).toEqual({ received: 0, stored: 0, duplicates: 0 });
+    expect(await upload(ctx, alice.key, [])).toEqual({ received: 0, stored: 0, duplicates: 0 });
   });
 
   it('rejects the whole batch when one punch is invalid, naming the row', async () => {
@@ -158,7 +159,7 @@ describe('keys and modem ownership', () => {
   });
 
   it('registers a new modem to its first uploader and rejects the whole batch for another user', async () => {
-    await upload(ctx.app, alice.key, [punch({ modem: 'OWN-1' })]);
+    await upload(ctx, alice.key, [punch({ modem: 'OWN-1' })]);
     const before = await punchCount(ctx);
     const res = await request(ctx.app)
       .post('/api/rest/v1/punches')
@@ -174,7 +175,7 @@ describe('keys and modem ownership', () => {
   });
 
   it('lets an admin upload for any modem without taking it over', async () => {
-    expect(await upload(ctx.app, ctx.adminKey, [punch({ modem: 'OWN-1', code: 98 })])).toMatchObject({ stored: 1 });
+    expect(await upload(ctx, ctx.adminKey, [punch({ modem: 'OWN-1', code: 98 })])).toMatchObject({ stored: 1 });
     const mine = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', alice.key).expect(200);
     expect(mine.body.map((m: { serial: string }) => m.serial)).toContain('OWN-1');
     const theirs = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', bob.key).expect(200);
@@ -189,7 +190,7 @@ describe('notification', () => {
     try {
       await listener.query('listen punches');
       const got = new Promise<string>((resolve) => listener.once('notification', (n) => resolve(n.payload ?? '')));
-      await upload(ctx.app, alice.key, [punch({ modem: 'N-1' }), punch({ modem: 'N-1', code: 35 })]);
+      await upload(ctx, alice.key, [punch({ modem: 'N-1' }), punch({ modem: 'N-1', code: 35 })]);
       const payload = await got;
       const stored = await readModem('N-1');
       expect(Number(payload)).toBe(stored[1].id);
