@@ -617,7 +617,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`.
+                 * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
                  * @example VN2020-54,VN2020-56
                  */
                 modem?: string;

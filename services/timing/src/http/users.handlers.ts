@@ -6,7 +6,7 @@ import type { operations } from '../generated/openapi';
 import { listModems } from '../modems/modems.service';
 import * as users from '../users/users.service';
 import type { HandlerDeps } from './deps';
-import { callerOf, requireCaller, sendCreated, sendNoContent } from './respond';
+import { requireCaller, sendCreated, sendNoContent } from './respond';
 
 /** `createUser`, `listUsers`, `getUser`, `createKey`, `listKeys`, `getKey`, `deleteKey`, `listModems`. */
 export function userHandlers(deps: HandlerDeps): Handlers<operations> {
