@@ -137,10 +137,23 @@ interface ValidatorItem {
   message?: string;
 }
 
-/** `.body.items[0].quantity` → `items[0].quantity`; `.query.afterId` → `afterId`. */
-function fieldName(path: string | undefined): string {
+/**
+ * A validator error path as a field name. express-openapi-validator reports JSON pointers
+ * (`/body/0/card`, `/query/afterId`) and sometimes dotted paths (`.body.items[0].quantity`):
+ * both become `[0].card`, `afterId`, `items[0].quantity`.
+ */
+export function fieldName(path: string | undefined): string {
   if (!path) return '';
-  return path.replace(/^\.?(body|query|params|path|headers|cookies)\.?/, '').replace(/^\./, '') || path.replace(/^\./, '');
+  let dotted = path;
+  if (path.startsWith('/')) {
+    dotted = path
+      .slice(1)
+      .split('/')
+      .map((seg) => seg.replace(/~1/g, '/').replace(/~0/g, '~'))
+      .map((seg) => (/^\d+$/.test(seg) ? `[${seg}]` : `.${seg}`))
+      .join('');
+  }
+  return dotted.replace(/^\.?(body|query|params|path|headers|cookies)(?=[.[]|$)/, '').replace(/^\./, '');
 }
 
 /**

@@ -34,7 +34,8 @@ export interface ValidatorOptions {
 export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): RequestHandler[] {
   const chain = OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as never,
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false },
+    // allErrors: a rejected batch or form lists every bad field, not only the first.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false, allErrors: true },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     ignoreUndocumented: false,
@@ -62,6 +63,9 @@ export function dispatch(handlers: HandlerMap): RequestHandler {
     const opId = operationOf(req)?.operationId;
     const h = opId ? handlers[opId] : undefined;
     if (!h) return next(new ApiError(501, `Operation ${opId ?? '(unknown)'} is not implemented.`));
+    // Express gives each `app.use` layer fresh params: restore the validator's coerced path parameters.
+    const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+    if (pathParams) req.params = pathParams;
     return (h as unknown as RequestHandler)(req, res, next);
   };
 }
@@ -77,8 +81,16 @@ export type PathOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'path'>>;
 export type QueryOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'query'>>;
 /** JSON request body of an operation. */
 export type BodyOf<Op> = Op extends { requestBody?: { content: infer C } } ? (C extends Record<'application/json', infer B> ? B : C[keyof C]) : never;
-/** JSON body of the 200 response of an operation. */
-export type OkOf<Op> = Op extends { responses: { 200: { content: infer C } } } ? (C extends Record<'application/json', infer B> ? B : C[keyof C]) : never;
+/** JSON body of the success response (200, else 201) of an operation. */
+export type OkOf<Op> = Op extends { responses: { 200: { content: infer C } } }
+  ? C extends Record<'application/json', infer B>
+    ? B
+    : C[keyof C]
+  : Op extends { responses: { 201: { content: infer C } } }
+    ? C extends Record<'application/json', infer B>
+      ? B
+      : C[keyof C]
+    : unknown;
 
 /** An Express request typed from an operation. */
 export type OpRequest<Op> = Request<PathOf<Op>, unknown, BodyOf<Op>, QueryOf<Op>>;

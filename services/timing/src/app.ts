@@ -10,7 +10,6 @@ import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
-import { validatorPathsToFields } from './http/errors';
 import { eventHandlers } from './http/events.handlers';
 import { punchHandlers } from './http/punches.handlers';
 import { userHandlers } from './http/users.handlers';
@@ -55,22 +54,16 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
-  const handlers = dispatch({
-    ...versionHandlers(versionRecord(spec)),
-    ...punchHandlers(handlerDeps),
-    ...eventHandlers(handlerDeps),
-    ...userHandlers(handlerDeps),
-    getHealthz: healthz,
-    getReadyz: readyz(deps.database.pool),
-  });
-  app.use((req, res, next) => {
-    // Express gives every `app.use` layer fresh (empty) params; the validator's coerced path parameters
-    // live on req.openapi, so hand them back to the handlers here.
-    const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
-    if (pathParams) req.params = pathParams;
-    return handlers(req, res, next);
-  });
-  app.use(validatorPathsToFields);
+  app.use(
+    dispatch({
+      ...versionHandlers(versionRecord(spec)),
+      ...punchHandlers(handlerDeps),
+      ...eventHandlers(handlerDeps),
+      ...userHandlers(handlerDeps),
+      getHealthz: healthz,
+      getReadyz: readyz(deps.database.pool),
+    }),
+  );
   app.use(problemErrorHandler(deps.logger));
   return app;
 }
