@@ -66,7 +66,10 @@ export interface paths {
         /**
          * Card products and their number ranges
          * @description The orderable card products (one per card type) with price, number range and availability for
-         *     the caller's user group. Names and descriptions localized by `Accept-Language` (fallback English).
+         *     the caller's user group. The card product of a type is the shop article with that `cardType`
+         *     that is not sub-item-only, first by catalogue sort order, then article number; a type without
+         *     such an article is left out. Names and descriptions localized by `Accept-Language` (fallback
+         *     English).
          */
         get: operations["getCardsInfo"];
         put?: never;
@@ -88,8 +91,11 @@ export interface paths {
          * Configuration options of a card number
          * @description The configuration options (feedback signal, personal data, …) that can be chosen for the card
          *     with this number, localized by `culture` (then `Accept-Language`, then English), from the
-         *     imported localized product options. `400` with `errors.cardNumber` when the number is in no
-         *     card type's range.
+         *     imported localized product options, else built-in English, German and French labels, else the
+         *     key itself. `culture` in the reply is the culture the labels were resolved to. The card-number
+         *     attribute (`cardNumber`) is not listed: the number is the one asked for. `400` with
+         *     `errors.cardNumber` when the number is in no card type's range; `404` when the card type has no
+         *     card product (see `get-cards-info`).
          */
         get: operations["getCardConfiguration"];
         put?: never;
@@ -111,7 +117,7 @@ export interface paths {
          * Random free card numbers of a card product
          * @description Ten random card numbers of the card type of the product that are neither sold nor reserved
          *     (no repeats within one reply). The numbers are suggestions, not reservations: a number is only
-         *     claimed by a committed order. `404` when `productId` is not an orderable card product.
+         *     claimed by a committed order. `404` when `productId` is not a shop article with a card type.
          */
         get: operations["getRandomCardNumbers"];
         put?: never;
@@ -260,8 +266,22 @@ export interface paths {
          *        is used.
          *     3. `filterByArticleNumbers` empty or absent means no filtering.
          *
-         *     Names, descriptions and attribute labels are localized by `Accept-Language` (fallback English).
-         *     Sorted by article number. `503` while maintenance mode is on.
+         *     Precisely: the *listed* articles are the shop articles named by the filter (all shop articles
+         *     without a filter), sub-item-only articles only with `includeSubitemArticles`; then, with
+         *     `includeSubitemArticles`, every shop article named in a BOM slot (`validArticleNumbers`) of a
+         *     listed article is added (one level: sub items carry no sub items). Unless
+         *     `includeUnavailableArticles` is true, articles the caller's group may not order are left out at
+         *     both steps. Articles that are not shop articles are never listed, not even as sub items.
+         *
+         *     User group of the caller (`UserGroup`): anonymous callers and unknown or absent
+         *     `X-Service-Client-Id` are `public`; with a token it is the highest of the token's `user_group`
+         *     and the group its roles imply (`retailer` → `retailer`, `admin`/`support` → `internal`).
+         *     Groups are ordered `public` < `retailer` < `internal`: an article is available when its group is
+         *     at most the caller's.
+         *
+         *     Names, descriptions and attribute labels are localized by `Accept-Language` (quality values
+         *     honoured; per article the best stored culture, else English). Sorted by the catalogue's sort
+         *     order, then article number. `503` while maintenance mode is on.
          */
         get: operations["listShopArticles"];
         put?: never;
@@ -283,7 +303,9 @@ export interface paths {
          * Get a shop article by article number
          * @description One shop article with its BOM slots and configurable attributes, localized by `Accept-Language`.
          *     `404` (NOT_FOUND) when the article does not exist or is not a shop article. An article the
-         *     caller's group may not order is returned with `isAvailable: false`.
+         *     caller's group may not order is returned with `isAvailable: false` (its existence is public:
+         *     shop front ends show such articles with a "not orderable" hint); sub-item-only articles are
+         *     returned too (`isSubitemOnly: true`).
          */
         get: operations["getShopArticle"];
         put?: never;
@@ -303,9 +325,10 @@ export interface paths {
         };
         /**
          * Countries with country codes
-         * @description Countries the shop delivers to, localized by `Accept-Language` (quality values honoured,
-         *     fallback English), sorted by localized name; from the imported localized country lists when
-         *     present for the culture, else from a maintained country library.
+         * @description Countries the shop delivers to (every ISO 3166-1 country), localized by `Accept-Language`
+         *     (quality values honoured, fallback English), sorted by localized name (locale-aware collation);
+         *     from the imported localized country list when one exists for the resolved culture, else from a
+         *     maintained country library (i18n-iso-countries).
          */
         get: operations["getShopCountries"];
         put?: never;
@@ -829,6 +852,36 @@ export interface paths {
          *     the stored labels of that culture. Used by articles and card configuration answers.
          */
         post: operations["importLocalizedProductOptions"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/maintenance/import-battery-dates": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Import battery dates of active cards (SIAC)
+         * @description Loads the battery records read by the battery lookup (`GET /api/rest/v1/products/si-cards/{cardNumber}`)
+         *     from a CSV file: UTF-8, comma-separated, header row `cardNumber,batteryDate`, then one row per
+         *     card. `cardNumber` is an integer in 8000001–8999999; `batteryDate` is `YYYY-MM-DD` or empty
+         *     (record exists, battery date unknown: the lookup answers nulls). A card number may appear only
+         *     once per file.
+         *
+         *     The whole file is validated first: any bad row answers `400` with `errors` keyed
+         *     `rows[<n>].cardNumber` / `rows[<n>].batteryDate` (`n` = 1-based data row) and nothing is stored.
+         *     A valid file is upserted in one transaction (existing records of the same cards are replaced,
+         *     other records are kept), so a retry of the same file changes nothing (`unchanged` = rows).
+         *     Files are limited to 1 MiB (about 50,000 rows); import larger lists in several files.
+         */
+        post: operations["importBatteryDates"];
         delete?: never;
         options?: never;
         head?: never;
@@ -2448,6 +2501,29 @@ export interface components {
              * @description Recommended replacement date (battery date + 3 years, YYYY-MM-DD); null when the battery date is unknown.
              */
             replaceBefore: string | null;
+        };
+        /** @description Outcome of a battery-date import. */
+        BatteryImportResult: {
+            /**
+             * Format: int32
+             * @description Data rows in the file.
+             */
+            rows: number;
+            /**
+             * Format: int32
+             * @description Cards that had no battery record before.
+             */
+            inserted: number;
+            /**
+             * Format: int32
+             * @description Cards whose battery date changed.
+             */
+            updated: number;
+            /**
+             * Format: int32
+             * @description Cards whose record already held the same battery date.
+             */
+            unchanged: number;
         };
         /** @description An orderable card product. */
         CardInfo: {
@@ -4123,8 +4199,11 @@ export interface components {
          */
         LegacyServiceClientId: string;
         /**
-         * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-         *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+         * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+         *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+         *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+         *     culture with an imported localized country list; article texts: the cultures stored for the
+         *     article. Fallback English; a malformed header is treated as absent.
          */
         AcceptLanguage: string;
         /**
@@ -4247,8 +4326,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
             };
@@ -4282,8 +4364,11 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
             };
@@ -4393,8 +4478,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
             };
@@ -4508,8 +4596,11 @@ export interface operations {
             };
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
                 /**
@@ -4548,8 +4639,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
                 /**
@@ -4592,8 +4686,11 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Preferred languages (RFC 9110, quality values honoured), e.g. `de-CH,de;q=0.9,en;q=0.5`.
-                 *     Supported: en, de, fr, it, es, sv, nb, fi, da, cs; fallback English.
+                 * @description Preferred languages (RFC 9110, quality values honoured; `q=0` excludes a language), e.g.
+                 *     `de-CH,de;q=0.9,en;q=0.5`. A tag matches a culture exactly or by its primary language
+                 *     (`de-CH` → `de`). Country names: en, de, fr, it, es, cs, sv, nb, fi, da, nl, pl, hu, ja, plus any
+                 *     culture with an imported localized country list; article texts: the cultures stored for the
+                 *     article. Fallback English; a malformed header is treated as absent.
                  */
                 "Accept-Language"?: components["parameters"]["AcceptLanguage"];
                 /**
@@ -5383,6 +5480,43 @@ export interface operations {
                 };
                 content: {
                     "application/json": string;
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            413: components["responses"]["ProblemPayloadTooLarge"];
+            415: components["responses"]["ProblemUnsupportedMediaType"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    importBatteryDates: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example cardNumber,batteryDate
+                 *     8621484,2020-01-15
+                 *     8549150,2026-07-01
+                 *     8000001,
+                 */
+                "text/csv": string;
+            };
+        };
+        responses: {
+            /** @description Counts of the import. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["BatteryImportResult"];
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
