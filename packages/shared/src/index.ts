@@ -7,3 +7,4 @@ export * from './openapi';
 export * from './health';
 export * from './secrets';
 export * from './access';
+export * from './docs';

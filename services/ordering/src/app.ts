@@ -5,7 +5,7 @@
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { ApiError, dispatch, enforceRoles, httpLogger, loadSpec, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import { apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
@@ -45,6 +45,7 @@ export function createApp(deps: OrderingDeps): Express {
     return deps.tokens.verify(m[1]);
   };
 
+  app.use(apiDocs(SPEC_FILE, spec));
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
@@ -54,6 +55,7 @@ export function createApp(deps: OrderingDeps): Express {
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
         express.text({ type: 'text/plain', limit: '64kb' }),
+        express.text({ type: 'text/csv', limit: '1mb' }),
       ],
     }),
   );

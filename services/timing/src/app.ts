@@ -5,7 +5,7 @@
  */
 import express, { type Express, type Request } from 'express';
 import type { Logger } from 'pino';
-import { dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
+import { apiDocs, dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
@@ -47,6 +47,7 @@ export function createApp(deps: TimingDeps): Express {
     return key ? authenticateKey(deps.database.db, key) : null;
   };
 
+  app.use(apiDocs(SPEC_FILE, spec));
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,

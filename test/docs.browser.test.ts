@@ -1,0 +1,74 @@
+/**
+ * Both reference pages in a real browser (Debian's Chromium driven by playwright-core): every operation of
+ * each spec is listed by its operationId, and the raw documents are served as YAML and JSON.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import type { Express } from 'express';
+import { chromium, type Browser } from 'playwright-core';
+import request from 'supertest';
+import { startOrdering, type OrderingTestContext } from '../services/ordering/test/helpers';
+import { startTiming, type TimingTestContext } from '../services/timing/test/helpers';
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
+
+let ordering: OrderingTestContext;
+let timing: TimingTestContext;
+let browser: Browser;
+const servers: http.Server[] = [];
+
+beforeAll(async () => {
+  [ordering, timing] = await Promise.all([startOrdering(), startTiming()]);
+  browser = await chromium.launch({
+    executablePath: CHROMIUM,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+  });
+});
+afterAll(async () => {
+  await browser?.close();
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  await Promise.all([ordering?.close(), timing?.close()]);
+});
+
+async function listen(app: Express): Promise<string> {
+  const server = http.createServer(app);
+  servers.push(server);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+function operationIds(spec: { paths: Record<string, Record<string, { operationId?: string }>> }): string[] {
+  return Object.values(spec.paths).flatMap((item) => METHODS.filter((m) => item[m]).map((m) => item[m].operationId!));
+}
+
+describe.each([
+  ['ordering', () => ordering.app],
+  ['timing', () => timing.app],
+])('%s service', (_name, appOf) => {
+  it('serves its OpenAPI document as YAML and JSON', async () => {
+    const app = appOf();
+    const yaml = await request(app).get('/openapi.yaml').expect(200);
+    expect(yaml.headers['content-type']).toMatch(/^application\/yaml/);
+    expect(yaml.text).toMatch(/^openapi: 3\.0\.3/m);
+    const json = await request(app).get('/openapi.json').expect(200);
+    expect(json.body.openapi).toBe('3.0.3');
+  });
+
+  it('lists every operation on /docs in a browser', async () => {
+    const app = appOf();
+    const spec = (await request(app).get('/openapi.json').expect(200)).body;
+    const expected = operationIds(spec);
+    expect(expected.length).toBeGreaterThan(5);
+    const base = await listen(app);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${base}/docs`);
+      await page.waitForSelector('.opblock', { timeout: 30_000 });
+      const shown = await page.$$eval('.opblock-summary-operation-id', (els) => els.map((e) => (e.textContent ?? '').trim()));
+      expect([...shown].sort()).toEqual([...expected].sort());
+    } finally {
+      await page.close();
+    }
+  });
+});
