@@ -25,6 +25,7 @@ async function main(): Promise<void> {
   const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  if (config.demoData) await (await import('./demo/catalog')).loadDemoCatalog(database.db);
   const keysDir = path.join(config.dataDir, 'keys');
   const tokens = await TokenService.create({
     privateKeyPem: devSecret(keysDir, 'jwt-ed25519.pem', config.jwtPrivateKeyPem, generateSigningKeyPem),

@@ -1,11 +1,21 @@
 /**
- * Handlers of the battery operations (one per operationId; thin: domain logic lives in services).
+ * Handlers of the battery lookup (ordering spec §4.4, §7; problem+json errors) and of the maintenance
+ * import of battery dates. The client-id headers are accepted and never decide access (spec §5).
  */
 import type { Handlers } from '@sports-timing/shared';
+import { importBatteryDates, lookupBattery } from '../battery/battery.service';
 import type { OrderingDeps } from '../context';
 import type { operations } from '../generated/openapi';
 
-/** battery handlers. */
-export function batteryHandlers(_ctx: OrderingDeps): Handlers<operations> {
-  return {};
+/** Battery handlers. */
+export function batteryHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const db = ctx.database.db;
+  return {
+    async getSiCardBattery(req, res) {
+      res.json(await lookupBattery(db, req.params.cardNumber));
+    },
+    async importBatteryDates(req, res) {
+      res.json(await importBatteryDates(db, req.body));
+    },
+  };
 }

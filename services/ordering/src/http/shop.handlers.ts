@@ -1,11 +1,47 @@
 /**
- * Handlers of the shop operations (one per operationId; thin: domain logic lives in services).
+ * Handlers of the shop catalogue and lookup operations under `/api/grpc-json/v1/shop` (ordering spec
+ * §4.3; errors as google.rpc.Status): articles, countries, SIIDs. Discount codes and orders live in
+ * `orders.handlers.ts`.
  */
-import type { Handlers } from '@sports-timing/shared';
+import { principalOf, type Handlers } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
+import { getShopArticle, listShopArticles } from '../catalog/catalog.service';
+import { parseAcceptLanguage } from '../catalog/culture';
+import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingDeps } from '../context';
+import { listCountries } from '../countries/countries.service';
 import type { operations } from '../generated/openapi';
+import { checkServiceId, drawFreeServiceIds } from '../siid/siid.service';
 
-/** shop handlers. */
-export function shopHandlers(_ctx: OrderingDeps): Handlers<operations> {
-  return {};
+/** Shop catalogue and lookup handlers. */
+export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const db = ctx.database.db;
+  return {
+    async listShopArticles(req, res) {
+      const articles = await listShopArticles(db, {
+        callerGroup: effectiveUserGroup(principalOf<Principal>(res)),
+        includeUnavailableArticles: req.query.includeUnavailableArticles ?? false,
+        includeSubitemArticles: req.query.includeSubitemArticles ?? false,
+        filterByArticleNumbers: req.query.filterByArticleNumbers,
+        preferences: parseAcceptLanguage(req.headers['accept-language']),
+      });
+      res.json(articles);
+    },
+    async getShopArticle(req, res) {
+      const group = effectiveUserGroup(principalOf<Principal>(res));
+      res.json(await getShopArticle(db, req.params.articleNumber, group, parseAcceptLanguage(req.headers['accept-language'])));
+    },
+    async getShopCountries(req, res) {
+      const list = await listCountries(db, parseAcceptLanguage(req.headers['accept-language']));
+      res.json({ countries: list.countries });
+    },
+    async getRandomFreeSiids(req, res) {
+      const { cardType } = req.params;
+      const serviceIds = await drawFreeServiceIds(db, cardType, req.query.numberOfServiceIds ?? 10);
+      res.json({ cardType, serviceIds });
+    },
+    async checkSiid(req, res) {
+      res.json(await checkServiceId(db, req.params.cardType, req.params.serviceId));
+    },
+  };
 }

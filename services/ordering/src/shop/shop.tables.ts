@@ -1,5 +1,11 @@
 /**
- * Tables of the shop area (articles, card numbers, discount codes, orders, outbox). Mirrors migration 0002.
+ * Tables of the shop catalogue and lookups (articles, BOM slots, localized lists, card numbers, battery
+ * records), one interface per domain, merged here for `db/schema.ts`. Mirrors migration 0002.
  */
-// eslint-disable-next-line @typescript-eslint/no-empty-interface
-export interface ShopTables {}
+import type { BatteryTables } from '../battery/battery.tables';
+import type { CatalogTables } from '../catalog/catalog.tables';
+import type { CountriesTables } from '../countries/countries.tables';
+import type { SiidTables } from '../siid/siid.tables';
+
+/** All tables of migration 0002. */
+export interface ShopTables extends CatalogTables, CountriesTables, SiidTables, BatteryTables {}
