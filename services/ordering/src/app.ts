@@ -5,10 +5,13 @@
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import { apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
+import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
+import { identifyServiceClient } from './identity/access';
+import { identityOf } from './identity/identity';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -37,12 +40,16 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(httpLogger(deps.logger));
   app.use(compression({ level: 4, threshold: 1024 }));
 
+  const identity = identityOf(deps);
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.authorization;
-    if (!header) return null;
+    // The token endpoint authenticates clients itself (HTTP Basic, RFC 6749 §2.3.1).
+    if (!header || operationOf(req)?.operationId === 'issueToken') return null;
     const m = /^Bearer\s+(\S+)$/i.exec(header);
     if (!m) throw new ApiError(401, 'Use the Bearer authorization scheme.', { headers: { 'WWW-Authenticate': 'Bearer' } });
-    return deps.tokens.verify(m[1]);
+    const principal = await deps.tokens.verify(m[1]);
+    await identity.access.assertActive(principal);
+    return principal;
   };
 
   app.use(apiDocs(SPEC_FILE, spec));
@@ -51,6 +58,7 @@ export function createApp(deps: OrderingDeps): Express {
       validateResponses: deps.validateResponses,
       beforeValidation: [
         enforceRoles(authenticate, 'Bearer'),
+        identifyServiceClient(identity.clients, deps.logger),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
@@ -60,6 +68,7 @@ export function createApp(deps: OrderingDeps): Express {
     }),
   );
   app.use(dispatch(allHandlers(deps, String((spec.info as { version: string }).version))));
+  app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
   return app;

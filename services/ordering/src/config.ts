@@ -29,6 +29,14 @@ export interface OrderingConfig {
   jwtPrivateKeyPem: string | undefined;
   /** Additional public keys (SPKI PEM, concatenated) still accepted for verification during a key rotation. */
   jwtPreviousPublicKeysPem: string | undefined;
+  /** Ed25519 private key (PKCS#8 PEM) signing license keys (§4.7); generated into `.data/keys` in development. */
+  licenseSigningKeyPem: string | undefined;
+  /** Secret (≥ 32 characters) from which license secrets are derived (§4.7); generated into `.data/keys` in development. */
+  licenseSecretKey: string | undefined;
+  /** Failed logins per account (15-minute window) before the token endpoint answers 429. */
+  loginMaxFailuresPerAccount: number;
+  /** Failed logins per client IP address (1-hour window) before the token endpoint answers 429. */
+  loginMaxFailuresPerIp: number;
   /** Redis URL for shared rate limits and flags across instances; in-memory when unset. */
   redisUrl: string | undefined;
   /** Load demo data on start. */
@@ -54,6 +62,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     accessTokenTtlSeconds: e.int('ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
     jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
     jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
+    licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
+    licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
+    loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
+    loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),

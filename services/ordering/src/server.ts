@@ -8,6 +8,7 @@ import { createApp } from './app';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { migrations } from './db/migrations';
+import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
@@ -25,6 +26,7 @@ async function main(): Promise<void> {
   const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
+  await bootstrapAdmin({ database, config, logger });
   if (config.demoData) await (await import('./demo/catalog')).loadDemoCatalog(database.db);
   const keysDir = path.join(config.dataDir, 'keys');
   const tokens = await TokenService.create({

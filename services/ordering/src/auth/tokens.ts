@@ -3,8 +3,8 @@
  * id (`kid` = RFC 7638 thumbprint) so that keys can be rotated: the current key signs, previous public keys
  * still verify until their tokens expire (DESIGN §6 identity).
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type KeyObject } from 'node:crypto';
-import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, decodeProtectedHeader, type JWK } from 'jose';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
+import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, decodeProtectedHeader, type JWK, type JWTPayload } from 'jose';
 import { ApiError } from '@sports-timing/shared';
 import { ROLES, USER_GROUPS, type Principal, type Role, type UserGroup } from './principal';
 
@@ -20,6 +20,26 @@ export interface TokenServiceOptions {
   audience: string;
   /** Access-token lifetime, seconds. */
   ttlSeconds: number;
+}
+
+/**
+ * The verified claims of an access token (what `dev/get-user-claims` shows). `sub` is the user id, or
+ * `client:<client_id>` for service clients; `iat`/`exp` are seconds since the epoch.
+ */
+export interface AccessTokenClaims {
+  sub: string;
+  iss: string;
+  aud: string;
+  iat: number;
+  exp: number;
+  jti?: string;
+  preferred_username?: string;
+  email?: string;
+  roles: Role[];
+  user_group: UserGroup;
+  retailer: string | null;
+  client_id?: string;
+  scope?: string;
 }
 
 /** A new Ed25519 private key as PKCS#8 PEM (for development keys and tests). */
@@ -67,8 +87,13 @@ export class TokenService {
     return this.opts.ttlSeconds;
   }
 
-  /** Signs an access token for the principal; `extra` claims are added (e.g. `scope`). */
+  /**
+   * Signs an access token for the principal; `extra` claims are added (`scope`, `email`). Users get
+   * `sub` = their id; service clients get `sub` = `client:<client_id>` (their `name`) and `cid` = their
+   * numeric id, so user and client subjects never collide.
+   */
   async issue(p: Principal, extra: Record<string, unknown> = {}): Promise<string> {
+    const isClient = p.kind === 'client';
     return new SignJWT({
       ...extra,
       kind: p.kind,
@@ -76,9 +101,11 @@ export class TokenService {
       roles: p.roles,
       user_group: p.userGroup,
       retailer: p.erpRetailerEntityId,
+      ...(isClient ? { cid: p.id, client_id: p.name } : {}),
     })
       .setProtectedHeader({ alg: ALG, kid: this.kid, typ: 'at+jwt' })
-      .setSubject(String(p.id))
+      .setSubject(isClient ? `client:${p.name}` : String(p.id))
+      .setJti(randomUUID())
       .setIssuer(this.opts.issuer)
       .setAudience(this.opts.audience)
       .setIssuedAt()
@@ -88,6 +115,14 @@ export class TokenService {
 
   /** Verifies a token and returns its principal; throws ApiError 401 on any defect. */
   async verify(token: string): Promise<Principal> {
+    return (await this.verifyClaims(token)).principal;
+  }
+
+  /**
+   * Verifies a token (EdDSA only, issuer, audience, expiry, `typ` at+jwt, known `kid`) and returns its
+   * principal and claims; throws ApiError 401 (`WWW-Authenticate: Bearer error="invalid_token"`) on any defect.
+   */
+  async verifyClaims(token: string): Promise<{ principal: Principal; claims: AccessTokenClaims }> {
     const unauthorized = (why: string) => new ApiError(401, why, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
     let kid: string | undefined;
     try {
@@ -97,22 +132,43 @@ export class TokenService {
     }
     const key = kid ? this.verificationKeys.get(kid) : undefined;
     if (!key) throw unauthorized('The access token was signed by an unknown key.');
+    let payload: JWTPayload;
     try {
-      const { payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: this.opts.issuer, audience: this.opts.audience, typ: 'at+jwt' });
-      const id = Number(payload.sub);
-      const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is Role => (ROLES as readonly string[]).includes(String(r))) : [];
-      const group = String(payload.user_group);
-      if (!Number.isInteger(id) || !(USER_GROUPS as readonly string[]).includes(group)) throw new Error('claims');
-      return {
-        kind: payload.kind === 'client' ? 'client' : 'user',
-        id,
-        name: String(payload.preferred_username ?? ''),
-        roles,
-        userGroup: group as UserGroup,
-        erpRetailerEntityId: typeof payload.retailer === 'string' ? payload.retailer : null,
-      };
+      ({ payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: this.opts.issuer, audience: this.opts.audience, typ: 'at+jwt' }));
     } catch {
       throw unauthorized('The access token is invalid or expired.');
     }
+    const kind = payload.kind === 'client' ? 'client' : 'user';
+    const id = kind === 'client' ? Number(payload.cid) : Number(payload.sub);
+    const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is Role => (ROLES as readonly string[]).includes(String(r))) : [];
+    const group = String(payload.user_group);
+    if (!Number.isInteger(id) || !(USER_GROUPS as readonly string[]).includes(group) || typeof payload.sub !== 'string') {
+      throw unauthorized('The access token is invalid or expired.');
+    }
+    const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+    const principal: Principal = {
+      kind,
+      id,
+      name: String(payload.preferred_username ?? ''),
+      roles,
+      userGroup: group as UserGroup,
+      erpRetailerEntityId: typeof payload.retailer === 'string' ? payload.retailer : null,
+    };
+    const claims: AccessTokenClaims = {
+      sub: payload.sub,
+      iss: String(payload.iss),
+      aud: Array.isArray(payload.aud) ? payload.aud.join(' ') : String(payload.aud),
+      iat: Number(payload.iat),
+      exp: Number(payload.exp),
+      jti: str(payload.jti),
+      preferred_username: str(payload.preferred_username),
+      email: str(payload.email),
+      roles,
+      user_group: principal.userGroup,
+      retailer: principal.erpRetailerEntityId,
+      client_id: str(payload.client_id),
+      scope: str(payload.scope),
+    };
+    return { principal, claims };
   }
 }

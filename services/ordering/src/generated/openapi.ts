@@ -46,8 +46,18 @@ export interface paths {
          *
          *     Access tokens are JWTs (signed with a pinned algorithm, with issuer, audience, expiry and key id),
          *     carrying `sub`, `roles` and `user_group`. Errors use the RFC 6749 §5.2 body (`OAuthError`), not
-         *     problem details. Responses carry `Cache-Control: no-store`. Login attempts are rate-limited per
-         *     account and per IP address (`429` with `Retry-After`). Deactivated users get `invalid_grant`.
+         *     problem details, also for requests this specification rejects (unknown fields, a missing
+         *     `grant_type` → `invalid_request`; an unknown `grant_type` → `unsupported_grant_type`). Responses
+         *     carry `Cache-Control: no-store` and `Pragma: no-cache`.
+         *
+         *     An unknown user name and a wrong password give the same `invalid_grant` answer after the same
+         *     work (a password hash is always computed). Failed logins are rate-limited per account (default
+         *     5 failures in 15 minutes, `LOGIN_MAX_FAILURES_PER_ACCOUNT`) and per client IP address (default 50
+         *     in an hour, `LOGIN_MAX_FAILURES_PER_IP`); over the limit the endpoint answers `429` with
+         *     `Retry-After` and a problem body (a successful login clears the account's counter). The counters
+         *     live in Redis when `REDIS_URL` is set (shared by all instances), in memory otherwise.
+         *     Deactivated users get `invalid_grant`; access tokens of a user deactivated later are refused
+         *     (`401`) from the moment of deactivation, and the user's refresh tokens are revoked.
          */
         post: operations["issueToken"];
         delete?: never;
@@ -662,6 +672,34 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/users/service-clients": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List registered service clients
+         * @description Added by this service (not in the source specification). Secrets are never shown.
+         */
+        get: operations["listServiceClients"];
+        put?: never;
+        /**
+         * Register a service client
+         * @description Added by this service (not in the source specification): registers a machine client. The reply
+         *     carries, once, its `clientSecret` (for the `client_credentials` grant of the token endpoint) and,
+         *     when `withIdentifier` is true, its `identifier` (the value clients send as `X-Service-Client-Id`
+         *     on shop operations and the battery lookup). Both are 256-bit random values stored only as
+         *     SHA-256 hashes and cannot be shown again. `409` when the name is taken (case-insensitive).
+         */
+        post: operations["createServiceClient"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/licensing/create-licenses": {
         parameters: {
             query?: never;
@@ -673,8 +711,12 @@ export interface paths {
         put?: never;
         /**
          * Create unassigned licenses
-         * @description Creates `numberOfLicenses` unassigned licenses of `product`, each with a random secret (256 bits,
-         *     stored hashed; the hash is what `secret-hashes` lists).
+         * @description Creates `numberOfLicenses` (1–1000) unassigned licenses of `product`, each with a random id
+         *     (UUID v4) and a 256-bit secret. Only the SHA-256 hash of a secret is stored (it is what
+         *     `secret-hashes` lists). The secret itself is HMAC-SHA-256 of the license id under the service's
+         *     license secret key (`LICENSE_SECRET_KEY`), so the service can show it again to the license's
+         *     owner and to staff (`assign-license`, `licenses`) and put it in the license e-mail, without
+         *     storing it. Nothing is returned here: secrets reach customers through assignment.
          */
         post: operations["createLicenses"];
         delete?: never;
@@ -716,10 +758,12 @@ export interface paths {
         /**
          * Request a signed license key by e-mail
          * @description Issues a license key for the license of `product` assigned to `email` (the one with `licenseId`
-         *     when given) and mails it through the outbox. The key is signed with Ed25519 and verifiable
-         *     offline with the published public key. Customers and retailers may only use their own e-mail
-         *     address (`403` otherwise); staff may use any. `404` when no such license is assigned to the
-         *     address. Rate-limited (`429`).
+         *     when given; otherwise the most recently assigned one) and mails the key together with the
+         *     license secret to `email` through the outbox. The key is signed with Ed25519 and verifiable
+         *     offline with the public key published at `GET /api/rest/v1/licensing/public-key`. Customers and
+         *     retailers may only use their own e-mail address: for any other address they get `404`, exactly
+         *     as when no such license is assigned to the address, so nothing about other customers'
+         *     licenses is disclosed. Staff may use any address.
          */
         post: operations["requestLicenseKey"];
         delete?: never;
@@ -762,10 +806,34 @@ export interface paths {
          * Licenses assigned to an e-mail address
          * @description Licenses assigned to `email` (default: the caller's own address), optionally only of `product`.
          *     The source table shows no payload for this operation; it answers the list of
-         *     `LicenseInformation`. Customers and retailers may only query their own address (`403`
-         *     otherwise); staff may query any.
+         *     `LicenseInformation`. Customers and retailers may only query their own address: any other
+         *     address answers `404` (never `403`, so nothing is disclosed); staff may query any.
          */
         get: operations["listLicenses"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/licensing/public-key": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Public key verifying license keys
+         * @description Added by this service (not in the source specification): the Ed25519 public key that verifies
+         *     license keys offline, as SPKI PEM and as JWK (RFC 8037). Licensed software ships it; it changes
+         *     only when the operator rotates `LICENSE_SIGNING_KEY`. Verification: split the key at `.`,
+         *     base64url-decode both parts, verify the Ed25519 signature of the second over the bytes of the
+         *     first, then parse the first as JSON.
+         */
+        get: operations["getLicensePublicKey"];
         put?: never;
         post?: never;
         delete?: never;
@@ -2908,7 +2976,9 @@ export interface components {
             email: string;
             /**
              * Format: password
-             * @description Initial password (12–128 characters); hashed with scrypt, never returned.
+             * @description Initial password: 12–128 characters and not equal to the user name (case-insensitive;
+             *     `400` otherwise). Hashed with scrypt (N=2^17, r=8, p=1, 16-byte salt, 64-byte key) and never
+             *     returned or logged.
              */
             password: string;
             /** @description First name. */
@@ -2960,7 +3030,7 @@ export interface components {
             currentPassword?: string;
             /**
              * Format: password
-             * @description New password (12–128 characters).
+             * @description New password (12–128 characters, not equal to the user name).
              */
             newPassword?: string;
         };
@@ -3052,6 +3122,8 @@ export interface components {
             /** @description Roles. */
             roles: components["schemas"]["Role"][];
             user_group: components["schemas"]["UserGroup"];
+            /** @description ERP customer entity id of the caller's retailer; null for non-retailers. */
+            retailer?: string | null;
         };
         /** @description Verified claims of the caller's access token. */
         UserClaims: {
@@ -3064,6 +3136,8 @@ export interface components {
             /** @description Roles. */
             roles: components["schemas"]["Role"][];
             user_group: components["schemas"]["UserGroup"];
+            /** @description ERP customer entity id of the caller's retailer; null for non-retailers. */
+            retailer?: string | null;
             /** @description Client the token was issued to. */
             client_id?: string;
             /** @description Granted scopes. */
@@ -3092,6 +3166,75 @@ export interface components {
             /** @description User name, or the client id for service clients. */
             userName: string;
         };
+        /** @description A registered service client (never contains its secret or identifier). */
+        ServiceClient: {
+            /**
+             * Format: int32
+             * @description Id.
+             */
+            id: number;
+            /** @description Display name (unique, case-insensitive). */
+            name: string;
+            /** @description Public client id for the `client_credentials` grant. */
+            clientId: string;
+            /** @description Roles of the client's access tokens. */
+            roles: components["schemas"]["Role"][];
+            userGroup: components["schemas"]["UserGroup"];
+            /** @description Whether an `X-Service-Client-Id` identifier is registered. */
+            hasIdentifier: boolean;
+            /** @description Inactive clients get no tokens and are not recognised by their identifier. */
+            isActive: boolean;
+            /**
+             * Format: date-time
+             * @description Registration time (UTC).
+             */
+            createdAt: string;
+        };
+        /** @description Body of `POST /api/rest/v1/users/service-clients`. */
+        NewServiceClient: {
+            /** @description Display name. */
+            name: string;
+            /**
+             * @description Roles of the client's access tokens (none by default).
+             * @default []
+             */
+            roles: components["schemas"]["Role"][];
+            userGroup?: components["schemas"]["UserGroup"];
+            /**
+             * @description Also issue an `X-Service-Client-Id` identifier.
+             * @default true
+             */
+            withIdentifier: boolean;
+        };
+        /** @description A newly registered client with its one-time secrets. */
+        NewServiceClientReply: {
+            client: components["schemas"]["ServiceClient"];
+            /** @description Client secret (base64url, 256 bits); shown only in this reply. */
+            clientSecret: string;
+            /** @description `X-Service-Client-Id` value (base64url, 256 bits); shown only in this reply; null without `withIdentifier`. */
+            identifier: string | null;
+        };
+        /** @description The public key verifying license keys. */
+        LicensePublicKey: {
+            /**
+             * @description Signature algorithm.
+             * @enum {string}
+             */
+            algorithm: "Ed25519";
+            /** @description SPKI PEM. */
+            publicKeyPem: string;
+            /** @description The same key as a JWK (`kty` OKP, `crv` Ed25519, `x`, `kid`). */
+            jwk: {
+                /** @description Key type (OKP). */
+                kty: string;
+                /** @description Curve (Ed25519). */
+                crv: string;
+                /** @description Public key (base64url). */
+                x: string;
+                /** @description RFC 7638 thumbprint. */
+                kid: string;
+            };
+        };
         /**
          * @description A license of a product for an e-mail address. In requests only `product`, `email` and
          *     optionally `licenseId` are sent; the read-only fields are returned by the service.
@@ -3108,12 +3251,17 @@ export interface components {
              * @description Id of the license; in requests selects a specific license.
              */
             licenseId?: string;
-            /** @description Activation secret of the license (base64url, 256 bits); shown to the owner and staff only. */
+            /**
+             * @description Activation secret of the license (base64url, 256 bits); shown to the owner and staff only.
+             *     Its SHA-256 hash (over the UTF-8 text, lower-case hex) is listed by `secret-hashes`.
+             */
             readonly secret?: string;
             /**
              * @description Last issued license key: `base64url(payload).base64url(signature)`, payload the UTF-8 JSON
-             *     `{licenseId, product, email, issuedAt}`, signature Ed25519 over the payload bytes; null when
-             *     no key was issued yet.
+             *     `{v: 1, licenseId, product, email, secretHash, issuedAt}` (`secretHash` as listed by
+             *     `secret-hashes`, `issuedAt` RFC 3339 UTC), signature Ed25519 over the payload bytes (the
+             *     base64url-decoded first part); null when no key was issued yet. Verify it with the key of
+             *     `GET /api/rest/v1/licensing/public-key`; a single changed byte fails verification.
              */
             readonly key?: string | null;
             /**
@@ -5221,6 +5369,63 @@ export interface operations {
             default: components["responses"]["ProblemDefault"];
         };
     };
+    listServiceClients: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Service clients, by name. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ServiceClient"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    createServiceClient: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["NewServiceClient"];
+            };
+        };
+        responses: {
+            /** @description The registered client with its one-time secrets. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["NewServiceClientReply"];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            409: components["responses"]["ProblemConflict"];
+            413: components["responses"]["ProblemPayloadTooLarge"];
+            415: components["responses"]["ProblemUnsupportedMediaType"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
     createLicenses: {
         parameters: {
             query: {
@@ -5302,7 +5507,6 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
-            403: components["responses"]["ProblemForbidden"];
             404: components["responses"]["ProblemNotFound"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
@@ -5372,8 +5576,30 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
-            403: components["responses"]["ProblemForbidden"];
+            404: components["responses"]["ProblemNotFound"];
             503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getLicensePublicKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The public key. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["LicensePublicKey"];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
             default: components["responses"]["ProblemDefault"];
         };
     };

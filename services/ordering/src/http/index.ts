@@ -6,6 +6,7 @@ import type { OrderingDeps } from '../context';
 import { authHandlers } from './auth.handlers';
 import { batteryHandlers } from './battery.handlers';
 import { cardReservationHandlers } from './card-reservation.handlers';
+import { devIdentityHandlers } from './dev-identity.handlers';
 import { licensingHandlers } from './licensing.handlers';
 import { shopHandlers } from './shop.handlers';
 import { systemHandlers } from './system.handlers';
@@ -17,6 +18,7 @@ export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
     ...systemHandlers(ctx, apiVersion),
     ...authHandlers(ctx),
     ...usersHandlers(ctx),
+    ...devIdentityHandlers(ctx),
     ...licensingHandlers(ctx),
     ...shopHandlers(ctx),
     ...cardReservationHandlers(ctx),

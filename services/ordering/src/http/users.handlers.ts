@@ -1,11 +1,41 @@
 /**
- * Handlers of the users operations (one per operationId; thin: domain logic lives in services).
+ * Handlers of the users operations (ordering spec §4.6) and of the service-client registry; thin: the
+ * rules live in `identity/users.service.ts` and `identity/service-clients.service.ts`.
  */
-import type { Handlers } from '@sports-timing/shared';
+import { principalOf, type Handlers } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
 import type { OrderingDeps } from '../context';
 import type { operations } from '../generated/openapi';
+import { identityOf } from '../identity/identity';
 
 /** users handlers. */
-export function usersHandlers(_ctx: OrderingDeps): Handlers<operations> {
-  return {};
+export function usersHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const { users, clients } = identityOf(ctx);
+  const caller = (res: { locals: Record<string, unknown> }) => principalOf<Principal>(res as never)!;
+  return {
+    async getUser(req, res) {
+      res.json(await users.get(caller(res), req.params.id));
+    },
+    async getUserByName(req, res) {
+      res.json(await users.getByName(caller(res), req.query.userName));
+    },
+    async listUsers(_req, res) {
+      res.json(await users.list());
+    },
+    async createUser(req, res) {
+      res.json(await users.create(req.body));
+    },
+    async updateUserProfile(req, res) {
+      res.json(await users.updateProfile(caller(res), req.body));
+    },
+    async updateUserRoles(req, res) {
+      res.json(await users.updateRoles(req.body));
+    },
+    async listServiceClients(_req, res) {
+      res.json(await clients.list());
+    },
+    async createServiceClient(req, res) {
+      res.json(await clients.create(req.body));
+    },
+  };
 }

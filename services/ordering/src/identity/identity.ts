@@ -1,0 +1,70 @@
+/**
+ * The identity area's services for one app instance (one per `OrderingDeps`, shared by the auth, users,
+ * licensing and dev handlers and by the access checks in `app.ts`), so that the login limiter, caches and
+ * the Redis connection exist once.
+ */
+import path from 'node:path';
+import type { Redis } from 'ioredis';
+import { devSecret } from '@sports-timing/shared';
+import type { OrderingDeps } from '../context';
+import { AccessCheck } from './access';
+import { AuthService } from './auth.service';
+import { generateLicenseSigningKeyPem, LicenseSigner } from './license-keys';
+import { LicensingService } from './licensing.service';
+import { createLimiter, createRedis, LoginLimiter } from './login-limits';
+import { ServiceClientsService } from './service-clients.service';
+import { UsersService } from './users.service';
+
+/** The identity services of one app. */
+export interface Identity {
+  users: UsersService;
+  auth: AuthService;
+  clients: ServiceClientsService;
+  access: AccessCheck;
+  /** Created on first use: it reads (or, in development, creates) the license keys. */
+  readonly licensing: LicensingService;
+  readonly licenseSigner: LicenseSigner;
+}
+
+const instances = new WeakMap<OrderingDeps, Identity>();
+
+/** The identity services of `deps` (created on first call). */
+export function identityOf(deps: OrderingDeps): Identity {
+  let identity = instances.get(deps);
+  if (!identity) {
+    identity = createIdentity(deps);
+    instances.set(deps, identity);
+  }
+  return identity;
+}
+
+function createIdentity(deps: OrderingDeps): Identity {
+  const { config, database } = deps;
+  const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const access = new AccessCheck(database);
+  const users = new UsersService(database, { onUserChanged: (id) => access.forgetUser(id) });
+  const limiter = new LoginLimiter({ maxFailuresPerAccount: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerIp, redis });
+  const auth = new AuthService(database, deps.tokens, limiter);
+  const clients = new ServiceClientsService(database);
+  const keysDir = path.join(config.dataDir, 'keys');
+  let signer: LicenseSigner | undefined;
+  let licensing: LicensingService | undefined;
+  const signerOf = () => (signer ??= new LicenseSigner(devSecret(keysDir, 'license-ed25519.pem', config.licenseSigningKeyPem, generateLicenseSigningKeyPem)));
+  return {
+    users,
+    auth,
+    clients,
+    access,
+    get licenseSigner() {
+      return signerOf();
+    },
+    get licensing() {
+      return (licensing ??= new LicensingService({
+        database,
+        signer: signerOf(),
+        secretKey: devSecret(keysDir, 'license-secret.key', config.licenseSecretKey),
+        keyRequestLimiter: createLimiter(redis, { keyPrefix: 'ordering:license-key', points: 10, duration: 3600 }),
+      }));
+    },
+  };
+}
