@@ -45,9 +45,20 @@ export interface CountryList {
   countries: CountryOption[];
 }
 
+// Built-in lists never change at run time: sort each locale once.
+const builtInSorted = new Map<string, readonly CountryOption[]>();
+
 function builtInCountries(locale: string): CountryOption[] {
-  const names = countries.getNames(locale, { select: 'official' });
-  return Object.entries(names).map(([countryCode, name]) => ({ countryCode, name }));
+  let sorted = builtInSorted.get(locale);
+  if (!sorted) {
+    const names = countries.getNames(locale, { select: 'official' });
+    sorted = sortByName(
+      Object.entries(names).map(([countryCode, name]) => ({ countryCode, name })),
+      locale,
+    );
+    builtInSorted.set(locale, sorted);
+  }
+  return sorted.map((c) => ({ ...c }));
 }
 
 function sortByName(list: CountryOption[], culture: string): CountryOption[] {
@@ -68,8 +79,8 @@ function sortByName(list: CountryOption[], culture: string): CountryOption[] {
 export async function listCountries(db: Kysely<DB>, preferences: readonly string[]): Promise<CountryList> {
   const imported = await repo.selectCountryCultures(db);
   const culture = resolveCulture(preferences, [...imported, ...BUILT_IN_COUNTRY_LOCALES]);
-  const list = imported.includes(culture) ? await repo.selectCountries(db, culture) : builtInCountries(culture);
-  return { culture, countries: sortByName(list, culture) };
+  if (!imported.includes(culture)) return { culture, countries: builtInCountries(culture) };
+  return { culture, countries: sortByName(await repo.selectCountries(db, culture), culture) };
 }
 
 /** Whether `code` is an assigned ISO 3166-1 alpha-2 code (upper case expected). */

@@ -13,7 +13,9 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table articles (
       id integer generated always as identity primary key,
-      article_number text not null unique check (article_number ~ '^[A-Za-z0-9][A-Za-z0-9._/-]{0,63}$'),
+      -- ERP numbers are free text; commas would break the comma-separated filter of the listing.
+      article_number text not null unique
+        check (length(article_number) between 1 and 64 and article_number = btrim(article_number) and article_number !~ '[,[:cntrl:]]'),
       erp_id text,
       erp_version text,
       is_shop_article boolean not null default false,
