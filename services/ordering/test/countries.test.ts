@@ -85,6 +85,11 @@ describe('shop countries', () => {
     expect(await shopCountries('de')).toHaveLength(250);
   });
 
+  it('matches imported cultures case-insensitively', async () => {
+    await ctx.database.db.insertInto('localized_countries').values({ culture: 'IT', country_code: 'IT', name: 'Italia' }).execute();
+    expect(await shopCountries('it-CH')).toEqual([{ countryCode: 'IT', name: 'Italia' }]);
+  });
+
   it('serves the same list to the card-reservation area', async () => {
     const res = await request(ctx.app).get('/api/rest/v1/get-countries-list').set('accept-language', 'fr').expect(200);
     expect(res.body).toEqual(await shopCountries('fr'));

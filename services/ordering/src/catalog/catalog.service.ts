@@ -55,7 +55,8 @@ export interface AttributeLabeler {
  */
 export async function attributeLabeler(db: Kysely<DB>, preferences: readonly string[]): Promise<AttributeLabeler> {
   const imported = await repo.selectOptionLabelCultures(db);
-  const culture = resolveCulture(preferences, [...imported, ...BUILT_IN_LABEL_CULTURES]);
+  // Imported spellings last: on a case-insensitive tie the imported culture is the one resolved.
+  const culture = resolveCulture(preferences, [...BUILT_IN_LABEL_CULTURES, ...imported]);
   const rows = imported.includes(culture) ? await repo.selectOptionLabels(db, culture) : [];
   const stored = new Map(rows.map((r) => [r.attribute_key, r]));
   const lang = culture.split('-')[0].toLowerCase();

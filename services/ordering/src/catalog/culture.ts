@@ -55,7 +55,8 @@ function language(tag: string): string {
 /**
  * The best of `available` (any case) for the preferences: per preference in order, an exact match, then
  * the bare language (`de-CH` → `de`), then another region of the language (`de` → `de-AT`); else English
- * when available, else the first available culture (then `en`). Returns the spelling of `available`.
+ * when available, else the first available culture (then `en`). Returns the spelling of `available`
+ * (of its last entry when two differ only in case).
  */
 export function resolveCulture(preferences: readonly string[], available: Iterable<string>): string {
   const list = [...available];

@@ -78,7 +78,8 @@ function sortByName(list: CountryOption[], culture: string): CountryOption[] {
  */
 export async function listCountries(db: Kysely<DB>, preferences: readonly string[]): Promise<CountryList> {
   const imported = await repo.selectCountryCultures(db);
-  const culture = resolveCulture(preferences, [...imported, ...BUILT_IN_COUNTRY_LOCALES]);
+  // Imported spellings last: on a case-insensitive tie the imported culture is the one resolved.
+  const culture = resolveCulture(preferences, [...BUILT_IN_COUNTRY_LOCALES, ...imported]);
   if (!imported.includes(culture)) return { culture, countries: builtInCountries(culture) };
   return { culture, countries: sortByName(await repo.selectCountries(db, culture), culture) };
 }
