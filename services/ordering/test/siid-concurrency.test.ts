@@ -7,7 +7,7 @@ import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import { ApiError, createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
-import { claimCardNumber } from '../src/siid/siid.service';
+import { claimCardNumber, claimRandomCardNumbers } from '../src/siid/siid.service';
 import { createOrderingDatabase } from './helpers';
 
 let base: Awaited<ReturnType<typeof createOrderingDatabase>>;
@@ -72,4 +72,16 @@ it('16 workers × 500 random claims in a small range: every win is stored once, 
   expect(stats.rows[0]).toEqual({ rows: wins.size, distinct: wins.size });
   const stored = await wide.db.selectFrom('card_numbers').select(['service_id', 'order_ref']).where('service_id', '>=', first).where('service_id', '<', first + size).execute();
   for (const r of stored) expect(r.order_ref).toBe(wins.get(r.service_id));
+});
+
+it('8 concurrent orders × 250 random numbers: all claimed, none shared', async () => {
+  const claims = await Promise.all(
+    Array.from({ length: 8 }, (_, i) => wide.db.transaction().execute((trx) => claimRandomCardNumbers(trx, 'sicard10', 250, `random-${i}`))),
+  );
+  const all = claims.flat();
+  expect(all).toHaveLength(2_000);
+  expect(new Set(all).size).toBe(2_000);
+  for (const n of all) expect(n >= 7_000_001 && n <= 7_999_999).toBe(true);
+  const rows = await sql<{ n: number }>`select count(*)::int as n from card_numbers where order_ref like 'random-%'`.execute(wide.db);
+  expect(rows.rows[0].n).toBe(2_000);
 });

@@ -149,6 +149,24 @@ export async function claimCardNumbers(trx: Kysely<DB>, cardType: CardType, serv
   if (taken.length > 0) throw takenError(taken);
 }
 
+/**
+ * Claims `count` random free numbers of `cardType` for an order inside `trx` (card orders without chosen
+ * numbers). Numbers a concurrent order takes between draw and insert are skipped and redrawn, so this
+ * never fails on a race; it throws ApiError 409 only when the type has fewer than `count` free numbers.
+ * Returns the claimed numbers, ascending.
+ */
+export async function claimRandomCardNumbers(trx: Kysely<DB>, cardType: CardType, count: number, orderRef: string | null, state: CardNumberState = 'reserved'): Promise<number[]> {
+  const claimed: number[] = [];
+  for (let round = 0; round < 8 && claimed.length < count; round++) {
+    // The transaction sees its own claims, so a new draw never repeats them.
+    const candidates = await drawFreeServiceIds(trx, cardType, count - claimed.length);
+    if (candidates.length === 0) break;
+    claimed.push(...(await repo.insertClaims(trx, cardType, candidates, orderRef, state)));
+  }
+  if (claimed.length < count) throw new ApiError(409, `Not enough free ${cardType} card numbers.`, { grpcCode: GrpcCode.ABORTED });
+  return claimed.sort((a, b) => a - b);
+}
+
 /** Releases the card numbers of an order (cancelled order); returns how many were released. */
 export async function releaseCardNumbers(trx: Kysely<DB>, orderRef: string): Promise<number> {
   return repo.deleteClaimsOfOrder(trx, orderRef);
