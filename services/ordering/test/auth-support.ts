@@ -57,8 +57,8 @@ export async function bearerOf(app: Express, username: string, password: string)
   return `Bearer ${(await login(app, username, password)).access_token}`;
 }
 
-/** A `NewUser` of the spec. */
-export type NewUser = components['schemas']['NewUser'];
+/** A `NewUser` of the spec as a client sends it (fields with defaults may be left out). */
+export type NewUser = Omit<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'> & Partial<Pick<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'>>;
 /** A `User` of the spec. */
 export type User = components['schemas']['User'];
 

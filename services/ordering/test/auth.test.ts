@@ -342,3 +342,40 @@ describe('secrets never leak', () => {
     expect(all).not.toMatch(/rt_[\w-]{20,}/);
   });
 });
+
+describe('bootstrap admin', () => {
+  it('in development without BOOTSTRAP_ADMIN_PASSWORD: generates, stores and logs the password once; never twice', async () => {
+    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { tmpdir } = await import('node:os');
+    const path = await import('node:path');
+    const { bootstrapAdmin } = await import('../src/identity/bootstrap');
+    const { createOrderingDatabase } = await import('./helpers');
+    const { loadOrderingConfig } = await import('../src/config');
+    const pino = (await import('pino')).default;
+    const db = await createOrderingDatabase();
+    try {
+      const dataDir = mkdtempSync(path.join(tmpdir(), 'ordering-bootstrap-'));
+      const config = loadOrderingConfig({ DATA_DIR: dataDir, APP_ENV: 'development' });
+      const lines: string[] = [];
+      const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
+      expect(await bootstrapAdmin({ database: db.database, config, logger })).toBe(true);
+      expect(await bootstrapAdmin({ database: db.database, config, logger })).toBe(false);
+      const password = readFileSync(path.join(dataDir, 'keys', 'ordering-admin-password'), 'utf8').trim();
+      expect(lines.filter((l) => l.includes(password))).toHaveLength(1);
+      const admin = await db.database.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
+      expect(admin).toMatchObject({ user_name: 'admin', roles: ['admin'], user_group: 'internal', is_active: true });
+      expect(admin.password_hash).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$/);
+      const { verifyPassword } = await import('../src/identity/passwords');
+      expect(await verifyPassword(password, admin.password_hash)).toBe(true);
+      // Production without a password creates nobody.
+      const prod = await createOrderingDatabase();
+      try {
+        expect(await bootstrapAdmin({ database: prod.database, config: { ...config, environment: 'production' }, logger })).toBe(false);
+      } finally {
+        await prod.close();
+      }
+    } finally {
+      await db.close();
+    }
+  });
+});
