@@ -12,6 +12,7 @@ import { allHandlers } from './http';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { identityOf } from './identity/identity';
+import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -58,6 +59,7 @@ export function createApp(deps: OrderingDeps): Express {
       validateResponses: deps.validateResponses,
       beforeValidation: [
         enforceRoles(authenticate, 'Bearer'),
+        maintenanceGate(deps),
         identifyServiceClient(identity.clients, deps.logger),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),

@@ -4,10 +4,14 @@
 import path from 'node:path';
 import { envReader } from '@sports-timing/shared';
 
+/** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
+export const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
+export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
+
 /** Resolved configuration of the ordering service. */
 export interface OrderingConfig {
-  /** Deployment name shown by `dev/environment` (development, staging, production). */
-  environment: string;
+  /** Deployment name shown by `dev/environment` (`APP_ENV`: development, test, staging, production). */
+  environment: AppEnvironment;
   port: number;
   host: string;
   /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
@@ -43,13 +47,20 @@ export interface OrderingConfig {
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
   trustedProxies: string[];
+  /**
+   * AES-256-GCM key ring (`ENCRYPTION_KEYS`, `<version>:<base64 32 bytes>` comma list; the highest version
+   * encrypts, all decrypt; parsed by `crypto/aead.ts`); generated into `.data/keys/encryption-keys` in development.
+   */
+  encryptionKeys: string | undefined;
+  /** `Retry-After` (seconds) of the 503 answers of gated operations while maintenance mode is on. */
+  maintenanceRetryAfterSeconds: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
   return {
-    environment: e.string('APP_ENV', 'development')!,
+    environment: e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development'),
     port: e.int('ORDERING_PORT', 8080, 0, 65535),
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('ORDERING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
@@ -69,5 +80,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    encryptionKeys: e.string('ENCRYPTION_KEYS'),
+    maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
   };
 }

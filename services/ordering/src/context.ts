@@ -8,6 +8,9 @@ import type { TokenService } from './auth/tokens';
 import type { OrderingConfig } from './config';
 import type { DB } from './db/schema';
 import type { Mailer } from './mail/mailer';
+import type { EnvelopeEncryption } from './crypto/aead';
+import type { StatusProbes } from './devtools/status';
+import type { MaintenanceMode } from './maintenance/maintenance.service';
 
 /** Dependencies of the ordering app. */
 export interface OrderingDeps {
@@ -19,4 +22,10 @@ export interface OrderingDeps {
   mailer: Mailer;
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
+  /** AES-256-GCM key ring; read it through `encryptionOf(deps)` (crypto/encryption.ts), which also covers tests. */
+  encryption?: EnvelopeEncryption;
+  /** The shared maintenance flag; read it through `maintenanceOf(deps)` (one per database handle when absent). */
+  maintenance?: MaintenanceMode;
+  /** Reachability checks of the ERP system and payment provider for the status utilities; absent → `disabled`. */
+  statusProbes?: StatusProbes;
 }

@@ -7,9 +7,11 @@ import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/sha
 import { createApp } from './app';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
+import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
+import { CacheClearListener } from './maintenance/caches';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -36,16 +38,21 @@ async function main(): Promise<void> {
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
   });
+  // Fails fast on a malformed ENCRYPTION_KEYS (the message names the version, never the key).
+  const encryption = EnvelopeEncryption.fromSpec(devSecret(keysDir, 'encryption-keys', config.encryptionKeys, generateKeyRingSpec));
   const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
   const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom });
   outbox.start();
-  const app = createApp({ config, database, logger, tokens, mailer });
+  const cacheListener = new CacheClearListener({ url, logger });
+  await cacheListener.start();
+  const app = createApp({ config, database, logger, tokens, mailer, encryption });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
       await outbox.stop();
+      await cacheListener.stop();
       mailer.close();
       await database.close();
       await embedded?.stop();

@@ -853,9 +853,20 @@ export interface paths {
         put?: never;
         /**
          * Enable maintenance mode
-         * @description Switches maintenance mode on for all instances (the flag is stored in the database). While on,
-         *     shop operations and order creation answer `503` with `Retry-After`; administration, health,
-         *     version and callbacks keep working. Idempotent.
+         * @description Switches maintenance mode on for all instances. Idempotent.
+         *
+         *     The flag is one row in PostgreSQL; every instance reads it with a cache of at most one second, so
+         *     all instances follow within a second (the instance that served this call at once).
+         *
+         *     While on, every operation tagged `shop` or `card-reservation` (the public shop, the card order
+         *     page and `POST /api/rest/v1/order`) answers `503` with `Retry-After`
+         *     (`MAINTENANCE_RETRY_AFTER_SECONDS`, default 300): google.rpc.Status `UNAVAILABLE` (14) under
+         *     `/api/grpc-json/v1/shop`, problem+json elsewhere. The decision is taken from the operation's tag
+         *     in this document. Everything else keeps working: administration (`maintenance`, `users`,
+         *     `licensing`, `dev`), `auth`, `health`, `version`, `callbacks` (payment and ERP webhooks are still
+         *     accepted, so nothing is lost), `utils`, `retailers`, and the `battery` lookup (read-only, public,
+         *     independent of the catalogue and of orders). Access control comes first: a caller without rights
+         *     still gets `401`/`403`.
          */
         post: operations["enableMaintenanceMode"];
         delete?: never;
@@ -1038,6 +1049,12 @@ export interface paths {
          *     encryption, and answers them as one PEM text: the PKCS#8 private key followed by the
          *     certificate. Nothing is stored; the operator puts the PEM into the secret configuration. The
          *     response contains a private key: it is sent with `Cache-Control: no-store` and never logged.
+         *
+         *     Certificate: subject = issuer `CN=ordering <environment> encryption, O=sports-timing`, random
+         *     positive 128-bit serial, notBefore one minute before creation, notAfter two years after,
+         *     basic constraints `CA:false`, key usage `keyEncipherment, dataEncipherment` (critical), a subject
+         *     key identifier, self-signed with sha256WithRSAEncryption. The key is a plain `rsaEncryption` key,
+         *     meant for RSA-OAEP.
          */
         get: operations["createEncryptionCertificate"];
         put?: never;
@@ -1059,6 +1076,8 @@ export interface paths {
          * Create a signing key pair and certificate
          * @description Like `create-encryption-certificate`, for a signing key (ECDSA P-256) and its self-signed X.509
          *     certificate (digital signature key usage). Nothing is stored; `Cache-Control: no-store`.
+         *     Subject `CN=ordering <environment> signing, O=sports-timing`, key usage `digitalSignature`
+         *     (critical), self-signed with ecdsa-with-SHA256; otherwise as `create-encryption-certificate`.
          */
         get: operations["createSigningCertificate"];
         put?: never;
@@ -1080,8 +1099,10 @@ export interface paths {
         put?: never;
         /**
          * Clear caches
-         * @description Clears the in-process caches (articles, countries, localized options, retailers) of all
-         *     instances (via PostgreSQL `NOTIFY`). Idempotent.
+         * @description Clears the in-process caches (articles, countries, localized options, retailers: whatever the
+         *     modules registered) of this instance, then tells all other instances through PostgreSQL
+         *     `NOTIFY ordering_clear_caches`, each of which clears its own. Idempotent. The names of the cleared
+         *     caches are logged.
          */
         post: operations["clearCaches"];
         delete?: never;
@@ -1099,7 +1120,10 @@ export interface paths {
         };
         /**
          * Runtime environment of the instance
-         * @description Environment name, version, uptime, database and dependency status. Never a secret.
+         * @description Environment name (`APP_ENV`), version, commit, Node.js version, host name, uptime, maintenance
+         *     mode, database status and latency, mail outbox backlog and the state of SMTP, ERP and payment
+         *     provider (checked afresh, 3-second timeout each). Built from named fields only: never a secret,
+         *     key or URL with credentials.
          */
         get: operations["devGetEnvironment"];
         put?: never;
@@ -1184,7 +1208,15 @@ export interface paths {
         /**
          * Encrypt a text with the service key
          * @description Encrypts `text` with AES-256-GCM under the current service encryption key. Output is URL-safe
-         *     base64 of `keyVersion ‖ nonce(12) ‖ ciphertext ‖ tag(16)`.
+         *     base64 without padding (RFC 4648 §5) of `keyVersion(1) ‖ nonce(12) ‖ ciphertext ‖ tag(16)`:
+         *     one byte key version (1–255), a random 96-bit nonce, the ciphertext (as long as the UTF-8 text)
+         *     and the full 128-bit tag.
+         *
+         *     Keys come from `ENCRYPTION_KEYS` (`<version>:<base64 32-byte key>,…`): the highest version
+         *     encrypts, every configured version decrypts, so keys rotate by adding a version. The
+         *     authenticated data is the key-version byte followed by a context string; this utility uses the
+         *     fixed context `dev-utility`, stored secrets (ERP API tokens) use their own (e.g.
+         *     `erp-api-token:<erpSystem>`), so a ciphertext moved to another context does not decrypt.
          */
         get: operations["devEncrypt"];
         put?: never;
@@ -1204,8 +1236,9 @@ export interface paths {
         };
         /**
          * Decrypt a text encrypted by the service
-         * @description Decrypts the output of `encrypt`. A tampered, truncated (tag shorter than 16 bytes) or
-         *     unknown-key-version ciphertext answers `400`; no detail reveals why.
+         * @description Decrypts the output of `encrypt`. A tampered, truncated (tag shorter than 16 bytes),
+         *     unknown-key-version, other-context or otherwise invalid ciphertext answers `400` with
+         *     `errors.text`; no detail reveals which check failed.
          */
         get: operations["devDecrypt"];
         put?: never;
@@ -1288,7 +1321,8 @@ export interface paths {
          * Generate a random password
          * @description A password of `length` characters drawn uniformly (rejection sampling, crypto random) from
          *     upper- and lower-case letters, digits and `!#$%&*+-=?@_`, with at least one of each class.
-         *     Sent with `Cache-Control: no-store`.
+         *     Look-alike characters are left out (`I`, `O`, `l`, `o`, `0`, `1`), leaving 68 characters
+         *     (about 6.1 bits each). Sent with `Cache-Control: no-store`.
          */
         get: operations["devGetRandomPassword"];
         put?: never;
@@ -1634,7 +1668,10 @@ export interface paths {
          * Render a QR code
          * @description Renders `content` as a QR code. `format` selects the media type of the response: `png` →
          *     `image/png`, `svg` → `image/svg+xml`, `utf8` → `text/plain` (block characters). `pixels` is the
-         *     size of one module in pixels (png, svg); a quiet zone of 4 modules is added.
+         *     size of one module in pixels (png, svg); a quiet zone of 4 modules is added. The image side,
+         *     (modules + 8) × `pixels`, may be at most 2048 pixels (png, svg): a larger request answers `400`
+         *     with `errors.pixels` naming the largest allowed value. Content too long for a QR code at the
+         *     chosen error correction answers `400` with `errors.content`.
          */
         get: operations["devGetQrcode"];
         put?: never;
@@ -1656,7 +1693,9 @@ export interface paths {
          * Status for uptime monitors
          * @description Public. `ok` when the database, SMTP server, ERP system and payment provider are all reachable,
          *     else `degraded` with the state of each. Always `200` while the process runs (uptime monitors
-         *     check the `status` value); checks are cached for 30 seconds and time out after 3 seconds.
+         *     check the `status` value); checks run in parallel, are cached for 30 seconds per instance and
+         *     each times out after 3 seconds (then `down`). A dependency that is not configured (no
+         *     `SMTP_URL`: mail goes to files; no ERP or payment client) is `disabled` and does not degrade.
          */
         get: operations["devGetUptimeMonitorStatus"];
         put?: never;
@@ -3335,7 +3374,17 @@ export interface components {
                 status: components["schemas"]["DependencyState"];
                 /** @description PostgreSQL server version; null when down. */
                 serverVersion: string | null;
+                /**
+                 * Format: double
+                 * @description Round-trip time of the check query in milliseconds; null when down.
+                 */
+                latencyMs: number | null;
             };
+            /**
+             * Format: int32
+             * @description E-mails in the transactional outbox not yet sent (backlog); null when the database is down.
+             */
+            outboxPending: number | null;
             dependencies: components["schemas"]["DependencyChecks"];
         };
         /** @description State of the external dependencies. */
@@ -4618,6 +4667,7 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };

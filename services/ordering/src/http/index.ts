@@ -7,7 +7,9 @@ import { authHandlers } from './auth.handlers';
 import { batteryHandlers } from './battery.handlers';
 import { cardReservationHandlers } from './card-reservation.handlers';
 import { devIdentityHandlers } from './dev-identity.handlers';
+import { devHandlers } from './dev.handlers';
 import { licensingHandlers } from './licensing.handlers';
+import { maintenanceHandlers } from './maintenance.handlers';
 import { shopHandlers } from './shop.handlers';
 import { systemHandlers } from './system.handlers';
 import { usersHandlers } from './users.handlers';
@@ -23,5 +25,7 @@ export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
     ...shopHandlers(ctx),
     ...cardReservationHandlers(ctx),
     ...batteryHandlers(ctx),
+    ...maintenanceHandlers(ctx),
+    ...devHandlers(ctx),
   } as HandlerMap;
 }

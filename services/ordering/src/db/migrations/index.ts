@@ -5,10 +5,12 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity';
 import * as m0002 from './0002_shop';
 import * as m0003 from './0003_outbox';
+import * as m0005 from './0005_maintenance';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
   '0002_shop': m0002,
   '0003_outbox': m0003,
+  '0005_maintenance': m0005,
 };

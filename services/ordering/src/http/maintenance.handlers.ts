@@ -1,0 +1,45 @@
+/**
+ * Handlers of the maintenance area (ordering spec §4.8) owned here: maintenance mode, certificates and
+ * caches. The ERP imports of the same area are registered by the ERP module.
+ */
+import { principalOf, type Handlers } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
+import type { OrderingDeps } from '../context';
+import type { operations } from '../generated/openapi';
+import { caches, notifyClearCaches } from '../maintenance/caches';
+import { certificateSubject, createCertificate, type CertificatePurpose } from '../maintenance/certificates';
+import { maintenanceOf } from '../maintenance/maintenance.service';
+
+/** `user:<id>:<name>` / `client:<id>:<name>` of the caller, for the flag's audit columns and logs. */
+function actor(p: Principal | null): string {
+  return p ? `${p.kind}:${p.id}:${p.name}` : 'anonymous';
+}
+
+/** Maintenance-mode, certificate and cache handlers. */
+export function maintenanceHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const mode = maintenanceOf(ctx);
+  const certificate = async (purpose: CertificatePurpose) => (await createCertificate(purpose, certificateSubject('ordering', ctx.config.environment, purpose))).pem;
+  return {
+    async enableMaintenanceMode(_req, res) {
+      await mode.set(true, actor(principalOf<Principal>(res)));
+      res.status(200).end();
+    },
+    async disableMaintenanceMode(_req, res) {
+      await mode.set(false, actor(principalOf<Principal>(res)));
+      res.status(200).end();
+    },
+    async createEncryptionCertificate(_req, res) {
+      // The body holds a private key: never cached, never logged (the logger records no bodies).
+      res.set('Cache-Control', 'no-store').json(await certificate('encryption'));
+    },
+    async createSigningCertificate(_req, res) {
+      res.set('Cache-Control', 'no-store').json(await certificate('signing'));
+    },
+    async clearCaches(_req, res) {
+      const local = await caches.clearAll(ctx.logger);
+      await notifyClearCaches(ctx.database.db);
+      ctx.logger.info({ cleared: local.cleared, failed: local.failed, by: actor(principalOf<Principal>(res)) }, 'caches cleared; other instances notified');
+      res.status(200).end();
+    },
+  };
+}

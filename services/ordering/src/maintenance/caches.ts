@@ -1,0 +1,152 @@
+/**
+ * Registry of in-process caches, cleared by `POST /api/rest/v1/maintenance/clear-caches` (ordering spec
+ * §4.8) on every instance.
+ *
+ * How to use it from another module (articles, countries, localized options, retailers, …):
+ *
+ *     import { registerCache } from '../maintenance/caches';
+ *     const byCulture = new Map<string, Country[]>();
+ *     registerCache('countries', () => byCulture.clear());
+ *
+ * - `registerCache(name, clear)` adds a cache to the process-wide registry {@link caches} and returns a
+ *   function that removes it again (call it when the owner is disposed, e.g. per app in tests). `clear`
+ *   may be async; it must only drop in-memory state (the next read repopulates it from the database).
+ * - Several registrations may share a name (one per app instance in a test process); all are cleared.
+ * - A failing `clear` is logged and reported, it does not stop the others.
+ *
+ * Across instances: the clear-caches operation clears this process's registry and then sends
+ * `NOTIFY ordering_clear_caches`; every instance runs a {@link CacheClearListener} (started in `server.ts`)
+ * that clears its own registry when it hears it. A cache that must never be stale longer than a bound
+ * should still use a TTL of its own: a notification sent while an instance's listener reconnects is lost.
+ */
+import { randomUUID } from 'node:crypto';
+import { sql, type Kysely } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+
+/** PostgreSQL notification channel of cache clears. */
+export const CLEAR_CACHES_CHANNEL = 'ordering_clear_caches';
+
+/** Result of clearing: the names cleared and the names whose `clear` failed. */
+export interface ClearResult {
+  cleared: string[];
+  failed: string[];
+}
+
+/** A set of named in-process caches. */
+export class CacheRegistry {
+  private readonly entries = new Set<{ name: string; clear: () => void | Promise<void> }>();
+
+  /** Adds a cache; returns the function that removes it. */
+  register(name: string, clear: () => void | Promise<void>): () => void {
+    const entry = { name, clear };
+    this.entries.add(entry);
+    return () => {
+      this.entries.delete(entry);
+    };
+  }
+
+  /** Names of the registered caches, sorted, each once. */
+  names(): string[] {
+    return [...new Set([...this.entries].map((e) => e.name))].sort();
+  }
+
+  /** Clears every registered cache (in parallel); never throws. */
+  async clearAll(logger?: Logger): Promise<ClearResult> {
+    const cleared = new Set<string>();
+    const failed = new Set<string>();
+    await Promise.all(
+      [...this.entries].map(async (e) => {
+        try {
+          await e.clear();
+          cleared.add(e.name);
+        } catch (err) {
+          failed.add(e.name);
+          logger?.warn({ cache: e.name, err: { message: (err as Error).message } }, 'cache clear failed');
+        }
+      }),
+    );
+    return { cleared: [...cleared].filter((n) => !failed.has(n)).sort(), failed: [...failed].sort() };
+  }
+}
+
+/** The process-wide registry used by the clear-caches operation and the listener of `server.ts`. */
+export const caches = new CacheRegistry();
+
+/** Registers a cache in the process-wide registry; returns the function that unregisters it. */
+export function registerCache(name: string, clear: () => void | Promise<void>): () => void {
+  return caches.register(name, clear);
+}
+
+/** Identifies this process in notifications, so that the sender does not clear twice. */
+export const INSTANCE_ID = randomUUID();
+
+/** Tells every instance (including those of other processes) to clear its caches, once the caller's transaction commits. */
+export async function notifyClearCaches<T>(db: Kysely<T>, senderId: string = INSTANCE_ID): Promise<void> {
+  await sql`select pg_notify(${CLEAR_CACHES_CHANNEL}, ${senderId})`.execute(db);
+}
+
+/**
+ * Listens on {@link CLEAR_CACHES_CHANNEL} on a dedicated connection (LISTEN needs a session of its own)
+ * and clears `registry` on each notification from another instance; reconnects after a connection loss.
+ */
+export class CacheClearListener {
+  private client: pg.Client | undefined;
+  private stopped = true;
+  private retry: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly opts: { url: string; registry?: CacheRegistry; logger?: Logger; instanceId?: string; onCleared?: (r: ClearResult) => void },
+  ) {}
+
+  /** Connects and listens; resolves once listening (or after a failed first attempt, which is retried). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    await this.connect();
+  }
+
+  private async connect(): Promise<void> {
+    if (this.stopped) return;
+    const client = new pg.Client({ connectionString: this.opts.url });
+    client.on('error', () => undefined);
+    client.on('notification', (msg) => {
+      if (msg.channel !== CLEAR_CACHES_CHANNEL || msg.payload === (this.opts.instanceId ?? INSTANCE_ID)) return;
+      void (this.opts.registry ?? caches).clearAll(this.opts.logger).then((r) => {
+        this.opts.logger?.info({ cleared: r.cleared, failed: r.failed }, 'caches cleared on notification');
+        this.opts.onCleared?.(r);
+      });
+    });
+    client.on('end', () => {
+      // Only the active session reconnects; a session that failed to start is retried below.
+      if (this.client !== client) return;
+      this.client = undefined;
+      this.scheduleRetry();
+    });
+    try {
+      await client.connect();
+      await client.query(`listen ${CLEAR_CACHES_CHANNEL}`);
+      if (this.stopped) await client.end();
+      else this.client = client;
+    } catch {
+      await client.end().catch(() => undefined);
+      this.scheduleRetry();
+    }
+  }
+
+  private scheduleRetry(): void {
+    if (this.stopped || this.retry) return;
+    this.retry = setTimeout(() => {
+      this.retry = undefined;
+      void this.connect();
+    }, 1_000);
+  }
+
+  /** Stops listening and closes the connection. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    await this.client?.end().catch(() => undefined);
+    this.client = undefined;
+  }
+}
