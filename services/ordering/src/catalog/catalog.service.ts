@@ -21,10 +21,7 @@ export const MAX_FILTER_NUMBERS = 200;
 /** Loads articles with their BOM slots, ordered by sort order then article number. */
 export async function loadArticles(db: Kysely<DB>, sel: repo.ArticleSelection = {}): Promise<CatalogArticle[]> {
   const rows = await repo.selectArticles(db, sel);
-  const bom = await repo.selectBomItems(
-    db,
-    rows.map((r) => r.article_number),
-  );
+  const bom = await repo.selectBomItems(db, rows.map((r) => r.article_number));
   const byMain = new Map<string, repo.BomItemRow[]>();
   for (const b of bom) byMain.set(b.main_article_number, [...(byMain.get(b.main_article_number) ?? []), b]);
   return rows.map((r) => toCatalogArticle(r, byMain.get(r.article_number) ?? []));
