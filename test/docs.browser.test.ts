@@ -4,7 +4,6 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import type { Express } from 'express';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { startOrdering, type OrderingTestContext } from '../services/ordering/test/helpers';
@@ -31,7 +30,7 @@ afterAll(async () => {
   await Promise.all([ordering?.close(), timing?.close()]);
 });
 
-async function listen(app: Express): Promise<string> {
+async function listen(app: http.RequestListener): Promise<string> {
   const server = http.createServer(app);
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
