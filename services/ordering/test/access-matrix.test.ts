@@ -75,8 +75,13 @@ async function call(app: Express, op: Op, bearer?: string): Promise<number> {
   }
 }
 
+/** Runs `fn` over `items` with at most `size` calls in flight (a slow operation does not hold up a batch). */
 async function inBatches<T>(items: T[], size: number, fn: (t: T) => Promise<void>): Promise<void> {
-  for (let i = 0; i < items.length; i += size) await Promise.all(items.slice(i, i + size).map(fn));
+  let next = 0;
+  const worker = async () => {
+    while (next < items.length) await fn(items[next++]);
+  };
+  await Promise.all(Array.from({ length: size }, worker));
 }
 
 let ctx: IdentityTestContext;
