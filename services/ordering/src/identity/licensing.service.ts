@@ -9,7 +9,7 @@
 import { createHmac, randomUUID } from 'node:crypto';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { RateLimiterRes } from 'rate-limiter-flexible';
-import { ApiError, type Database } from '@sports-timing/shared';
+import { ApiError, validationError, type Database } from '@sports-timing/shared';
 import { isStaff, type Principal } from '../auth/principal';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
@@ -164,7 +164,7 @@ export class LicensingService {
    */
   async list(caller: Principal, email: string | undefined, product: LicensedProduct | undefined): Promise<LicenseInformationDto[]> {
     const address = email ?? (await this.emailOf(caller));
-    if (!address) throw new ApiError(400, 'email is required for callers without an e-mail address.', { errors: { email: ['is required'] } });
+    if (!address) throw validationError({ email: ['is required for callers without an e-mail address'] });
     if (!(await this.mayUse(caller, address))) throw new ApiError(404, 'No licenses are visible for this address.');
     return (await repo.licensesOf(this.db, address, product)).map((r) => this.toDto(r));
   }
