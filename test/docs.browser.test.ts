@@ -71,3 +71,15 @@ describe.each([
     }
   });
 });
+
+describe('metrics', () => {
+  it('exposes Prometheus metrics per operation on both services', async () => {
+    await request(timing.app).get('/api/rest/v1/public/versions').expect(200);
+    const t = await request(timing.app).get('/metrics').expect(200);
+    expect(t.headers['content-type']).toMatch(/^text\/plain/);
+    expect(t.text).toMatch(/http_requests_total\{operation="getVersions",method="GET",status="200",service="timing"\} 1/);
+    expect(t.text).toMatch(/db_pool_connections_total\{service="timing"\}/);
+    const o = await request(ordering.app).get('/metrics').expect(200);
+    expect(o.text).toMatch(/outbox_messages_pending\{service="ordering"\} 0/);
+  });
+});

@@ -8,3 +8,5 @@ export * from './health';
 export * from './secrets';
 export * from './access';
 export * from './docs';
+export * from './http-client';
+export * from './metrics';

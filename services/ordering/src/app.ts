@@ -5,10 +5,11 @@
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import { createMetrics, apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
+import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { identityOf } from './identity/identity';
@@ -39,6 +40,10 @@ export function createApp(deps: OrderingDeps): Express {
   app.set('etag', false);
   app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
   app.use(httpLogger(deps.logger));
+  const metrics = createMetrics('ordering', deps.database.pool);
+  app.locals.metrics = metrics;
+  app.use(metrics.middleware);
+  metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
   app.use(compression({ level: 4, threshold: 1024 }));
 
   const identity = identityOf(deps);
@@ -54,6 +59,7 @@ export function createApp(deps: OrderingDeps): Express {
   };
 
   app.use(apiDocs(SPEC_FILE, spec));
+  app.use(metrics.router);
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,

@@ -5,12 +5,14 @@
  */
 import express, { type Express, type Request } from 'express';
 import type { Logger } from 'pino';
-import { apiDocs, dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
+import { createMetrics, apiDocs, dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
+import { liveHandlers } from './http/live.handlers';
+import { LiveHub } from './live/hub';
 import { punchHandlers } from './http/punches.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
@@ -23,6 +25,13 @@ export interface TimingDeps {
   logger: Logger;
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
+  /**
+   * Hub of long-polls and punch streams, fed by the instance's LISTEN session (server.ts). Without one the
+   * app makes its own without a listener: live requests then only re-read every `safetyPollMs`.
+   */
+  live?: LiveHub;
+  /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
+  sseHeartbeatMs?: number;
 }
 
 /** Builds the app. */
@@ -33,6 +42,9 @@ export function createApp(deps: TimingDeps): Express {
   // Hashing every large punch page for an ETag costs more than it saves (DESIGN §7).
   app.set('etag', false);
   app.use(httpLogger(deps.logger));
+  const metrics = createMetrics('timing', deps.database.pool);
+  app.locals.metrics = metrics;
+  app.use(metrics.middleware);
   app.use((_req, res, next) => {
     // receptionTimeUtc of uploaded punches: the moment the request arrived, not when its body was parsed.
     res.locals.receivedAtUtc = Date.now();
@@ -48,6 +60,7 @@ export function createApp(deps: TimingDeps): Express {
   };
 
   app.use(apiDocs(SPEC_FILE, spec));
+  app.use(metrics.router);
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
@@ -55,10 +68,12 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
+  const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps),
+      ...punchHandlers(handlerDeps, live),
+      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,

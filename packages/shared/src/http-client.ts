@@ -1,0 +1,144 @@
+/**
+ * One outbound HTTP call with a deadline and bounded retries, shared by the third-party clients of the
+ * ordering service (ERP, payment provider). It uses Node's built-in `fetch` (undici).
+ *
+ * Retry rules (DESIGN §6, third parties):
+ * - Retried: HTTP 5xx answers, timeouts and connection errors, with exponential backoff and jitter;
+ *   a `Retry-After` in seconds is honoured when it is not longer than `maxDelayMs`.
+ * - Never retried: any 4xx answer (the same request would fail again).
+ * - A request marked non-idempotent (`idempotent: false`, e.g. a POST that creates something) is retried
+ *   only when the connection was refused, i.e. the request provably never reached the server. Any other
+ *   failure is ambiguous (the server may have acted on it), so the caller decides — typically by looking
+ *   the result up through an idempotency reference before trying again.
+ *
+ * The result is the final answer whatever its status (the caller maps statuses to its own typed errors);
+ * only transport failures throw, as {@link HttpTransportError}. Neither the request headers nor the body
+ * ever appear in an error message, so credentials sent as headers cannot leak through it.
+ */
+
+/** Retry schedule. Delays are in milliseconds. */
+export interface RetryPolicy {
+  /** Attempts in total, including the first (1 = no retry). */
+  maxAttempts: number;
+  /** Delay before the first retry; doubled for each further one. */
+  baseDelayMs: number;
+  /** Upper bound of a single delay. */
+  maxDelayMs: number;
+}
+
+/** The default schedule: 4 attempts, 200 ms → 400 ms → 800 ms (each with jitter), at most 5 s. */
+export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000 };
+
+/** One request to send with {@link fetchWithRetry}. */
+export interface HttpCall {
+  method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  url: string;
+  headers?: Record<string, string>;
+  /** Request body, already serialized. */
+  body?: string;
+  /** Deadline of one attempt (connect, answer and body) in ms. */
+  timeoutMs: number;
+  /** Whether repeating the request is harmless (GET, PUT with a version, DELETE). */
+  idempotent: boolean;
+  retry: RetryPolicy;
+}
+
+/** The final answer of a call. */
+export interface HttpAnswer {
+  status: number;
+  headers: Headers;
+  /** The body as text (UTF-8). */
+  text: string;
+  /** Attempts made, ≥ 1. */
+  attempts: number;
+}
+
+/** Why no answer arrived: the deadline passed, or the connection failed. */
+export type HttpTransportFailure = 'timeout' | 'network';
+
+/** Thrown by {@link fetchWithRetry} when the last attempt got no HTTP answer. */
+export class HttpTransportError extends Error {
+  readonly kind: HttpTransportFailure;
+  /** The system error code when known (`ECONNREFUSED`, `ECONNRESET`, `UND_ERR_SOCKET` …). */
+  readonly code: string | undefined;
+  readonly attempts: number;
+  constructor(kind: HttpTransportFailure, code: string | undefined, attempts: number, timeoutMs: number) {
+    super(kind === 'timeout' ? `no answer within ${timeoutMs} ms` : `connection failed${code ? ` (${code})` : ''}`);
+    this.name = 'HttpTransportError';
+    this.kind = kind;
+    this.code = code;
+    this.attempts = attempts;
+  }
+}
+
+/** Whether an answer with this status is worth repeating. */
+export function isRetryableStatus(status: number): boolean {
+  return status >= 500 && status <= 599;
+}
+
+/** Delay before retry number `retry` (1-based): exponential, capped, with "equal jitter" (50–100 %). */
+export function backoffDelayMs(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
+  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
+  return Math.round(exp / 2 + (random() * exp) / 2);
+}
+
+/** Waits `ms` milliseconds. */
+export function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}
+
+/** Connection-level error code of a failed `fetch` (undici nests it in `cause`, sometimes twice). */
+function errorCode(err: unknown): string | undefined {
+  let e: unknown = err;
+  for (let depth = 0; depth < 4 && e && typeof e === 'object'; depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string') return code;
+    e = (e as { cause?: unknown }).cause;
+  }
+  return undefined;
+}
+
+function isTimeout(err: unknown): boolean {
+  return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+}
+
+function retryAfterMs(headers: Headers, policy: RetryPolicy): number | undefined {
+  const v = headers.get('retry-after');
+  if (!v || !/^\d{1,6}$/.test(v)) return undefined;
+  const ms = Number(v) * 1000;
+  return ms <= policy.maxDelayMs ? ms : undefined;
+}
+
+/**
+ * Sends `call`, repeating it by the rules above. Resolves with the final answer (any status);
+ * rejects with {@link HttpTransportError} when the last attempt got no answer.
+ */
+export async function fetchWithRetry(call: HttpCall): Promise<HttpAnswer> {
+  const maxAttempts = Math.max(1, call.retry.maxAttempts);
+  for (let attempt = 1; ; attempt++) {
+    let delay: number | undefined;
+    try {
+      const res = await fetch(call.url, {
+        method: call.method,
+        headers: call.headers,
+        body: call.body,
+        signal: AbortSignal.timeout(call.timeoutMs),
+        redirect: 'error',
+      });
+      // The deadline also covers reading the body: a server that stalls mid-body times out too.
+      const text = await res.text();
+      if (!isRetryableStatus(res.status) || !call.idempotent || attempt >= maxAttempts) {
+        return { status: res.status, headers: res.headers, text, attempts: attempt };
+      }
+      delay = retryAfterMs(res.headers, call.retry);
+    } catch (err) {
+      const timeout = isTimeout(err);
+      const code = timeout ? undefined : errorCode(err);
+      const neverSent = code === 'ECONNREFUSED';
+      if (attempt >= maxAttempts || (!call.idempotent && !neverSent)) {
+        throw new HttpTransportError(timeout ? 'timeout' : 'network', code, attempt, call.timeoutMs);
+      }
+    }
+    await sleep(delay ?? backoffDelayMs(call.retry, attempt));
+  }
+}
