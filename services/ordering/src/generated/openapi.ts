@@ -221,9 +221,16 @@ export interface paths {
          *     discount codes redeemed atomically, totals computed by the service, confirmation e-mail sent
          *     through the transactional outbox once the order commits (localized by `contact.culture`).
          *
-         *     `Idempotency-Key`: a retry with the same key and the same body returns the first result (200);
-         *     the same key with a different body → `422`; while the first request with that key is still in
-         *     progress → `409`.
+         *     Mapping onto the shop pipeline: each line becomes `quantity` order items of quantity 1 (one per
+         *     card, each with its `orderItemOid`), with the line's `configuration` plus its card number; lines
+         *     without `cardNumbers` get random free numbers claimed atomically. `country` (ISO alpha-2) of the
+         *     addresses is the shop's `countryCode`, `club` its `organisation`, the top-level `phoneNumber` the
+         *     shipping address's phone (required for courier destinations, see `createShopOrder`). Prices,
+         *     discounts, shipping, VAT and states follow `createShopOrder`. Validation errors name the fields
+         *     of this request (`items[0].cardNumbers`, `shippingAddress.country`, `discountCodes[0]`).
+         *
+         *     `Idempotency-Key`: see the parameter (same key and body → the first result; other body → `422`;
+         *     still in progress after 10 seconds of waiting → `409`).
          *
          *     `409` also when a requested card number is taken or a single-use discount code was redeemed by a
          *     concurrent order. `503` with `Retry-After` while maintenance mode is on.
@@ -426,11 +433,22 @@ export interface paths {
         put?: never;
         /**
          * Validate discount codes against a cart
-         * @description Checks each code against the cart (`orderItems`, priced as an order would be for the caller's
-         *     user group) and returns per code whether it applies, why not, and the net amount it deducts.
-         *     Codes are applied in the given order; the deductions never exceed the cart's net item total.
-         *     Nothing is redeemed: redemption happens atomically when the order is placed. Rate-limited per
-         *     client (`429`).
+         * @description Checks each code against the cart (`orderItems`, validated and priced as an order would be for
+         *     the caller's user group; an invalid cart answers `400` like `createShopOrder`) and returns per
+         *     code whether it applies, why not, and the net amount it deducts.
+         *
+         *     Stacking: codes are applied in the given order. Codes of different campaigns stack; of several
+         *     codes of one campaign only the first valid one counts (`campaignAlreadyApplied`); a code sent
+         *     twice counts once (`duplicateCode`). Each code deducts from what the previous codes left:
+         *     `percent` → round half away from zero of percent × the remaining net amount of the lines it
+         *     applies to; `fixedAmount` → `amountCents`, at most that remaining amount. So the deductions never
+         *     exceed the cart's net item total. Lines a code applies to: all, or those whose article number is
+         *     in the campaign's `restrictedArticleNumbers` (main and sub items alike). Checks in this order:
+         *     `notFound`, `duplicateCode`, `notYetValid`, `expired`, `exhausted`, `currencyMismatch`,
+         *     `minimumOrderValueNotReached` (net item total before discounts), `noApplicableArticles` (no
+         *     applicable line, or nothing left to deduct), `campaignAlreadyApplied`.
+         *
+         *     Nothing is redeemed: redemption happens atomically when the order is placed.
          */
         post: operations["validateDiscountCodes"];
         delete?: never;
@@ -468,12 +486,48 @@ export interface paths {
          *     - discount codes valid for the cart; single-use codes are redeemed atomically (`409` ABORTED when
          *       a concurrent order redeemed it first).
          *
-         *     Totals are computed by the service (client prices are never trusted). Retail and internal
-         *     orders on invoice start in state `received`, others in `pending_payment` with a paylink.
+         *     Unknown articles, articles that are not shop articles and articles the caller's group may not
+         *     order are reported as `400` with a field violation on `orderItems[i].articleNumber` (never `404`:
+         *     the cart is one argument). All violations of a request are reported together.
          *
-         *     `Idempotency-Key`: a retry with the same key and body returns the stored order (200); the same
-         *     key with a different body → `422`; the first request with that key still in progress → `409`.
-         *     `503` with `Retry-After` while maintenance mode is on or the database is unreachable.
+         *     **Card numbers**: only items that carry the `cardNumber` configuration key claim a number; such
+         *     items must have quantity 1, and one order cannot name a number twice. Unpersonalised cards are
+         *     taken from stock by the warehouse. The numbers are claimed with the order reference
+         *     (`orderNumber`) and released if the order is cancelled.
+         *
+         *     **Prices** (integer cents, net, from the catalogue): a main item costs its net unit price ×
+         *     quantity. A sub item filling a non-optional slot with the slot's default article is included in
+         *     the main article's price (0); a different valid article costs the surcharge
+         *     max(0, price(chosen) − price(default)) per unit; an article in an optional slot costs its own
+         *     price. A sub item's quantity is per main item, so its line amount is unit price × quantity ×
+         *     main quantity.
+         *
+         *     **Discounts**: the codes are applied in the given order; codes of different campaigns stack, at
+         *     most one code per campaign counts (see `validateDiscountCodes`). Every code must be valid for the
+         *     cart (`400` on `discountCodes[i]` otherwise; `409` ABORTED when it is exhausted, also when a
+         *     concurrent order redeemed it first). Each deduction is spread over the lines it applies to in
+         *     proportion to their remaining net amount (largest remainder, whole cents).
+         *
+         *     **Shipping** (`courier`, `shippingNetCents`) by the country of the shipping address:
+         *     Germany → `dhlParcel` (5.90 net); other EU member states → `dhlParcelInternational` (12.90);
+         *     other European countries (CH, LI, NO, IS, GB, AD, MC, SM, VA, AL, BA, ME, MK, RS, MD, UA, TR, GI,
+         *     FO, GL, JE, GG, IM) → `ups` (24.90); US, CA, MX, PR → `fedex` (34.90); all other countries →
+         *     `dhlExpress` (44.90). UPS, FedEx and DHL Express need the recipient's phone number: for those
+         *     destinations `shippingAddress.phoneNumber` is required (E.164, checked with libphonenumber).
+         *
+         *     **VAT and totals**: VAT is computed per order line on its net amount after its share of the
+         *     discounts, rounded half away from zero to whole cents; shipping is taxed at the highest VAT rate
+         *     of the order. `vatBreakdown` sums net and VAT per rate; `vatCents` is their sum and
+         *     `grossTotalCents` = `netTotalCents` + `vatCents`. Discounts never apply to shipping.
+         *
+         *     **State**: retail and internal orders (user groups `retailer`, `internal`) are on invoice and
+         *     start in state `received`; all others are prepaid and start in `pending_payment` (`paylinkUrl` is
+         *     set once the payment provider created the paylink; null until then).
+         *
+         *     Everything (order, items, card-number claims, discount redemptions, the confirmation e-mail in
+         *     the outbox, the idempotency record) is written in one transaction: a rejected order leaves no
+         *     trace. `Idempotency-Key`: see the parameter. `503` with `Retry-After` while maintenance mode is on
+         *     or the database is unreachable.
          */
         post: operations["createShopOrder"];
         delete?: never;
@@ -2021,10 +2075,38 @@ export interface components {
          */
         DependencyState: "up" | "down" | "disabled";
         /**
+         * @description Carrier of a shipment, chosen by the shipping country (see `createShopOrder`): `dhlParcel`
+         *     (Germany), `dhlParcelInternational` (other EU states), `ups` (other European countries),
+         *     `fedex` (US, CA, MX, PR), `dhlExpress` (rest of the world). `ups`, `fedex` and `dhlExpress`
+         *     need the recipient's phone number.
+         * @enum {string}
+         */
+        Courier: "dhlParcel" | "dhlParcelInternational" | "ups" | "fedex" | "dhlExpress";
+        /** @description Net amount (after discounts, shipping included) and VAT of one VAT rate of an order. */
+        VatAmount: {
+            /**
+             * Format: double
+             * @description VAT rate in percent.
+             */
+            vatRatePercent: number;
+            /**
+             * Format: int64
+             * @description Net amount taxed at this rate, in cents.
+             */
+            netCents: number;
+            /**
+             * Format: int64
+             * @description VAT at this rate, in cents (sum of the per-line VAT amounts).
+             */
+            vatCents: number;
+        };
+        /**
          * @description Shop order address. `firstName` is required unless `organisation` is set (checked by the
          *     service, `400` with `errors.firstName`). `phoneNumber` is required on shipping addresses whose
-         *     shipment is handled by a courier that needs it (DHL Express, UPS, FedEx), `400` otherwise.
-         *     `countryCode` is mapped by the service to and from its internal country identifier.
+         *     shipment is handled by a courier that needs it (DHL Express, UPS, FedEx; see `Courier`), `400`
+         *     otherwise; when present it must be a valid E.164 number. `countryCode` must be an assigned
+         *     ISO 3166-1 alpha-2 code; the service stores the internal country identifier (ISO 3166-1
+         *     numeric) and maps it back on output.
          */
         AddressDTO: {
             /** @description First name; required unless `organisation` is set. */
@@ -2363,12 +2445,13 @@ export interface components {
             isValid: boolean;
             /**
              * @description Why the code does not apply (null when valid): `notFound`; `notYetValid`/`expired` (validity
-             *     window); `exhausted` (redemption limit reached); `minimumOrderValueNotReached`;
-             *     `noApplicableArticles` (article restriction); `duplicateCode` (sent twice);
+             *     window); `exhausted` (redemption limit reached); `currencyMismatch` (the campaign's currency
+             *     is not the cart's); `minimumOrderValueNotReached`; `noApplicableArticles` (article
+             *     restriction, or nothing left to deduct); `duplicateCode` (sent twice);
              *     `campaignAlreadyApplied` (another code of the same campaign applies already).
              * @enum {string|null}
              */
-            reason: "notFound" | "notYetValid" | "expired" | "exhausted" | "minimumOrderValueNotReached" | "noApplicableArticles" | "duplicateCode" | "campaignAlreadyApplied" | null;
+            reason: "notFound" | "notYetValid" | "expired" | "exhausted" | "currencyMismatch" | "minimumOrderValueNotReached" | "noApplicableArticles" | "duplicateCode" | "campaignAlreadyApplied" | null;
             /**
              * Format: int64
              * @description Net amount in cents this code deducts from the cart; 0 when not valid.
@@ -2505,7 +2588,8 @@ export interface components {
             unitNetPriceCents: number;
             /**
              * Format: int64
-             * @description Net line amount (unit price × quantity, sub items not included) in cents, before discounts.
+             * @description Net line amount in cents, before discounts, sub items not included: unit price × quantity
+             *     (for a sub item × the main item's quantity as well).
              */
             netAmountCents: number;
             /**
@@ -2575,6 +2659,9 @@ export interface components {
             grossTotalCents: number;
             /** @description ISO 4217 currency. */
             currency: string;
+            courier: components["schemas"]["Courier"];
+            /** @description Net amount and VAT per VAT rate, ascending by rate. */
+            vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
              * @description Payment page for `pending_payment` orders; null for orders on invoice.
@@ -2880,6 +2967,9 @@ export interface components {
             grossTotalCents: number;
             /** @description ISO 4217 currency. */
             currency: string;
+            courier: components["schemas"]["Courier"];
+            /** @description Net amount and VAT per VAT rate, ascending by rate. */
+            vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
              * @description Payment page for `pending_payment` orders; null for orders on invoice.
@@ -4404,10 +4494,17 @@ export interface components {
          */
         AcceptLanguage: string;
         /**
-         * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Kept for 24 hours
-         *     together with a hash of the request body and the caller. Same key and same body → the stored
-         *     result is returned; same key and a different body → `422`; the first request with the key
-         *     still in progress → `409`.
+         * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
+         *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
+         *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
+         *     JSON, defaults applied) and the response of the first successful request.
+         *     - Same key and same body → the stored response of the first request is returned (200): the same
+         *       order, no second e-mail, no second card-number claim or discount redemption.
+         *     - Same key and a different body → `422`.
+         *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
+         *       and then returns its result; still in progress after that → `409`.
+         *     - Only successful results are stored: a request that failed (4xx or 5xx) left nothing behind, so
+         *       the same key may be retried (a corrected body with the same key is processed normally).
          */
         IdempotencyKey: string;
         /** @description Card type. */
@@ -4709,10 +4806,17 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Kept for 24 hours
-                 *     together with a hash of the request body and the caller. Same key and same body → the stored
-                 *     result is returned; same key and a different body → `422`; the first request with the key
-                 *     still in progress → `409`.
+                 * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
+                 *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
+                 *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
+                 *     JSON, defaults applied) and the response of the first successful request.
+                 *     - Same key and same body → the stored response of the first request is returned (200): the same
+                 *       order, no second e-mail, no second card-number claim or discount redemption.
+                 *     - Same key and a different body → `422`.
+                 *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
+                 *       and then returns its result; still in progress after that → `409`.
+                 *     - Only successful results are stored: a request that failed (4xx or 5xx) left nothing behind, so
+                 *       the same key may be retried (a corrected body with the same key is processed normally).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
             };
@@ -5093,10 +5197,17 @@ export interface operations {
             query?: never;
             header?: {
                 /**
-                 * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Kept for 24 hours
-                 *     together with a hash of the request body and the caller. Same key and same body → the stored
-                 *     result is returned; same key and a different body → `422`; the first request with the key
-                 *     still in progress → `409`.
+                 * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
+                 *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
+                 *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
+                 *     JSON, defaults applied) and the response of the first successful request.
+                 *     - Same key and same body → the stored response of the first request is returned (200): the same
+                 *       order, no second e-mail, no second card-number claim or discount redemption.
+                 *     - Same key and a different body → `422`.
+                 *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
+                 *       and then returns its result; still in progress after that → `409`.
+                 *     - Only successful results are stored: a request that failed (4xx or 5xx) left nothing behind, so
+                 *       the same key may be retried (a corrected body with the same key is processed normally).
                  */
                 "Idempotency-Key"?: components["parameters"]["IdempotencyKey"];
                 /**
