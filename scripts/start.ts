@@ -11,6 +11,9 @@ const root = path.join(__dirname, '..');
 
 /** Services started by `pnpm start`, in start order. */
 const SERVICES: { name: string; entry: string }[] = [
+  // Third-party simulators first, so the ordering service finds them (ports ERP_SIMULATOR_PORT 8090, PAYMENT_SIMULATOR_PORT 8091).
+  { name: 'erp-sim', entry: 'packages/erp-simulator/src/main.ts' },
+  { name: 'payment-sim', entry: 'packages/payment-simulator/src/main.ts' },
   { name: 'timing', entry: 'services/timing/src/server.ts' },
   { name: 'ordering', entry: 'services/ordering/src/server.ts' },
 ];
@@ -34,6 +37,13 @@ async function main(): Promise<void> {
     embedded = await startEmbeddedPostgres({ dir: path.join(root, '.data/pg'), port: Number(env.EMBEDDED_PG_PORT ?? 5433), database: 'sports_timing' });
     env.DATABASE_URL = embedded.url;
   }
+  // Point the ordering service at the simulators when they run on other than their default ports.
+  const erpSimulator = `http://127.0.0.1:${env.ERP_SIMULATOR_PORT ?? 8090}`;
+  env.ERP_BASE_URL_WECLAPP ??= `${erpSimulator}/webapp/api/v1`;
+  env.ERP_BASE_URL_WECLAPP_SANDBOX ??= `${erpSimulator}/sandbox/webapp/api/v1`;
+  env.PAYMENT_BASE_URL ??= `http://127.0.0.1:${env.PAYMENT_SIMULATOR_PORT ?? 8091}/api/v1`;
+  // The payment simulator delivers its status webhooks to the ordering service (a real provider is configured in its dashboard).
+  env.PAYMENT_SIMULATOR_WEBHOOK_URLS ??= `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`}/api/rest/v1/payment-provider/status`;
   const children = new Map<string, ChildProcess>();
   let stopping = false;
   const stopAll = async (code: number) => {

@@ -54,6 +54,18 @@ export interface OrderingConfig {
   encryptionKeys: string | undefined;
   /** `Retry-After` (seconds) of the 503 answers of gated operations while maintenance mode is on. */
   maintenanceRetryAfterSeconds: number;
+  /** ERP API base URL of tenant `weclapp` (`…/webapp/api/v1`); default the local ERP simulator. */
+  erpBaseUrlWeclapp: string;
+  /** ERP API base URL of tenant `weclappSandbox`; default the simulator's second tenant. */
+  erpBaseUrlWeclappSandbox: string;
+  /** Payment provider API base URL (`…/api/v1`); default the local payment simulator. */
+  paymentBaseUrl: string;
+  /** Payment provider instance name (query `instance`). */
+  paymentInstance: string;
+  /** Payment provider API key (header `X-API-KEY`); the default is the simulator's development key. */
+  paymentApiKey: string;
+  /** Public base URL of this service, used to build the webhook URLs given to the ERP and payment provider. */
+  publicBaseUrl: string;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */
@@ -82,5 +94,11 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
+    erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], 'http://127.0.0.1:8090/webapp/api/v1')!,
+    erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], 'http://127.0.0.1:8090/sandbox/webapp/api/v1')!,
+    paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
+    paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,
+    paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
+    publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8080')!,
   };
 }

@@ -1,0 +1,8 @@
+/**
+ * `@sports-timing/erp-simulator`: a weclapp-style ERP over real HTTP for development (`pnpm start`) and
+ * tests, with its demo seed (stable article and customer numbers, attribute keys).
+ */
+export * from './simulator';
+export * from './seed';
+export * from './types';
+export { SimServer, type SimRequest, type SimResponse, type LoggedRequest } from './sim-server';

@@ -1,0 +1,545 @@
+/**
+ * ERP simulator: a weclapp-style REST v1 subset over real HTTP, in memory, one data set per tenant.
+ *
+ * API, per tenant under `/<prefix>/webapp/api/v1` (main tenant: no prefix, `/webapp/api/v1`; sandbox:
+ * `/sandbox/webapp/api/v1`), header `AuthenticationToken` (missing or wrong → 401):
+ * - `GET /article`, `/article/count`, `/article/id/{id}`, `PUT /article/id/{id}`
+ * - `GET /customer`, `/customer/count`, `/customer/id/{id}`
+ * - `GET|POST /salesOrder`, `GET /salesOrder/count`, `GET|PUT /salesOrder/id/{id}`
+ * - `GET|POST /quotation`, `GET /quotation/count`, `GET /quotation/id/{id}`
+ * - `GET /salesInvoice`, `/salesInvoice/count`, `/salesInvoice/id/{id}`
+ * - `GET /customAttributeDefinition`, `/customAttributeDefinition/id/{id}`
+ * Lists answer `{ "result": [...] }`, counts `{ "result": n }`; filters, sort and paging as in `query.ts`.
+ * `PUT` updates the properties it is given (as weclapp's `ignoreMissingProperties=true`); a `version` that
+ * is not the entity's current one → 409 (optimistic lock), and every successful write increments
+ * `version`. Errors: `{ type, title, status, detail, error }` (weclapp sends `error`; newer versions the
+ * RFC 7807 fields).
+ * Writes notify the tenant's subscribed webhook URLs with `{ entityId, entityName, type }` (unsigned, like
+ * weclapp). A sales order set to `SHIPPED` gets a booked sales invoice dated today (Europe/Berlin).
+ *
+ * Control API (loopback only; tenant by `?tenant=main|sandbox`, default `main`), besides the fault
+ * injection of `sim-server.ts`:
+ * - `POST /__control/subscribe {url}` / `POST /__control/unsubscribe {url}` — webhook subscriptions.
+ * - `POST /__control/webhook {url, entityName, entityId, type}` — delivers one webhook now; answers the
+ *   delivery record (receiver status or error).
+ * - `PATCH /__control/{article|customer|salesOrder}/{id or number}` — changes fields like an ERP user
+ *   would: top-level properties, plus `attributes: { <attributeKey>: value }` for custom attributes (select
+ *   values by their text); bumps `version` and `lastModifiedDate`, delivers the `update` webhook to every
+ *   subscription and answers `{ entity, deliveries }`.
+ * - `POST /__control/reset` — back to the seed; subscriptions, deliveries and faults cleared.
+ * - `GET /__control/state` — all tenants' entities, subscriptions and webhook deliveries.
+ */
+import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
+import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
+import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
+import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
+
+/** A tenant of the simulator. */
+export interface ErpTenantOptions {
+  /** `main` or `sandbox` (any word; used by `?tenant=`). */
+  name: string;
+  /** Path prefix before `/webapp/api/v1`, empty for none. */
+  prefix: string;
+  /** The tenant's `AuthenticationToken`. */
+  token: string;
+}
+
+/** Options of {@link createErpSimulator}. */
+export interface ErpSimulatorOptions {
+  /** Default 0 (a free port). */
+  port?: number;
+  /** Default 127.0.0.1. */
+  host?: string;
+  /** Default: `main` (no prefix) and `sandbox` (prefix `sandbox`) with {@link DEFAULT_TOKENS}. */
+  tenants?: ErpTenantOptions[];
+  /** Deadline of one webhook delivery in ms; default 5000. */
+  webhookTimeoutMs?: number;
+  /** Console-style log line sink; default none. */
+  log?: (line: string) => void;
+}
+
+/** One webhook delivery attempt. */
+export interface ErpWebhookDelivery {
+  tenant: string;
+  url: string;
+  entityName: string;
+  entityId: string;
+  type: string;
+  /** Receiver's HTTP status; null when it did not answer. */
+  status: number | null;
+  error: string | null;
+  at: string;
+}
+
+interface Tenant {
+  options: ErpTenantOptions;
+  data: TenantData;
+  subscriptions: Set<string>;
+  nextId: () => string;
+  orderSeq: number;
+  quotationSeq: number;
+  invoiceSeq: number;
+}
+
+class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+    readonly kind = 'bad_request',
+  ) {
+    super(message);
+  }
+}
+
+function errorBody(status: number, message: string, kind = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 409 ? 'optimistic_lock' : 'error') {
+  return { type: `/webapp/view/api/errors.html#${kind}`, title: message, status, detail: message, error: message };
+}
+
+const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'articleNumber', customer: 'customerNumber', salesOrder: 'orderNumber', quotation: 'quotationNumber', salesInvoice: 'invoiceNumber' };
+
+/** Properties a client may write with PUT, per entity. */
+const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
+  article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
+  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'paid'],
+  customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'blocked'],
+};
+const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate']);
+
+/** The ERP simulator. Create with {@link createErpSimulator}. */
+export class ErpSimulator {
+  /** HTTP shell with fault injection (`fail`, `delay`, `down`, `up`). */
+  readonly server: SimServer;
+  /** Every webhook delivery, oldest first. */
+  readonly deliveries: ErpWebhookDelivery[] = [];
+  private readonly tenants = new Map<string, Tenant>();
+  private readonly pending = new Set<Promise<unknown>>();
+  private readonly webhookTimeoutMs: number;
+  private readonly log: (line: string) => void;
+
+  constructor(private readonly options: ErpSimulatorOptions = {}) {
+    this.webhookTimeoutMs = options.webhookTimeoutMs ?? 5_000;
+    this.log = options.log ?? (() => undefined);
+    this.server = new SimServer({
+      port: options.port ?? 0,
+      host: options.host ?? '127.0.0.1',
+      api: (req) => this.api(req),
+      control: (req) => this.control(req),
+      errorBody: (status, message) => errorBody(status, message),
+    });
+    this.reset();
+  }
+
+  /** Starts listening. */
+  async start(): Promise<this> {
+    await this.server.start();
+    return this;
+  }
+
+  /** Stops listening and waits for webhook deliveries in flight. */
+  async stop(): Promise<void> {
+    await this.server.stop();
+    await this.idle();
+  }
+
+  /** The bound port. */
+  get port(): number {
+    return this.server.port;
+  }
+
+  /** Base URL of a tenant's API, e.g. `http://127.0.0.1:8090/sandbox/webapp/api/v1`. */
+  baseUrl(tenant = 'main'): string {
+    const t = this.tenantOrThrow(tenant);
+    return `${this.server.origin}${t.options.prefix ? `/${t.options.prefix}` : ''}/webapp/api/v1`;
+  }
+
+  /** The live data of a tenant (tests may read and change it directly). */
+  data(tenant = 'main'): TenantData {
+    return this.tenantOrThrow(tenant).data;
+  }
+
+  /** Resolves once no webhook delivery is in flight. */
+  async idle(): Promise<void> {
+    while (this.pending.size > 0) await Promise.allSettled([...this.pending]);
+  }
+
+  /** Back to the seed: data, subscriptions, deliveries and faults. */
+  reset(): void {
+    const tenantOptions = this.options.tenants ?? [
+      { name: 'main', prefix: '', token: DEFAULT_TOKENS.main },
+      { name: 'sandbox', prefix: 'sandbox', token: DEFAULT_TOKENS.sandbox },
+    ];
+    this.tenants.clear();
+    const now = Date.now();
+    for (const options of tenantOptions) {
+      let seq = 1000;
+      const nextId = () => String(++seq);
+      this.tenants.set(options.name, { options, data: seedTenant(nextId, now), subscriptions: new Set(), nextId, orderSeq: 20000, quotationSeq: 30000, invoiceSeq: 100 });
+    }
+    this.deliveries.length = 0;
+    this.server.clearFaults();
+  }
+
+  /** Subscribes a webhook URL to every change of the tenant's entities. */
+  subscribe(url: string, tenant = 'main'): void {
+    this.tenantOrThrow(tenant).subscriptions.add(url);
+  }
+
+  /** Sends `{ entityId, entityName, type }` to `url` (one attempt) and records it. */
+  async deliverWebhook(url: string, event: { entityName: string; entityId: string; type: string }, tenant = 'main'): Promise<ErpWebhookDelivery> {
+    const body = JSON.stringify({ entityId: event.entityId, entityName: event.entityName, type: event.type });
+    const outcome = await postWebhook(url, body, 'application/json', this.webhookTimeoutMs);
+    const delivery: ErpWebhookDelivery = { tenant, url, ...event, ...outcome, at: new Date().toISOString() };
+    this.deliveries.push(delivery);
+    this.log(`webhook ${event.entityName} ${event.entityId} ${event.type} → ${withoutQuery(url)}: ${outcome.status ?? outcome.error}`);
+    return delivery;
+  }
+
+  /**
+   * Changes an entity as an ERP user would (fields, `attributes` by key), bumps its version and delivers
+   * the `update` webhook to every subscription. Answers the changed entity and the deliveries.
+   */
+  async patchEntity(entityName: 'article' | 'customer' | 'salesOrder', idOrNumber: string, changes: Record<string, unknown>, tenant = 'main'): Promise<{ entity: object; deliveries: ErpWebhookDelivery[] }> {
+    const t = this.tenantOrThrow(tenant);
+    const entity = this.findByIdOrNumber(t, entityName, idOrNumber);
+    const { attributes, ...fields } = changes;
+    const merged: Record<string, unknown> = { ...fields };
+    if (attributes !== undefined) {
+      if (attributes === null || typeof attributes !== 'object') throw new HttpError(400, 'attributes must be an object');
+      const current: CustomAttributeValue[] = [...(entity as unknown as { customAttributes: CustomAttributeValue[] }).customAttributes];
+      for (const [key, value] of Object.entries(attributes)) {
+        if (typeof value !== 'boolean' && typeof value !== 'string') throw new HttpError(400, `attributes.${key}: boolean or string expected`);
+        let v: CustomAttributeValue;
+        try {
+          v = attributeValue(t.data.customAttributeDefinition.values(), key, value);
+        } catch (err) {
+          throw new HttpError(400, (err as Error).message);
+        }
+        const i = current.findIndex((c) => c.attributeDefinitionId === v.attributeDefinitionId);
+        if (i >= 0) current[i] = v;
+        else current.push(v);
+      }
+      merged.customAttributes = current;
+    }
+    const updated = this.update(t, entityName, entity.id, merged, { checkVersion: false, notify: false });
+    const deliveries = await Promise.all([...t.subscriptions].map((url) => this.deliverWebhook(url, { entityName, entityId: entity.id, type: 'update' }, tenant)));
+    return { entity: updated, deliveries };
+  }
+
+  private tenantOrThrow(name: string): Tenant {
+    const t = this.tenants.get(name);
+    if (!t) throw new HttpError(404, `unknown tenant ${name}`);
+    return t;
+  }
+
+  private findByIdOrNumber(t: Tenant, entityName: EntityName, idOrNumber: string): { id: string } {
+    const collection = t.data[entityName] as Map<string, { id: string }>;
+    const byId = collection.get(idOrNumber);
+    if (byId) return byId;
+    const field = ENTITY_NUMBER_FIELD[entityName];
+    const byNumber = field ? [...collection.values()].find((e) => (e as unknown as Record<string, unknown>)[field] === idOrNumber) : undefined;
+    if (!byNumber) throw new HttpError(404, `${entityName} ${idOrNumber} not found`);
+    return byNumber;
+  }
+
+  private notify(t: Tenant, entityName: string, entityId: string, type: 'create' | 'update'): void {
+    for (const url of t.subscriptions) {
+      const p = this.deliverWebhook(url, { entityName, entityId, type }, t.options.name).finally(() => this.pending.delete(p));
+      this.pending.add(p);
+    }
+  }
+
+  // ───────────── API ─────────────
+
+  private async api(req: SimRequest): Promise<SimResponse> {
+    const m = /^\/(?:([\w-]+)\/)?webapp\/api\/v1\/(.+?)\/?$/.exec(req.path);
+    const tenant = m ? [...this.tenants.values()].find((t) => t.options.prefix === (m[1] ?? '')) : undefined;
+    if (!m || !tenant) return { status: 404, json: errorBody(404, `no API at ${req.path}`) };
+    const token = req.headers['authenticationtoken'];
+    if (typeof token !== 'string' || token !== tenant.options.token) return { status: 401, json: errorBody(401, 'invalid or missing AuthenticationToken') };
+    try {
+      return this.route(tenant, req, m[2]!.split('/'));
+    } catch (err) {
+      if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
+      if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
+      throw err;
+    }
+  }
+
+  private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
+    const [entity, second, id, ...rest] = parts;
+    const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition'];
+    if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+    const name = entity as EntityName;
+    const collection = t.data[name] as Map<string, { id: string }>;
+    if (second === undefined) {
+      if (req.method === 'GET') {
+        const q = parseListQuery(req.query);
+        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q) } };
+      }
+      if (req.method === 'POST' && name === 'salesOrder') return this.createSalesOrder(t, jsonObject(req.body));
+      if (req.method === 'POST' && name === 'quotation') return this.createQuotation(t, jsonObject(req.body));
+      throw new HttpError(405, `${req.method} not allowed on ${name}`);
+    }
+    if (second === 'count' && id === undefined) {
+      if (req.method !== 'GET') throw new HttpError(405, `${req.method} not allowed`);
+      return { status: 200, json: { result: applyFilters(collection.values(), parseListQuery(req.query)).length } };
+    }
+    if (second === 'id' && id !== undefined) {
+      const found = collection.get(id);
+      if (req.method === 'GET') {
+        if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
+        return { status: 200, json: found };
+      }
+      if (req.method === 'PUT' && WRITABLE[name]) {
+        if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
+        return { status: 200, json: this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true }) };
+      }
+      throw new HttpError(405, `${req.method} not allowed on ${name}/id`);
+    }
+    throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+  }
+
+  private checkCustomAttributes(t: Tenant, value: unknown, entityName: string): CustomAttributeValue[] {
+    if (!Array.isArray(value)) throw new HttpError(400, 'customAttributes must be an array');
+    return value.map((v, i) => {
+      const a = v as CustomAttributeValue;
+      const def = a && typeof a === 'object' ? t.data.customAttributeDefinition.get(String(a.attributeDefinitionId)) : undefined;
+      if (!def) throw new HttpError(400, `customAttributes[${i}]: unknown attributeDefinitionId`);
+      if (!def.entities.includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
+      if (def.attributeType === 'BOOLEAN' && typeof a.booleanValue !== 'boolean') throw new HttpError(400, `customAttributes[${i}]: booleanValue required`);
+      if (def.attributeType === 'LIST' && !def.selectableValues.some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
+      if (def.attributeType === 'STRING' && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
+      return a;
+    });
+  }
+
+  private update(t: Tenant, name: EntityName, id: string, body: Record<string, unknown>, opts: { checkVersion: boolean; notify: boolean }): object {
+    const collection = t.data[name] as unknown as Map<string, Record<string, unknown> & { id: string; version: string }>;
+    const current = collection.get(id)!;
+    if (opts.checkVersion && body.version !== undefined && String(body.version) !== current.version) {
+      throw new HttpError(409, `optimistic lock error: ${name} ${id} has version ${current.version}, the request sent ${String(body.version)}`);
+    }
+    const writable = WRITABLE[name] ?? [];
+    const next: Record<string, unknown> = { ...current };
+    for (const [key, value] of Object.entries(body)) {
+      if (READ_ONLY.has(key)) continue;
+      if (!writable.includes(key)) throw new HttpError(400, `property ${key} of ${name} cannot be written`);
+      const old = current[key];
+      if (old !== null && old !== undefined && value !== null && (Array.isArray(old) ? !Array.isArray(value) : typeof old !== typeof value)) {
+        throw new HttpError(400, `property ${key}: invalid value`);
+      }
+      next[key] = value;
+    }
+    if (body.customAttributes !== undefined) next.customAttributes = this.checkCustomAttributes(t, body.customAttributes, name);
+    if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
+      throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
+    }
+    if (name === 'salesOrder' && !SALES_ORDER_STATUSES.includes(next.status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
+    next.version = String(Number(current.version) + 1);
+    next.lastModifiedDate = Math.max(Date.now(), Number(current.lastModifiedDate) + 1);
+    collection.set(id, next as typeof current);
+    if (name === 'salesOrder' && next.status === 'SHIPPED' && current.status !== 'SHIPPED') this.invoiceSalesOrder(t, next as unknown as SalesOrder);
+    if (opts.notify) this.notify(t, name, id, 'update');
+    return next;
+  }
+
+  private customerOf(t: Tenant, body: Record<string, unknown>): Customer {
+    const customer =
+      typeof body.customerId === 'string'
+        ? t.data.customer.get(body.customerId)
+        : typeof body.customerNumber === 'string'
+          ? [...t.data.customer.values()].find((c) => c.customerNumber === body.customerNumber)
+          : undefined;
+    if (!customer) throw new HttpError(400, 'customerId or customerNumber of an existing customer is required');
+    if (customer.blocked) throw new HttpError(400, `customer ${customer.customerNumber} is blocked`);
+    return customer;
+  }
+
+  /** Validates positions; amounts net euros, `unitPrice` defaults to the article's EUR price. */
+  private items(t: Tenant, raw: unknown, field: string): RecordItem[] {
+    if (!Array.isArray(raw) || raw.length === 0) throw new HttpError(400, `${field}: at least one position is required`);
+    const items: RecordItem[] = [];
+    const byPosition = new Map<number, string>();
+    raw.forEach((r: unknown, i) => {
+      const it = (r ?? {}) as Record<string, unknown>;
+      const article =
+        typeof it.articleId === 'string'
+          ? t.data.article.get(it.articleId)
+          : typeof it.articleNumber === 'string'
+            ? [...t.data.article.values()].find((a) => a.articleNumber === it.articleNumber)
+            : undefined;
+      if (!article) throw new HttpError(400, `${field}[${i}]: articleId or articleNumber of an existing article is required`);
+      const quantity = Number(it.quantity);
+      if (!Number.isFinite(quantity) || quantity <= 0) throw new HttpError(400, `${field}[${i}].quantity must be a positive number`);
+      const price = it.unitPrice !== undefined ? String(it.unitPrice) : article.articlePrices.find((p) => p.currencyName === 'EUR')?.price ?? '0';
+      if (!/^-?\d+(\.\d{1,2})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal with at most two places`);
+      const positionNumber = typeof it.positionNumber === 'number' ? it.positionNumber : i + 1;
+      let parentItemId: string | null = null;
+      if (it.parentPositionNumber !== undefined) {
+        parentItemId = byPosition.get(Number(it.parentPositionNumber)) ?? null;
+        if (!parentItemId) throw new HttpError(400, `${field}[${i}].parentPositionNumber must name an earlier position`);
+      }
+      const id = t.nextId();
+      byPosition.set(positionNumber, id);
+      items.push({
+        id,
+        positionNumber,
+        articleId: article.id,
+        articleNumber: article.articleNumber,
+        title: typeof it.title === 'string' ? it.title : article.name,
+        description: typeof it.description === 'string' ? it.description : null,
+        quantity: String(quantity),
+        unitPrice: toEuros(toCents(price)),
+        netAmount: toEuros(Math.round(quantity * toCents(price))),
+        parentItemId,
+      });
+    });
+    return items;
+  }
+
+  private totals(items: RecordItem[]): { netAmount: string; taxAmount: string; grossAmount: string } {
+    const net = items.reduce((s, it) => s + toCents(it.netAmount), 0);
+    const tax = Math.round((net * VAT_RATE_PERCENT) / 100);
+    return { netAmount: toEuros(net), taxAmount: toEuros(tax), grossAmount: toEuros(net + tax) };
+  }
+
+  private address(raw: unknown, field: string): RecordAddress | null {
+    if (raw === undefined || raw === null) return null;
+    if (typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(400, `${field} must be an object`);
+    return raw as RecordAddress;
+  }
+
+  private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
+    const customer = this.customerOf(t, body);
+    const orderItems = this.items(t, body.orderItems, 'orderItems');
+    const status = body.status ?? 'ORDER_ENTRY_IN_PROGRESS';
+    if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
+    const now = Date.now();
+    const order: SalesOrder = {
+      id: t.nextId(),
+      version: '0',
+      orderNumber: String(++t.orderSeq),
+      customerId: customer.id,
+      customerNumber: customer.customerNumber,
+      status: status as SalesOrder['status'],
+      orderDate: typeof body.orderDate === 'number' ? body.orderDate : now,
+      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
+      orderNumberAtCustomer: typeof body.orderNumberAtCustomer === 'string' ? body.orderNumberAtCustomer : null,
+      commission: typeof body.commission === 'string' ? body.commission : null,
+      deliveryAddress: this.address(body.deliveryAddress, 'deliveryAddress'),
+      invoiceAddress: this.address(body.invoiceAddress, 'invoiceAddress'),
+      orderItems,
+      ...this.totals(orderItems),
+      paid: body.paid === true,
+      customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'salesOrder'),
+      createdDate: now,
+      lastModifiedDate: now,
+    };
+    t.data.salesOrder.set(order.id, order);
+    this.notify(t, 'salesOrder', order.id, 'create');
+    return { status: 201, json: order };
+  }
+
+  private createQuotation(t: Tenant, body: Record<string, unknown>): SimResponse {
+    const customer = this.customerOf(t, body);
+    const quotationItems = this.items(t, body.quotationItems, 'quotationItems');
+    const now = Date.now();
+    const quotation: Quotation = {
+      id: t.nextId(),
+      version: '0',
+      quotationNumber: String(++t.quotationSeq),
+      customerId: customer.id,
+      customerNumber: customer.customerNumber,
+      status: 'OPEN',
+      quotationDate: now,
+      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
+      commission: typeof body.commission === 'string' ? body.commission : null,
+      quotationItems,
+      ...this.totals(quotationItems),
+      customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'quotation'),
+      createdDate: now,
+      lastModifiedDate: now,
+    };
+    t.data.quotation.set(quotation.id, quotation);
+    this.notify(t, 'quotation', quotation.id, 'create');
+    return { status: 201, json: quotation };
+  }
+
+  private invoiceSalesOrder(t: Tenant, order: SalesOrder): void {
+    const today = new Intl.DateTimeFormat('en-CA', { timeZone: TENANT_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
+    const invoiceDate = localMidnightMs(today);
+    const invoice: SalesInvoice = {
+      id: t.nextId(),
+      version: '0',
+      invoiceNumber: `RE-${today.slice(0, 4)}-${String(++t.invoiceSeq).padStart(4, '0')}`,
+      invoiceDate,
+      customerId: order.customerId,
+      customerNumber: order.customerNumber,
+      salesOrderId: order.id,
+      status: 'BOOKED',
+      recordCurrencyName: order.recordCurrencyName,
+      salesInvoiceItems: order.orderItems.map((it) => ({ ...it, id: t.nextId() })),
+      netAmount: order.netAmount,
+      taxAmount: order.taxAmount,
+      grossAmount: order.grossAmount,
+      createdDate: Date.now(),
+      lastModifiedDate: Date.now(),
+    };
+    t.data.salesInvoice.set(invoice.id, invoice);
+  }
+
+  // ───────────── control ─────────────
+
+  private async control(req: SimRequest): Promise<SimResponse> {
+    const tenant = req.query.get('tenant') ?? 'main';
+    try {
+      const t = this.tenantOrThrow(tenant);
+      const route = `${req.method} ${req.path}`;
+      if (route === 'GET /__control/state') return { status: 200, json: this.state() };
+      if (route === 'POST /__control/reset') {
+        this.reset();
+        return { status: 200, json: { ok: true } };
+      }
+      const body = jsonObject(req.body);
+      if (route === 'POST /__control/subscribe' || route === 'POST /__control/unsubscribe') {
+        if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
+        if (route.endsWith('/subscribe')) t.subscriptions.add(body.url);
+        else t.subscriptions.delete(body.url);
+        return { status: 200, json: { subscriptions: [...t.subscriptions] } };
+      }
+      if (route === 'POST /__control/webhook') {
+        const { url, entityName, entityId, type } = body;
+        if (typeof url !== 'string' || typeof entityName !== 'string' || typeof entityId !== 'string' || typeof type !== 'string') {
+          throw new HttpError(400, 'url, entityName, entityId and type (strings) are required');
+        }
+        return { status: 200, json: await this.deliverWebhook(url, { entityName, entityId, type }, tenant) };
+      }
+      const patch = /^PATCH \/__control\/(article|customer|salesOrder)\/([^/]+)$/.exec(route);
+      if (patch) {
+        return { status: 200, json: await this.patchEntity(patch[1] as 'article' | 'customer' | 'salesOrder', decodeURIComponent(patch[2]!), body, tenant) };
+      }
+      throw new HttpError(404, `unknown control endpoint ${route}`);
+    } catch (err) {
+      if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
+      throw err;
+    }
+  }
+
+  /** Everything, for assertions: per tenant its entities (as arrays) and subscriptions; deliveries. */
+  state(): Record<string, unknown> {
+    const tenants: Record<string, unknown> = {};
+    for (const [name, t] of this.tenants) {
+      const entities: Record<string, unknown[]> = {};
+      for (const [entity, map] of Object.entries(t.data)) entities[entity] = [...(map as Map<string, unknown>).values()];
+      tenants[name] = { ...entities, subscriptions: [...t.subscriptions], baseUrl: this.baseUrl(name) };
+    }
+    return { tenants, deliveries: this.deliveries, attributeKeys: ATTRIBUTE_KEYS };
+  }
+}
+
+/** Creates an ERP simulator (call `start()`; `stop()` in tests' afterAll). */
+export function createErpSimulator(options: ErpSimulatorOptions = {}): ErpSimulator {
+  return new ErpSimulator(options);
+}
+
+export type { Article, Customer, SalesOrder, Quotation, SalesInvoice };

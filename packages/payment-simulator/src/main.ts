@@ -1,0 +1,32 @@
+/**
+ * `pnpm start` entry of the payment simulator: listens on `PAYMENT_SIMULATOR_PORT` (default 8091) at
+ * `HOST` (default 127.0.0.1); instance `PAYMENT_INSTANCE` (default `demo`) and API key
+ * `PAYMENT_API_KEY` (default the development key) — the same variables the ordering service reads, so
+ * both agree without further set-up. Webhook subscriptions come from `PAYMENT_SIMULATOR_WEBHOOK_URLS`
+ * (comma list) or `POST /__control/subscribe`.
+ */
+import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { DEFAULT_API_KEY, DEFAULT_INSTANCE, createPaymentSimulator } from './simulator';
+
+async function main(): Promise<void> {
+  const env = envReader();
+  const logger = createLogger('payment-simulator');
+  const sim = createPaymentSimulator({
+    port: env.int('PAYMENT_SIMULATOR_PORT', 8091, 0, 65535),
+    host: env.string('HOST', '127.0.0.1')!,
+    instance: env.string('PAYMENT_INSTANCE', DEFAULT_INSTANCE)!,
+    apiKey: env.string('PAYMENT_API_KEY', DEFAULT_API_KEY)!,
+    webhookMaxAttempts: env.int('PAYMENT_SIMULATOR_WEBHOOK_ATTEMPTS', 5, 1, 20),
+    webhookBackoffMs: env.int('PAYMENT_SIMULATOR_WEBHOOK_BACKOFF_MS', 2_000, 0, 600_000),
+    log: (line) => logger.info(line),
+  });
+  for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) sim.subscribe(url, 'json');
+  await sim.start();
+  logger.info({ baseUrl: sim.baseUrl, instance: sim.instance }, 'payment simulator listening (control API under /__control, loopback only)');
+  stopOnSignals(() => sim.stop(), logger);
+}
+
+main().catch((err) => {
+  console.error(err);
+  process.exit(1);
+});

@@ -1,0 +1,335 @@
+/**
+ * The one payment provider client (DESIGN §6 payment provider; issue 7): a Payrexx-style API v1 at
+ * `PAYMENT_BASE_URL`, instance in the query (`?instance=`), key in the header `X-API-KEY` (never in a URL,
+ * an error message or a log line). Answers are unwrapped from Payrexx's `{ status, data: [...] }` envelope
+ * and mapped to the spec's schemas (amounts integer cents, times ISO 8601 UTC).
+ *
+ * Failure discipline (shared with the ERP client, `@sports-timing/shared` `fetchWithRetry`):
+ * - a deadline per attempt; reads and deletes are retried on 5xx, timeouts and connection errors with
+ *   exponential backoff and jitter, never on 4xx;
+ * - creating a paylink or gateway (POST) is retried only when the connection was refused (nothing was
+ *   sent). Payrexx offers no lookup by reference, so an ambiguous failure (timeout, dropped connection,
+ *   5xx) is reported as a retryable `PaymentProviderError` and the caller creates a new paylink on its next
+ *   attempt. A paylink created by the lost attempt is never shown to anybody (only the stored one is), and
+ *   the order is matched by `referenceId` when a payment arrives, so a stray paylink cannot cause a wrong
+ *   state; deleting it is a clean-up, not a correctness need;
+ * - a deleted paylink that is already gone (404 on a retried DELETE) counts as deleted.
+ */
+import { DEFAULT_RETRY_POLICY, HttpTransportError, fetchWithRetry, type HttpCall, type RetryPolicy } from '@sports-timing/shared';
+import type { OrderingConfig } from '../config';
+import type {
+  NewPaylink,
+  PaymentPaylink,
+  PaymentPayout,
+  PaymentPayoutDetails,
+  PaymentPingResult,
+  PaymentTransaction,
+  PaymentTransactionStatus,
+  PayrexxEnvelope,
+  PayrexxPaymentRequest,
+  PayrexxPayout,
+  PayrexxTransaction,
+} from './payment.types';
+
+/** Kind of a payment provider failure. */
+export type PaymentProviderErrorCode = 'unauthorized' | 'forbidden' | 'notFound' | 'conflict' | 'badRequest' | 'rateLimited' | 'server' | 'timeout' | 'network' | 'invalidResponse';
+
+/** A failed payment provider call. The message names operation and status — never the API key. */
+export class PaymentProviderError extends Error {
+  /** E.g. `DELETE Invoice/42`. */
+  readonly operation: string;
+  /** HTTP status of the provider's answer; null when none arrived. */
+  readonly status: number | null;
+  readonly code: PaymentProviderErrorCode;
+  /** Worth repeating later (5xx, 429, timeout, connection). */
+  readonly retryable: boolean;
+  /** The provider's own error text (trimmed, key-free). */
+  readonly providerMessage: string | null;
+  constructor(init: { operation: string; status: number | null; code: PaymentProviderErrorCode; providerMessage?: string | null; detail?: string }) {
+    const what = init.status !== null ? `answered ${init.status}` : (init.detail ?? init.code);
+    super(`Payment provider: ${init.operation} ${what}${init.providerMessage ? ` (${init.providerMessage})` : ''}`);
+    this.name = 'PaymentProviderError';
+    this.operation = init.operation;
+    this.status = init.status;
+    this.code = init.code;
+    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network';
+    this.providerMessage = init.providerMessage ?? null;
+  }
+}
+
+/** Construction options of {@link PaymentClient}. */
+export interface PaymentClientOptions {
+  /** E.g. `https://api.payrexx.com/v1.0` or the simulator's `http://127.0.0.1:8091/api/v1`. */
+  baseUrl: string;
+  instance: string;
+  apiKey: string;
+  /** Deadline of one attempt in ms; default 10 000. */
+  timeoutMs?: number;
+  /** Retry schedule; default `DEFAULT_RETRY_POLICY`. */
+  retry?: RetryPolicy;
+}
+
+const TRANSACTION_STATUSES: readonly PaymentTransactionStatus[] = ['waiting', 'confirmed', 'cancelled', 'declined', 'authorized', 'reserved', 'refunded', 'partially-refunded', 'chargeback', 'error', 'uncaptured'];
+const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'confirmed', 'cancelled', 'declined', 'expired'];
+const PAYOUT_STATUSES: readonly PaymentPayout['status'][] = ['open', 'paid', 'failed'];
+
+class InvalidAnswer extends Error {}
+
+function oneOf<T extends string>(values: readonly T[], v: unknown, what: string): T {
+  if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
+  throw new InvalidAnswer(`unknown ${what} ${JSON.stringify(v)}`);
+}
+
+function cents(v: unknown, what: string): number {
+  if (typeof v === 'number' && Number.isInteger(v)) return v;
+  if (typeof v === 'string' && /^-?\d+$/.test(v)) return Number(v);
+  throw new InvalidAnswer(`${what} is not an integer amount`);
+}
+
+/** Provider time `YYYY-MM-DD HH:MM:SS` (UTC) → ISO 8601 with `Z`. */
+function isoTime(v: unknown): string {
+  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}/.test(v)) return `${v.slice(0, 10)}T${v.slice(11, 19)}Z`;
+  throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not YYYY-MM-DD HH:MM:SS`);
+}
+
+function toPaylink(r: PayrexxPaymentRequest): PaymentPaylink {
+  return {
+    id: r.id,
+    hash: r.hash,
+    link: r.link,
+    status: oneOf(PAYLINK_STATUSES, r.status, 'paylink status'),
+    title: r.title ?? '',
+    description: r.description ?? null,
+    amountCents: cents(r.amount, 'amount'),
+    currency: r.currency,
+    referenceId: r.referenceId ?? null,
+    purpose: r.purpose ?? null,
+    createdAt: new Date((r.createdAt ?? 0) * 1000).toISOString(),
+  };
+}
+
+function toTransaction(t: PayrexxTransaction): PaymentTransaction {
+  return {
+    id: t.id,
+    uuid: t.uuid,
+    status: oneOf(TRANSACTION_STATUSES, t.status, 'transaction status'),
+    time: isoTime(t.time),
+    referenceId: t.referenceId ?? t.invoice?.referenceId ?? null,
+    amountCents: cents(t.amount, 'amount'),
+    currency: t.currency ?? t.invoice?.currency ?? '',
+    psp: t.psp ?? null,
+    paymentMethod: t.payment?.brand || null,
+    paylinkId: t.invoice?.paymentRequestId ?? null,
+  };
+}
+
+function toPayout(p: PayrexxPayout): PaymentPayout {
+  return {
+    uuid: p.uuid,
+    amountCents: cents(p.amount, 'amount'),
+    feesCents: cents(p.fees, 'fees'),
+    currency: p.currency,
+    status: oneOf(PAYOUT_STATUSES, p.status, 'payout status'),
+    date: p.date,
+    transactionCount: p.transactionCount ?? p.transactions?.length ?? 0,
+    statementDescriptor: p.statementDescriptor ?? null,
+  };
+}
+
+function codeOf(status: number): PaymentProviderErrorCode {
+  if (status === 401) return 'unauthorized';
+  if (status === 403) return 'forbidden';
+  if (status === 404) return 'notFound';
+  if (status === 409) return 'conflict';
+  if (status === 429) return 'rateLimited';
+  if (status >= 500) return 'server';
+  return 'badRequest';
+}
+
+interface CallOptions {
+  /** Resource path (`Invoice/42`), used in errors too. */
+  path: string;
+  query?: Record<string, string>;
+  form?: [string, string][];
+  idempotent: boolean;
+  nullOn404?: boolean;
+  retry?: RetryPolicy;
+}
+
+/** The payment provider client. */
+export class PaymentClient {
+  private readonly timeoutMs: number;
+  private readonly retry: RetryPolicy;
+
+  constructor(private readonly options: PaymentClientOptions) {
+    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
+  }
+
+  /** Base URL (no credentials in it). */
+  get baseUrl(): string {
+    return this.options.baseUrl.replace(/\/+$/, '');
+  }
+
+  private async raw(method: HttpCall['method'], o: CallOptions): Promise<{ status: number; text: string; contentType: string } | null> {
+    const operation = `${method} ${o.path}`;
+    const query = new URLSearchParams({ ...o.query, instance: this.options.instance });
+    const headers: Record<string, string> = { 'X-API-KEY': this.options.apiKey, Accept: 'application/json' };
+    if (o.form) headers['Content-Type'] = 'application/x-www-form-urlencoded';
+    let answer;
+    try {
+      answer = await fetchWithRetry({
+        method,
+        url: `${this.baseUrl}/${o.path}/?${query.toString()}`,
+        headers,
+        body: o.form ? new URLSearchParams(o.form).toString() : undefined,
+        timeoutMs: this.timeoutMs,
+        idempotent: o.idempotent,
+        retry: o.retry ?? this.retry,
+      });
+    } catch (err) {
+      if (err instanceof HttpTransportError) throw new PaymentProviderError({ operation, status: null, code: err.kind, detail: `${err.message} after ${err.attempts} attempt(s)` });
+      throw err;
+    }
+    if (answer.status === 404 && o.nullOn404) return null;
+    if (answer.status >= 200 && answer.status < 300) return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') ?? '' };
+    throw new PaymentProviderError({ operation, status: answer.status, code: codeOf(answer.status), providerMessage: this.messageOf(answer.text) });
+  }
+
+  private messageOf(text: string): string | null {
+    try {
+      const body = JSON.parse(text) as { message?: unknown };
+      return typeof body.message === 'string' && body.message !== '' ? body.message.split(this.options.apiKey).join('***').slice(0, 300) : null;
+    } catch {
+      return null;
+    }
+  }
+
+  /** A call answering the envelope; its `data` mapped by `map`. */
+  private async data<W, T>(method: HttpCall['method'], o: CallOptions, map: (w: W) => T): Promise<T[] | null> {
+    const res = await this.raw(method, o);
+    if (!res) return null;
+    try {
+      const env = JSON.parse(res.text) as PayrexxEnvelope<W>;
+      if (env.status !== 'success' || !Array.isArray(env.data)) throw new InvalidAnswer(`status ${String(env.status)}`);
+      return env.data.map(map);
+    } catch (err) {
+      if (err instanceof SyntaxError || err instanceof InvalidAnswer) {
+        throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: res.status, code: 'invalidResponse', providerMessage: err.message.slice(0, 200) });
+      }
+      throw err;
+    }
+  }
+
+  private async single<W, T>(method: HttpCall['method'], o: CallOptions, map: (w: W) => T): Promise<T | null> {
+    const list = await this.data(method, o, map);
+    if (list === null) return null;
+    if (list.length === 0) throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: 200, code: 'invalidResponse', providerMessage: 'empty data' });
+    return list[0]!;
+  }
+
+  /** Credentials and reachability check (`GET /SignatureCheck/`, one attempt). Never throws. */
+  async ping(): Promise<PaymentPingResult> {
+    const started = performance.now();
+    const done = (isReachable: boolean, httpStatus: number | null, message: string): PaymentPingResult => ({ baseUrl: this.baseUrl, isReachable, httpStatus, latencyMs: Math.round(performance.now() - started), message });
+    try {
+      await this.raw('GET', { path: 'SignatureCheck', idempotent: true, retry: { ...this.retry, maxAttempts: 1 } });
+      return done(true, 200, 'OK');
+    } catch (err) {
+      if (err instanceof PaymentProviderError) return done(false, err.status, err.message);
+      throw err;
+    }
+  }
+
+  private requestForm(p: NewPaylink): [string, string][] {
+    const f: [string, string][] = [
+      ['amount', String(p.amountCents)],
+      ['currency', p.currency],
+    ];
+    const add = (k: string, v: string | undefined) => v !== undefined && f.push([k, v]);
+    add('title', p.title);
+    add('description', p.description);
+    add('purpose', p.purpose);
+    add('referenceId', p.referenceId);
+    add('successRedirectUrl', p.successUrl);
+    add('failedRedirectUrl', p.failedUrl);
+    add('cancelRedirectUrl', p.cancelUrl);
+    add('fields[email][value]', p.email);
+    return f;
+  }
+
+  /** Creates a paylink (Payrexx `Invoice`). Not retried after an ambiguous failure (module comment). */
+  async createPaylink(p: NewPaylink): Promise<PaymentPaylink> {
+    return (await this.single('POST', { path: 'Invoice', form: this.requestForm(p), idempotent: false }, toPaylink))!;
+  }
+
+  /** A paylink by id; null when the provider does not know it. */
+  getPaylink(id: number): Promise<PaymentPaylink | null> {
+    return this.single('GET', { path: `Invoice/${id}`, idempotent: true, nullOn404: true }, toPaylink);
+  }
+
+  /**
+   * Deletes a paylink. Answers false when the provider does not know it (already deleted); a paid paylink
+   * is refused by the provider (`PaymentProviderError` code `badRequest`).
+   */
+  async deletePaylink(id: number): Promise<boolean> {
+    return (await this.raw('DELETE', { path: `Invoice/${id}`, idempotent: true, nullOn404: true })) !== null;
+  }
+
+  /** Creates a checkout gateway (same fields and rules as a paylink). */
+  async createGateway(p: NewPaylink): Promise<PaymentPaylink> {
+    return (await this.single('POST', { path: 'Gateway', form: this.requestForm(p), idempotent: false }, toPaylink))!;
+  }
+
+  /** A gateway by id; null when unknown. */
+  getGateway(id: number): Promise<PaymentPaylink | null> {
+    return this.single('GET', { path: `Gateway/${id}`, idempotent: true, nullOn404: true }, toPaylink);
+  }
+
+  /** Deletes a gateway; false when unknown. */
+  async deleteGateway(id: number): Promise<boolean> {
+    return (await this.raw('DELETE', { path: `Gateway/${id}`, idempotent: true, nullOn404: true })) !== null;
+  }
+
+  /** A transaction by id, as the provider reports it now; null when unknown (the webhook's source of truth). */
+  getTransaction(id: number): Promise<PaymentTransaction | null> {
+    return this.single('GET', { path: `Transaction/${id}`, idempotent: true, nullOn404: true }, toTransaction);
+  }
+
+  /** Recent transactions, newest first (`limit` ≤ 100, `offset` for paging, optional `referenceId`). */
+  async listTransactions(opts: { limit?: number; offset?: number; referenceId?: string } = {}): Promise<PaymentTransaction[]> {
+    const query: Record<string, string> = { limit: String(opts.limit ?? 100), offset: String(opts.offset ?? 0) };
+    if (opts.referenceId !== undefined) query.referenceId = opts.referenceId;
+    return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toTransaction))!;
+  }
+
+  /** Payouts, newest first. */
+  async listPayouts(): Promise<PaymentPayout[]> {
+    return (await this.data('GET', { path: 'Payout', idempotent: true }, toPayout))!;
+  }
+
+  /** A payout with its transactions (fees and net per transaction); null when unknown. */
+  getPayout(uuid: string): Promise<PaymentPayoutDetails | null> {
+    return this.single('GET', { path: `Payout/${encodeURIComponent(uuid)}`, idempotent: true, nullOn404: true }, (p: PayrexxPayout) => ({
+      ...toPayout(p),
+      transactions: (p.transactions ?? []).map((t) => {
+        const amountCents = cents(t.amount, 'amount');
+        const feeCents = cents(t.fee, 'fee');
+        return { transactionId: t.id, uuid: t.uuid, referenceId: t.referenceId ?? null, time: isoTime(t.time), amountCents, feeCents, netAmountCents: amountCents - feeCents, currency: t.currency ?? p.currency };
+      }),
+    }));
+  }
+
+  /** The provider's accounting CSV of a payout, passed through as text (UTF-8); null when unknown. */
+  async getAccountingCsv(uuid: string): Promise<string | null> {
+    const res = await this.raw('GET', { path: `Payout/${encodeURIComponent(uuid)}/accounting-export`, idempotent: true, nullOn404: true });
+    if (!res) return null;
+    if (!/^text\/csv/i.test(res.contentType)) throw new PaymentProviderError({ operation: `GET Payout/${uuid}/accounting-export`, status: res.status, code: 'invalidResponse', providerMessage: `content type ${res.contentType}` });
+    return res.text;
+  }
+}
+
+/** The client for the configured provider. */
+export function createPaymentClient(config: Pick<OrderingConfig, 'paymentBaseUrl' | 'paymentInstance' | 'paymentApiKey'>, overrides: Omit<PaymentClientOptions, 'baseUrl' | 'instance' | 'apiKey'> = {}): PaymentClient {
+  return new PaymentClient({ baseUrl: config.paymentBaseUrl, instance: config.paymentInstance, apiKey: config.paymentApiKey, ...overrides });
+}
