@@ -9,6 +9,7 @@ import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
+import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
@@ -45,7 +46,10 @@ async function main(): Promise<void> {
   outbox.start();
   const cacheListener = new CacheClearListener({ url, logger });
   await cacheListener.start();
-  const app = createApp({ config, database, logger, tokens, mailer, encryption });
+  // Reachability of the ERP (production tenant) and payment provider for the status utilities: any HTTP answer
+  // from the configured base URL counts as up, until their clients offer a richer probe.
+  const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
+  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,

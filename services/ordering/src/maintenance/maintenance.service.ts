@@ -46,7 +46,10 @@ export class MaintenanceMode {
       })
       .catch((err: unknown) => {
         this.opts.logger?.warn({ err: { message: (err as Error).message } }, 'maintenance flag not readable; keeping the last known value');
-        return this.cached?.enabled ?? false;
+        const enabled = this.cached?.enabled ?? false;
+        // Retry after the cache interval, not on every request, while the database is away.
+        if (generation === this.generation) this.cached = { enabled, at: Date.now() };
+        return enabled;
       })
       .finally(() => {
         if (this.inflight === read) this.inflight = undefined;
