@@ -289,6 +289,29 @@ describe('dev/uptime-monitor-status', () => {
     expect(await status(app)).toMatchObject({ status: 'ok', checks: { database: 'up', smtp: 'up', erp: 'up', paymentProvider: 'up' } });
   });
 
+  it('runs the checks in parallel, each bounded by its timeout, and shares one round between concurrent callers', async () => {
+    const { DependencyMonitor, httpProbe } = await import('../src/devtools/status');
+    let probes = 0;
+    const hanging = { check: () => new Promise<'up'>(() => probes++) };
+    const monitor = new DependencyMonitor({
+      pool: ctx.database.pool,
+      mailer: { isUp: () => new Promise<boolean>(() => undefined) },
+      smtpConfigured: true,
+      probes: { erp: hanging, paymentProvider: hanging },
+      timeoutMs: 300,
+    });
+    const started = Date.now();
+    const [a, b] = await Promise.all([monitor.report(), monitor.report()]);
+    expect(Date.now() - started).toBeLessThan(900);
+    expect(a).toBe(b);
+    expect(probes).toBe(2);
+    expect(a).toMatchObject({ database: { status: 'up' }, smtp: 'down', erp: 'down', paymentProvider: 'down' });
+    const closed = await serve(200);
+    servers.at(-1)!.close();
+    const refused = new DependencyMonitor({ pool: ctx.database.pool, mailer: { isUp: async () => true }, smtpConfigured: false, probes: { erp: httpProbe(closed) } });
+    expect((await refused.report()).erp).toBe('down');
+  });
+
   it('degraded with the state of each when dependencies fail, within the 3-second bound even if one hangs', async () => {
     const { httpProbe } = await import('../src/devtools/status');
     const deadSmtp = 'smtp://127.0.0.1:9/';
