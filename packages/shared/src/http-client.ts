@@ -99,7 +99,9 @@ function errorCode(err: unknown): string | undefined {
 }
 
 function isTimeout(err: unknown): boolean {
-  return err instanceof Error && (err.name === 'TimeoutError' || err.name === 'AbortError');
+  // A DOMException from `AbortSignal.timeout`; matched by name since it need not be an `Error` of this realm.
+  const name = err !== null && typeof err === 'object' ? (err as { name?: unknown }).name : undefined;
+  return name === 'TimeoutError' || name === 'AbortError';
 }
 
 function retryAfterMs(headers: Headers, policy: RetryPolicy): number | undefined {

@@ -1,0 +1,140 @@
+/**
+ * PaymentClient against the payment simulator over real HTTP: paylinks, gateways, transactions, payouts
+ * and the accounting CSV mapped to the spec's schemas, and the failure discipline (retries on 5xx and
+ * timeouts for reads only, no blind repeat of a paylink creation, errors without the API key).
+ */
+import { DEFAULT_API_KEY, createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
+import { PaymentClient, PaymentProviderError, createPaymentClient } from '../src/payment/payment.client';
+
+let sim: PaymentSimulator;
+const FAST = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 40 };
+
+function client(opts: { apiKey?: string; instance?: string; timeoutMs?: number } = {}): PaymentClient {
+  return new PaymentClient({ baseUrl: sim.baseUrl, instance: opts.instance ?? 'demo', apiKey: opts.apiKey ?? DEFAULT_API_KEY, timeoutMs: opts.timeoutMs ?? 2_000, retry: FAST });
+}
+const apiRequests = () => sim.server.requests.filter((r) => r.path.startsWith('/api/v1/'));
+
+beforeAll(async () => {
+  sim = await createPaymentSimulator({ webhookBackoffMs: 10 }).start();
+});
+afterAll(() => sim.stop());
+beforeEach(() => {
+  sim.reset();
+  sim.server.requests.length = 0;
+});
+
+describe('reads and writes', () => {
+  it('creates, reads and deletes a paylink', async () => {
+    const pay = client();
+    const p = await pay.createPaylink({ amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', email: 'ada@example.org', successUrl: 'https://shop.example/ok' });
+    expect(p).toMatchObject({ status: 'waiting', amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', description: null });
+    expect(p.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay\/[0-9a-f]+$/);
+    expect(new Date(p.createdAt).toISOString()).toBe(p.createdAt);
+    expect(sim.invoice(p.id)).toMatchObject({ email: 'ada@example.org', successRedirectUrl: 'https://shop.example/ok' });
+    expect(await pay.getPaylink(p.id)).toEqual(p);
+    expect(await pay.deletePaylink(p.id)).toBe(true);
+    expect(await pay.getPaylink(p.id)).toBeNull();
+    expect(await pay.deletePaylink(p.id)).toBe(false);
+  });
+
+  it('creates gateways the same way', async () => {
+    const pay = client();
+    const g = await pay.createGateway({ amountCents: 990, currency: 'CHF', referenceId: 'ORD-G' });
+    expect((await pay.getGateway(g.id))!.currency).toBe('CHF');
+    expect(await pay.deleteGateway(g.id)).toBe(true);
+  });
+
+  it('reads transactions as the provider reports them', async () => {
+    const pay = client();
+    const p = await pay.createPaylink({ amountCents: 5_294, currency: 'EUR', referenceId: 'ORD-7' });
+    const tx = sim.pay(sim.invoice(p.id)!, 'mastercard');
+    const read = await pay.getTransaction(tx.id);
+    expect(read).toEqual({ id: tx.id, uuid: tx.uuid, status: 'confirmed', time: `${tx.time.replace(' ', 'T')}Z`, referenceId: 'ORD-7', amountCents: 5_294, currency: 'EUR', psp: 'Simulated PSP', paymentMethod: 'mastercard', paylinkId: p.id });
+    expect((await pay.getPaylink(p.id))!.status).toBe('confirmed');
+    const deleteErr = await pay.deletePaylink(p.id).catch((e: unknown) => e);
+    expect(deleteErr).toMatchObject({ code: 'badRequest', status: 400, retryable: false });
+    expect(await pay.getTransaction(999_999)).toBeNull();
+    const recent = await pay.listTransactions({ limit: 2 });
+    expect(recent.map((t) => t.id)).toEqual([tx.id, tx.id - 1]);
+    expect((await pay.listTransactions({ referenceId: 'ORD-7' })).map((t) => t.id)).toEqual([tx.id]);
+  });
+
+  it('reads payouts, their details and the accounting CSV', async () => {
+    const pay = client();
+    const payouts = await pay.listPayouts();
+    expect(payouts.map((p) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
+    const [newest] = payouts;
+    expect(newest).toMatchObject({ status: 'paid', currency: 'EUR', transactionCount: 2 });
+    const details = await pay.getPayout(newest!.uuid);
+    expect(details!.transactions).toHaveLength(2);
+    for (const t of details!.transactions) expect(t.netAmountCents).toBe(t.amountCents - t.feeCents);
+    expect(details!.amountCents).toBe(details!.transactions.reduce((s, t) => s + t.netAmountCents, 0));
+    expect(details!.transactions[0]!.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    const csv = await pay.getAccountingCsv(newest!.uuid);
+    expect(csv!.split('\r\n')[0]).toBe('date,transactionId,uuid,referenceId,amount,fee,netAmount,currency');
+    expect(await pay.getPayout('no-such-uuid')).toBeNull();
+    expect(await pay.getAccountingCsv('no-such-uuid')).toBeNull();
+  });
+
+  it('pings and is built from the configuration', async () => {
+    const fromConfig = createPaymentClient({ paymentBaseUrl: sim.baseUrl, paymentInstance: 'demo', paymentApiKey: DEFAULT_API_KEY });
+    expect(await fromConfig.ping()).toMatchObject({ isReachable: true, httpStatus: 200 });
+    expect(await client({ instance: 'other' }).ping()).toMatchObject({ isReachable: false, httpStatus: 401 });
+  });
+});
+
+describe('failure discipline', () => {
+  it('retries a read on 503 and succeeds', async () => {
+    sim.server.fail({ status: 503, count: 2 });
+    expect(await client().listPayouts()).toHaveLength(2);
+    expect(apiRequests().map((r) => r.status)).toEqual([503, 503, 200]);
+  });
+
+  it('does not repeat a paylink creation after a 5xx, and says it may be retried later', async () => {
+    sim.server.fail({ status: 500, count: 1, method: 'POST' });
+    const err = await client().createPaylink({ amountCents: 100, currency: 'EUR' }).catch((e: unknown) => e);
+    expect(err).toBeInstanceOf(PaymentProviderError);
+    expect(err).toMatchObject({ code: 'server', status: 500, retryable: true, operation: 'POST Invoice' });
+    expect(apiRequests()).toHaveLength(1);
+  });
+
+  it('does not repeat a paylink creation whose answer was lost', async () => {
+    sim.server.fail({ mode: 'resetAfterProcessing', method: 'POST' });
+    const err = await client().createPaylink({ amountCents: 100, currency: 'EUR', referenceId: 'ORD-LOST' }).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'network', retryable: true });
+    expect(apiRequests()).toHaveLength(1);
+  });
+
+  it('never retries a 4xx', async () => {
+    sim.server.fail({ status: 422, count: 1 });
+    const err = await client().getTransaction(1).catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'badRequest', status: 422, retryable: false });
+    expect(apiRequests()).toHaveLength(1);
+  });
+
+  it('times out on a slow answer after its retries, within bounded time', async () => {
+    sim.server.delay({ ms: 500, count: 10 });
+    const started = Date.now();
+    const err = await client({ timeoutMs: 100 }).listTransactions().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'timeout', status: null, retryable: true });
+    expect(Date.now() - started).toBeLessThan(1_500);
+  });
+
+  it('reports a wrong API key clearly, without the key', async () => {
+    const secret = 'pk_live_5b1e0c7d9a3f';
+    const err = await client({ apiKey: secret }).listTransactions().catch((e: unknown) => e);
+    expect(err).toMatchObject({ code: 'unauthorized', status: 401, retryable: false });
+    expect((err as Error).message).toMatch(/^Payment provider: GET Transaction answered 401/);
+    expect(JSON.stringify({ ...(err as object), message: (err as Error).message, stack: (err as Error).stack })).not.toContain(secret);
+  });
+
+  it('reports an unreachable provider as a retryable network error', async () => {
+    await sim.server.down('close');
+    try {
+      expect(await client().getPaylink(1).catch((e: unknown) => e)).toMatchObject({ code: 'network', retryable: true });
+      expect((await client().ping()).isReachable).toBe(false);
+    } finally {
+      await sim.server.up();
+    }
+  });
+});
