@@ -15,7 +15,7 @@ async function api(method: string, path: string, body?: Record<string, string | 
   let payload: string | undefined;
   if (body) {
     headers['content-type'] = form ? 'application/x-www-form-urlencoded' : 'application/json';
-    payload = form ? new URLSearchParams(Object.entries(body).map(([k, v]) => [k, String(v)])).toString() : JSON.stringify(body);
+    payload = form ? new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString() : JSON.stringify(body);
   }
   const sep = path.includes('?') ? '&' : '?';
   const res = await fetch(`${sim.baseUrl}/${path}${sep}instance=demo`, { method, headers, body: payload });

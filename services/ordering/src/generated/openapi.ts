@@ -1995,6 +1995,14 @@ export interface components {
         JsonNull: never | null;
         /**
          * @description ERP tenant: `weclapp` (production tenant) or `weclappSandbox` (sandbox tenant of the same ERP).
+         *     Each tenant has its own base URL (`ERP_BASE_URL_WECLAPP`, `ERP_BASE_URL_WECLAPP_SANDBOX`; by
+         *     default the local ERP simulator) and its own API token (stored encrypted, sent as header
+         *     `AuthenticationToken`). The service relies on custom attributes found by their `attributeKey`:
+         *     `shopArticle`, `shopUserGroup`, `shopCategory`, `shopCardType`, `shopSubitemOnly`,
+         *     `shopConfigurableAttributes` (articles), `retailer`, `retailerPublic`, `retailerServedCountries`
+         *     (customers) and `shopReference` (sales orders and quotations: the order number, which makes their
+         *     creation idempotent — a document with the reference is looked up before creating and before any
+         *     retry). Calls time out and are retried with backoff on 5xx, timeouts and connection errors only.
          * @enum {string}
          */
         ErpSystem: "weclapp" | "weclappSandbox";
