@@ -16,6 +16,8 @@ export interface TimingConfig {
   bootstrapApiKey: string | undefined;
   /** Load the demo data (the real VeNotte 2020 event) on start. */
   demoData: boolean;
+  /** Most held long-polls plus open punch streams per instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
+  maxLiveConnections: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */
@@ -28,5 +30,6 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     bootstrapApiKey: e.string('TIMING_BOOTSTRAP_API_KEY'),
     demoData: e.bool('DEMO_DATA', true),
+    maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
   };
 }

@@ -9,6 +9,8 @@ import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
+import { LiveHub } from './live/hub';
+import { startPunchListener } from './live/listener';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -25,18 +27,25 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
-  const app = createApp({ database, logger });
+  const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections });
+  const listener = startPunchListener(url, live, logger);
+  const app = createApp({ database, logger, live });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
+      await listener.stop();
       await database.close();
       await embedded?.stop();
     },
   });
   logger.info({ port: running.port, host: config.host }, 'timing service listening');
-  stopOnSignals(running.stop, logger);
+  // Held long-polls and streams end first (answered empty / closed), so the drain does not wait for them.
+  stopOnSignals(() => {
+    live.close();
+    return running.stop();
+  }, logger);
 }
 
 main().catch((err) => {

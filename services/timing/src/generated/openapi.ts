@@ -58,6 +58,39 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/punches/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Follow punches live (Server-Sent Events)
+         * @description The punches of a filter as a Server-Sent Events stream (`text/event-stream`), live: first every
+         *     readable punch after `afterId`, then each new one as soon as it is readable (normally within 100 ms
+         *     of its upload, on any service instance).
+         *
+         *     - Filters, `after`, access rules and errors before the stream starts are those of `getPunches`
+         *       (anonymous for public events and their modems, a key otherwise; 401/403/404 as there).
+         *     - Each punch is one event: `id:` the punch id, `event: punch`, `data:` the punch as JSON (the `Punch`
+         *       schema), in ascending id order, each exactly once (the polling guarantee of `getPunches`).
+         *     - Resume: the `Last-Event-ID` request header (sent by browsers' EventSource on reconnect) overrides
+         *       `afterId`; the stream continues after that id without gaps or repeats. The stream starts with
+         *       `retry: 1000`.
+         *     - Idle streams receive a `: keep-alive` comment every 15 seconds.
+         *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. A
+         *       stopping instance ends its streams; clients reconnect with `Last-Event-ID`.
+         */
+        get: operations["getPunchStream"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/events": {
         parameters: {
             query?: never;
@@ -638,6 +671,15 @@ export interface operations {
                  * @example 1580584563000
                  */
                 after?: number;
+                /**
+                 * @description Long-poll: when the read would return no punch (nothing newer than `afterId` for this filter), hold the
+                 *     request up to this many seconds until a punch for the filter becomes readable, then answer as usual;
+                 *     when the time is up, answer the normal empty result (`X-Total-Count: 0`). `0` (default) answers at
+                 *     once. A new punch is normally delivered within 100 ms of its upload, on any service instance.
+                 *     Held requests are bounded per instance (503 with `Retry-After` when full).
+                 * @example 30
+                 */
+                wait?: number;
             };
             header?: never;
             path?: never;
@@ -666,6 +708,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
             406: components["responses"]["NotAcceptable"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -702,6 +745,69 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getPunchStream: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Modem serial numbers separated by commas (at most 200), as in `getPunches`.
+                 * @example VN2020-54,VN2020-56
+                 */
+                modem?: string;
+                /**
+                 * @description A single event id (decimal digits).
+                 * @example 1
+                 */
+                eventId?: string;
+                /** @description A single user name; selects the modems of that user. Only that user or an admin may read. */
+                user?: components["schemas"]["UserName"];
+                /**
+                 * @description Start after this punch id (exclusive); `Last-Event-ID` overrides it.
+                 * @example 0
+                 */
+                afterId?: number;
+                /**
+                 * @description Only punches with `time` greater than or equal to this value (inclusive; local milliseconds; decimals accepted).
+                 * @example 1580584563000
+                 */
+                after?: number;
+            };
+            header?: {
+                /**
+                 * @description Id of the last punch the client received; the stream resumes after it.
+                 * @example 1234
+                 */
+                "Last-Event-ID"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An endless event stream (ends when the client disconnects or the instance stops). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /**
+                     * @example retry: 1000
+                     *
+                     *     id: 1
+                     *     event: punch
+                     *     data: {"id":1,"card":"9790916","time":1580584563000,"code":54,"type":"Control","modem":"VN2020-54","receptionTimeUtc":1580580965000}
+                     */
+                    "text/event-stream": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };

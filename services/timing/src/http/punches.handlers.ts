@@ -4,14 +4,16 @@
  */
 import { ApiError, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
+import { clientGone, holdLongPoll } from '../live/live.service';
+import type { LiveHub } from '../live/hub';
 import { punchesFromCsv, readPunches, uploadPunches } from '../punches/punches.service';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
 
 const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
-/** `getPunches`, `postPunches`. */
-export function punchHandlers(deps: HandlerDeps): Handlers<operations> {
+/** `getPunches` (with the `wait` long-poll on `live`), `postPunches`. */
+export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operations> {
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunches(req, res) {
@@ -19,7 +21,22 @@ export function punchHandlers(deps: HandlerDeps): Handlers<operations> {
       const accepted = req.accepts(['application/json', 'text/csv']);
       if (!accepted) throw new ApiError(406, 'Acceptable formats: application/json, text/csv.');
       const format = accepted === 'text/csv' ? 'csv' : 'json';
-      const page = await readPunches(svc, callerOf(res), req.query, format);
+      const caller = callerOf(res);
+      const read = () => readPunches(svc, caller, req.query, format);
+      const seen = live.current;
+      let page = await read();
+      const waitMs = (req.query.wait ?? 0) * 1000;
+      if (page.total === 0 && waitMs > 0 && !live.isClosing) {
+        const release = live.acquire();
+        const gone = clientGone(res);
+        try {
+          page = await holdLongPoll(live, read, page, seen, waitMs, gone.signal);
+        } finally {
+          release();
+          gone.dispose();
+        }
+        if (gone.signal.aborted) return;
+      }
       sendText(res, CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
     },
     async postPunches(req, res) {

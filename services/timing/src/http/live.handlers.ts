@@ -1,0 +1,58 @@
+/**
+ * Handler of `getPunchStream` (issue 10): the punches of a filter as Server-Sent Events. Access, filters
+ * and errors before the stream starts are those of `getPunches` (the first read runs before any header is
+ * sent); the stream itself is live.service.ts `runStream`.
+ */
+import { ApiError, type Handlers } from '@sports-timing/shared';
+import type { operations } from '../generated/openapi';
+import type { LiveHub } from '../live/hub';
+import { clientGone, runStream } from '../live/live.service';
+import { readPunches } from '../punches/punches.service';
+import type { HandlerDeps } from './deps';
+import { callerOf } from './respond';
+
+/** Options of {@link liveHandlers}; `heartbeatMs` shortens the keep-alive interval in tests. */
+export interface LiveHandlerOptions {
+  heartbeatMs?: number;
+}
+
+/** `getPunchStream`. */
+export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandlerOptions = {}): Handlers<operations> {
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
+  return {
+    async getPunchStream(req, res) {
+      if (req.accepts('text/event-stream') !== 'text/event-stream') throw new ApiError(406, 'Acceptable format: text/event-stream.');
+      const caller = callerOf(res);
+      // Last-Event-ID (the browser's automatic resume) overrides afterId; the spec restricts it to digits.
+      const lastEventId = req.get('Last-Event-ID');
+      const afterId = lastEventId ? Math.min(Number(lastEventId), Number.MAX_SAFE_INTEGER) : (req.query.afterId ?? 0);
+      const read = (from: number) => readPunches(svc, caller, { ...req.query, afterId: from }, 'json');
+      const seen = live.current;
+      const first = await read(afterId);
+      const release = live.acquire();
+      const gone = clientGone(res);
+      try {
+        res.status(200);
+        res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
+        res.setHeader('Cache-Control', 'no-cache');
+        // Reverse proxies (nginx) would otherwise buffer the stream.
+        res.setHeader('X-Accel-Buffering', 'no');
+        res.flushHeaders();
+        res.write('retry: 1000\n\n');
+        await runStream(res, {
+          hub: live,
+          read,
+          afterId,
+          first,
+          seen,
+          signal: gone.signal,
+          heartbeatMs: opts.heartbeatMs,
+          onError: (err) => deps.logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'punch stream ended by an error'),
+        });
+      } finally {
+        release();
+        gone.dispose();
+      }
+    },
+  };
+}

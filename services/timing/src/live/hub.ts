@@ -1,0 +1,183 @@
+/**
+ * Live delivery of punches (issue 10): the per-instance hub that long-polls and SSE streams wait on.
+ *
+ * The hub never carries punch content. A wake-up only tells waiters "something may be new": each waiter
+ * then re-reads with the normal gap-free query from its own `afterId` (punches.repository.ts), so a client
+ * never skips or repeats a punch whichever instance stored it, and a lost or coalesced notification can only
+ * delay a client, never corrupt what it receives.
+ *
+ * Visibility: `NOTIFY punches '<maxId>'` is sent after the upload commits, but a reader only sees that punch
+ * once every older transaction on the cluster has ended (the xmin rule). Rather than have every waiter
+ * retry, the hub checks the hinted id's visibility itself (one primary-key lookup every
+ * {@link VISIBILITY_RETRY_MS} ms) and wakes the waiters once it is readable, or after
+ * {@link VISIBILITY_MAX_TRIES} tries anyway. Waiters also re-read on their own every `safetyPollMs`, which
+ * covers a punch that stays invisible longer (a long transaction elsewhere) and a LISTEN connection that is
+ * down.
+ */
+import type pg from 'pg';
+import type { Logger } from 'pino';
+import { ApiError } from '@sports-timing/shared';
+
+/** Delay between visibility checks of a notified punch (ms). */
+export const VISIBILITY_RETRY_MS = 10;
+
+/** Visibility checks before the waiters are woken regardless (≈ 200 ms at {@link VISIBILITY_RETRY_MS}). */
+export const VISIBILITY_MAX_TRIES = 20;
+
+/** Options of {@link LiveHub}. */
+export interface LiveHubOptions {
+  /** Pool of the service (search_path set to the timing schema), for the visibility check. */
+  pool: pg.Pool;
+  logger?: Logger;
+  /** Most held long-polls plus open streams of this instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
+  maxConnections?: number;
+  /** Waiters re-read at least this often (ms) even without a notification. Default 5000. */
+  safetyPollMs?: number;
+}
+
+/** Why {@link LiveHub.wait} returned. */
+export type WakeReason = 'wake' | 'timeout' | 'aborted' | 'closing';
+
+/** A held connection's slot; release it exactly once when the request ends. */
+export type LiveSlot = () => void;
+
+/**
+ * Per-instance registry of waiting live clients: a generation counter bumped by every wake-up, the waiters'
+ * resolvers, the connection bound and the shutdown switch.
+ */
+export class LiveHub {
+  /** Bumped on every wake; a waiter that saw generation g before its read returns at once when it changed. */
+  private generation = 0;
+  private readonly waiters = new Set<(reason: WakeReason) => void>();
+  private held = 0;
+  private closing = false;
+  private pendingHint: number | null = null;
+  private checking = false;
+  readonly maxConnections: number;
+  readonly safetyPollMs: number;
+
+  constructor(private readonly opts: LiveHubOptions) {
+    this.maxConnections = opts.maxConnections ?? 1000;
+    this.safetyPollMs = opts.safetyPollMs ?? 5_000;
+  }
+
+  /** Current generation; take it before a read and pass it to {@link wait}. */
+  get current(): number {
+    return this.generation;
+  }
+
+  /** True once {@link close} was called: live requests answer at once and streams end. */
+  get isClosing(): boolean {
+    return this.closing;
+  }
+
+  /** Connections currently held (long-polls waiting plus open streams). */
+  get connections(): number {
+    return this.held;
+  }
+
+  /**
+   * Takes a connection slot or throws 503 with `Retry-After` when {@link maxConnections} are held (also while
+   * closing, so a stopping instance sends live clients elsewhere).
+   */
+  acquire(): LiveSlot {
+    if (this.closing) throw new ApiError(503, 'The service is stopping; retry on another instance.', { headers: { 'Retry-After': '1' } });
+    if (this.held >= this.maxConnections) {
+      throw new ApiError(503, `Too many live connections (${this.maxConnections}); retry shortly or poll without wait.`, { headers: { 'Retry-After': '5' } });
+    }
+    this.held += 1;
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.held -= 1;
+    };
+  }
+
+  /**
+   * Wakes every waiter now (a reconnect of the LISTEN session, where notifications may have been missed,
+   * or a test).
+   */
+  wakeAll(): void {
+    this.generation += 1;
+    const ws = [...this.waiters];
+    this.waiters.clear();
+    for (const w of ws) w('wake');
+  }
+
+  /**
+   * A `punches` notification with the highest new id as a hint: waiters are woken once that id is visible
+   * to readers (or after the bounded number of checks). Hints arriving meanwhile are coalesced.
+   */
+  notify(maxIdHint: number): void {
+    if (!Number.isSafeInteger(maxIdHint) || maxIdHint <= 0) {
+      this.wakeAll();
+      return;
+    }
+    this.pendingHint = Math.max(this.pendingHint ?? 0, maxIdHint);
+    if (!this.checking) void this.checkVisibility();
+  }
+
+  private async checkVisibility(): Promise<void> {
+    this.checking = true;
+    try {
+      while (this.pendingHint !== null && !this.closing) {
+        const id = this.pendingHint;
+        let tries = 0;
+        while (tries < VISIBILITY_MAX_TRIES && !(await this.visible(id)) && !this.closing) {
+          tries += 1;
+          await new Promise((r) => setTimeout(r, VISIBILITY_RETRY_MS));
+        }
+        if (this.pendingHint === id) this.pendingHint = null;
+        this.wakeAll();
+      }
+    } finally {
+      this.checking = false;
+    }
+  }
+
+  /** Whether punch `id` passes the readers' xmin rule now (a missing row counts as visible: wake and re-read). */
+  private async visible(id: number): Promise<boolean> {
+    try {
+      const { rows } = await this.opts.pool.query<{ visible: boolean }>(
+        'select txid < (select pg_snapshot_xmin(pg_current_snapshot())) as visible from punches where id = $1',
+        [id],
+      );
+      return rows.length === 0 || rows[0].visible;
+    } catch (err) {
+      this.opts.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'live: visibility check failed');
+      return true;
+    }
+  }
+
+  /**
+   * Resolves when the generation moves past `seen` (at once if it already has), after `timeoutMs`, when
+   * `signal` aborts (client gone) or when the hub closes.
+   */
+  wait(seen: number, timeoutMs: number, signal?: AbortSignal): Promise<WakeReason> {
+    if (this.closing) return Promise.resolve('closing');
+    if (signal?.aborted) return Promise.resolve('aborted');
+    if (this.generation !== seen) return Promise.resolve('wake');
+    return new Promise<WakeReason>((resolve) => {
+      const done = (reason: WakeReason) => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', onAbort);
+        this.waiters.delete(done);
+        resolve(reason);
+      };
+      const onAbort = () => done('aborted');
+      const timer = setTimeout(() => done('timeout'), Math.max(0, timeoutMs));
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.waiters.add(done);
+    });
+  }
+
+  /** Graceful stop: refuses new live requests and releases every waiter with `closing`. Idempotent. */
+  close(): void {
+    if (this.closing) return;
+    this.closing = true;
+    const ws = [...this.waiters];
+    this.waiters.clear();
+    for (const w of ws) w('closing');
+  }
+}

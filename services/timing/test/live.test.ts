@@ -1,0 +1,315 @@
+/**
+ * Live punches (issue 10): the `wait` long-poll and the SSE stream against real PostgreSQL over real HTTP
+ * (servers on port 0), through the typed client of packages/timing-client. Two app instances share one
+ * database, each with its own LISTEN session, as two service replicas would.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
+import { createTimingClient, readEventStream, type NewPunch, type Punch, type TimingClient } from '../../../packages/timing-client/src';
+import { createApp } from '../src/app';
+import type { DB } from '../src/db/schema';
+import { LiveHub } from '../src/live/hub';
+import { startPunchListener, type PunchListener } from '../src/live/listener';
+import { startTiming, type TimingTestContext } from './helpers';
+
+/** One service instance: its own pool, hub, LISTEN session and HTTP server. */
+interface Instance {
+  database: Database<DB>;
+  hub: LiveHub;
+  listener: PunchListener;
+  server: http.Server;
+  url: string;
+  close(): Promise<void>;
+}
+
+let ctx: TimingTestContext;
+let a: Instance;
+let b: Instance;
+const logger = createLogger('timing-live-test');
+
+async function startInstance(opts: { maxConnections?: number; heartbeatMs?: number } = {}): Promise<Instance> {
+  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: 20 });
+  const hub = new LiveHub({ pool: database.pool, logger, maxConnections: opts.maxConnections });
+  const listener = startPunchListener(database.url, hub, logger);
+  await listener.ready;
+  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
+  const server = http.createServer(app);
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  return {
+    database,
+    hub,
+    listener,
+    server,
+    url,
+    async close() {
+      hub.close();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+      await listener.stop();
+      await database.close();
+    },
+  };
+}
+
+beforeAll(async () => {
+  ctx = await startTiming();
+  a = await startInstance();
+  b = await startInstance();
+});
+afterAll(async () => {
+  await a?.close();
+  await b?.close();
+  await ctx?.close();
+});
+
+let seq = 0;
+/** `n` distinct punches for `modem` (distinct times, so none is a duplicate). */
+function punches(modem: string, n: number): NewPunch[] {
+  return Array.from({ length: n }, () => ({ card: String(500_000 + (seq % 97)), time: 1_580_000_000_000 + seq++ * 1000, code: 31 + (seq % 50), type: 'Control' as const, modem }));
+}
+
+function client(inst: Instance, key = ctx.adminKey): TimingClient {
+  return createTimingClient({ baseUrl: inst.url, apiKey: key || undefined });
+}
+
+async function until(cond: () => boolean, timeoutMs = 10_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!cond()) {
+    if (Date.now() > deadline) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 5));
+  }
+}
+
+/** Id of the newest readable punch of `modem` (start position of a caught-up client). */
+async function headId(c: TimingClient, modem: string): Promise<number> {
+  let afterId = 0;
+  for (;;) {
+    const page = await c.readPunches({ modem: [modem] }, { afterId });
+    if (page.punches.length === 0) return afterId;
+    afterId = page.punches[page.punches.length - 1].id;
+  }
+}
+
+describe('long-poll (wait)', () => {
+  it('answers within 100 ms of an upload', async () => {
+    const c = client(a);
+    await c.uploadPunches(punches('LP-1', 1));
+    const latencies: number[] = [];
+    for (let round = 0; round < 5; round++) {
+      const afterId = await headId(c, 'LP-1');
+      const held = c.readPunches({ modem: ['LP-1'] }, { afterId, wait: 20 }).then((page) => ({ page, at: performance.now() }));
+      await until(() => a.hub.connections === 1);
+      const sentAt = performance.now();
+      const uploaded = await c.uploadPunches(punches('LP-1', 1));
+      expect(uploaded.stored).toBe(1);
+      const { page, at } = await held;
+      expect(page.punches).toHaveLength(1);
+      expect(page.punches[0].id).toBeGreaterThan(afterId);
+      expect(page.total).toBe(1);
+      latencies.push(at - sentAt);
+    }
+    // Upload request sent → long-poll answer received, every round.
+    expect(Math.max(...latencies)).toBeLessThan(100);
+    expect(a.hub.connections).toBe(0);
+  });
+
+  it('answers the normal empty result when nothing arrives within wait', async () => {
+    const c = client(a);
+    await c.uploadPunches(punches('LP-2', 2));
+    const afterId = await headId(c, 'LP-2');
+    const started = Date.now();
+    const res = await fetch(`${a.url}/api/rest/v1/punches?modem=LP-2&afterId=${afterId}&wait=1`, { headers: { apikey: ctx.adminKey, Accept: 'text/csv' } });
+    const elapsed = Date.now() - started;
+    expect(res.status).toBe(200);
+    expect(res.headers.get('X-Total-Count')).toBe('0');
+    expect(await res.text()).toBe('id,card,time,code,type,modem,receptionTimeUtc\n');
+    expect(elapsed).toBeGreaterThanOrEqual(990);
+    expect(elapsed).toBeLessThan(3_000);
+  });
+
+  it('answers at once when punches are already there, and rejects wait > 60', async () => {
+    const c = client(a);
+    await c.uploadPunches(punches('LP-3', 3));
+    const started = Date.now();
+    const page = await c.readPunches({ modem: ['LP-3'] }, { afterId: 0, wait: 30 });
+    expect(page.punches.length).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeLessThan(2_000);
+    const bad = await fetch(`${a.url}/api/rest/v1/punches?modem=LP-3&wait=61`, { headers: { apikey: ctx.adminKey } });
+    expect(bad.status).toBe(400);
+  });
+
+  it('is woken on instance B by an upload through instance A', async () => {
+    const ca = client(a);
+    const cb = client(b);
+    await ca.uploadPunches(punches('LP-4', 1));
+    const latencies: number[] = [];
+    for (let round = 0; round < 3; round++) {
+      const afterId = await headId(cb, 'LP-4');
+      const held = cb.readPunches({ modem: ['LP-4'] }, { afterId, wait: 20 }).then((page) => ({ page, at: performance.now() }));
+      await until(() => b.hub.connections === 1);
+      const sentAt = performance.now();
+      await ca.uploadPunches(punches('LP-4', 2));
+      const { page, at } = await held;
+      expect(page.punches.map((p) => p.modem)).toEqual(['LP-4', 'LP-4']);
+      latencies.push(at - sentAt);
+    }
+    expect(Math.max(...latencies)).toBeLessThan(100);
+  });
+});
+
+describe('SSE stream', () => {
+  it('delivers every punch exactly once across concurrent uploaders on both instances, and resumes with Last-Event-ID', async () => {
+    const admin = client(a);
+    const modems = ['SSE-1', 'SSE-2', 'SSE-3', 'SSE-4'];
+    const created = await admin.api.POST('/api/rest/v1/events', { body: { name: 'live', public: false, modems } });
+    const eventId = created.data!.id;
+    await admin.uploadPunches(punches('SSE-1', 5));
+
+    const received: Punch[] = [];
+    const ac = new AbortController();
+    let opened = 0;
+    const following = admin.stream({ eventId }, (p) => void received.push(p), { signal: ac.signal, onOpen: () => (opened += 1) });
+    await until(() => received.length === 5);
+
+    // 8 uploaders, half through each instance, 25 batches of 1–6 punches each.
+    const uploaders = Array.from({ length: 8 }, async (_, u) => {
+      const c = client(u % 2 === 0 ? a : b);
+      let stored = 0;
+      for (let i = 0; i < 25; i++) {
+        const r = await c.uploadPunches(punches(modems[(u + i) % modems.length], 1 + ((u + i) % 6)), { gzip: i % 2 === 0 });
+        stored += r.stored;
+      }
+      return stored;
+    });
+    const stored = (await Promise.all(uploaders)).reduce((x, y) => x + y, 0);
+    const expected = 5 + stored;
+    await until(() => received.length >= expected);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(received).toHaveLength(expected);
+    const ids = received.map((p) => p.id);
+    expect(new Set(ids).size).toBe(ids.length);
+    expect([...ids].sort((x, y) => x - y)).toEqual(ids);
+    const { rows } = await ctx.database.pool.query<{ id: number }>('select id from punches where modem = any($1) order by id', [modems]);
+    expect(ids).toEqual(rows.map((r) => Number(r.id)));
+    ac.abort();
+    const lastId = await following;
+    expect(lastId).toBe(ids[ids.length - 1]);
+    expect(opened).toBe(1);
+    await until(() => a.hub.connections === 0);
+
+    // While no stream is open, more punches arrive; a resumed stream gets exactly those.
+    await client(b).uploadPunches(punches('SSE-2', 7));
+    const resumed: Punch[] = [];
+    const ac2 = new AbortController();
+    const again = client(b).stream({ eventId }, (p) => void resumed.push(p), { afterId: lastId, signal: ac2.signal });
+    await until(() => resumed.length === 7);
+    await admin.uploadPunches(punches('SSE-3', 3));
+    await until(() => resumed.length === 10);
+    await new Promise((r) => setTimeout(r, 100));
+    ac2.abort();
+    await again;
+    expect(resumed).toHaveLength(10);
+    expect(resumed[0].id).toBeGreaterThan(lastId);
+    expect(new Set(resumed.map((p) => p.id)).size).toBe(10);
+  });
+
+  it('lets Last-Event-ID override afterId, sends SSE framing and keep-alive comments', async () => {
+    const inst = await startInstance({ heartbeatMs: 100 });
+    try {
+      const c = client(inst);
+      await c.uploadPunches(punches('SSE-9', 4));
+      const all = (await c.readPunches({ modem: ['SSE-9'] })).punches;
+      expect(all).toHaveLength(4);
+      const ac = new AbortController();
+      const res = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=SSE-9&afterId=0`, {
+        headers: { apikey: ctx.adminKey, Accept: 'text/event-stream', 'Last-Event-ID': String(all[1].id) },
+        signal: ac.signal,
+      });
+      expect(res.status).toBe(200);
+      expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
+      const events: { id?: string; event: string; data: string }[] = [];
+      let keepAlives = 0;
+      const reading = readEventStream(res.body!, (e) => void events.push(e), (comment) => (keepAlives += comment === 'keep-alive' ? 1 : 0)).catch(() => undefined);
+      await until(() => events.length === 2 && keepAlives >= 2);
+      expect(events.map((e) => e.id)).toEqual([String(all[2].id), String(all[3].id)]);
+      expect(events.every((e) => e.event === 'punch')).toBe(true);
+      expect(JSON.parse(events[0].data)).toEqual(all[2]);
+      ac.abort();
+      await reading;
+      await until(() => inst.hub.connections === 0);
+    } finally {
+      await inst.close();
+    }
+  });
+});
+
+describe('access and bounds', () => {
+  it('applies the read access rules: private event 401 anonymous, 403 with another key; public event anonymous', async () => {
+    const owner = await ctx.createUser('live-owner');
+    const other = await ctx.createUser('live-other');
+    const co = client(a, owner.key);
+    const priv = (await co.api.POST('/api/rest/v1/events', { body: { name: 'private', public: false, modems: ['PRV-1'] } })).data!.id;
+    const pub = (await co.api.POST('/api/rest/v1/events', { body: { name: 'public', public: true, modems: ['PUB-1'] } })).data!.id;
+    await co.uploadPunches([...punches('PRV-1', 1), ...punches('PUB-1', 1)]);
+    for (const path of [`/api/rest/v1/punches/stream?eventId=${priv}`, `/api/rest/v1/punches?eventId=${priv}&wait=5`]) {
+      const anon = await fetch(a.url + path, { headers: { Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
+      expect(anon.status).toBe(401);
+      const foreign = await fetch(a.url + path, { headers: { apikey: other.key, Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
+      expect(foreign.status).toBe(403);
+    }
+    const anonymous = createTimingClient({ baseUrl: a.url });
+    const got: Punch[] = [];
+    const ac = new AbortController();
+    const s = anonymous.stream({ eventId: pub }, (p) => void got.push(p), { signal: ac.signal });
+    await until(() => got.length === 1);
+    ac.abort();
+    await s;
+    await expect(anonymous.stream({ eventId: priv }, () => undefined)).rejects.toMatchObject({ status: 401 });
+    const notStream = await fetch(`${a.url}/api/rest/v1/punches/stream?eventId=${pub}`, { headers: { Accept: 'application/json' } });
+    expect(notStream.status).toBe(406);
+  });
+
+  it('bounds held connections (503 with Retry-After), frees a slot when the client disconnects, and ends everything on shutdown', async () => {
+    const inst = await startInstance({ maxConnections: 2 });
+    try {
+      const c = client(inst);
+      await c.uploadPunches(punches('BND-1', 1));
+      const afterId = await headId(c, 'BND-1');
+      const ac1 = new AbortController();
+      const poll1 = c.readPunches({ modem: ['BND-1'] }, { afterId, wait: 30, signal: ac1.signal }).catch((e: unknown) => e);
+      const ac2 = new AbortController();
+      const stream2 = c.stream({ modem: ['BND-1'] }, () => undefined, { afterId, signal: ac2.signal });
+      await until(() => inst.hub.connections === 2);
+
+      const full = await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}&wait=5`, { headers: { apikey: ctx.adminKey } });
+      expect(full.status).toBe(503);
+      expect(full.headers.get('Retry-After')).toMatch(/^\d+$/);
+      const fullStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=BND-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' } });
+      expect(fullStream.status).toBe(503);
+      // A read without wait is never refused.
+      expect((await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey } })).status).toBe(200);
+
+      ac1.abort();
+      expect(await poll1).toMatchObject({ name: 'AbortError' });
+      await until(() => inst.hub.connections === 1);
+
+      // Shutdown: a held long-poll answers empty at once, open streams end.
+      const poll3 = c.readPunches({ modem: ['BND-1'] }, { afterId, wait: 30 });
+      await until(() => inst.hub.connections === 2);
+      const raw = await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}&wait=30`, { headers: { apikey: ctx.adminKey } });
+      expect(raw.status).toBe(503);
+      const closedAt = Date.now();
+      inst.hub.close();
+      const page3 = await poll3;
+      expect(page3).toEqual({ punches: [], total: 0 });
+      expect(Date.now() - closedAt).toBeLessThan(500);
+      await until(() => inst.hub.connections === 0);
+      ac2.abort();
+      await stream2;
+    } finally {
+      await inst.close();
+    }
+  });
+});
