@@ -1,0 +1,124 @@
+/**
+ * The organisers' command-line tool `punches` (issue 10): `tail` follows punches live, `replay` uploads a
+ * punch file as modems would, `battery` looks up SIAC battery dates. Results go to stdout (or the CSV
+ * file), progress and status to stderr.
+ */
+import { Command, InvalidArgumentError } from 'commander';
+import { createTimingClient } from '@sports-timing/timing-client';
+import { batteryLines } from './battery';
+import { readPunchFile } from './punch-file';
+import { replay } from './replay';
+import { tail } from './tail';
+
+/** Where the commands write; tests pass their own. */
+export interface CliIo {
+  out: (line: string) => void;
+  err: (line: string) => void;
+  /** Aborts long-running commands (SIGINT/SIGTERM in the CLI). */
+  signal?: AbortSignal;
+}
+
+function positiveNumber(v: string): number {
+  const n = Number(v);
+  if (!Number.isFinite(n) || n <= 0) throw new InvalidArgumentError('must be a positive number');
+  return n;
+}
+
+function modemList(v: string): string[] {
+  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  if (list.length === 0) throw new InvalidArgumentError('give at least one serial number');
+  return list;
+}
+
+/** Builds the program; `exit` is set when a command fails (exit code). */
+export function buildProgram(io: CliIo, state: { exit: number }): Command {
+  const program = new Command('punches')
+    .description('Organisers\' tool for the timing service: follow punches live, replay punch files, look up card batteries.')
+    .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
+    .exitOverride()
+    .showHelpAfterError();
+
+  program
+    .command('tail')
+    .description('Follow the punches of an event or of modems live (SSE, falling back to long-poll); print them or append CSV rows to a file, resuming after a restart.')
+    .option('--event <id>', 'event id')
+    .option('--modem <serials>', 'modem serial numbers, comma-separated', modemList)
+    .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
+    .option('--key <key>', 'API key (default: $TIMING_API_KEY; anonymous for public events)', process.env.TIMING_API_KEY)
+    .option('--csv <file>', 'append rows (id,card,time,code,type,modem,receptionTimeUtc) to FILE and resume from its last id')
+    .option('--state <file>', 'keep the last id in FILE (JSON) and resume from it')
+    .option('--after <localMs>', 'only punches with time >= this (local ms) on the first request', positiveNumber)
+    .option('--poll', 'long-poll only (no SSE)')
+    .action(async (o: { event?: string; modem?: string[]; url: string; key?: string; csv?: string; state?: string; after?: number; poll?: boolean }) => {
+      if (o.event === undefined && o.modem === undefined) throw new Error('give --event or --modem');
+      const client = createTimingClient({ baseUrl: o.url, apiKey: o.key });
+      const lastId = await tail(client, {
+        filter: { eventId: o.event, modem: o.modem },
+        csvFile: o.csv,
+        stateFile: o.state,
+        after: o.after,
+        pollOnly: o.poll,
+        signal: io.signal,
+        print: io.out,
+        status: io.err,
+      });
+      io.err(`tail: stopped after id ${lastId}`);
+    });
+
+  program
+    .command('replay')
+    .description('Upload a punch file (demo format card,code,time,type or the download CSV) as modems would: in time order at a chosen speed, one modem per control.')
+    .argument('<file>', 'punch file (CSV)')
+    .option('--modem-prefix <prefix>', 'modem serial = prefix + control code (START/FINISH for start/finish rows); default: the file\'s modem column')
+    .option('--speed <factor>', 'event time runs this many times faster than real time', positiveNumber, 60)
+    .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
+    .option('--key <key>', 'API key of the uploading user (default: $TIMING_API_KEY)', process.env.TIMING_API_KEY)
+    .action(async (file: string, o: { modemPrefix?: string; speed: number; url: string; key?: string }) => {
+      if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
+      const punches = readPunchFile(file, o.modemPrefix);
+      const modems = new Set(punches.map((p) => p.modem)).size;
+      io.err(`replay: ${punches.length} punches from ${modems} modems at ${o.speed}x`);
+      const r = await replay(createTimingClient({ baseUrl: o.url, apiKey: o.key }), punches, { speed: o.speed, signal: io.signal, progress: io.err });
+      io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}`);
+    });
+
+  program
+    .command('battery')
+    .description('Battery date and replace-before date of SIAC cards (ordering service).')
+    .argument('<cards...>', 'card numbers')
+    .option('--url <url>', 'ordering service base URL', process.env.ORDERING_URL ?? 'http://127.0.0.1:8080')
+    .action(async (cards: string[], o: { url: string }) => {
+      const { lines, failed } = await batteryLines(o.url, cards);
+      lines.forEach((l) => io.out(l));
+      if (failed > 0) state.exit = 1;
+    });
+  return program;
+}
+
+/** Runs the CLI on `argv` (node, script, args…); resolves with the exit code. */
+export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  const ac = new AbortController();
+  const stop = () => ac.abort();
+  const realIo: CliIo = io ?? { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`), signal: ac.signal };
+  if (!io) {
+    // `punches tail | head`: a closed pipe ends the program quietly.
+    process.stdout.on('error', (err: NodeJS.ErrnoException) => {
+      if (err.code === 'EPIPE') process.exit(0);
+    });
+    process.once('SIGINT', stop);
+    process.once('SIGTERM', stop);
+  }
+  const state = { exit: 0 };
+  try {
+    await buildProgram(realIo, state).parseAsync([...argv]);
+    return state.exit;
+  } catch (err) {
+    const e = err as { code?: string; exitCode?: number; message?: string };
+    if (typeof e.code === 'string' && e.code.startsWith('commander.')) return e.exitCode ?? 1;
+    realIo.err(`error: ${e.message ?? String(err)}`);
+    return 1;
+  } finally {
+    process.off('SIGINT', stop);
+    process.off('SIGTERM', stop);
+  }
+}

@@ -1,0 +1,76 @@
+/**
+ * `punches replay FILE`: uploads a punch file as the modems of a radio set-up would, for rehearsing a
+ * live-results installation. Punches go out in time order at `speed` × real time (the first punch at once),
+ * each modem uploading the punches due at a moment as one batch; progress goes to stderr.
+ */
+import type { NewPunch, TimingClient } from '@sports-timing/timing-client';
+
+/** Options of {@link replay}. */
+export interface ReplayOptions {
+  /** Event time runs this many times faster than real time (60: an hour in a minute). */
+  speed: number;
+  signal?: AbortSignal;
+  /** Progress line sink (stderr in the CLI). */
+  progress?: (line: string) => void;
+  /** Progress at most this often (ms); default 1000. */
+  progressEveryMs?: number;
+}
+
+/** Totals of a replay. */
+export interface ReplayResult {
+  sent: number;
+  stored: number;
+  duplicates: number;
+}
+
+function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return new Promise((resolve) => {
+    if (ms <= 0 || signal?.aborted) return resolve();
+    const t = setTimeout(done, ms);
+    function done() {
+      clearTimeout(t);
+      signal?.removeEventListener('abort', done);
+      resolve();
+    }
+    signal?.addEventListener('abort', done, { once: true });
+  });
+}
+
+/** Local ms → `HH:MM:SS` of the event's wall clock. */
+function clock(ms: number): string {
+  return new Date(ms).toISOString().slice(11, 19);
+}
+
+/** Replays `punches` (sorted by time) through `client`; resolves with the totals (stops early on abort). */
+export async function replay(client: TimingClient, punches: readonly NewPunch[], o: ReplayOptions): Promise<ReplayResult> {
+  const result: ReplayResult = { sent: 0, stored: 0, duplicates: 0 };
+  if (punches.length === 0) return result;
+  const t0 = punches[0].time;
+  const started = Date.now();
+  let lastProgress = 0;
+  let i = 0;
+  while (i < punches.length && !o.signal?.aborted) {
+    const dueAt = started + (punches[i].time - t0) / o.speed;
+    await sleep(dueAt - Date.now(), o.signal);
+    if (o.signal?.aborted) break;
+    // Everything due by now, one batch per modem, modems in parallel.
+    const eventNow = t0 + (Date.now() - started) * o.speed;
+    const byModem = new Map<string, NewPunch[]>();
+    while (i < punches.length && punches[i].time <= eventNow) {
+      const p = punches[i++];
+      byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
+    }
+    const results = await Promise.all([...byModem.values()].map((batch) => client.uploadPunches(batch)));
+    for (const r of results) {
+      result.sent += r.received;
+      result.stored += r.stored;
+      result.duplicates += r.duplicates;
+    }
+    if (Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000) || i === punches.length) {
+      lastProgress = Date.now();
+      const pct = ((100 * result.sent) / punches.length).toFixed(1);
+      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) event time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}`);
+    }
+  }
+  return result;
+}

@@ -1,0 +1,121 @@
+/**
+ * `punches tail`: follows an event's or some modems' punches live. Uses the SSE stream and falls back to
+ * long-polling (`wait`) when the service has no stream operation; prints punches or appends them as rows
+ * of the download CSV format to a file. The position is the last id written: on restart it is read back
+ * from the CSV file (or the state file), so a restarted tail neither repeats nor misses a punch.
+ */
+import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, fstatSync, ftruncateSync, writeFileSync, renameSync } from 'node:fs';
+import { TimingApiError, type Punch, type PunchFilter, type TimingClient } from '@sports-timing/timing-client';
+
+/** Header row of the download CSV format (timing spec §2.1). */
+export const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
+
+/** Options of {@link tail}. */
+export interface TailOptions {
+  filter: PunchFilter;
+  /** Append rows to this CSV file (header written when the file is new or empty). */
+  csvFile?: string;
+  /** JSON file `{ "lastId": n }` rewritten after each punch (for printing mode, or in addition to the CSV). */
+  stateFile?: string;
+  /** First request's `after` (local ms). */
+  after?: number;
+  /** Never try the stream, long-poll only. */
+  pollOnly?: boolean;
+  signal?: AbortSignal;
+  /** Punch line sink when no CSV file is given (stdout in the CLI). */
+  print?: (line: string) => void;
+  /** Status line sink (stderr in the CLI). */
+  status?: (line: string) => void;
+}
+
+/** One punch as a CSV row of the download format (numbers unquoted). */
+export function csvRow(p: Punch): string {
+  return [p.id, p.card, p.time, p.code, p.type, p.modem, p.receptionTimeUtc].join(',');
+}
+
+/** Local ms → `YYYY-MM-DD HH:MM:SS.sss` (the event's wall clock). */
+function localTime(ms: number): string {
+  return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
+}
+
+/**
+ * Last id in a CSV file written by tail. A row cut short by a crash (no final newline) is removed first,
+ * so the file again ends with a complete row; it is fetched again.
+ */
+export function lastIdInCsv(file: string): number {
+  if (!existsSync(file)) return 0;
+  const fd = openSync(file, 'r+');
+  try {
+    const size = fstatSync(fd).size;
+    const tailBytes = Math.min(size, 64 * 1024);
+    const buf = Buffer.alloc(tailBytes);
+    readSync(fd, buf, 0, tailBytes, size - tailBytes);
+    let text = buf.toString('utf8');
+    const lastNl = text.lastIndexOf('\n');
+    if (lastNl < text.length - 1) {
+      ftruncateSync(fd, size - Buffer.byteLength(text.slice(lastNl + 1), 'utf8'));
+      text = text.slice(0, lastNl + 1);
+    }
+    const rows = text.split('\n').filter((l) => /^\d+,/.test(l));
+    return rows.length > 0 ? Number(rows[rows.length - 1].split(',')[0]) : 0;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+function lastIdInState(file: string): number {
+  if (!existsSync(file)) return 0;
+  const parsed = JSON.parse(readFileSync(file, 'utf8')) as { lastId?: unknown };
+  return typeof parsed.lastId === 'number' ? parsed.lastId : 0;
+}
+
+/** Runs until `signal` aborts (or a non-retryable error); resolves with the last id written. */
+export async function tail(client: TimingClient, o: TailOptions): Promise<number> {
+  let lastId = Math.max(o.csvFile ? lastIdInCsv(o.csvFile) : 0, o.stateFile ? lastIdInState(o.stateFile) : 0);
+  if (o.csvFile && (!existsSync(o.csvFile) || readFileSync(o.csvFile, 'utf8').length === 0)) writeFileSync(o.csvFile, `${CSV_HEADER}\n`);
+  o.status?.(lastId > 0 ? `tail: resuming after id ${lastId}` : 'tail: starting from the first punch');
+  let count = 0;
+  const deliver = (p: Punch) => {
+    if (p.id <= lastId) return;
+    if (o.csvFile) appendFileSync(o.csvFile, `${csvRow(p)}\n`);
+    else o.print?.(`${p.id}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}`);
+    lastId = p.id;
+    count += 1;
+    if (o.stateFile) {
+      writeFileSync(`${o.stateFile}.tmp`, JSON.stringify({ lastId }));
+      renameSync(`${o.stateFile}.tmp`, o.stateFile);
+    }
+  };
+  const progress = setInterval(() => {
+    if (count > 0) o.status?.(`tail: ${count} punches, last id ${lastId}`);
+  }, 5_000);
+  try {
+    if (!o.pollOnly) {
+      try {
+        await client.stream(o.filter, deliver, {
+          afterId: lastId,
+          after: o.after,
+          signal: o.signal,
+          onOpen: () => o.status?.('tail: following live (SSE)'),
+          onError: (err) => o.status?.(`tail: stream interrupted (${err instanceof Error ? err.message : String(err)}), reconnecting`),
+        });
+        return lastId;
+      } catch (err) {
+        // A service without the stream operation: fall back to long-polling. Access errors are final.
+        if (!(err instanceof TimingApiError) || ![404, 405, 406, 501].includes(err.status)) throw err;
+        o.status?.(`tail: no stream (${err.status}), long-polling instead`);
+      }
+    }
+    o.status?.('tail: following live (long-poll)');
+    await client.poll(o.filter, (punches) => punches.forEach(deliver), {
+      afterId: lastId,
+      after: o.after,
+      wait: 30,
+      signal: o.signal,
+      onError: (err) => o.status?.(`tail: poll failed (${err instanceof Error ? err.message : String(err)}), retrying`),
+    });
+    return lastId;
+  } finally {
+    clearInterval(progress);
+  }
+}
