@@ -4,7 +4,7 @@ import type { Config } from 'jest';
 // cluster started by the global set-up), each file in a database of its own.
 const config: Config = {
   testEnvironment: 'node',
-  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test'],
+  roots: ['<rootDir>/packages', '<rootDir>/services', '<rootDir>/test', '<rootDir>/bench'],
   testMatch: ['**/test/**/*.test.ts'],
   testPathIgnorePatterns: ['/node_modules/', '/test/soak/'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },

@@ -1,0 +1,271 @@
+/**
+ * Scenarios of issue 8 and how each server is asked for the same thing.
+ *
+ * Our timing service is asked the way result software asks it (`eventId`, or `modem=a,b`, plus `afterId`);
+ * PostgREST with its own syntax for the same keyset query (`modem=in.(…)&id=gt.N&order=id&limit=1000`);
+ * the raw server with the event's modem list. Since no event has a time window, all three select exactly
+ * the same punches (checked before loading, see run.ts).
+ */
+import type { DatasetInfo } from './dataset';
+import type { UploadKind } from './load-worker';
+
+/** A server instance in a scenario: the three punch servers, ours on the 1 M-punch dataset, the shop. */
+export type InstanceName = 'ours' | 'postgrest' | 'raw' | 'ours-1m' | 'ordering';
+
+/** One HTTP request shape. */
+export interface RequestShape {
+  method: 'GET' | 'POST';
+  path: string;
+  headers: Record<string, string>;
+  body?: string;
+}
+
+/** Scenario groups (for `--only` and the report's sections). */
+export type ScenarioGroup = 'read' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
+
+/** A scenario. */
+export interface Scenario {
+  id: string;
+  group: ScenarioGroup;
+  title: string;
+  /** What the request reads or writes, for the report. */
+  description: string;
+  instances: InstanceName[];
+  /** Expected response format of reads (for the id check). */
+  format?: 'json' | 'csv';
+  connections: number;
+  /** Fixed total rate (req/s) for p99 measurements; unset = throughput. */
+  overallRate?: number;
+  upload?: { kind: UploadKind; batchSize: number };
+  request(instance: InstanceName, ds: DatasetInfo): RequestShape;
+}
+
+const JSON_ACCEPT = { accept: 'application/json' };
+const CSV_ACCEPT = { accept: 'text/csv' };
+const GZIP_JSON = { accept: 'application/json', 'accept-encoding': 'gzip' };
+
+/** Connections of throughput runs: enough to keep every pool (10 connections) busy. */
+const CONNECTIONS = 16;
+
+/** Middle id of the big event (a full page in the middle of the evening). */
+export function midAfterId(ds: DatasetInfo): number {
+  return ds.bigEventMidId;
+}
+
+function read(instance: InstanceName, ds: DatasetInfo, q: { eventId?: number; modems: string[]; afterId: number; count?: boolean }, headers: Record<string, string>): RequestShape {
+  if (instance === 'postgrest') {
+    return {
+      method: 'GET',
+      path: `/punches?modem=in.(${q.modems.join(',')})&id=gt.${q.afterId}&order=id&limit=1000`,
+      headers: q.count ? { ...headers, prefer: 'count=exact' } : headers,
+    };
+  }
+  if (instance === 'raw') {
+    return { method: 'GET', path: `/punches?modem=${q.modems.join(',')}&afterId=${q.afterId}${q.count ? '&count=exact' : ''}`, headers };
+  }
+  const filter = q.eventId !== undefined ? `eventId=${q.eventId}` : `modem=${q.modems.join(',')}`;
+  return { method: 'GET', path: `/api/rest/v1/punches?${filter}&afterId=${q.afterId}`, headers };
+}
+
+const THREE: InstanceName[] = ['ours', 'postgrest', 'raw'];
+
+const bigPage = (headers: Record<string, string>) => (instance: InstanceName, ds: DatasetInfo) =>
+  read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: midAfterId(ds) }, headers);
+
+const tailPoll = (instance: InstanceName, ds: DatasetInfo) => read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: ds.tailAfterId }, JSON_ACCEPT);
+
+const countPage = (count: boolean) => (instance: InstanceName, ds: DatasetInfo) =>
+  read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: 0, count }, JSON_ACCEPT);
+
+/** Every scenario, in run order (reads first, uploads last: the cleanup after them restores the table). */
+export const SCENARIOS: Scenario[] = [
+  {
+    id: 'page-json',
+    group: 'read',
+    title: 'Full page, JSON',
+    description: '1000 punches from the middle of the big event (60 modems), JSON',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: bigPage(JSON_ACCEPT),
+  },
+  {
+    id: 'page-csv',
+    group: 'read',
+    title: 'Full page, CSV',
+    description: 'the same page as CSV (`Accept: text/csv`)',
+    instances: THREE,
+    format: 'csv',
+    connections: CONNECTIONS,
+    request: bigPage(CSV_ACCEPT),
+  },
+  {
+    id: 'page-gzip',
+    group: 'read',
+    title: 'Full page, JSON, gzip',
+    description: 'the same page with `Accept-Encoding: gzip` (PostgREST has no response compression of its own)',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: bigPage(GZIP_JSON),
+  },
+  {
+    id: 'small-event',
+    group: 'read',
+    title: 'Small event page',
+    description: 'all punches of a small event (4 modems, a short page) from afterId=0',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: (instance, ds) => read(instance, ds, { eventId: ds.smallEventId, modems: ds.smallEventModems, afterId: 0 }, JSON_ACCEPT),
+  },
+  {
+    id: 'two-modem',
+    group: 'read',
+    title: 'Two-modem filter',
+    description: '`modem=A,B` (two modems of the big event) from the middle of the event',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: (instance, ds) => read(instance, ds, { modems: ds.bigEventModems.slice(0, 2), afterId: midAfterId(ds) }, JSON_ACCEPT),
+  },
+  {
+    id: 'tail-poll',
+    group: 'read',
+    title: 'Tail poll at the head',
+    description: 'big event, `afterId` 5 punches below its newest id (the steady state of live clients)',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: tailPoll,
+  },
+  {
+    id: 'page-first',
+    group: 'read',
+    title: 'First page, no count',
+    description: 'big event from afterId=0 without a count (PostgREST and raw; ours always counts, see count-1m)',
+    instances: ['postgrest', 'raw'],
+    format: 'json',
+    connections: CONNECTIONS,
+    request: countPage(false),
+  },
+  {
+    id: 'count-1m',
+    group: 'read',
+    title: 'First page with X-Total-Count',
+    description: 'big event from afterId=0 with the total (ours: always; PostgREST: `Prefer: count=exact`; raw: exact `count(*)`)',
+    instances: THREE,
+    format: 'json',
+    connections: CONNECTIONS,
+    request: countPage(true),
+  },
+  {
+    id: 'p99-poll',
+    group: 'fixed-rate',
+    title: 'Tail poll at 1,500 req/s',
+    description: 'the tail poll at a fixed total rate of 1,500 req/s',
+    instances: THREE,
+    format: 'json',
+    connections: 32,
+    overallRate: 1500,
+    request: tailPoll,
+  },
+  {
+    id: 'p99-page',
+    group: 'fixed-rate',
+    title: 'Full page at 150 req/s',
+    description: 'the full JSON page at a fixed total rate of 150 req/s',
+    instances: THREE,
+    format: 'json',
+    connections: 32,
+    overallRate: 150,
+    request: bigPage(JSON_ACCEPT),
+  },
+  {
+    id: 'flat-page',
+    group: 'flat',
+    title: 'Full page at 5 M vs 1 M punches',
+    description: 'the full JSON page of the big event (same shape) on the 5 M-punch table and on a table holding only that event',
+    instances: ['ours', 'ours-1m'],
+    format: 'json',
+    connections: CONNECTIONS,
+    request: (_instance, ds) => read('ours', ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: midAfterId(ds) }, JSON_ACCEPT),
+  },
+  {
+    id: 'flat-count',
+    group: 'flat',
+    title: 'First page + count at 5 M vs 1 M punches',
+    description: 'the first page of the big event with its X-Total-Count on both tables',
+    instances: ['ours', 'ours-1m'],
+    format: 'json',
+    connections: CONNECTIONS,
+    request: (_instance, ds) => read('ours', ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: 0 }, JSON_ACCEPT),
+  },
+  {
+    id: 'upload-single',
+    group: 'upload',
+    title: 'Upload, single punch',
+    description: 'one-punch JSON POSTs, 50 users with their own keys, 200 modems',
+    instances: ['ours', 'raw'],
+    connections: CONNECTIONS,
+    upload: { kind: 'single', batchSize: 1 },
+    request: (instance) => ({ method: 'POST', path: instance === 'raw' ? '/punches' : '/api/rest/v1/punches', headers: {} }),
+  },
+  {
+    id: 'upload-batch',
+    group: 'upload',
+    title: 'Upload, 1000-punch batches',
+    description: '1000-punch JSON POSTs',
+    instances: ['ours', 'raw'],
+    connections: 8,
+    upload: { kind: 'batch', batchSize: 1000 },
+    request: (instance) => ({ method: 'POST', path: instance === 'raw' ? '/punches' : '/api/rest/v1/punches', headers: {} }),
+  },
+  {
+    id: 'upload-gzip',
+    group: 'upload',
+    title: 'Upload, gzip 1000-punch batches',
+    description: '1000-punch JSON POSTs with `Content-Encoding: gzip`',
+    instances: ['ours', 'raw'],
+    connections: 8,
+    upload: { kind: 'batchGzip', batchSize: 1000 },
+    request: (instance) => ({ method: 'POST', path: instance === 'raw' ? '/punches' : '/api/rest/v1/punches', headers: {} }),
+  },
+  {
+    id: 'shop-articles',
+    group: 'shop',
+    title: 'Shop article list at 500 req/s',
+    description: 'anonymous `GET /api/grpc-json/v1/shop/articles` (demo catalogue) at a fixed 500 req/s',
+    instances: ['ordering'],
+    connections: 32,
+    overallRate: 500,
+    request: () => ({ method: 'GET', path: '/api/grpc-json/v1/shop/articles', headers: { accept: 'application/json', 'accept-language': 'en' } }),
+  },
+  {
+    id: 'shop-siids',
+    group: 'shop',
+    title: 'Random free SIIDs',
+    description: '`GET /api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=10`',
+    instances: ['ordering'],
+    connections: CONNECTIONS,
+    request: () => ({ method: 'GET', path: '/api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=10', headers: { accept: 'application/json' } }),
+  },
+  {
+    id: 'shop-orders',
+    group: 'shop',
+    title: 'Order creation with its outbox',
+    description: '`POST /api/grpc-json/v1/shop/orders` (probed first; measured only when the operation is implemented)',
+    instances: ['ordering'],
+    connections: CONNECTIONS,
+    request: () => ({ method: 'POST', path: '/api/grpc-json/v1/shop/orders', headers: { 'content-type': 'application/json' }, body: '{}' }),
+  },
+];
+
+/** Scenarios selected by `--only` (ids or group names); all when empty. Unknown names throw. */
+export function selectScenarios(only: string[]): Scenario[] {
+  if (only.length === 0) return SCENARIOS;
+  const known = new Set([...SCENARIOS.map((s) => s.id), ...SCENARIOS.map((s) => s.group)]);
+  const unknown = only.filter((o) => !known.has(o));
+  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(', ')}; known: ${[...known].join(', ')}`);
+  return SCENARIOS.filter((s) => only.includes(s.id) || only.includes(s.group));
+}

