@@ -51,3 +51,20 @@ test('readiness goes down with the database and comes back without a restart', a
     await database.close();
   }
 });
+
+test('idle pooled connections killed by the server (a restart) do not crash the process; the next query reconnects', async () => {
+  const database = createDatabase({ url: process.env.DATABASE_URL!, schema: 'public', logger: createLogger('test'), applicationName: 'restart-test' });
+  const admin = createDatabase({ url: process.env.DATABASE_URL!, schema: 'public', logger: createLogger('test') });
+  try {
+    await Promise.all(Array.from({ length: 4 }, () => database.pool.query('select pg_sleep(0.05)')));
+    expect(database.pool.idleCount).toBeGreaterThan(0);
+    const { rows } = await admin.pool.query(`select count(pg_terminate_backend(pid))::int as n from pg_stat_activity where application_name = 'restart-test'`);
+    expect(rows[0].n).toBeGreaterThan(0);
+    await new Promise((r) => setTimeout(r, 100)); // the pool sees the idle clients die ('error' events)
+    const again = await database.pool.query('select 1 as one');
+    expect(again.rows[0].one).toBe(1);
+  } finally {
+    await database.close();
+    await admin.close();
+  }
+});
