@@ -71,14 +71,15 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .argument('<file>', 'punch file (CSV)')
     .option('--modem-prefix <prefix>', 'modem serial = prefix + control code (START/FINISH for start/finish rows); default: the file\'s modem column')
     .option('--speed <factor>', 'event time runs this many times faster than real time', positiveNumber, 60)
+    .option('--max-gap <seconds>', 'shorten quiet stretches between punches to this many event seconds', positiveNumber, 60)
     .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
     .option('--key <key>', 'API key of the uploading user (default: $TIMING_API_KEY)', process.env.TIMING_API_KEY)
-    .action(async (file: string, o: { modemPrefix?: string; speed: number; url: string; key?: string }) => {
+    .action(async (file: string, o: { modemPrefix?: string; speed: number; maxGap: number; url: string; key?: string }) => {
       if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
       const punches = readPunchFile(file, o.modemPrefix);
       const modems = new Set(punches.map((p) => p.modem)).size;
       io.err(`replay: ${punches.length} punches from ${modems} modems at ${o.speed}x`);
-      const r = await replay(createTimingClient({ baseUrl: o.url, apiKey: o.key }), punches, { speed: o.speed, signal: io.signal, progress: io.err });
+      const r = await replay(createTimingClient({ baseUrl: o.url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, signal: io.signal, progress: io.err });
       io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}`);
     });
 

@@ -9,6 +9,11 @@ import type { NewPunch, TimingClient } from '@sports-timing/timing-client';
 export interface ReplayOptions {
   /** Event time runs this many times faster than real time (60: an hour in a minute). */
   speed: number;
+  /**
+   * Longest pause between consecutive punches in event ms (longer quiet stretches, such as test punches
+   * hours before the start, are shortened to it); default: no limit.
+   */
+  maxGapMs?: number;
   signal?: AbortSignal;
   /** Progress line sink (stderr in the CLI). */
   progress?: (line: string) => void;
@@ -45,18 +50,19 @@ function clock(ms: number): string {
 export async function replay(client: TimingClient, punches: readonly NewPunch[], o: ReplayOptions): Promise<ReplayResult> {
   const result: ReplayResult = { sent: 0, stored: 0, duplicates: 0 };
   if (punches.length === 0) return result;
-  const t0 = punches[0].time;
+  // Replay clock per punch (event ms from the first punch), with long gaps shortened to maxGapMs.
+  const at: number[] = [0];
+  for (let k = 1; k < punches.length; k++) at.push(at[k - 1] + Math.min(punches[k].time - punches[k - 1].time, o.maxGapMs ?? Infinity));
   const started = Date.now();
   let lastProgress = 0;
   let i = 0;
   while (i < punches.length && !o.signal?.aborted) {
-    const dueAt = started + (punches[i].time - t0) / o.speed;
-    await sleep(dueAt - Date.now(), o.signal);
+    await sleep(started + at[i] / o.speed - Date.now(), o.signal);
     if (o.signal?.aborted) break;
     // Everything due by now, one batch per modem, modems in parallel.
-    const eventNow = t0 + (Date.now() - started) * o.speed;
+    const clockNow = (Date.now() - started) * o.speed;
     const byModem = new Map<string, NewPunch[]>();
-    while (i < punches.length && punches[i].time <= eventNow) {
+    while (i < punches.length && at[i] <= clockNow) {
       const p = punches[i++];
       byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
     }

@@ -7,10 +7,10 @@
  * delay a client, never corrupt what it receives.
  *
  * Visibility: `NOTIFY punches '<maxId>'` is sent after the upload commits, but a reader only sees that punch
- * once every older transaction on the cluster has ended (the xmin rule). Rather than have every waiter
- * retry, the hub checks the hinted id's visibility itself (one primary-key lookup every
- * {@link VISIBILITY_RETRY_MS} ms) and wakes the waiters once it is readable, or after
- * {@link VISIBILITY_MAX_TRIES} tries anyway. Waiters also re-read on their own every `safetyPollMs`, which
+ * once every older transaction on the cluster has ended (the xmin rule). The hub wakes the waiters at once
+ * and then checks the hinted id's visibility itself (one primary-key lookup every
+ * {@link VISIBILITY_RETRY_MS} ms at first); if it was still hidden, it wakes them again once it is readable,
+ * so waiters never spin on their own. Waiters also re-read on their own every `safetyPollMs`, which
  * covers a punch that stays invisible longer (a long transaction elsewhere) and a LISTEN connection that is
  * down.
  */
@@ -21,7 +21,7 @@ import { ApiError } from '@sports-timing/shared';
 /** Delay between visibility checks of a notified punch (ms). */
 export const VISIBILITY_RETRY_MS = 10;
 
-/** Visibility checks before the waiters are woken regardless (≈ 200 ms at {@link VISIBILITY_RETRY_MS}). */
+/** Quick visibility checks before the hub slows down to one check per 100 ms. */
 export const VISIBILITY_MAX_TRIES = 20;
 
 /** Options of {@link LiveHub}. */
@@ -110,26 +110,33 @@ export class LiveHub {
    * to readers (or after the bounded number of checks). Hints arriving meanwhile are coalesced.
    */
   notify(maxIdHint: number): void {
-    if (!Number.isSafeInteger(maxIdHint) || maxIdHint <= 0) {
-      this.wakeAll();
-      return;
-    }
+    // Usually the notified punch is readable already (its upload committed before the NOTIFY): wake now.
+    this.wakeAll();
+    if (!Number.isSafeInteger(maxIdHint) || maxIdHint <= 0) return;
     this.pendingHint = Math.max(this.pendingHint ?? 0, maxIdHint);
     if (!this.checking) void this.checkVisibility();
   }
 
+  /**
+   * Follows the highest hinted id until it is readable and wakes the waiters again then, if it was not at
+   * first: every {@link VISIBILITY_RETRY_MS} ms for {@link VISIBILITY_MAX_TRIES} tries, then every 100 ms
+   * (an older transaction elsewhere on the cluster can hide it for longer). A readable higher id implies
+   * that every lower one is readable too (the gap-free protocol), so only the highest hint is checked.
+   */
   private async checkVisibility(): Promise<void> {
     this.checking = true;
+    let tries = 0;
     try {
       while (this.pendingHint !== null && !this.closing) {
         const id = this.pendingHint;
-        let tries = 0;
-        while (tries < VISIBILITY_MAX_TRIES && !(await this.visible(id)) && !this.closing) {
-          tries += 1;
-          await new Promise((r) => setTimeout(r, VISIBILITY_RETRY_MS));
+        if (await this.visible(id)) {
+          if (this.pendingHint === id) this.pendingHint = null;
+          if (tries > 0) this.wakeAll();
+          tries = 0;
+          continue;
         }
-        if (this.pendingHint === id) this.pendingHint = null;
-        this.wakeAll();
+        tries += 1;
+        await new Promise((r) => setTimeout(r, tries <= VISIBILITY_MAX_TRIES ? VISIBILITY_RETRY_MS : 100));
       }
     } finally {
       this.checking = false;
