@@ -195,6 +195,8 @@ export async function readEventStream(
       buffer += decoder.decode(value, { stream: true });
       let nl: number;
       while ((nl = buffer.search(/\r\n|\n|\r/)) >= 0) {
+        // A CR at the end of a chunk may be the first half of CRLF: decide with the next chunk.
+        if (buffer[nl] === '\r' && nl === buffer.length - 1) break;
         const line = buffer.slice(0, nl);
         buffer = buffer.slice(nl + (buffer.startsWith('\r\n', nl) ? 2 : 1));
         if (line === '') {
