@@ -153,7 +153,13 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
 }
 
 function find(summaries: Summary[], scenario: string, instance: InstanceName): Summary | undefined {
-  return summaries.find((s) => s.scenario === scenario && s.instance === instance && s.non2xx === 0);
+  return summaries.find((s) => s.scenario === scenario && s.instance === instance);
+}
+
+/** " (N non-2xx)" when a run had failed responses (their requests do not count in req/s). */
+function failed(...xs: Summary[]): string {
+  const n = xs.reduce((a, x) => a + x.non2xx + x.errors, 0);
+  return n ? `; ${n} non-2xx/errors` : '';
 }
 
 const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
@@ -163,7 +169,7 @@ function ratioTarget(summaries: Summary[], label: string, scenario: string, alt:
   const a = find(summaries, altScenario, alt);
   if (!o || !a) return { target: label, measured: '–', status: 'not measured' };
   const r = o.rps / a.rps;
-  return { target: label, measured: `${fmt(r)}× (${Math.round(o.rps)} vs ${Math.round(a.rps)} req/s)`, status: r >= min ? 'met' : 'not met' };
+  return { target: label, measured: `${fmt(r)}× (${fmt(o.rps, 1)} vs ${fmt(a.rps, 1)} req/s${failed(o, a)})`, status: r >= min ? 'met' : 'not met' };
 }
 
 function p99Target(summaries: Summary[], scenarios: Scenario[], scenario: string): TargetResult {
@@ -176,7 +182,7 @@ function p99Target(summaries: Summary[], scenarios: Scenario[], scenario: string
   const ok = kept && o.p99 <= 2 * r.p99;
   return {
     target: label,
-    measured: `${fmt(o.p99, 1)} ms vs ${fmt(r.p99, 1)} ms (${fmt(o.p99 / r.p99)}×); ours served ${Math.round(o.rps)} req/s, raw ${Math.round(r.rps)}`,
+    measured: `${fmt(o.p99, 1)} ms vs ${fmt(r.p99, 1)} ms (${fmt(o.p99 / r.p99)}×); ours served ${fmt(o.rps, 1)} req/s, raw ${fmt(r.rps, 1)}${failed(o, r)}`,
     status: ok ? 'met' : 'not met',
     ...(kept ? {} : { note: 'ours did not sustain the fixed rate' }),
   };
@@ -203,7 +209,7 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
     if (!big || !small) t.push({ target: label, measured: '–', status: 'not measured' });
     else {
       const r = big.rps / small.rps;
-      t.push({ target: label, measured: `${fmt(r)}× (${Math.round(big.rps)} at 5 M vs ${Math.round(small.rps)} req/s at 1 M)`, status: r >= 0.85 ? 'met' : 'not met' });
+      t.push({ target: label, measured: `${fmt(r)}× (${fmt(big.rps, 1)} at 5 M vs ${fmt(small.rps, 1)} req/s at 1 M${failed(big, small)})`, status: r >= 0.85 ? 'met' : 'not met' });
     }
   }
   t.push(p99Target(summaries, scenarios, 'p99-poll'));
@@ -356,7 +362,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
         const ratio = ref && x.instance !== 'ours' ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
         const rss = typeof x.rssPeak === 'number' ? ` (RSS peak ${(x.rssPeak / 1048576).toFixed(0)} MiB)` : '';
         L.push(
-          `| ${INSTANCE_LABEL[x.instance]}${rss} | ${Math.round(x.rps)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${isUpload ? Math.round(x.punchesPerSecond ?? 0).toLocaleString('en') : bytes(x.bytesPerResponse)} | ${x.non2xx} | ${same} | ${Number.isFinite(ratio) ? `${fmt(ratio)}×` : ''} |`,
+          `| ${INSTANCE_LABEL[x.instance]}${rss} | ${x.rps < 10 ? fmt(x.rps, 1) : Math.round(x.rps)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${isUpload ? Math.round(x.punchesPerSecond ?? 0).toLocaleString('en') : bytes(x.bytesPerResponse)} | ${x.non2xx} | ${same} | ${Number.isFinite(ratio) ? `${fmt(ratio)}×` : ''} |`,
         );
       }
     }
@@ -368,6 +374,8 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('');
   L.push('## Notes');
   L.push('');
+  L.push('- What the numbers mean for the timing service, and concrete proposals where a target is missed:');
+  L.push('  [bench/README.md](bench/README.md#findings).');
   L.push('- Our service is asked like result software asks it (`eventId`, `modem=a,b`); PostgREST and the raw server get');
   L.push('  the event\'s modem list. Our numbers therefore include the event lookup and the access check.');
   L.push('- Ours always sends `X-Total-Count`; when a page is full it runs an exact count (see count-1m).');

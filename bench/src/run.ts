@@ -1,6 +1,7 @@
 /**
  * `pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL]
  *  [--report BENCHMARKS.md] [--results-dir bench/results]` — the benchmark harness of issue 8.
+ * `pnpm bench --render bench/results/latest.json` re-renders the report from a results file.
  *
  * 1. Dataset (dataset.ts) in `BENCH_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/bench), reused
  *    when the scale matches; for the flatness scenarios a second database `<name>_flat` with the big event only.
@@ -48,7 +49,7 @@ export interface BenchOptions extends RunOptions {
 }
 
 function usage(): string {
-  return 'usage: pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--report FILE] [--results-dir DIR]';
+  return 'usage: pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
 }
 
 /** Parses the command line (see the module comment). Throws with a usage line on bad input. */
@@ -475,7 +476,22 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   return results;
 }
 
+/** Re-renders BENCHMARKS.md from a results file (`--render bench/results/latest.json [--report FILE]`). */
+function renderOnly(resultsFile: string, reportPath: string): void {
+  const results = JSON.parse(readFileSync(resultsFile, 'utf8')) as BenchResults;
+  const scenarios = selectScenarios(results.options.only);
+  results.targets = evaluateTargets(results.summaries, scenarios, results.unavailable);
+  writeFileSync(reportPath, renderMarkdown(results, scenarios));
+  writeFileSync(resultsFile, JSON.stringify(results, null, 2));
+}
+
 if (require.main === module) {
+  const renderAt = process.argv.indexOf('--render');
+  if (renderAt >= 0) {
+    const rest = process.argv.slice(2).filter((_, i) => i + 2 !== renderAt && i + 2 !== renderAt + 1);
+    renderOnly(path.resolve(process.argv[renderAt + 1] ?? ''), parseArgs(rest).reportPath ?? path.join(ROOT, 'BENCHMARKS.md'));
+    process.exit(0);
+  }
   let opts: BenchOptions;
   try {
     opts = parseArgs(process.argv.slice(2));
