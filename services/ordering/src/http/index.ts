@@ -10,6 +10,7 @@ import { devIdentityHandlers } from './dev-identity.handlers';
 import { devHandlers } from './dev.handlers';
 import { licensingHandlers } from './licensing.handlers';
 import { maintenanceHandlers } from './maintenance.handlers';
+import { ordersHandlers } from './orders.handlers';
 import { shopHandlers } from './shop.handlers';
 import { systemHandlers } from './system.handlers';
 import { usersHandlers } from './users.handlers';
@@ -24,6 +25,7 @@ export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
     ...licensingHandlers(ctx),
     ...shopHandlers(ctx),
     ...cardReservationHandlers(ctx),
+    ...ordersHandlers(ctx),
     ...batteryHandlers(ctx),
     ...maintenanceHandlers(ctx),
     ...devHandlers(ctx),

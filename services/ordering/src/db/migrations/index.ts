@@ -5,6 +5,7 @@ import type { Migration } from 'kysely';
 import * as m0001 from './0001_identity';
 import * as m0002 from './0002_shop';
 import * as m0003 from './0003_outbox';
+import * as m0004 from './0004_orders';
 import * as m0005 from './0005_maintenance';
 
 /** All migrations by name. */
@@ -12,5 +13,6 @@ export const migrations: Record<string, Migration> = {
   '0001_identity': m0001,
   '0002_shop': m0002,
   '0003_outbox': m0003,
+  '0004_orders': m0004,
   '0005_maintenance': m0005,
 };

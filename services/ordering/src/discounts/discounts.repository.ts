@@ -1,0 +1,103 @@
+/**
+ * SQL of discount campaigns, codes and redemptions. Free functions taking the executor first, so the
+ * order pipeline passes its transaction.
+ */
+import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import type { DB } from '../db/schema';
+import type { DiscountCampaignsTable } from './discounts.tables';
+
+/** A stored campaign. */
+export type CampaignRow = Selectable<DiscountCampaignsTable>;
+
+/** A code joined with its campaign's terms. */
+export interface CodeWithCampaignRow {
+  code_id: number;
+  code: string;
+  redemptions: number;
+  max_redemptions: number;
+  campaign_id: number;
+  name: string;
+  kind: string;
+  percent: string | null;
+  amount_cents: number | null;
+  currency: string;
+  valid_from: Date | null;
+  valid_to: Date | null;
+  minimum_order_net_cents: number;
+  restricted_article_numbers: string[];
+}
+
+/** Inserts a campaign; returns it as stored. */
+export async function insertCampaign(db: Kysely<DB>, row: Insertable<DiscountCampaignsTable>): Promise<CampaignRow> {
+  return db.insertInto('discount_campaigns').values(row).returningAll().executeTakeFirstOrThrow();
+}
+
+/**
+ * Inserts codes of a campaign (upper case) and returns the codes actually inserted; codes that exist
+ * already (in any campaign) are skipped, never overwritten.
+ */
+export async function insertCodes(db: Kysely<DB>, campaignId: number, codes: readonly string[], maxRedemptions: number): Promise<string[]> {
+  if (codes.length === 0) return [];
+  const rows = await db
+    .insertInto('discount_codes')
+    .values(codes.map((code) => ({ campaign_id: campaignId, code, max_redemptions: maxRedemptions })))
+    .onConflict((oc) => oc.column('code').doNothing())
+    .returning('code')
+    .execute();
+  return rows.map((r) => r.code);
+}
+
+/** The codes among `codes` (upper case) that exist. */
+export async function existingCodes(db: Kysely<DB>, codes: readonly string[]): Promise<string[]> {
+  if (codes.length === 0) return [];
+  const rows = await db.selectFrom('discount_codes').select('code').where('code', 'in', [...codes]).execute();
+  return rows.map((r) => r.code);
+}
+
+/** Codes (upper case) with their campaigns' terms; unknown codes are absent. */
+export async function selectCodesWithCampaign(db: Kysely<DB>, codes: readonly string[]): Promise<CodeWithCampaignRow[]> {
+  if (codes.length === 0) return [];
+  return db
+    .selectFrom('discount_codes as c')
+    .innerJoin('discount_campaigns as k', 'k.id', 'c.campaign_id')
+    .select([
+      'c.id as code_id',
+      'c.code',
+      'c.redemptions',
+      'c.max_redemptions',
+      'k.id as campaign_id',
+      'k.name',
+      'k.kind',
+      'k.percent',
+      'k.amount_cents',
+      'k.currency',
+      'k.valid_from',
+      'k.valid_to',
+      'k.minimum_order_net_cents',
+      'k.restricted_article_numbers',
+    ])
+    .where('c.code', 'in', [...codes])
+    .execute();
+}
+
+/**
+ * Redeems one use of a code if one is left: a single conditional update, so under any number of
+ * concurrent orders a code with N uses is redeemed at most N times (a concurrent redeemer waits for the
+ * row lock, then re-checks the condition). Returns whether a use was taken.
+ */
+export async function redeemOnce(db: Kysely<DB>, codeId: number): Promise<boolean> {
+  const r = await sql<{ id: number }>`
+    update discount_codes set redemptions = redemptions + 1
+    where id = ${codeId} and redemptions < max_redemptions
+    returning id`.execute(db);
+  return r.rows.length === 1;
+}
+
+/** Records which order redeemed a code and for how much (net cents). */
+export async function insertRedemptions(db: Kysely<DB>, orderId: number, redemptions: readonly { codeId: number; netAmountCents: number }[]): Promise<void> {
+  if (redemptions.length === 0) return;
+  await db
+    .insertInto('discount_redemptions')
+    .values(redemptions.map((r) => ({ code_id: r.codeId, order_id: orderId, net_amount_cents: r.netAmountCents })))
+    .execute();
+}

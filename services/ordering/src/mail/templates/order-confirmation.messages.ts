@@ -1,0 +1,119 @@
+/**
+ * Texts of the order confirmation e-mail in the supported languages (issue 4: at least en, de, fr;
+ * fallback en). Placeholders are filled by the template; values are plain text (the HTML template
+ * escapes them).
+ */
+
+/** Languages the confirmation e-mail is written in. */
+export const CONFIRMATION_LANGUAGES = ['en', 'de', 'fr'] as const;
+export type ConfirmationLanguage = (typeof CONFIRMATION_LANGUAGES)[number];
+
+/** All texts of one language. */
+export interface ConfirmationMessages {
+  subject(orderNumber: string): string;
+  greeting(name: string): string;
+  intro: string;
+  orderNumber: string;
+  orderDate: string;
+  items: string;
+  cardNumber: string;
+  includedInSet: string;
+  itemsNet: string;
+  discount(codes: string): string;
+  shipping(courier: string): string;
+  netTotal: string;
+  vat(rate: string): string;
+  grossTotal: string;
+  shippingAddress: string;
+  billingAddress: string;
+  billingSameAsShipping: string;
+  phone: string;
+  yourReference: string;
+  notes: string;
+  paymentByPaylink: string;
+  paymentByInvoice: string;
+  closing: string;
+  signature: string;
+}
+
+/** The texts by language. */
+export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, ConfirmationMessages>> = {
+  en: {
+    subject: (n) => `Your order ${n}`,
+    greeting: (name) => `Hello ${name},`,
+    intro: 'thank you for your order. We have received it as follows.',
+    orderNumber: 'Order number',
+    orderDate: 'Order date',
+    items: 'Items',
+    cardNumber: 'Card number',
+    includedInSet: 'included',
+    itemsNet: 'Items (net)',
+    discount: (codes) => `Discount (${codes})`,
+    shipping: (courier) => `Shipping (${courier})`,
+    netTotal: 'Total (net)',
+    vat: (rate) => `VAT ${rate}`,
+    grossTotal: 'Total',
+    shippingAddress: 'Shipping address',
+    billingAddress: 'Billing address',
+    billingSameAsShipping: 'Same as the shipping address',
+    phone: 'Phone',
+    yourReference: 'Your reference',
+    notes: 'Notes',
+    paymentByPaylink: 'You will receive a link to pay for the order shortly. We ship as soon as the payment has arrived.',
+    paymentByInvoice: 'The order will be invoiced to you.',
+    closing: 'If you have questions about your order, just reply to this e-mail.',
+    signature: 'Your SPORTident shop team',
+  },
+  de: {
+    subject: (n) => `Ihre Bestellung ${n}`,
+    greeting: (name) => `Guten Tag ${name},`,
+    intro: 'vielen Dank für Ihre Bestellung. Wir haben sie wie folgt erhalten.',
+    orderNumber: 'Bestellnummer',
+    orderDate: 'Bestelldatum',
+    items: 'Artikel',
+    cardNumber: 'Kartennummer',
+    includedInSet: 'inklusive',
+    itemsNet: 'Artikel (netto)',
+    discount: (codes) => `Rabatt (${codes})`,
+    shipping: (courier) => `Versand (${courier})`,
+    netTotal: 'Summe (netto)',
+    vat: (rate) => `MwSt. ${rate}`,
+    grossTotal: 'Gesamtbetrag',
+    shippingAddress: 'Lieferadresse',
+    billingAddress: 'Rechnungsadresse',
+    billingSameAsShipping: 'Wie Lieferadresse',
+    phone: 'Telefon',
+    yourReference: 'Ihre Referenz',
+    notes: 'Anmerkungen',
+    paymentByPaylink: 'Sie erhalten in Kürze einen Link zur Bezahlung. Wir versenden, sobald die Zahlung eingegangen ist.',
+    paymentByInvoice: 'Die Bestellung wird Ihnen in Rechnung gestellt.',
+    closing: 'Bei Fragen zu Ihrer Bestellung antworten Sie einfach auf diese E-Mail.',
+    signature: 'Ihr SPORTident Shop-Team',
+  },
+  fr: {
+    subject: (n) => `Votre commande ${n}`,
+    greeting: (name) => `Bonjour ${name},`,
+    intro: 'merci pour votre commande. Nous l’avons reçue comme suit.',
+    orderNumber: 'Numéro de commande',
+    orderDate: 'Date de commande',
+    items: 'Articles',
+    cardNumber: 'Numéro de carte',
+    includedInSet: 'inclus',
+    itemsNet: 'Articles (HT)',
+    discount: (codes) => `Remise (${codes})`,
+    shipping: (courier) => `Livraison (${courier})`,
+    netTotal: 'Total (HT)',
+    vat: (rate) => `TVA ${rate}`,
+    grossTotal: 'Total TTC',
+    shippingAddress: 'Adresse de livraison',
+    billingAddress: 'Adresse de facturation',
+    billingSameAsShipping: 'Identique à l’adresse de livraison',
+    phone: 'Téléphone',
+    yourReference: 'Votre référence',
+    notes: 'Remarques',
+    paymentByPaylink: 'Vous recevrez sous peu un lien pour payer la commande. Nous expédions dès réception du paiement.',
+    paymentByInvoice: 'La commande vous sera facturée.',
+    closing: 'Pour toute question sur votre commande, répondez simplement à cet e-mail.',
+    signature: 'L’équipe de la boutique SPORTident',
+  },
+};

@@ -1,0 +1,174 @@
+/**
+ * The order confirmation e-mail (ordering spec §4.3 rule 7, §6 outbound; issue 4): plain text and HTML,
+ * localized by the contact's culture (en, de, fr; `de-CH` → de; anything else → en), amounts formatted
+ * with `Intl.NumberFormat` for the contact's culture. User-supplied text is escaped in the HTML part.
+ */
+import countries from 'i18n-iso-countries';
+import { BUILT_IN_LABELS } from '../../catalog/attribute-labels';
+import { canonicalCulture, resolveCulture } from '../../catalog/culture';
+// Registers the localized country names this template looks up.
+import '../../countries/countries.service';
+import type { MailPayload } from '../mailer';
+import type { OrderAddress, StoredOrder, StoredOrderItem } from '../../orders/order.types';
+import { CONFIRMATION_LANGUAGES, CONFIRMATION_MESSAGES, type ConfirmationLanguage, type ConfirmationMessages } from './order-confirmation.messages';
+
+/** What the template needs besides the order: the courier's display name. */
+export interface ConfirmationContext {
+  courierName: string;
+}
+
+/** The language of the e-mail for a contact culture (BCP 47), with English as the fallback. */
+export function confirmationLanguage(culture: string): ConfirmationLanguage {
+  const lang = resolveCulture([canonicalCulture(culture)], CONFIRMATION_LANGUAGES);
+  return (CONFIRMATION_LANGUAGES as readonly string[]).includes(lang) ? (lang as ConfirmationLanguage) : 'en';
+}
+
+/** A locale usable by `Intl` for the culture: the culture itself when Intl knows it, else the e-mail language. */
+function intlLocale(culture: string, fallback: string): string {
+  try {
+    const [supported] = Intl.NumberFormat.supportedLocalesOf([canonicalCulture(culture)]);
+    return supported ?? fallback;
+  } catch {
+    return fallback;
+  }
+}
+
+/** Escapes text for HTML element content and attribute values. */
+export function escapeHtml(text: string): string {
+  return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
+}
+
+interface Row {
+  label: string;
+  value: string;
+  strong?: boolean;
+}
+
+interface ItemView {
+  text: string;
+  details: string[];
+  amount: string | null;
+  isSub: boolean;
+}
+
+function configurationLines(item: StoredOrderItem, lang: ConfirmationLanguage, m: ConfirmationMessages): string[] {
+  return Object.entries(item.configuration)
+    .filter(([key]) => key !== 'cardNumber')
+    .sort(([a], [b]) => a.localeCompare(b))
+    .map(([key, value]) => {
+      const labels = BUILT_IN_LABELS[key];
+      const label = labels?.label[lang] ?? labels?.label.en ?? key;
+      const valueLabel = labels?.options?.[value]?.[lang] ?? labels?.options?.[value]?.en ?? value;
+      return `${label}: ${valueLabel}`;
+    })
+    .concat(item.cardNumber !== null ? [`${m.cardNumber}: ${item.cardNumber}`] : []);
+}
+
+function addressLines(a: OrderAddress, lang: ConfirmationLanguage, m: ConfirmationMessages): string[] {
+  const name = [a.firstName, a.lastName].filter(Boolean).join(' ');
+  const country = countries.getName(a.countryCode, lang) ?? countries.getName(a.countryCode, 'en') ?? a.countryCode;
+  return [
+    a.organisation,
+    name || null,
+    a.address1,
+    a.address2,
+    [a.zip, a.city].filter(Boolean).join(' '),
+    a.state,
+    country,
+    a.phoneNumber ? `${m.phone}: ${a.phoneNumber}` : null,
+  ].filter((l): l is string => !!l);
+}
+
+/**
+ * Renders the confirmation of `order` as an outbox mail payload to the contact's address: subject,
+ * `language` (the e-mail language), plain text and HTML listing order number, items with their
+ * configuration and card numbers, discount, shipping, VAT per rate, totals and addresses.
+ */
+export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationContext): MailPayload {
+  const lang = confirmationLanguage(order.contact.culture);
+  const m = CONFIRMATION_MESSAGES[lang];
+  const locale = intlLocale(order.contact.culture, lang);
+  const money = new Intl.NumberFormat(locale, { style: 'currency', currency: order.currency });
+  const amount = (cents: number) => money.format(cents / 100);
+  const percent = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 });
+  const date = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(order.createdAt);
+
+  const items: ItemView[] = order.items.map((it) => ({
+    text: `${it.quantity} × ${it.articleName} (${it.articleNumber})`,
+    details: configurationLines(it, lang, m),
+    amount: it.parentItemId === null || it.netAmountCents > 0 ? amount(it.netAmountCents) : m.includedInSet,
+    isSub: it.parentItemId !== null,
+  }));
+  const rows: Row[] = [{ label: m.itemsNet, value: amount(order.itemsNetCents) }];
+  if (order.discountCents > 0) rows.push({ label: m.discount(order.discountCodes.join(', ')), value: `−${amount(order.discountCents)}` });
+  rows.push({ label: m.shipping(ctx.courierName), value: amount(order.shippingNetCents) });
+  rows.push({ label: m.netTotal, value: amount(order.netTotalCents) });
+  for (const v of order.vatBreakdown) rows.push({ label: m.vat(percent.format(v.vatRatePercent / 100)), value: amount(v.vatCents) });
+  rows.push({ label: m.grossTotal, value: amount(order.grossTotalCents), strong: true });
+
+  const shipping = addressLines(order.shippingAddress, lang, m);
+  const billing = order.billingAddress ? addressLines(order.billingAddress, lang, m) : [m.billingSameAsShipping];
+  const name = `${order.contact.firstName} ${order.contact.lastName}`;
+  const payment = order.paymentMethod === 'invoice' ? m.paymentByInvoice : m.paymentByPaylink;
+  const extras: Row[] = [];
+  if (order.retailerCustomerOrderReference) extras.push({ label: m.yourReference, value: order.retailerCustomerOrderReference });
+  if (order.notes) extras.push({ label: m.notes, value: order.notes });
+
+  const text = [
+    m.greeting(name),
+    '',
+    m.intro,
+    '',
+    `${m.orderNumber}: ${order.orderNumber}`,
+    `${m.orderDate}: ${date}`,
+    ...extras.map((e) => `${e.label}: ${e.value}`),
+    '',
+    `${m.items}:`,
+    ...items.flatMap((i) => [`${i.isSub ? '    + ' : '  '}${i.text}  ${i.amount ?? ''}`.trimEnd(), ...i.details.map((d) => `${i.isSub ? '        ' : '      '}${d}`)]),
+    '',
+    ...rows.map((r) => `${r.label}: ${r.value}`),
+    '',
+    `${m.shippingAddress}:`,
+    ...shipping.map((l) => `  ${l}`),
+    '',
+    `${m.billingAddress}:`,
+    ...billing.map((l) => `  ${l}`),
+    '',
+    payment,
+    '',
+    m.closing,
+    '',
+    m.signature,
+    '',
+  ].join('\n');
+
+  const e = escapeHtml;
+  const itemRows = items
+    .map(
+      (i) =>
+        `<tr><td style="padding:4px 8px${i.isSub ? ';padding-left:24px' : ''}">${e(i.text)}${i.details.map((d) => `<br><small>${e(d)}</small>`).join('')}</td><td style="padding:4px 8px;text-align:right;white-space:nowrap">${e(i.amount ?? '')}</td></tr>`,
+    )
+    .join('');
+  const totalRows = rows
+    .map((r) => `<tr><td style="padding:2px 8px">${r.strong ? `<strong>${e(r.label)}</strong>` : e(r.label)}</td><td style="padding:2px 8px;text-align:right;white-space:nowrap">${r.strong ? `<strong>${e(r.value)}</strong>` : e(r.value)}</td></tr>`)
+    .join('');
+  const html = `<!DOCTYPE html>
+<html lang="${lang}"><head><meta charset="utf-8"><title>${e(m.subject(order.orderNumber))}</title></head>
+<body style="font-family:Arial,Helvetica,sans-serif;color:#222">
+<p>${e(m.greeting(name))}</p>
+<p>${e(m.intro)}</p>
+<p>${e(m.orderNumber)}: <strong>${e(order.orderNumber)}</strong><br>${e(m.orderDate)}: ${e(date)}${extras.map((x) => `<br>${e(x.label)}: ${e(x.value)}`).join('')}</p>
+<h3>${e(m.items)}</h3>
+<table style="border-collapse:collapse">${itemRows}</table>
+<table style="border-collapse:collapse;margin-top:12px">${totalRows}</table>
+<h3>${e(m.shippingAddress)}</h3>
+<p>${shipping.map(e).join('<br>')}</p>
+<h3>${e(m.billingAddress)}</h3>
+<p>${billing.map(e).join('<br>')}</p>
+<p>${e(payment)}</p>
+<p>${e(m.closing)}</p>
+<p>${e(m.signature)}</p>
+</body></html>
+`;
+  return { to: order.contact.email, subject: m.subject(order.orderNumber), text, html, language: lang };
+}

@@ -1,0 +1,54 @@
+/**
+ * Shipping by destination country (ordering spec `Courier`, `createShopOrder` "Shipping"): which courier
+ * carries a parcel, what it costs (net cents, EUR) and whether the courier needs the recipient's phone
+ * number. UPS, FedEx and DHL Express deliver with a phone call or SMS on customs and delivery problems,
+ * so the shipping address needs an E.164 phone number for them (spec §2.1).
+ */
+
+/** Couriers (spec `Courier`). */
+export type CourierId = 'dhlParcel' | 'dhlParcelInternational' | 'ups' | 'fedex' | 'dhlExpress';
+
+/** A courier and its terms. */
+export interface Courier {
+  id: CourierId;
+  /** Display name used in the confirmation e-mail. */
+  name: string;
+  /** Net shipping costs per order, cents of EUR. */
+  shippingNetCents: number;
+  /** Whether the shipping address must carry a phone number. */
+  needsPhone: boolean;
+}
+
+/** The couriers and their terms. */
+export const COURIERS: Readonly<Record<CourierId, Courier>> = {
+  dhlParcel: { id: 'dhlParcel', name: 'DHL Paket', shippingNetCents: 590, needsPhone: false },
+  dhlParcelInternational: { id: 'dhlParcelInternational', name: 'DHL Paket International', shippingNetCents: 1290, needsPhone: false },
+  ups: { id: 'ups', name: 'UPS Standard', shippingNetCents: 2490, needsPhone: true },
+  fedex: { id: 'fedex', name: 'FedEx International Priority', shippingNetCents: 3490, needsPhone: true },
+  dhlExpress: { id: 'dhlExpress', name: 'DHL Express Worldwide', shippingNetCents: 4490, needsPhone: true },
+};
+
+/** Country of dispatch (domestic rate). */
+export const HOME_COUNTRY = 'DE';
+
+/** EU member states (ISO 3166-1 alpha-2). */
+export const EU_COUNTRIES: ReadonlySet<string> = new Set([
+  'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK',
+]);
+
+/** European countries outside the EU, served by UPS. */
+export const UPS_COUNTRIES: ReadonlySet<string> = new Set([
+  'CH', 'LI', 'NO', 'IS', 'GB', 'AD', 'MC', 'SM', 'VA', 'AL', 'BA', 'ME', 'MK', 'RS', 'MD', 'UA', 'TR', 'GI', 'FO', 'GL', 'JE', 'GG', 'IM',
+]);
+
+/** North American countries served by FedEx. */
+export const FEDEX_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA', 'MX', 'PR']);
+
+/** The courier for a destination (ISO alpha-2, upper case); everything not listed goes by DHL Express. */
+export function courierFor(countryCode: string): Courier {
+  if (countryCode === HOME_COUNTRY) return COURIERS.dhlParcel;
+  if (EU_COUNTRIES.has(countryCode)) return COURIERS.dhlParcelInternational;
+  if (UPS_COUNTRIES.has(countryCode)) return COURIERS.ups;
+  if (FEDEX_COUNTRIES.has(countryCode)) return COURIERS.fedex;
+  return COURIERS.dhlExpress;
+}

@@ -1,0 +1,205 @@
+/**
+ * The order pipeline (ordering spec §4.3 `createShopOrder`, §4.2 `createOrder`, DESIGN §6): one
+ * transaction that checks addresses and cart, redeems discount codes, claims card numbers, stores the
+ * order with its items, totals and initial state, and enqueues the confirmation e-mail in the outbox.
+ * Any failure rolls everything back, so a rejected order leaves no trace (no order, no claim, no
+ * redemption, no e-mail). Both operations feed the same pipeline; only their mapping differs.
+ */
+import type { Kysely } from 'kysely';
+import { validationError, type FieldErrors } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
+import { canonicalCulture, localize } from '../catalog/culture';
+import { effectiveUserGroup } from '../catalog/user-groups';
+import type { DB } from '../db/schema';
+import { evaluateDiscountCodes } from '../discounts/discount-rules';
+import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
+import { renderOrderConfirmation } from '../mail/templates/order-confirmation';
+import { enqueueMail } from '../outbox/outbox.service';
+import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
+import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
+import { checkAddresses } from './addresses';
+import { buildCart, CARD_NUMBER_KEY, loadCartArticles, summarize, type CartLine } from './cart';
+import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
+import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
+import { toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import * as repo from './orders.repository';
+import { computeTotals } from './totals';
+
+/** Who places the order and how the request is made idempotent. */
+export interface PlaceOrderContext {
+  principal: Principal | null;
+  /** `Idempotency-Key` header, if sent. */
+  idempotencyKey?: string;
+  /** The validated request body (defaults applied), hashed for the idempotency check. */
+  requestBody: unknown;
+  /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
+  idempotencyWaitMs?: number;
+}
+
+/** The reply of an order operation: the stored order (or the first reply, for an idempotent retry). */
+export interface PlacedOrder<T> {
+  body: T;
+  /** True when this was a retry answered from the idempotency record. */
+  replayed: boolean;
+}
+
+/** `SO-<year>-<id, at least 6 digits>`, the year in UTC. */
+export function orderNumberFor(id: number, at: Date): string {
+  return `SO-${at.getUTCFullYear()}-${String(id).padStart(6, '0')}`;
+}
+
+function storedAddress(a: OrderAddress): StoredAddress {
+  const { countryCode: _code, ...rest } = a;
+  return rest;
+}
+
+/** Claims the card numbers of the cart for `orderRef`; returns the number of each line (by index) or null. */
+async function claimCards(trx: Kysely<DB>, lines: readonly CartLine[], orderRef: string): Promise<(number | null)[]> {
+  const numbers = lines.map((l) => l.cardNumber);
+  // One call per type, in the types' ascending range order: claims are taken in ascending number order
+  // across the whole order, so two orders wanting overlapping numbers cannot deadlock.
+  const ordered: CardType[] = [...CARD_TYPES].sort((a, b) => CARD_NUMBER_RANGES[a].first - CARD_NUMBER_RANGES[b].first);
+  for (const type of ordered) {
+    const wanted = lines.filter((l) => l.cardType === type && l.cardNumber !== null).map((l) => l.cardNumber as number);
+    if (wanted.length > 0) await claimCardNumbers(trx, type, wanted, orderRef);
+  }
+  for (const type of ordered) {
+    const indexes = lines.map((l, i) => (l.assignRandomCardNumber && l.cardType === type ? i : -1)).filter((i) => i >= 0);
+    if (indexes.length === 0) continue;
+    const drawn = await claimRandomCardNumbers(trx, type, indexes.length, orderRef);
+    indexes.forEach((lineIndex, k) => (numbers[lineIndex] = drawn[k]));
+  }
+  return numbers;
+}
+
+/**
+ * Places an order. Within one transaction: the idempotency key (a stored reply is returned as is), the
+ * address and cart checks (ApiError 400 with every violation), discount codes (400, or 409 when used
+ * up), card-number claims (409 when taken), the order, its items and state history, the outbox e-mail
+ * and the idempotency record. `render` turns the stored order into the operation's reply.
+ */
+async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext, operation: string, render: (o: StoredOrder) => T): Promise<PlacedOrder<T>> {
+  const group = effectiveUserGroup(ctx.principal);
+  const caller = callerOf(ctx.principal);
+  const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
+  try {
+    return await db.transaction().execute(async (trx) => {
+      if (claim) {
+        const prior = await takeIdempotencyKey(trx, claim, ctx.idempotencyWaitMs ?? IDEMPOTENCY_WAIT_MS);
+        if (prior !== null) return { body: prior as T, replayed: true };
+      }
+      const errors: FieldErrors = {};
+      const addresses = checkAddresses(input, errors);
+      const { cart, errors: cartErrors } = buildCart(input.items, await loadCartArticles(trx, input.items), group, input.paths.items);
+      for (const [field, msgs] of Object.entries(cartErrors)) (errors[field] ??= []).push(...msgs);
+      if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
+
+      const now = new Date();
+      const evaluation = evaluateDiscountCodes(
+        input.discountCodes,
+        await loadDiscountTerms(trx, input.discountCodes),
+        cart.lines.map((l) => ({ articleNumber: l.article.articleNumber, netAmountCents: l.netAmountCents })),
+        cart.currency,
+        now,
+      );
+      requireAllValid(evaluation, input.paths.discountCodes);
+      const totals = computeTotals(
+        cart.lines.map((l, i) => ({ netAmountCents: l.netAmountCents, discountNetCents: evaluation.lineDiscounts[i], vatRatePercent: l.vatRatePercent })),
+        addresses.courier.shippingNetCents,
+      );
+
+      const orderId = await repo.nextOrderId(trx);
+      const orderNumber = orderNumberFor(orderId, now);
+      const { state, paymentMethod } = initialStateFor(group);
+      const orderRow = await repo.insertOrder(trx, {
+        id: orderId,
+        order_number: orderNumber,
+        source: input.source,
+        state,
+        payment_method: paymentMethod,
+        user_group: group,
+        created_by_kind: ctx.principal?.kind ?? null,
+        created_by_id: ctx.principal?.id ?? null,
+        erp_retailer_entity_id: ctx.principal?.erpRetailerEntityId ?? null,
+        contact: JSON.stringify(input.contact),
+        shipping_address: JSON.stringify(storedAddress(input.shippingAddress)),
+        shipping_country_id: addresses.shippingCountryId,
+        billing_address: input.billingAddress ? JSON.stringify(storedAddress(input.billingAddress)) : null,
+        billing_country_id: addresses.billingCountryId,
+        billing_same_as_shipping: input.billingAddressIsSameAsShippingAddress,
+        discount_codes: evaluation.results.map((r) => r.normalizedCode),
+        retailer_customer_order_reference: input.retailerCustomerOrderReference,
+        notes: input.notes,
+        currency: cart.currency,
+        items_net_cents: totals.itemsNetCents,
+        discount_cents: totals.discountCents,
+        shipping_net_cents: totals.shippingNetCents,
+        net_total_cents: totals.netTotalCents,
+        vat_cents: totals.vatCents,
+        gross_total_cents: totals.grossTotalCents,
+        vat_breakdown: JSON.stringify(totals.vatBreakdown),
+        courier: addresses.courier.id,
+        created_at: now,
+        updated_at: now,
+      });
+      // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
+      await redeemDiscountCodes(trx, evaluation.results, orderId);
+      const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
+
+      const culture = [canonicalCulture(input.contact.culture)];
+      const rowOf = (l: CartLine, i: number, parentId: number | null) => ({
+        order_id: orderId,
+        parent_item_id: parentId,
+        line_no: l.lineNo,
+        position: i,
+        article_number: l.article.articleNumber,
+        article_name: localize(l.article.names, culture) ?? l.article.articleNumber,
+        quantity: l.quantity,
+        configuration: JSON.stringify(cardNumbers[i] === null ? l.configuration : { ...l.configuration, [CARD_NUMBER_KEY]: String(cardNumbers[i]) }),
+        article_bom_item_oid: l.articleBomItemOid,
+        unit_net_price_cents: l.unitNetPriceCents,
+        net_amount_cents: l.netAmountCents,
+        discount_net_cents: evaluation.lineDiscounts[i],
+        vat_rate_percent: l.vatRatePercent,
+        vat_cents: totals.lineVatCents[i],
+        card_type: l.cardType,
+        card_number: cardNumbers[i],
+      });
+      const mainIndexes = cart.lines.map((l, i) => (l.parentIndex === null ? i : -1)).filter((i) => i >= 0);
+      const mains = await repo.insertItems(
+        trx,
+        mainIndexes.map((i) => rowOf(cart.lines[i], i, null)),
+      );
+      const mainIdByIndex = new Map(mainIndexes.map((lineIndex, k) => [lineIndex, mains[k].id]));
+      const subs = await repo.insertItems(
+        trx,
+        cart.lines.flatMap((l, i) => (l.parentIndex === null ? [] : [rowOf(l, i, mainIdByIndex.get(l.parentIndex) ?? null)])),
+      );
+      await repo.insertStateChange(trx, { orderId, from: null, to: state, actor: caller, reason: `order placed (${operation})` });
+
+      const order = toStoredOrder(orderRow, [...mains, ...subs]);
+      await enqueueMail(trx, `order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name }));
+      const body = render(order);
+      if (claim) await repo.completeIdempotencyKey(trx, { scope: claim.scope, key: claim.key, orderId, status: 200, body });
+      return { body, replayed: false };
+    });
+  } catch (err) {
+    throw translateIdempotencyError(err);
+  }
+}
+
+/** Spec `createShopOrder`: places a shop order and returns the stored `ShopOrderDTO`. */
+export function placeShopOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext): Promise<PlacedOrder<ShopOrderDTO>> {
+  return placeOrder(db, input, ctx, 'createShopOrder', toShopOrderDTO);
+}
+
+/** Spec `createOrder` (§4.2): places a card order and returns the stored `OrderResponse`. */
+export function placeCardOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext): Promise<PlacedOrder<OrderResponse>> {
+  return placeOrder(db, input, ctx, 'createOrder', toOrderResponse);
+}
+
+/** A stored order by id (items included), or null. */
+export async function findOrder(db: Kysely<DB>, id: number): Promise<StoredOrder | null> {
+  const row = await repo.selectOrder(db, id);
+  return row ? toStoredOrder(row, await repo.selectItems(db, id)) : null;
+}
