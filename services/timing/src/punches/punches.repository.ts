@@ -135,24 +135,27 @@ const JSON_BODY = `coalesce(json_agg(json_build_object('id', id, 'card', card, '
 const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', id, card, time, code, type, modem, reception_time_utc), E'\\n' order by id) || E'\\n', '')`;
 
 /**
- * The page statement: per modem, the first {@link PAGE_SIZE} visible punches after `afterId` through the
- * (modem, id) index, merged and cut to one page; PostgreSQL renders the body (JSON array or CSV with
- * header), so no row objects are built in Node. Cost is bounded by modems × page size, whatever the table size.
+ * The page statement: one branch per modem, each the first {@link PAGE_SIZE} visible punches after
+ * `afterId` by the (modem, id) index, combined with UNION ALL under an outer `order by id limit`: PostgreSQL
+ * merges the ordered index scans (Merge Append) and stops after about a page plus one row per modem, whatever
+ * the table size. (A lateral join over the modem array let the planner read every later row of each modem
+ * and sort them: 0.5–1 s per page of a 1-million-punch event, against ~6 ms for this form; see
+ * BENCHMARKS.md.) PostgreSQL renders the body (JSON array or CSV with header), so no row objects are built
+ * in Node.
  */
 export function pageQuery(scope: PunchScope, format: PunchFormat): { text: string; values: unknown[] } {
-  const { where, values } = scopeConditions(scope, 'q', 'q.modem = m.serial');
+  const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
+  const branches = scope.modems.map(
+    (_m, i) => `(select q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc
+        from punches q
+        where ${where.replace('__N__', String(i + 1))}
+        order by q.id
+        limit ${PAGE_SIZE})`,
+  );
   const text = `
     with page as (
-      select p.id, p.card, p.time, p.code, p.type, p.modem, p.reception_time_utc
-      from unnest($1::text[]) as m(serial)
-      cross join lateral (
-        select q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc
-        from punches q
-        where ${where}
-        order by q.id
-        limit ${PAGE_SIZE}
-      ) p
-      order by p.id
+      select * from (${branches.join('\n      union all ')}) u
+      order by id
       limit ${PAGE_SIZE}
     )
     select count(*)::int as count, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from page`;
