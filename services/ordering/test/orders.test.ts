@@ -1,0 +1,274 @@
+/**
+ * Shop orders end to end (ordering spec §4.3 `createShopOrder`, §2.1, §2.6; issue 4): the real app with
+ * response validation, the demo catalogue, real PostgreSQL, and a real SMTP server behind the outbox.
+ */
+import request from 'supertest';
+import { messageIdFor } from '../src/outbox/outbox.service';
+import type { components } from '../src/generated/openapi';
+import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
+
+type ShopOrderDTO = components['schemas']['ShopOrderDTO'];
+
+let shop: TestShop;
+beforeAll(async () => {
+  shop = await startShop({ mail: true });
+});
+afterAll(async () => {
+  await shop.close();
+});
+
+test('an anonymous customer orders a personalised SIAC with a discount code and receives one localized e-mail', async () => {
+  const [code] = await createCodes(shop, { kind: 'percent', percent: 10, codes: ['welcome-10'] });
+  expect(code).toBe('WELCOME-10');
+  const res = await postOrder(shop, orderBody({ discountCodes: ['welcome-10'], notes: 'Bitte <b>schnell</b> & gut' }));
+  expect(res.status).toBe(200);
+  const order = res.body as ShopOrderDTO;
+  expect(order).toMatchObject({
+    state: 'pending_payment',
+    paymentMethod: 'paylink',
+    userGroup: 'public',
+    courier: 'dhlParcel',
+    currency: 'EUR',
+    discountCodes: ['WELCOME-10'],
+    billingAddress: null,
+    shippingAddress: { countryCode: 'DE', city: 'Berlin' },
+    // 50.34 net; 10 % = 5.034 → 5.03; shipping 5.90; VAT 19 % of 45.31 = 8.6089 → 8.61, of 5.90 = 1.121 → 1.12.
+    itemsNetCents: 5034,
+    discountCents: 503,
+    shippingNetCents: 590,
+    netTotalCents: 5121,
+    vatCents: 973,
+    grossTotalCents: 6094,
+    vatBreakdown: [{ vatRatePercent: 19, netCents: 5121, vatCents: 973 }],
+  });
+  expect(order.orderNumber).toMatch(/^SO-\d{4}-\d{6}$/);
+  expect(order.orderItems).toHaveLength(1);
+  expect(order.orderItems[0]).toMatchObject({
+    articleNumber: 'SIAC1',
+    articleName: 'SIAC',
+    quantity: 1,
+    unitNetPriceCents: 5034,
+    netAmountCents: 5034,
+    configuration: { cardNumber: '8123456', personalDataFirstName: 'Anna', feedbackSignal: 'beepAndFlash' },
+  });
+
+  const claim = await shop.database.db.selectFrom('card_numbers').selectAll().where('service_id', '=', 8123456).executeTakeFirstOrThrow();
+  expect(claim).toMatchObject({ card_type: 'siac1', state: 'reserved', order_ref: order.orderNumber });
+  const history = await shop.database.db.selectFrom('order_state_changes').selectAll().where('order_id', '=', order.oid).execute();
+  expect(history).toEqual([expect.objectContaining({ from_state: null, to_state: 'pending_payment', actor: 'anonymous' })]);
+
+  const [mail] = await shop.smtp!.waitFor(1);
+  expect(mail.envelopeTo).toEqual(['anna@example.com']);
+  expect(mail.parsed.subject).toBe(`Ihre Bestellung ${order.orderNumber}`);
+  expect(mail.parsed.messageId).toBe(messageIdFor(`order-confirmation:${order.oid}`));
+  expect(mail.parsed.headers.get('content-language')).toBe('de');
+  const text = mail.parsed.text ?? '';
+  expect(text).toContain('Guten Tag Anna Muster');
+  expect(text).toContain('1 × SIAC (SIAC1)');
+  expect(text).toContain('Kartennummer: 8123456');
+  expect(text).toContain('Quittierungssignal: Ton und Blinken');
+  expect(text).toContain('Rabatt (WELCOME-10)');
+  // de-CH formats currency amounts the Swiss way.
+  expect(text).toContain(new Intl.NumberFormat('de-CH', { style: 'currency', currency: 'EUR' }).format(60.94));
+  expect(text).toContain('MwSt. 19');
+  expect(text).toContain('DHL Paket');
+  expect(text).toContain('Hauptstraße 1');
+  expect(text).toContain('Deutschland');
+  const html = String(mail.parsed.html);
+  expect(html).toContain('Bitte &lt;b&gt;schnell&lt;/b&gt; &amp; gut');
+  expect(html).not.toContain('<b>schnell</b>');
+  expect(html).toContain(order.orderNumber);
+});
+
+test('a retailer orders on invoice: state received, retailer-only articles, French e-mail, billing address', async () => {
+  const before = shop.smtp!.received.length;
+  const token = await shop.ctx.bearer({ roles: ['retailer'], userGroup: 'retailer', id: 42, erpRetailerEntityId: 'C-1001' });
+  const res = await postOrder(
+    shop,
+    orderBody({
+      contact: { firstName: 'Jean', lastName: 'Dupont', email: 'jean@club.example', culture: 'fr-CH' },
+      shippingAddress: { organisation: 'OL Zürich', address1: 'Bahnhofstrasse 1', zip: '8001', city: 'Zürich', countryCode: 'CH', phoneNumber: '+41791234567' },
+      billingAddressIsSameAsShippingAddress: false,
+      billingAddress: { organisation: 'OL Zürich', address1: 'Postfach 12', city: 'Zürich', countryCode: 'CH' },
+      orderItems: [
+        { articleNumber: 'BSF8-PACK10', quantity: 2 },
+        { articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }] },
+      ],
+      retailerCustomerOrderReference: 'PO-77',
+    }),
+    { Authorization: token },
+  );
+  expect(res.status).toBe(200);
+  const order = res.body as ShopOrderDTO;
+  expect(order).toMatchObject({ state: 'received', paymentMethod: 'invoice', userGroup: 'retailer', courier: 'ups', retailerCustomerOrderReference: 'PO-77' });
+  expect(order.billingAddress).toMatchObject({ address1: 'Postfach 12', countryCode: 'CH' });
+  // Set: slots 1 (5 × BSF8, locked) and 4 (5 × battery) default, slot 2 SI-CARD10 instead of SIAC1 (cheaper: no surcharge),
+  // slot 3 card holder default; all included in the set price.
+  const set = order.orderItems[1];
+  expect(set.subitems.map((s) => [s.articleBomItemOid, s.articleNumber, s.quantity, s.netAmountCents])).toEqual([
+    [1, 'BSF8', 5, 0],
+    [2, 'SI-CARD10', 1, 0],
+    [3, 'CARD-HOLDER', 1, 0],
+    [4, 'BAT-BSF8', 5, 0],
+  ]);
+  expect(set.subitems[1].configuration).toEqual({ cardNumber: '7000123', feedbackSignal: 'beepAndFlash' });
+  expect(order.itemsNetCents).toBe(2 * 150_420 + 89_916);
+  expect(order.shippingNetCents).toBe(2490);
+  expect(order.grossTotalCents).toBe(order.netTotalCents + order.vatCents);
+  const row = await shop.database.db.selectFrom('orders').select(['erp_retailer_entity_id', 'shipping_country_id', 'billing_country_id']).where('id', '=', order.oid).executeTakeFirstOrThrow();
+  expect(row).toEqual({ erp_retailer_entity_id: 'C-1001', shipping_country_id: 756, billing_country_id: 756 });
+
+  const mails = await shop.smtp!.waitFor(before + 1);
+  const mail = mails[before];
+  expect(mail.parsed.subject).toBe(`Votre commande ${order.orderNumber}`);
+  expect(mail.parsed.text).toContain('Votre référence: PO-77');
+  expect(mail.parsed.text).toContain('Numéro de carte: 7000123');
+  expect(mail.parsed.text).toContain('UPS Standard');
+  expect(mail.parsed.text).toContain('+41791234567');
+});
+
+test('sub item surcharges and optional slots are priced; unknown cultures get English', async () => {
+  const before = shop.smtp!.received.length;
+  const res = await postOrder(
+    shop,
+    orderBody({
+      contact: { firstName: 'Kim', lastName: 'Lee', email: 'kim@example.com', culture: 'ko-KR' },
+      orderItems: [
+        {
+          articleNumber: 'SIAC-STARTER',
+          quantity: 2,
+          subitems: [
+            { articleNumber: 'CARD-HOLDER-WRIST', quantity: 1, articleBomItemOid: 2 },
+            { articleNumber: 'CARD-HOLDER-WRIST', quantity: 1, articleBomItemOid: 3 },
+          ],
+        },
+      ],
+    }),
+  );
+  expect(res.status).toBe(200);
+  const set = (res.body as ShopOrderDTO).orderItems[0];
+  // Slot 2: wrist holder instead of the finger holder → surcharge 2.94 − 2.10 = 0.84 per unit; slot 3 is optional → full 2.94.
+  expect(set.subitems.map((s) => [s.articleBomItemOid, s.unitNetPriceCents, s.netAmountCents])).toEqual([
+    [1, 0, 0],
+    [2, 84, 168],
+    [3, 294, 588],
+  ]);
+  expect((res.body as ShopOrderDTO).itemsNetCents).toBe(2 * 5294 + 168 + 588);
+  const mails = await shop.smtp!.waitFor(before + 1);
+  expect(mails[before].parsed.subject).toMatch(/^Your order SO-/);
+});
+
+/** Every way an order can be rejected, with the database unchanged and no e-mail afterwards. */
+describe('rejected orders leave no trace', () => {
+  const base = orderBody();
+  const item = base.orderItems[0];
+  const cases: [string, unknown, number, string?][] = [
+    ['unknown article', { ...base, orderItems: [{ articleNumber: 'NOPE', quantity: 1 }] }, 400, 'orderItems[0].articleNumber'],
+    ['not a shop article', { ...base, orderItems: [{ articleNumber: 'SPARE-PCB-BSF8', quantity: 1 }] }, 400, 'orderItems[0].articleNumber'],
+    ['retailer article for the public', { ...base, orderItems: [{ articleNumber: 'BSF8-PACK10', quantity: 1 }] }, 400, 'orderItems[0].articleNumber'],
+    ['sub-item-only article as main item', { ...base, orderItems: [{ articleNumber: 'CARD-HOLDER', quantity: 1 }] }, 400, 'orderItems[0].articleNumber'],
+    ['quantity 0 (spec)', { ...base, orderItems: [{ ...item, quantity: 0 }] }, 400],
+    ['quantity above the bound (spec)', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1001 }] }, 400],
+    ['card number outside the range', { ...base, orderItems: [{ ...item, configuration: { cardNumber: '7000123' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
+    ['card number not a number', { ...base, orderItems: [{ ...item, configuration: { cardNumber: '8l23456' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
+    ['card number with quantity 2', { ...base, orderItems: [{ ...item, quantity: 2 }] }, 400, 'orderItems[0].quantity'],
+    ['same card number twice', { ...base, orderItems: [item, { ...item }] }, 400, 'orderItems[1].configuration.cardNumber'],
+    ['card number on a non-card article', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, configuration: { cardNumber: '8123456' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
+    ['unknown configuration key', { ...base, orderItems: [{ ...item, configuration: { colour: 'red' } }] }, 400, 'orderItems[0].configuration.colour'],
+    ['select value not an option', { ...base, orderItems: [{ ...item, configuration: { feedbackSignal: 'loud' } }] }, 400, 'orderItems[0].configuration.feedbackSignal'],
+    ['text too long', { ...base, orderItems: [{ ...item, configuration: { personalDataLastName: 'x'.repeat(21) } }] }, 400, 'orderItems[0].configuration.personalDataLastName'],
+    ['main item naming a slot', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 2 }] }, 400, 'orderItems[0].articleBomItemOid'],
+    ['unknown slot', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 5, articleBomItemOid: 9 }] }] }, 400, 'orderItems[0].subitems[0].articleBomItemOid'],
+    ['article not valid in the slot', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 3 }] }] }, 400, 'orderItems[0].subitems[0].articleNumber'],
+    ['locked slot changed', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 4, articleBomItemOid: 1 }] }] }, 400, 'orderItems[0].subitems[0].quantity'],
+    ['configuration of a non-configurable slot', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, configuration: { feedbackSignal: 'silent' } }] }] }, 400, 'orderItems[0].subitems[0].configuration.feedbackSignal'],
+    ['excluded attribute in a set', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SIAC1', quantity: 1, articleBomItemOid: 2, configuration: { personalDataFirstName: 'Bo' } }] }] }, 400, 'orderItems[0].subitems[0].configuration.personalDataFirstName'],
+    ['slot filled twice', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 }, { articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 }] }] }, 400, 'orderItems[0].subitems[1].articleBomItemOid'],
+    ['sub item with sub items', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 1 }] }] }] }, 400, 'orderItems[0].subitems[0].subitems'],
+    ['neither first name nor organisation', { ...base, shippingAddress: { address1: 'Weg 1', city: 'Berlin', countryCode: 'DE' } }, 400, 'shippingAddress.firstName'],
+    ['unassigned country code', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'XX' } }, 400, 'shippingAddress.countryCode'],
+    ['lower-case country code (spec)', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'de' } }, 400],
+    ['phone missing for a UPS destination', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'CH' } }, 400, 'shippingAddress.phoneNumber'],
+    ['phone missing for a DHL Express destination', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'JP' } }, 400, 'shippingAddress.phoneNumber'],
+    ['invalid E.164 phone', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'US', phoneNumber: '+1000' } }, 400, 'shippingAddress.phoneNumber'],
+    ['phone not in E.164 format (spec)', { ...base, shippingAddress: { ...base.shippingAddress, phoneNumber: '030 123456' } }, 400],
+    ['billing address although the same as shipping', { ...base, billingAddress: base.shippingAddress }, 400, 'billingAddress'],
+    ['billing address missing', { ...base, billingAddressIsSameAsShippingAddress: false }, 400, 'billingAddress'],
+    ['billing address null while different', { ...base, billingAddressIsSameAsShippingAddress: false, billingAddress: null }, 400, 'billingAddress'],
+    ['unknown discount code', { ...base, discountCodes: ['NOSUCHCODE'] }, 400, 'discountCodes[0]'],
+    ['unknown field (spec)', { ...base, totalCents: 1 }, 400],
+    ['client price ignored but unknown item field rejected (spec)', { ...base, orderItems: [{ ...item, netPriceCents: 1 }] }, 400],
+  ];
+
+  // Four values per row: jest would pass a `done` callback for a missing fourth one.
+  test.each(cases.map(([name, body, status, field]) => [name, body, status, field ?? null] as const))('%s', async (_name, body, status, field) => {
+    const before = await snapshot(shop.database);
+    const mails = shop.smtp!.received.length;
+    const res = await postOrder(shop, body);
+    expect(res.status).toBe(status);
+    expect(res.body).toMatchObject({ code: 3, message: expect.any(String) });
+    if (field) {
+      const violations = (res.body.details as { fieldViolations?: { field: string }[] }[]).flatMap((d) => d.fieldViolations ?? []);
+      expect(violations.map((v) => v.field)).toContain(field);
+    }
+    expect(await snapshot(shop.database)).toEqual(before);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(shop.smtp!.received.length).toBe(mails);
+  });
+
+  test('a taken card number → 409, and a valid code redeemed in the same order is rolled back', async () => {
+    const [code] = await createCodes(shop, { kind: 'fixedAmount', amountCents: 500, maxRedemptionsPerCode: 5 });
+    const first = await postOrder(shop, orderBody({ orderItems: [{ ...item, configuration: { cardNumber: '8200001' } }] }));
+    expect(first.status).toBe(200);
+    const before = await snapshot(shop.database);
+    const res = await postOrder(shop, orderBody({ discountCodes: [code], orderItems: [{ articleNumber: 'BSF8', quantity: 1 }, { ...item, configuration: { cardNumber: '8200001' } }] }));
+    expect(res.status).toBe(409);
+    expect(res.body).toMatchObject({ code: 10, message: expect.stringContaining('8200001') });
+    expect(await snapshot(shop.database)).toEqual(before);
+  });
+
+  test('an expired, a not yet valid and a used-up code', async () => {
+    const [expired] = await createCodes(shop, { validFrom: '2020-01-01T00:00:00Z', validTo: '2021-01-01T00:00:00Z' });
+    const [future] = await createCodes(shop, { validFrom: '2999-01-01T00:00:00Z' });
+    const [single] = await createCodes(shop, {});
+    const bsf8 = [{ articleNumber: 'BSF8', quantity: 1 }];
+    expect((await postOrder(shop, orderBody({ orderItems: bsf8, discountCodes: [single] }))).status).toBe(200);
+    const before = await snapshot(shop.database);
+    const rExpired = await postOrder(shop, orderBody({ orderItems: bsf8, discountCodes: [expired] }));
+    expect(rExpired.status).toBe(400);
+    expect(rExpired.body.message).toContain('expired');
+    expect((await postOrder(shop, orderBody({ orderItems: bsf8, discountCodes: [future] }))).status).toBe(400);
+    const rUsed = await postOrder(shop, orderBody({ orderItems: bsf8, discountCodes: [single] }));
+    expect(rUsed.status).toBe(409);
+    expect(rUsed.body.code).toBe(10);
+    expect(await snapshot(shop.database)).toEqual(before);
+  });
+});
+
+test('200 concurrent orders for one personalised card number: exactly one succeeds, the others get 409', async () => {
+  const before = await snapshot(shop.database);
+  const body = orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8765432' } }] });
+  const results = await Promise.all(Array.from({ length: 200 }, () => postOrder(shop, body)));
+  const statuses = results.map((r) => r.status);
+  expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+  expect(statuses.filter((s) => s === 409)).toHaveLength(199);
+  for (const r of results.filter((x) => x.status === 409)) expect(r.body.code).toBe(10);
+  const after = await snapshot(shop.database);
+  expect(after.orders - before.orders).toBe(1);
+  expect(after.cardNumbers - before.cardNumbers).toBe(1);
+  expect(after.outbox - before.outbox).toBe(1);
+  const winner = results.find((r) => r.status === 200)!.body as ShopOrderDTO;
+  const claim = await shop.database.db.selectFrom('card_numbers').select('order_ref').where('service_id', '=', 8765432).executeTakeFirstOrThrow();
+  expect(claim.order_ref).toBe(winner.orderNumber);
+});
+
+test('staff order the internal-only service article; anonymous callers cannot', async () => {
+  const res = await request(shop.url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .set('Authorization', await shop.staff())
+    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC-BATTERY-SERVICE', quantity: 3 }] }));
+  expect(res.status).toBe(200);
+  expect(res.body).toMatchObject({ userGroup: 'internal', state: 'received', paymentMethod: 'invoice', itemsNetCents: 3 * 1260 });
+  const anonymous = await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'SIAC-BATTERY-SERVICE', quantity: 3 }] }));
+  expect(anonymous.status).toBe(400);
+});
