@@ -28,7 +28,7 @@ function shopItem(it: Schemas['NewShopOrderItemDTO'], path: string, lineNo: numb
     subitems: (it.subitems ?? []).map((s, j) => shopItem(s, `${path}.subitems[${j}]`, lineNo)),
     articleBomItemOid: it.articleBomItemOid ?? 0,
     lineNo,
-    paths: { item: path, cardNumber: `${path}.configuration.${CARD_NUMBER_KEY}` },
+    paths: { item: path, articleNumber: `${path}.articleNumber`, cardNumber: `${path}.configuration.${CARD_NUMBER_KEY}` },
     assignRandomCardNumber: false,
   };
 }
@@ -129,7 +129,7 @@ export function cardOrderInput(body: Schemas['OrderRequest']): OrderInput {
         subitems: [],
         articleBomItemOid: 0,
         lineNo: i,
-        paths: { item: path, cardNumber: `${path}.cardNumbers` },
+        paths: { item: path, articleNumber: `${path}.productId`, cardNumber: `${path}.cardNumbers` },
         assignRandomCardNumber: n === undefined,
       });
     }

@@ -174,7 +174,7 @@ export function buildCart(items: readonly OrderItemInput[], byNumber: ReadonlyMa
 
   for (const item of items) {
     const article = byNumber.get(item.articleNumber);
-    const at = `${item.paths.item}.articleNumber`;
+    const at = item.paths.articleNumber;
     if (!article) {
       errors.add(at, `Unknown article ${item.articleNumber}.`);
       continue;
@@ -238,7 +238,7 @@ export function buildCart(items: readonly OrderItemInput[], byNumber: ReadonlyMa
       const sub = filled.get(slot.position);
       if (!sub && slot.isOptional) continue;
       const j = sub ? item.subitems.indexOf(sub) : -1;
-      const subPaths: OrderItemPaths = sub ? sub.paths : { item: `${item.paths.item}.subitems`, cardNumber: `${item.paths.item}.subitems` };
+      const subPaths: OrderItemPaths = sub ? sub.paths : { item: `${item.paths.item}.subitems`, articleNumber: `${item.paths.item}.subitems`, cardNumber: `${item.paths.item}.subitems` };
       const articleNumber = sub?.articleNumber ?? slot.defaultArticleNumber;
       const where = sub ? `${item.paths.item}.subitems[${j}]` : `${item.paths.item}.subitems`;
       if (sub && sub.subitems.length > 0) errors.add(`${where}.subitems`, 'Sub items cannot have sub items.');

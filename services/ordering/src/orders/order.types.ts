@@ -67,6 +67,8 @@ export interface VatAmount {
 export interface OrderItemPaths {
   /** Path of the item itself, e.g. `orderItems[0]` or `orderItems[0].subitems[1]`. */
   item: string;
+  /** Path reported for its article, e.g. `orderItems[0].articleNumber` or `items[0].productId`. */
+  articleNumber: string;
   /** Path reported for its card number, e.g. `orderItems[0].configuration.cardNumber` or `items[0].cardNumbers`. */
   cardNumber: string;
 }
