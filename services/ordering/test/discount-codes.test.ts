@@ -5,7 +5,7 @@
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';
 import { CODE_ALPHABET, GENERATED_CODE_LENGTH } from '../src/discounts/discounts.service';
-import { createCodes, startShop, type TestShop } from './orders.support';
+import { createCodes, startShop, type NewItem, type TestShop } from './orders.support';
 
 type Schemas = components['schemas'];
 type Reply = Schemas['ValidateDiscountCodesReply'];
@@ -21,7 +21,7 @@ afterAll(async () => {
 const createPath = '/api/grpc-json/v1/shop/discount-codes/create';
 const validatePath = '/api/grpc-json/v1/shop/discount-codes/validate';
 
-async function validate(codes: string[], orderItems: Schemas['NewShopOrderItemDTO'][], auth?: string): Promise<Reply> {
+async function validate(codes: string[], orderItems: NewItem[], auth?: string): Promise<Reply> {
   const r = request(shop.url).post(validatePath);
   if (auth) r.set('Authorization', auth);
   const res = await r.send({ codes, orderItems });
@@ -92,7 +92,7 @@ describe('create', () => {
 });
 
 describe('validate', () => {
-  const cart = [{ articleNumber: 'BSF8', quantity: 2 }, { articleNumber: 'SIAC1', quantity: 1 }]; // 2 × 167.23 + 50.34 = 384.80 net
+  const cart: NewItem[] = [{ articleNumber: 'BSF8', quantity: 2 }, { articleNumber: 'SIAC1', quantity: 1 }]; // 2 × 167.23 + 50.34 = 384.80 net
 
   test('one result per code with the net amount; stacking across campaigns; one code per campaign', async () => {
     const [pct] = await createCodes(shop, { kind: 'percent', percent: 12.5 });

@@ -5,9 +5,10 @@
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';
 import { CARD_NUMBER_RANGES } from '../src/siid/card-types';
-import { createCodes, snapshot, startShop, type TestShop } from './orders.support';
+import { createCodes, snapshot, startShop, type NewContact, type TestShop } from './orders.support';
 
-type OrderRequest = components['schemas']['OrderRequest'];
+/** Spec `OrderRequest` as a client sends it (defaulted fields optional). */
+type OrderRequest = Omit<components['schemas']['OrderRequest'], 'contact' | 'discountCodes'> & { contact: NewContact; discountCodes?: string[] };
 type OrderResponse = components['schemas']['OrderResponse'];
 
 let shop: TestShop;

@@ -14,6 +14,7 @@ import type { components } from '../src/generated/openapi';
 import { orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
 
 type ShopOrderDTO = components['schemas']['ShopOrderDTO'];
+type ShopOrderRequest = components['schemas']['NewShopOrderDTO'];
 
 let shop: TestShop;
 beforeAll(async () => {
@@ -77,6 +78,13 @@ test('concurrent duplicates wait for the first request and all get its order', a
 
 test('a first request still in flight after the wait → 409; a failed request leaves the key free', async () => {
   const body = orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 3 }] });
+  // The body as the validator hands it to the handler: defaults applied.
+  const validated: ShopOrderRequest = {
+    ...body,
+    contact: { emailOptIn: false, culture: 'en', ...body.contact },
+    orderItems: body.orderItems.map((i) => ({ ...i, articleBomItemOid: 0, subitems: i.subitems?.map((s) => ({ ...s, articleBomItemOid: s.articleBomItemOid ?? 0, subitems: undefined })) })),
+    discountCodes: [],
+  };
   const db = shop.database.db;
   let release!: () => void;
   const held = new Promise<void>((r) => (release = r));
@@ -84,14 +92,14 @@ test('a first request still in flight after the wait → 409; a failed request l
   const isHeld = new Promise<void>((r) => (holding = r));
   // A transaction holding the key stands in for a first request that is still running.
   const first = db.transaction().execute(async (trx) => {
-    await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('createShopOrder:anonymous', 'slow-1', ${requestHash(body)}, now() + interval '1 day')`.execute(trx);
+    await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('createShopOrder:anonymous', 'slow-1', ${requestHash(validated)}, now() + interval '1 day')`.execute(trx);
     holding();
     await held;
     throw new Error('first request failed');
   });
   await isHeld;
   const t0 = Date.now();
-  await expect(placeShopOrder(db, shopOrderInput(body), { principal: null, idempotencyKey: 'slow-1', requestBody: body, idempotencyWaitMs: 300 })).rejects.toMatchObject({ status: 409 });
+  await expect(placeShopOrder(db, shopOrderInput(validated), { principal: null, idempotencyKey: 'slow-1', requestBody: validated, idempotencyWaitMs: 300 })).rejects.toMatchObject({ status: 409 });
   expect(Date.now() - t0).toBeLessThan(5_000);
   release();
   await expect(first).rejects.toThrow('first request failed');

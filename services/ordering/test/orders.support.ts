@@ -18,8 +18,14 @@ import { startOrdering, type OrderingTestContext } from './helpers';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
 type Schemas = components['schemas'];
-/** Spec `NewShopOrderDTO`. */
-export type NewShopOrder = Schemas['NewShopOrderDTO'];
+/** Fields with a spec default are optional in a request (the validator fills them in). */
+type WithOptional<T, K extends keyof T> = Omit<T, K> & Partial<Pick<T, K>>;
+/** Spec `ShopOrderContactDTO` as a client sends it. */
+export type NewContact = WithOptional<Schemas['ShopOrderContactDTO'], 'emailOptIn' | 'culture'>;
+/** Spec `NewShopOrderItemDTO` as a client sends it. */
+export type NewItem = WithOptional<Omit<Schemas['NewShopOrderItemDTO'], 'subitems'>, 'articleBomItemOid'> & { subitems?: NewItem[] };
+/** Spec `NewShopOrderDTO` as a client sends it. */
+export type NewShopOrder = Omit<Schemas['NewShopOrderDTO'], 'contact' | 'orderItems' | 'discountCodes'> & { contact: NewContact; orderItems: NewItem[]; discountCodes?: string[] };
 
 /** A running shop for tests. */
 export interface TestShop {
