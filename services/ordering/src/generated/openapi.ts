@@ -227,7 +227,8 @@ export interface paths {
          *     addresses is the shop's `countryCode`, `club` its `organisation`, the top-level `phoneNumber` the
          *     shipping address's phone (required for courier destinations, see `createShopOrder`). Prices,
          *     discounts, shipping, VAT and states follow `createShopOrder`. Validation errors name the fields
-         *     of this request (`items[0].cardNumbers`, `shippingAddress.country`, `discountCodes[0]`).
+         *     of this request (`items[0].cardNumbers`, `items[0].productId`, `shippingAddress.country`,
+         *     `discountCodes[0]`). One card order holds at most 1000 cards.
          *
          *     `Idempotency-Key`: see the parameter (same key and body → the first result; other body → `422`;
          *     still in progress after 10 seconds of waiting → `409`).
@@ -474,10 +475,16 @@ export interface paths {
          *     violations unless stated):
          *     - every article exists, is a shop article and is available to the caller's user group;
          *       quantities within bounds;
-         *     - sub items match the article's BOM slots (`articleBomItemOid` names the slot; `articleNumber`
-         *       in the slot's `validArticleNumbers`; locked slots unchanged; configuration only on
-         *       configurable items and only with keys of the article's `configurableAttributes` that are not
-         *       in the slot's `excludedCustomAttributes`); sub items carry no further sub items;
+         *     - sub items match the article's BOM slots (`articleBomItemOid` names the slot, at most one sub
+         *       item per slot; `articleNumber` in the slot's `validArticleNumbers`; `quantity` equal to the
+         *       slot's quantity; locked slots unchanged; configuration only on configurable items and only
+         *       with keys of the article's `configurableAttributes` that are not in the slot's
+         *       `excludedCustomAttributes`; a non-configurable slot may echo its preset configuration);
+         *       sub items carry no further sub items. Slots the request leaves out are filled with their
+         *       default item (the slot's `orderItem`), except optional slots, which are then not ordered;
+         *     - configuration values: `select` values among the options, `boolean` values `"true"`/`"false"`,
+         *       `text` values within `maxLength`; required attributes without a default must be given;
+         *       defaults of attributes not given are stored with the item;
          *     - the card-number configuration key (`cardNumber`) is a valid number of the article's card type
          *       and free; it is claimed by this order atomically (`409` ABORTED when another order took it);
          *     - `firstName` or `organisation` set in each address; `countryCode` a known country; `phoneNumber`
