@@ -198,13 +198,15 @@ function exhaustedError(code: string): ApiError {
  * then rolls back, taking every earlier redemption with it).
  */
 export async function redeemDiscountCodes(trx: Kysely<DB>, results: readonly DiscountCodeResult[], orderId: number): Promise<void> {
-  const valid = results.filter((r) => r.isValid && r.terms).sort((a, b) => a.terms!.codeId - b.terms!.codeId);
+  const valid = results
+    .flatMap((r) => (r.isValid && r.terms ? [{ code: r.normalizedCode, codeId: r.terms.codeId, netAmountCents: r.netAmountCents }] : []))
+    .sort((a, b) => a.codeId - b.codeId);
   for (const r of valid) {
-    if (!(await repo.redeemOnce(trx, r.terms!.codeId))) throw exhaustedError(r.normalizedCode);
+    if (!(await repo.redeemOnce(trx, r.codeId))) throw exhaustedError(r.code);
   }
   await repo.insertRedemptions(
     trx,
     orderId,
-    valid.map((r) => ({ codeId: r.terms!.codeId, netAmountCents: r.netAmountCents })),
+    valid.map(({ codeId, netAmountCents }) => ({ codeId, netAmountCents })),
   );
 }
