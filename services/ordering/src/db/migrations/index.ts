@@ -8,6 +8,7 @@ import * as m0003 from './0003_outbox';
 import * as m0004 from './0004_orders';
 import * as m0005 from './0005_maintenance';
 import * as m0006 from './0006_order_flow';
+import * as m0007 from './0007_erp';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_orders': m0004,
   '0005_maintenance': m0005,
   '0006_order_flow': m0006,
+  '0007_erp': m0007,
 };
