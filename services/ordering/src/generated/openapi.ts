@@ -1064,8 +1064,11 @@ export interface paths {
          * @description Imports the articles marked as shop articles (the two custom fields decide "shop article" and
          *     "user group"), their BOMs and prices. Articles whose ERP version equals the stored one are
          *     skipped unless `updateEvenIfErpVersionMatches` is true; articles no longer marked as shop
-         *     articles leave the shop. Idempotent and safe to run concurrently (one import per ERP system at a
-         *     time; a concurrent call waits). `503` when the ERP system is unreachable.
+         *     articles (field cleared, inactive, deleted in the ERP) leave the shop. Everything is read from the
+         *     ERP before anything is written; each article is then written in its own short transaction with a
+         *     version-conditional upsert, so the import is idempotent and concurrent imports are safe (they end
+         *     in the same state). Answers the counts (`ArticleImportResult`). `503` when the ERP system is
+         *     unreachable or answers with an error (after retries); nothing is written then.
          */
         post: operations["importArticles"];
         delete?: never;
@@ -2710,6 +2713,35 @@ export interface components {
              * @description Recommended replacement date (battery date + 3 years, YYYY-MM-DD); null when the battery date is unknown.
              */
             replaceBefore: string | null;
+        };
+        /** @description Outcome of an ERP article import (`maintenance/import-articles`). */
+        ArticleImportResult: {
+            erpSystem: components["schemas"]["ErpSystem"];
+            /**
+             * Format: int32
+             * @description Articles read from the ERP system.
+             */
+            read: number;
+            /**
+             * Format: int32
+             * @description Shop articles inserted or updated.
+             */
+            imported: number;
+            /**
+             * Format: int32
+             * @description Shop articles skipped because their ERP version was already stored.
+             */
+            unchanged: number;
+            /**
+             * Format: int32
+             * @description Articles that left the shop.
+             */
+            removed: number;
+            /** @description ERP shop articles that could not be imported (e.g. no net EUR price, invalid BOM). */
+            rejected: {
+                articleNumber: string;
+                reason: string;
+            }[];
         };
         /** @description Outcome of a battery-date import. */
         BatteryImportResult: {
@@ -5974,7 +6006,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ArticleImportResult"];
+                };
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
