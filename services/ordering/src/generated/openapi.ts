@@ -1813,11 +1813,13 @@ export interface paths {
          * Webhook of the ERP system
          * @description Change notification of the ERP system (`{ entityId, entityName, type }`, unsigned). The
          *     subscribed URL carries a secret (`?erpSystem=weclapp&secret=…`), compared in constant time;
-         *     a wrong or missing secret answers `401`. The delivery is recorded and acknowledged at once; in
-         *     the background the entity is re-read from the ERP system and applied (article changed →
-         *     re-import of that article; sales order shipped → order state `shipped`; …). Repeated deliveries
-         *     are idempotent. Unknown entity names are acknowledged and ignored. The `secret` query parameter
-         *     is redacted from all logs.
+         *     a wrong or missing secret answers `401` (also when no secret is configured). The delivery is
+         *     recorded durably and acknowledged at once (`200`, empty); in the background the entity is
+         *     re-read from the ERP system and applied (article created/changed/deleted → re-import of that
+         *     article; sales order shipped → order state `shipped`; …). Deliveries for the same entity that
+         *     arrive before it was processed coalesce into one piece of work, and applying is idempotent, so
+         *     repeated deliveries have one effect. Unknown entity names are acknowledged and ignored. The
+         *     `secret` query parameter is redacted from all logs.
          */
         post: operations["receiveErpWebhook"];
         delete?: never;
@@ -6967,8 +6969,11 @@ export interface operations {
             query: {
                 /** @description ERP system (tenant). */
                 erpSystem: components["parameters"]["ErpSystemRequired"];
-                /** @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). */
-                secret: string;
+                /**
+                 * @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). Missing or
+                 *     wrong → `401` and nothing is recorded (not a validation error, so a probe learns nothing).
+                 */
+                secret?: string;
             };
             header?: never;
             path?: never;

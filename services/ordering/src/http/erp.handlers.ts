@@ -8,6 +8,7 @@ import type { OrderingDeps } from '../context';
 import { importArticles } from '../catalog/catalog.import';
 import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
+import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
 import type { operations } from '../generated/openapi';
 
 /** `user:<id>:<name>` / `client:<id>:<name>` of the caller (audit columns). */
@@ -36,6 +37,13 @@ export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
       const system = req.query.erpSystem;
       const erp = clients.erpClientFor(system);
       res.json(await withErp(() => importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false })));
+    },
+    async receiveErpWebhook(req, res) {
+      if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
+      const body = req.body;
+      const accepted = await acceptWebhook(ctx.database.db, { erpSystem: req.query.erpSystem, entityName: body.entityName, entityId: body.entityId, type: body.type });
+      if (!accepted) ctx.logger.debug({ entityName: body.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
+      res.status(200).end();
     },
     async devGetErpApiToken(req, res) {
       res.set('Cache-Control', 'no-store').json(await clients.info(req.query.erpSystem));
