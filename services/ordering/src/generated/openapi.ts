@@ -5329,6 +5329,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
@@ -5776,6 +5777,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6894,6 +6896,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6922,6 +6925,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             503: components["responses"]["ProblemServiceUnavailable"];
@@ -7017,6 +7021,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7039,6 +7044,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7061,6 +7067,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
