@@ -11,6 +11,7 @@ import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
 import { LiveHub } from './live/hub';
 import { startPunchListener } from './live/listener';
+import { startCountCompaction } from './punches/punches.service';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -30,11 +31,13 @@ async function main(): Promise<void> {
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections });
   const listener = startPunchListener(url, live, logger);
   const app = createApp({ database, logger, live });
+  const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
+      stopCompaction();
       await listener.stop();
       await database.close();
       await embedded?.stop();
