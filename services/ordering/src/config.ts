@@ -2,11 +2,14 @@
  * Ordering service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { envReader } from '@sports-timing/shared';
+import { ConfigError, envReader } from '@sports-timing/shared';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 export const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
 export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
+
+/** ERP webhook secret of development and test (`ERP_WEBHOOK_SECRET` default there; never in staging/production). */
+export const DEV_ERP_WEBHOOK_SECRET = 'dev-erp-webhook-secret-0123456789';
 
 /** Resolved configuration of the ordering service. */
 export interface OrderingConfig {
@@ -43,6 +46,17 @@ export interface OrderingConfig {
   loginMaxFailuresPerIp: number;
   /** Redis URL for shared rate limits and flags across instances; in-memory when unset. */
   redisUrl: string | undefined;
+  /** Prefix of rate-limit counter keys in Redis (`RATE_LIMIT_KEY_PREFIX`, default `ordering`). */
+  rateLimitKeyPrefix: string;
+  /**
+   * Requests per minute per caller (principal, else IP address) of order creation (`createOrder`,
+   * `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`), discount-code validation
+   * (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup (per client id, else IP;
+   * `RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
+   */
+  rateLimitOrdersPerMinute: number;
+  rateLimitDiscountValidationsPerMinute: number;
+  rateLimitBatteryLookupsPerMinute: number;
   /** Load demo data on start. */
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
@@ -58,6 +72,19 @@ export interface OrderingConfig {
   erpBaseUrlWeclapp: string;
   /** ERP API base URL of tenant `weclappSandbox`; default the simulator's second tenant. */
   erpBaseUrlWeclappSandbox: string;
+  /**
+   * Fallback ERP API tokens per ERP system (`ERP_API_TOKEN_WECLAPP`, `ERP_API_TOKEN_WECLAPP_SANDBOX`), used while
+   * no token is stored through `dev/set-erp-api-token`; in development and test they default to the ERP
+   * simulator's development tokens, elsewhere to none.
+   */
+  erpApiTokens: { weclapp: string | undefined; weclappSandbox: string | undefined };
+  /** Deadline of one ERP API attempt in ms (`ERP_TIMEOUT_MS`). */
+  erpTimeoutMs: number;
+  /**
+   * Secret carried in the ERP webhook URL (`ERP_WEBHOOK_SECRET`, ≥ 16 characters); in development and test a
+   * fixed development value; elsewhere unset → every webhook delivery is refused (401).
+   */
+  erpWebhookSecret: string | undefined;
   /** Payment provider API base URL (`…/api/v1`); default the local payment simulator. */
   paymentBaseUrl: string;
   /** Payment provider instance name (query `instance`). */
@@ -71,8 +98,12 @@ export interface OrderingConfig {
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
+  const environment = e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development');
+  const local = environment === 'development' || environment === 'test';
+  const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
+  if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
   return {
-    environment: e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development'),
+    environment,
     port: e.int('ORDERING_PORT', 8080, 0, 65535),
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('ORDERING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
@@ -90,12 +121,24 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
+    rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'ordering')!,
+    // Generous defaults: a school class ordering behind one NAT address must not be stopped; guessing
+    // discount codes at 120/min is still hopeless against random codes.
+    rateLimitOrdersPerMinute: e.int('RATE_LIMIT_ORDERS_PER_MINUTE', 1200, 0, 1_000_000),
+    rateLimitDiscountValidationsPerMinute: e.int('RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE', 120, 0, 1_000_000),
+    rateLimitBatteryLookupsPerMinute: e.int('RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE', 600, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], 'http://127.0.0.1:8090/webapp/api/v1')!,
     erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], 'http://127.0.0.1:8090/sandbox/webapp/api/v1')!,
+    erpApiTokens: {
+      weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
+      weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
+    },
+    erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 10_000, 100, 120_000),
+    erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,
     paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,

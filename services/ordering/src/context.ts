@@ -9,6 +9,7 @@ import type { OrderingConfig } from './config';
 import type { DB } from './db/schema';
 import type { Mailer } from './mail/mailer';
 import type { EnvelopeEncryption } from './crypto/aead';
+import type { ErpClients } from './erp/erp-clients';
 import type { StatusProbes } from './devtools/status';
 import type { MaintenanceMode } from './maintenance/maintenance.service';
 
@@ -26,6 +27,8 @@ export interface OrderingDeps {
   encryption?: EnvelopeEncryption;
   /** The shared maintenance flag; read it through `maintenanceOf(deps)` (one per database handle when absent). */
   maintenance?: MaintenanceMode;
+  /** ERP clients and token store; read it through `erpClientsOf(deps)` (erp/erp-clients.ts), which also covers tests. */
+  erpClients?: ErpClients;
   /** Reachability checks of the ERP system and payment provider for the status utilities; absent → `disabled`. */
   statusProbes?: StatusProbes;
 }

@@ -9,6 +9,7 @@ import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
+import { ErpClients } from './erp/erp-clients';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
@@ -49,7 +50,9 @@ async function main(): Promise<void> {
   // Reachability of the ERP (production tenant) and payment provider for the status utilities: any HTTP answer
   // from the configured base URL counts as up, until their clients offer a richer probe.
   const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
-  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes });
+  // One ERP client provider for handlers and background workers (token from the encrypted store or config).
+  const erpClients = new ErpClients({ db: database.db, config, encryption });
+  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,

@@ -3,7 +3,7 @@
  * data → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { createDatabase, createLogger, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
@@ -30,7 +30,8 @@ async function main(): Promise<void> {
   await runStartupTasks(database, config, logger);
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections });
   const listener = startPunchListener(url, live, logger);
-  const app = createApp({ database, logger, live });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const app = createApp({ database, logger, live, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
@@ -39,6 +40,7 @@ async function main(): Promise<void> {
     onStopped: async () => {
       stopCompaction();
       await listener.stop();
+      redis?.disconnect();
       await database.close();
       await embedded?.stop();
     },

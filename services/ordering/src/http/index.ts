@@ -8,6 +8,7 @@ import { batteryHandlers } from './battery.handlers';
 import { cardReservationHandlers } from './card-reservation.handlers';
 import { devIdentityHandlers } from './dev-identity.handlers';
 import { devHandlers } from './dev.handlers';
+import { erpHandlers } from './erp.handlers';
 import { licensingHandlers } from './licensing.handlers';
 import { maintenanceHandlers } from './maintenance.handlers';
 import { ordersHandlers } from './orders.handlers';
@@ -29,5 +30,6 @@ export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
     ...batteryHandlers(ctx),
     ...maintenanceHandlers(ctx),
     ...devHandlers(ctx),
+    ...erpHandlers(ctx),
   } as HandlerMap;
 }

@@ -1,20 +1,22 @@
 /**
- * SQL of the transactional outbox. Functions take the executor first so callers pass their transaction.
+ * SQL of the transactional job outbox. Functions take the executor first so callers pass their transaction.
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { MailPayload } from '../mail/mailer';
 import type { OutboxMessagesTable } from './outbox.tables';
 
 /** A stored outbox row. */
 export type OutboxMessage = Selectable<OutboxMessagesTable>;
 
-/** Inserts a message unless one with the same dedupe key exists; wakes dispatchers on commit. Returns whether it was new. */
-export async function insertMessage(db: Kysely<DB>, m: { dedupeKey: string; messageId: string; payload: MailPayload }): Promise<boolean> {
+/**
+ * Inserts a job unless one with the same kind and dedupe key exists; wakes dispatchers on commit.
+ * Returns whether it was new.
+ */
+export async function insertMessage(db: Kysely<DB>, m: { kind: string; dedupeKey: string; messageId?: string | null; payload: unknown }): Promise<boolean> {
   const r = await db
     .insertInto('outbox_messages')
-    .values({ dedupe_key: m.dedupeKey, message_id: m.messageId, payload: JSON.stringify(m.payload) })
-    .onConflict((oc) => oc.column('dedupe_key').doNothing())
+    .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload) })
+    .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
     .returning('id')
     .executeTakeFirst();
   // NOTIFY is transactional: listeners hear it only if (and when) the enqueuing transaction commits.
@@ -23,15 +25,18 @@ export async function insertMessage(db: Kysely<DB>, m: { dedupeKey: string; mess
 }
 
 /**
- * Claims up to `limit` due messages for `leaseSeconds` (short transaction; the send happens outside any
- * transaction so no lock or snapshot is held during network I/O). Several dispatchers never claim the same row.
+ * Claims up to `limit` due jobs of the given kinds for `leaseSeconds` (short transaction; the work happens
+ * outside any transaction so no lock or snapshot is held during network I/O). Several dispatchers never
+ * claim the same row; a dispatcher claims only kinds it has a handler for.
  */
-export async function claimDue(db: Kysely<DB>, limit: number, leaseSeconds: number): Promise<OutboxMessage[]> {
+export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: number, leaseSeconds: number): Promise<OutboxMessage[]> {
+  if (kinds.length === 0) return [];
   const r = await sql<OutboxMessage>`
     update outbox_messages set locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
     where id in (
       select id from outbox_messages
-      where sent_at is null and next_attempt_at <= now() and (locked_until is null or locked_until < now())
+      where sent_at is null and dead_at is null and next_attempt_at <= now()
+        and (locked_until is null or locked_until < now()) and kind = any(${kinds as string[]}::text[])
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked)
@@ -39,18 +44,36 @@ export async function claimDue(db: Kysely<DB>, limit: number, leaseSeconds: numb
   return r.rows;
 }
 
-/** Marks a claimed message as sent. */
+/** Marks a claimed job as done. */
 export async function markSent(db: Kysely<DB>, id: number): Promise<void> {
   await db.updateTable('outbox_messages').set({ sent_at: new Date(), locked_until: null, last_error: null }).where('id', '=', id).execute();
 }
 
-/** Releases a claimed message for a later attempt at `nextAttemptAt`. */
+/** Releases a claimed job for a later attempt at `nextAttemptAt`. */
 export async function markFailed(db: Kysely<DB>, id: number, error: string, nextAttemptAt: Date): Promise<void> {
   await db.updateTable('outbox_messages').set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
 }
 
-/** Number of messages not yet sent (for metrics and status). */
-export async function countPending(db: Kysely<DB>): Promise<number> {
-  const r = await db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('sent_at', 'is', null).executeTakeFirstOrThrow();
+/** Marks a claimed job as permanently failed (dead); it is never claimed again. */
+export async function markDead(db: Kysely<DB>, id: number, error: string): Promise<void> {
+  await db.updateTable('outbox_messages').set({ locked_until: null, last_error: error.slice(0, 500), dead_at: new Date() }).where('id', '=', id).execute();
+}
+
+/** Number of jobs not yet done and not dead, optionally of one kind (for metrics and status). */
+export async function countPending(db: Kysely<DB>, kind?: string): Promise<number> {
+  let q = db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('sent_at', 'is', null).where('dead_at', 'is', null);
+  if (kind) q = q.where('kind', '=', kind);
+  const r = await q.executeTakeFirstOrThrow();
   return Number(r.n);
+}
+
+/** Number of dead jobs (for metrics and status). */
+export async function countDead(db: Kysely<DB>): Promise<number> {
+  const r = await db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('dead_at', 'is not', null).executeTakeFirstOrThrow();
+  return Number(r.n);
+}
+
+/** One job by kind and dedupe key (tests and diagnostics). */
+export async function findMessage(db: Kysely<DB>, kind: string, dedupeKey: string): Promise<OutboxMessage | undefined> {
+  return db.selectFrom('outbox_messages').selectAll().where('kind', '=', kind).where('dedupe_key', '=', dedupeKey).executeTakeFirst();
 }

@@ -1,7 +1,9 @@
 /**
- * Transactional outbox for e-mail (DESIGN §6): `enqueueMail` inside the business transaction, so a message
- * exists exactly when the business change committed; the {@link OutboxDispatcher} sends it afterwards,
- * retrying with exponential backoff while SMTP is down. One dedupe key → one message → one stable Message-ID.
+ * Transactional job outbox (DESIGN §6). Business code enqueues a job inside its own transaction
+ * (`enqueue`, or `enqueueMail` for e-mail), so a job exists exactly when the business change committed;
+ * the {@link OutboxDispatcher} runs it afterwards through the handler registered for its kind, outside any
+ * transaction, retrying with exponential backoff. One (kind, dedupe key) → one job. A job that fails
+ * `maxAttempts` times, or throws {@link PermanentJobError}, becomes dead (`dead_at`) and stays visible.
  */
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -10,11 +12,66 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, insertMessage, markFailed, markSent } from './outbox.repository';
+import { claimDue, insertMessage, markDead, markFailed, markSent } from './outbox.repository';
+
+/** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
+export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
+
+/** A claimed job as given to its handler. */
+export interface OutboxJob<P = unknown> {
+  id: number;
+  kind: string;
+  dedupeKey: string;
+  payload: P;
+  /** 1 on the first attempt. */
+  attempts: number;
+  /** Mail only: the stable Message-ID. */
+  messageId: string | null;
+}
+
+/** What a handler can use besides the job. */
+export interface OutboxHandlerContext {
+  database: Database<DB>;
+  logger: Logger;
+}
+
+/**
+ * Runs one job; resolves when done (the job is then marked sent). Throwing schedules a retry with backoff;
+ * throwing {@link PermanentJobError} makes the job dead at once. Must be idempotent: a job whose lease
+ * expired mid-run (crash, very slow call) runs again.
+ */
+export type OutboxHandler<P = unknown> = (job: OutboxJob<P>, ctx: OutboxHandlerContext) => Promise<void>;
+
+/** A failure retrying cannot fix (e.g. the referenced order no longer exists): the job becomes dead. */
+export class PermanentJobError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'PermanentJobError';
+  }
+}
+
+const registry = new Map<string, OutboxHandler<never>>();
+
+/**
+ * Registers the handler of a job kind for every dispatcher of this process (a handler passed in
+ * {@link OutboxDispatcherOptions.handlers} or {@link OutboxDispatcher.register} wins over this one).
+ */
+export function registerOutboxHandler<P>(kind: OutboxKind, handler: OutboxHandler<P>): void {
+  registry.set(kind, handler as OutboxHandler<never>);
+}
 
 /** The stable Message-ID of a dedupe key, e.g. `<3f2a…@sports-timing.ordering>`. */
 export function messageIdFor(dedupeKey: string): string {
   return `<${createHash('sha256').update(dedupeKey).digest('hex').slice(0, 32)}@sports-timing.ordering>`;
+}
+
+/**
+ * Enqueues a job of `kind` in the caller's transaction `trx`. A second call with the same kind and
+ * `dedupeKey` (a retry of the same business event) adds nothing. Returns whether the job is new.
+ * The payload is stored as JSON: put ids in it, never secrets.
+ */
+export async function enqueue<P>(trx: Kysely<DB>, kind: OutboxKind, dedupeKey: string, payload: P): Promise<boolean> {
+  return insertMessage(trx, { kind, dedupeKey, payload });
 }
 
 /**
@@ -23,28 +80,49 @@ export function messageIdFor(dedupeKey: string): string {
  */
 export async function enqueueMail(trx: Kysely<DB>, dedupeKey: string, payload: MailPayload): Promise<string> {
   const messageId = messageIdFor(dedupeKey);
-  await insertMessage(trx, { dedupeKey, messageId, payload });
+  await insertMessage(trx, { kind: 'mail', dedupeKey, messageId, payload });
   return messageId;
+}
+
+/**
+ * The error text stored with a failed job: credentials that libraries like to put in messages (URL user
+ * info, `token=`/`key=`/`secret=`/`password=` pairs, Authorization/API-key header values, bearer tokens)
+ * are masked, and the text is cut to 500 characters.
+ */
+export function safeErrorText(err: unknown): string {
+  const raw = err instanceof Error ? `${err.name === 'Error' ? '' : `${err.name}: `}${err.message}` : String(err);
+  return raw
+    .replace(/\/\/[^/\s:@]+:[^/\s@]+@/g, '//***:***@')
+    .replace(/\b(bearer)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 ***')
+    .replace(/((?:api[_-]?key|x-api-key|authenticationtoken|authorization|token|secret|password|passwd|apikey)["']?\s*[=:]\s*["']?)[^\s&"',;]+/gi, '$1***')
+    .slice(0, 500);
 }
 
 /** Options of the dispatcher. */
 export interface OutboxDispatcherOptions {
   database: Database<DB>;
-  mailer: Mailer;
+  /** Sends `mail` jobs; without it the dispatcher does not claim mail. */
+  mailer?: Mailer;
   logger: Logger;
-  /** Sender address. */
-  from: string;
+  /** Sender address of mail. */
+  from?: string;
+  /** Handlers by kind (besides `mail` and the process registry). */
+  handlers?: Record<string, OutboxHandler<never>>;
   /** Fallback poll interval, ms (NOTIFY wakes it sooner); default 1000. */
   pollIntervalMs?: number;
   /** First retry delay, ms; doubles per attempt up to `maxBackoffMs`. Default 1000. */
   baseBackoffMs?: number;
   /** Longest retry delay, ms. Default 60000. */
   maxBackoffMs?: number;
+  /** Attempts before a job becomes dead. Default 50 (at the default backoff: about 45 minutes of retries). */
+  maxAttempts?: number;
+  /** How long a claim is held before another dispatcher may take the job over, s. Default 60. */
+  leaseSeconds?: number;
   /** Claimed per round. Default 20. */
   batchSize?: number;
 }
 
-/** Sends due outbox messages; safe to run in every instance at once (claims use SKIP LOCKED leases). */
+/** Runs due outbox jobs; safe to run in every instance at once (claims use SKIP LOCKED leases). */
 export class OutboxDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private listener: pg.Client | undefined;
@@ -52,8 +130,32 @@ export class OutboxDispatcher {
   private wakeRequested = false;
   private current: Promise<unknown> | undefined;
   private stopped = false;
+  private readonly own = new Map<string, OutboxHandler<never>>();
 
-  constructor(private readonly opts: OutboxDispatcherOptions) {}
+  constructor(private readonly opts: OutboxDispatcherOptions) {
+    const mailer = opts.mailer;
+    if (mailer) {
+      this.own.set('mail', (async (job: OutboxJob<MailPayload>) => {
+        await mailer.send({ ...job.payload, from: opts.from ?? 'shop@localhost', messageId: job.messageId ?? messageIdFor(job.dedupeKey) });
+      }) as OutboxHandler<never>);
+    }
+    for (const [kind, h] of Object.entries(opts.handlers ?? {})) this.own.set(kind, h);
+  }
+
+  /** Adds (or replaces) the handler of a kind for this dispatcher. */
+  register<P>(kind: OutboxKind, handler: OutboxHandler<P>): this {
+    this.own.set(kind, handler as OutboxHandler<never>);
+    this.wake();
+    return this;
+  }
+
+  private handlerOf(kind: string): OutboxHandler<never> | undefined {
+    return this.own.get(kind) ?? registry.get(kind);
+  }
+
+  private kinds(): string[] {
+    return [...new Set([...this.own.keys(), ...registry.keys()])];
+  }
 
   /** Starts polling and listening for `outbox` notifications. */
   start(): void {
@@ -85,14 +187,14 @@ export class OutboxDispatcher {
 
   /** Asks for a round now (coalesced with one in progress). */
   wake(): void {
-    if (this.stopped) return;
+    if (this.stopped || !this.timer) return;
     if (this.running) {
       this.wakeRequested = true;
       return;
     }
     this.running = true;
     this.current = this.drain()
-      .catch((err) => this.opts.logger.warn({ err: { message: (err as Error).message } }, 'outbox round failed'))
+      .catch((err) => this.opts.logger.warn({ err: { message: safeErrorText(err) } }, 'outbox round failed'))
       .finally(() => {
         this.running = false;
         if (this.wakeRequested && !this.stopped) {
@@ -102,25 +204,41 @@ export class OutboxDispatcher {
       });
   }
 
-  /** Sends everything due now; returns how many were sent. */
+  /** Runs everything due now; returns how many jobs completed. */
   async drain(): Promise<number> {
     const db = this.opts.database.db;
-    let sent = 0;
+    const maxAttempts = this.opts.maxAttempts ?? 50;
+    let done = 0;
     for (;;) {
-      const batch = await claimDue(db, this.opts.batchSize ?? 20, 60);
-      if (batch.length === 0) return sent;
-      for (const m of batch) {
-        try {
-          await this.opts.mailer.send({ ...m.payload, from: this.opts.from, messageId: m.message_id });
-          await markSent(db, m.id);
-          sent++;
-        } catch (err) {
-          const delay = Math.min(this.opts.maxBackoffMs ?? 60_000, (this.opts.baseBackoffMs ?? 1_000) * 2 ** Math.max(0, m.attempts - 1));
-          const jitter = Math.floor(Math.random() * Math.min(1_000, delay / 4));
-          await markFailed(db, m.id, (err as Error).message ?? String(err), new Date(Date.now() + delay + jitter));
-          this.opts.logger.warn({ outboxId: m.id, attempts: m.attempts, retryInMs: delay }, 'mail not sent; will retry');
-        }
+      const batch = await claimDue(db, this.kinds(), this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
+      if (batch.length === 0) return done;
+      // Jobs of one batch run concurrently: one slow third party does not hold up the others' work.
+      const results = await Promise.all(batch.map((m) => this.runOne(m, maxAttempts)));
+      done += results.filter(Boolean).length;
+    }
+  }
+
+  private async runOne(m: Awaited<ReturnType<typeof claimDue>>[number], maxAttempts: number): Promise<boolean> {
+    const db = this.opts.database.db;
+    const handler = this.handlerOf(m.kind);
+    const job: OutboxJob<never> = { id: m.id, kind: m.kind, dedupeKey: m.dedupe_key, payload: m.payload as never, attempts: m.attempts, messageId: m.message_id };
+    try {
+      if (!handler) throw new Error(`no handler for outbox kind ${m.kind}`);
+      await handler(job, { database: this.opts.database, logger: this.opts.logger });
+      await markSent(db, m.id);
+      return true;
+    } catch (err) {
+      const text = safeErrorText(err);
+      if (err instanceof PermanentJobError || m.attempts >= maxAttempts) {
+        await markDead(db, m.id, text);
+        this.opts.logger.error({ outboxId: m.id, kind: m.kind, attempts: m.attempts, error: text }, 'outbox job failed permanently (dead)');
+        return false;
       }
+      const delay = Math.min(this.opts.maxBackoffMs ?? 60_000, (this.opts.baseBackoffMs ?? 1_000) * 2 ** Math.max(0, m.attempts - 1));
+      const jitter = Math.floor(Math.random() * Math.min(1_000, delay / 4));
+      await markFailed(db, m.id, text, new Date(Date.now() + delay + jitter));
+      this.opts.logger.warn({ outboxId: m.id, kind: m.kind, attempts: m.attempts, retryInMs: delay, error: text }, 'outbox job failed; will retry');
+      return false;
     }
   }
 
@@ -128,6 +246,7 @@ export class OutboxDispatcher {
   async stop(): Promise<void> {
     this.stopped = true;
     if (this.timer) clearInterval(this.timer);
+    this.timer = undefined;
     await this.current;
     await this.listener?.end().catch(() => undefined);
   }

@@ -1,22 +1,26 @@
 /**
- * Tables of the transactional outbox. Mirrors migration 0003.
+ * Tables of the transactional job outbox. Mirrors migrations 0003 and 0006.
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { MailPayload } from '../mail/mailer';
 
-/** `outbox_messages`: one row per message to deliver exactly once (per `dedupe_key`). */
+/** `outbox_messages`: one row per job to run exactly once (per `kind` and `dedupe_key`). */
 export interface OutboxMessagesTable {
   id: Generated<number>;
-  kind: ColumnType<'mail', 'mail' | undefined, never>;
-  /** Business identity of the message, e.g. `order-confirmation:42`; a second enqueue is a no-op. */
+  /** Job kind, e.g. `mail`, `erp-sales-order`; picks the handler. */
+  kind: string;
+  /** Business identity of the job within its kind, e.g. `order-confirmation:42`; a second enqueue is a no-op. */
   dedupe_key: string;
-  /** RFC 5322 Message-ID, stable for the dedupe key so receivers can drop a resend. */
-  message_id: string;
-  payload: ColumnType<MailPayload, string, string>;
+  /** Mail only: RFC 5322 Message-ID, stable for the dedupe key so receivers can drop a resend. */
+  message_id: ColumnType<string | null, string | null | undefined, string | null>;
+  /** The job's JSON payload (kind-specific). */
+  payload: ColumnType<unknown, string, string>;
   attempts: ColumnType<number, number | undefined, number>;
   next_attempt_at: ColumnType<Date, Date | undefined, Date>;
   locked_until: ColumnType<Date | null, Date | null | undefined, Date | null>;
   sent_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Set when the job failed permanently (maximum attempts or a permanent error); never retried after. */
+  dead_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** Last failure, secrets masked, at most 500 characters. */
   last_error: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
 }

@@ -7,6 +7,8 @@ import * as m0002 from './0002_shop';
 import * as m0003 from './0003_outbox';
 import * as m0004 from './0004_orders';
 import * as m0005 from './0005_maintenance';
+import * as m0006 from './0006_order_flow';
+import * as m0007 from './0007_erp';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -15,4 +17,6 @@ export const migrations: Record<string, Migration> = {
   '0003_outbox': m0003,
   '0004_orders': m0004,
   '0005_maintenance': m0005,
+  '0006_order_flow': m0006,
+  '0007_erp': m0007,
 };

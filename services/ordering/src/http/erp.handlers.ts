@@ -1,0 +1,49 @@
+/**
+ * Handlers of the ERP operations (issue 6): ERP token utilities (§4.9 `get-erp-api-token`,
+ * `set-erp-api-token`, `test-erp-api`). Thin: the work is in `src/erp/**`.
+ */
+import { principalOf, type Handlers } from '@sports-timing/shared';
+import type { Principal } from '../auth/principal';
+import type { OrderingDeps } from '../context';
+import { erpClientsOf } from '../erp/erp-clients';
+import { ErpError } from '../erp/erp.client';
+import type { operations } from '../generated/openapi';
+
+/** `user:<id>:<name>` / `client:<id>:<name>` of the caller (audit columns). */
+function actor(p: Principal | null): string {
+  return p ? `${p.kind}:${p.id}:${p.name}` : 'anonymous';
+}
+
+/** ERP handlers. */
+export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const clients = erpClientsOf(ctx);
+  return {
+    async devGetErpApiToken(req, res) {
+      res.set('Cache-Control', 'no-store').json(await clients.info(req.query.erpSystem));
+    },
+    async devSetErpApiToken(req, res) {
+      await clients.setToken(req.query.erpSystem, req.query.token, actor(principalOf<Principal>(res)));
+      res.status(200).end();
+    },
+    async devTestErpApi(req, res) {
+      const system = req.query.erpSystem;
+      const erp = clients.erpClientFor(system);
+      const id = req.query.quotationEntityId;
+      if (!id) {
+        const ping = await erp.ping(system);
+        res.json({ erpSystem: system, baseUrl: ping.baseUrl, isReachable: ping.isReachable, httpStatus: ping.httpStatus, latencyMs: ping.latencyMs, message: ping.message, quotation: null });
+        return;
+      }
+      const started = performance.now();
+      const base = { erpSystem: system, baseUrl: erp.baseUrl(system) };
+      const latencyMs = () => Math.round(performance.now() - started);
+      try {
+        const quotation = await erp.getQuotation(system, id);
+        res.json({ ...base, isReachable: true, httpStatus: quotation ? 200 : 404, latencyMs: latencyMs(), message: quotation ? `OK: quotation ${quotation.quotationNumber}` : `OK: no quotation with id ${id}`, quotation: (quotation as unknown as Record<string, unknown>) ?? null });
+      } catch (err) {
+        if (!(err instanceof ErpError)) throw err;
+        res.json({ ...base, isReachable: false, httpStatus: err.status, latencyMs: latencyMs(), message: err.message, quotation: null });
+      }
+    },
+  };
+}
