@@ -5363,6 +5363,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
@@ -5810,6 +5811,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6930,6 +6932,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6958,6 +6961,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             503: components["responses"]["ProblemServiceUnavailable"];
@@ -7056,6 +7060,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7078,6 +7083,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7100,6 +7106,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
