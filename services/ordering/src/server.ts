@@ -10,6 +10,7 @@ import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { ErpClients } from './erp/erp-clients';
+import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
@@ -55,6 +56,8 @@ async function main(): Promise<void> {
   const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
   // One ERP client provider for handlers and background workers (token from the encrypted store or config).
   const erpClients = new ErpClients({ db: database.db, config, encryption });
+  const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
+  await erpWebhooks.start();
   const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients });
   const running = await startHttpServer(app, {
     port: config.port,
@@ -63,6 +66,7 @@ async function main(): Promise<void> {
     onStopped: async () => {
       await outbox.stop();
       await cacheListener.stop();
+      await erpWebhooks.stop();
       mailer.close();
       await database.close();
       await embedded?.stop();

@@ -11,6 +11,7 @@ import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
 import { LiveHub } from './live/hub';
 import { startPunchListener } from './live/listener';
+import { startCountCompaction } from './punches/punches.service';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -34,11 +35,13 @@ async function main(): Promise<void> {
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const app = createApp({ database, logger, live, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
+      stopCompaction();
       await listener.stop();
       redis?.disconnect();
       await database.close();
