@@ -32,6 +32,12 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/**
+ * Extended (qs) form parsing with a small nesting depth (body-parser 2 `depth`, not yet in its typings):
+ * the payment provider's webhook posts `transaction[id]=…&transaction[invoice][…]=…`.
+ */
+const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
+
 /** Builds the app. */
 export function createApp(deps: OrderingDeps): Express {
   const spec = loadSpec(SPEC_FILE);
@@ -69,7 +75,7 @@ export function createApp(deps: OrderingDeps): Express {
         identifyServiceClient(identity.clients, deps.logger),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
-        express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+        express.urlencoded(URLENCODED_OPTIONS),
         express.text({ type: 'text/plain', limit: '64kb' }),
         express.text({ type: 'text/csv', limit: '1mb' }),
       ],

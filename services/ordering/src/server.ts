@@ -14,6 +14,7 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
+import { OrderFlow } from './orders/order-flow.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -52,7 +53,10 @@ async function main(): Promise<void> {
   const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
   // One ERP client provider for handlers and background workers (token from the encrypted store or config).
   const erpClients = new ErpClients({ db: database.db, config, encryption });
-  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients });
+  // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
+  const orderFlow = new OrderFlow({ database, logger, config, erpClients });
+  orderFlow.registerWith(outbox);
+  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
