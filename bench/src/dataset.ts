@@ -316,7 +316,9 @@ async function generate(client: pg.Client, url: string, scale: number, variant: 
     throw err;
   }
   log('vacuum analyze');
-  await client.query('vacuum (analyze) punches');
+  // Fold the generating transaction's counter deltas now (the service would do it on its first compaction).
+  await client.query(`select ${TIMING_SCHEMA}.compact_punch_counts()`);
+  await client.query('vacuum (analyze) punches, punch_counts');
   await client.query('vacuum (analyze) events, event_modems, modems, users, api_keys');
   return (Date.now() - started) / 1000;
 }
@@ -330,7 +332,10 @@ export async function cleanUploads(url: string): Promise<number> {
   try {
     await client.query(`set search_path = ${TIMING_SCHEMA}, public`);
     const { rowCount } = await client.query(`delete from punches where modem like '${UPLOAD_MODEM_PREFIX}%'`);
-    if (rowCount) await client.query('vacuum (analyze) punches');
+    if (rowCount) {
+      await client.query('select compact_punch_counts()');
+      await client.query('vacuum (analyze) punches, punch_counts');
+    }
     return rowCount ?? 0;
   } finally {
     await client.end();

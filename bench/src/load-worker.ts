@@ -16,6 +16,8 @@ export interface LoadSpec {
   headers: Record<string, string>;
   /** Fixed request body (uploads generate theirs). */
   body?: string;
+  /** A header that gets a value unique to each request (e.g. `idempotency-key`, so every order is new). */
+  uniqueHeader?: string;
   connections: number;
   durationSeconds: number;
   /** Fixed total request rate (req/s); unset = as fast as possible. */
@@ -75,6 +77,13 @@ function uploadRequests(spec: NonNullable<LoadSpec['upload']>): autocannon.Reque
   ];
 }
 
+function uniqueHeaderRequests(header: string): autocannon.Request[] {
+  // Process-unique prefix and a counter: unique also across runs on the same database.
+  const prefix = `bench-${process.pid}-${Date.now().toString(36)}-`;
+  let counter = 0;
+  return [{ setupRequest: (req) => ({ ...req, headers: { ...(req.headers as Record<string, string>), [header]: `${prefix}${counter++}` } }) }];
+}
+
 /** Runs one spec. */
 export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const opts: autocannon.Options = {
@@ -87,7 +96,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
     pipelining: 1,
     timeout: 30,
     ...(spec.overallRate ? { overallRate: spec.overallRate } : {}),
-    ...(spec.upload ? { requests: uploadRequests(spec.upload) } : {}),
+    ...(spec.upload ? { requests: uploadRequests(spec.upload) } : spec.uniqueHeader ? { requests: uniqueHeaderRequests(spec.uniqueHeader) } : {}),
   };
   const r = await autocannon(opts);
   const elapsed = Math.max(0.001, r.duration);

@@ -98,10 +98,10 @@ export async function startRawServer(opts: RawServerOptions): Promise<RawServer>
     if (modems.length === 0) return send(res, 400, 'modem required');
     const scope: PunchScope = { modems, afterId: Number(url.searchParams.get('afterId') ?? 0), timeFrom: null, timeTo: null };
     const format: PunchFormat = (req.headers.accept ?? '').includes('text/csv') ? 'csv' : 'json';
-    const q = pageQuery(scope, format);
+    const q = pageQuery(scope, format, false);
     const withCount = url.searchParams.get('count') === 'exact';
     const [page, total] = await Promise.all([
-      pool.query<{ count: number; body: string }>(q.text, q.values),
+      pool.query<{ count: number; body: string }>({ name: q.name, text: q.text, values: q.values }),
       withCount ? countPunches(pool, scope) : Promise.resolve(undefined),
     ]);
     const headers: Record<string, string> = {

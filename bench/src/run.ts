@@ -243,7 +243,8 @@ async function checkUpload(sc: Scenario, instance: InstanceName, server: Running
 }
 
 async function probeShop(sc: Scenario, server: RunningServer, ds: DatasetInfo): Promise<{ check: Check; unavailable?: string }> {
-  const shape = sc.request('ordering', ds);
+  const base = sc.request('ordering', ds);
+  const shape = sc.uniqueHeader ? { ...base, headers: { ...base.headers, [sc.uniqueHeader]: `bench-probe-${process.pid}-${Date.now()}` } } : base;
   try {
     const res = await request(server.baseUrl, shape);
     const text = res.body.toString('utf8');
@@ -256,7 +257,7 @@ async function probeShop(sc: Scenario, server: RunningServer, ds: DatasetInfo): 
       if (!orderingHandlerExists('createShopOrder')) {
         return { check, unavailable: `not available yet: the ordering service has no \`createShopOrder\` handler (services/ordering/src/http); ${operation} answers ${res.status} to the probe` };
       }
-      return { check, unavailable: `not measured: ${operation} exists but the harness does not build valid orders yet (probe answered ${res.status})` };
+      return { check, unavailable: `not measured: ${operation} answered ${res.status} to the probe order: ${text.slice(0, 300)}` };
     }
     return { check, unavailable: `not measured: the probe answered ${res.status}: ${text.slice(0, 200)}` };
   } catch (err) {
@@ -387,6 +388,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         ...(sc.overallRate ? { overallRate: sc.overallRate } : {}),
         ...(sc.upload ? { upload: { ...sc.upload, users: uploadUsers() } } : {}),
         ...(shape.body !== undefined && !sc.upload ? { body: shape.body } : {}),
+        ...(sc.uniqueHeader ? { uniqueHeader: sc.uniqueHeader } : {}),
       };
     };
 

@@ -37,6 +37,8 @@ export interface Scenario {
   /** Fixed total rate (req/s) for p99 measurements; unset = throughput. */
   overallRate?: number;
   upload?: { kind: UploadKind; batchSize: number };
+  /** A request header made unique per request by the load generator. */
+  uniqueHeader?: string;
   request(instance: InstanceName, ds: DatasetInfo): RequestShape;
 }
 
@@ -76,6 +78,14 @@ const tailPoll = (instance: InstanceName, ds: DatasetInfo) => read(instance, ds,
 
 const countPage = (count: boolean) => (instance: InstanceName, ds: DatasetInfo) =>
   read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: 0, count }, JSON_ACCEPT);
+
+/** The order of the shop-orders scenario (the demo catalogue's BSF8 station: no card number to claim). */
+export const ORDER_BODY = {
+  contact: { firstName: 'Bench', lastName: 'Runner', email: 'bench@example.com', culture: 'de-CH' },
+  shippingAddress: { firstName: 'Bench', lastName: 'Runner', address1: 'Hauptstraße 1', zip: '10115', city: 'Berlin', countryCode: 'DE' },
+  billingAddressIsSameAsShippingAddress: true,
+  orderItems: [{ articleNumber: 'BSF8', quantity: 1 }],
+};
 
 /** Every scenario, in run order (reads first, uploads last: the cleanup after them restores the table). */
 export const SCENARIOS: Scenario[] = [
@@ -254,10 +264,12 @@ export const SCENARIOS: Scenario[] = [
     id: 'shop-orders',
     group: 'shop',
     title: 'Order creation with its outbox',
-    description: '`POST /api/grpc-json/v1/shop/orders` (probed first; measured only when the operation is implemented)',
+    description:
+      '`POST /api/grpc-json/v1/shop/orders`: an anonymous order of one BSF8 station shipped to Berlin, a distinct `Idempotency-Key` per request, so every request creates an order with its confirmation e-mail in the outbox (same transaction)',
     instances: ['ordering'],
     connections: CONNECTIONS,
-    request: () => ({ method: 'POST', path: '/api/grpc-json/v1/shop/orders', headers: { 'content-type': 'application/json' }, body: '{}' }),
+    uniqueHeader: 'idempotency-key',
+    request: () => ({ method: 'POST', path: '/api/grpc-json/v1/shop/orders', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(ORDER_BODY) }),
   },
 ];
 

@@ -10,3 +10,4 @@ export * from './access';
 export * from './docs';
 export * from './http-client';
 export * from './metrics';
+export * from './rate-limit';

@@ -4,11 +4,12 @@
  * everywhere else (DESIGN §4). `server.ts` wires configuration, the database and the listener.
  */
 import compression from 'compression';
-import express, { type Express, type Request, type RequestHandler } from 'express';
-import { createMetrics, apiDocs, ApiError, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
+import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
@@ -38,6 +39,32 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
  */
 const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
 
+/**
+ * Rate limits of the ordering spec (§ Errors: order creation, discount-code validation, battery lookup;
+ * login and license-key limits live in the identity area), shared by all instances through Redis when
+ * `REDIS_URL` is set. Callers are counted per principal, else per registered service client, else per
+ * IP address (an unverified client-id header would let a caller pick a fresh counter per request).
+ */
+function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
+  const { config } = deps;
+  const caller = (req: Request, res: Response): string => {
+    const p = res.locals.principal as Principal | null | undefined;
+    if (p) return `${p.kind}:${p.id}`;
+    const client = res.locals.serviceClient as { id: number } | null | undefined;
+    return client ? `service-client:${client.id}` : `ip:${clientIp(req)}`;
+  };
+  const perMinute = (operationId: string, points: number) => ({ operationId, points, durationSeconds: 60, key: caller });
+  return rateLimits(
+    [
+      { ...perMinute('createOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
+      { ...perMinute('createShopOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
+      { ...perMinute('validateDiscountCodes', config.rateLimitDiscountValidationsPerMinute), message: 'Too many discount-code checks; retry later.' },
+      { ...perMinute('getSiCardBattery', config.rateLimitBatteryLookupsPerMinute), message: 'Too many battery lookups; retry later.' },
+    ],
+    { redis, prefix: config.rateLimitKeyPrefix, logger: deps.logger },
+  );
+}
+
 /** Builds the app. */
 export function createApp(deps: OrderingDeps): Express {
   const spec = loadSpec(SPEC_FILE);
@@ -50,6 +77,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.locals.metrics = metrics;
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
+  registerOutboxBacklogMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
 
   const identity = identityOf(deps);
@@ -73,6 +101,7 @@ export function createApp(deps: OrderingDeps): Express {
         enforceRoles(authenticate, 'Bearer'),
         maintenanceGate(deps),
         identifyServiceClient(identity.clients, deps.logger),
+        orderingRateLimits(deps, identity.redis),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         express.urlencoded(URLENCODED_OPTIONS),

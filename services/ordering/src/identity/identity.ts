@@ -24,6 +24,8 @@ export interface Identity {
   /** Created on first use: it reads (or, in development, creates) the license keys. */
   readonly licensing: LicensingService;
   readonly licenseSigner: LicenseSigner;
+  /** The app's Redis connection for shared rate limits (`REDIS_URL`); undefined → in-memory limits. */
+  redis: Redis | undefined;
 }
 
 const instances = new WeakMap<OrderingDeps, Identity>();
@@ -43,7 +45,7 @@ function createIdentity(deps: OrderingDeps): Identity {
   const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const access = new AccessCheck(database);
   const users = new UsersService(database, { onUserChanged: (id) => access.forgetUser(id) });
-  const limiter = new LoginLimiter({ maxFailuresPerAccount: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerIp, redis });
+  const limiter = new LoginLimiter({ maxFailuresPerAccount: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerIp, redis, prefix: config.rateLimitKeyPrefix });
   const auth = new AuthService(database, deps.tokens, limiter);
   const clients = new ServiceClientsService(database);
   const keysDir = path.join(config.dataDir, 'keys');
@@ -55,6 +57,7 @@ function createIdentity(deps: OrderingDeps): Identity {
     auth,
     clients,
     access,
+    redis,
     get licenseSigner() {
       return signerOf();
     },
@@ -63,7 +66,7 @@ function createIdentity(deps: OrderingDeps): Identity {
         database,
         signer: signerOf(),
         secretKey: devSecret(keysDir, 'license-secret.key', config.licenseSecretKey),
-        keyRequestLimiter: createLimiter(redis, { keyPrefix: 'ordering:license-key', points: 10, duration: 3600 }),
+        keyRequestLimiter: createLimiter(redis, { keyPrefix: `${config.rateLimitKeyPrefix}:license-key`, points: 10, duration: 3600 }),
       }));
     },
   };

@@ -6,24 +6,11 @@
  * IP counter, so one known account cannot be used to reset an IP's guessing budget).
  * Counters live in Redis when `REDIS_URL` is set, with an in-memory insurance limiter while Redis is away.
  */
-import { Redis } from 'ioredis';
-import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
-import { ApiError } from '@sports-timing/shared';
+import type { Redis } from 'ioredis';
+import { ApiError, createLimiter, createRedis, RateLimiterRes, retryAfterSeconds, type RateLimiterAbstract } from '@sports-timing/shared';
 
-/**
- * A limiter of `points` per `duration` seconds under `keyPrefix`: in Redis when a client is given (with an
- * in-memory insurance limiter used while Redis is unreachable), else in memory.
- */
-export function createLimiter(redis: Redis | undefined, opts: { keyPrefix: string; points: number; duration: number }): RateLimiterAbstract {
-  return redis ? new RateLimiterRedis({ ...opts, storeClient: redis, insuranceLimiter: new RateLimiterMemory(opts) }) : new RateLimiterMemory(opts);
-}
-
-/** A Redis client for shared limits: no offline queue, so commands fail at once while Redis is away. */
-export function createRedis(url: string): Redis {
-  const redis = new Redis(url, { enableOfflineQueue: false, maxRetriesPerRequest: 1 });
-  redis.on('error', () => undefined);
-  return redis;
-}
+// Kept here for existing imports; the implementations live in the shared rate-limit module.
+export { createLimiter, createRedis };
 
 /** Limits of {@link LoginLimiter}. */
 export interface LoginLimits {
@@ -35,6 +22,8 @@ export interface LoginLimits {
   ipWindowSeconds?: number;
   /** Shared counters; in memory when undefined. */
   redis?: Redis;
+  /** Counter key prefix (default `ordering`; `RATE_LIMIT_KEY_PREFIX`). */
+  prefix?: string;
 }
 
 /** Counts failed logins and refuses attempts over the limits. */
@@ -43,8 +32,8 @@ export class LoginLimiter {
   private readonly byIp: RateLimiterAbstract;
 
   constructor(private readonly limits: LoginLimits) {
-    this.byAccount = createLimiter(limits.redis, { keyPrefix: 'ordering:login:account', points: limits.maxFailuresPerAccount, duration: limits.accountWindowSeconds ?? 900 });
-    this.byIp = createLimiter(limits.redis, { keyPrefix: 'ordering:login:ip', points: limits.maxFailuresPerIp, duration: limits.ipWindowSeconds ?? 3600 });
+    this.byAccount = createLimiter(limits.redis, { keyPrefix: `${limits.prefix ?? 'ordering'}:login:account`, points: limits.maxFailuresPerAccount, duration: limits.accountWindowSeconds ?? 900 });
+    this.byIp = createLimiter(limits.redis, { keyPrefix: `${limits.prefix ?? 'ordering'}:login:ip`, points: limits.maxFailuresPerIp, duration: limits.ipWindowSeconds ?? 3600 });
   }
 
   /** Throws ApiError 429 (with `Retry-After`, seconds) when the account or the IP address is at its limit. */
@@ -54,7 +43,7 @@ export class LoginLimiter {
     if (a && a.consumedPoints >= this.limits.maxFailuresPerAccount) waits.push(a.msBeforeNext);
     if (i && i.consumedPoints >= this.limits.maxFailuresPerIp) waits.push(i.msBeforeNext);
     if (waits.length === 0) return;
-    throw new ApiError(429, 'Too many failed login attempts; retry later.', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(Math.max(...waits) / 1000))) } });
+    throw new ApiError(429, 'Too many failed login attempts; retry later.', { headers: { 'Retry-After': retryAfterSeconds(Math.max(...waits)) } });
   }
 
   /** Records one failed attempt for the account and the IP address. */

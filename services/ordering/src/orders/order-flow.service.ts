@@ -25,6 +25,7 @@ import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
+import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
 import type { MailPayload } from '../mail/mailer';
 import { confirmationLanguage } from '../mail/templates/order-confirmation';
@@ -186,9 +187,12 @@ export class OrderFlow {
     };
   }
 
-  /** Registers the flow's handlers with a dispatcher. */
+  /** Registers the flow's job handlers with a dispatcher and its `salesOrder` hook with the ERP webhook worker. */
   registerWith(dispatcher: OutboxDispatcher): void {
     for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h);
+    registerSalesOrderWebhookHandler(async (event) => {
+      await this.applyErpSalesOrder(event.erpSystem, event.entityId);
+    });
   }
 
   /**

@@ -88,3 +88,8 @@ export async function setEventModems(db: Kysely<DB>, id: number, modems: readonl
 export async function deleteEvent(db: Kysely<DB>, id: number): Promise<void> {
   await db.deleteFrom('events').where('id', '=', id).execute();
 }
+
+/** `NOTIFY timing_events, '<id>'` (autocommitted, so after the change's commit): other instances drop their cached copy. */
+export async function notifyEventChanged(db: Kysely<DB>, id: number, channel: string): Promise<void> {
+  await sql`select pg_notify(${channel}, ${String(id)})`.execute(db);
+}

@@ -11,6 +11,7 @@ import { isAdmin, type Principal } from '../auth/principal';
 import { keyRequired } from '../users/users.service';
 import { claimModems } from '../modems/modems.service';
 import * as repo from './events.repository';
+import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
 
 /** API `Event`. */
 export type EventDto = components['schemas']['Event'];
@@ -52,6 +53,15 @@ export function assertCanRead(caller: Principal | null, ev: { is_public: boolean
   throw new ApiError(403, `Event ${ev.id} is private.`);
 }
 
+/**
+ * After an event write has committed: drop this instance's cached copy and tell the other instances (see
+ * event-cache.ts). A failed NOTIFY is not an error of the write: their copies expire within seconds.
+ */
+async function eventChanged(db: Kysely<DB>, id: number): Promise<void> {
+  invalidateCachedEvent(id);
+  await repo.notifyEventChanged(db, id, EVENT_CHANNEL).catch(() => undefined);
+}
+
 function assertCanChange(caller: Principal, ev: repo.EventRow): void {
   if (isAdmin(caller) || caller.userId === ev.owner_id) return;
   throw new ApiError(403, `Event ${ev.id} belongs to another user.`);
@@ -72,6 +82,7 @@ export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewE
     await repo.setEventModems(tx, eventId, input.modems);
     return eventId;
   });
+  await eventChanged(db, id);
   return toEventDto(await loadEvent(db, id));
 }
 
@@ -98,6 +109,7 @@ export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number
     await repo.updateEvent(tx, id, fields);
     await repo.setEventModems(tx, id, input.modems);
   });
+  await eventChanged(db, id);
   return toEventDto(await loadEvent(db, id));
 }
 
@@ -106,4 +118,5 @@ export async function deleteEvent(db: Kysely<DB>, caller: Principal, id: number)
   const current = await loadEvent(db, id);
   assertCanChange(caller, current);
   await repo.deleteEvent(db, id);
+  await eventChanged(db, id);
 }

@@ -10,6 +10,7 @@
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { PUNCH_CHANNEL } from '../punches/punches.repository';
+import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
 import type { LiveHub } from './hub';
 
 /** A running listener; `stop()` ends the session and any pending reconnect. */
@@ -57,15 +58,18 @@ export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): 
     c.on('end', () => onFailure());
     c.on('notification', (msg) => {
       if (msg.channel === PUNCH_CHANNEL) hub.notify(Number(msg.payload));
+      else if (msg.channel === EVENT_CHANNEL) invalidateCachedEvent(Number(msg.payload));
     });
     try {
       await c.connect();
-      await c.query(`listen ${PUNCH_CHANNEL}`);
+      await c.query(`listen ${PUNCH_CHANNEL}; listen ${EVENT_CHANNEL}`);
       if (stopped) {
         await c.end().catch(() => undefined);
         return;
       }
       backoff = MIN_BACKOFF_MS;
+      // Event changes announced while the session was down are lost too.
+      invalidateCachedEvent(null);
       hub.wakeAll();
       markReady();
     } catch (err) {

@@ -16,6 +16,11 @@ function foreignModems(detail: string, serials: string[]): ApiError {
   return new ApiError(403, detail, { extensions: { modems: serials.sort() } });
 }
 
+/** The 403 for serials that belong to another user (`extensions.modems` lists them). */
+export function foreignModemsError(foreign: string[]): ApiError {
+  return foreignModems(`Modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')} belong${foreign.length > 1 ? '' : 's'} to another user.`, [...foreign]);
+}
+
 /**
  * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign`, a serial
  * belonging to a user other than `ownerId` → 403 listing them; nothing is registered in that case (the
@@ -30,7 +35,7 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
   const check = (owners: { serial: string; user_id: number }[]) => {
     if (allowForeign) return;
     const foreign = owners.filter((o) => o.user_id !== ownerId).map((o) => o.serial);
-    if (foreign.length > 0) throw foreignModems(`Modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')} belong${foreign.length > 1 ? '' : 's'} to another user.`, foreign);
+    if (foreign.length > 0) throw foreignModemsError(foreign);
   };
   const owners = await repo.findModemOwners(db, unique);
   check(owners);

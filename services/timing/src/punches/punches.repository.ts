@@ -5,7 +5,7 @@
  * transactions commit in any order: if a reader could see id 11 while id 10 is still uncommitted, a poller
  * that moves on to `afterId=11` loses id 10 for ever. The protocol that prevents it:
  *
- * - Writers ({@link insertPunchBatch}) allocate both their transaction id (xid) and all their punch ids
+ * - Writers ({@link uploadPunchBatch}) allocate both their transaction id (xid) and all their punch ids
  *   inside one critical section (a session advisory lock), doing no write before it. So for any two upload
  *   transactions A and B, xid(A) < xid(B) exactly when every id of A is below every id of B.
  * - Readers expose only rows with `txid < pg_snapshot_xmin(pg_current_snapshot())`, evaluated in the same
@@ -41,12 +41,6 @@ export interface PunchInsert {
   receptionTimeUtc: number;
 }
 
-/** Result of a batch insert: rows newly stored and the highest new id (null when nothing was new). */
-export interface InsertResult {
-  stored: number;
-  maxId: number | null;
-}
-
 /** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`. */
 export interface PunchScope {
   modems: readonly string[];
@@ -58,32 +52,47 @@ export interface PunchScope {
 /** Response formats of a punch read. */
 export type PunchFormat = 'json' | 'csv';
 
-/** A page as built by PostgreSQL: the number of punches in it and the finished response body. */
+/** A page as built by PostgreSQL: the number of punches in it, the finished response body and the `X-Total-Count`. */
 export interface PunchPage {
   count: number;
   body: string;
+  total: number;
 }
 
 /**
- * Inserts a batch with the gap-free protocol above; re-sent punches (same modem, card, code, time, type),
- * also within the batch, are skipped. Ids follow the batch order.
- *
- * The critical section runs server-side in `insert_punch_batch` (migration 0001): advisory lock,
- * `pg_current_xact_id()`, the insert, unlock; called as one autocommitted statement, so the lock is never
- * held across a client round trip and the commit right after it runs outside the lock. The caller must
- * have registered the batch's modems before (in another transaction), so that this transaction takes its
- * xid inside the lock.
- *
- * On any error the pooled connection is destroyed rather than returned: an error after the lock leaves the
- * session lock held (a rollback does not release session locks); closing the session does.
+ * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
+ * or, with nothing written, the batch's modems that are not registered yet or belong to another user.
  */
-export async function insertPunchBatch(pool: pg.Pool, rows: readonly PunchInsert[]): Promise<InsertResult> {
-  if (rows.length === 0) return { stored: 0, maxId: null };
+export interface InsertResult {
+  stored: number;
+  maxId: number | null;
+  unknownModems: string[];
+  foreignModems: string[];
+}
+
+/**
+ * Inserts a batch for user `userId` with the gap-free protocol above, in one call of `upload_punch_batch`
+ * (migration 0002): it first checks the batch's modems (read only, so no xid yet) and writes nothing when
+ * one is unknown or — unless `admin` — another user's, returning them; the caller then registers unknown
+ * modems in a statement of its own and calls again. Otherwise it runs the critical section of
+ * `insert_punch_batch` (advisory lock, `pg_current_xact_id()`, the insert, unlock). Re-sent punches (same
+ * modem, card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
+ *
+ * Called as one autocommitted statement, so the lock is never held across a client round trip and the
+ * commit right after it runs outside the lock. On any error the pooled connection is destroyed rather than
+ * returned: an error after the lock leaves the session lock held (a rollback does not release session
+ * locks); closing the session does.
+ */
+export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boolean, rows: readonly PunchInsert[]): Promise<InsertResult> {
+  if (rows.length === 0) return { stored: 0, maxId: null, unknownModems: [], foreignModems: [] };
   const client = await pool.connect();
   try {
-    const { rows: out } = await client.query<{ stored: number; max_id: number | null }>(
-      'select stored, max_id from insert_punch_batch($1::text[], $2::int8[], $3::int4[], $4::text[], $5::text[], $6::int8[])',
-      [
+    const { rows: out } = await client.query<{ stored: number; max_id: string | null; unknown_modems: string[]; foreign_modems: string[] }>({
+      name: 'upload_punch_batch',
+      text: 'select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, $3::text[], $4::int8[], $5::int4[], $6::text[], $7::text[], $8::int8[])',
+      values: [
+        userId,
+        admin,
         rows.map((r) => r.card),
         rows.map((r) => r.time),
         rows.map((r) => r.code),
@@ -91,9 +100,10 @@ export async function insertPunchBatch(pool: pg.Pool, rows: readonly PunchInsert
         rows.map((r) => r.modem),
         rows.map((r) => r.receptionTimeUtc),
       ],
-    );
+    });
     client.release();
-    return { stored: out[0].stored, maxId: out[0].max_id };
+    const r = out[0];
+    return { stored: r.stored, maxId: r.max_id === null ? null : Number(r.max_id), unknownModems: r.unknown_modems, foreignModems: r.foreign_modems };
   } catch (err) {
     client.release(err instanceof Error ? err : new Error(String(err)));
     throw err;
@@ -130,9 +140,36 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
   return { where: parts.join(' and '), values };
 }
 
-const JSON_BODY = `coalesce(json_agg(json_build_object('id', id, 'card', card, 'time', time, 'code', code, 'type', type,
-  'modem', modem, 'receptionTimeUtc', reception_time_utc) order by id)::text, '[]')`;
+// Compact JSON (no blanks; json_agg and json_build_object would add them) with the API's field names.
+const JSON_BODY = `'[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.id), '') || ']'`;
+const JSON_FROM = `(select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc" from page) r`;
 const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', id, card, time, code, type, modem, reception_time_utc), E'\\n' order by id) || E'\\n', '')`;
+
+/** Bits of the coarse and fine id buckets of `punch_counts` (migration 0002). */
+const COARSE_SHIFT = 16;
+const FINE_SHIFT = 10;
+
+/**
+ * Number of visible punches of the modems `$1` after `$2` from the counters (migration 0002), for scopes
+ * without a time window: the coarse buckets above afterId's coarse bucket, the fine buckets of that coarse
+ * bucket above afterId's fine bucket, and an exact count of the rest of afterId's fine bucket (< 1,024 ids).
+ * Each part applies the pages' visibility rule, so the sum equals `count(*)` of the same rows, at a cost
+ * bounded by the modems and the event's id span, not by the table.
+ */
+const COUNTER_TOTAL = `(
+      (select coalesce(sum(c.n), 0) from punch_counts c
+        where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
+    + (select coalesce(sum(c.n), 0) from punch_counts c
+        where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
+          and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))
+    + (select count(*) from punches q
+        where q.modem = any($1::text[]) and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))
+    )::int8`;
+
+/** Name of the prepared statement of a page shape (the text depends only on these). */
+function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolean): string {
+  return `punch_page_${format}_${scope.modems.length}_${scope.timeFrom === null ? 0 : 1}${scope.timeTo === null ? 0 : 1}${withTotal ? '' : '_nt'}`;
+}
 
 /**
  * The page statement: one branch per modem, each the first {@link PAGE_SIZE} visible punches after
@@ -141,9 +178,15 @@ const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(','
  * the table size. (A lateral join over the modem array let the planner read every later row of each modem
  * and sort them: 0.5–1 s per page of a 1-million-punch event, against ~6 ms for this form; see
  * BENCHMARKS.md.) PostgreSQL renders the body (JSON array or CSV with header), so no row objects are built
- * in Node.
+ * in Node, and the `X-Total-Count` in the same statement and snapshot: the page's size when the page is not
+ * full; otherwise from the counters ({@link COUNTER_TOTAL}) or, with a time window, an exact count. The
+ * count's subqueries are init plans, which PostgreSQL runs only when the CASE needs them.
+ *
+ * The text depends only on the format, the number of modems and which time bounds are set, so it runs as a
+ * named prepared statement (parsed and planned once per connection). `withTotal: false` leaves the total
+ * out (null), for the benchmark's raw server.
  */
-export function pageQuery(scope: PunchScope, format: PunchFormat): { text: string; values: unknown[] } {
+export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true): { name: string; text: string; values: unknown[] } {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
   const branches = scope.modems.map(
     (_m, i) => `(select q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc
@@ -152,31 +195,59 @@ export function pageQuery(scope: PunchScope, format: PunchFormat): { text: strin
         order by q.id
         limit ${PAGE_SIZE})`,
   );
+  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
+  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : COUNTER_TOTAL;
   const text = `
-    with page as (
+    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    page as (
       select * from (${branches.join('\n      union all ')}) u
       order by id
       limit ${PAGE_SIZE}
     )
-    select count(*)::int as count, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from page`;
-  return { text, values };
+    select n::int as count, body, ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
+    from (select count(*) as n, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
+  return { name: statementName(scope, format, withTotal), text, values };
 }
 
-/** Reads one page (see {@link pageQuery}). `scope.modems` must be distinct. */
+/** Reads one page with its total (see {@link pageQuery}). `scope.modems` must be distinct. */
 export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchScope, format: PunchFormat): Promise<PunchPage> {
   const q = pageQuery(scope, format);
-  const { rows } = await db.query<PunchPage>(q.text, q.values);
+  const { rows } = await db.query<PunchPage>({ name: q.name, text: q.text, values: q.values });
   return rows[0];
 }
 
 /**
- * Exact number of visible punches in scope (for `X-Total-Count` when a page is full). The one place to
- * replace with counters or bounded counts for very large events (benchmark issue).
+ * Exact number of visible punches in scope by `count(*)` (reference for tests and the benchmark's raw
+ * server; the service's pages take their total from the counters, see {@link pageQuery}).
  */
 export async function countPunches(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
   const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from punches q where ${where}`, values);
   return rows[0].n;
+}
+
+/**
+ * Number of visible punches in scope as the pages count it (counters without a time window, `count(*)`
+ * with one), without reading a page; for tests comparing it with {@link countPunches}.
+ */
+export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
+  const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
+  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  const text = windowed
+    ? `select count(*)::float8 as n from punches q where ${where}`
+    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${COUNTER_TOTAL}::float8 as n`;
+  const { rows } = await db.query<{ n: number }>(text, windowed ? values : values.slice(0, 2));
+  return rows[0].n;
+}
+
+/**
+ * Folds the counter deltas of ended transactions (migration 0002 `compact_punch_counts`); returns the number
+ * of rows removed. Safe to run concurrently from every instance.
+ */
+export async function compactPunchCounts(db: pg.Pool | pg.ClientBase): Promise<number> {
+  const { rows } = await db.query<{ merged: number }>('select merged from compact_punch_counts()');
+  return rows[0].merged;
 }
 
 /** Text of the empty body of a format (no query needed when the scope has no modems). */

@@ -9,8 +9,8 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead } from '../events/events.service';
-import { findEvent } from '../events/events.repository';
-import { claimModems } from '../modems/modems.service';
+import { cachedEvent } from '../events/event-cache';
+import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
 import { parsePunchCsv, type NewPunch } from './punches.csv';
@@ -89,7 +89,7 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
   let timeTo: number | null = null;
   if (q.eventId !== undefined) {
     const id = Number(q.eventId);
-    const ev = id >= 1 && id <= MAX_EVENT_ID ? await findEvent(deps.db, id) : undefined;
+    const ev = id >= 1 && id <= MAX_EVENT_ID ? await cachedEvent(deps.db, id) : undefined;
     if (!ev) throw new ApiError(404, `No event ${q.eventId}.`);
     assertCanRead(caller, ev);
     modems = intersect(modems, ev.modems);
@@ -118,16 +118,17 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
 
 /**
  * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as JSON or CSV, and the
- * `X-Total-Count`: the page's own size when it is not full (no second query), an exact count otherwise.
+ * `X-Total-Count`: the page's own size when it is not full, otherwise the exact total from the punch
+ * counters (migration 0002) — all in one statement.
  */
 export async function readPunches(deps: PunchDeps, caller: Principal | null, q: PunchQuery, format: repo.PunchFormat): Promise<PunchReadResult> {
   const scope = await resolveScope(deps, caller, q);
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
     return { body: repo.emptyBody(format), total: 0 };
   }
+  // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
   const page = await repo.readPunchPage(deps.pool, scope, format);
-  const total = page.count < repo.PAGE_SIZE ? page.count : await repo.countPunches(deps.pool, scope);
-  return { body: page.body, total };
+  return { body: page.body, total: page.total };
 }
 
 /**
@@ -177,20 +178,15 @@ function canonicalCard(card: string | number): string {
 }
 
 /**
- * Stores a batch for the caller: the caller's new modems are registered to it, another user's modem is
- * 403 for the whole batch (admins excepted), then one gap-free insert; re-sent punches are counted as
+ * Stores a batch for the caller: another user's modem is 403 for the whole batch (admins excepted), the
+ * caller's new modems are registered to it, then one gap-free insert (one database call when every modem is
+ * known, see uploadPunchBatch); re-sent punches are counted as
  * duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own. After the
  * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier).
  */
 export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
   if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
   if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
-  await claimModems(
-    deps.db,
-    punches.map((p) => p.modem),
-    caller.userId,
-    isAdmin(caller),
-  );
   const rows: repo.PunchInsert[] = punches.map((p) => ({
     card: canonicalCard(p.card),
     time: p.time,
@@ -199,7 +195,16 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
     modem: p.modem,
     receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
   }));
-  const { stored, maxId } = await repo.insertPunchBatch(deps.pool, rows);
+  const admin = isAdmin(caller);
+  // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
+  let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+  for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
+    if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
+    await claimModems(deps.db, result.unknownModems, caller.userId, admin);
+    result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+  }
+  if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
+  const { stored, maxId } = result;
   if (maxId !== null) notifierFor(deps).notify(maxId);
   return { received: punches.length, stored, duplicates: punches.length - stored };
 }
@@ -207,4 +212,26 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
 /** Parses a CSV upload body (see punches.csv.ts) within the batch limit. */
 export function punchesFromCsv(text: string): NewPunch[] {
   return parsePunchCsv(text, MAX_BATCH);
+}
+
+/** Interval of the counter compaction (ms). */
+export const COUNT_COMPACTION_MS = 5_000;
+
+/**
+ * Folds the punch-counter deltas of ended transactions every `everyMs` (migration 0002): each upload
+ * statement appends a few delta rows, and the totals stay cheap only while those are folded regularly.
+ * Every instance may run one; concurrent compactions are safe. Returns a stop function.
+ */
+export function startCountCompaction(deps: PunchDeps, everyMs = COUNT_COMPACTION_MS): () => void {
+  let running = false;
+  const timer = setInterval(() => {
+    if (running) return;
+    running = true;
+    repo
+      .compactPunchCounts(deps.pool)
+      .catch((err: unknown) => deps.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'punch counter compaction failed'))
+      .finally(() => (running = false));
+  }, everyMs);
+  timer.unref();
+  return () => clearInterval(timer);
 }

@@ -3,8 +3,10 @@
  */
 import type { Migration } from 'kysely';
 import { m0001Timing } from './0001_timing';
+import { m0002PunchCounts } from './0002_punch_counts';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
   '0001_timing': m0001Timing,
+  '0002_punch_counts': m0002PunchCounts,
 };

@@ -1,0 +1,85 @@
+/**
+ * `pnpm build`: compiles every workspace package (services/*, packages/*) from `src/**\/*.ts` to CommonJS
+ * JavaScript in `<package>/dist/` with source maps, file by file (esbuild transform, no bundling).
+ *
+ * Why file by file and not a bundle: the code locates its assets relative to `__dirname` (the specs, the demo
+ * event, package.json, swagger-ui-dist), so `dist/` mirrors `src/` at the same depth and every relative path
+ * stays valid; third-party packages keep resolving through each package's own node_modules (pnpm layout).
+ * Workspace imports (`@sports-timing/shared`, `@sports-timing/shared/src/embedded`) reach the compiled files
+ * through the `dist` export condition of each package.json: run the output with
+ * `node --conditions=dist --enable-source-maps services/timing/dist/server.js`. Without that condition the
+ * same imports resolve to the TypeScript sources (tsx, jest, tsc), so development is unchanged.
+ *
+ * Type-checking is `pnpm typecheck` (tsc --noEmit over the workspace); this step only emits.
+ * Usage: `pnpm build [package-dir…]` (default: every package with a src/ folder).
+ */
+import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { build } from 'esbuild';
+
+const root = path.join(__dirname, '..');
+
+/** Workspace package directories (relative to the repository root) that have a `src/` folder. */
+export function workspacePackages(): string[] {
+  const dirs: string[] = [];
+  for (const parent of ['packages', 'services']) {
+    for (const name of readdirSync(path.join(root, parent)).sort()) {
+      const dir = path.join(parent, name);
+      if (existsSync(path.join(root, dir, 'src')) && existsSync(path.join(root, dir, 'package.json'))) dirs.push(dir);
+    }
+  }
+  return dirs;
+}
+
+function sourceFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const entry of readdirSync(dir)) {
+    const file = path.join(dir, entry);
+    if (statSync(file).isDirectory()) out.push(...sourceFiles(file));
+    else if (entry.endsWith('.ts') && !entry.endsWith('.d.ts')) out.push(file);
+  }
+  return out;
+}
+
+/** Compiles one package's `src/` into a fresh `dist/`; returns the number of files written. */
+export async function buildPackage(dir: string): Promise<number> {
+  const pkgDir = path.join(root, dir);
+  const outdir = path.join(pkgDir, 'dist');
+  rmSync(outdir, { recursive: true, force: true });
+  const entryPoints = sourceFiles(path.join(pkgDir, 'src'));
+  await build({
+    entryPoints,
+    outbase: path.join(pkgDir, 'src'),
+    outdir,
+    bundle: false,
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    sourcemap: true,
+    // Sources embedded: a stack trace maps to readable TypeScript even in an image without src/.
+    sourcesContent: true,
+    // `await import('./x')` becomes `require('./x')`: kept as a real import(), Node would load the target as
+    // an ES module and refuse the extension-less relative path.
+    supported: { 'dynamic-import': false },
+    logLevel: 'warning',
+  });
+  return entryPoints.length;
+}
+
+async function main(): Promise<void> {
+  const requested = process.argv.slice(2);
+  const dirs = requested.length ? requested.map((d) => path.normalize(d)) : workspacePackages();
+  const started = Date.now();
+  for (const dir of dirs) {
+    const n = await buildPackage(dir);
+    console.log(`[build] ${dir}: ${n} files → ${dir}/dist`);
+  }
+  console.log(`[build] done in ${Date.now() - started} ms`);
+}
+
+if (require.main === module) {
+  main().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}

@@ -1,0 +1,157 @@
+/**
+ * Punch counters (migration 0002, issue 8): `X-Total-Count` of a full page comes from per-modem bucket
+ * deltas instead of `count(*)`, and must stay exact. While 16 uploaders write (single punches and batches,
+ * through the gap-free upload), a deleter removes punches and a compactor folds deltas, a checker compares,
+ * inside one REPEATABLE READ snapshot, the counter total with `count(*)` under the pages' visibility rule
+ * — for random `afterId`s and for afterIds just around bucket boundaries, with ids straddling a coarse
+ * (65,536) boundary. It also compares the total that the page statement itself returns for full pages.
+ *
+ * Negative control: without the `txid < xmin` condition on the counter rows (punches.repository.ts
+ * COUNTER_TOTAL) this test fails within the first second (e.g. 499 counted against 497 visible), because
+ * deltas of committed uploads whose punches are still hidden by the xmin rule are counted.
+ */
+import type pg from 'pg';
+import { authenticateKey } from '../src/users/users.service';
+import { uploadPunches } from '../src/punches/punches.service';
+import { compactPunchCounts, countPunches, countPunchesFast, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
+import { startTiming, type TimingTestContext } from './helpers';
+
+const UPLOADERS = 16;
+const RUN_MS = 4_000;
+const MODEMS = ['C-1', 'C-2', 'C-3', 'C-4', 'C-5', 'C-6'];
+/** First id: 3,000 below a coarse bucket boundary, so the run crosses it. */
+const FIRST_ID = 3 * 65_536 - 3_000;
+
+let ctx: TimingTestContext;
+
+beforeAll(async () => {
+  ctx = await startTiming({ poolSize: UPLOADERS + 6 });
+  await ctx.database.pool.query(`alter table punches alter column id restart with ${FIRST_ID}`);
+});
+afterAll(async () => {
+  await ctx.close();
+});
+
+function randomInt(n: number): number {
+  return Math.floor(Math.random() * n);
+}
+
+/** Counter total, `count(*)` and (for full pages) the page statement's total, all in one snapshot. */
+async function compareInSnapshot(client: pg.ClientBase, scope: PunchScope): Promise<{ fast: number; exact: number; page: number | null }> {
+  await client.query('begin isolation level repeatable read');
+  try {
+    const fast = await countPunchesFast(client, scope);
+    const exact = await countPunches(client, scope);
+    const p = await readPunchPage(client, scope, 'json');
+    return { fast, exact, page: p.count === 1000 ? p.total : null };
+  } finally {
+    await client.query('commit');
+  }
+}
+
+it('keeps the counter total equal to count(*) during concurrent uploads, deletes and compactions', async () => {
+  const deps = { db: ctx.database.db, pool: ctx.database.pool };
+  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+  let stop = false;
+  let seq = 0;
+  let maxSeen = FIRST_ID;
+
+  const uploader = async (u: number) => {
+    while (!stop) {
+      const size = Math.random() < 0.4 ? 1 : 2 + randomInt(60);
+      const batch = Array.from({ length: size }, () => ({
+        card: String(2_000_000 + u),
+        time: 1_580_000_000_000 + seq++,
+        code: 31 + randomInt(100),
+        type: 'Control' as const,
+        modem: MODEMS[randomInt(MODEMS.length)],
+      }));
+      await uploadPunches(deps, caller, batch, Date.now());
+    }
+  };
+  const deleter = async () => {
+    while (!stop) {
+      await ctx.database.pool.query('delete from punches where id in (select id from punches where modem = $1 order by random() limit 20)', [MODEMS[randomInt(MODEMS.length)]]);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  };
+  const compactor = async () => {
+    while (!stop) {
+      await compactPunchCounts(ctx.database.pool);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  };
+  let checks = 0;
+  let fullPages = 0;
+  const checker = async () => {
+    const client = await ctx.database.pool.connect();
+    try {
+      while (!stop) {
+        const { rows } = await client.query<{ m: string | null }>('select max(id)::text as m from punches');
+        maxSeen = Math.max(maxSeen, Number(rows[0].m ?? FIRST_ID));
+        const boundary = [1024, 65_536][randomInt(2)];
+        const nearBoundary = Math.floor(maxSeen / boundary) * boundary + randomInt(5) - 2;
+        const candidates = [0, FIRST_ID + randomInt(Math.max(1, maxSeen - FIRST_ID)), nearBoundary, maxSeen - randomInt(50)];
+        const afterId = candidates[randomInt(candidates.length)];
+        const modems = MODEMS.filter(() => Math.random() < 0.7);
+        if (modems.length === 0) modems.push(MODEMS[0]);
+        const r = await compareInSnapshot(client, { modems, afterId, timeFrom: null, timeTo: null });
+        expect({ afterId, modems, fast: r.fast }).toEqual({ afterId, modems, fast: r.exact });
+        if (r.page !== null) {
+          expect({ afterId, modems, page: r.page }).toEqual({ afterId, modems, page: r.exact });
+          fullPages += 1;
+        }
+        checks += 1;
+      }
+    } finally {
+      client.release();
+    }
+  };
+
+  const running = [...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)), deleter(), compactor(), checker(), checker()];
+  await new Promise((r) => setTimeout(r, RUN_MS));
+  stop = true;
+  await Promise.all(running);
+
+  expect(checks).toBeGreaterThan(20);
+  expect(fullPages).toBeGreaterThan(0);
+  const { rows } = await ctx.database.pool.query<{ lo: string; hi: string }>('select min(id)::text as lo, max(id)::text as hi from punches');
+  expect(Number(rows[0].lo)).toBeLessThan(3 * 65_536);
+  expect(Number(rows[0].hi)).toBeGreaterThan(3 * 65_536);
+
+  // After the run, with everything folded: still exact for every afterId around both bucket sizes.
+  await compactPunchCounts(ctx.database.pool);
+  const client = await ctx.database.pool.connect();
+  try {
+    for (const afterId of [0, FIRST_ID - 1, 3 * 65_536 - 1, 3 * 65_536, 3 * 65_536 + 1, 3 * 65_536 + 1023, 3 * 65_536 + 1024, Number(rows[0].hi) - 1, Number(rows[0].hi)]) {
+      const r = await compareInSnapshot(client, { modems: MODEMS, afterId, timeFrom: null, timeTo: null });
+      expect({ afterId, fast: r.fast }).toEqual({ afterId, fast: r.exact });
+    }
+  } finally {
+    client.release();
+  }
+  const { rows: pending } = await ctx.database.pool.query<{ n: string }>(`select count(*)::text as n from punch_counts where txid <> '0'::xid8`);
+  expect(Number(pending[0].n)).toBe(0);
+}, 60_000);
+
+it('counts exactly with a time window (count(*) fallback) and hides punches of an uncommitted upload', async () => {
+  const deps = { db: ctx.database.db, pool: ctx.database.pool };
+  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+  await uploadPunches(deps, caller, [{ card: '5', time: 1_600_000_000_000, code: 31, type: 'Control', modem: 'W-1' }], Date.now());
+  const scope: PunchScope = { modems: ['W-1'], afterId: 0, timeFrom: 1_600_000_000_000, timeTo: 1_600_000_000_000 };
+  expect(await countPunchesFast(ctx.database.pool, scope)).toBe(1);
+  expect(await countPunchesFast(ctx.database.pool, { ...scope, timeFrom: 1_600_000_000_001 })).toBe(0);
+
+  // An open transaction that inserted a punch: its delta is invisible, and after the commit it is counted.
+  const open = await ctx.database.pool.connect();
+  try {
+    await open.query('begin');
+    await open.query(`insert into punches (card, time, code, type, modem, reception_time_utc) values ('6', 1, 31, 'Control', 'W-1', 1)`);
+    const plain: PunchScope = { modems: ['W-1'], afterId: 0, timeFrom: null, timeTo: null };
+    expect(await countPunchesFast(ctx.database.pool, plain)).toBe(1);
+    await open.query('commit');
+    expect(await countPunchesFast(ctx.database.pool, plain)).toBe(await countPunches(ctx.database.pool, plain));
+  } finally {
+    open.release();
+  }
+});
