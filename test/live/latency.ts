@@ -100,6 +100,7 @@ export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport
       const timer = setTimeout(() => reject(new Error(`tail did not start following:\n${tailErr.join('\n')}`)), 30_000);
       lines(tailProc.stderr!, (line) => {
         tailErr.push(line);
+        if (!/^tail: \d+ punches/.test(line)) log(line);
         if (/following live/.test(line)) {
           clearTimeout(timer);
           resolve();
@@ -175,7 +176,10 @@ export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport
     };
   } finally {
     tailProc.kill('SIGTERM');
+    // The CLI exits by itself within ~3 s of SIGTERM; never hang the measurement on it.
+    const killer = setTimeout(() => tailProc.kill('SIGKILL'), 6_000);
     await tailExit;
+    clearTimeout(killer);
     rmSync(dir, { recursive: true, force: true });
   }
 }

@@ -107,8 +107,14 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
 
 /** Runs the CLI on `argv` (node, script, args…); resolves with the exit code. */
 export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  const state = { exit: 0 };
   const ac = new AbortController();
-  const stop = () => ac.abort();
+  const stop = () => {
+    ac.abort();
+    // A command that does not wind down after the abort (a stream read that never settles was seen after
+    // minutes of tail) must not outlive Ctrl-C / SIGTERM: exit after a short grace anyway.
+    if (!io) setTimeout(() => process.exit(state.exit || 130), 3_000).unref();
+  };
   const realIo: CliIo = io ?? { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`), signal: ac.signal };
   if (!io) {
     // `punches tail | head`: a closed pipe ends the program quietly.
@@ -118,7 +124,6 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   }
-  const state = { exit: 0 };
   try {
     await buildProgram(realIo, state).parseAsync([...argv]);
     return state.exit;
