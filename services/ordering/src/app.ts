@@ -9,6 +9,7 @@ import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enfor
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
+import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
@@ -70,6 +71,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.locals.metrics = metrics;
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
+  registerOutboxBacklogMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
 
   const identity = identityOf(deps);
