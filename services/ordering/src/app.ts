@@ -34,6 +34,12 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
 };
 
 /**
+ * Extended (qs) form parsing with a small nesting depth (body-parser 2 `depth`, not yet in its typings):
+ * the payment provider's webhook posts `transaction[id]=…&transaction[invoice][…]=…`.
+ */
+const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
+
+/**
  * Rate limits of the ordering spec (§ Errors: order creation, discount-code validation, battery lookup;
  * login and license-key limits live in the identity area), shared by all instances through Redis when
  * `REDIS_URL` is set. Callers are counted per principal, else per registered service client, else per
@@ -98,7 +104,7 @@ export function createApp(deps: OrderingDeps): Express {
         orderingRateLimits(deps, identity.redis),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
-        express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+        express.urlencoded(URLENCODED_OPTIONS),
         express.text({ type: 'text/plain', limit: '64kb' }),
         express.text({ type: 'text/csv', limit: '1mb' }),
       ],
