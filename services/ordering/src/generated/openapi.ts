@@ -1064,8 +1064,11 @@ export interface paths {
          * @description Imports the articles marked as shop articles (the two custom fields decide "shop article" and
          *     "user group"), their BOMs and prices. Articles whose ERP version equals the stored one are
          *     skipped unless `updateEvenIfErpVersionMatches` is true; articles no longer marked as shop
-         *     articles leave the shop. Idempotent and safe to run concurrently (one import per ERP system at a
-         *     time; a concurrent call waits). `503` when the ERP system is unreachable.
+         *     articles (field cleared, inactive, deleted in the ERP) leave the shop. Everything is read from the
+         *     ERP before anything is written; each article is then written in its own short transaction with a
+         *     version-conditional upsert, so the import is idempotent and concurrent imports are safe (they end
+         *     in the same state). Answers the counts (`ArticleImportResult`). `503` when the ERP system is
+         *     unreachable or answers with an error (after retries); nothing is written then.
          */
         post: operations["importArticles"];
         delete?: never;
@@ -1810,11 +1813,13 @@ export interface paths {
          * Webhook of the ERP system
          * @description Change notification of the ERP system (`{ entityId, entityName, type }`, unsigned). The
          *     subscribed URL carries a secret (`?erpSystem=weclapp&secret=…`), compared in constant time;
-         *     a wrong or missing secret answers `401`. The delivery is recorded and acknowledged at once; in
-         *     the background the entity is re-read from the ERP system and applied (article changed →
-         *     re-import of that article; sales order shipped → order state `shipped`; …). Repeated deliveries
-         *     are idempotent. Unknown entity names are acknowledged and ignored. The `secret` query parameter
-         *     is redacted from all logs.
+         *     a wrong or missing secret answers `401` (also when no secret is configured). The delivery is
+         *     recorded durably and acknowledged at once (`200`, empty); in the background the entity is
+         *     re-read from the ERP system and applied (article created/changed/deleted → re-import of that
+         *     article; sales order shipped → order state `shipped`; …). Deliveries for the same entity that
+         *     arrive before it was processed coalesce into one piece of work, and applying is idempotent, so
+         *     repeated deliveries have one effect. Unknown entity names are acknowledged and ignored. The
+         *     `secret` query parameter is redacted from all logs.
          */
         post: operations["receiveErpWebhook"];
         delete?: never;
@@ -2710,6 +2715,35 @@ export interface components {
              * @description Recommended replacement date (battery date + 3 years, YYYY-MM-DD); null when the battery date is unknown.
              */
             replaceBefore: string | null;
+        };
+        /** @description Outcome of an ERP article import (`maintenance/import-articles`). */
+        ArticleImportResult: {
+            erpSystem: components["schemas"]["ErpSystem"];
+            /**
+             * Format: int32
+             * @description Articles read from the ERP system.
+             */
+            read: number;
+            /**
+             * Format: int32
+             * @description Shop articles inserted or updated.
+             */
+            imported: number;
+            /**
+             * Format: int32
+             * @description Shop articles skipped because their ERP version was already stored.
+             */
+            unchanged: number;
+            /**
+             * Format: int32
+             * @description Articles that left the shop.
+             */
+            removed: number;
+            /** @description ERP shop articles that could not be imported (e.g. no net EUR price, invalid BOM). */
+            rejected: {
+                articleNumber: string;
+                reason: string;
+            }[];
         };
         /** @description Outcome of a battery-date import. */
         BatteryImportResult: {
@@ -5976,7 +6010,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ArticleImportResult"];
+                };
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
@@ -6937,8 +6973,11 @@ export interface operations {
             query: {
                 /** @description ERP system (tenant). */
                 erpSystem: components["parameters"]["ErpSystemRequired"];
-                /** @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). */
-                secret: string;
+                /**
+                 * @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). Missing or
+                 *     wrong → `401` and nothing is recorded (not a validation error, so a probe learns nothing).
+                 */
+                secret?: string;
             };
             header?: never;
             path?: never;

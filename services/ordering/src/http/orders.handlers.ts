@@ -178,6 +178,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         requestBody: req.body,
+        paylinks: ctx.orderFlow,
       });
       res.json(placed.body);
     },
@@ -186,6 +187,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         requestBody: req.body,
+        paylinks: ctx.orderFlow,
       });
       res.json(placed.body);
     },
