@@ -1792,6 +1792,15 @@ export interface paths {
          *     deliveries change nothing: only allowed order state transitions happen (a stale `cancelled`
          *     never cancels a paid order). Unknown properties are accepted and ignored, since the provider
          *     adds fields without notice.
+         *
+         *     Mapping of the provider's status (as re-fetched) onto the order found by the transaction's
+         *     paylink id (else its `referenceId` = order number): `confirmed` → `paid` (only from
+         *     `pending_payment`, and only when amount and currency equal the order's gross total; entering
+         *     `paid` hands the order to the ERP system, → `transferred`); `cancelled` / `declined` → `cancelled`
+         *     (only from `pending_payment`; card numbers and discount uses are released); `refunded` →
+         *     `refunded` (only for the transaction that paid the order); any other status changes nothing. A
+         *     transaction the provider does not know (forged or foreign) is answered `200` like any delivery
+         *     and changes nothing; its outcome is recorded with the delivery.
          */
         post: operations["receivePaymentProviderStatus"];
         delete?: never;
@@ -2684,7 +2693,11 @@ export interface components {
             vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
-             * @description Payment page for `pending_payment` orders; null for orders on invoice.
+             * @description Payment page for `pending_payment` orders; null for orders on invoice. The paylink is created
+             *     right after the order commits (never inside its transaction); when the payment provider is
+             *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
+             *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
+             *     with the same `Idempotency-Key` returns the first answer as stored.
              */
             paylinkUrl: string | null;
             /**
@@ -3021,7 +3034,11 @@ export interface components {
             vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
-             * @description Payment page for `pending_payment` orders; null for orders on invoice.
+             * @description Payment page for `pending_payment` orders; null for orders on invoice. The paylink is created
+             *     right after the order commits (never inside its transaction); when the payment provider is
+             *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
+             *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
+             *     with the same `Idempotency-Key` returns the first answer as stored.
              */
             paylinkUrl: string | null;
             /**

@@ -14,6 +14,8 @@ import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } fr
 import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
 import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
+import { salesInvoicesCsv } from '../erp/sales-invoices.export';
+import { selectErpOrders } from '../erp/erp-orders.repository';
 import type { operations } from '../generated/openapi';
 
 /** `user:<id>:<name>` / `client:<id>:<name>` of the caller (audit columns). */
@@ -69,6 +71,27 @@ export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
       const accepted = await acceptWebhook(ctx.database.db, { erpSystem: req.query.erpSystem, entityName: body.entityName, entityId: body.entityId, type: body.type });
       if (!accepted) ctx.logger.debug({ entityName: body.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
       res.status(200).end();
+    },
+    async devGetErpOrders(req, res) {
+      const q = req.query;
+      const page = q.page ?? 0;
+      const size = q.size ?? 20;
+      const result = await selectErpOrders(ctx.database.db, {
+        states: String(q.states ?? '').split(',').filter(Boolean),
+        customerEntityId: q.customerEntityId || null,
+        countryCode: q.countryCode || null,
+        searchText: q.searchText || null,
+        page,
+        size,
+        sort: q.sort ?? 'oid desc',
+      });
+      res.json({ items: result.items, page, size, totalCount: result.totalCount });
+    },
+    async devGetSalesInvoicesCsvExport(req, res) {
+      const { year, month } = req.query;
+      const csv = await withErp(() => salesInvoicesCsv(clients.erpClientFor('weclapp'), 'weclapp', year, month));
+      const name = `sales-invoices-${year}-${String(month).padStart(2, '0')}.csv`;
+      res.set('Content-Disposition', `attachment; filename="${name}"`).type('text/csv; charset=utf-8').send(csv);
     },
     async devGetErpApiToken(req, res) {
       res.set('Cache-Control', 'no-store').json(await clients.info(req.query.erpSystem));

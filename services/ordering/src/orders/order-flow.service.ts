@@ -20,7 +20,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
+import { ApiError, type Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
@@ -31,7 +31,7 @@ import type { MailPayload } from '../mail/mailer';
 import { confirmationLanguage } from '../mail/templates/order-confirmation';
 import { enqueue, enqueueMail, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
-import type { PaymentTransaction } from '../payment/payment.types';
+import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
 import { transitionOrder } from './order-states';
@@ -228,6 +228,43 @@ export class OrderFlow {
       return true;
     });
     if (!stored) await client.deletePaylink(link.id).catch(() => undefined);
+  }
+
+  /**
+   * `dev/create-erp-order-paylink`: a new paylink for the order's gross total, stored on the order (an unpaid
+   * previous one is deleted at the provider first). ApiError 404 unknown order, 409 wrong state or the
+   * previous paylink is paid; provider failures propagate (`PaymentProviderError`, mapped by the handler).
+   */
+  async replaceOrderPaylink(orderId: number): Promise<PaymentPaylink> {
+    const db = this.deps.database.db;
+    const order = await findOrder(db, orderId);
+    if (!order) throw new ApiError(404, `Order ${orderId} does not exist.`);
+    if (order.state !== 'pending_payment' && order.state !== 'received') throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
+    const row = await db.selectFrom('orders').select('paylink_id').where('id', '=', orderId).executeTakeFirstOrThrow();
+    if (row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
+    const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, purpose: order.orderNumber, email: order.contact.email });
+    await db.updateTable('orders').set({ paylink_id: link.id, paylink_url: link.link, updated_at: new Date() }).where('id', '=', orderId).execute();
+    return link;
+  }
+
+  /** `dev/delete-erp-order-paylink`: deletes the order's paylink at the provider and on the order. 404 / 409 as documented. */
+  async deleteOrderPaylink(orderId: number): Promise<void> {
+    const db = this.deps.database.db;
+    const row = await db.selectFrom('orders').select(['paylink_id', 'order_number']).where('id', '=', orderId).executeTakeFirst();
+    if (!row) throw new ApiError(404, `Order ${orderId} does not exist.`);
+    if (row.paylink_id === null) throw new ApiError(404, `Order ${row.order_number} has no paylink.`);
+    await this.deleteAtProvider(row.paylink_id);
+    await db.updateTable('orders').set({ paylink_id: null, paylink_url: null, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', '=', row.paylink_id).execute();
+  }
+
+  private async deleteAtProvider(paylinkId: number): Promise<void> {
+    try {
+      await this.payment.deletePaylink(paylinkId);
+    } catch (err) {
+      // The provider refuses to delete a paid paylink.
+      if (err instanceof PaymentProviderError && err.code === 'badRequest') throw new ApiError(409, `Paylink ${paylinkId} cannot be deleted (already paid).`);
+      throw err;
+    }
   }
 
   /**
