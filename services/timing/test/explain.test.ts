@@ -87,7 +87,8 @@ it('walks the (modem, id) index also in the generic plan of the prepared page st
     // One index walk per modem branch (plus the exact count of the edge bucket, which may use any index).
     expect(onPunches.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'punches_modem_id').length).toBeGreaterThanOrEqual(scope.modems.length);
     expect(onPunches.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
-    expect(plan.filter((n) => n['Node Type'] === 'Sort')).toEqual([]);
+    // No sort of punches (the counters' small window aggregate may sort).
+    expect(plan.filter((n) => n['Node Type'] === 'Sort' && nodes(n).some((d) => d['Relation Name'] === 'punches'))).toEqual([]);
   } finally {
     await client.query('deallocate generic_page; reset plan_cache_mode');
     client.release();
