@@ -245,7 +245,10 @@ function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolea
  * out (null), for the benchmark's raw server.
  */
 export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true): { name: string; text: string; values: unknown[] } {
+  const name = statementName(scope, format, withTotal);
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
+  const cached = pageTexts.get(name);
+  if (cached !== undefined) return { name, text: cached, values };
   const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
   const branches = scope.modems.map(
     (_m, i) => `(select ${cols}
@@ -278,8 +281,12 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     )
     select n::int as count, body, ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
-  return { name: statementName(scope, format, withTotal), text, values };
+  pageTexts.set(name, text);
+  return { name, text, values };
 }
+
+/** Page statement texts by statement name (the text depends only on the name; at most a few thousand). */
+const pageTexts = new Map<string, string>();
 
 /** Reads one page with its total (see {@link pageQuery}). `scope.modems` must be distinct. */
 export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchScope, format: PunchFormat): Promise<PunchPage> {
