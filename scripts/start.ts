@@ -9,6 +9,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
+import { DEV_ERP_WEBHOOK_SECRET } from '../services/ordering/src/config';
 
 const root = path.join(__dirname, '..');
 
@@ -58,6 +59,12 @@ async function main(): Promise<void> {
   env.PAYMENT_BASE_URL ??= `http://127.0.0.1:${env.PAYMENT_SIMULATOR_PORT ?? 8091}/api/v1`;
   // The payment simulator delivers its status webhooks to the ordering service (a real provider is configured in its dashboard).
   env.PAYMENT_SIMULATOR_WEBHOOK_URLS ??= `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`}/api/rest/v1/payment-provider/status`;
+  // The ERP simulator delivers its webhooks (article/customer/sales order changes) to the ordering service with the
+  // webhook secret in the URL, as a real weclapp webhook subscription would; ERP_WEBHOOK_SECRET must match on both sides.
+  env.ERP_WEBHOOK_SECRET ??= DEV_ERP_WEBHOOK_SECRET;
+  const erpWebhookUrl = (system: string) => `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
+  env.ERP_SIMULATOR_WEBHOOK_URLS ??= erpWebhookUrl('weclapp');
+  env.ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS ??= erpWebhookUrl('weclappSandbox');
   const children = new Map<string, ChildProcess>();
   let stopping = false;
   const stopAll = async (code: number) => {

@@ -32,13 +32,17 @@ export function maskHeaders(headers: IncomingMessage['headers']): Record<string,
   return out;
 }
 
-/** Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set). */
-export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info')): Logger {
-  return pino({
+/**
+ * Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set); `destination`
+ * (default stdout) lets tests capture the exact production output.
+ */
+export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info'), destination?: pino.DestinationStream): Logger {
+  const options = {
     name,
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.apikey', 'req.headers.cookie', 'password', 'token', 'apiKey'], censor: '***' },
-  });
+  };
+  return destination ? pino(options, destination) : pino(options);
 }
 
 /** pino-http middleware: a request id per request (honouring a sane incoming `X-Request-Id`), echoed back. */

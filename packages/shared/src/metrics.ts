@@ -16,8 +16,16 @@ export interface AppMetrics {
   middleware: RequestHandler;
   /** Serves `GET /metrics` in the Prometheus text format. */
   router: Router;
-  /** Registers a gauge whose value is read at scrape time. */
+  /**
+   * Registers a gauge whose value is read at scrape time. A failing read (e.g. the database is away) keeps
+   * the last value and counts `metrics_collect_errors_total{metric}` instead of failing the whole scrape.
+   */
   gauge(name: string, help: string, read: () => number | Promise<number>): void;
+  /**
+   * Registers a gauge with labels whose samples are all read at scrape time: `read` returns one entry per
+   * label combination (combinations it no longer returns disappear). Failures as for {@link gauge}.
+   */
+  labeledGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<{ labels: Record<L, string>; value: number }[]>): void;
   /** Registers a counter and returns it (e.g. punches ingested). */
   counter(name: string, help: string): Counter;
 }
@@ -35,19 +43,43 @@ export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
+  const collectErrors = new Counter({ name: 'metrics_collect_errors_total', help: 'Scrape-time metric reads that failed (last value kept)', labelNames: ['metric'], registers: [registry] });
   const gauge = (name: string, help: string, read: () => number | Promise<number>) => {
     new Gauge({
       name,
       help,
       registers: [registry],
       async collect() {
-        this.set(await read());
+        try {
+          this.set(await read());
+        } catch {
+          collectErrors.inc({ metric: name });
+        }
+      },
+    });
+  };
+  const labeledGauge = <L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<{ labels: Record<L, string>; value: number }[]>) => {
+    new Gauge<L>({
+      name,
+      help,
+      labelNames,
+      registers: [registry],
+      async collect() {
+        try {
+          const samples = await read();
+          this.reset();
+          for (const s of samples) this.set(s.labels as Partial<Record<L, string>>, s.value);
+        } catch {
+          collectErrors.inc({ metric: name });
+        }
       },
     });
   };
   gauge('db_pool_connections_total', 'Connections open in the pool', () => pool.totalCount);
   gauge('db_pool_connections_idle', 'Idle connections in the pool', () => pool.idleCount);
   gauge('db_pool_requests_waiting', 'Queries waiting for a connection', () => pool.waitingCount);
+  // pg keeps the configured bound in pool.options (not in its typings); total/max is the saturation.
+  gauge('db_pool_connections_max', 'Most connections the pool may open', () => Number((pool as unknown as { options?: { max?: number } }).options?.max ?? 10));
 
   const middleware: RequestHandler = (req, res, next) => {
     const end = process.hrtime.bigint();
@@ -68,6 +100,7 @@ export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
     middleware,
     router,
     gauge,
+    labeledGauge,
     counter: (name, help) => new Counter({ name, help, registers: [registry] }),
   };
 }

@@ -18,6 +18,12 @@ export interface ServeOptions {
   headersTimeoutMs?: number;
   /** How long a stop waits for in-flight requests before closing their sockets; default 25 s. */
   shutdownGraceMs?: number;
+  /**
+   * How long a stop keeps accepting connections (answering with `Connection: close`) before closing the
+   * listener, in ms; default 250 (`SHUTDOWN_ACCEPT_MS`). Connections already queued in the kernel when the
+   * listener closes are reset, so a busy process needs a moment to accept what clients sent before the signal.
+   */
+  acceptDrainMs?: number;
   /** Called after the listener is closed and requests drained (close pools here). */
   onStopped?: () => Promise<void>;
 }
@@ -45,8 +51,25 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
     handler,
   );
   let stopping = false;
-  server.on('request', (_req, res) => {
+  // Per-connection state for the drain: a connection is closed while stopping only when it is idle after
+  // at least one answered request (keep-alive), or never sent a complete request within the grace below.
+  // Node's closeIdleConnections() would also reset connections that were accepted but whose first request
+  // is still arriving, failing requests the client sent before the signal.
+  const connections = new Map<import('node:net').Socket, { busy: number; served: number; since: number }>();
+  server.on('connection', (socket) => {
+    connections.set(socket, { busy: 0, served: 0, since: Date.now() });
+    socket.once('close', () => connections.delete(socket));
+  });
+  server.on('request', (req, res) => {
     if (stopping) res.setHeader('Connection', 'close');
+    const state = connections.get(req.socket);
+    if (!state) return;
+    state.busy++;
+    res.once('close', () => {
+      state.busy--;
+      state.served++;
+      state.since = Date.now();
+    });
   });
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -61,10 +84,17 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
     stopped ??= (async () => {
       stopping = true;
       opts.logger.info('stopping: draining in-flight requests');
+      const acceptMs = opts.acceptDrainMs ?? Number(process.env.SHUTDOWN_ACCEPT_MS ?? 250);
+      if (acceptMs > 0) await new Promise((r) => setTimeout(r, acceptMs));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-      server.closeIdleConnections();
+      const fresh = opts.headersTimeoutMs ?? 10_000;
+      const closeIdle = () => {
+        const now = Date.now();
+        for (const [socket, c] of connections) if (c.busy === 0 && (c.served > 0 || now - c.since > Math.min(fresh, 2_000))) socket.destroy();
+      };
+      closeIdle();
       // Keep-alive sockets become idle as their last response ends; sweep them until the server is closed.
-      const sweep = setInterval(() => server.closeIdleConnections(), 50);
+      const sweep = setInterval(closeIdle, 50);
       const deadline = setTimeout(() => server.closeAllConnections(), opts.shutdownGraceMs ?? 25_000);
       await closed;
       clearInterval(sweep);

@@ -9,6 +9,7 @@ import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enfor
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
+import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
@@ -31,6 +32,12 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
   if (ct && /^application\/[\w.-]+\+json\s*(;|$)/i.test(ct)) req.headers['content-type'] = ct.replace(/^application\/[\w.-]+\+json/i, 'application/json');
   next();
 };
+
+/**
+ * Extended (qs) form parsing with a small nesting depth (body-parser 2 `depth`, not yet in its typings):
+ * the payment provider's webhook posts `transaction[id]=…&transaction[invoice][…]=…`.
+ */
+const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
 
 /**
  * Rate limits of the ordering spec (§ Errors: order creation, discount-code validation, battery lookup;
@@ -70,6 +77,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.locals.metrics = metrics;
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
+  registerOutboxBacklogMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
 
   const identity = identityOf(deps);
@@ -96,7 +104,7 @@ export function createApp(deps: OrderingDeps): Express {
         orderingRateLimits(deps, identity.redis),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
-        express.urlencoded({ extended: false, limit: '64kb', parameterLimit: 100 }),
+        express.urlencoded(URLENCODED_OPTIONS),
         express.text({ type: 'text/plain', limit: '64kb' }),
         express.text({ type: 'text/csv', limit: '1mb' }),
       ],

@@ -10,6 +10,7 @@ import type { DB } from './db/schema';
 import type { Mailer } from './mail/mailer';
 import type { EnvelopeEncryption } from './crypto/aead';
 import type { ErpClients } from './erp/erp-clients';
+import type { OrderFlow } from './orders/order-flow.service';
 import type { StatusProbes } from './devtools/status';
 import type { MaintenanceMode } from './maintenance/maintenance.service';
 
@@ -29,6 +30,8 @@ export interface OrderingDeps {
   maintenance?: MaintenanceMode;
   /** ERP clients and token store; read it through `erpClientsOf(deps)` (erp/erp-clients.ts), which also covers tests. */
   erpClients?: ErpClients;
+  /** Paylinks, payment webhooks and the ERP hand-off (orders/order-flow.service.ts); absent → new orders get no inline paylink (the outbox job still exists). */
+  orderFlow?: OrderFlow;
   /** Reachability checks of the ERP system and payment provider for the status utilities; absent → `disabled`. */
   statusProbes?: StatusProbes;
 }

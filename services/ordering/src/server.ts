@@ -10,10 +10,12 @@ import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { ErpClients } from './erp/erp-clients';
+import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
+import { OrderFlow } from './orders/order-flow.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -55,7 +57,12 @@ async function main(): Promise<void> {
   const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
   // One ERP client provider for handlers and background workers (token from the encrypted store or config).
   const erpClients = new ErpClients({ db: database.db, config, encryption });
-  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients });
+  // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
+  const orderFlow = new OrderFlow({ database, logger, config, erpClients });
+  orderFlow.registerWith(outbox);
+  const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
+  await erpWebhooks.start();
+  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
@@ -63,6 +70,7 @@ async function main(): Promise<void> {
     onStopped: async () => {
       await outbox.stop();
       await cacheListener.stop();
+      await erpWebhooks.stop();
       mailer.close();
       await database.close();
       await embedded?.stop();

@@ -108,6 +108,7 @@ export interface Snapshot {
   cardNumbers: number;
   redemptions: number;
   redemptionCounter: number;
+  /** E-mails in the outbox (other job kinds, e.g. the paylink job, are not counted). */
   outbox: number;
   idempotencyKeys: number;
 }
@@ -122,7 +123,7 @@ export async function snapshot(database: Database<DB>): Promise<Snapshot> {
       (select count(*) from card_numbers)::int as "cardNumbers",
       (select count(*) from discount_redemptions)::int as "redemptions",
       (select coalesce(sum(redemptions), 0)::int from discount_codes) as "redemptionCounter",
-      (select count(*) from outbox_messages)::int as "outbox",
+      (select count(*) from outbox_messages where kind = 'mail')::int as "outbox",
       (select count(*) from idempotency_keys)::int as "idempotencyKeys"`.execute(database.db);
   return r.rows[0];
 }

@@ -14,6 +14,7 @@ import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
 import { LiveHub } from './live/hub';
+import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
@@ -86,6 +87,7 @@ export function createApp(deps: TimingDeps): Express {
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
+  registerTimingMetrics(metrics, live, app.locals);
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),

@@ -26,8 +26,10 @@ export interface RetailersTable {
   phone: string | null;
   website: string | null;
   street: string | null;
+  street2: string | null;
   zip_code: string | null;
   city: string | null;
+  state: string | null;
   country_code: string | null;
   served_countries: ColumnType<string[], string[] | undefined, string[]>;
   imported_at: ColumnType<Date, Date | undefined, Date>;

@@ -1064,8 +1064,11 @@ export interface paths {
          * @description Imports the articles marked as shop articles (the two custom fields decide "shop article" and
          *     "user group"), their BOMs and prices. Articles whose ERP version equals the stored one are
          *     skipped unless `updateEvenIfErpVersionMatches` is true; articles no longer marked as shop
-         *     articles leave the shop. Idempotent and safe to run concurrently (one import per ERP system at a
-         *     time; a concurrent call waits). `503` when the ERP system is unreachable.
+         *     articles (field cleared, inactive, deleted in the ERP) leave the shop. Everything is read from the
+         *     ERP before anything is written; each article is then written in its own short transaction with a
+         *     version-conditional upsert, so the import is idempotent and concurrent imports are safe (they end
+         *     in the same state). Answers the counts (`ArticleImportResult`). `503` when the ERP system is
+         *     unreachable or answers with an error (after retries); nothing is written then.
          */
         post: operations["importArticles"];
         delete?: never;
@@ -1789,6 +1792,15 @@ export interface paths {
          *     deliveries change nothing: only allowed order state transitions happen (a stale `cancelled`
          *     never cancels a paid order). Unknown properties are accepted and ignored, since the provider
          *     adds fields without notice.
+         *
+         *     Mapping of the provider's status (as re-fetched) onto the order found by the transaction's
+         *     paylink id (else its `referenceId` = order number): `confirmed` → `paid` (only from
+         *     `pending_payment`, and only when amount and currency equal the order's gross total; entering
+         *     `paid` hands the order to the ERP system, → `transferred`); `cancelled` / `declined` → `cancelled`
+         *     (only from `pending_payment`; card numbers and discount uses are released); `refunded` →
+         *     `refunded` (only for the transaction that paid the order); any other status changes nothing. A
+         *     transaction the provider does not know (forged or foreign) is answered `200` like any delivery
+         *     and changes nothing; its outcome is recorded with the delivery.
          */
         post: operations["receivePaymentProviderStatus"];
         delete?: never;
@@ -1810,11 +1822,13 @@ export interface paths {
          * Webhook of the ERP system
          * @description Change notification of the ERP system (`{ entityId, entityName, type }`, unsigned). The
          *     subscribed URL carries a secret (`?erpSystem=weclapp&secret=…`), compared in constant time;
-         *     a wrong or missing secret answers `401`. The delivery is recorded and acknowledged at once; in
-         *     the background the entity is re-read from the ERP system and applied (article changed →
-         *     re-import of that article; sales order shipped → order state `shipped`; …). Repeated deliveries
-         *     are idempotent. Unknown entity names are acknowledged and ignored. The `secret` query parameter
-         *     is redacted from all logs.
+         *     a wrong or missing secret answers `401` (also when no secret is configured). The delivery is
+         *     recorded durably and acknowledged at once (`200`, empty); in the background the entity is
+         *     re-read from the ERP system and applied (article created/changed/deleted → re-import of that
+         *     article; sales order shipped → order state `shipped`; …). Deliveries for the same entity that
+         *     arrive before it was processed coalesce into one piece of work, and applying is idempotent, so
+         *     repeated deliveries have one effect. Unknown entity names are acknowledged and ignored. The
+         *     `secret` query parameter is redacted from all logs.
          */
         post: operations["receiveErpWebhook"];
         delete?: never;
@@ -2679,7 +2693,11 @@ export interface components {
             vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
-             * @description Payment page for `pending_payment` orders; null for orders on invoice.
+             * @description Payment page for `pending_payment` orders; null for orders on invoice. The paylink is created
+             *     right after the order commits (never inside its transaction); when the payment provider is
+             *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
+             *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
+             *     with the same `Idempotency-Key` returns the first answer as stored.
              */
             paylinkUrl: string | null;
             /**
@@ -2710,6 +2728,35 @@ export interface components {
              * @description Recommended replacement date (battery date + 3 years, YYYY-MM-DD); null when the battery date is unknown.
              */
             replaceBefore: string | null;
+        };
+        /** @description Outcome of an ERP article import (`maintenance/import-articles`). */
+        ArticleImportResult: {
+            erpSystem: components["schemas"]["ErpSystem"];
+            /**
+             * Format: int32
+             * @description Articles read from the ERP system.
+             */
+            read: number;
+            /**
+             * Format: int32
+             * @description Shop articles inserted or updated.
+             */
+            imported: number;
+            /**
+             * Format: int32
+             * @description Shop articles skipped because their ERP version was already stored.
+             */
+            unchanged: number;
+            /**
+             * Format: int32
+             * @description Articles that left the shop.
+             */
+            removed: number;
+            /** @description ERP shop articles that could not be imported (e.g. no net EUR price, invalid BOM). */
+            rejected: {
+                articleNumber: string;
+                reason: string;
+            }[];
         };
         /** @description Outcome of a battery-date import. */
         BatteryImportResult: {
@@ -2987,7 +3034,11 @@ export interface components {
             vatBreakdown: components["schemas"]["VatAmount"][];
             /**
              * Format: uri
-             * @description Payment page for `pending_payment` orders; null for orders on invoice.
+             * @description Payment page for `pending_payment` orders; null for orders on invoice. The paylink is created
+             *     right after the order commits (never inside its transaction); when the payment provider is
+             *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
+             *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
+             *     with the same `Idempotency-Key` returns the first answer as stored.
              */
             paylinkUrl: string | null;
             /**
@@ -5329,6 +5380,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
@@ -5776,6 +5828,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -5974,7 +6027,9 @@ export interface operations {
                 headers: {
                     [name: string]: unknown;
                 };
-                content?: never;
+                content: {
+                    "application/json": components["schemas"]["ArticleImportResult"];
+                };
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
@@ -6894,6 +6949,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6922,6 +6978,7 @@ export interface operations {
                 content?: never;
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             503: components["responses"]["ProblemServiceUnavailable"];
@@ -6933,8 +6990,11 @@ export interface operations {
             query: {
                 /** @description ERP system (tenant). */
                 erpSystem: components["parameters"]["ErpSystemRequired"];
-                /** @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). */
-                secret: string;
+                /**
+                 * @description Webhook secret of the subscribed URL (see security scheme `erpWebhookSecret`). Missing or
+                 *     wrong → `401` and nothing is recorded (not a validation error, so a probe learns nothing).
+                 */
+                secret?: string;
             };
             header?: never;
             path?: never;
@@ -7017,6 +7077,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7039,6 +7100,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7061,6 +7123,7 @@ export interface operations {
                 };
             };
             400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

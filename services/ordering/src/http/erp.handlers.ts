@@ -1,12 +1,21 @@
 /**
- * Handlers of the ERP operations (issue 6): ERP token utilities (§4.9 `get-erp-api-token`,
- * `set-erp-api-token`, `test-erp-api`). Thin: the work is in `src/erp/**`.
+ * Handlers of the ERP operations (issue 6): imports (§4.8 articles, retailers, localized countries and
+ * product options), the shop-article CSV, retailer lists (§4.5), the ERP webhook (§4.10) and the ERP token
+ * utilities (§4.9). Thin: the work is in `src/erp/**`, `src/catalog/catalog.import.ts`, `src/retailers/**`,
+ * `src/localization/**`.
  */
-import { principalOf, type Handlers } from '@sports-timing/shared';
+import { ApiError, principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingDeps } from '../context';
+import { shopArticlesCsv } from '../catalog/catalog.export';
+import { importArticles } from '../catalog/catalog.import';
+import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
+import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
 import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
+import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
+import { salesInvoicesCsv } from '../erp/sales-invoices.export';
+import { selectErpOrders } from '../erp/erp-orders.repository';
 import type { operations } from '../generated/openapi';
 
 /** `user:<id>:<name>` / `client:<id>:<name>` of the caller (audit columns). */
@@ -14,10 +23,76 @@ function actor(p: Principal | null): string {
   return p ? `${p.kind}:${p.id}:${p.name}` : 'anonymous';
 }
 
+/** Seconds a client should wait before retrying an operation that failed on the ERP system. */
+const ERP_RETRY_AFTER_SECONDS = 30;
+
+/** Runs `work`; an `ErpError` becomes the documented 503 (message names system and operation, never a token). */
+export async function withErp<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof ErpError) throw new ApiError(503, `The ERP system is not available: ${err.message}`, { headers: { 'Retry-After': String(ERP_RETRY_AFTER_SECONDS) } });
+    throw err;
+  }
+}
+
 /** ERP handlers. */
 export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
   const clients = erpClientsOf(ctx);
   return {
+    async importRetailers(_req, res) {
+      const erp = clients.erpClientFor(RETAILER_ERP_SYSTEM);
+      res.json(importSummary(await withErp(() => importRetailers({ db: ctx.database.db, erp, logger: ctx.logger }))));
+    },
+    async listPublicRetailers(_req, res) {
+      res.json(await listRetailers(ctx.database.db, false));
+    },
+    async listInternalRetailers(_req, res) {
+      res.json(await listRetailers(ctx.database.db, true));
+    },
+    async importLocalizedCountries(req, res) {
+      res.json(await importLocalizedCountries(ctx.database.db, ctx.logger, req.body));
+    },
+    async importLocalizedProductOptions(req, res) {
+      res.json(await importLocalizedProductOptions(ctx.database.db, ctx.logger, req.body));
+    },
+    async getShopArticlesAsCsv(_req, res) {
+      const csv = await shopArticlesCsv(ctx.database.db);
+      res.set('Content-Disposition', 'attachment; filename="shop-articles.csv"').type('text/csv; charset=utf-8').send(csv);
+    },
+    async importArticles(req, res) {
+      const system = req.query.erpSystem;
+      const erp = clients.erpClientFor(system);
+      res.json(await withErp(() => importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false })));
+    },
+    async receiveErpWebhook(req, res) {
+      if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
+      const body = req.body;
+      const accepted = await acceptWebhook(ctx.database.db, { erpSystem: req.query.erpSystem, entityName: body.entityName, entityId: body.entityId, type: body.type });
+      if (!accepted) ctx.logger.debug({ entityName: body.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
+      res.status(200).end();
+    },
+    async devGetErpOrders(req, res) {
+      const q = req.query;
+      const page = q.page ?? 0;
+      const size = q.size ?? 20;
+      const result = await selectErpOrders(ctx.database.db, {
+        states: String(q.states ?? '').split(',').filter(Boolean),
+        customerEntityId: q.customerEntityId || null,
+        countryCode: q.countryCode || null,
+        searchText: q.searchText || null,
+        page,
+        size,
+        sort: q.sort ?? 'oid desc',
+      });
+      res.json({ items: result.items, page, size, totalCount: result.totalCount });
+    },
+    async devGetSalesInvoicesCsvExport(req, res) {
+      const { year, month } = req.query;
+      const csv = await withErp(() => salesInvoicesCsv(clients.erpClientFor('weclapp'), 'weclapp', year, month));
+      const name = `sales-invoices-${year}-${String(month).padStart(2, '0')}.csv`;
+      res.set('Content-Disposition', `attachment; filename="${name}"`).type('text/csv; charset=utf-8').send(csv);
+    },
     async devGetErpApiToken(req, res) {
       res.set('Cache-Control', 'no-store').json(await clients.info(req.query.erpSystem));
     },

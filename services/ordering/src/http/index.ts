@@ -12,6 +12,7 @@ import { erpHandlers } from './erp.handlers';
 import { licensingHandlers } from './licensing.handlers';
 import { maintenanceHandlers } from './maintenance.handlers';
 import { ordersHandlers } from './orders.handlers';
+import { paymentHandlers } from './payment.handlers';
 import { shopHandlers } from './shop.handlers';
 import { systemHandlers } from './system.handlers';
 import { usersHandlers } from './users.handlers';
@@ -27,6 +28,7 @@ export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
     ...shopHandlers(ctx),
     ...cardReservationHandlers(ctx),
     ...ordersHandlers(ctx),
+    ...paymentHandlers(ctx),
     ...batteryHandlers(ctx),
     ...maintenanceHandlers(ctx),
     ...devHandlers(ctx),

@@ -14,6 +14,7 @@ import { CARD_NUMBER_KEY } from '../orders/cart';
 import { callerOf } from '../orders/idempotency';
 import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../orders/order.types';
 import { placeCardOrder, placeShopOrder } from '../orders/orders.service';
+import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
 
 type Schemas = components['schemas'];
 
@@ -178,14 +179,20 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         requestBody: req.body,
+        paylinks: ctx.orderFlow,
       });
       res.json(placed.body);
+    },
+    async bulkUpdateCardOrderItems(req, res) {
+      await bulkUpdateCardOrderItems(db, req.body.items, { actor: callerOf(principalOf<Principal>(res)), reason: req.body.reason ?? null });
+      res.status(200).end();
     },
     async createOrder(req, res) {
       const placed = await placeCardOrder(db, cardOrderInput(req.body), {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         requestBody: req.body,
+        paylinks: ctx.orderFlow,
       });
       res.json(placed.body);
     },

@@ -24,6 +24,7 @@ import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress
 import { toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
 import * as repo from './orders.repository';
 import { computeTotals } from './totals';
+import { enqueueNewOrderJobs } from './order-flow.service';
 
 /** Who places the order and how the request is made idempotent. */
 export interface PlaceOrderContext {
@@ -34,6 +35,11 @@ export interface PlaceOrderContext {
   requestBody: unknown;
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
   idempotencyWaitMs?: number;
+  /**
+   * Creates the paylink of a new prepaid order right after the commit (see `order-flow.service.ts`);
+   * without it the paylink is left to the outbox job alone.
+   */
+  paylinks?: { createPaylinkNow(orderId: number): Promise<void> };
 }
 
 /** The reply of an order operation: the stored order (or the first reply, for an idempotent retry). */
@@ -82,8 +88,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   const group = effectiveUserGroup(ctx.principal);
   const caller = callerOf(ctx.principal);
   const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
+  let placed: PlacedOrder<T> & { orderId?: number; state?: string };
   try {
-    return await db.transaction().execute(async (trx) => {
+    placed = await db.transaction().execute(async (trx): Promise<PlacedOrder<T> & { orderId?: number; state?: string }> => {
       if (claim) {
         const prior = await takeIdempotencyKey(trx, claim, ctx.idempotencyWaitMs ?? IDEMPOTENCY_WAIT_MS);
         if (prior !== null) return { body: prior as T, replayed: true };
@@ -180,12 +187,20 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       const order = toStoredOrder(orderRow, [...mains, ...subs]);
       await enqueueMail(trx, `order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name }));
       const body = render(order);
+      await enqueueNewOrderJobs(trx, orderId, state);
       if (claim) await repo.completeIdempotencyKey(trx, { scope: claim.scope, key: claim.key, orderId, status: 200, body });
-      return { body, replayed: false };
+      return { body, replayed: false, orderId, state };
     });
   } catch (err) {
     throw translateIdempotencyError(err);
   }
+  // After the commit, never inside the transaction: the provider call must not hold locks or a snapshot.
+  if (placed.orderId !== undefined && placed.state === 'pending_payment' && ctx.paylinks) {
+    await ctx.paylinks.createPaylinkNow(placed.orderId);
+    const fresh = await findOrder(db, placed.orderId);
+    if (fresh?.paylinkUrl) return { body: render(fresh), replayed: false };
+  }
+  return { body: placed.body, replayed: placed.replayed };
 }
 
 /** Spec `createShopOrder`: places a shop order and returns the stored `ShopOrderDTO`. */

@@ -39,6 +39,12 @@ export interface OrdersTable {
   vat_breakdown: ColumnType<VatAmount[], string, string>;
   courier: string;
   paylink_url: ColumnType<string | null, string | null | undefined, string | null>;
+  /** Paylink id at the payment provider (prepaid orders, once created). */
+  paylink_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** The provider transaction that paid the order. */
+  payment_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** Sales order id in the ERP system once handed off. */
+  erp_sales_order_id: ColumnType<string | null, string | null | undefined, string | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }

@@ -12,10 +12,10 @@ export type OutboxMessage = Selectable<OutboxMessagesTable>;
  * Inserts a job unless one with the same kind and dedupe key exists; wakes dispatchers on commit.
  * Returns whether it was new.
  */
-export async function insertMessage(db: Kysely<DB>, m: { kind: string; dedupeKey: string; messageId?: string | null; payload: unknown }): Promise<boolean> {
+export async function insertMessage(db: Kysely<DB>, m: { kind: string; dedupeKey: string; messageId?: string | null; payload: unknown; notBefore?: Date }): Promise<boolean> {
   const r = await db
     .insertInto('outbox_messages')
-    .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload) })
+    .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })
     .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
     .returning('id')
     .executeTakeFirst();
@@ -76,4 +76,17 @@ export async function countDead(db: Kysely<DB>): Promise<number> {
 /** One job by kind and dedupe key (tests and diagnostics). */
 export async function findMessage(db: Kysely<DB>, kind: string, dedupeKey: string): Promise<OutboxMessage | undefined> {
   return db.selectFrom('outbox_messages').selectAll().where('kind', '=', kind).where('dedupe_key', '=', dedupeKey).executeTakeFirst();
+}
+
+/**
+ * Claims one job by kind and dedupe key for `leaseSeconds` if it is not done, not dead and not leased by
+ * someone else (the row lock makes a concurrent dispatcher skip or wait it out). Returns it, or undefined.
+ */
+export async function claimOne(db: Kysely<DB>, kind: string, dedupeKey: string, leaseSeconds: number): Promise<OutboxMessage | undefined> {
+  const r = await sql<OutboxMessage>`
+    update outbox_messages set locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
+    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null
+      and (locked_until is null or locked_until < now())
+    returning *`.execute(db);
+  return r.rows[0];
 }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, insertMessage, markDead, markFailed, markSent } from './outbox.repository';
+import { claimDue, claimOne, insertMessage, markDead, markFailed, markSent } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
 export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
@@ -68,10 +68,11 @@ export function messageIdFor(dedupeKey: string): string {
 /**
  * Enqueues a job of `kind` in the caller's transaction `trx`. A second call with the same kind and
  * `dedupeKey` (a retry of the same business event) adds nothing. Returns whether the job is new.
- * The payload is stored as JSON: put ids in it, never secrets.
+ * The payload is stored as JSON: put ids in it, never secrets. `delayMs` keeps dispatchers off the job
+ * for a while (e.g. while the request itself runs it with {@link runJobNow}).
  */
-export async function enqueue<P>(trx: Kysely<DB>, kind: OutboxKind, dedupeKey: string, payload: P): Promise<boolean> {
-  return insertMessage(trx, { kind, dedupeKey, payload });
+export async function enqueue<P>(trx: Kysely<DB>, kind: OutboxKind, dedupeKey: string, payload: P, opts: { delayMs?: number } = {}): Promise<boolean> {
+  return insertMessage(trx, { kind, dedupeKey, payload, notBefore: opts.delayMs ? new Date(Date.now() + opts.delayMs) : undefined });
 }
 
 /**
@@ -249,5 +250,35 @@ export class OutboxDispatcher {
     this.timer = undefined;
     await this.current;
     await this.listener?.end().catch(() => undefined);
+  }
+}
+
+/**
+ * Runs the job (`kind`, `dedupeKey`) now, in the caller's request, under the same lease a dispatcher
+ * would take (so no dispatcher runs it at the same time). Resolves `'done'` when the handler succeeded,
+ * `'busy'` when the job is done already, dead, or leased by someone else, `'failed'` when the handler
+ * threw (the job stays queued for the dispatchers with a short delay; the error is logged, not thrown).
+ * Used where the answer should carry the job's result in the common case (e.g. an order's paylink).
+ */
+export async function runJobNow<P>(
+  ctx: OutboxHandlerContext,
+  kind: OutboxKind,
+  dedupeKey: string,
+  handler: OutboxHandler<P>,
+  opts: { leaseSeconds?: number; retryDelayMs?: number } = {},
+): Promise<'done' | 'busy' | 'failed'> {
+  const db = ctx.database.db;
+  const m = await claimOne(db, kind, dedupeKey, opts.leaseSeconds ?? 60);
+  if (!m) return 'busy';
+  try {
+    await handler({ id: m.id, kind: m.kind, dedupeKey: m.dedupe_key, payload: m.payload as P, attempts: m.attempts, messageId: m.message_id }, ctx);
+    await markSent(db, m.id);
+    return 'done';
+  } catch (err) {
+    const text = safeErrorText(err);
+    if (err instanceof PermanentJobError) await markDead(db, m.id, text);
+    else await markFailed(db, m.id, text, new Date(Date.now() + (opts.retryDelayMs ?? 1_000)));
+    ctx.logger.warn({ outboxId: m.id, kind, error: text }, 'inline outbox job failed; left to the dispatchers');
+    return 'failed';
   }
 }

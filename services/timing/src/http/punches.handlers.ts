@@ -7,6 +7,7 @@ import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
 import { punchesFromCsv, readPunches, uploadPunches } from '../punches/punches.service';
+import { countIngested } from '../metrics';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
 
@@ -43,7 +44,9 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operat
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());
       const caller = requireCaller(res);
       const punches = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : req.body;
-      res.json(await uploadPunches(svc, caller, punches, receivedAtUtc));
+      const result = await uploadPunches(svc, caller, punches, receivedAtUtc);
+      countIngested(res, result.stored);
+      res.json(result);
     },
   };
 }

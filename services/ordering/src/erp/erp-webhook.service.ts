@@ -1,0 +1,192 @@
+/**
+ * ERP webhooks (issue 6; ordering spec §4.10, §6; DESIGN §6 ERP): the ERP sends only
+ * `{ entityId, entityName, type }`, unsigned, to a URL carrying our secret.
+ *
+ * - {@link verifyWebhookSecret}: constant-time comparison with the configured secret.
+ * - {@link acceptWebhook}: records the delivery durably (one pending row per entity; repeated deliveries
+ *   coalesce) — the HTTP answer follows at once; entity names without a handler are acknowledged and
+ *   ignored (nothing recorded).
+ * - {@link ErpWebhookWorker}: processes the rows in the background on every instance (claims with
+ *   `FOR UPDATE SKIP LOCKED`, leases, retries with capped exponential backoff), dispatching by
+ *   `entityName` to the registered {@link ErpEntityHandler}. Handlers re-read the entity from the ERP —
+ *   never trust the webhook body — and must be idempotent (a row may run again after a crash or when a
+ *   delivery arrived during processing).
+ *
+ * Handlers: `article` (created/changed/deleted → re-import that one article) is registered here. The hook
+ * for sales orders is {@link registerSalesOrderWebhookHandler}: the order-flow module registers there what a
+ * changed sales order means for the shop order (e.g. shipped → order state `shipped`).
+ */
+import { createHash, timingSafeEqual } from 'node:crypto';
+import type { Kysely } from 'kysely';
+import pg from 'pg';
+import type { Logger } from 'pino';
+import { importArticleById } from '../catalog/catalog.import';
+import type { DB } from '../db/schema';
+import type { ErpClient } from './erp.client';
+import type { ErpSystem } from './erp.types';
+import { claimDueJobs, completeJob, failJob, recordDelivery } from './erp-webhook.repository';
+
+/** What an entity handler gets: the ERP system, the entity id and the latest delivery's `type`. */
+export interface ErpEntityEvent {
+  erpSystem: ErpSystem;
+  entityName: string;
+  entityId: string;
+  /** `type` of the latest coalesced delivery (`create`, `update`, `delete`, …); informational. */
+  type: string;
+}
+
+/** Dependencies handed to entity handlers. */
+export interface ErpEntityHandlerContext {
+  db: Kysely<DB>;
+  erp: ErpClient;
+  logger: Logger;
+}
+
+/** Applies one ERP entity change; re-reads the entity from the ERP; throws to be retried later. */
+export type ErpEntityHandler = (event: ErpEntityEvent, ctx: ErpEntityHandlerContext) => Promise<void>;
+
+const handlers = new Map<string, ErpEntityHandler>();
+
+/** Registers the handler of an ERP `entityName` for this process (a later registration replaces it). */
+export function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler): void {
+  handlers.set(entityName, handler);
+}
+
+/**
+ * The hook for `salesOrder` webhooks (owned by the order flow): `handler` re-reads the sales order by
+ * `event.entityId` through `ctx.erp.getSalesOrder(event.erpSystem, id)` and moves the shop order (found
+ * by the sales order's `shopReference`) to `shipped` when the ERP says `SHIPPED`.
+ */
+export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): void {
+  registerErpEntityHandler('salesOrder', handler);
+}
+
+/** Whether a handler exists for `entityName`. */
+export function hasErpEntityHandler(entityName: string): boolean {
+  return handlers.has(entityName);
+}
+
+registerErpEntityHandler('article', async (event, ctx) => {
+  await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
+});
+
+/** Constant-time check of a presented webhook secret; false when none is configured or presented. */
+export function verifyWebhookSecret(configured: string | undefined, presented: string | undefined): boolean {
+  if (!configured || presented === undefined) return false;
+  // Hashing first gives equal lengths, so timingSafeEqual never leaks the secret's length either.
+  const a = createHash('sha256').update(configured).digest();
+  const b = createHash('sha256').update(presented).digest();
+  return timingSafeEqual(a, b);
+}
+
+/** Records a verified delivery for background processing; answers whether it will be processed. */
+export async function acceptWebhook(db: Kysely<DB>, d: { erpSystem: ErpSystem; entityName: string; entityId: string; type: string }): Promise<boolean> {
+  if (!hasErpEntityHandler(d.entityName)) return false;
+  await recordDelivery(db, d);
+  return true;
+}
+
+/** Options of {@link ErpWebhookWorker}. */
+export interface ErpWebhookWorkerOptions {
+  db: Kysely<DB>;
+  /** The ERP client (one serves both systems). */
+  erp: ErpClient;
+  logger: Logger;
+  /** PostgreSQL URL for LISTEN (wake-ups across instances); without it the worker only polls. */
+  listenUrl?: string;
+  /** Poll interval in ms; default 2000. */
+  pollMs?: number;
+  /** Lease of a claimed job in seconds; default 120. */
+  leaseSeconds?: number;
+  /** Retry backoff: base and cap in ms; defaults 2000 and 600000. */
+  baseBackoffMs?: number;
+  maxBackoffMs?: number;
+}
+
+/** Background processor of `erp_webhook_jobs`; several may run (one per instance). */
+export class ErpWebhookWorker {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+  private again = false;
+  private stopped = true;
+  private listener: pg.Client | null = null;
+
+  constructor(private readonly o: ErpWebhookWorkerOptions) {}
+
+  /** Starts polling (and listening when `listenUrl` is given). */
+  async start(): Promise<void> {
+    this.stopped = false;
+    if (this.o.listenUrl) {
+      try {
+        const client = new pg.Client({ connectionString: this.o.listenUrl });
+        client.on('error', (err) => this.o.logger.warn({ err: err.message }, 'ERP webhook listener lost; polling continues'));
+        client.on('notification', () => this.kick());
+        await client.connect();
+        await client.query('listen erp_webhook_jobs');
+        this.listener = client;
+      } catch (err) {
+        this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook listener unavailable; polling only');
+      }
+    }
+    const tick = () => {
+      if (this.stopped) return;
+      this.kick();
+      this.timer = setTimeout(tick, this.o.pollMs ?? 2_000);
+      this.timer.unref();
+    };
+    tick();
+  }
+
+  /** Stops and waits for the batch in progress. */
+  async stop(): Promise<void> {
+    this.stopped = true;
+    if (this.timer) clearTimeout(this.timer);
+    await this.listener?.end().catch(() => undefined);
+    this.listener = null;
+    await this.running;
+  }
+
+  /** Runs a pass soon (coalesced with one in progress). */
+  kick(): void {
+    if (this.running) {
+      this.again = true;
+      return;
+    }
+    this.running = this.drain()
+      .then(() => undefined)
+      .catch((err) => this.o.logger.error({ err: (err as Error).message }, 'ERP webhook pass failed'))
+      .finally(() => {
+        this.running = null;
+        if (this.again && !this.stopped) {
+          this.again = false;
+          this.kick();
+        }
+      });
+  }
+
+  /** Processes due jobs until none is left; answers how many were processed (tests call it directly). */
+  async drain(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const jobs = await claimDueJobs(this.o.db, 10, this.o.leaseSeconds ?? 120);
+      if (jobs.length === 0) return total;
+      for (const job of jobs) await this.process(job);
+      total += jobs.length;
+    }
+  }
+
+  private async process(job: Awaited<ReturnType<typeof claimDueJobs>>[number]): Promise<void> {
+    const handler = handlers.get(job.entity_name);
+    const event: ErpEntityEvent = { erpSystem: job.erp_system as ErpSystem, entityName: job.entity_name, entityId: job.entity_id, type: job.last_type };
+    try {
+      if (handler) await handler(event, { db: this.o.db, erp: this.o.erp, logger: this.o.logger });
+      await completeJob(this.o.db, job.id, job.generation);
+    } catch (err) {
+      const base = this.o.baseBackoffMs ?? 2_000;
+      const delay = Math.min(this.o.maxBackoffMs ?? 600_000, base * 2 ** Math.min(job.attempts - 1, 20));
+      const message = err instanceof Error ? err.message : String(err);
+      this.o.logger.warn({ erpSystem: event.erpSystem, entityName: event.entityName, entityId: event.entityId, attempts: job.attempts, err: message }, 'ERP webhook job failed; will retry');
+      await failJob(this.o.db, job.id, message, new Date(Date.now() + delay));
+    }
+  }
+}

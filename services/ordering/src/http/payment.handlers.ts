@@ -1,0 +1,122 @@
+/**
+ * Handlers of the payment side and the order utilities (ordering spec §4.9, §4.10):
+ * `receivePaymentProviderStatus` (recorded and queued; the re-fetch and any state change happen in the
+ * outbox job, `order-flow.service.ts`), the payment-provider passthroughs, the order paylinks and the
+ * order listing. Admin only per the spec's `x-roles`. Provider failures: unreachable, 5xx, timeouts or a
+ * rejected API key → 503 with `Retry-After`; an object the provider does not know → 404.
+ */
+import { ApiError, validationError, type Handlers } from '@sports-timing/shared';
+import type { OrderingDeps } from '../context';
+import { erpClientsOf } from '../erp/erp-clients';
+import type { operations } from '../generated/openapi';
+import { recordPaymentDelivery, orderFlowOf } from '../orders/order-flow.service';
+import { listOrders } from '../orders/order-listing';
+import { PaymentProviderError } from '../payment/payment.client';
+
+/** `transaction.id` of a JSON (number) or form (digit string) webhook body, or null. */
+export function webhookTransactionId(raw: unknown): number | null {
+  const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : NaN;
+  return Number.isSafeInteger(n) && n >= 1 && n <= 2_147_483_647 ? n : null;
+}
+
+/** Maps a provider failure onto the documented answers (never a 500 for a third party's trouble). */
+async function provider<T>(call: () => Promise<T>, what: string): Promise<T> {
+  try {
+    return await call();
+  } catch (err) {
+    if (!(err instanceof PaymentProviderError)) throw err;
+    if (err.code === 'notFound') throw new ApiError(404, `${what} is not known to the payment provider.`);
+    if (err.code === 'badRequest' || err.code === 'conflict') throw new ApiError(400, `The payment provider refused: ${err.providerMessage ?? err.message}`);
+    throw new ApiError(503, 'The payment provider is not available.', { headers: { 'Retry-After': '30' } });
+  }
+}
+
+function found<T>(value: T | null, what: string): T {
+  if (value === null) throw new ApiError(404, `${what} is not known to the payment provider.`);
+  return value;
+}
+
+/** Payment and order-utility handlers. */
+export function paymentHandlers(ctx: OrderingDeps): Handlers<operations> {
+  const db = ctx.database.db;
+  const flow = () => orderFlowOf(ctx, () => erpClientsOf(ctx));
+  const client = () => flow().payment;
+  return {
+    async receivePaymentProviderStatus(req, res) {
+      const tx = (req.body as { transaction?: { id?: unknown; status?: unknown } }).transaction ?? {};
+      const transactionId = webhookTransactionId(tx.id);
+      if (transactionId === null) throw validationError({ 'transaction.id': ['must be a transaction id (1 … 2147483647)'] }, 'transaction.id is not a transaction id.');
+      await recordPaymentDelivery(db, {
+        contentType: (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100) || null,
+        transactionId,
+        claimedStatus: typeof tx.status === 'string' ? tx.status.slice(0, 40) : null,
+      });
+      res.status(200).end();
+    },
+
+    async devGetOrders(req, res) {
+      const q = req.query;
+      res.json(
+        await listOrders(db, {
+          states: q.states,
+          erpRetailerEntityId: q.erpRetailerEntityId,
+          countryCode: q.countryCode,
+          searchText: q.searchText,
+          page: q.page ?? 0,
+          size: q.size ?? 10,
+          sort: q.sort ?? 'oid desc',
+        }),
+      );
+    },
+
+    async devCreatePaymentPaylink(req, res) {
+      const b = (req.body ?? {}) as NonNullable<operations['devCreatePaymentPaylink']['requestBody']>['content']['application/json'];
+      res.json(
+        await provider(
+          () =>
+            client().createPaylink({
+              amountCents: b.amountCents ?? 100,
+              currency: b.currency ?? 'EUR',
+              title: b.title ?? 'Test payment',
+              description: b.description,
+              referenceId: b.referenceId,
+              purpose: b.purpose,
+            }),
+          'The paylink',
+        ),
+      );
+    },
+    async devGetPaymentPaylink(req, res) {
+      res.json(found(await provider(() => client().getPaylink(req.query.id), `Paylink ${req.query.id}`), `Paylink ${req.query.id}`));
+    },
+    async devDeletePaymentPaylink(req, res) {
+      const deleted = await provider(() => client().deletePaylink(req.query.id), `Paylink ${req.query.id}`);
+      if (!deleted) throw new ApiError(404, `Paylink ${req.query.id} is not known to the payment provider.`);
+      res.status(200).end();
+    },
+    async devGetPaymentTransaction(req, res) {
+      res.json(found(await provider(() => client().getTransaction(req.query.id), `Transaction ${req.query.id}`), `Transaction ${req.query.id}`));
+    },
+    async devGetPaymentTransactions(_req, res) {
+      res.json(await provider(() => client().listTransactions({ limit: 100 }), 'Transactions'));
+    },
+    async devGetPaymentPayouts(_req, res) {
+      res.json(await provider(() => client().listPayouts(), 'Payouts'));
+    },
+    async devGetPaymentPayoutWithDetails(req, res) {
+      res.json(found(await provider(() => client().getPayout(req.query.uuid), `Payout ${req.query.uuid}`), `Payout ${req.query.uuid}`));
+    },
+    async devGetPaymentAccountingCsvExport(req, res) {
+      const csv = found(await provider(() => client().getAccountingCsv(req.query.uuid), `Payout ${req.query.uuid}`), `Payout ${req.query.uuid}`);
+      res.setHeader('Content-Disposition', `attachment; filename="payout-${req.query.uuid}.csv"`);
+      res.type('text/csv; charset=utf-8').send(csv);
+    },
+    async devCreateErpOrderPaylink(req, res) {
+      res.json(await provider(() => flow().replaceOrderPaylink(req.query.erpOrderOid), 'The paylink'));
+    },
+    async devDeleteErpOrderPaylink(req, res) {
+      await provider(() => flow().deleteOrderPaylink(req.query.erpOrderOid), 'The paylink');
+      res.status(200).end();
+    },
+  };
+}

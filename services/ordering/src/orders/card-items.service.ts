@@ -1,0 +1,99 @@
+/**
+ * `utils/bulk-update-card-order-items` (ordering spec §4.9): new card numbers for many card order items in
+ * one transaction — all or nothing. Rules: each item and each number at most once per request (400);
+ * the number must lie in the item's card-type range (400); unknown or non-card items → 404; items of
+ * orders that are `shipped`, `completed`, `cancelled` or `refunded` → 409; a number held by anyone else
+ * → 409, decided by the `card_numbers` primary key (the claim insert), not by a prior read. Old numbers
+ * are released first, so numbers can be swapped between items in one request. A history row (state
+ * unchanged) records who changed the numbers and why.
+ */
+import { sql, type Kysely } from 'kysely';
+import { ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
+import type { DB } from '../db/schema';
+import { isInRange, type CardType } from '../siid/card-types';
+import { insertClaims } from '../siid/siid.repository';
+import { CARD_NUMBER_KEY } from './cart';
+import { insertStateChange } from './orders.repository';
+
+/** One change. */
+export interface CardItemUpdate {
+  orderItemOid: number;
+  cardNumber: number;
+}
+
+const FROZEN_STATES = new Set(['shipped', 'completed', 'cancelled', 'refunded']);
+
+/** Applies all changes or none; throws ApiError 400/404/409 as documented. Returns the number of items changed. */
+export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly CardItemUpdate[], meta: { actor: string; reason: string | null }): Promise<number> {
+  const errors: FieldErrors = {};
+  const seenItems = new Map<number, number>();
+  const seenNumbers = new Map<number, number>();
+  updates.forEach((u, i) => {
+    if (seenItems.has(u.orderItemOid)) (errors[`items[${i}].orderItemOid`] ??= []).push(`order item ${u.orderItemOid} appears twice (also items[${seenItems.get(u.orderItemOid)}])`);
+    if (seenNumbers.has(u.cardNumber)) (errors[`items[${i}].cardNumber`] ??= []).push(`card number ${u.cardNumber} appears twice (also items[${seenNumbers.get(u.cardNumber)}])`);
+    seenItems.set(u.orderItemOid, i);
+    seenNumbers.set(u.cardNumber, i);
+  });
+  if (Object.keys(errors).length > 0) throw validationError(errors, 'Each order item and each card number may appear only once.');
+
+  return db.transaction().execute(async (trx) => {
+    // Lock the items (in id order, so concurrent bulk updates cannot deadlock) and their orders' state.
+    const ids = [...seenItems.keys()].sort((a, b) => a - b);
+    const rows = await sql<{ id: number; card_type: CardType | null; card_number: number | null; order_id: number; order_number: string; state: string }>`
+      select i.id, i.card_type, i.card_number, i.order_id, o.order_number, o.state
+      from order_items i join orders o on o.id = i.order_id
+      where i.id = any(${ids}::int[])
+      order by i.id
+      for update of i, o`.execute(trx);
+    const byId = new Map(rows.rows.map((r) => [r.id, r]));
+    const missing = updates.filter((u) => !byId.get(u.orderItemOid)?.card_type).map((u) => u.orderItemOid);
+    if (missing.length > 0) throw new ApiError(404, `Not a card order item: ${missing.join(', ')}.`);
+    const frozen = rows.rows.filter((r) => FROZEN_STATES.has(r.state));
+    if (frozen.length > 0) throw new ApiError(409, `Orders ${[...new Set(frozen.map((r) => r.order_number))].join(', ')} can no longer be changed (${[...new Set(frozen.map((r) => r.state))].join(', ')}).`);
+    updates.forEach((u, i) => {
+      const type = byId.get(u.orderItemOid)!.card_type!;
+      if (!isInRange(type, u.cardNumber)) (errors[`items[${i}].cardNumber`] ??= []).push(`${u.cardNumber} is not a valid ${type} card number`);
+    });
+    if (Object.keys(errors).length > 0) throw validationError(errors, 'Card numbers must be valid for the card type of their item.');
+
+    const changes = updates.filter((u) => byId.get(u.orderItemOid)!.card_number !== u.cardNumber);
+    if (changes.length === 0) return 0;
+    // Release the old numbers of the changed items (only the claims of their own order), keeping each claim's state.
+    const old = changes.map((u) => byId.get(u.orderItemOid)!).filter((r) => r.card_number !== null);
+    const released = old.length
+      ? (
+          await sql<{ service_id: number; state: string; order_ref: string }>`
+            delete from card_numbers c using unnest(${old.map((r) => r.card_number!)}::int[], ${old.map((r) => r.order_number)}::text[]) as t(n, ref)
+            where c.service_id = t.n and c.order_ref = t.ref
+            returning c.service_id, c.state, c.order_ref`.execute(trx)
+        ).rows
+      : [];
+    const stateOfOrder = new Map(released.map((r) => [r.order_ref, r.state]));
+    // Claim the new numbers, grouped by card type, order and claim state; a number someone else holds is not inserted → 409.
+    const groups = new Map<string, { type: CardType; ref: string; state: string; numbers: number[] }>();
+    for (const u of changes) {
+      const r = byId.get(u.orderItemOid)!;
+      const state = stateOfOrder.get(r.order_number) ?? (r.state === 'pending_payment' || r.state === 'received' ? 'reserved' : 'sold');
+      const key = `${r.card_type}|${r.order_number}|${state}`;
+      const g = groups.get(key) ?? { type: r.card_type!, ref: r.order_number, state, numbers: [] };
+      g.numbers.push(u.cardNumber);
+      groups.set(key, g);
+    }
+    for (const g of [...groups.values()].sort((a, b) => Math.min(...a.numbers) - Math.min(...b.numbers))) {
+      const got = new Set(await insertClaims(trx, g.type, g.numbers, g.ref, g.state));
+      const taken = g.numbers.filter((n) => !got.has(n));
+      if (taken.length > 0) throw new ApiError(409, `Card numbers already taken: ${taken.join(', ')}.`);
+    }
+    for (const u of changes) {
+      await sql`
+        update order_items set card_number = ${u.cardNumber},
+          configuration = jsonb_set(configuration, ${sql.lit(`{${CARD_NUMBER_KEY}}`)}::text[], to_jsonb(${String(u.cardNumber)}::text))
+        where id = ${u.orderItemOid}`.execute(trx);
+    }
+    for (const orderId of new Set(changes.map((u) => byId.get(u.orderItemOid)!.order_id))) {
+      const r = rows.rows.find((x) => x.order_id === orderId)!;
+      await insertStateChange(trx, { orderId, from: r.state, to: r.state, actor: meta.actor, reason: `card numbers changed${meta.reason ? `: ${meta.reason}` : ''}`.slice(0, 500) });
+    }
+    return changes.length;
+  });
+}

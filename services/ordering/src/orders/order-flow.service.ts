@@ -1,0 +1,386 @@
+/**
+ * The order flow after an order is stored (DESIGN §6 order states, payment provider, ERP; issues #6/#7):
+ *
+ * 1. Paylink (prepaid orders, `pending_payment`): the order transaction enqueues a `payment-paylink` job;
+ *    right after the commit the request runs that job inline (under the job's lease, no DB transaction
+ *    open during the provider call) so the answer normally carries `paylinkUrl`. When the provider is
+ *    down the order is still accepted (answer without `paylinkUrl`) and the dispatchers retry the job.
+ *    Once the paylink exists an e-mail with the payment link goes to the contact (the confirmation
+ *    e-mail, sent at once, says that the link follows).
+ * 2. Payment webhook: each delivery is recorded (`payment_deliveries`) and a `payment-status` job is
+ *    enqueued; the job re-fetches the transaction from the provider (never trusting the body) and maps
+ *    its status onto the state machine: `confirmed` → `paid` (amount and currency must match),
+ *    `cancelled`/`declined` → `cancelled` (only from `pending_payment`; card numbers and discount uses
+ *    are released in the same transaction), `refunded` → `refunded`. Anything else changes nothing.
+ * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
+ *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
+ *    number as `shopReference`), stores its id and moves the order to `transferred`.
+ * 4. ERP sales order changes (the ERP webhook's `salesOrder` hook): `SHIPPED` → `shipped`,
+ *    `CLOSED` → `shipped` then `completed`, all through the state machine (repeats change nothing).
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import { ApiError, type Database } from '@sports-timing/shared';
+import type { OrderingConfig } from '../config';
+import type { DB } from '../db/schema';
+import { ErpError } from '../erp/erp.client';
+import type { ErpClients } from '../erp/erp-clients';
+import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
+import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
+import type { MailPayload } from '../mail/mailer';
+import { confirmationLanguage } from '../mail/templates/order-confirmation';
+import { enqueue, enqueueMail, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
+import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
+import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
+import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
+import * as flowRepo from './order-flow.repository';
+import { transitionOrder } from './order-states';
+import type { OrderAddress, OrderState, StoredOrder } from './order.types';
+import { findOrder } from './orders.service';
+
+/** Job kinds of the order flow. */
+export const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
+
+/** Payload of a `payment-paylink` or `erp-sales-order` job. */
+export interface OrderJobPayload {
+  orderId: number;
+}
+/** Payload of a `payment-status` job. */
+export interface PaymentStatusJobPayload {
+  deliveryId: number;
+  transactionId: number;
+}
+
+/** How long dispatchers leave a new order's paylink job to the request that placed the order, ms. */
+export const PAYLINK_INLINE_GRACE_MS = 15_000;
+
+/** The ERP system orders are handed to. */
+export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
+/** ERP customer number of all public shop orders (the buyer's address is on each sales order). */
+export const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
+
+/**
+ * Enqueues, in the order transaction, the jobs a new order needs: its paylink (prepaid) or its ERP
+ * hand-off (invoice, `received`).
+ */
+export async function enqueueNewOrderJobs(trx: Kysely<DB>, orderId: number, state: OrderState): Promise<void> {
+  // The request runs the paylink job itself right after the commit; dispatchers take it only if that
+  // attempt fails or the process dies before it (delay), so the two do not race for it.
+  if (state === 'pending_payment') await enqueue<OrderJobPayload>(trx, FLOW_JOBS.paylink, `order:${orderId}`, { orderId }, { delayMs: PAYLINK_INLINE_GRACE_MS });
+  else if (state === 'received') await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${orderId}`, { orderId });
+}
+
+/** Records a payment webhook delivery and enqueues its processing (one transaction). Returns the delivery id. */
+export async function recordPaymentDelivery(db: Kysely<DB>, d: { contentType: string | null; transactionId: number; claimedStatus: string | null }): Promise<number> {
+  return db.transaction().execute(async (trx) => {
+    const deliveryId = await flowRepo.insertDelivery(trx, d);
+    // One job per delivery (not per transaction and status): a forged early delivery must not swallow
+    // the genuine one that follows. Each job re-fetches; the state machine makes repeats no-ops.
+    await enqueue<PaymentStatusJobPayload>(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, { deliveryId, transactionId: d.transactionId });
+    return deliveryId;
+  });
+}
+
+const PAYLINK_MAIL: Record<ReturnType<typeof confirmationLanguage>, { subject: (n: string) => string; body: (name: string, n: string, amount: string, url: string) => string }> = {
+  en: {
+    subject: (n) => `Payment link for your order ${n}`,
+    body: (name, n, amount, url) => `Hello ${name},\n\nplease pay your order ${n} (${amount}) here:\n${url}\n\nWe ship as soon as the payment has arrived.\n`,
+  },
+  de: {
+    subject: (n) => `Zahlungslink für Ihre Bestellung ${n}`,
+    body: (name, n, amount, url) => `Guten Tag ${name}\n\nBitte bezahlen Sie Ihre Bestellung ${n} (${amount}) hier:\n${url}\n\nWir versenden, sobald die Zahlung eingegangen ist.\n`,
+  },
+  fr: {
+    subject: (n) => `Lien de paiement pour votre commande ${n}`,
+    body: (name, n, amount, url) => `Bonjour ${name},\n\nveuillez payer votre commande ${n} (${amount}) ici :\n${url}\n\nNous expédions dès réception du paiement.\n`,
+  },
+};
+
+/** The e-mail carrying an order's payment link. */
+export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload {
+  const lang = confirmationLanguage(order.contact.culture);
+  const m = PAYLINK_MAIL[lang];
+  const amount = new Intl.NumberFormat(lang, { style: 'currency', currency: order.currency }).format(order.grossTotalCents / 100);
+  return { to: order.contact.email, subject: m.subject(order.orderNumber), text: m.body(`${order.contact.firstName} ${order.contact.lastName}`, order.orderNumber, amount, url), language: lang };
+}
+
+function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
+  return {
+    company: a.organisation,
+    firstName: a.firstName,
+    lastName: a.lastName,
+    street1: a.address1,
+    street2: a.address2,
+    zipcode: a.zip,
+    city: a.city,
+    state: a.state,
+    countryCode: a.countryCode,
+    phoneNumber: a.phoneNumber ?? phoneFallback,
+  };
+}
+
+/** Euros as the ERP's decimal string, from integer cents. */
+function euros(cents: number): string {
+  const sign = cents < 0 ? '-' : '';
+  const abs = Math.abs(cents);
+  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
+}
+
+/** The ERP sales order of a stored order: positions in order, sub items under their main item. */
+export function toErpSalesOrder(order: StoredOrder, retailerEntityId: string | null): NewErpSalesOrder {
+  const positionOf = new Map<number, number>();
+  const items: NewErpRecordItem[] = order.items.map((it, i) => {
+    positionOf.set(it.id, i + 1);
+    const details = Object.entries(it.configuration).map(([k, v]) => `${k}: ${v}`);
+    return {
+      articleNumber: it.articleNumber,
+      positionNumber: i + 1,
+      quantity: String(it.quantity),
+      unitPrice: euros(it.unitNetPriceCents),
+      title: it.articleName,
+      ...(details.length > 0 ? { description: details.join('\n') } : {}),
+      ...(it.parentItemId !== null && positionOf.has(it.parentItemId) ? { parentPositionNumber: positionOf.get(it.parentItemId) } : {}),
+    };
+  });
+  return {
+    ...(retailerEntityId ? { customerId: retailerEntityId } : { customerNumber: WEBSHOP_CUSTOMER_NUMBER }),
+    orderItems: items,
+    deliveryAddress: erpAddress(order.shippingAddress),
+    invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
+    commission: order.orderNumber,
+    ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
+    recordCurrencyName: order.currency,
+    paid: order.paymentMethod === 'paylink',
+  };
+}
+
+/** Dependencies of {@link OrderFlow}. */
+export interface OrderFlowDeps {
+  database: Database<DB>;
+  logger: Logger;
+  config: OrderingConfig;
+  payment?: PaymentClient;
+  erpClients: ErpClients;
+}
+
+/** The order flow's jobs and entry points; one per app. */
+export class OrderFlow {
+  readonly payment: PaymentClient;
+  /** A client without retries for the inline paylink attempt (the outbox retries instead). */
+  private readonly inlinePayment: PaymentClient;
+
+  constructor(private readonly deps: OrderFlowDeps) {
+    this.payment = deps.payment ?? createPaymentClient(deps.config);
+    this.inlinePayment = createPaymentClient(deps.config, { timeoutMs: 5_000, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+  }
+
+  private get ctx(): OutboxHandlerContext {
+    return { database: this.deps.database, logger: this.deps.logger };
+  }
+
+  /** The job handlers of the flow by kind. */
+  handlers(): Record<string, OutboxHandler<never>> {
+    return {
+      [FLOW_JOBS.paylink]: ((job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment)) as OutboxHandler<never>,
+      [FLOW_JOBS.paymentStatus]: ((job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId)) as OutboxHandler<never>,
+      [FLOW_JOBS.erpSalesOrder]: ((job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId)) as OutboxHandler<never>,
+    };
+  }
+
+  /** Registers the flow's job handlers with a dispatcher and its `salesOrder` hook with the ERP webhook worker. */
+  registerWith(dispatcher: OutboxDispatcher): void {
+    for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h);
+    registerSalesOrderWebhookHandler(async (event) => {
+      await this.applyErpSalesOrder(event.erpSystem, event.entityId);
+    });
+  }
+
+  /**
+   * Right after an order committed: creates its paylink now (one attempt, ≤ 5 s) so the answer can carry
+   * it. Never throws; on failure the outbox job retries.
+   */
+  async createPaylinkNow(orderId: number): Promise<void> {
+    await runJobNow<OrderJobPayload>(this.ctx, FLOW_JOBS.paylink, `order:${orderId}`, (job) => this.ensurePaylink(job.payload.orderId, this.inlinePayment), { retryDelayMs: 2_000 });
+  }
+
+  /**
+   * `payment-paylink` job: creates the paylink of a `pending_payment` order at the provider (order number
+   * as `referenceId`), stores it and enqueues the payment-link e-mail. Done when the order has one or is
+   * no longer awaiting payment. A crash between the provider call and the store leaves an unused paylink
+   * at the provider (the client does not retry an ambiguous create); the order gets the next one.
+   */
+  async ensurePaylink(orderId: number, client: PaymentClient = this.payment): Promise<void> {
+    const db = this.deps.database.db;
+    const order = await findOrder(db, orderId);
+    if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
+    if (order.paylinkUrl !== null || order.state !== 'pending_payment') return;
+    const link = await client.createPaylink({
+      amountCents: order.grossTotalCents,
+      currency: order.currency,
+      referenceId: order.orderNumber,
+      title: `Order ${order.orderNumber}`,
+      purpose: order.orderNumber,
+      email: order.contact.email,
+    });
+    const stored = await db.transaction().execute(async (trx) => {
+      if (!(await flowRepo.setPaylink(trx, orderId, link.id, link.link))) return false;
+      await enqueueMail(trx, `order-paylink:${orderId}`, renderPaylinkMail(order, link.link));
+      return true;
+    });
+    if (!stored) await client.deletePaylink(link.id).catch(() => undefined);
+  }
+
+  /**
+   * `dev/create-erp-order-paylink`: a new paylink for the order's gross total, stored on the order (an unpaid
+   * previous one is deleted at the provider first). ApiError 404 unknown order, 409 wrong state or the
+   * previous paylink is paid; provider failures propagate (`PaymentProviderError`, mapped by the handler).
+   */
+  async replaceOrderPaylink(orderId: number): Promise<PaymentPaylink> {
+    const db = this.deps.database.db;
+    const order = await findOrder(db, orderId);
+    if (!order) throw new ApiError(404, `Order ${orderId} does not exist.`);
+    if (order.state !== 'pending_payment' && order.state !== 'received') throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
+    const row = await db.selectFrom('orders').select('paylink_id').where('id', '=', orderId).executeTakeFirstOrThrow();
+    if (row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
+    const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, purpose: order.orderNumber, email: order.contact.email });
+    await db.updateTable('orders').set({ paylink_id: link.id, paylink_url: link.link, updated_at: new Date() }).where('id', '=', orderId).execute();
+    return link;
+  }
+
+  /** `dev/delete-erp-order-paylink`: deletes the order's paylink at the provider and on the order. 404 / 409 as documented. */
+  async deleteOrderPaylink(orderId: number): Promise<void> {
+    const db = this.deps.database.db;
+    const row = await db.selectFrom('orders').select(['paylink_id', 'order_number']).where('id', '=', orderId).executeTakeFirst();
+    if (!row) throw new ApiError(404, `Order ${orderId} does not exist.`);
+    if (row.paylink_id === null) throw new ApiError(404, `Order ${row.order_number} has no paylink.`);
+    await this.deleteAtProvider(row.paylink_id);
+    await db.updateTable('orders').set({ paylink_id: null, paylink_url: null, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', '=', row.paylink_id).execute();
+  }
+
+  private async deleteAtProvider(paylinkId: number): Promise<void> {
+    try {
+      await this.payment.deletePaylink(paylinkId);
+    } catch (err) {
+      // The provider refuses to delete a paid paylink.
+      if (err instanceof PaymentProviderError && err.code === 'badRequest') throw new ApiError(409, `Paylink ${paylinkId} cannot be deleted (already paid).`);
+      throw err;
+    }
+  }
+
+  /**
+   * `payment-status` job: re-fetches transaction `transactionId` and applies what the provider says.
+   * A provider error is thrown (retry); an unknown transaction or order is recorded and changes nothing.
+   */
+  async processPaymentStatus(deliveryId: number, transactionId: number): Promise<void> {
+    const db = this.deps.database.db;
+    let tx: PaymentTransaction | null;
+    try {
+      tx = await this.payment.getTransaction(transactionId);
+    } catch (err) {
+      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden') {
+        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
+        return;
+      }
+      throw err;
+    }
+    if (!tx) {
+      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
+      return;
+    }
+    const found = tx;
+    const order = await flowRepo.findOrderForPayment(db, found.paylinkId ?? null, found.referenceId ?? null);
+    if (!order) {
+      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: null, outcome: 'unknownOrder' });
+      return;
+    }
+    const actor = `payment:${found.id}`;
+    await db.transaction().execute(async (trx) => {
+      let outcome = `noChange:${order.state}`;
+      if (found.status === 'confirmed') {
+        if (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency) outcome = 'amountMismatch';
+        else {
+          const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
+          if (r.changed) {
+            await flowRepo.setPaymentTransaction(trx, order.id, found.id);
+            await markCardNumbersSold(trx, order.order_number);
+            await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
+            outcome = `applied:${r.from}->paid`;
+          }
+        }
+      } else if (found.status === 'cancelled' || found.status === 'declined') {
+        const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
+        if (r.changed) {
+          await releaseCardNumbers(trx, order.order_number);
+          await flowRepo.releaseRedemptions(trx, order.id);
+          outcome = `applied:${r.from}->cancelled`;
+        }
+      } else if (found.status === 'refunded') {
+        // Only the transaction that paid the order can refund it.
+        if (order.payment_transaction_id === found.id) {
+          const r = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${found.id} refunded` });
+          if (r.changed) outcome = `applied:${r.from}->refunded`;
+        }
+      }
+      await flowRepo.setDeliveryOutcome(trx, deliveryId, { providerStatus: found.status, orderId: order.id, outcome });
+    });
+  }
+
+  /**
+   * `erp-sales-order` job: creates the order's sales order in the ERP (idempotent by order number) and
+   * moves the order `paid|received → transferred`. Retried while the ERP is unreachable; a request the
+   * ERP refuses as invalid makes the job dead (visible in the outbox) instead of retrying forever.
+   */
+  async handOffToErp(orderId: number): Promise<void> {
+    const db = this.deps.database.db;
+    const order = await findOrder(db, orderId);
+    if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
+    if (order.state !== 'paid' && order.state !== 'received') return;
+    const row = await db.selectFrom('orders').select(['erp_retailer_entity_id']).where('id', '=', orderId).executeTakeFirstOrThrow();
+    const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
+    let salesOrderId: string;
+    try {
+      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, row.erp_retailer_entity_id), order.orderNumber)).salesOrder.id;
+    } catch (err) {
+      if (err instanceof ErpError && err.code === 'badRequest') throw new PermanentJobError(err.message);
+      throw err;
+    }
+    await db.transaction().execute(async (trx) => {
+      await flowRepo.setErpSalesOrder(trx, orderId, salesOrderId);
+      await transitionOrder(trx, orderId, 'transferred', { actor: `erp:${ORDER_ERP_SYSTEM}`, reason: `sales order ${salesOrderId}`, from: ['paid', 'received'] });
+    });
+  }
+
+  /**
+   * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and moves its order to
+   * `shipped` (status `SHIPPED`) or `shipped` then `completed` (`CLOSED`). Returns the order's state after,
+   * or null when the sales order or its order is unknown. Repeated calls change nothing.
+   */
+  async applyErpSalesOrder(system: ErpSystem, salesOrderId: string): Promise<OrderState | null> {
+    const db = this.deps.database.db;
+    const so = await this.deps.erpClients.erpClientFor(system).getSalesOrder(system, salesOrderId);
+    if (!so) return null;
+    const reference = so.commission ?? null;
+    const order = await flowRepo.findOrderForSalesOrder(db, so.id, reference);
+    if (!order) return null;
+    return db.transaction().execute(async (trx) => {
+      const actor = `erp:${system}`;
+      if (so.status === 'SHIPPED' || so.status === 'CLOSED') await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.status}` });
+      if (so.status === 'CLOSED') await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} CLOSED` });
+      const now = await trx.selectFrom('orders').select('state').where('id', '=', order.id).executeTakeFirstOrThrow();
+      return now.state as OrderState;
+    });
+  }
+}
+
+const byDatabase = new WeakMap<object, OrderFlow>();
+
+/** `deps.orderFlow`, else one built once per database handle. */
+export function orderFlowOf(deps: { orderFlow?: OrderFlow; database: Database<DB>; logger: Logger; config: OrderingConfig; erpClients?: ErpClients }, erpClients: () => ErpClients): OrderFlow {
+  if (deps.orderFlow) return deps.orderFlow;
+  let f = byDatabase.get(deps.database);
+  if (!f) {
+    f = new OrderFlow({ database: deps.database, logger: deps.logger, config: deps.config, erpClients: erpClients() });
+    byDatabase.set(deps.database, f);
+  }
+  return f;
+}

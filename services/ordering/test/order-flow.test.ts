@@ -1,0 +1,229 @@
+/**
+ * The order flow end to end against both simulators over real HTTP (issue #7 "done when", issue #6
+ * hand-off): an order gets a paylink, paying it in the payment simulator makes it `paid` and then
+ * `transferred` (exactly one sales order in the ERP simulator); repeated, stale and forged webhook
+ * deliveries change nothing; the same delivery 100 times has one effect; with the ERP down the order is
+ * still paid and reaches the ERP once it is back; with the payment provider down the order is accepted
+ * and gets its paylink later; a cancelled payment cancels the order and releases its card number.
+ */
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import request from 'supertest';
+import { createLogger } from '@sports-timing/shared';
+import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
+import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
+import { createApp } from '../src/app';
+import { loadDemoCatalog } from '../src/demo/catalog';
+import { erpClientsOf } from '../src/erp/erp-clients';
+import { OrderFlow } from '../src/orders/order-flow.service';
+import { OutboxDispatcher } from '../src/outbox/outbox.service';
+import { startOrdering, type OrderingTestContext } from './helpers';
+import { orderBody } from './orders.support';
+
+const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
+let erp: ErpSimulator;
+let pay: PaymentSimulator;
+let ctx: OrderingTestContext;
+let server: http.Server;
+let url: string;
+let dispatcher: OutboxDispatcher;
+let payControl: string;
+let orderFlow: OrderFlow;
+
+beforeAll(async () => {
+  erp = await createErpSimulator().start();
+  pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
+  payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
+  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') });
+  await loadDemoCatalog(ctx.database.db);
+  const logger = createLogger('order-flow-test');
+  orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
+  server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400 });
+  dispatcher.start();
+  await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+});
+
+afterAll(async () => {
+  await dispatcher.stop();
+  server.closeAllConnections();
+  await new Promise<void>((resolve) => server.close(() => resolve()));
+  await pay.stop();
+  await erp.stop();
+  await ctx.close();
+});
+
+async function control(action: string, body: unknown): Promise<any> {
+  const res = await fetch(`${payControl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  if (res.status !== 200) throw new Error(`control ${action}: ${res.status} ${await res.text()}`);
+  return res.json();
+}
+
+async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
+  const end = Date.now() + ms;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+let cardNumber = 8300000;
+async function placeOrder(): Promise<{ id: number; orderNumber: string; paylinkUrl: string | null; state: string }> {
+  const res = await request(url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] }));
+  expect(res.status).toBe(200);
+  const b = res.body as { oid: number; orderNumber: string; paylinkUrl: string | null; state: string };
+  return { id: b.oid, orderNumber: b.orderNumber, paylinkUrl: b.paylinkUrl, state: b.state };
+}
+
+async function orderRow(id: number) {
+  return ctx.database.db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
+}
+async function historyOf(id: number): Promise<string[]> {
+  const rows = await ctx.database.db.selectFrom('order_state_changes').select(['from_state', 'to_state']).where('order_id', '=', id).orderBy('id').execute();
+  return rows.map((r) => `${r.from_state ?? ''}->${r.to_state}`);
+}
+function salesOrdersOf(orderNumber: string) {
+  return [...erp.data('main').salesOrder.values()].filter((s) => s.commission === orderNumber);
+}
+async function deliveriesSettled(): Promise<boolean> {
+  const r = await ctx.database.db.selectFrom('payment_deliveries').select('id').where('outcome', '=', 'queued').execute();
+  return r.length === 0;
+}
+function postWebhook(body: unknown, form = false) {
+  const req = request(url).post(WEBHOOK_PATH);
+  return form ? req.type('form').send(body as string) : req.send(body as object);
+}
+
+test('order → paylink → paid in the simulator → paid → transferred; 5 repeats and a stale cancel leave it there', async () => {
+  const placed = await placeOrder();
+  expect(placed.state).toBe('pending_payment');
+  expect(placed.paylinkUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay\//);
+  const row = await orderRow(placed.id);
+  expect(row.paylink_id).not.toBeNull();
+
+  const { transaction } = await control('pay', { invoiceId: row.paylink_id });
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+  expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
+  const after = await orderRow(placed.id);
+  expect(after.payment_transaction_id).toBe(transaction.id);
+  expect(after.erp_sales_order_id).toBe(salesOrdersOf(placed.orderNumber)[0].id);
+  const history = await historyOf(placed.id);
+  expect(history).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
+
+  // The same webhook five more times (JSON), and an old `cancelled` one (form-encoded, as Payrexx may send).
+  await pay.idle();
+  for (let i = 0; i < 5; i++) expect((await postWebhook({ transaction: { id: transaction.id, status: 'confirmed', referenceId: placed.orderNumber } })).status).toBe(200);
+  expect((await postWebhook(`transaction[id]=${transaction.id}&transaction[status]=cancelled&transaction[invoice][referenceId]=${placed.orderNumber}`, true)).status).toBe(200);
+  await until('deliveries processed', deliveriesSettled);
+  expect((await orderRow(placed.id)).state).toBe('transferred');
+  expect(await historyOf(placed.id)).toEqual(history);
+  expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
+  const outcomes = await ctx.database.db.selectFrom('payment_deliveries').select(['outcome', 'provider_status']).where('order_id', '=', placed.id).orderBy('id').execute();
+  expect(outcomes.length).toBeGreaterThanOrEqual(8); // 2 from the simulator + 6 replays
+  expect(outcomes.filter((o) => o.outcome.startsWith('applied:'))).toHaveLength(1);
+  expect(outcomes.every((o) => o.provider_status === 'confirmed' || o.provider_status === 'waiting')).toBe(true);
+});
+
+test('ERP sales order SHIPPED (the ERP webhook hook) → shipped, once; CLOSED → completed', async () => {
+  const placed = await placeOrder();
+  await control('pay', { invoiceId: (await orderRow(placed.id)).paylink_id });
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+  const soId = (await orderRow(placed.id)).erp_sales_order_id!;
+  await erp.patchEntity('salesOrder', soId, { status: 'SHIPPED' });
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  await erp.patchEntity('salesOrder', soId, { status: 'CLOSED' });
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('completed');
+  expect(await orderFlow.applyErpSalesOrder('weclapp', 'no-such-id')).toBeNull();
+  expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred', 'transferred->shipped', 'shipped->completed']);
+});
+
+test('the same delivery 100 times concurrently → one effect', async () => {
+  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
+  try {
+    const placed = await placeOrder();
+    const row = await orderRow(placed.id);
+    const { transaction } = await control('pay', { invoiceId: row.paylink_id });
+    const results = await Promise.all(Array.from({ length: 100 }, () => postWebhook({ transaction: { id: transaction.id, status: 'confirmed' } })));
+    expect(results.every((r) => r.status === 200)).toBe(true);
+    await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+    await until('deliveries processed', deliveriesSettled);
+    expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
+    expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
+    const jobs = await ctx.database.db.selectFrom('outbox_messages').select('id').where('kind', '=', 'erp-sales-order').where('dedupe_key', '=', `order:${placed.id}`).execute();
+    expect(jobs).toHaveLength(1);
+  } finally {
+    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+  }
+});
+
+test('forged deliveries change nothing: unknown transaction, and a "confirmed" the provider does not confirm', async () => {
+  const placed = await placeOrder();
+  const row = await orderRow(placed.id);
+  const before = await historyOf(placed.id);
+  const forged = await postWebhook({ transaction: { id: 987654, status: 'confirmed', referenceId: placed.orderNumber, amount: 1 } });
+  expect(forged.status).toBe(200);
+  // A real transaction of this paylink, cancelled by the payer, claimed to be confirmed.
+  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
+  let txId: number;
+  try {
+    txId = (await control('cancel', { invoiceId: row.paylink_id })).transaction.id;
+  } finally {
+    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+  }
+  // Before any genuine delivery arrives: the forged "confirmed" for the cancelled transaction.
+  expect((await postWebhook(`transaction[id]=${txId}&transaction[status]=confirmed`, true)).status).toBe(200);
+  await until('deliveries processed', deliveriesSettled);
+  const outcomes = await ctx.database.db.selectFrom('payment_deliveries').select(['transaction_id', 'outcome', 'provider_status']).where('transaction_id', 'in', [987654, txId]).orderBy('id').execute();
+  expect(outcomes[0]).toEqual({ transaction_id: 987654, outcome: 'unknownTransaction', provider_status: null });
+  // The provider says cancelled: the order is cancelled (that is what the provider confirms), never paid.
+  expect(outcomes[1].provider_status).toBe('cancelled');
+  const after = await orderRow(placed.id);
+  expect(after.state).toBe('cancelled');
+  expect(await historyOf(placed.id)).toEqual([...before, 'pending_payment->cancelled']);
+  // Cancelling released the card number claim.
+  const claims = await ctx.database.db.selectFrom('card_numbers').selectAll().where('order_ref', '=', placed.orderNumber).execute();
+  expect(claims).toHaveLength(0);
+  // Malformed ids are a documented 400.
+  expect((await postWebhook({ transaction: { id: 'abc' } })).status).toBe(400);
+  expect((await postWebhook('transaction[id]=0', true)).status).toBe(400);
+});
+
+test('with the ERP down the order is accepted and paid, and reaches the ERP once it is back', async () => {
+  await erp.server.down('close');
+  let placed: Awaited<ReturnType<typeof placeOrder>>;
+  try {
+    placed = await placeOrder();
+    const row = await orderRow(placed.id);
+    await control('pay', { invoiceId: row.paylink_id });
+    await until('paid', async () => (await orderRow(placed.id)).state === 'paid');
+    await until('a failed hand-off attempt', async () => {
+      const j = await ctx.database.db.selectFrom('outbox_messages').select(['attempts', 'last_error']).where('kind', '=', 'erp-sales-order').where('dedupe_key', '=', `order:${placed.id}`).executeTakeFirst();
+      return !!j && j.attempts >= 1 && j.last_error !== null;
+    });
+    expect((await orderRow(placed.id)).state).toBe('paid');
+  } finally {
+    await erp.server.up();
+  }
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred', 30_000);
+  expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
+});
+
+test('with the payment provider down the order is accepted without paylink and gets it when the provider is back', async () => {
+  await pay.server.down('close');
+  let placed: Awaited<ReturnType<typeof placeOrder>>;
+  try {
+    placed = await placeOrder();
+    expect(placed.state).toBe('pending_payment');
+    expect(placed.paylinkUrl).toBeNull();
+  } finally {
+    await pay.server.up();
+  }
+  await until('paylink', async () => (await orderRow(placed.id)).paylink_url !== null, 30_000);
+  const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${placed.id}`).executeTakeFirstOrThrow();
+  expect((mail.payload as { text: string }).text).toContain((await orderRow(placed.id)).paylink_url!);
+});
