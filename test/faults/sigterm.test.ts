@@ -3,7 +3,7 @@
  * services/timing/src/server.ts`, as `pnpm start` does); 24 clients upload punch batches and read pages
  * in a loop, one connection per request; SIGTERM arrives mid-load. Proves: every request sent before the
  * signal is answered 2xx (0 failed in-flight requests), new connections are refused once the listener
- * closes (after a 250 ms accept drain), and the process exits 0 soon after its longest in-flight request.
+ * closes (after an accept drain: until 100 ms without a new connection, at most 1 s), and the process exits 0 soon after its longest in-flight request.
  */
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';

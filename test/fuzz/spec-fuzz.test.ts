@@ -8,6 +8,8 @@ import { SPEC_FILE as ORDERING_SPEC } from '../../services/ordering/src/version'
 import { SPEC_FILE as TIMING_SPEC } from '../../services/timing/src/version';
 import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/auth-support';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
+import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { fuzzSpec, summarize, type FuzzReport } from './spec-fuzz';
 import type { Spec } from './openapi-arbitraries';
 
@@ -23,10 +25,24 @@ function report(name: string, r: FuzzReport): void {
 
 describe('ordering', () => {
   let ctx: IdentityTestContext;
+  let erp: ErpSimulator;
+  let pay: PaymentSimulator;
   beforeAll(async () => {
-    ctx = await startIdentity({ RATE_LIMIT_KEY_PREFIX: `fuzz-${SEED}` });
+    // The real third parties (simulators) are up: an upstream outage is the fault suite's business.
+    erp = await createErpSimulator().start();
+    pay = await createPaymentSimulator().start();
+    ctx = await startIdentity({
+      RATE_LIMIT_KEY_PREFIX: `fuzz-${SEED}`,
+      PAYMENT_BASE_URL: pay.baseUrl,
+      ERP_BASE_URL_WECLAPP: erp.baseUrl('main'),
+      ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox'),
+    });
   });
-  afterAll(() => ctx.close());
+  afterAll(async () => {
+    await ctx.close();
+    await pay.stop();
+    await erp.stop();
+  });
 
   test('every operation: no 5xx, documented statuses and error shapes, invalid → 4xx, secured → 401', async () => {
     const r = await fuzzSpec({

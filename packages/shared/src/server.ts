@@ -19,9 +19,10 @@ export interface ServeOptions {
   /** How long a stop waits for in-flight requests before closing their sockets; default 25 s. */
   shutdownGraceMs?: number;
   /**
-   * How long a stop keeps accepting connections (answering with `Connection: close`) before closing the
-   * listener, in ms; default 250 (`SHUTDOWN_ACCEPT_MS`). Connections already queued in the kernel when the
-   * listener closes are reset, so a busy process needs a moment to accept what clients sent before the signal.
+   * Longest time a stop keeps accepting connections (answering with `Connection: close`) before closing
+   * the listener, in ms; default 1000 (`SHUTDOWN_ACCEPT_MS`). Connections still queued in the kernel when
+   * the listener closes are reset, so a busy process first accepts what clients sent before the signal:
+   * the listener closes once no connection arrived for 100 ms, or at this limit. 0 closes it at once.
    */
   acceptDrainMs?: number;
   /** Called after the listener is closed and requests drained (close pools here). */
@@ -56,7 +57,9 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
   // Node's closeIdleConnections() would also reset connections that were accepted but whose first request
   // is still arriving, failing requests the client sent before the signal.
   const connections = new Map<import('node:net').Socket, { busy: number; served: number; since: number }>();
+  let lastConnectionAt = 0;
   server.on('connection', (socket) => {
+    lastConnectionAt = Date.now();
     connections.set(socket, { busy: 0, served: 0, since: Date.now() });
     socket.once('close', () => connections.delete(socket));
   });
@@ -84,8 +87,9 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
     stopped ??= (async () => {
       stopping = true;
       opts.logger.info('stopping: draining in-flight requests');
-      const acceptMs = opts.acceptDrainMs ?? Number(process.env.SHUTDOWN_ACCEPT_MS ?? 250);
-      if (acceptMs > 0) await new Promise((r) => setTimeout(r, acceptMs));
+      const acceptMs = opts.acceptDrainMs ?? Number(process.env.SHUTDOWN_ACCEPT_MS ?? 1_000);
+      const drainUntil = Date.now() + acceptMs;
+      while (Date.now() < drainUntil && Date.now() - lastConnectionAt < 100) await new Promise((r) => setTimeout(r, 20));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const fresh = opts.headersTimeoutMs ?? 10_000;
       const closeIdle = () => {

@@ -24,7 +24,8 @@ test('stop drains in-flight requests and refuses new connections', async () => {
       const delay = req.url === '/slow' ? 400 : 0;
       setTimeout(() => res.end(`done ${req.url}`), delay);
     },
-    { port: 0, host: '127.0.0.1', logger: createLogger('test'), onStopped: async () => void (onStoppedCalled = true) },
+    // No accept drain, so refusal is immediate (the drain is covered by test/faults/sigterm.test.ts).
+    { port: 0, host: '127.0.0.1', logger: createLogger('test'), acceptDrainMs: 0, onStopped: async () => void (onStoppedCalled = true) },
   );
   const inFlight = get(running.port, '/slow');
   await new Promise((r) => setTimeout(r, 50));

@@ -20,12 +20,13 @@ export function webhookTransactionId(raw: unknown): number | null {
 }
 
 /** Maps a provider failure onto the documented answers (never a 500 for a third party's trouble). */
-async function provider<T>(call: () => Promise<T>, what: string): Promise<T> {
+async function provider<T>(call: () => Promise<T>, what: string, opts: { notFound?: 404 | 503 } = {}): Promise<T> {
   try {
     return await call();
   } catch (err) {
     if (!(err instanceof PaymentProviderError)) throw err;
-    if (err.code === 'notFound') throw new ApiError(404, `${what} is not known to the payment provider.`);
+    // On an operation without an object id, "not found" means a wrong instance or base URL: unavailable.
+    if (err.code === 'notFound' && (opts.notFound ?? 404) === 404) throw new ApiError(404, `${what} is not known to the payment provider.`);
     if (err.code === 'badRequest' || err.code === 'conflict') throw new ApiError(400, `The payment provider refused: ${err.providerMessage ?? err.message}`);
     throw new ApiError(503, 'The payment provider is not available.', { headers: { 'Retry-After': '30' } });
   }
@@ -83,6 +84,7 @@ export function paymentHandlers(ctx: OrderingDeps): Handlers<operations> {
               purpose: b.purpose,
             }),
           'The paylink',
+          { notFound: 503 },
         ),
       );
     },
@@ -98,10 +100,10 @@ export function paymentHandlers(ctx: OrderingDeps): Handlers<operations> {
       res.json(found(await provider(() => client().getTransaction(req.query.id), `Transaction ${req.query.id}`), `Transaction ${req.query.id}`));
     },
     async devGetPaymentTransactions(_req, res) {
-      res.json(await provider(() => client().listTransactions({ limit: 100 }), 'Transactions'));
+      res.json(await provider(() => client().listTransactions({ limit: 100 }), 'Transactions', { notFound: 503 }));
     },
     async devGetPaymentPayouts(_req, res) {
-      res.json(await provider(() => client().listPayouts(), 'Payouts'));
+      res.json(await provider(() => client().listPayouts(), 'Payouts', { notFound: 503 }));
     },
     async devGetPaymentPayoutWithDetails(req, res) {
       res.json(found(await provider(() => client().getPayout(req.query.uuid), `Payout ${req.query.uuid}`), `Payout ${req.query.uuid}`));
