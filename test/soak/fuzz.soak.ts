@@ -2,7 +2,7 @@
  * Long fuzz run (issue 9): the CI fuzz (`test/fuzz/spec-fuzz.test.ts`) with many more requests per
  * operation and a fresh seed each run. Usage (needs a PostgreSQL, e.g. the machine's):
  *   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test FUZZ_RUNS=200 FUZZ_SEED=$RANDOM \
- *     npx jest --rootDir . --testPathIgnorePatterns /node_modules/ --testMatch '**' 'test/soak/fuzz.soak.ts'
+ *     npx jest --rootDir . --testPathIgnorePatterns /node_modules/ --testMatch '**/test/soak/*.soak.ts' 'test/soak/fuzz.soak.ts'
  * It reuses the CI test body; only the run count differs.
  */
 process.env.FUZZ_RUNS ??= '200';
