@@ -29,6 +29,8 @@ export const ARTICLE_NUMBERS = {
   siacStarter: 'SIAC-STARTER',
   /** Not a shop article (custom field `shopArticle` false). */
   spareBoard: 'SPARE-PCB-BSF8',
+  /** SPORTident Center subscription (category `subscriptions`, internal): sold by quotation only. */
+  centerSubscription: 'CENTER-LTE-1Y',
 } as const;
 
 /**
@@ -61,7 +63,7 @@ export const ATTRIBUTE_KEYS = {
 /** Values of the LIST attribute `shopUserGroup`. */
 export const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
 /** Values of the LIST attribute `shopCategory`. */
-export const CATEGORIES = ['cards', 'stations', 'accessories', 'sets', 'services', 'spare-parts'] as const;
+export const CATEGORIES = ['cards', 'stations', 'accessories', 'sets', 'services', 'spare-parts', 'subscriptions'] as const;
 /** Values of the LIST attribute `shopCardType`. */
 export const CARD_TYPES = ['sicard9', 'sicard10', 'siac1'] as const;
 
@@ -302,6 +304,20 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
     isShopArticle: false,
     userGroup: 'internal',
     category: 'spare-parts',
+  },
+  {
+    articleNumber: ARTICLE_NUMBERS.centerSubscription,
+    name: { en: 'SPORTident Center LTE subscription, 1 year', de: 'SPORTident Center LTE-Abo, 1 Jahr', fr: 'Abonnement SPORTident Center LTE, 1 an' },
+    description: {
+      en: 'Timing-data service for one LTE modem or reader app for one year; offered by quotation.',
+      de: 'Zeitmessdaten-Dienst für ein LTE-Modem oder eine Reader-App für ein Jahr; per Angebot.',
+      fr: "Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.",
+    },
+    netPrice: '99.00',
+    isShopArticle: true,
+    userGroup: 'internal',
+    category: 'subscriptions',
+    service: true,
   },
 ];
 

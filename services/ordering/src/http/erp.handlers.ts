@@ -11,6 +11,7 @@ import { shopArticlesCsv } from '../catalog/catalog.export';
 import { importArticles } from '../catalog/catalog.import';
 import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
 import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
+import { registerQuotationJob, requestCenterQuotation } from '../erp/center-quotation.service';
 import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
 import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
@@ -39,7 +40,13 @@ export async function withErp<T>(work: () => Promise<T>): Promise<T> {
 /** ERP handlers. */
 export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
   const clients = erpClientsOf(ctx);
+  // Outbox jobs of this process create quotations with this app's ERP client.
+  registerQuotationJob(() => clients.erpClientFor('weclapp'));
   return {
+    async createQuotationForSubscription(req, res) {
+      await requestCenterQuotation(ctx.database.db, req.body, actor(principalOf<Principal>(res)));
+      res.status(200).end();
+    },
     async importRetailers(_req, res) {
       const erp = clients.erpClientFor(RETAILER_ERP_SYSTEM);
       res.json(importSummary(await withErp(() => importRetailers({ db: ctx.database.db, erp, logger: ctx.logger }))));

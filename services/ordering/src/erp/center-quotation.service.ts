@@ -1,0 +1,79 @@
+/**
+ * Quotations for SPORTident Center subscriptions (ordering spec `center/create-quotation-for-subscription`;
+ * issue 6): the request is checked against the catalogue (the article must be an imported article of
+ * category `subscriptions`), recorded as an `erp-quotation` job of the transactional outbox, and the job
+ * creates the quotation in the ERP (`weclapp`) — idempotent by the request's reference (`shopReference`),
+ * retried with backoff while the ERP is unreachable; a 4xx answer of the ERP makes the job dead (staff see
+ * it) instead of retrying forever.
+ */
+import { randomUUID } from 'node:crypto';
+import { validationError } from '@sports-timing/shared';
+import type { Kysely } from 'kysely';
+import type { DB } from '../db/schema';
+import type { components } from '../generated/openapi';
+import { enqueue, PermanentJobError, registerOutboxHandler, type OutboxJob } from '../outbox/outbox.service';
+import { ErpError, type ErpClient } from './erp.client';
+import type { ErpSystem } from './erp.types';
+
+/** Outbox job kind. */
+export const ERP_QUOTATION_JOB = 'erp-quotation';
+/** Category (ERP custom field `shopCategory`) of subscription articles. */
+export const SUBSCRIPTION_CATEGORY = 'subscriptions';
+/** ERP customer account of requests by end customers (same account as the web shop's sales orders). */
+export const QUOTATION_CUSTOMER_NUMBER = 'C-9000';
+const QUOTATION_ERP_SYSTEM: ErpSystem = 'weclapp';
+
+type CenterSubscription = components['schemas']['CenterSubscription'];
+
+/** Payload of an `erp-quotation` job (no secrets). */
+export interface QuotationJobPayload {
+  reference: string;
+  articleNumber: string;
+  quantity: number;
+  email: string;
+  /** Short text for the ERP document (`commission`): who asked, start date. */
+  commission: string;
+  /** `user:<id>` of the requester. */
+  requestedBy: string;
+}
+
+/**
+ * Validates and records a request; answers its reference. Throws 400 when the article is not a subscription
+ * article. The quotation itself is created by the outbox job (see {@link registerQuotationJob}).
+ */
+export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscription, requestedBy: string): Promise<string> {
+  const article = await db.selectFrom('articles').select(['article_number', 'category']).where('article_number', '=', body.subscriptionArticleNumber).executeTakeFirst();
+  if (!article || article.category !== SUBSCRIPTION_CATEGORY) throw validationError({ subscriptionArticleNumber: [`'${body.subscriptionArticleNumber}' is not a subscription article.`] });
+  const reference = `CQ-${randomUUID()}`;
+  const a = body.address as { fullName?: string | null; firstName?: string | null; lastName?: string | null; club?: string | null };
+  const who = [a.club, a.fullName || [a.firstName, a.lastName].filter(Boolean).join(' ')].filter(Boolean).join(', ');
+  const payload: QuotationJobPayload = {
+    reference,
+    articleNumber: article.article_number,
+    quantity: body.quantity ?? 1,
+    email: body.email,
+    commission: `Center subscription for ${who || body.email} <${body.email}>${body.startDate ? ` from ${body.startDate}` : ''}`.slice(0, 250),
+    requestedBy,
+  };
+  await db.transaction().execute(async (trx) => {
+    await enqueue<QuotationJobPayload>(trx, ERP_QUOTATION_JOB, `quotation:${reference}`, payload);
+  });
+  return reference;
+}
+
+/** Registers the `erp-quotation` job handler for this process, using `erp`. */
+export function registerQuotationJob(erp: () => ErpClient): void {
+  registerOutboxHandler<QuotationJobPayload>(ERP_QUOTATION_JOB, async (job: OutboxJob<QuotationJobPayload>) => {
+    const p = job.payload;
+    try {
+      await erp().createQuotation(
+        QUOTATION_ERP_SYSTEM,
+        { customerNumber: QUOTATION_CUSTOMER_NUMBER, commission: p.commission, quotationItems: [{ articleNumber: p.articleNumber, quantity: String(p.quantity) }] },
+        p.reference,
+      );
+    } catch (err) {
+      if (err instanceof ErpError && !err.retryable && err.code !== 'configuration') throw new PermanentJobError(err.message);
+      throw err;
+    }
+  });
+}
