@@ -2697,7 +2697,8 @@ export interface components {
              *     right after the order commits (never inside its transaction); when the payment provider is
              *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
              *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
-             *     with the same `Idempotency-Key` returns the first answer as stored.
+             *     with the same `Idempotency-Key` returns the first answer, with `paylinkUrl` filled in when the
+             *     paylink was created since.
              */
             paylinkUrl: string | null;
             /**
@@ -3038,7 +3039,8 @@ export interface components {
              *     right after the order commits (never inside its transaction); when the payment provider is
              *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
              *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
-             *     with the same `Idempotency-Key` returns the first answer as stored.
+             *     with the same `Idempotency-Key` returns the first answer, with `paylinkUrl` filled in when the
+             *     paylink was created since.
              */
             paylinkUrl: string | null;
             /**
