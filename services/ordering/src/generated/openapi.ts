@@ -255,8 +255,10 @@ export interface paths {
         /**
          * Request a quotation for a SPORTident Center subscription
          * @description Records the request and creates a quotation in the ERP system through the outbox (retried while
-         *     the ERP system is unreachable); the ERP system sends the quotation to `email`. `400` when
-         *     `subscriptionArticleNumber` is not a subscription article.
+         *     the ERP system is unreachable; idempotent by the request's reference, so a retried job never
+         *     creates a second quotation); the ERP system sends the quotation to `email`. `400` when
+         *     `subscriptionArticleNumber` is not a subscription article (an imported article of the ERP
+         *     category `subscriptions`); nothing is recorded then.
          */
         post: operations["createQuotationForSubscription"];
         delete?: never;
@@ -3689,7 +3691,7 @@ export interface components {
             erpSystem: "weclapp" | "weclappSandbox" | null;
             /** @description ERP entity id of the sales order. */
             erpSalesOrderId: string | null;
-            /** @description ERP sales order number. */
+            /** @description ERP sales order number; null when not stored locally (the hand-off records the sales order id). */
             erpSalesOrderNumber: string | null;
             /**
              * @description `notDue` (not paid yet), `pending` (queued or retrying), `transferred`, `failed` (gave up; needs staff).
