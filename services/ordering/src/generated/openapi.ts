@@ -1476,7 +1476,9 @@ export interface paths {
          * Store the ERP API token
          * @description Stores the API token of the ERP system encrypted (AES-256-GCM, 16-byte tag enforced, additional
          *     authenticated data bound to the ERP system, key version prefix for rotation), replacing the
-         *     previous one. The `token` query parameter is redacted from all logs.
+         *     previous one. The token is first checked with one cheap ERP call: `400` (nothing stored) when
+         *     the ERP system answers 401/403 to it; when the ERP system is unreachable the token is stored
+         *     unchecked (rotation during an outage). The `token` query parameter is redacted from all logs.
          */
         post: operations["devSetErpApiToken"];
         delete?: never;
