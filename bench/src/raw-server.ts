@@ -19,7 +19,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pg from 'pg';
-import { countPunches, pageQuery, type PunchFormat, type PunchScope } from '../../services/timing/src/punches/punches.repository';
+import { countPunches, pageQuery, PUNCH_SESSION_SETTINGS, type PunchFormat, type PunchScope } from '../../services/timing/src/punches/punches.repository';
 
 const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
@@ -89,7 +89,8 @@ export async function startRawServer(opts: RawServerOptions): Promise<RawServer>
     connectionString: opts.databaseUrl,
     max: opts.poolSize ?? 10,
     application_name: 'bench-raw',
-    options: '-c search_path=timing,public',
+    // The timing service's session settings: its page statement (prepared, like ours) is planned with them.
+    options: `-c search_path=timing,public ${Object.entries(PUNCH_SESSION_SETTINGS).map(([k, v]) => `-c ${k}=${v}`).join(' ')}`,
   });
   pool.on('error', () => undefined);
 

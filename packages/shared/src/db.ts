@@ -25,6 +25,20 @@ export interface DatabaseOptions {
   logger?: Logger;
   /** Application name shown in pg_stat_activity. */
   applicationName?: string;
+  /**
+   * Extra session settings of every connection (`-c name=value`), e.g. planner costs a service's prepared
+   * statements depend on. Names are `[a-z_.]+`, values have no blanks (both checked).
+   */
+  settings?: Record<string, string | number>;
+}
+
+function sessionOptions(schema: string, settings: Record<string, string | number> = {}): string {
+  const parts = [`-c search_path=${schema},public`];
+  for (const [name, value] of Object.entries(settings)) {
+    if (!/^[a-z_.]+$/.test(name) || !/^[^\s\\]+$/.test(String(value))) throw new Error(`invalid session setting ${name}=${value}`);
+    parts.push(`-c ${name}=${value}`);
+  }
+  return parts.join(' ');
 }
 
 /** A Kysely instance plus its pool (for raw streaming queries and health checks). */
@@ -46,7 +60,7 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
     application_name: opts.applicationName ?? opts.schema,
-    options: `-c search_path=${opts.schema},public`,
+    options: sessionOptions(opts.schema, opts.settings),
   });
   // An idle client losing its connection (server restart) emits 'error' on the pool: log, never crash.
   pool.on('error', (err) => opts.logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'idle database client error'));

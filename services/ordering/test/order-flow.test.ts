@@ -142,6 +142,31 @@ test('ERP sales order SHIPPED (the ERP webhook hook) → shipped, once; CLOSED �
   expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred', 'transferred->shipped', 'shipped->completed']);
 });
 
+test('a refund at the provider → refunded; an Idempotency-Key replay carries the paylink created since', async () => {
+  const placed = await placeOrder();
+  const { transaction } = await control('pay', { invoiceId: (await orderRow(placed.id)).paylink_id });
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+  await control('refund', { transactionId: transaction.id });
+  await until('refunded', async () => (await orderRow(placed.id)).state === 'refunded');
+  expect((await historyOf(placed.id)).at(-1)).toBe('transferred->refunded');
+
+  await pay.server.down('close');
+  const body = orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] });
+  let first: request.Response;
+  try {
+    first = await request(url).post('/api/grpc-json/v1/shop/orders').set('Idempotency-Key', 'flow-replay-1').send(body);
+    expect(first.status).toBe(200);
+    expect(first.body.paylinkUrl).toBeNull();
+  } finally {
+    await pay.server.up();
+  }
+  await until('paylink', async () => (await orderRow(first.body.oid)).paylink_url !== null, 30_000);
+  const replay = await request(url).post('/api/grpc-json/v1/shop/orders').set('Idempotency-Key', 'flow-replay-1').send(body);
+  expect(replay.status).toBe(200);
+  expect(replay.body.oid).toBe(first.body.oid);
+  expect(replay.body.paylinkUrl).toBe((await orderRow(first.body.oid)).paylink_url);
+});
+
 test('the same delivery 100 times concurrently → one effect', async () => {
   await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
   try {

@@ -12,6 +12,7 @@ import { migrations } from './db/migrations';
 import { LiveHub } from './live/hub';
 import { startPunchListener } from './live/listener';
 import { startCountCompaction } from './punches/punches.service';
+import { PUNCH_SESSION_SETTINGS } from './punches/punches.repository';
 import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
@@ -27,7 +28,7 @@ async function main(): Promise<void> {
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: 5441, database: 'timing' });
     url = embedded.url;
   }
-  const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing' });
+  const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing', settings: PUNCH_SESSION_SETTINGS });
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);

@@ -69,6 +69,32 @@ describe.each(scopes)('%s', (_name, scope) => {
   });
 });
 
+it('walks the (modem, id) index also in the generic plan of the prepared page statement', async () => {
+  // The service runs pages as prepared statements; after a few executions PostgreSQL may switch to a
+  // generic plan, planned without knowing afterId (see PUNCH_SESSION_SETTINGS).
+  const scope: PunchScope = { modems: ['X-1', 'X-2', 'X-3', 'X-4'], afterId: 150_000, timeFrom: null, timeTo: null };
+  const q = pageQuery(scope, 'json');
+  const client = await ctx.database.pool.connect();
+  try {
+    await client.query('set plan_cache_mode = force_generic_plan');
+    await client.query(`prepare generic_page(text[], int8) as ${q.text}`);
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (format json) execute generic_page('{${scope.modems.join(',')}}', ${scope.afterId})`,
+    );
+    const plan = nodes(rows[0]['QUERY PLAN'][0].Plan);
+    if (process.env.SHOW_PLAN) console.log(plan.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`).join('\n'));
+    const onPunches = plan.filter((n) => n['Relation Name'] === 'punches');
+    // One index walk per modem branch (plus the exact count of the edge bucket, which may use any index).
+    expect(onPunches.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'punches_modem_id').length).toBeGreaterThanOrEqual(scope.modems.length);
+    expect(onPunches.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
+    // No sort of punches (the counters' small window aggregate may sort).
+    expect(plan.filter((n) => n['Node Type'] === 'Sort' && nodes(n).some((d) => d['Relation Name'] === 'punches'))).toEqual([]);
+  } finally {
+    await client.query('deallocate generic_page; reset plan_cache_mode');
+    client.release();
+  }
+});
+
 it('serves a full page of a large event quickly', async () => {
   const scope = scopes[0][1];
   const q = pageQuery(scope, 'json');

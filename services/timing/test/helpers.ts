@@ -12,6 +12,7 @@ import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
 import { createUserWithKey } from '../src/users/users.service';
+import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
 
 /** A user created for a test, with its first key. */
 export interface TestUser {
@@ -36,7 +37,7 @@ export interface TimingTestContext {
 export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize });
+  const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
   await migrateToLatest(database, migrations);
   const app = createApp({ database, logger, validateResponses: true });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {

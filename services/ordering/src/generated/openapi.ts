@@ -2701,7 +2701,8 @@ export interface components {
              *     right after the order commits (never inside its transaction); when the payment provider is
              *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
              *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
-             *     with the same `Idempotency-Key` returns the first answer as stored.
+             *     with the same `Idempotency-Key` returns the first answer, with `paylinkUrl` filled in when the
+             *     paylink was created since.
              */
             paylinkUrl: string | null;
             /**
@@ -3042,7 +3043,8 @@ export interface components {
              *     right after the order commits (never inside its transaction); when the payment provider is
              *     unreachable the order is still accepted with `paylinkUrl` null, and the paylink is created in
              *     the background (outbox job, retried) and sent to the contact by e-mail. A replay of the request
-             *     with the same `Idempotency-Key` returns the first answer as stored.
+             *     with the same `Idempotency-Key` returns the first answer, with `paylinkUrl` filled in when the
+             *     paylink was created since.
              */
             paylinkUrl: string | null;
             /**

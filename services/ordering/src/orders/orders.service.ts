@@ -194,6 +194,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   } catch (err) {
     throw translateIdempotencyError(err);
   }
+  // A replay answers the stored first reply; a paylink created since (the first attempt could not reach
+  // the provider) is filled in, so a client retrying after a timeout gets the payment page.
+  if (placed.replayed) return { body: await withCurrentPaylink(db, placed.body), replayed: true };
   // After the commit, never inside the transaction: the provider call must not hold locks or a snapshot.
   if (placed.orderId !== undefined && placed.state === 'pending_payment' && ctx.paylinks) {
     await ctx.paylinks.createPaylinkNow(placed.orderId);
@@ -201,6 +204,14 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
     if (fresh?.paylinkUrl) return { body: render(fresh), replayed: false };
   }
   return { body: placed.body, replayed: placed.replayed };
+}
+
+/** `body` with `paylinkUrl` taken from the order when the stored reply had none yet. */
+async function withCurrentPaylink<T>(db: Kysely<DB>, body: T): Promise<T> {
+  const b = body as { oid?: unknown; paylinkUrl?: unknown };
+  if (typeof b.oid !== 'number' || b.paylinkUrl !== null) return body;
+  const row = await repo.selectOrder(db, b.oid);
+  return row?.paylink_url ? ({ ...b, paylinkUrl: row.paylink_url } as T) : body;
 }
 
 /** Spec `createShopOrder`: places a shop order and returns the stored `ShopOrderDTO`. */

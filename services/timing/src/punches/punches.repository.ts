@@ -25,6 +25,26 @@
  */
 import type pg from 'pg';
 
+/**
+ * Session settings of the service's pool (server.ts; the tests and the benchmark's raw server use them
+ * too), for the page statement, which runs as a prepared statement ({@link pageQuery}):
+ * - `plan_cache_mode = force_generic_plan`: the statement is built so that one plan serves every afterId
+ *   (its strategy is chosen at run time by one-time filters). Left to itself PostgreSQL keeps re-planning
+ *   it per execution, because custom plans look cheaper: ≈20 ms of planning per request for a 60-modem
+ *   event, against ≈1 ms for a tail poll with the cached plan (measured on the 5 M-punch bench data).
+ * - `enable_bitmapscan = off`, `random_page_cost = 1.1`: a generic plan does not know afterId, so PostgreSQL
+ *   assumes a third of each modem's rows qualify and would read every later row of each modem by a bitmap
+ *   heap scan and sort them (≈95 ms for a mid-event page of the 1-million-punch event) instead of walking
+ *   the (modem, id) index for at most a page. Every read of this service is such an ordered keyset walk
+ *   or a small lookup; 1.1 is the usual value for SSDs or a cached working set.
+ * test/explain.test.ts checks the generic plan.
+ */
+export const PUNCH_SESSION_SETTINGS: Record<string, number | string> = {
+  plan_cache_mode: 'force_generic_plan',
+  random_page_cost: 1.1,
+  enable_bitmapscan: 'off',
+};
+
 /** Punches per response (timing spec §4.1 rule 2, §8). */
 export const PAGE_SIZE = 1000;
 
@@ -145,26 +165,54 @@ const JSON_BODY = `'[' || coalesce(string_agg(row_to_json(r)::text, ',' order by
 const JSON_FROM = `(select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc" from page) r`;
 const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', id, card, time, code, type, modem, reception_time_utc), E'\\n' order by id) || E'\\n', '')`;
 
-/** Bits of the coarse and fine id buckets of `punch_counts` (migration 0002). */
+/** Bits of the coarse, middle and fine id buckets of `punch_counts` (migrations 0002, 0003). */
 const COARSE_SHIFT = 16;
+const MID_SHIFT = 13;
 const FINE_SHIFT = 10;
 
+/** Condition on the modems that no index can serve: makes PostgreSQL walk the primary key in id order. */
+const MODEM_FILTER = '(q.modem = any($1::text[])) is true';
+
 /**
- * Number of visible punches of the modems `$1` after `$2` from the counters (migration 0002), for scopes
- * without a time window: the coarse buckets above afterId's coarse bucket, the fine buckets of that coarse
- * bucket above afterId's fine bucket, and an exact count of the rest of afterId's fine bucket (< 1,024 ids).
- * Each part applies the pages' visibility rule, so the sum equals `count(*)` of the same rows, at a cost
- * bounded by the modems and the event's id span, not by the table.
+ * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
+ * window: coarse buckets above afterId's coarse bucket, middle buckets of that coarse bucket above
+ * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket, and an exact
+ * count of the rest of afterId's fine bucket (< 1,024 ids, by the primary key). Each part applies the
+ * pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 + 8 rows per
+ * modem at the lower levels plus one per coarse bucket of the event's id span, whatever the table size.
  */
 const COUNTER_TOTAL = `(
       (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
     + (select coalesce(sum(c.n), 0) from punch_counts c
+        where c.modem = any($1::text[]) and c.shift = ${MID_SHIFT} and c.bucket > ($2::int8 >> ${MID_SHIFT})
+          and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - MID_SHIFT} and c.txid < (select xmin from vis))
+    + (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
-          and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))
+          and c.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))
     + (select count(*) from punches q
-        where q.modem = any($1::text[]) and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))
+        where ${MODEM_FILTER} and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))
     )::int8`;
+
+/** Ids after `afterId` up to the newest id within which a page reads by the primary key (the live head). */
+const HEAD_IDS = 4096;
+
+/** Fine buckets after afterId's own within which a full page must lie for the dense strategy. */
+const DENSE_BUCKETS = 4;
+
+/**
+ * The last fine bucket of the dense strategy: the first bucket b (within {@link DENSE_BUCKETS} after
+ * afterId's) such that the buckets after afterId's up to b hold at least a page of visible punches of the
+ * modems; null when there is none (the modems are sparse there). afterId's own bucket is left out of the
+ * sum, so the id range (afterId, (b + 1) << 10) surely holds a full page.
+ */
+const DENSE_LAST_BUCKET = `(select min(w.bucket) from (
+          select g.bucket, sum(g.n) over (order by g.bucket) as cum from (
+            select c.bucket, sum(c.n) as n from punch_counts c
+            where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
+              and c.bucket <= ($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and c.txid < (select xmin from vis)
+            group by c.bucket) g) w
+        where w.cum >= ${PAGE_SIZE})`;
 
 /** Name of the prepared statement of a page shape (the text depends only on these). */
 function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolean): string {
@@ -172,34 +220,60 @@ function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolea
 }
 
 /**
- * The page statement: one branch per modem, each the first {@link PAGE_SIZE} visible punches after
- * `afterId` by the (modem, id) index, combined with UNION ALL under an outer `order by id limit`: PostgreSQL
- * merges the ordered index scans (Merge Append) and stops after about a page plus one row per modem, whatever
- * the table size. (A lateral join over the modem array let the planner read every later row of each modem
- * and sort them: 0.5–1 s per page of a 1-million-punch event, against ~6 ms for this form; see
- * BENCHMARKS.md.) PostgreSQL renders the body (JSON array or CSV with header), so no row objects are built
- * in Node, and the `X-Total-Count` in the same statement and snapshot: the page's size when the page is not
- * full; otherwise from the counters ({@link COUNTER_TOTAL}) or, with a time window, an exact count. The
- * count's subqueries are init plans, which PostgreSQL runs only when the CASE needs them.
+ * The page statement. It picks one of two ways to find the first {@link PAGE_SIZE} visible punches of the
+ * modems after `afterId`, both exact (only the cost differs), at run time in the same statement:
+ *
+ * - `sparse`: one branch per modem, each the first page of that modem after `afterId` by the (modem, id)
+ *   index, under an outer `order by id limit` (PostgreSQL merges the ordered index scans and stops after
+ *   about a page plus one row per modem). Cost bounded by page and modems, however the modems' rows
+ *   interleave with others. (A lateral join over the modems read every later row of each modem and sorted
+ *   them: 0.5–1 s per page of a 1-million-punch event; see BENCHMARKS.md.)
+ * - `head` / `dense`: one walk of the primary key from `afterId`, keeping the modems' rows — what PostgREST
+ *   does, and cheaper when neighbouring ids belong to the scope (a page then sits on few heap pages
+ *   instead of one page per punch). Taken only when it is bounded: at the live head (newest id at most
+ *   {@link HEAD_IDS} ahead), or, without a time window, when the counters show a full page within
+ *   {@link DENSE_BUCKETS} fine buckets ({@link DENSE_LAST_BUCKET}); the walk then stops at that bucket's end.
+ *
+ * The branches of the strategy not taken are cut off by one-time filters and never run. PostgreSQL renders
+ * the body (JSON array or CSV with header), so no row objects are built in Node, and the `X-Total-Count`
+ * in the same statement and snapshot: the page's size when the page is not full; otherwise from the
+ * counters ({@link COUNTER_TOTAL}) or, with a time window, an exact count (init plans, run only when the
+ * CASE needs them).
  *
  * The text depends only on the format, the number of modems and which time bounds are set, so it runs as a
  * named prepared statement (parsed and planned once per connection). `withTotal: false` leaves the total
  * out (null), for the benchmark's raw server.
  */
 export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true): { name: string; text: string; values: unknown[] } {
+  const name = statementName(scope, format, withTotal);
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
+  const cached = pageTexts.get(name);
+  if (cached !== undefined) return { name, text: cached, values };
+  const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
   const branches = scope.modems.map(
-    (_m, i) => `(select q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc
+    (_m, i) => `(select ${cols}
         from punches q
-        where ${where.replace('__N__', String(i + 1))}
+        where (select m from mode) = 'sparse' and ${where.replace('__N__', String(i + 1))}
         order by q.id
         limit ${PAGE_SIZE})`,
   );
   const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  const walk = scopeConditions(scope, 'q', MODEM_FILTER).where;
+  branches.unshift(`(select ${cols}
+        from punches q
+        where (select m from mode) <> 'sparse' and ${walk} and q.id < coalesce((select hi from mode), 9223372036854775807)
+        order by q.id
+        limit ${PAGE_SIZE})`);
   const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
   const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : COUNTER_TOTAL;
   const text = `
     with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    mode as materialized (
+      select case when h.head then 'head' when e.last is not null then 'dense' else 'sparse' end as m,
+             (e.last + 1) << ${FINE_SHIFT} as hi
+      from (select coalesce((select max(id) from punches), 0) - $2 <= ${HEAD_IDS} as head) h
+      left join lateral (select ${windowed ? 'null::int8' : DENSE_LAST_BUCKET} as last where not h.head) e on true
+    ),
     page as (
       select * from (${branches.join('\n      union all ')}) u
       order by id
@@ -207,8 +281,12 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     )
     select n::int as count, body, ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
-  return { name: statementName(scope, format, withTotal), text, values };
+  pageTexts.set(name, text);
+  return { name, text, values };
 }
+
+/** Page statement texts by statement name (the text depends only on the name; at most a few thousand). */
+const pageTexts = new Map<string, string>();
 
 /** Reads one page with its total (see {@link pageQuery}). `scope.modems` must be distinct. */
 export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchScope, format: PunchFormat): Promise<PunchPage> {
