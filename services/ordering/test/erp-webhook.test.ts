@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
+import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
 import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
 import { erpClientsOf } from '../src/erp/erp-clients';
@@ -106,6 +106,16 @@ describe('ERP webhook', () => {
     expect(a + b).toBe(ids.length);
     for (const id of ids) expect(sim.server.requests.filter((r) => r.path.endsWith(`/article/id/${id}`))).toHaveLength(1);
     expect(await jobs()).toEqual([]);
+  });
+
+  it('a changed customer re-imports the retailer list (public flag set in the ERP → public list)', async () => {
+    await worker.start();
+    sim.subscribe(webhookUrl);
+    const publicNames = async () => ((await request(ctx.app).get('/api/rest/v1/shop/retailers/public-list').expect(200)).body as { name: string }[]).map((r) => r.name);
+    await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailerPublic: true } });
+    await eventually(async () => (await publicNames()).includes('Nordic Orienteering AS'));
+    await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailer: false } });
+    await eventually(async () => !(await publicNames()).includes('Nordic Orienteering AS'));
   });
 
   it('refuses forged deliveries (wrong or missing secret) and records nothing', async () => {
