@@ -4,11 +4,12 @@
  * file), progress and status to stderr.
  */
 import { Command, InvalidArgumentError } from 'commander';
-import { createTimingClient } from '@sports-timing/timing-client';
+import { appendFileSync } from 'node:fs';
+import { createTimingClient, type NewPunch } from '@sports-timing/timing-client';
 import { batteryLines } from './battery';
 import { readPunchFile } from './punch-file';
 import { replay } from './replay';
-import { tail } from './tail';
+import { localTime, tail } from './tail';
 
 /** Where the commands write; tests pass their own. */
 export interface CliIo {
@@ -49,7 +50,8 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .option('--state <file>', 'keep the last id in FILE (JSON) and resume from it')
     .option('--after <localMs>', 'only punches with time >= this (local ms) on the first request', positiveNumber)
     .option('--poll', 'long-poll only (no SSE)')
-    .action(async (o: { event?: string; modem?: string[]; url: string; key?: string; csv?: string; state?: string; after?: number; poll?: boolean }) => {
+    .option('--timestamps', 'prefix each printed punch with the Unix ms it arrived (for latency measurements)')
+    .action(async (o: { event?: string; modem?: string[]; url: string; key?: string; csv?: string; state?: string; after?: number; poll?: boolean; timestamps?: boolean }) => {
       if (o.event === undefined && o.modem === undefined) throw new Error('give --event or --modem');
       const client = createTimingClient({ baseUrl: o.url, apiKey: o.key });
       const lastId = await tail(client, {
@@ -58,6 +60,7 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
         stateFile: o.state,
         after: o.after,
         pollOnly: o.poll,
+        timestamps: o.timestamps,
         signal: io.signal,
         print: io.out,
         status: io.err,
@@ -74,12 +77,18 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .option('--max-gap <seconds>', 'shorten quiet stretches between punches to this many event seconds', positiveNumber, 60)
     .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
     .option('--key <key>', 'API key of the uploading user (default: $TIMING_API_KEY)', process.env.TIMING_API_KEY)
-    .action(async (file: string, o: { modemPrefix?: string; speed: number; maxGap: number; url: string; key?: string }) => {
+    .option('--ack-log <file>', 'append one line per acknowledged punch: ackUnixMs, then the fields tail prints (card, time, code, type, modem), tab-separated')
+    .action(async (file: string, o: { modemPrefix?: string; speed: number; maxGap: number; url: string; key?: string; ackLog?: string }) => {
       if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
       const punches = readPunchFile(file, o.modemPrefix);
       const modems = new Set(punches.map((p) => p.modem)).size;
       io.err(`replay: ${punches.length} punches from ${modems} modems at ${o.speed}x`);
-      const r = await replay(createTimingClient({ baseUrl: o.url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, signal: io.signal, progress: io.err });
+      const ackLog = o.ackLog;
+      const onAck = ackLog
+        ? (batch: readonly NewPunch[], ackAtMs: number) =>
+            appendFileSync(ackLog, batch.map((p) => `${ackAtMs}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}\n`).join(''))
+        : undefined;
+      const r = await replay(createTimingClient({ baseUrl: o.url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, signal: io.signal, progress: io.err, onAck });
       io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}`);
     });
 
@@ -98,8 +107,14 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
 
 /** Runs the CLI on `argv` (node, script, args…); resolves with the exit code. */
 export async function main(argv: readonly string[], io?: CliIo): Promise<number> {
+  const state = { exit: 0 };
   const ac = new AbortController();
-  const stop = () => ac.abort();
+  const stop = () => {
+    ac.abort();
+    // A command that does not wind down after the abort (a stream read that never settles was seen after
+    // minutes of tail) must not outlive Ctrl-C / SIGTERM: exit after a short grace anyway.
+    if (!io) setTimeout(() => process.exit(state.exit || 130), 3_000).unref();
+  };
   const realIo: CliIo = io ?? { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`), signal: ac.signal };
   if (!io) {
     // `punches tail | head`: a closed pipe ends the program quietly.
@@ -109,7 +124,6 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
     process.once('SIGINT', stop);
     process.once('SIGTERM', stop);
   }
-  const state = { exit: 0 };
   try {
     await buildProgram(realIo, state).parseAsync([...argv]);
     return state.exit;

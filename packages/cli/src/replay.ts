@@ -19,6 +19,8 @@ export interface ReplayOptions {
   progress?: (line: string) => void;
   /** Progress at most this often (ms); default 1000. */
   progressEveryMs?: number;
+  /** Called when the service acknowledged a batch (`ackAtMs`: Unix ms when the answer arrived). */
+  onAck?: (batch: readonly NewPunch[], ackAtMs: number) => void;
 }
 
 /** Totals of a replay. */
@@ -66,7 +68,13 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
       const p = punches[i++];
       byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
     }
-    const results = await Promise.all([...byModem.values()].map((batch) => client.uploadPunches(batch)));
+    const results = await Promise.all(
+      [...byModem.values()].map(async (batch) => {
+        const r = await client.uploadPunches(batch);
+        o.onAck?.(batch, Date.now());
+        return r;
+      }),
+    );
     for (const r of results) {
       result.sent += r.received;
       result.stored += r.stored;

@@ -26,6 +26,8 @@ export interface TailOptions {
   print?: (line: string) => void;
   /** Status line sink (stderr in the CLI). */
   status?: (line: string) => void;
+  /** Prefix each printed line with the Unix ms it was received (latency measurements). */
+  timestamps?: boolean;
 }
 
 /** One punch as a CSV row of the download format (numbers unquoted). */
@@ -33,8 +35,8 @@ export function csvRow(p: Punch): string {
   return [p.id, p.card, p.time, p.code, p.type, p.modem, p.receptionTimeUtc].join(',');
 }
 
-/** Local ms → `YYYY-MM-DD HH:MM:SS.sss` (the event's wall clock). */
-function localTime(ms: number): string {
+/** Local ms → `YYYY-MM-DD HH:MM:SS.sss` (the event's wall clock), as tail prints it. */
+export function localTime(ms: number): string {
   return new Date(ms).toISOString().replace('T', ' ').replace('Z', '');
 }
 
@@ -78,7 +80,7 @@ export async function tail(client: TimingClient, o: TailOptions): Promise<number
   const deliver = (p: Punch) => {
     if (p.id <= lastId) return;
     if (o.csvFile) appendFileSync(o.csvFile, `${csvRow(p)}\n`);
-    else o.print?.(`${p.id}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}`);
+    else o.print?.(`${o.timestamps ? `${Date.now()}\t` : ''}${p.id}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}`);
     lastId = p.id;
     count += 1;
     if (o.stateFile) {

@@ -40,23 +40,29 @@ const testApi = (erpSystem: string, quotationEntityId?: string) => request(ctx.a
 describe('set / get', () => {
   it('shows nothing stored, then the stored token masked with its key version, encrypted in the row', async () => {
     expect((await getToken('weclapp').expect(200)).body).toEqual({ erpSystem: 'weclapp', isSet: false, maskedToken: null, keyVersion: null, updatedAt: null });
-    await setToken('weclapp', 'real-tenant-token-abcd1234').expect(200);
+    await setToken('weclapp', DEFAULT_TOKENS.main).expect(200);
     const info = (await getToken('weclapp').expect(200)).body;
-    expect(info).toMatchObject({ erpSystem: 'weclapp', isSet: true, maskedToken: '***1234', keyVersion: 1 });
+    expect(info).toMatchObject({ erpSystem: 'weclapp', isSet: true, maskedToken: `***${DEFAULT_TOKENS.main.slice(-4)}`, keyVersion: 1 });
     expect(Date.now() - Date.parse(info.updatedAt)).toBeLessThan(60_000);
     expect((await getToken('weclappSandbox').expect(200)).body.isSet).toBe(false);
     const row = await ctx.database.db.selectFrom('erp_api_tokens').selectAll().executeTakeFirstOrThrow();
-    expect(row.ciphertext).not.toContain('real-tenant-token');
-    expect(Buffer.from(row.ciphertext, 'base64url').toString('latin1')).not.toContain('abcd1234');
+    expect(row.ciphertext).not.toContain('dev-erp-token');
+    expect(Buffer.from(row.ciphertext, 'base64url').toString('latin1')).not.toContain('erp-token');
     expect(row.updated_by).toBe('user:1:test');
     expect(maskToken('short')).toBe('***');
   });
 
-  it('replaces the token; the client uses the new one at once', async () => {
-    await setToken('weclapp', 'wrong-token-0000').expect(200);
+  it('never stores a token the ERP rejects; stores one while the ERP is down; the client uses a new one at once', async () => {
+    const refused = await setToken('weclapp', 'wrong-token-0000').expect(400);
+    expect(JSON.stringify(refused.body)).not.toContain('wrong-token-0000');
+    expect((await getToken('weclapp').expect(200)).body.isSet).toBe(false);
+    // Rotating during an ERP outage is possible: the token cannot be checked, it is stored.
+    await sim.server.down('reset');
+    await setToken('weclapp', 'rotated-during-outage-0001').expect(200);
+    await sim.server.up();
     const bad = (await testApi('weclapp').expect(200)).body;
     expect(bad).toMatchObject({ erpSystem: 'weclapp', isReachable: false, httpStatus: 401, quotation: null });
-    expect(JSON.stringify(bad)).not.toContain('wrong-token-0000');
+    expect(JSON.stringify(bad)).not.toContain('rotated-during-outage');
     await setToken('weclapp', DEFAULT_TOKENS.main).expect(200);
     expect((await testApi('weclapp').expect(200)).body).toMatchObject({ isReachable: true, httpStatus: 200, baseUrl: sim.baseUrl('main') });
     expect(await erpClientsOf(ctx.deps).token('weclapp')).toEqual({ token: DEFAULT_TOKENS.main, source: 'stored' });

@@ -185,3 +185,28 @@ describe('job outbox', () => {
     expect(safeErrorText(new Error('X-API-KEY: abc Authorization: Bearer eyJhbGciOi.x.y password=pw1'))).not.toMatch(/abc|eyJ|pw1/);
   });
 });
+
+test('a per-kind attempt limit given at register() overrides the dispatcher default', async () => {
+  let calls = 0;
+  await ctx.database.db.transaction().execute((trx) => enqueue(trx, 'test-kind-limit', 'k1', {}));
+  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-kind-limit'), pollIntervalMs: 30, baseBackoffMs: 10, maxBackoffMs: 20, maxAttempts: 50 });
+  d.register(
+    'test-kind-limit',
+    async () => {
+      calls++;
+      throw new Error('still down');
+    },
+    { maxAttempts: 2 },
+  );
+  d.start();
+  try {
+    const end = Date.now() + 5_000;
+    while ((await findMessage(ctx.database.db, 'test-kind-limit', 'k1'))?.dead_at == null) {
+      if (Date.now() > end) throw new Error('timed out');
+      await new Promise((r) => setTimeout(r, 20));
+    }
+  } finally {
+    await d.stop();
+  }
+  expect(calls).toBe(2);
+});

@@ -89,6 +89,17 @@ export class ErpClients {
     throw new Error(`no ERP API token for ${system}`);
   }
 
+  /**
+   * Checks a candidate token with one cheap ERP call before it is stored: answers `rejected` when the ERP
+   * answers 401/403 (the token is wrong), else `accepted` — also when the ERP is unreachable, so a token can
+   * be rotated during an ERP outage.
+   */
+  async checkToken(system: ErpSystem, token: string): Promise<'accepted' | 'rejected'> {
+    const probe = createErpClient(this.deps.config, async () => token, { timeoutMs: this.deps.config.erpTimeoutMs, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+    const ping = await probe.ping(system);
+    return ping.httpStatus === 401 || ping.httpStatus === 403 ? 'rejected' : 'accepted';
+  }
+
   /** Stores `token` for `system` encrypted under the current key and drops this process's cached token. */
   async setToken(system: ErpSystem, token: string, updatedBy: string): Promise<void> {
     const ciphertext = this.deps.encryption.encrypt(token, erpTokenAad(system));

@@ -255,8 +255,10 @@ export interface paths {
         /**
          * Request a quotation for a SPORTident Center subscription
          * @description Records the request and creates a quotation in the ERP system through the outbox (retried while
-         *     the ERP system is unreachable); the ERP system sends the quotation to `email`. `400` when
-         *     `subscriptionArticleNumber` is not a subscription article.
+         *     the ERP system is unreachable; idempotent by the request's reference, so a retried job never
+         *     creates a second quotation); the ERP system sends the quotation to `email`. `400` when
+         *     `subscriptionArticleNumber` is not a subscription article (an imported article of the ERP
+         *     category `subscriptions`); nothing is recorded then.
          */
         post: operations["createQuotationForSubscription"];
         delete?: never;
@@ -1474,7 +1476,9 @@ export interface paths {
          * Store the ERP API token
          * @description Stores the API token of the ERP system encrypted (AES-256-GCM, 16-byte tag enforced, additional
          *     authenticated data bound to the ERP system, key version prefix for rotation), replacing the
-         *     previous one. The `token` query parameter is redacted from all logs.
+         *     previous one. The token is first checked with one cheap ERP call: `400` (nothing stored) when
+         *     the ERP system answers 401/403 to it; when the ERP system is unreachable the token is stored
+         *     unchecked (rotation during an outage). The `token` query parameter is redacted from all logs.
          */
         post: operations["devSetErpApiToken"];
         delete?: never;
@@ -3691,7 +3695,7 @@ export interface components {
             erpSystem: "weclapp" | "weclappSandbox" | null;
             /** @description ERP entity id of the sales order. */
             erpSalesOrderId: string | null;
-            /** @description ERP sales order number. */
+            /** @description ERP sales order number; null when not stored locally (the hand-off records the sales order id). */
             erpSalesOrderNumber: string | null;
             /**
              * @description `notDue` (not paid yet), `pending` (queued or retrying), `transferred`, `failed` (gave up; needs staff).

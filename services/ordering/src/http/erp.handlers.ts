@@ -4,7 +4,7 @@
  * utilities (§4.9). Thin: the work is in `src/erp/**`, `src/catalog/catalog.import.ts`, `src/retailers/**`,
  * `src/localization/**`.
  */
-import { ApiError, principalOf, type Handlers } from '@sports-timing/shared';
+import { ApiError, principalOf, validationError, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingDeps } from '../context';
 import { shopArticlesCsv } from '../catalog/catalog.export';
@@ -104,6 +104,8 @@ export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
       res.set('Cache-Control', 'no-store').json(await clients.info(req.query.erpSystem));
     },
     async devSetErpApiToken(req, res) {
+      // A token the ERP refuses is never stored (it would break every ERP call until replaced).
+      if ((await clients.checkToken(req.query.erpSystem, req.query.token)) === 'rejected') throw validationError({ token: ['The ERP system rejected this token (401/403); nothing was stored.'] });
       await clients.setToken(req.query.erpSystem, req.query.token, actor(principalOf<Principal>(res)));
       res.status(200).end();
     },

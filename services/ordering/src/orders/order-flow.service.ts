@@ -189,7 +189,9 @@ export class OrderFlow {
 
   /** Registers the flow's job handlers with a dispatcher and its `salesOrder` hook with the ERP webhook worker. */
   registerWith(dispatcher: OutboxDispatcher): void {
-    for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h);
+    // At the 60 s backoff cap, 1500 attempts keep a hand-off or paylink retrying for about a day of
+    // provider or ERP outage before it is marked dead for an operator.
+    for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h, { maxAttempts: kind === FLOW_JOBS.paymentStatus ? 200 : 1500 });
     registerSalesOrderWebhookHandler(async (event) => {
       await this.applyErpSalesOrder(event.erpSystem, event.entityId);
     });

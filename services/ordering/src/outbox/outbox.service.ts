@@ -132,6 +132,7 @@ export class OutboxDispatcher {
   private current: Promise<unknown> | undefined;
   private stopped = false;
   private readonly own = new Map<string, OutboxHandler<never>>();
+  private readonly attemptsOf = new Map<string, number>();
 
   constructor(private readonly opts: OutboxDispatcherOptions) {
     const mailer = opts.mailer;
@@ -143,9 +144,13 @@ export class OutboxDispatcher {
     for (const [kind, h] of Object.entries(opts.handlers ?? {})) this.own.set(kind, h);
   }
 
-  /** Adds (or replaces) the handler of a kind for this dispatcher. */
-  register<P>(kind: OutboxKind, handler: OutboxHandler<P>): this {
+  /**
+   * Adds (or replaces) the handler of a kind for this dispatcher; `maxAttempts` overrides the dispatcher's
+   * limit for this kind (e.g. a hand-off that must outlast a long outage of a third party).
+   */
+  register<P>(kind: OutboxKind, handler: OutboxHandler<P>, opts: { maxAttempts?: number } = {}): this {
     this.own.set(kind, handler as OutboxHandler<never>);
+    if (opts.maxAttempts !== undefined) this.attemptsOf.set(kind, opts.maxAttempts);
     this.wake();
     return this;
   }
@@ -214,7 +219,7 @@ export class OutboxDispatcher {
       const batch = await claimDue(db, this.kinds(), this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
       if (batch.length === 0) return done;
       // Jobs of one batch run concurrently: one slow third party does not hold up the others' work.
-      const results = await Promise.all(batch.map((m) => this.runOne(m, maxAttempts)));
+      const results = await Promise.all(batch.map((m) => this.runOne(m, this.attemptsOf.get(m.kind) ?? maxAttempts)));
       done += results.filter(Boolean).length;
     }
   }
