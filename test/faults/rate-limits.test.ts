@@ -121,7 +121,8 @@ test('Redis unreachable: fail open to per-instance limits (served, never 500, st
     expect(res.status).toBeLessThan(500);
   }
   expect((await request(a).get(BATTERY)).status).toBe(429);
-  expect(Date.now() - started).toBeLessThan(10_000);
+  // No request waits for the dead Redis (no offline queue): the bound only catches hangs, on a loaded CI machine.
+  expect(Date.now() - started).toBeLessThan(30_000);
 });
 
 describe('timing: key-bearing punch reads', () => {

@@ -13,6 +13,7 @@ import { ErpClients } from './erp/erp-clients';
 import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
+import { identityOf } from './identity/identity';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
 import { OrderFlow } from './orders/order-flow.service';
@@ -62,7 +63,8 @@ async function main(): Promise<void> {
   orderFlow.registerWith(outbox);
   const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
   await erpWebhooks.start();
-  const app = createApp({ config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow });
+  const deps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
+  const app = createApp(deps);
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
@@ -72,6 +74,8 @@ async function main(): Promise<void> {
       await cacheListener.stop();
       await erpWebhooks.stop();
       mailer.close();
+      // The rate-limit connection (REDIS_URL) of the app's identity services.
+      identityOf(deps).redis?.disconnect();
       await database.close();
       await embedded?.stop();
     },

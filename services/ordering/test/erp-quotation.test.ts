@@ -40,7 +40,7 @@ const body = (articleNumber: string) => ({
 });
 const post = (b: object, auth = customer) => request(ctx.app).post('/api/rest/v1/center/create-quotation-for-subscription').set('authorization', auth).send(b);
 const jobs = () => ctx.database.db.selectFrom('outbox_messages').selectAll().where('kind', '=', ERP_QUOTATION_JOB).execute();
-async function eventually(check: () => Promise<boolean>, ms = 8_000): Promise<void> {
+async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error('condition not reached in time');

@@ -9,7 +9,7 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
+import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
 import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
 import { erpClientsOf } from '../src/erp/erp-clients';
@@ -49,7 +49,7 @@ function deps() {
   return { db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger };
 }
 const shopList = async () => ((await request(ctx.app).get('/api/grpc-json/v1/shop/articles').expect(200)).body as { articleNumber: string }[]).map((a) => a.articleNumber);
-async function eventually(check: () => Promise<boolean>, ms = 5_000): Promise<void> {
+async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
     if (Date.now() > until) throw new Error('condition not reached in time');
@@ -94,6 +94,28 @@ describe('ERP webhook', () => {
     await sim.deliverWebhook(webhookUrl, { entityName: 'article', entityId: id, type: 'update' });
     await worker.drain();
     expect((await ctx.database.db.selectFrom('articles').select('updated_at').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).updated_at).toEqual(after.updated_at);
+  });
+
+  it('two workers draining at once process every job exactly once (FOR UPDATE SKIP LOCKED)', async () => {
+    const numbers = [ARTICLE_NUMBERS.bsf8, ARTICLE_NUMBERS.bs11, ARTICLE_NUMBERS.bsm8, ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.siCard9, ARTICLE_NUMBERS.siCard10];
+    const ids = await Promise.all(numbers.map(articleIdOf));
+    for (const id of ids) await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: id, type: 'update' }).expect(200);
+    sim.server.requests.length = 0;
+    const other = new ErpWebhookWorker({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger });
+    const [a, b] = await Promise.all([worker.drain(), other.drain()]);
+    expect(a + b).toBe(ids.length);
+    for (const id of ids) expect(sim.server.requests.filter((r) => r.path.endsWith(`/article/id/${id}`))).toHaveLength(1);
+    expect(await jobs()).toEqual([]);
+  });
+
+  it('a changed customer re-imports the retailer list (public flag set in the ERP → public list)', async () => {
+    await worker.start();
+    sim.subscribe(webhookUrl);
+    const publicNames = async () => ((await request(ctx.app).get('/api/rest/v1/shop/retailers/public-list').expect(200)).body as { name: string }[]).map((r) => r.name);
+    await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailerPublic: true } });
+    await eventually(async () => (await publicNames()).includes('Nordic Orienteering AS'));
+    await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailer: false } });
+    await eventually(async () => !(await publicNames()).includes('Nordic Orienteering AS'));
   });
 
   it('refuses forged deliveries (wrong or missing secret) and records nothing', async () => {

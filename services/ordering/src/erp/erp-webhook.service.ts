@@ -12,7 +12,8 @@
  *   never trust the webhook body — and must be idempotent (a row may run again after a crash or when a
  *   delivery arrived during processing).
  *
- * Handlers: `article` (created/changed/deleted → re-import that one article) is registered here. The hook
+ * Handlers: `article` (created/changed/deleted → re-import that one article) and `customer`/`party` (→
+ * re-import of the retailer list of `weclapp`) are registered here. The hook
  * for sales orders is {@link registerSalesOrderWebhookHandler}: the order-flow module registers there what a
  * changed sales order means for the shop order (e.g. shipped → order state `shipped`).
  */
@@ -21,6 +22,7 @@ import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
 import { importArticleById } from '../catalog/catalog.import';
+import { RETAILER_ERP_SYSTEM, importRetailers } from '../retailers/retailers.service';
 import type { DB } from '../db/schema';
 import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
@@ -69,6 +71,15 @@ export function hasErpEntityHandler(entityName: string): boolean {
 registerErpEntityHandler('article', async (event, ctx) => {
   await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
 });
+
+// A changed customer may be a retailer (or stop being one): the retailer list is re-imported from the ERP
+// (a few customers; the whole list keeps the replace-atomically rule of `import-retailers`).
+const reimportRetailers: ErpEntityHandler = async (event, ctx) => {
+  if (event.erpSystem !== RETAILER_ERP_SYSTEM) return;
+  await importRetailers({ db: ctx.db, erp: ctx.erp, logger: ctx.logger });
+};
+registerErpEntityHandler('customer', reimportRetailers);
+registerErpEntityHandler('party', reimportRetailers);
 
 /** Constant-time check of a presented webhook secret; false when none is configured or presented. */
 export function verifyWebhookSecret(configured: string | undefined, presented: string | undefined): boolean {
