@@ -218,6 +218,24 @@ test('forged deliveries change nothing: unknown transaction, and a "confirmed" t
   expect((await postWebhook('transaction[id]=0', true)).status).toBe(400);
 });
 
+test('a cancelled attempt while the order\'s paylink is still open changes nothing', async () => {
+  const placed = await placeOrder();
+  // Another paylink with the order's reference, aborted by the payer: its transaction is `cancelled`.
+  const other = await orderFlow.payment.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: placed.orderNumber });
+  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
+  let txId: number;
+  try {
+    txId = (await control('cancel', { invoiceId: other.id })).transaction.id;
+  } finally {
+    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+  }
+  expect((await postWebhook({ transaction: { id: txId, status: 'cancelled' } })).status).toBe(200);
+  await until('deliveries processed', deliveriesSettled);
+  const d = await ctx.database.db.selectFrom('payment_deliveries').select(['outcome']).where('transaction_id', '=', txId).executeTakeFirstOrThrow();
+  expect(d.outcome).toBe('noChange:paylinkOpen');
+  expect((await orderRow(placed.id)).state).toBe('pending_payment');
+});
+
 test('with the ERP down the order is accepted and paid, and reaches the ERP once it is back', async () => {
   await erp.server.down('close');
   let placed: Awaited<ReturnType<typeof placeOrder>>;

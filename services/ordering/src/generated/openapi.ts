@@ -1801,7 +1801,9 @@ export interface paths {
          *     paylink id (else its `referenceId` = order number): `confirmed` → `paid` (only from
          *     `pending_payment`, and only when amount and currency equal the order's gross total; entering
          *     `paid` hands the order to the ERP system, → `transferred`); `cancelled` / `declined` → `cancelled`
-         *     (only from `pending_payment`; card numbers and discount uses are released); `refunded` →
+         *     (only from `pending_payment`, and only when the provider reports the order's paylink as no longer
+         *     open — a declined card on a paylink the payer can still use changes nothing; card numbers and
+         *     discount uses are released); `refunded` →
          *     `refunded` (only for the transaction that paid the order); any other status changes nothing. A
          *     transaction the provider does not know (forged or foreign) is answered `200` like any delivery
          *     and changes nothing; its outcome is recorded with the delivery.

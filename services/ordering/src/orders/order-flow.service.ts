@@ -10,8 +10,8 @@
  * 2. Payment webhook: each delivery is recorded (`payment_deliveries`) and a `payment-status` job is
  *    enqueued; the job re-fetches the transaction from the provider (never trusting the body) and maps
  *    its status onto the state machine: `confirmed` → `paid` (amount and currency must match),
- *    `cancelled`/`declined` → `cancelled` (only from `pending_payment`; card numbers and discount uses
- *    are released in the same transaction), `refunded` → `refunded`. Anything else changes nothing.
+ *    `cancelled`/`declined` → `cancelled` (only from `pending_payment` and only when the paylink is no
+ *    longer open at the provider; card numbers and discount uses are released in the same transaction), `refunded` → `refunded`. Anything else changes nothing.
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
@@ -296,6 +296,15 @@ export class OrderFlow {
       return;
     }
     const actor = `payment:${found.id}`;
+    // A declined or aborted attempt does not end a paylink the payer can still use (another card, a
+    // retry): the order is cancelled only when the provider says the paylink itself is no longer open.
+    if ((found.status === 'cancelled' || found.status === 'declined') && order.paylink_id !== null) {
+      const link = await this.payment.getPaylink(order.paylink_id);
+      if (link && link.status === 'waiting') {
+        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: order.id, outcome: 'noChange:paylinkOpen' });
+        return;
+      }
+    }
     await db.transaction().execute(async (trx) => {
       let outcome = `noChange:${order.state}`;
       if (found.status === 'confirmed') {
@@ -307,6 +316,9 @@ export class OrderFlow {
             await markCardNumbersSold(trx, order.order_number);
             await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
             outcome = `applied:${r.from}->paid`;
+          } else if (r.current === 'cancelled') {
+            // Money arrived for an order that no longer exists as such: someone has to refund it.
+            this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
           }
         }
       } else if (found.status === 'cancelled' || found.status === 'declined') {
