@@ -53,6 +53,8 @@ describe('ordering', () => {
       // A PNG QR code at the largest module size takes 1.5 s of CPU (7 s on a loaded CI machine) in the
       // pure-JS PNG encoder: reported in RELIABILITY.md; kept small here so the run stays bounded.
       forcedParams: { pixels: '4' },
+      // Stores a random ERP token: ERP-backed operations fuzzed after it would see the ERP refuse it.
+      runLast: ['devSetErpApiToken'],
       timeoutMs: 20_000,
       seed: SEED,
       validRuns: RUNS,

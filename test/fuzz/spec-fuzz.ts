@@ -30,6 +30,11 @@ export interface FuzzOptions {
   skipValid?: string[];
   /** Per-request deadline in ms; a request over it is a failure ("hang"). */
   timeoutMs?: number;
+  /**
+   * operationIds fuzzed after all others: valid requests that reconfigure the service (e.g. store a random
+   * ERP token, after which every ERP call is refused upstream and honestly answered 503).
+   */
+  runLast?: string[];
   /** Query/header parameter values to force (e.g. `{ wait: '0' }` so long-polls return at once). */
   forcedParams?: Record<string, string>;
 }
@@ -201,7 +206,9 @@ export async function fuzzSpec(opts: FuzzOptions): Promise<FuzzReport> {
   const report: FuzzReport = { operations: 0, requests: 0, statuses: {}, failures: [], durationMs: 0 };
   const forced = opts.forcedParams ?? {};
   const timeout = opts.timeoutMs ?? 10_000;
-  for (const o of operationsOf(opts.spec)) {
+  const last = new Set(opts.runLast ?? []);
+  const ops = operationsOf(opts.spec);
+  for (const o of [...ops.filter((x) => !last.has(x.operationId)), ...ops.filter((x) => last.has(x.operationId))]) {
     report.operations++;
     const cases: { kind: FuzzFailure['kind']; req: BuiltRequest }[] = [];
     const seed = opts.seed + report.operations;

@@ -175,12 +175,14 @@ async function problemError(res: Response, body?: unknown): Promise<TimingApiErr
 
 /**
  * Parses a Server-Sent Events byte stream (WHATWG rules: `field: value` lines, a blank line dispatches,
- * `:` comments) and calls `onEvent` per event, `onComment` per comment.
+ * `:` comments) and calls `onEvent` per event, `onComment` per comment. Resolves at the end of the stream or
+ * as soon as `signal` aborts.
  */
 export async function readEventStream(
   body: ReadableStream<Uint8Array>,
   onEvent: (e: { id?: string; event: string; data: string }) => unknown,
   onComment?: (text: string) => void,
+  signal?: AbortSignal,
 ): Promise<void> {
   const decoder = new TextDecoder();
   let buffer = '';
@@ -188,6 +190,11 @@ export async function readEventStream(
   let event = '';
   let data: string[] = [];
   const reader = body.getReader();
+  // The fetch's own abort does not always reach a body read that is already waiting (seen on Node 20: a tail
+  // kept running after SIGTERM); cancelling the reader ends the read at once.
+  const onAbort = () => void reader.cancel().catch(() => undefined);
+  if (signal?.aborted) onAbort();
+  signal?.addEventListener('abort', onAbort, { once: true });
   try {
     for (;;) {
       const { value, done } = await reader.read();
@@ -218,6 +225,7 @@ export async function readEventStream(
       }
     }
   } finally {
+    signal?.removeEventListener('abort', onAbort);
     reader.releaseLock();
   }
 }
@@ -320,6 +328,7 @@ export function createTimingClient(opts: TimingClientOptions): TimingClient {
           (comment) => {
             if (comment === 'keep-alive') o.onKeepAlive?.();
           },
+          o.signal,
         );
         retryMs = 1_000;
       } catch (err) {
