@@ -1,16 +1,18 @@
 /**
- * `pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL]
+ * `pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL]
  *  [--report BENCHMARKS.md] [--results-dir bench/results]` — the benchmark harness of issue 8.
  * `pnpm bench --render bench/results/latest.json` re-renders the report from a results file.
  *
  * 1. Dataset (dataset.ts) in `BENCH_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/bench), reused
  *    when the scale matches; for the flatness scenarios a second database `<name>_flat` with the big event only.
  * 2. Servers as separate processes (servers.ts): ours, PostgREST, raw; ours on the flat database; the
- *    ordering service for the shop.
+ *    ordering service for the shop. The Node servers run compiled under `node` (`pnpm build`), or from
+ *    the sources under tsx with `--tsx`.
  * 3. A check per read scenario and server (one request: status, bytes, punch ids, total); all servers of a
  *    scenario must return the same ids in the same order.
  * 4. Warm-up, then interleaved rounds (the server order rotates each round) driven by one autocannon
- *    process (load-worker.ts); uploads last in a round, their punches deleted after it.
+ *    process (load-worker.ts); before each measurement the databases must be quiet (no statement left
+ *    running from the previous load); uploads last in a round, their punches deleted after it.
  * 5. Medians, targets, BENCHMARKS.md and a JSON results file.
  * Exit code 1 when a check failed (different punches) or a punch server could not be started.
  */
@@ -49,14 +51,14 @@ export interface BenchOptions extends RunOptions {
 }
 
 function usage(): string {
-  return 'usage: pnpm bench [--scale 1] [--duration 10] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
+  return 'usage: pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
 }
 
 /** Parses the command line (see the module comment). Throws with a usage line on bad input. */
 export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const o: BenchOptions = {
     scale: 1,
-    durationSeconds: 10,
+    durationSeconds: 8,
     rounds: 3,
     warmupSeconds: 2,
     only: [],
@@ -309,6 +311,37 @@ function flatUrl(url: string): string {
   return u.toString();
 }
 
+/** Longest wait for the databases to fall quiet before a measurement (ms). */
+const SETTLE_MAX_MS = 60_000;
+
+/**
+ * Waits until no other session runs a statement on the benchmark databases (at most {@link SETTLE_MAX_MS}):
+ * a server keeps executing the statements of a load that autocannon has already ended (a PostgREST or raw
+ * exact count of a million punches runs for seconds), which would otherwise slow down whichever server is
+ * measured next. Returns the time waited (ms).
+ */
+async function settle(urls: string[]): Promise<number> {
+  const started = Date.now();
+  const deadline = started + SETTLE_MAX_MS;
+  for (const url of urls) {
+    const client = await connect(url);
+    try {
+      for (;;) {
+        const { rows } = await client.query<{ n: number }>(
+          `select count(*)::int as n from pg_stat_activity
+           where datname = current_database() and state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend'
+             and query not ilike 'listen %'`,
+        );
+        if (rows[0].n === 0 || Date.now() > deadline) break;
+        await new Promise((r) => setTimeout(r, 100));
+      }
+    } finally {
+      await client.end();
+    }
+  }
+  return Date.now() - started;
+}
+
 /** Runs the harness; writes the report and results when paths are given. */
 export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const log = opts.log ?? ((msg: string) => process.stdout.write(`[bench] ${msg}\n`));
@@ -403,6 +436,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
     }
 
+    const counterUrls = flat ? [main.url, flat.url] : [main.url];
     const counter = scenarios.some((s) => s.upload) ? await connect(main.url) : undefined;
     try {
       for (let round = 1; round <= opts.rounds; round++) {
@@ -415,6 +449,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             const server = servers.get(inst)!;
             const rss = inst === 'postgrest' ? undefined : sampleRss(server.pid);
             const before = counter ? await countUploads(counter) : 0;
+            const settled = await settle(counterUrls);
+            if (settled > 1_000) log(`  (waited ${(settled / 1000).toFixed(1)} s for the database to fall quiet)`);
             const loadAvgBefore = os.loadavg();
             const load = await loader.run(specFor(sc, inst, opts.durationSeconds));
             const loadAvgAfter = os.loadavg();
