@@ -176,8 +176,8 @@ export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport
     };
   } finally {
     tailProc.kill('SIGTERM');
-    // The CLI exits by itself within ~3 s of SIGTERM; never hang the measurement on it.
-    const killer = setTimeout(() => tailProc.kill('SIGKILL'), 6_000);
+    // The CLI exits by itself within 10 s of SIGTERM at worst; never hang the measurement on it.
+    const killer = setTimeout(() => tailProc.kill('SIGKILL'), 12_000);
     await tailExit;
     clearTimeout(killer);
     rmSync(dir, { recursive: true, force: true });

@@ -112,8 +112,8 @@ export async function main(argv: readonly string[], io?: CliIo): Promise<number>
   const stop = () => {
     ac.abort();
     // A command that does not wind down after the abort (a stream read that never settles was seen after
-    // minutes of tail) must not outlive Ctrl-C / SIGTERM: exit after a short grace anyway.
-    if (!io) setTimeout(() => process.exit(state.exit || 130), 3_000).unref();
+    // minutes of tail) must not outlive Ctrl-C / SIGTERM: exit after a 10 s grace anyway.
+    if (!io) setTimeout(() => process.exit(state.exit || 130), 10_000).unref();
   };
   const realIo: CliIo = io ?? { out: (l) => process.stdout.write(`${l}\n`), err: (l) => process.stderr.write(`${l}\n`), signal: ac.signal };
   if (!io) {

@@ -1,6 +1,6 @@
 /**
  * `punches tail` as a real process stops cleanly on SIGTERM while it follows a live stream: exit code 0
- * (not the 130 of the 3 s forced exit) before the 3 s forced exit, with its last position reported.
+ * (not the 130 of the forced exit after 10 s) within 5 s, with its last position reported.
  * Background: against the timing service running as its own process, a tail once stayed alive after SIGTERM
  * (its waiting SSE body read never ended); the timing client now cancels the reader on abort. That hang did
  * not reproduce against this in-process app, so this test guards the clean exit path, not the hang itself
@@ -57,6 +57,6 @@ test('SIGTERM ends a following tail at once with exit code 0', async () => {
   const code = await exited;
   expect(code).toBe(0);
   // Exit code 0 (not 130) already rules out the forced exit; the time bound only leaves room for a loaded machine.
-  expect(Date.now() - started).toBeLessThan(2_900);
+  expect(Date.now() - started).toBeLessThan(5_000);
   expect(err).toMatch(/tail: stopped after id [1-9]\d*/);
 });
