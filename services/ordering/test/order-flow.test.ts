@@ -270,3 +270,51 @@ test('with the payment provider down the order is accepted without paylink and g
   const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${placed.id}`).executeTakeFirstOrThrow();
   expect((mail.payload as { text: string }).text).toContain((await orderRow(placed.id)).paylink_url!);
 });
+
+test('deliveries in any order, repeated and with stale claims, end in the provider\'s current state (seeded random sequences)', async () => {
+  // Issue #9: "every order of a delivery sequence ends in the provider's current state". Only our deliveries count here.
+  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
+  try {
+    let seed = 20261121;
+    const random = (): number => {
+      seed = (seed * 1103515245 + 12345) % 2147483648;
+      return seed / 2147483648;
+    };
+    const shuffle = <T>(xs: T[]): T[] => {
+      for (let i = xs.length - 1; i > 0; i--) {
+        const j = Math.floor(random() * (i + 1));
+        [xs[i], xs[j]] = [xs[j], xs[i]];
+      }
+      return xs;
+    };
+    const cases: Array<{ id: number; orderNumber: string; txId: number; paid: boolean }> = [];
+    for (let i = 0; i < 6; i++) {
+      const placed = await placeOrder();
+      const paid = i % 2 === 0;
+      const { transaction } = await control(paid ? 'pay' : 'cancel', { invoiceId: (await orderRow(placed.id)).paylink_id });
+      cases.push({ id: placed.id, orderNumber: placed.orderNumber, txId: transaction.id, paid });
+    }
+    // What the bodies claim is irrelevant (the service re-fetches): each transaction gets every claim, some twice,
+    // JSON or form-encoded, all orders' deliveries interleaved and sent concurrently.
+    const claims = ['waiting', 'confirmed', 'cancelled', 'declined', 'confirmed', 'waiting', 'refunded'];
+    const deliveries = shuffle(cases.flatMap((c) => claims.map((status) => ({ c, status, form: random() < 0.5 }))));
+    const answers = await Promise.all(
+      deliveries.map((d) => (d.form ? postWebhook(`transaction[id]=${d.c.txId}&transaction[status]=${d.status}`, true) : postWebhook({ transaction: { id: d.c.txId, status: d.status } }))),
+    );
+    expect(answers.map((a) => a.status)).toEqual(deliveries.map(() => 200));
+    await until('deliveries processed', deliveriesSettled);
+    for (const c of cases) {
+      if (c.paid) {
+        await until(`order ${c.orderNumber} transferred`, async () => (await orderRow(c.id)).state === 'transferred');
+        expect(await historyOf(c.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
+        expect(salesOrdersOf(c.orderNumber)).toHaveLength(1);
+      } else {
+        expect((await orderRow(c.id)).state).toBe('cancelled');
+        expect(await historyOf(c.id)).toEqual(['->pending_payment', 'pending_payment->cancelled']);
+        expect(salesOrdersOf(c.orderNumber)).toHaveLength(0);
+      }
+    }
+  } finally {
+    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+  }
+});
