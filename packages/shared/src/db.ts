@@ -6,6 +6,8 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { envReader } from './config';
+import { createLogger } from './logging';
 
 // int8 (20): ids and counts stay below 2^53 (punch ids, cents), so numbers are exact and JSON-friendly.
 pg.types.setTypeParser(20, (v) => Number(v));
@@ -125,4 +127,31 @@ export async function databaseIsUp(pool: pg.Pool, timeoutMs = 2_000): Promise<bo
   } finally {
     if (timer) clearTimeout(timer);
   }
+}
+
+/**
+ * Body of a service's migration-only entry point (the Kubernetes migration Job, a release step): applies the
+ * pending `migrations` of `schema` to the URL in `urlVariable` (else `DATABASE_URL`) under the shared advisory
+ * lock, logs what it applied and exits 0, or prints the reason and exits 1. No embedded fallback: migrating a
+ * throw-away database would hide a missing setting in a deployment.
+ */
+export function runMigrationCli(opts: { service: string; schema: string; urlVariable: string; migrations: Record<string, Migration> }): void {
+  const main = async (): Promise<void> => {
+    const e = envReader();
+    const url = e.url(opts.urlVariable, ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']);
+    if (!url) throw new Error(`${opts.urlVariable} or DATABASE_URL must be set`);
+    const logger = createLogger(`${opts.service}-migrate`);
+    const database = createDatabase({ url, schema: opts.schema, logger, applicationName: `${opts.service}-migrate` });
+    try {
+      const applied = await migrateToLatest(database, opts.migrations);
+      logger.info({ applied }, applied.length ? 'migrations applied' : 'schema already up to date');
+    } finally {
+      await database.close();
+    }
+  };
+  main().catch((err) => {
+    // eslint-disable-next-line no-console
+    console.error(err instanceof Error ? err.message : err);
+    process.exit(1);
+  });
 }
