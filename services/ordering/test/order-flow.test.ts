@@ -11,7 +11,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
+import { createPaymentSimulator, type PaymentSimulator, type Transaction } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { erpClientsOf } from '../src/erp/erp-clients';
@@ -55,10 +55,11 @@ afterAll(async () => {
   await ctx.close();
 });
 
-async function control(action: string, body: unknown): Promise<any> {
+/** A `/__control` call; pay, cancel and refund answer the transaction they made (subscribe/unsubscribe: unused). */
+async function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
   const res = await fetch(`${payControl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`control ${action}: ${res.status} ${await res.text()}`);
-  return res.json();
+  return (await res.json()) as { transaction: Transaction };
 }
 
 async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
