@@ -4,6 +4,7 @@
  * by its `operationId`. Handlers are typed from openapi-typescript's `operations[...]`.
  */
 import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
@@ -30,8 +31,43 @@ export interface ValidatorOptions {
   beforeValidation?: RequestHandler[];
 }
 
+type PathToRegexp = (path: unknown, options?: Record<string, unknown>) => unknown;
+
+/** Most memoized compilations; far above the number of paths of any spec (a bound, not a tuning knob). */
+const PATH_REGEXP_MEMO_MAX = 10_000;
+
+/**
+ * express-openapi-validator 5 compiles every spec path with path-to-regexp on every request until one
+ * matches (`lookupRoute` in its metadata middleware): with the ordering spec's 78 paths that was the largest
+ * per-request cost and garbage source of a cached read (issue 8). The compiled `{ regexp, keys }` depends only
+ * on the path and the options and is used read-only (`regexp` has no `g`/`y` flag), so the validator's
+ * `pathToRegexp` is memoized, once per process. Express' router compiles through its own `match` and is
+ * not affected.
+ */
+function memoizeValidatorPathToRegexp(): void {
+  const fromValidator = createRequire(require.resolve('express-openapi-validator'));
+  const mod = fromValidator('path-to-regexp') as { pathToRegexp: PathToRegexp & { memoized?: true } };
+  if (mod.pathToRegexp.memoized) return;
+  const compile = mod.pathToRegexp;
+  const memo = new Map<string, unknown>();
+  const memoized: PathToRegexp & { memoized?: true } = (path, options) => {
+    if (typeof path !== 'string') return compile(path, options);
+    const key = `${path}\u0000${JSON.stringify(options ?? {})}`;
+    let compiled = memo.get(key);
+    if (compiled === undefined) {
+      if (memo.size >= PATH_REGEXP_MEMO_MAX) memo.clear();
+      compiled = compile(path, options);
+      memo.set(key, compiled);
+    }
+    return compiled;
+  };
+  memoized.memoized = true;
+  mod.pathToRegexp = memoized;
+}
+
 /** express-openapi-validator configured the way DESIGN §2 requires (no stripping, no security handling). */
 export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): RequestHandler[] {
+  memoizeValidatorPathToRegexp();
   const chain = OpenApiValidator.middleware({
     apiSpec: structuredClone(spec) as never,
     // allErrors: a rejected batch or form lists every bad field, not only the first.

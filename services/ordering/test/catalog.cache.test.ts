@@ -1,13 +1,17 @@
 /**
  * The in-process article-list cache (issue 8, catalog.service.ts): repeated lists are served from memory,
  * a catalogue change shows after `clear-caches` (what the article import triggers) at once, and after the
- * freshness interval without it; the cache key separates languages and user groups.
+ * freshness interval without it; the cache key separates languages and user groups. Without response
+ * validation (production) the cached list is sent as its pre-serialized (and pre-compressed) body, which
+ * follows the same invalidation.
  */
+import type { Express } from 'express';
 import request from 'supertest';
 import { sql } from 'kysely';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { ARTICLE_LIST_FRESH_MS } from '../src/catalog/catalog.service';
 import { caches } from '../src/maintenance/caches';
+import { createApp } from '../src/app';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
 let ctx: OrderingTestContext;
@@ -71,4 +75,58 @@ it('keeps lists of different languages apart', async () => {
   const de = (await request(ctx.app).get(ARTICLES).set('accept-language', 'de').expect(200)).body as { articleNumber: string; name: string }[];
   expect(en.find((a) => a.articleNumber === 'BSF8')?.name).toBe('BSF8 control station');
   expect(de.find((a) => a.articleNumber === 'BSF8')?.name).toBe('BSF8 Poststation');
+});
+
+/** BSF8 as a listed article (it is also named in another article's BOM slot). */
+const BSF8_LISTED = '{"articleNumber":"BSF8","name":';
+
+describe('pre-serialized body (response validation off, as in production)', () => {
+  let prodApp: Express;
+  beforeAll(() => {
+    prodApp = createApp({ ...ctx.deps, validateResponses: false });
+  });
+
+  const raw = (app: Express, headers: Record<string, string>) =>
+    request(app)
+      .get(ARTICLES)
+      .set(headers)
+      .buffer(true)
+      .parse((res, done) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => done(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
+
+  it('answers the same JSON as the validated path, gzip-encoded only when accepted', async () => {
+    await caches.clearAll();
+    const validated = (await request(ctx.app).get(ARTICLES).set('accept-language', 'de').expect(200)).body as unknown;
+    const plain = await raw(prodApp, { 'accept-language': 'de', 'accept-encoding': 'identity' });
+    expect(plain.headers['content-type']).toMatch(/^application\/json/);
+    expect(plain.headers['content-encoding']).toBeUndefined();
+    expect(plain.headers.vary).toMatch(/Accept-Encoding/i);
+    expect(JSON.parse((plain.body as Buffer).toString('utf8'))).toEqual(validated);
+    const gz = await raw(prodApp, { 'accept-language': 'de', 'accept-encoding': 'gzip, deflate, br' });
+    // superagent inflates gzip bodies itself: a body that parses proves the encoding; it is also smaller.
+    expect(gz.headers['content-encoding']).toBe('gzip');
+    expect(Number(gz.headers['content-length'])).toBeLessThan(Number(plain.headers['content-length']));
+    expect(JSON.parse((gz.body as Buffer).toString('utf8'))).toEqual(validated);
+  });
+
+  it('drops the serialized and compressed bodies on clear-caches (what the article import triggers)', async () => {
+    await caches.clearAll();
+    const before = await raw(prodApp, { 'accept-encoding': 'gzip' });
+    expect((before.body as Buffer).toString('utf8')).toContain(BSF8_LISTED);
+    await setShop('BSF8', false);
+    try {
+      // Still the cached bytes within the freshness interval, then the changed catalogue after a clear.
+      expect(((await raw(prodApp, { 'accept-encoding': 'gzip' })).body as Buffer).toString('utf8')).toContain(BSF8_LISTED);
+      await caches.clearAll();
+      expect(((await raw(prodApp, { 'accept-encoding': 'gzip' })).body as Buffer).toString('utf8')).not.toContain(BSF8_LISTED);
+      expect(((await raw(prodApp, {})).body as Buffer).toString('utf8')).not.toContain(BSF8_LISTED);
+    } finally {
+      await setShop('BSF8', true);
+      await caches.clearAll();
+    }
+  });
 });

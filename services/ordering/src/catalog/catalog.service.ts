@@ -15,6 +15,7 @@ import type { AttributeDefinition } from './catalog.tables';
 import { localize, resolveCulture } from './culture';
 import { isAvailableTo } from './user-groups';
 import { registerCache } from '../maintenance/caches';
+import { JsonBody } from '../http/json-body';
 
 /** Most article numbers in `filterByArticleNumbers` (spec). */
 export const MAX_FILTER_NUMBERS = 200;
@@ -120,9 +121,17 @@ export function parseArticleNumberFilter(raw: string | undefined): Set<string> {
  * Ordered by sort order, then article number.
  */
 export async function listShopArticles(db: Kysely<DB>, q: ShopArticleQuery): Promise<ArticleDTO[]> {
+  return (await shopArticleListBody(db, q)).value;
+}
+
+/**
+ * {@link listShopArticles} with its JSON body, serialized once per cached list (and gzip-compressed once on
+ * first demand), so that the hot read does no per-request serialization. Same caching and invalidation.
+ */
+export async function shopArticleListBody(db: Kysely<DB>, q: ShopArticleQuery): Promise<JsonBody<ArticleDTO[]>> {
   const filter = parseArticleNumberFilter(q.filterByArticleNumbers);
   const key = JSON.stringify([q.callerGroup, q.includeUnavailableArticles, q.includeSubitemArticles, [...filter].sort(), q.preferences]);
-  return articleListCache.get(db, key, () => buildShopArticleList(db, q, filter));
+  return articleListCache.get(db, key, async () => new JsonBody(await buildShopArticleList(db, q, filter)));
 }
 
 /** Answers younger than this (ms) are served as they are (issue 8: article list p99 < 10 ms at 500 req/s). */
@@ -135,14 +144,14 @@ export const ARTICLE_LIST_MAX_AGE_MS = 30_000;
 const ARTICLE_LIST_MAX_ENTRIES = 1_000;
 
 interface ListEntry {
-  value: Promise<ArticleDTO[]>;
+  value: Promise<JsonBody<ArticleDTO[]>>;
   loadedAt: number;
   refreshing: boolean;
 }
 
 /**
- * In-process cache of rendered article lists per database and query (caller group, flags, filter,
- * language preferences). Fresh for {@link ARTICLE_LIST_FRESH_MS}; then served stale while a single
+ * In-process cache of rendered article lists (DTOs and their JSON body) per database and query (caller
+ * group, flags, filter, language preferences). Fresh for {@link ARTICLE_LIST_FRESH_MS}; then served stale while a single
  * background load replaces it, up to {@link ARTICLE_LIST_MAX_AGE_MS}, after which callers wait for a load
  * (shared by concurrent callers). Registered as cache `shop-articles`: the article import and
  * `maintenance/clear-caches` drop it on every instance, so an import is visible at once; other catalogue
@@ -159,7 +168,7 @@ class ArticleListCache {
     this.byDb = new WeakMap();
   }
 
-  get(db: Kysely<DB>, key: string, load: () => Promise<ArticleDTO[]>): Promise<ArticleDTO[]> {
+  get(db: Kysely<DB>, key: string, load: () => Promise<JsonBody<ArticleDTO[]>>): Promise<JsonBody<ArticleDTO[]>> {
     let entries = this.byDb.get(db);
     if (!entries) {
       entries = new Map();

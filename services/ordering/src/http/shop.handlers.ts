@@ -5,27 +5,30 @@
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import { getShopArticle, listShopArticles } from '../catalog/catalog.service';
+import { getShopArticle, shopArticleListBody } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../catalog/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingDeps } from '../context';
 import { listCountries } from '../countries/countries.service';
 import type { operations } from '../generated/openapi';
 import { checkServiceId, drawFreeServiceIds } from '../siid/siid.service';
+import { sendJsonBody } from './json-body';
 
 /** Shop catalogue and lookup handlers. */
 export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {
   const db = ctx.database.db;
   return {
     async listShopArticles(req, res) {
-      const articles = await listShopArticles(db, {
+      const list = await shopArticleListBody(db, {
         callerGroup: effectiveUserGroup(principalOf<Principal>(res)),
         includeUnavailableArticles: req.query.includeUnavailableArticles ?? false,
         includeSubitemArticles: req.query.includeSubitemArticles ?? false,
         filterByArticleNumbers: req.query.filterByArticleNumbers,
         preferences: parseAcceptLanguage(req.headers['accept-language']),
       });
-      res.json(articles);
+      // The cached body as is (no per-request serialization); with response validation on, through res.json.
+      if (ctx.validateResponses) res.json(list.value);
+      else sendJsonBody(req, res, list);
     },
     async getShopArticle(req, res) {
       const group = effectiveUserGroup(principalOf<Principal>(res));
