@@ -272,6 +272,27 @@ test('with the payment provider down the order is accepted without paylink and g
   expect((mail.payload as { text: string }).text).toContain((await orderRow(placed.id)).paylink_url!);
 });
 
+test('while the provider fails, later orders skip the inline paylink attempt until a paylink is created again', async () => {
+  const attempts = async (orderId: number) =>
+    (await ctx.database.db.selectFrom('outbox_messages').select('attempts').where('kind', '=', 'payment-paylink').where('dedupe_key', '=', `order:${orderId}`).executeTakeFirstOrThrow()).attempts;
+  await pay.server.down('close');
+  let first: Awaited<ReturnType<typeof placeOrder>>;
+  let second: Awaited<ReturnType<typeof placeOrder>>;
+  try {
+    first = await placeOrder();
+    second = await placeOrder();
+  } finally {
+    await pay.server.up();
+  }
+  expect([first.paylinkUrl, second.paylinkUrl]).toEqual([null, null]);
+  // The first order's request tried (and failed); the second one did not try: its job waits for the dispatchers.
+  expect(await attempts(first.id)).toBeGreaterThanOrEqual(1);
+  expect(await attempts(second.id)).toBe(0);
+  // A dispatcher creates the first order's paylink once the provider is back, which ends the pause.
+  await until('paylink', async () => (await orderRow(first.id)).paylink_url !== null, 30_000);
+  expect((await placeOrder()).paylinkUrl).not.toBeNull();
+});
+
 test('deliveries in any order, repeated and with stale claims, end in the provider\'s current state (seeded random sequences)', async () => {
   // Issue #9: "every order of a delivery sequence ends in the provider's current state". Only our deliveries count here.
   await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });

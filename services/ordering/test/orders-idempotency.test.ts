@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import request from 'supertest';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import { placeShopOrder } from '../src/orders/orders.service';
-import { requestHash } from '../src/orders/idempotency';
+import { requestHash, takeIdempotencyKey } from '../src/orders/idempotency';
 import { shopOrderInput } from '../src/http/orders.handlers';
 import type { components } from '../src/generated/openapi';
 import { orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
@@ -111,6 +111,19 @@ test('a first request still in flight after the wait → 409; a failed request l
   expect((await postOrder(shop, invalid, { 'Idempotency-Key': 'fix-me' })).status).toBe(400);
   const fixed = await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }), { 'Idempotency-Key': 'fix-me' });
   expect(fixed.status).toBe(200);
+});
+
+test('taking a key bounds only its own wait (lock_timeout is none again afterwards) and purges expired keys', async () => {
+  const db = shop.database.db;
+  await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('test:purge', 'gone-1', 'h', now() - interval '1 minute'), ('test:purge', 'gone-2', 'h', now() - interval '1 minute'), ('test:purge', 'kept', 'h', now() + interval '1 day')`.execute(db);
+  await db.transaction().execute(async (trx) => {
+    expect(await takeIdempotencyKey(trx, { scope: 'test:purge', key: 'new-1', requestHash: 'h' }, 300)).toBeNull();
+    // Later waits of the order (card numbers, discount codes) must not be bounded by the key's wait.
+    const r = await sql<{ lock_timeout: string }>`select current_setting('lock_timeout') as lock_timeout`.execute(trx);
+    expect(r.rows[0].lock_timeout).toBe('0');
+  });
+  const left = await db.selectFrom('idempotency_keys').select('key').where('scope', '=', 'test:purge').orderBy('key').execute();
+  expect(left.map((r) => r.key)).toEqual(['kept', 'new-1']);
 });
 
 test('an expired key is taken over by a new request', async () => {

@@ -2,6 +2,7 @@
  * SQL of the catalogue. Free functions taking the executor first (a transaction may be passed).
  */
 import type { Insertable, Kysely, Selectable } from 'kysely';
+import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB } from '../db/schema';
 import type { ArticleBomItemsTable, ArticlesTable, LocalizedProductOptionsTable } from './catalog.tables';
 
@@ -12,7 +13,7 @@ export type BomItemRow = Selectable<ArticleBomItemsTable>;
 /** A `localized_product_options` row. */
 export type OptionLabelRow = Selectable<LocalizedProductOptionsTable>;
 
-/** Filter of {@link selectArticles}. */
+/** Filter of {@link selectArticlesWithBom}. */
 export interface ArticleSelection {
   /** Only articles marked as shop articles. */
   shopOnly?: boolean;
@@ -22,26 +23,21 @@ export interface ArticleSelection {
   cardsOnly?: boolean;
 }
 
-/** Articles, ordered by sort order then article number. */
-export async function selectArticles(db: Kysely<DB>, sel: ArticleSelection = {}): Promise<ArticleRow[]> {
+/**
+ * Articles, ordered by sort order then article number, each with its BOM slots by position, in one
+ * statement (the slots as a JSON array: every column of `article_bom_items` keeps its JavaScript shape
+ * through JSON).
+ */
+export async function selectArticlesWithBom(db: Kysely<DB>, sel: ArticleSelection = {}): Promise<(ArticleRow & { bom_items: BomItemRow[] })[]> {
   if (sel.numbers && sel.numbers.length === 0) return [];
-  let q = db.selectFrom('articles').selectAll();
+  let q = db
+    .selectFrom('articles')
+    .selectAll('articles')
+    .select((eb) => jsonArrayFrom(eb.selectFrom('article_bom_items as b').selectAll('b').whereRef('b.main_article_number', '=', 'articles.article_number').orderBy('b.position')).as('bom_items'));
   if (sel.shopOnly) q = q.where('is_shop_article', '=', true);
   if (sel.cardsOnly) q = q.where('card_type', 'is not', null);
   if (sel.numbers) q = q.where('article_number', 'in', [...sel.numbers]);
   return q.orderBy('sort_order').orderBy('article_number').execute();
-}
-
-/** BOM slots of the given main articles, by main article then position. */
-export async function selectBomItems(db: Kysely<DB>, mainArticleNumbers: readonly string[]): Promise<BomItemRow[]> {
-  if (mainArticleNumbers.length === 0) return [];
-  return db
-    .selectFrom('article_bom_items')
-    .selectAll()
-    .where('main_article_number', 'in', [...mainArticleNumbers])
-    .orderBy('main_article_number')
-    .orderBy('position')
-    .execute();
 }
 
 /** Cultures that have imported product option labels. */

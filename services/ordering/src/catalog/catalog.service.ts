@@ -20,13 +20,10 @@ import { JsonBody } from '../http/json-body';
 /** Most article numbers in `filterByArticleNumbers` (spec). */
 export const MAX_FILTER_NUMBERS = 200;
 
-/** Loads articles with their BOM slots, ordered by sort order then article number. */
+/** Loads articles with their BOM slots (one statement), ordered by sort order then article number. */
 export async function loadArticles(db: Kysely<DB>, sel: repo.ArticleSelection = {}): Promise<CatalogArticle[]> {
-  const rows = await repo.selectArticles(db, sel);
-  const bom = await repo.selectBomItems(db, rows.map((r) => r.article_number));
-  const byMain = new Map<string, repo.BomItemRow[]>();
-  for (const b of bom) byMain.set(b.main_article_number, [...(byMain.get(b.main_article_number) ?? []), b]);
-  return rows.map((r) => toCatalogArticle(r, byMain.get(r.article_number) ?? []));
+  const rows = await repo.selectArticlesWithBom(db, sel);
+  return rows.map(({ bom_items, ...row }) => toCatalogArticle(row, bom_items));
 }
 
 /**

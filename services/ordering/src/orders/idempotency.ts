@@ -3,7 +3,7 @@
  * canonical request hashes and the key record taken inside the order transaction.
  */
 import { createHash } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { ApiError, GrpcCode } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { DB } from '../db/schema';
@@ -13,6 +13,8 @@ import * as repo from './orders.repository';
 export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a retry waits for the first request with its key before answering 409. */
 export const IDEMPOTENCY_WAIT_MS = 10_000;
+/** Expired records deleted by each request that takes a new key (keeps the table bounded without a job). */
+const PURGE_PER_ORDER = 20;
 
 /** The caller part of a key's scope: `user:<id>`, `client:<id>` or `anonymous`. */
 export function callerOf(principal: Principal | null): string {
@@ -55,14 +57,8 @@ function isLockTimeout(err: unknown): boolean {
  * raises a lock timeout, which aborts `trx` and which {@link translateIdempotencyError} turns into 409.
  */
 export async function takeIdempotencyKey(trx: Kysely<DB>, claim: IdempotencyClaim, waitMs: number): Promise<unknown | null> {
-  await sql`select set_config('lock_timeout', ${`${Math.max(1, Math.round(waitMs))}ms`}, true)`.execute(trx);
-  const existing = await repo.takeIdempotencyKey(trx, { ...claim, expiresAt: new Date(Date.now() + IDEMPOTENCY_TTL_MS) });
-  // Later waits of the order (card numbers, discount codes) are not bounded by the key's wait.
-  await sql`select set_config('lock_timeout', '0', true)`.execute(trx);
-  if (!existing) {
-    await repo.purgeExpiredIdempotencyKeys(trx, 20);
-    return null;
-  }
+  const existing = await repo.takeIdempotencyKey(trx, { ...claim, expiresAt: new Date(Date.now() + IDEMPOTENCY_TTL_MS), waitMs, purgeLimit: PURGE_PER_ORDER });
+  if (!existing) return null;
   if (existing.request_hash !== claim.requestHash) {
     throw new ApiError(422, 'This Idempotency-Key was already used with a different request body.', { grpcCode: GrpcCode.INVALID_ARGUMENT });
   }

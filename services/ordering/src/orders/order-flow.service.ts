@@ -54,6 +54,13 @@ export interface PaymentStatusJobPayload {
 /** How long dispatchers leave a new order's paylink job to the request that placed the order, ms. */
 export const PAYLINK_INLINE_GRACE_MS = 15_000;
 
+/**
+ * After a failed inline paylink attempt, orders skip theirs for this long (ms) and are answered at once with
+ * `paylinkUrl: null`; their jobs stay with the dispatchers. Any paylink created since (by a dispatcher)
+ * ends the pause early.
+ */
+export const INLINE_PAYLINK_PAUSE_MS = 5_000;
+
 /** The ERP system orders are handed to. */
 export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
 /** ERP customer number of all public shop orders (the buyer's address is on each sales order). */
@@ -168,6 +175,8 @@ export class OrderFlow {
   readonly payment: PaymentClient;
   /** A client without retries for the inline paylink attempt (the outbox retries instead). */
   private readonly inlinePayment: PaymentClient;
+  /** Until when (epoch ms) inline paylink attempts are skipped; see {@link createPaylinkNow}. */
+  private inlinePausedUntil = 0;
 
   constructor(private readonly deps: OrderFlowDeps) {
     this.payment = deps.payment ?? createPaymentClient(deps.config);
@@ -199,10 +208,16 @@ export class OrderFlow {
 
   /**
    * Right after an order committed: creates its paylink now (one attempt, ≤ 5 s) so the answer can carry
-   * it. Never throws; on failure the outbox job retries.
+   * it. Never throws; on failure the outbox job retries. While the provider is failing (an attempt failed
+   * within {@link INLINE_PAYLINK_PAUSE_MS} and no paylink was created since) it does not try, so that an
+   * outage does not slow every order down. Returns whether the job ran to its end (the order may have
+   * changed: re-read it for the answer).
    */
-  async createPaylinkNow(orderId: number): Promise<void> {
-    await runJobNow<OrderJobPayload>(this.ctx, FLOW_JOBS.paylink, `order:${orderId}`, (job) => this.ensurePaylink(job.payload.orderId, this.inlinePayment), { retryDelayMs: 2_000 });
+  async createPaylinkNow(orderId: number): Promise<boolean> {
+    if (Date.now() < this.inlinePausedUntil) return false;
+    const outcome = await runJobNow<OrderJobPayload>(this.ctx, FLOW_JOBS.paylink, `order:${orderId}`, (job) => this.ensurePaylink(job.payload.orderId, this.inlinePayment), { retryDelayMs: 2_000 });
+    if (outcome === 'failed') this.inlinePausedUntil = Date.now() + INLINE_PAYLINK_PAUSE_MS;
+    return outcome === 'done';
   }
 
   /**
@@ -224,6 +239,8 @@ export class OrderFlow {
       purpose: order.orderNumber,
       email: order.contact.email,
     });
+    // The provider answered: inline attempts need not wait any longer.
+    this.inlinePausedUntil = 0;
     const stored = await db.transaction().execute(async (trx) => {
       if (!(await flowRepo.setPaylink(trx, orderId, link.id, link.link))) return false;
       await enqueueMail(trx, `order-paylink:${orderId}`, renderPaylinkMail(order, link.link));

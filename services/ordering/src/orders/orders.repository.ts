@@ -13,15 +13,41 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 /** A stored `idempotency_keys` row. */
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
-/** Takes the next order id from the identity sequence (the order number is derived from it). */
-export async function nextOrderId(db: Kysely<DB>): Promise<number> {
-  const r = await sql<{ id: number }>`select nextval(pg_get_serial_sequence('orders', 'id'))::int as id`.execute(db);
-  return r.rows[0].id;
-}
-
-/** Inserts an order row (with its id from {@link nextOrderId}); returns it as stored. */
-export async function insertOrder(db: Kysely<DB>, row: Insertable<OrdersTable>): Promise<OrderRow> {
-  return db.insertInto('orders').values(row).returningAll().executeTakeFirstOrThrow();
+/**
+ * Inserts a new order in one statement: its id is drawn from the identity sequence, its order number is
+ * `orderNumberPrefix` followed by the id padded to at least 6 digits (see `orderNumberFor`), and the first
+ * entry of its state history (`from_state` null, `to_state` its state) is written with it. Returns the row
+ * as stored.
+ */
+export async function insertNewOrder(
+  db: Kysely<DB>,
+  row: Omit<Insertable<OrdersTable>, 'id' | 'order_number'>,
+  orderNumberPrefix: string,
+  history: { actor: string; reason: string | null },
+): Promise<OrderRow> {
+  // `new_id` is referenced more than once and calls a volatile function: PostgreSQL evaluates it once.
+  const id = sql<number>`(select id from new_id)`;
+  return db
+    .with('new_id', (qb) => qb.selectNoFrom(sql<number>`nextval(pg_get_serial_sequence('orders', 'id'))::int`.as('id')))
+    .with('new_order', (qb) =>
+      qb
+        .insertInto('orders')
+        .values({ ...row, id, order_number: sql<string>`${orderNumberPrefix}::text || lpad(${id}::text, greatest(6, length(${id}::text)), '0')` })
+        .returningAll(),
+    )
+    .with('history', (qb) =>
+      qb
+        .insertInto('order_state_changes')
+        .columns(['order_id', 'from_state', 'to_state', 'actor', 'reason'])
+        .expression((eb) =>
+          eb
+            .selectFrom('new_order')
+            .select(['new_order.id', sql<null>`null::text`.as('from_state'), 'new_order.state', sql<string>`${history.actor}::text`.as('actor'), sql<string | null>`${history.reason}::text`.as('reason')]),
+        ),
+    )
+    .selectFrom('new_order')
+    .selectAll()
+    .executeTakeFirstOrThrow();
 }
 
 /** Inserts items in one statement; returns the stored rows in input order. */
@@ -48,21 +74,39 @@ export async function selectItems(db: Kysely<DB>, orderId: number): Promise<Orde
 }
 
 /**
- * Takes an idempotency key for this transaction: inserts the record, or takes over an expired one.
- * A record of a transaction still in flight makes this wait (bounded by the caller's `lock_timeout`)
- * until that transaction ends. Returns null when the key is now this transaction's, else the committed
- * record that holds it.
+ * Takes an idempotency key for this transaction in one statement: inserts the record, or takes over an
+ * expired one. A record of a transaction still in flight makes this wait, at most `waitMs` (a transaction-
+ * local `lock_timeout`, reset to none before the statement ends so later waits of the transaction are not
+ * bounded by it; PostgreSQL raises 55P03 when it expires). When the key was taken, up to `purgeLimit`
+ * expired records nobody holds are deleted on the way. Returns null when the key is now this
+ * transaction's, else the committed record that holds it (read by a second statement, whose snapshot
+ * sees the record the wait was for).
  */
-export async function takeIdempotencyKey(db: Kysely<DB>, rec: { scope: string; key: string; requestHash: string; expiresAt: Date }): Promise<IdempotencyRow | null> {
-  const taken = await sql<{ scope: string }>`
-    insert into idempotency_keys (scope, key, request_hash, expires_at)
-    values (${rec.scope}, ${rec.key}, ${rec.requestHash}, ${rec.expiresAt})
-    on conflict (scope, key) do update
-      set request_hash = excluded.request_hash, order_id = null, response_status = null, response_body = null,
-          created_at = now(), expires_at = excluded.expires_at
-      where idempotency_keys.expires_at <= now()
-    returning scope`.execute(db);
-  if (taken.rows.length === 1) return null;
+export async function takeIdempotencyKey(
+  db: Kysely<DB>,
+  rec: { scope: string; key: string; requestHash: string; expiresAt: Date; waitMs: number; purgeLimit: number },
+): Promise<IdempotencyRow | null> {
+  // The insert reads its row from `wait_bound`, so the bound is set before it can wait; `unbound` reads
+  // the insert's result, so the reset runs after the wait.
+  const taken = await sql<{ taken: number }>`
+    with wait_bound as materialized (select set_config('lock_timeout', ${`${Math.max(1, Math.round(rec.waitMs))}ms`}, true)),
+    taken as (
+      insert into idempotency_keys (scope, key, request_hash, expires_at)
+      select ${rec.scope}, ${rec.key}, ${rec.requestHash}, ${rec.expiresAt}::timestamptz from wait_bound
+      on conflict (scope, key) do update
+        set request_hash = excluded.request_hash, order_id = null, response_status = null, response_body = null,
+            created_at = now(), expires_at = excluded.expires_at
+        where idempotency_keys.expires_at <= now()
+      returning scope),
+    unbound as materialized (select set_config('lock_timeout', '0', true) from (select count(*) from taken) t),
+    purged as (
+      delete from idempotency_keys where ctid in (
+        select ctid from idempotency_keys
+        where expires_at <= now() and not (scope = ${rec.scope} and key = ${rec.key})
+        limit ${rec.purgeLimit} for update skip locked)
+      and exists (select 1 from taken))
+    select (select count(*) from taken)::int as taken, (select count(*) from unbound)::int as unbound`.execute(db);
+  if (taken.rows[0].taken === 1) return null;
   const existing = await db.selectFrom('idempotency_keys').selectAll().where('scope', '=', rec.scope).where('key', '=', rec.key).executeTakeFirst();
   return existing ?? null;
 }
@@ -75,12 +119,4 @@ export async function completeIdempotencyKey(db: Kysely<DB>, rec: { scope: strin
     .where('scope', '=', rec.scope)
     .where('key', '=', rec.key)
     .execute();
-}
-
-/** Deletes up to `limit` expired idempotency records nobody holds; returns how many. */
-export async function purgeExpiredIdempotencyKeys(db: Kysely<DB>, limit: number): Promise<number> {
-  const r = await sql`
-    delete from idempotency_keys where ctid in (
-      select ctid from idempotency_keys where expires_at <= now() limit ${limit} for update skip locked)`.execute(db);
-  return Number(r.numAffectedRows ?? 0);
 }

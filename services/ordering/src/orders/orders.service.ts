@@ -37,9 +37,10 @@ export interface PlaceOrderContext {
   idempotencyWaitMs?: number;
   /**
    * Creates the paylink of a new prepaid order right after the commit (see `order-flow.service.ts`);
-   * without it the paylink is left to the outbox job alone.
+   * resolves true when that job ran (the stored order may now carry the paylink), false when it was not
+   * tried or failed. Without it the paylink is left to the outbox job alone.
    */
-  paylinks?: { createPaylinkNow(orderId: number): Promise<void> };
+  paylinks?: { createPaylinkNow(orderId: number): Promise<boolean> };
 }
 
 /** The reply of an order operation: the stored order (or the first reply, for an idempotent retry). */
@@ -51,7 +52,12 @@ export interface PlacedOrder<T> {
 
 /** `SO-<year>-<id, at least 6 digits>`, the year in UTC. */
 export function orderNumberFor(id: number, at: Date): string {
-  return `SO-${at.getUTCFullYear()}-${String(id).padStart(6, '0')}`;
+  return `${orderNumberPrefix(at)}${String(id).padStart(6, '0')}`;
+}
+
+/** `SO-<year>-`, the part of the order number before the id (the year in UTC); see {@link orderNumberFor}. */
+export function orderNumberPrefix(at: Date): string {
+  return `SO-${at.getUTCFullYear()}-`;
 }
 
 function storedAddress(a: OrderAddress): StoredAddress {
@@ -115,40 +121,43 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
         addresses.courier.shippingNetCents,
       );
 
-      const orderId = await repo.nextOrderId(trx);
-      const orderNumber = orderNumberFor(orderId, now);
       const { state, paymentMethod } = initialStateFor(group);
-      const orderRow = await repo.insertOrder(trx, {
-        id: orderId,
-        order_number: orderNumber,
-        source: input.source,
-        state,
-        payment_method: paymentMethod,
-        user_group: group,
-        created_by_kind: ctx.principal?.kind ?? null,
-        created_by_id: ctx.principal?.id ?? null,
-        erp_retailer_entity_id: ctx.principal?.erpRetailerEntityId ?? null,
-        contact: JSON.stringify(input.contact),
-        shipping_address: JSON.stringify(storedAddress(input.shippingAddress)),
-        shipping_country_id: addresses.shippingCountryId,
-        billing_address: input.billingAddress ? JSON.stringify(storedAddress(input.billingAddress)) : null,
-        billing_country_id: addresses.billingCountryId,
-        billing_same_as_shipping: input.billingAddressIsSameAsShippingAddress,
-        discount_codes: evaluation.results.map((r) => r.normalizedCode),
-        retailer_customer_order_reference: input.retailerCustomerOrderReference,
-        notes: input.notes,
-        currency: cart.currency,
-        items_net_cents: totals.itemsNetCents,
-        discount_cents: totals.discountCents,
-        shipping_net_cents: totals.shippingNetCents,
-        net_total_cents: totals.netTotalCents,
-        vat_cents: totals.vatCents,
-        gross_total_cents: totals.grossTotalCents,
-        vat_breakdown: JSON.stringify(totals.vatBreakdown),
-        courier: addresses.courier.id,
-        created_at: now,
-        updated_at: now,
-      });
+      // Id, order number (`orderNumberFor`) and the first history entry come with the insert (one round trip).
+      const orderRow = await repo.insertNewOrder(
+        trx,
+        {
+          source: input.source,
+          state,
+          payment_method: paymentMethod,
+          user_group: group,
+          created_by_kind: ctx.principal?.kind ?? null,
+          created_by_id: ctx.principal?.id ?? null,
+          erp_retailer_entity_id: ctx.principal?.erpRetailerEntityId ?? null,
+          contact: JSON.stringify(input.contact),
+          shipping_address: JSON.stringify(storedAddress(input.shippingAddress)),
+          shipping_country_id: addresses.shippingCountryId,
+          billing_address: input.billingAddress ? JSON.stringify(storedAddress(input.billingAddress)) : null,
+          billing_country_id: addresses.billingCountryId,
+          billing_same_as_shipping: input.billingAddressIsSameAsShippingAddress,
+          discount_codes: evaluation.results.map((r) => r.normalizedCode),
+          retailer_customer_order_reference: input.retailerCustomerOrderReference,
+          notes: input.notes,
+          currency: cart.currency,
+          items_net_cents: totals.itemsNetCents,
+          discount_cents: totals.discountCents,
+          shipping_net_cents: totals.shippingNetCents,
+          net_total_cents: totals.netTotalCents,
+          vat_cents: totals.vatCents,
+          gross_total_cents: totals.grossTotalCents,
+          vat_breakdown: JSON.stringify(totals.vatBreakdown),
+          courier: addresses.courier.id,
+          created_at: now,
+          updated_at: now,
+        },
+        orderNumberPrefix(now),
+        { actor: caller, reason: `order placed (${operation})` },
+      );
+      const { id: orderId, order_number: orderNumber } = orderRow;
       // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
       await redeemDiscountCodes(trx, evaluation.results, orderId);
       const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
@@ -182,7 +191,6 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
         trx,
         cart.lines.flatMap((l, i) => (l.parentIndex === null ? [] : [rowOf(l, i, mainIdByIndex.get(l.parentIndex) ?? null)])),
       );
-      await repo.insertStateChange(trx, { orderId, from: null, to: state, actor: caller, reason: `order placed (${operation})` });
 
       const order = toStoredOrder(orderRow, [...mains, ...subs]);
       await enqueueMail(trx, `order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name }));
@@ -199,9 +207,10 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   if (placed.replayed) return { body: await withCurrentPaylink(db, placed.body), replayed: true };
   // After the commit, never inside the transaction: the provider call must not hold locks or a snapshot.
   if (placed.orderId !== undefined && placed.state === 'pending_payment' && ctx.paylinks) {
-    await ctx.paylinks.createPaylinkNow(placed.orderId);
-    const fresh = await findOrder(db, placed.orderId);
-    if (fresh?.paylinkUrl) return { body: render(fresh), replayed: false };
+    if (await ctx.paylinks.createPaylinkNow(placed.orderId)) {
+      const fresh = await findOrder(db, placed.orderId);
+      if (fresh?.paylinkUrl) return { body: render(fresh), replayed: false };
+    }
   }
   return { body: placed.body, replayed: placed.replayed };
 }

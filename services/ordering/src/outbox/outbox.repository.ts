@@ -13,14 +13,19 @@ export type OutboxMessage = Selectable<OutboxMessagesTable>;
  * Returns whether it was new.
  */
 export async function insertMessage(db: Kysely<DB>, m: { kind: string; dedupeKey: string; messageId?: string | null; payload: unknown; notBefore?: Date }): Promise<boolean> {
+  // NOTIFY is transactional: listeners hear it only if (and when) the enqueuing transaction commits. It is
+  // sent from the same statement, for an inserted row only.
   const r = await db
-    .insertInto('outbox_messages')
-    .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })
-    .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
-    .returning('id')
+    .with('inserted', (qb) =>
+      qb
+        .insertInto('outbox_messages')
+        .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })
+        .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
+        .returning('id'),
+    )
+    .selectFrom('inserted')
+    .select(['inserted.id', sql<unknown>`pg_notify('outbox', '')`.as('notified')])
     .executeTakeFirst();
-  // NOTIFY is transactional: listeners hear it only if (and when) the enqueuing transaction commits.
-  if (r) await sql`select pg_notify('outbox', '')`.execute(db);
   return !!r;
 }
 
@@ -47,6 +52,12 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
 /** Marks a claimed job as done. */
 export async function markSent(db: Kysely<DB>, id: number): Promise<void> {
   await db.updateTable('outbox_messages').set({ sent_at: new Date(), locked_until: null, last_error: null }).where('id', '=', id).execute();
+}
+
+/** Marks claimed jobs as done, in one statement. */
+export async function markSentMany(db: Kysely<DB>, ids: readonly number[]): Promise<void> {
+  if (ids.length === 0) return;
+  await db.updateTable('outbox_messages').set({ sent_at: new Date(), locked_until: null, last_error: null }).where('id', 'in', [...ids]).execute();
 }
 
 /** Releases a claimed job for a later attempt at `nextAttemptAt`. */

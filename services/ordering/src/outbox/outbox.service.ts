@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, claimOne, insertMessage, markDead, markFailed, markSent } from './outbox.repository';
+import { claimDue, claimOne, insertMessage, markDead, markFailed, markSent, markSentMany } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
 export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
@@ -220,10 +220,15 @@ export class OutboxDispatcher {
       if (batch.length === 0) return done;
       // Jobs of one batch run concurrently: one slow third party does not hold up the others' work.
       const results = await Promise.all(batch.map((m) => this.runOne(m, this.attemptsOf.get(m.kind) ?? maxAttempts)));
-      done += results.filter(Boolean).length;
+      // The batch's done jobs are marked in one statement (at-least-once either way: a crash before it
+      // leaves them leased, and they run again once the lease ends).
+      const sent = batch.filter((_, i) => results[i]).map((m) => m.id);
+      if (sent.length > 0) await markSentMany(db, sent);
+      done += sent.length;
     }
   }
 
+  /** Runs one claimed job; true when it is done (the caller marks it sent), false when failed or dead (marked here). */
   private async runOne(m: Awaited<ReturnType<typeof claimDue>>[number], maxAttempts: number): Promise<boolean> {
     const db = this.opts.database.db;
     const handler = this.handlerOf(m.kind);
@@ -231,7 +236,6 @@ export class OutboxDispatcher {
     try {
       if (!handler) throw new Error(`no handler for outbox kind ${m.kind}`);
       await handler(job, { database: this.opts.database, logger: this.opts.logger });
-      await markSent(db, m.id);
       return true;
     } catch (err) {
       const text = safeErrorText(err);

@@ -33,6 +33,36 @@ function intlLocale(culture: string, fallback: string): string {
   }
 }
 
+interface Formatters {
+  money: Intl.NumberFormat;
+  percent: Intl.NumberFormat;
+  date: Intl.DateTimeFormat;
+}
+
+/** Most cached formatter sets (culture × currency); cultures come from requests, so the cache is bounded. */
+const FORMATTERS_MAX = 500;
+const formattersCache = new Map<string, Formatters>();
+
+/**
+ * The formatters of a culture and currency. Building `Intl` formatters costs far more than using them and
+ * the e-mail is rendered inside the order transaction, so they are made once per culture and currency.
+ */
+function formattersFor(culture: string, lang: string, currency: string): Formatters {
+  const key = `${culture}\u0000${lang}\u0000${currency}`;
+  let f = formattersCache.get(key);
+  if (!f) {
+    const locale = intlLocale(culture, lang);
+    f = {
+      money: new Intl.NumberFormat(locale, { style: 'currency', currency }),
+      percent: new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 }),
+      date: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }),
+    };
+    if (formattersCache.size >= FORMATTERS_MAX) formattersCache.clear();
+    formattersCache.set(key, f);
+  }
+  return f;
+}
+
 /** Escapes text for HTML element content and attribute values. */
 export function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
@@ -87,11 +117,9 @@ function addressLines(a: OrderAddress, lang: ConfirmationLanguage, m: Confirmati
 export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationContext): MailPayload {
   const lang = confirmationLanguage(order.contact.culture);
   const m = CONFIRMATION_MESSAGES[lang];
-  const locale = intlLocale(order.contact.culture, lang);
-  const money = new Intl.NumberFormat(locale, { style: 'currency', currency: order.currency });
+  const { money, percent, date: dateFormat } = formattersFor(order.contact.culture, lang, order.currency);
   const amount = (cents: number) => money.format(cents / 100);
-  const percent = new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 });
-  const date = new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }).format(order.createdAt);
+  const date = dateFormat.format(order.createdAt);
 
   const items: ItemView[] = order.items.map((it) => ({
     text: `${it.quantity} × ${it.articleName} (${it.articleNumber})`,
