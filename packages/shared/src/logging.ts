@@ -45,16 +45,36 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (pro
   return destination ? pino(options, destination) : pino(options);
 }
 
-/** pino-http middleware: a request id per request (honouring a sane incoming `X-Request-Id`), echoed back. */
+/** The request's id (a sane incoming `X-Request-Id`, else a new UUID), echoed in the response's `X-Request-Id`. */
+export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {
+  const incoming = req.headers['x-request-id'];
+  const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
+  res.setHeader('X-Request-Id', id);
+  return id;
+}
+
+/** Whether every request is logged when it completes (`HTTP_LOG`, default on). */
+export function httpLogEnabled(): boolean {
+  return process.env.HTTP_LOG !== 'false';
+}
+
+/**
+ * The line {@link httpLogger} writes for a completed request, for a route served outside the Express
+ * pipeline (same fields: `req` id/method/redacted url/remoteAddress, `res.statusCode`, `responseTime` ms).
+ */
+export function logCompletedRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, id: string, responseTimeMs: number): void {
+  const level = res.statusCode >= 500 ? 'error' : 'info';
+  logger[level](
+    { req: { id, method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.socket.remoteAddress }, res: { statusCode: res.statusCode }, responseTime: Math.round(responseTimeMs) },
+    'request completed',
+  );
+}
+
+/** pino-http middleware: a request id per request ({@link assignRequestId}), echoed back. */
 export function httpLogger(logger: Logger) {
   return pinoHttp({
     logger,
-    genReqId(req: IncomingMessage, res: ServerResponse) {
-      const incoming = req.headers['x-request-id'];
-      const id = typeof incoming === 'string' && /^[\w.-]{1,64}$/.test(incoming) ? incoming : randomUUID();
-      res.setHeader('X-Request-Id', id);
-      return id;
-    },
+    genReqId: assignRequestId,
     serializers: {
       req(req: { id: unknown; method: string; url: string; headers: IncomingMessage['headers']; remoteAddress?: string }) {
         return { id: req.id, method: req.method, url: redactUrl(req.url), remoteAddress: req.remoteAddress };
@@ -67,6 +87,6 @@ export function httpLogger(logger: Logger) {
       if (err || res.statusCode >= 500) return 'error';
       return 'info';
     },
-    autoLogging: process.env.HTTP_LOG !== 'false',
+    autoLogging: httpLogEnabled(),
   });
 }

@@ -14,6 +14,11 @@ export interface AppMetrics {
   registry: Registry;
   /** Records every request when it finishes (mount first). */
   middleware: RequestHandler;
+  /**
+   * Records one finished request (what {@link AppMetrics.middleware} does per request), for a route served
+   * outside the Express pipeline; `seconds` from arrival to the end of the response.
+   */
+  record(operation: string, method: string, status: number, seconds: number): void;
   /** Serves `GET /metrics` in the Prometheus text format. */
   router: Router;
   /**
@@ -81,13 +86,16 @@ export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
   // pg keeps the configured bound in pool.options (not in its typings); total/max is the saturation.
   gauge('db_pool_connections_max', 'Most connections the pool may open', () => Number((pool as unknown as { options?: { max?: number } }).options?.max ?? 10));
 
+  const record = (operation: string, method: string, status: number, seconds: number) => {
+    requests.inc({ operation, method, status: String(status) });
+    duration.observe({ operation, method }, seconds);
+  };
   const middleware: RequestHandler = (req, res, next) => {
-    const end = process.hrtime.bigint();
+    const start = process.hrtime.bigint();
     res.on('finish', () => {
       // Unmatched paths are grouped, so scanners cannot blow up the label set.
       const operation = operationOf(req)?.operationId ?? (req.path === '/metrics' ? 'metrics' : 'unmatched');
-      requests.inc({ operation, method: req.method, status: String(res.statusCode) });
-      duration.observe({ operation, method: req.method }, Number(process.hrtime.bigint() - end) / 1e9);
+      record(operation, req.method, res.statusCode, Number(process.hrtime.bigint() - start) / 1e9);
     });
     next();
   };
@@ -98,6 +106,7 @@ export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
   return {
     registry,
     middleware,
+    record,
     router,
     gauge,
     labeledGauge,

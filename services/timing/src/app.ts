@@ -16,6 +16,7 @@ import { liveHandlers } from './http/live.handlers';
 import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
+import { punchReadFastLane } from './http/punch-reads.fast';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
@@ -32,6 +33,11 @@ export interface TimingDeps {
    * app makes its own without a listener: live requests then only re-read every `safetyPollMs`.
    */
   live?: LiveHub;
+  /**
+   * Serve plain successful punch reads outside the Express pipeline (http/punch-reads.fast.ts); default on.
+   * Off only in the test that compares both paths.
+   */
+  fastLane?: boolean;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
   /**
@@ -59,9 +65,13 @@ export function createApp(deps: TimingDeps): Express {
   app.disable('x-powered-by');
   // Hashing every large punch page for an ETag costs more than it saves (DESIGN §7).
   app.set('etag', false);
-  app.use(httpLogger(deps.logger));
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
+  const punchDeps = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
+  if (deps.fastLane !== false) {
+    app.use(punchReadFastLane({ punches: punchDeps, metrics, logger: deps.logger, keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0 }));
+  }
+  app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
     // receptionTimeUtc of uploaded punches: the moment the request arrived, not when its body was parsed.

@@ -180,3 +180,30 @@ it('counts exactly with a time window (count(*) fallback) and hides punches of a
     open.release();
   }
 });
+
+it("takes the rest of afterId's fine bucket from a full page when the page reaches past it, and counts it otherwise", async () => {
+  const deps = { db: ctx.database.db, pool: ctx.database.pool };
+  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+  // 1,500 contiguous ids from the first id of fine bucket 640 (ids 655,360–656,383).
+  const first = 640 * 1024;
+  await ctx.database.pool.query(`alter table punches alter column id restart with ${first}`);
+  const batch = Array.from({ length: 1500 }, (_, i) => ({ card: String(3_000_000 + i), time: 1_590_000_000_000 + i, code: 31, type: 'Control' as const, modem: 'P-1' }));
+  expect((await uploadPunches(deps, caller, batch, Date.now())).stored).toBe(1500);
+  await waitUntilVisible(ctx);
+  const client = await ctx.database.pool.connect();
+  try {
+    // first - 1: the page starts in the next bucket (0 rows of afterId's bucket on it); first: the page
+    // (ids first+1 … first+1000) ends inside afterId's bucket, so the rest is counted; first + 100: the page
+    // reaches past the bucket and holds its 923 remaining punches.
+    for (const [afterId, total] of [
+      [first - 1, 1500],
+      [first, 1499],
+      [first + 100, 1399],
+    ]) {
+      const r = await compareInSnapshot(client, { modems: ['P-1'], afterId, timeFrom: null, timeTo: null });
+      expect({ afterId, page: r.page, exact: r.exact }).toEqual({ afterId, page: total, exact: total });
+    }
+  } finally {
+    client.release();
+  }
+});

@@ -11,7 +11,8 @@ import { countIngested } from '../metrics';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
 
-const CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
+/** Response content types of punch reads by format. */
+export const PUNCH_CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
 /** `getPunches` (with the `wait` long-poll on `live`), `postPunches`. */
 export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operations> {
@@ -38,7 +39,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operat
         }
         if (gone.signal.aborted) return;
       }
-      sendText(res, CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
+      sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
     },
     async postPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());

@@ -173,15 +173,30 @@ const FINE_SHIFT = 10;
 /** Condition on the modems that no index can serve: makes PostgreSQL walk the primary key in id order. */
 const MODEM_FILTER = '(q.modem = any($1::text[])) is true';
 
+/** Exact count of the visible punches of the modems in the rest of afterId's fine bucket (< 1,024 ids, by the primary key). */
+const PARTIAL_BUCKET_COUNT = `(select count(*) from punches q
+        where ${MODEM_FILTER} and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))`;
+
+/**
+ * The same count taken from a full page (CTE `page`) when the page reaches past the end of afterId's fine
+ * bucket: the page holds every visible punch of the modems from afterId up to its last id (keyset order, same
+ * snapshot), so its rows below the bucket's end are exactly those punches. Otherwise {@link PARTIAL_BUCKET_COUNT}.
+ * Saves the heap reads of up to 1,023 rows of other modems (≈0.5–1.2 ms per page of the 1 M-punch event).
+ */
+const PARTIAL_BUCKET_FROM_PAGE = `(case when (select max(p.id) from page p) >= ((($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT}) - 1
+        then (select count(*) from page p where p.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT})
+        else ${PARTIAL_BUCKET_COUNT} end)`;
+
 /**
  * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
  * window: coarse buckets above afterId's coarse bucket, middle buckets of that coarse bucket above
- * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket, and an exact
- * count of the rest of afterId's fine bucket (< 1,024 ids, by the primary key). Each part applies the
- * pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 + 8 rows per
- * modem at the lower levels plus one per coarse bucket of the event's id span, whatever the table size.
+ * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket, and `partial`, the
+ * count of the rest of afterId's fine bucket. Each part applies the pages' visibility rule, so the sum equals
+ * `count(*)` of the same rows; it reads at most 8 + 8 rows per modem at the lower levels plus one per coarse
+ * bucket of the event's id span, whatever the table size.
  */
-const COUNTER_TOTAL = `(
+function counterTotal(partial: string): string {
+  return `(
       (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
     + (select coalesce(sum(c.n), 0) from punch_counts c
@@ -190,9 +205,9 @@ const COUNTER_TOTAL = `(
     + (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
           and c.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))
-    + (select count(*) from punches q
-        where ${MODEM_FILTER} and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))
+    + ${partial}
     )::int8`;
+}
 
 /** Ids after `afterId` up to the newest id within which a page reads by the primary key (the live head). */
 const HEAD_IDS = 4096;
@@ -237,7 +252,7 @@ function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolea
  * The branches of the strategy not taken are cut off by one-time filters and never run. PostgreSQL renders
  * the body (JSON array or CSV with header), so no row objects are built in Node, and the `X-Total-Count`
  * in the same statement and snapshot: the page's size when the page is not full; otherwise from the
- * counters ({@link COUNTER_TOTAL}) or, with a time window, an exact count (init plans, run only when the
+ * counters ({@link counterTotal}) or, with a time window, an exact count (init plans, run only when the
  * CASE needs them).
  *
  * The text depends only on the format, the number of modems and which time bounds are set, so it runs as a
@@ -265,7 +280,7 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
         order by q.id
         limit ${PAGE_SIZE})`);
   const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
-  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : COUNTER_TOTAL;
+  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
   const text = `
     with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
     mode as materialized (
@@ -314,7 +329,7 @@ export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: Punch
   const windowed = scope.timeFrom !== null || scope.timeTo !== null;
   const text = windowed
     ? `select count(*)::float8 as n from punches q where ${where}`
-    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${COUNTER_TOTAL}::float8 as n`;
+    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;
   const { rows } = await db.query<{ n: number }>(text, windowed ? values : values.slice(0, 2));
   return rows[0].n;
 }

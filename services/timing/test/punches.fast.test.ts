@@ -1,0 +1,158 @@
+/**
+ * The fast lane of punch reads (src/http/punch-reads.fast.ts) against the full pipeline: the same requests
+ * to the app with the fast lane (default) and to one without it answer alike — status, the headers a
+ * client reads, the body (decoded) — for plain reads and for every request the fast lane must pass on.
+ */
+import type { Express } from 'express';
+import request from 'supertest';
+import { createLogger } from '@sports-timing/shared';
+import { createApp } from '../src/app';
+import { plainPunchQuery } from '../src/http/punch-reads.fast';
+import { localMs, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
+
+let ctx: TimingTestContext;
+let pipeline: Express;
+let org: TestUser;
+let other: TestUser;
+let publicEventId: number;
+let privateEventId: number;
+
+beforeAll(async () => {
+  ctx = await startTiming();
+  pipeline = createApp({ database: ctx.database, logger: createLogger('timing-test'), validateResponses: true, fastLane: false });
+  org = await ctx.createUser('org');
+  other = await ctx.createUser('other');
+  const punches = (modem: string, n: number, start: number) =>
+    Array.from({ length: n }, (_, i) => ({ card: String(400_000 + i), time: start + i * 1000, code: 31 + (i % 50), type: 'Control', modem }));
+  await upload(ctx, org.key, [...punches('F-1', 40, localMs(18, 30)), ...punches('F-2', 30, localMs(18, 40))]);
+  await upload(ctx, org.key, punches('F-3', 12, localMs(19)));
+  let res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Open', public: true, modems: ['F-1', 'F-2'], from: localMs(18) }).expect(201);
+  publicEventId = res.body.id;
+  res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Closed', public: false, modems: ['F-3'] }).expect(201);
+  privateEventId = res.body.id;
+});
+afterAll(async () => ctx.close());
+
+interface Answer {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: string;
+  contentLength: string | undefined;
+}
+
+const COMPARED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'x-total-count', 'vary', 'www-authenticate'];
+
+async function ask(app: Express, path: string, headers: Record<string, string>): Promise<Answer> {
+  const res = await request(app)
+    .get(path)
+    .set(headers)
+    .buffer(true)
+    .parse((r, done) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+  // superagent inflates gzip itself (and asks for it unless told otherwise): both paths compare by content.
+  const text = (res.body as Buffer).toString('utf8');
+  expect(res.headers['x-request-id']).toMatch(/^[\w.-]{1,64}$/);
+  return {
+    status: res.status,
+    headers: Object.fromEntries(COMPARED_HEADERS.map((h) => [h, res.headers[h] as string | undefined])),
+    body: text,
+    contentLength: res.headers['content-length'] as string | undefined,
+  };
+}
+
+/** Problem documents carry the request's own id; everything else must match. */
+function comparable(a: Answer): Answer {
+  if (!a.headers['content-type']?.startsWith('application/problem+json')) return a;
+  const { traceId: _traceId, ...rest } = JSON.parse(a.body) as Record<string, unknown>;
+  return { ...a, body: JSON.stringify(rest) };
+}
+
+async function expectSameAnswer(path: string, headers: Record<string, string> = {}): Promise<Answer> {
+  const fast = await ask(ctx.app, path, headers);
+  const slow = await ask(pipeline, path, headers);
+  expect({ ...comparable(fast), contentLength: undefined }).toEqual({ ...comparable(slow), contentLength: undefined });
+  return fast;
+}
+
+describe('plain reads: same answer as the pipeline', () => {
+  it.each([
+    ['event, JSON', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=0`, () => ({})],
+    ['event, CSV', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=0&after=${localMs(18)}.0`, () => ({ accept: 'text/csv' })],
+    ['event, */* with q-values', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=5`, () => ({ accept: 'text/csv;q=0.5, application/json;q=0.9' })],
+    ['event at the head', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=999999`, () => ({})],
+    ['modems, encoded comma', () => `/api/rest/v1/punches?modem=F-1%2CF-2&afterId=10`, () => ({})],
+    ['modems, unknown serial', () => `/api/rest/v1/punches?modem=F-1,NOPE`, () => ({ accept: 'text/csv' })],
+    ['private event with the owner key', () => `/api/rest/v1/punches?eventId=${privateEventId}`, () => ({ apikey: org.key })],
+    ['own modems by user', () => `/api/rest/v1/punches?user=org&eventId=${publicEventId}`, () => ({ apikey: org.key })],
+    ['user by an admin', () => `/api/rest/v1/punches?user=org`, () => ({ apikey: ctx.adminKey })],
+    ['empty apikey header counts as none', () => `/api/rest/v1/punches?eventId=${publicEventId}`, () => ({ apikey: '  ' })],
+  ])('%s', async (_name, path, headers) => {
+    const a = await expectSameAnswer(path(), headers() as Record<string, string>);
+    expect(a.status).toBe(200);
+  });
+
+  it('gzip: the same punches, compressed at the same threshold, sent in one piece with its length', async () => {
+    const path = `/api/rest/v1/punches?eventId=${publicEventId}`;
+    const fast = await expectSameAnswer(path, { 'accept-encoding': 'gzip, deflate, br' });
+    expect(fast.headers['content-encoding']).toBe('gzip');
+    // The fast lane compresses in one piece (Content-Length); the pipeline streams (chunked): this is how
+    // the test knows the fast lane answered.
+    expect(Number(fast.contentLength)).toBeGreaterThan(0);
+    expect((await ask(pipeline, path, { 'accept-encoding': 'gzip' })).contentLength).toBeUndefined();
+    // A small body stays uncompressed, gzip not acceptable → identity.
+    const small = await expectSameAnswer(`/api/rest/v1/punches?eventId=${publicEventId}&afterId=999999`, { 'accept-encoding': 'gzip' });
+    expect(small.headers['content-encoding']).toBeUndefined();
+    expect((await expectSameAnswer(path, { 'accept-encoding': 'gzip;q=0, identity' })).headers['content-encoding']).toBeUndefined();
+  });
+
+  it('counts fast-lane reads in the request metrics', async () => {
+    const metric = async () => {
+      const text = (await request(ctx.app).get('/metrics').expect(200)).text;
+      const line = text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('operation="getPunches"') && l.includes('status="200"'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = await metric();
+    await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}`).expect(200);
+    await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}`).set('accept', 'text/csv').expect(200);
+    expect(await metric()).toBe(before + 2);
+  });
+});
+
+describe('requests the fast lane passes on: the pipeline answers them', () => {
+  it.each([
+    ['no filter', () => '/api/rest/v1/punches?afterId=0', () => ({}), 400],
+    ['afterId not a number', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=abc`, () => ({}), 400],
+    ['negative afterId', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=-1`, () => ({}), 400],
+    ['afterId repeated', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=1&afterId=2`, () => ({}), 400],
+    ['unknown parameter', () => `/api/rest/v1/punches?eventId=${publicEventId}&limit=5`, () => ({}), 400],
+    ['eventId not digits', () => '/api/rest/v1/punches?eventId=x1', () => ({}), 400],
+    ['unknown event', () => '/api/rest/v1/punches?eventId=987654', () => ({}), 404],
+    ['private event, anonymous', () => `/api/rest/v1/punches?eventId=${privateEventId}`, () => ({}), 401],
+    ['private event, another key', () => `/api/rest/v1/punches?eventId=${privateEventId}`, () => ({ apikey: other.key }), 403],
+    ['unknown key', () => `/api/rest/v1/punches?eventId=${publicEventId}`, () => ({ apikey: 'tk_not-a-key' }), 401],
+    ['user without a key', () => '/api/rest/v1/punches?user=org', () => ({}), 401],
+    ['another user', () => '/api/rest/v1/punches?user=org', () => ({ apikey: other.key }), 403],
+    ['not acceptable', () => `/api/rest/v1/punches?eventId=${publicEventId}`, () => ({ accept: 'text/xml' }), 406],
+    ['wait=0 (long-poll parameter)', () => `/api/rest/v1/punches?eventId=${publicEventId}&wait=0`, () => ({}), 200],
+    ['afterId beyond 15 digits', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=1000000000000000`, () => ({}), 200],
+  ])('%s', async (_name, path, headers, status) => {
+    const a = await expectSameAnswer(path(), headers() as Record<string, string>);
+    expect(a.status).toBe(status);
+  });
+});
+
+describe('plainPunchQuery', () => {
+  it('takes only the plain, valid case', () => {
+    expect(plainPunchQuery('eventId=7&afterId=12&after=1580584563000.0')).toEqual({ eventId: '7', afterId: 12, after: 1580584563000 });
+    expect(plainPunchQuery('modem=A%2CB,C')).toEqual({ modem: 'A,B,C' });
+    expect(plainPunchQuery('afterId=1')).toBeNull();
+    expect(plainPunchQuery('eventId=1&wait=5')).toBeNull();
+    expect(plainPunchQuery('eventId=1&eventId=2')).toBeNull();
+    expect(plainPunchQuery('modem=%zz')).toBeNull();
+    expect(plainPunchQuery(`modem=${'M'.repeat(13_001)}`)).toBeNull();
+    expect(plainPunchQuery('user=-bad')).toBeNull();
+  });
+});
