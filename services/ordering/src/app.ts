@@ -15,6 +15,8 @@ import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { identityOf } from './identity/identity';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
+import { maintenanceOf } from './maintenance/maintenance.service';
+import { shopArticlesFastLane } from './http/shop-articles.fast';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -72,9 +74,10 @@ export function createApp(deps: OrderingDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
-  app.use(httpLogger(deps.logger));
   const metrics = createMetrics('ordering', deps.database.pool);
   app.locals.metrics = metrics;
+  if (deps.fastLane !== false) app.use(shopArticlesFastLane({ database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
+  app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
   registerOutboxBacklogMetrics(metrics, deps.database.db);

@@ -24,6 +24,11 @@ export interface OrderingDeps {
   mailer: Mailer;
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
+  /**
+   * Serve plain anonymous article lists outside the Express pipeline (http/shop-articles.fast.ts); default
+   * on. Off in the tests that need every list validated by the pipeline or that compare both paths.
+   */
+  fastLane?: boolean;
   /** AES-256-GCM key ring; read it through `encryptionOf(deps)` (crypto/encryption.ts), which also covers tests. */
   encryption?: EnvelopeEncryption;
   /** The shared maintenance flag; read it through `maintenanceOf(deps)` (one per database handle when absent). */

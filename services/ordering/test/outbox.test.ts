@@ -4,7 +4,7 @@
  */
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
-import { enqueue, enqueueMail, messageIdFor, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
+import { enqueue, enqueueAll, enqueueMail, mailEntry, messageIdFor, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
 import { countDead, countPending, findMessage } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './helpers';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
@@ -209,4 +209,25 @@ test('a per-kind attempt limit given at register() overrides the dispatcher defa
     await d.stop();
   }
   expect(calls).toBe(2);
+});
+
+test('enqueueAll writes e-mails and jobs in one go: delays kept, existing dedupe keys skipped', async () => {
+  const db = ctx.database.db;
+  const before = Date.now();
+  const n = await db.transaction().execute((trx) =>
+    enqueueAll(trx, [mailEntry('test:all-mail', { to: 'eve@example.com', subject: 'All', text: 'x' }), { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 1 }, delayMs: 60_000 }]),
+  );
+  expect(n).toBe(2);
+  const mail = await findMessage(db, 'mail', 'test:all-mail');
+  expect(mail?.message_id).toBe(messageIdFor('test:all-mail'));
+  const job = await findMessage(db, 'test-all-job', 'k1');
+  expect(job?.payload).toEqual({ a: 1 });
+  expect(job!.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 59_000);
+  const again = await db.transaction().execute((trx) =>
+    enqueueAll(trx, [{ kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 2 } }, { kind: 'test-all-job', dedupeKey: 'k2', payload: { a: 3 } }]),
+  );
+  expect(again).toBe(1);
+  expect((await findMessage(db, 'test-all-job', 'k1'))?.payload).toEqual({ a: 1 });
+  await db.deleteFrom('outbox_messages').where('kind', '=', 'test-all-job').execute();
+  await db.deleteFrom('outbox_messages').where('dedupe_key', '=', 'test:all-mail').execute();
 });

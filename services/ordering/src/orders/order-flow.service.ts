@@ -29,7 +29,7 @@ import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
 import type { MailPayload } from '../mail/mailer';
 import { confirmationLanguage } from '../mail/templates/order-confirmation';
-import { enqueue, enqueueMail, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
+import { enqueue, enqueueMail, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
@@ -67,14 +67,16 @@ export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
 export const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
 
 /**
- * Enqueues, in the order transaction, the jobs a new order needs: its paylink (prepaid) or its ERP
- * hand-off (invoice, `received`).
+ * The jobs a new order needs, to enqueue in the order transaction (`enqueueAll`): its paylink (prepaid) or
+ * its ERP hand-off (invoice, `received`).
  */
-export async function enqueueNewOrderJobs(trx: Kysely<DB>, orderId: number, state: OrderState): Promise<void> {
+export function newOrderJobs(orderId: number, state: OrderState): OutboxEntry[] {
+  const payload: OrderJobPayload = { orderId };
   // The request runs the paylink job itself right after the commit; dispatchers take it only if that
   // attempt fails or the process dies before it (delay), so the two do not race for it.
-  if (state === 'pending_payment') await enqueue<OrderJobPayload>(trx, FLOW_JOBS.paylink, `order:${orderId}`, { orderId }, { delayMs: PAYLINK_INLINE_GRACE_MS });
-  else if (state === 'received') await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${orderId}`, { orderId });
+  if (state === 'pending_payment') return [{ kind: FLOW_JOBS.paylink, dedupeKey: `order:${orderId}`, payload, delayMs: PAYLINK_INLINE_GRACE_MS }];
+  if (state === 'received') return [{ kind: FLOW_JOBS.erpSalesOrder, dedupeKey: `order:${orderId}`, payload }];
+  return [];
 }
 
 /** Records a payment webhook delivery and enqueues its processing (one transaction). Returns the delivery id. */

@@ -14,7 +14,7 @@ import type { DB } from '../db/schema';
 import { evaluateDiscountCodes } from '../discounts/discount-rules';
 import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
 import { renderOrderConfirmation } from '../mail/templates/order-confirmation';
-import { enqueueMail } from '../outbox/outbox.service';
+import { enqueueAll, mailEntry } from '../outbox/outbox.service';
 import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
 import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
 import { checkAddresses } from './addresses';
@@ -24,7 +24,7 @@ import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress
 import { toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
 import * as repo from './orders.repository';
 import { computeTotals } from './totals';
-import { enqueueNewOrderJobs } from './order-flow.service';
+import { newOrderJobs } from './order-flow.service';
 
 /** Who places the order and how the request is made idempotent. */
 export interface PlaceOrderContext {
@@ -193,9 +193,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       );
 
       const order = toStoredOrder(orderRow, [...mains, ...subs]);
-      await enqueueMail(trx, `order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name }));
+      // The confirmation e-mail and the order's jobs in one statement.
+      await enqueueAll(trx, [mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })), ...newOrderJobs(orderId, state)]);
       const body = render(order);
-      await enqueueNewOrderJobs(trx, orderId, state);
       if (claim) await repo.completeIdempotencyKey(trx, { scope: claim.scope, key: claim.key, orderId, status: 200, body });
       return { body, replayed: false, orderId, state };
     });

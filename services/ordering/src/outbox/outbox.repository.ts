@@ -8,25 +8,43 @@ import type { OutboxMessagesTable } from './outbox.tables';
 /** A stored outbox row. */
 export type OutboxMessage = Selectable<OutboxMessagesTable>;
 
+/** A row to insert with {@link insertMessages}. */
+export interface NewOutboxMessage {
+  kind: string;
+  dedupeKey: string;
+  messageId?: string | null;
+  payload: unknown;
+  notBefore?: Date;
+}
+
 /**
  * Inserts a job unless one with the same kind and dedupe key exists; wakes dispatchers on commit.
  * Returns whether it was new.
  */
-export async function insertMessage(db: Kysely<DB>, m: { kind: string; dedupeKey: string; messageId?: string | null; payload: unknown; notBefore?: Date }): Promise<boolean> {
+export async function insertMessage(db: Kysely<DB>, m: NewOutboxMessage): Promise<boolean> {
+  return (await insertMessages(db, [m])) === 1;
+}
+
+/**
+ * Inserts jobs in one statement, skipping those whose kind and dedupe key exist; wakes dispatchers on
+ * commit. Returns how many were new.
+ */
+export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessage[]): Promise<number> {
+  if (ms.length === 0) return 0;
   // NOTIFY is transactional: listeners hear it only if (and when) the enqueuing transaction commits. It is
-  // sent from the same statement, for an inserted row only.
+  // sent from the same statement, when a row was inserted.
   const r = await db
     .with('inserted', (qb) =>
       qb
         .insertInto('outbox_messages')
-        .values({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })
+        .values(ms.map((m) => ({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })))
         .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
         .returning('id'),
     )
     .selectFrom('inserted')
     .select(['inserted.id', sql<unknown>`pg_notify('outbox', '')`.as('notified')])
-    .executeTakeFirst();
-  return !!r;
+    .execute();
+  return r.length;
 }
 
 /**

@@ -1,0 +1,119 @@
+/**
+ * The fast lane of the shop article list (src/http/shop-articles.fast.ts): which requests it takes (alone,
+ * in front of a marker that stands for the pipeline), and that for every request the app with the fast
+ * lane answers exactly as the app without it (status, headers but the request id and date, body).
+ */
+import express, { type Express } from 'express';
+import request from 'supertest';
+import { createApp } from '../src/app';
+import { loadDemoCatalog } from '../src/demo/catalog';
+import { plainListQuery, shopArticlesFastLane } from '../src/http/shop-articles.fast';
+import { caches } from '../src/maintenance/caches';
+import { maintenanceOf } from '../src/maintenance/maintenance.service';
+import { startOrdering, type OrderingTestContext } from './helpers';
+
+const ARTICLES = '/api/grpc-json/v1/shop/articles';
+
+let ctx: OrderingTestContext;
+let fast: Express;
+let pipeline: Express;
+/** The fast lane alone; requests it passes on get 418 from the marker. */
+let laneOnly: Express;
+let userToken: string;
+
+beforeAll(async () => {
+  ctx = await startOrdering();
+  await loadDemoCatalog(ctx.database.db);
+  // As in production: no response validation (the pipeline then sends the cached body too).
+  fast = createApp({ ...ctx.deps, validateResponses: false });
+  pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false });
+  laneOnly = express();
+  laneOnly.use(shopArticlesFastLane({ database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger }));
+  laneOnly.use((_req, res) => {
+    res.status(418).end();
+  });
+  userToken = await ctx.bearer({ roles: [], userGroup: 'public' });
+});
+afterAll(async () => ctx.close());
+
+type Case = [string, Record<string, string>];
+
+const CASES: Case[] = [
+  [ARTICLES, {}],
+  [ARTICLES, { 'accept-language': 'de-CH,de;q=0.9' }],
+  [ARTICLES, { 'accept-language': 'fr', 'accept-encoding': 'gzip, deflate, br' }],
+  [ARTICLES, { accept: 'application/json', 'accept-encoding': 'identity' }],
+  [ARTICLES, { accept: '*/*', 'accept-encoding': 'gzip;q=0, identity' }],
+  [`${ARTICLES}?includeSubitemArticles=true`, {}],
+  [`${ARTICLES}?includeUnavailableArticles=true&includeSubitemArticles=false`, { 'accept-language': 'en' }],
+  [`${ARTICLES}?`, {}],
+  // Taken by the pipeline in both apps:
+  [`${ARTICLES}?filterByArticleNumbers=BSF8,SIAC1`, {}],
+  [`${ARTICLES}?includeSubitemArticles=yes`, {}],
+  [`${ARTICLES}?includeSubitemArticles=true&includeSubitemArticles=false`, {}],
+  [`${ARTICLES}?unknown=1`, {}],
+  [`${ARTICLES}/`, {}],
+  [ARTICLES, { accept: 'text/csv' }],
+  [ARTICLES, { 'accept-language': 'x'.repeat(501) }],
+  [ARTICLES, { 'x-service-client-id': 'unknown-client' }],
+  [ARTICLES, { authorization: 'Bearer not-a-token' }],
+];
+
+async function answer(app: Express, url: string, headers: Record<string, string>) {
+  const res = await request(app)
+    .get(url)
+    .set(headers)
+    .buffer(true)
+    .parse((r, done) => {
+      const chunks: Buffer[] = [];
+      r.on('data', (c: Buffer) => chunks.push(c));
+      r.on('end', () => done(null, Buffer.concat(chunks)));
+    });
+  const { 'x-request-id': requestId, date: _date, ...rest } = res.headers as Record<string, string>;
+  expect(requestId).toMatch(/^[\w.-]{1,64}$/);
+  return { status: res.status, headers: rest, body: (res.body as Buffer).toString('utf8') };
+}
+
+it.each(CASES)('answers %s %j exactly as the pipeline does', async (url, headers) => {
+  await caches.clearAll();
+  const viaPipeline = await answer(pipeline, url, headers);
+  expect(await answer(fast, url, headers)).toEqual(viaPipeline);
+});
+
+it('answers like the pipeline for a caller with a token (the token decides the user group)', async () => {
+  const headers = { authorization: userToken };
+  expect(await answer(fast, ARTICLES, headers)).toEqual(await answer(pipeline, ARTICLES, headers));
+});
+
+it('takes only plain anonymous lists; the rest goes on to the pipeline', async () => {
+  await request(laneOnly).get(ARTICLES).expect(200);
+  await request(laneOnly).get(`${ARTICLES}?includeSubitemArticles=true&includeUnavailableArticles=false`).expect(200);
+  await request(laneOnly).get(ARTICLES).set('accept-language', 'de').set('accept-encoding', 'gzip').expect(200).expect('content-encoding', 'gzip');
+  for (const [url, headers] of CASES.slice(8)) await request(laneOnly).get(url).set(headers).expect(418);
+  await request(laneOnly).get(ARTICLES).set('authorization', userToken).expect(418);
+  await request(laneOnly).head(ARTICLES).expect(418);
+  await request(laneOnly).post(ARTICLES).expect(418);
+  await request(laneOnly).get('/api/grpc-json/v1/shop/articles-other').expect(418);
+});
+
+it('leaves lists to the pipeline while maintenance mode is on (503 there)', async () => {
+  const mode = maintenanceOf(ctx.deps);
+  await mode.set(true, 'test');
+  try {
+    await request(laneOnly).get(ARTICLES).expect(418);
+    const res = await request(fast).get(ARTICLES).expect(503);
+    expect(res.headers['retry-after']).toBeDefined();
+  } finally {
+    await mode.set(false, 'test');
+  }
+  await request(laneOnly).get(ARTICLES).expect(200);
+});
+
+it('reads the flags of a plain query and refuses anything else', () => {
+  expect(plainListQuery('')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: false });
+  expect(plainListQuery('includeSubitemArticles=true')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: true });
+  expect(plainListQuery('includeUnavailableArticles=true&includeSubitemArticles=true')).toEqual({ includeUnavailableArticles: true, includeSubitemArticles: true });
+  for (const q of ['includeSubitemArticles', 'includeSubitemArticles=', 'includeSubitemArticles=TRUE', 'includeSubitemArticles=1', 'a=1', '&', 'includeSubitemArticles=true&includeSubitemArticles=true', 'filterByArticleNumbers=']) {
+    expect(plainListQuery(q)).toBeNull();
+  }
+});
