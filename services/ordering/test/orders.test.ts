@@ -2,7 +2,9 @@
  * Shop orders end to end (ordering spec §4.3 `createShopOrder`, §2.1, §2.6; issue 4): the real app with
  * response validation, the demo catalogue, real PostgreSQL, and a real SMTP server behind the outbox.
  */
+import { sql } from 'kysely';
 import request from 'supertest';
+import { orderNumberFor } from '../src/orders/orders.service';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import type { components } from '../src/generated/openapi';
 import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
@@ -271,4 +273,22 @@ test('staff order the internal-only service article; anonymous callers cannot', 
   expect(res.body).toMatchObject({ userGroup: 'internal', state: 'received', paymentMethod: 'invoice', itemsNetCents: 3 * 1260 });
   const anonymous = await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'SIAC-BATTERY-SERVICE', quantity: 3 }] }));
   expect(anonymous.status).toBe(400);
+});
+
+test('the order number is SO-<year>-<id> with at least 6 digits, and the first history entry is written with the order', async () => {
+  const db = shop.database.db;
+  const body = orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] });
+  const small = await postOrder(shop, body);
+  expect(small.status).toBe(200);
+  const row = await db.selectFrom('orders').select(['id', 'order_number', 'created_at', 'state']).where('id', '=', small.body.oid).executeTakeFirstOrThrow();
+  expect(row.order_number).toBe(orderNumberFor(row.id, row.created_at));
+  expect(row.order_number).toMatch(/^SO-\d{4}-\d{6}$/);
+  const history = await db.selectFrom('order_state_changes').select(['from_state', 'to_state', 'reason']).where('order_id', '=', row.id).execute();
+  expect(history).toEqual([{ from_state: null, to_state: row.state, reason: 'order placed (createShopOrder)' }]);
+  // Ids beyond six digits are not cut.
+  await sql`select setval(pg_get_serial_sequence('orders', 'id'), 12345678)`.execute(db);
+  const large = await postOrder(shop, body);
+  expect(large.status).toBe(200);
+  expect(large.body.oid).toBe(12345679);
+  expect(large.body.orderNumber).toBe(orderNumberFor(12345679, new Date()));
 });
