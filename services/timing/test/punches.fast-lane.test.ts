@@ -8,6 +8,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createApp } from '../src/app';
+import { uploadPunchesByKey } from '../src/punches/punches.service';
 import { isPlainUpload, plainPunchQuery } from '../src/http/punches.fast-lane';
 import { localMs, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
@@ -231,6 +232,21 @@ describe('uploads: same answer as the pipeline', () => {
     const stored = (read.body as { card: string; receptionTimeUtc: number }[]).find((p) => p.card === card);
     expect(stored?.receptionTimeUtc).toBeGreaterThanOrEqual(sentAt);
     expect(stored?.receptionTimeUtc).toBeLessThanOrEqual(Date.now());
+  });
+});
+
+describe('uploadPunchesByKey (the fast lane\'s one-call upload)', () => {
+  it('writes nothing for a revoked key and answers its 401; the same key worked before', async () => {
+    const user = await ctx.createUser('revoked-soon');
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const batch = [{ card: '42', time: localMs(21), code: 99, type: 'Check' as const, modem: 'R-1' }];
+    expect(await uploadPunchesByKey(deps, user.key, batch, Date.now())).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    await ctx.database.pool.query('update api_keys set revoked_at = now() where user_id = $1', [user.id]);
+    const next = [{ ...batch[0], card: '43' }];
+    await expect(uploadPunchesByKey(deps, user.key, next, Date.now())).rejects.toMatchObject({ status: 401 });
+    await expect(uploadPunchesByKey(deps, 'x'.repeat(300), next, Date.now())).rejects.toMatchObject({ status: 401 });
+    const { rows } = await ctx.database.pool.query<{ n: number }>(`select count(*)::int as n from punches where modem = 'R-1'`);
+    expect(rows[0].n).toBe(1);
   });
 });
 

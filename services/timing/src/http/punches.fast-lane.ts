@@ -25,7 +25,7 @@ import { ApiError, assignRequestId, httpLogEnabled, logCompletedRequest, type Ap
 import type { Principal } from '../auth/principal';
 import { countIngested } from '../metrics';
 import { MAX_TIME, MODEM_PATTERN, PUNCH_TYPES, type NewPunch } from '../punches/punches.csv';
-import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
+import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
@@ -168,8 +168,7 @@ export function punchFastLane(deps: FastLaneDeps): RequestHandler {
 
 async function upload(deps: FastLaneDeps, req: Request, res: Response, punches: NewPunch[], key: string): Promise<void> {
   const start = process.hrtime.bigint();
-  const caller = await authenticateKey(deps.punches.db, key);
-  const result = await uploadPunches(deps.punches, caller, punches, Number(res.locals.receivedAtUtc));
+  const result = await uploadPunchesByKey(deps.punches, key, punches, Number(res.locals.receivedAtUtc));
   countIngested(res, result.stored);
   const body = JSON.stringify(result);
   finish(deps, req, res, start, 'postPunches', body, {
