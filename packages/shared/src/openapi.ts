@@ -8,7 +8,7 @@ import { createRequire } from 'node:module';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
-import { ApiError } from './errors';
+import { ApiError, validationError } from './errors';
 
 /** A parsed OpenAPI document (plain object). */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
@@ -82,8 +82,23 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
   chain.splice(at + 1, 0, ...(opts.beforeValidation ?? []));
-  return chain;
+  return [rejectPrototypeQueryNames, ...chain];
 }
+
+/**
+ * 400 for a query parameter named like an `Object.prototype` member (`constructor`, `toString`,
+ * `__proto__`, …): the validator looks parameter names up in plain objects, takes such a name for a
+ * declared parameter and then fails with a 500. No spec declares such a parameter, so the answer is the
+ * validator's own for any unknown query parameter.
+ */
+const rejectPrototypeQueryNames: RequestHandler = (req, _res, next) => {
+  const q = req.url.indexOf('?');
+  if (q < 0) return next();
+  for (const name of new URLSearchParams(req.url.slice(q + 1)).keys()) {
+    if (name in Object.prototype) return next(validationError({ [name]: [`Unknown query parameter '${name}'`] }, `${name} Unknown query parameter '${name}'`));
+  }
+  next();
+};
 
 /** The validated operation of a request (set by the validator). */
 export function operationOf(req: Request): { operationId?: string; [k: string]: unknown } | undefined {

@@ -16,7 +16,7 @@ import { liveHandlers } from './http/live.handlers';
 import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
-import { punchReadFastLane } from './http/punch-reads.fast';
+import { punchFastLane } from './http/punches.fast-lane';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
@@ -34,7 +34,8 @@ export interface TimingDeps {
    */
   live?: LiveHub;
   /**
-   * Serve plain successful punch reads outside the Express pipeline (http/punch-reads.fast.ts); default on.
+   * Serve plain successful punch reads and uploads outside the Express pipeline (http/punches.fast-lane.ts);
+   * default on.
    * Off only in the test that compares both paths.
    */
   fastLane?: boolean;
@@ -69,13 +70,13 @@ export function createApp(deps: TimingDeps): Express {
   app.locals.metrics = metrics;
   const punchDeps = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   if (deps.fastLane !== false) {
-    app.use(punchReadFastLane({ punches: punchDeps, metrics, logger: deps.logger, keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0 }));
+    app.use(punchFastLane({ punches: punchDeps, metrics, logger: deps.logger, keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0 }));
   }
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
     // receptionTimeUtc of uploaded punches: the moment the request arrived, not when its body was parsed.
-    res.locals.receivedAtUtc = Date.now();
+    res.locals.receivedAtUtc ??= Date.now();
     next();
   });
   app.use(gzipResponses());

@@ -4,7 +4,7 @@
  * for punch uploads and a small one elsewhere. Limits apply to the inflated bytes: body-parser counts
  * what comes out of the gunzip stream and stops reading at the limit, so a gzip bomb ends early with 413.
  */
-import express, { type RequestHandler } from 'express';
+import express, { type RequestHandler, type Response } from 'express';
 import { ApiError, operationOf } from '@sports-timing/shared';
 
 /** Upload body limit after decompression (10 MiB). */
@@ -22,12 +22,32 @@ export const requireSupportedEncoding: RequestHandler = (req, _res, next) => {
   next(new ApiError(415, `Content-Encoding ${enc} is not supported; send gzip or identity.`));
 };
 
-/** Body parsers chosen by operation: `postPunches` takes JSON or CSV up to 10 MiB, others JSON up to 256 KiB. */
+/** The JSON body parser of `postPunches` (also used by the upload fast lane, so both meet the same errors). */
+export function uploadJsonParser(): RequestHandler {
+  return express.json({ type: JSON_TYPES, limit: UPLOAD_LIMIT_BYTES });
+}
+
+const DEFERRED_BODY_ERROR = 'deferredBodyError';
+
+/**
+ * Keeps a body error met before the pipeline (the upload fast lane reads the body first) so that
+ * {@link bodyParsers} raises it at the pipeline's own point, after access control — as if read there.
+ */
+export function deferBodyError(res: Response, err: unknown): void {
+  res.locals[DEFERRED_BODY_ERROR] = err;
+}
+
+/**
+ * Body parsers chosen by operation: `postPunches` takes JSON or CSV up to 10 MiB, others JSON up to 256 KiB.
+ * A body already read (upload fast lane) is left as it is: body-parser skips finished requests.
+ */
 export function bodyParsers(): RequestHandler {
-  const uploadJson = express.json({ type: JSON_TYPES, limit: UPLOAD_LIMIT_BYTES });
+  const uploadJson = uploadJsonParser();
   const uploadCsv = express.text({ type: 'text/csv', limit: UPLOAD_LIMIT_BYTES });
   const smallJson = express.json({ type: JSON_TYPES, limit: SMALL_BODY_LIMIT_BYTES });
   return (req, res, next) => {
+    const deferred: unknown = res.locals[DEFERRED_BODY_ERROR];
+    if (deferred !== undefined) return next(deferred);
     if (operationOf(req)?.operationId !== 'postPunches') return smallJson(req, res, next);
     uploadJson(req, res, (err?: unknown) => (err ? next(err) : uploadCsv(req, res, next)));
   };

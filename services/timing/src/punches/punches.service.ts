@@ -12,7 +12,8 @@ import { assertCanRead } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
-import { keyRequired } from '../users/users.service';
+import { keyRequired, unknownKey } from '../users/users.service';
+import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
 import { parsePunchCsv, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
@@ -177,6 +178,24 @@ function canonicalCard(card: string | number): string {
   return String(Number(card));
 }
 
+function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): repo.PunchInsert[] {
+  return punches.map((p) => ({
+    card: canonicalCard(p.card),
+    time: p.time,
+    code: p.code,
+    type: p.type,
+    modem: p.modem,
+    receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
+  }));
+}
+
+/** Rejects foreign modems, announces new punches (see NewPunchNotifier) and builds the API result. */
+function uploaded(deps: PunchDeps, received: number, result: repo.InsertResult): UploadResult {
+  if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
+  if (result.maxId !== null) notifierFor(deps).notify(result.maxId);
+  return { received, stored: result.stored, duplicates: received - result.stored };
+}
+
 /**
  * Stores a batch for the caller: another user's modem is 403 for the whole batch (admins excepted), the
  * caller's new modems are registered to it, then one gap-free insert (one database call when every modem is
@@ -187,14 +206,7 @@ function canonicalCard(card: string | number): string {
 export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
   if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
   if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
-  const rows: repo.PunchInsert[] = punches.map((p) => ({
-    card: canonicalCard(p.card),
-    time: p.time,
-    code: p.code,
-    type: p.type,
-    modem: p.modem,
-    receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
-  }));
+  const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
   // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
   let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
@@ -203,10 +215,25 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
     await claimModems(deps.db, result.unknownModems, caller.userId, admin);
     result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
   }
-  if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
-  const { stored, maxId } = result;
-  if (maxId !== null) notifierFor(deps).notify(maxId);
-  return { received: punches.length, stored, duplicates: punches.length - stored };
+  return uploaded(deps, punches.length, result);
+}
+
+/**
+ * {@link uploadPunches} for the owner of API key `key`, authenticated in the same database call as the
+ * insert (one round trip; migration 0004): the upload fast lane's path. An unknown or revoked key is the
+ * 401 of authenticateKey; a batch with a modem not registered yet takes {@link uploadPunches}. Same rules,
+ * errors and limits otherwise.
+ */
+export async function uploadPunchesByKey(deps: PunchDeps, key: string, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
+  if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
+  if (key.length > MAX_KEY_LENGTH) throw unknownKey();
+  if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
+  const { owner, result } = await repo.uploadPunchBatchByKey(deps.pool, hashApiKey(key), insertRows(punches, receivedAtUtc));
+  if (owner === null) throw unknownKey();
+  if (result.unknownModems.length > 0 && result.foreignModems.length === 0) {
+    return uploadPunches(deps, { ...owner, roles: [owner.role] }, punches, receivedAtUtc);
+  }
+  return uploaded(deps, punches.length, result);
 }
 
 /** Parses a CSV upload body (see punches.csv.ts) within the batch limit. */

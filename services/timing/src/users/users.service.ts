@@ -19,13 +19,18 @@ export function keyRequired(detail = 'An API key is required (header apikey).'):
   return new ApiError(401, detail, { headers: { 'WWW-Authenticate': AUTH_SCHEME } });
 }
 
+/** The 401 for an unknown or revoked API key. */
+export function unknownKey(): ApiError {
+  return keyRequired('The API key is unknown or revoked.');
+}
+
 /**
  * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
- * at once). Unknown or revoked → ApiError 401.
+ * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}).
  */
 export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
   const owner = key.length <= MAX_KEY_LENGTH ? await repo.findActiveKeyOwner(db, hashApiKey(key)) : undefined;
-  if (!owner) throw keyRequired('The API key is unknown or revoked.');
+  if (!owner) throw unknownKey();
   return { userId: owner.user_id, userName: owner.user_name, role: owner.role, keyId: owner.key_id, roles: [owner.role] };
 }
 

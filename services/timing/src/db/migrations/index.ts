@@ -5,10 +5,12 @@ import type { Migration } from 'kysely';
 import { m0001Timing } from './0001_timing';
 import { m0002PunchCounts } from './0002_punch_counts';
 import { m0003PunchCountsMidLevel } from './0003_punch_counts_mid_level';
+import { m0004UploadByKey } from './0004_upload_by_key';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
   '0001_timing': m0001Timing,
   '0002_punch_counts': m0002PunchCounts,
   '0003_punch_counts_mid_level': m0003PunchCountsMidLevel,
+  '0004_upload_by_key': m0004UploadByKey,
 };

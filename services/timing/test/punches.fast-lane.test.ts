@@ -1,14 +1,16 @@
 /**
- * The fast lane of punch reads (src/http/punch-reads.fast.ts) against the full pipeline: the same requests
- * to the app with the fast lane (default) and to one without it answer alike — status, the headers a
- * client reads, the body (decoded) — for plain reads and for every request the fast lane must pass on.
+ * The fast lane of punch reads and uploads (src/http/punches.fast-lane.ts) against the full pipeline: the
+ * same requests to the app with the fast lane (default) and to one without it answer alike — status, the
+ * headers a client reads, the body (decoded) — for plain requests and for every request the fast lane must
+ * pass on.
  */
 import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createApp } from '../src/app';
-import { plainPunchQuery } from '../src/http/punch-reads.fast';
-import { localMs, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
+import { uploadPunchesByKey } from '../src/punches/punches.service';
+import { isPlainUpload, plainPunchQuery } from '../src/http/punches.fast-lane';
+import { localMs, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
 let pipeline: Express;
@@ -138,6 +140,7 @@ describe('requests the fast lane passes on: the pipeline answers them', () => {
     ['not acceptable', () => `/api/rest/v1/punches?eventId=${publicEventId}`, () => ({ accept: 'text/xml' }), 406],
     ['wait=0 (long-poll parameter)', () => `/api/rest/v1/punches?eventId=${publicEventId}&wait=0`, () => ({}), 200],
     ['afterId beyond 15 digits', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=1000000000000000`, () => ({}), 200],
+    ['a parameter named like an Object property', () => `/api/rest/v1/punches?eventId=${publicEventId}&constructor=1`, () => ({}), 400],
   ])('%s', async (_name, path, headers, status) => {
     const a = await expectSameAnswer(path(), headers() as Record<string, string>);
     expect(a.status).toBe(status);
@@ -154,5 +157,113 @@ describe('plainPunchQuery', () => {
     expect(plainPunchQuery('modem=%zz')).toBeNull();
     expect(plainPunchQuery(`modem=${'M'.repeat(13_001)}`)).toBeNull();
     expect(plainPunchQuery('user=-bad')).toBeNull();
+  });
+});
+
+interface UploadAnswer {
+  status: number;
+  headers: Record<string, string | undefined>;
+  body: Record<string, unknown>;
+}
+
+const UPLOAD_HEADERS = ['content-type', 'vary', 'www-authenticate', 'content-encoding'];
+
+async function post(app: Express, body: string, headers: Record<string, string>): Promise<UploadAnswer> {
+  const res = await request(app)
+    .post('/api/rest/v1/punches')
+    .set({ 'content-type': 'application/json', 'accept-encoding': 'identity', ...headers })
+    .send(body);
+  expect(res.headers['x-request-id']).toMatch(/^[\w.-]{1,64}$/);
+  const { traceId: _traceId, ...rest } = res.body as Record<string, unknown>;
+  return { status: res.status, headers: Object.fromEntries(UPLOAD_HEADERS.map((h) => [h, res.headers[h] as string | undefined])), body: rest };
+}
+
+let cardSeq = 5_000_000;
+
+/**
+ * Posts the same upload to both apps; `make` builds the body from a fresh card number per app, so that
+ * the second app's batch is not a re-send of the first's.
+ */
+async function expectSameUpload(make: (card: string) => string, headers: Record<string, string>): Promise<UploadAnswer> {
+  const fast = await post(ctx.app, make(String(cardSeq++)), headers);
+  const slow = await post(pipeline, make(String(cardSeq++)), headers);
+  expect(fast).toEqual(slow);
+  return fast;
+}
+
+const punch = (card: string, extra: Record<string, unknown> = {}) => ({ card, time: localMs(20), code: 77, type: 'Finish', modem: 'F-1', ...extra });
+
+describe('uploads: same answer as the pipeline', () => {
+  it.each([
+    ['one punch', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key }), 200],
+    ['a batch with a re-sent punch', (c: string) => JSON.stringify([punch(c), punch(c), punch(c, { code: 78 })]), () => ({ apikey: org.key }), 200],
+    ['charset in the content type', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key, 'content-type': 'application/json; charset=utf-8' }), 200],
+    ['a modem uploaded for the first time', (c: string) => JSON.stringify([punch(c, { modem: `NEW-${c}` })]), () => ({ apikey: org.key }), 200],
+    ['card as a JSON integer (pipeline)', (c: string) => JSON.stringify([punch(c, { card: Number(c) })]), () => ({ apikey: org.key }), 200],
+    ['an empty batch (pipeline)', () => '[]', () => ({ apikey: org.key }), 200],
+    ['an invalid punch', (c: string) => JSON.stringify([punch(c), punch(c, { code: -1, type: 'Lap' })]), () => ({ apikey: org.key }), 400],
+    ['an extra field', (c: string) => JSON.stringify([punch(c, { id: 5 })]), () => ({ apikey: org.key }), 400],
+    ['not an array', (c: string) => JSON.stringify(punch(c)), () => ({ apikey: org.key }), 400],
+    ['malformed JSON', () => '[{"card":', () => ({ apikey: org.key }), 400],
+    ['malformed JSON with an unknown key: access first', () => '[{"card":', () => ({ apikey: 'tk_unknown' }), 401],
+    ['an unknown key', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: 'tk_unknown' }), 401],
+    ['no key', (c: string) => JSON.stringify([punch(c)]), () => ({}), 401],
+    ["another user's modem", (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: other.key }), 403],
+    ['an unsupported content encoding', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key, 'content-encoding': 'br' }), 415],
+  ])('%s', async (_name, make, headers, status) => {
+    const a = await expectSameUpload(make, headers());
+    expect(a.status).toBe(status);
+  });
+
+  it('stores what it answers: reception time at arrival, ingest metric', async () => {
+    const metric = async () => {
+      const line = (await request(ctx.app).get('/metrics').expect(200)).text.split('\n').find((l) => l.startsWith('punches_ingested_total'));
+      return Number(line?.split(' ').pop() ?? 0);
+    };
+    const before = await metric();
+    const sentAt = Date.now();
+    const card = String(cardSeq++);
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', org.key).send([punch(card, { modem: 'F-2' })]).expect(200);
+    expect(res.body).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    expect(await metric()).toBe(before + 1);
+    // Other test files' open transactions on the cluster may delay visibility (the polling rule).
+    await waitUntilVisible(ctx);
+    const read = await request(ctx.app).get(`/api/rest/v1/punches?modem=F-2&afterId=0`).set('apikey', org.key).expect(200);
+    const stored = (read.body as { card: string; receptionTimeUtc: number }[]).find((p) => p.card === card);
+    expect(stored?.receptionTimeUtc).toBeGreaterThanOrEqual(sentAt);
+    expect(stored?.receptionTimeUtc).toBeLessThanOrEqual(Date.now());
+  });
+});
+
+describe('uploadPunchesByKey (the fast lane\'s one-call upload)', () => {
+  it('writes nothing for a revoked key and answers its 401; the same key worked before', async () => {
+    const user = await ctx.createUser('revoked-soon');
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const batch = [{ card: '42', time: localMs(21), code: 99, type: 'Check' as const, modem: 'R-1' }];
+    expect(await uploadPunchesByKey(deps, user.key, batch, Date.now())).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    await ctx.database.pool.query('update api_keys set revoked_at = now() where user_id = $1', [user.id]);
+    const next = [{ ...batch[0], card: '43' }];
+    await expect(uploadPunchesByKey(deps, user.key, next, Date.now())).rejects.toMatchObject({ status: 401 });
+    await expect(uploadPunchesByKey(deps, 'x'.repeat(300), next, Date.now())).rejects.toMatchObject({ status: 401 });
+    const { rows } = await ctx.database.pool.query<{ n: number }>(`select count(*)::int as n from punches where modem = 'R-1'`);
+    expect(rows[0].n).toBe(1);
+  });
+});
+
+describe('isPlainUpload', () => {
+  it('takes only batches of plainly valid punches', () => {
+    const p = { card: '1', time: 0, code: 65535, type: 'Clear', modem: 'M:1' };
+    expect(isPlainUpload([p, { ...p, time: 253402300799999 }])).toBe(true);
+    expect(isPlainUpload([])).toBe(false);
+    expect(isPlainUpload([{ ...p, card: 1 }])).toBe(false);
+    expect(isPlainUpload([{ ...p, card: '12345678901' }])).toBe(false);
+    expect(isPlainUpload([{ ...p, time: 1.5 }])).toBe(false);
+    expect(isPlainUpload([{ ...p, time: 253402300800000 }])).toBe(false);
+    expect(isPlainUpload([{ ...p, code: 65536 }])).toBe(false);
+    expect(isPlainUpload([{ ...p, type: 'Lap' }])).toBe(false);
+    expect(isPlainUpload([{ ...p, modem: 'a,b' }])).toBe(false);
+    expect(isPlainUpload([{ card: '1', time: 0, code: 1, type: 'Clear', extra: 'M' }])).toBe(false);
+    expect(isPlainUpload([null])).toBe(false);
+    expect(isPlainUpload({ 0: p })).toBe(false);
   });
 });
