@@ -4,13 +4,14 @@
  * headers a client reads, the body (decoded) — for plain requests and for every request the fast lane must
  * pass on.
  */
+import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createApp } from '../src/app';
 import { uploadPunchesByKey } from '../src/punches/punches.service';
 import { isPlainUpload, plainPunchQuery } from '../src/http/punches.fast-lane';
-import { localMs, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
+import { localMs, postRaw, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
 let pipeline: Express;
@@ -168,14 +169,12 @@ interface UploadAnswer {
 
 const UPLOAD_HEADERS = ['content-type', 'vary', 'www-authenticate', 'content-encoding'];
 
-async function post(app: Express, body: string, headers: Record<string, string>): Promise<UploadAnswer> {
-  const res = await request(app)
-    .post('/api/rest/v1/punches')
-    .set({ 'content-type': 'application/json', 'accept-encoding': 'identity', ...headers })
-    .send(body);
-  expect(res.headers['x-request-id']).toMatch(/^[\w.-]{1,64}$/);
-  const { traceId: _traceId, ...rest } = res.body as Record<string, unknown>;
-  return { status: res.status, headers: Object.fromEntries(UPLOAD_HEADERS.map((h) => [h, res.headers[h] as string | undefined])), body: rest };
+async function post(app: Express, body: string | Buffer, headers: Record<string, string>): Promise<UploadAnswer> {
+  // Raw bytes over a real socket: supertest would re-encode a Buffer sent as JSON.
+  const res = await postRaw(app, '/api/rest/v1/punches', { 'content-type': 'application/json', 'accept-encoding': 'identity', ...headers }, Buffer.from(body));
+  expect(res.headers.get('x-request-id')).toMatch(/^[\w.-]{1,64}$/);
+  const { traceId: _traceId, ...rest } = res.body;
+  return { status: res.status, headers: Object.fromEntries(UPLOAD_HEADERS.map((h) => [h, res.headers.get(h) ?? undefined])), body: rest };
 }
 
 let cardSeq = 5_000_000;
@@ -184,7 +183,7 @@ let cardSeq = 5_000_000;
  * Posts the same upload to both apps; `make` builds the body from a fresh card number per app, so that
  * the second app's batch is not a re-send of the first's.
  */
-async function expectSameUpload(make: (card: string) => string, headers: Record<string, string>): Promise<UploadAnswer> {
+async function expectSameUpload(make: (card: string) => string | Buffer, headers: Record<string, string>): Promise<UploadAnswer> {
   const fast = await post(ctx.app, make(String(cardSeq++)), headers);
   const slow = await post(pipeline, make(String(cardSeq++)), headers);
   expect(fast).toEqual(slow);
@@ -209,6 +208,9 @@ describe('uploads: same answer as the pipeline', () => {
     ['an unknown key', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: 'tk_unknown' }), 401],
     ['no key', (c: string) => JSON.stringify([punch(c)]), () => ({}), 401],
     ["another user's modem", (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: other.key }), 403],
+    ['a gzip-encoded batch', (c: string) => gzipSync(JSON.stringify([punch(c), punch(c, { code: 79 })])), () => ({ apikey: org.key, 'content-encoding': 'gzip' }), 200],
+    ['gzip that does not inflate', () => Buffer.from('not gzip'), () => ({ apikey: org.key, 'content-encoding': 'gzip' }), 400],
+    ['more than 10,000 punches', (c: string) => JSON.stringify(Array.from({ length: 10_001 }, (_, i) => punch(c, { code: i % 1000 }))), () => ({ apikey: org.key }), 400],
     ['an unsupported content encoding', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key, 'content-encoding': 'br' }), 415],
   ])('%s', async (_name, make, headers, status) => {
     const a = await expectSameUpload(make, headers());
