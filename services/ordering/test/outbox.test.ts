@@ -231,3 +231,40 @@ test('enqueueAll writes e-mails and jobs in one go: delays kept, existing dedupe
   await db.deleteFrom('outbox_messages').where('kind', '=', 'test-all-job').execute();
   await db.deleteFrom('outbox_messages').where('dedupe_key', '=', 'test:all-mail').execute();
 });
+
+test('a kind whose jobs are slow does not hold up the others (e-mails flow while a provider hangs)', async () => {
+  const db = ctx.database.db;
+  let release!: () => void;
+  const hanging = new Promise<void>((r) => (release = r));
+  const sent: string[] = [];
+  await db.transaction().execute((trx) => enqueueAll(trx, [{ kind: 'test-slow', dedupeKey: 's1', payload: {} }]));
+  await db.transaction().execute((trx) =>
+    enqueueAll(
+      trx,
+      Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } })),
+    ),
+  );
+  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, batchSize: 20 });
+  d.register('test-slow', async () => {
+    await hanging;
+  });
+  d.register('test-fast', async (job) => {
+    sent.push(job.dedupeKey);
+  });
+  d.start();
+  try {
+    const end = Date.now() + 5_000;
+    // All 45 fast jobs (three batches of their kind) complete while the slow one still hangs.
+    while (sent.length < 45) {
+      if (Date.now() > end) throw new Error(`timed out with ${sent.length} fast jobs done`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect(await countPending(db, 'test-fast')).toBe(0);
+    expect(await countPending(db, 'test-slow')).toBe(1);
+  } finally {
+    release();
+    await d.stop();
+  }
+  expect(await countPending(db, 'test-slow')).toBe(0);
+  await db.deleteFrom('outbox_messages').where('kind', 'in', ['test-slow', 'test-fast']).execute();
+});

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, claimOne, insertMessage, insertMessages, markDead, markFailed, markSent, markSentMany } from './outbox.repository';
+import { claimDue, claimOne, insertMessage, insertMessages, markDead, markFailed, markSent, markSentMany, type OutboxMessage } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
 export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
@@ -237,26 +237,43 @@ export class OutboxDispatcher {
       });
   }
 
-  /** Runs everything due now; returns how many jobs completed. */
+  /**
+   * Runs everything due now; returns how many jobs completed. Each kind found due is drained by its own
+   * loop, so a kind whose jobs are slow (a third party timing out, retries with backoff) does not hold up
+   * the others: confirmation e-mails keep flowing while the payment provider is down.
+   */
   async drain(): Promise<number> {
     const db = this.opts.database.db;
-    const maxAttempts = this.opts.maxAttempts ?? 50;
     let done = 0;
     for (;;) {
       const batch = await claimDue(db, this.kinds(), this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
       if (batch.length === 0) return done;
-      // Jobs of one batch run concurrently: one slow third party does not hold up the others' work.
-      const results = await Promise.all(batch.map((m) => this.runOne(m, this.attemptsOf.get(m.kind) ?? maxAttempts)));
+      const byKind = new Map<string, OutboxMessage[]>();
+      for (const m of batch) byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), m]);
+      const counts = await Promise.all([...byKind].map(([kind, jobs]) => this.drainKind(kind, jobs)));
+      done += counts.reduce((a, b) => a + b, 0);
+    }
+  }
+
+  /** Runs `jobs` (claimed, all of `kind`), then further due jobs of that kind until none is left; returns how many completed. */
+  private async drainKind(kind: string, jobs: OutboxMessage[]): Promise<number> {
+    const db = this.opts.database.db;
+    const maxAttempts = this.attemptsOf.get(kind) ?? this.opts.maxAttempts ?? 50;
+    let done = 0;
+    for (let batch = jobs; batch.length > 0; batch = await claimDue(db, [kind], this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60)) {
+      // Jobs of one batch run concurrently: one slow call does not hold up the others' work.
+      const results = await Promise.all(batch.map((m) => this.runOne(m, maxAttempts)));
       // The batch's done jobs are marked in one statement (at-least-once either way: a crash before it
       // leaves them leased, and they run again once the lease ends).
       const sent = batch.filter((_, i) => results[i]).map((m) => m.id);
       if (sent.length > 0) await markSentMany(db, sent);
       done += sent.length;
     }
+    return done;
   }
 
   /** Runs one claimed job; true when it is done (the caller marks it sent), false when failed or dead (marked here). */
-  private async runOne(m: Awaited<ReturnType<typeof claimDue>>[number], maxAttempts: number): Promise<boolean> {
+  private async runOne(m: OutboxMessage, maxAttempts: number): Promise<boolean> {
     const db = this.opts.database.db;
     const handler = this.handlerOf(m.kind);
     const job: OutboxJob<never> = { id: m.id, kind: m.kind, dedupeKey: m.dedupe_key, payload: m.payload as never, attempts: m.attempts, messageId: m.message_id };
