@@ -13,7 +13,8 @@
  *   then ended: committed (and visible to this snapshot) or rolled back (invisible for ever). So when a
  *   reader returns id N, every id below N is either in the result or will never exist, and `afterId = N`
  *   is safe.
- * - Commits run outside the lock, in parallel, so group commit still works; only the insert is serialized.
+ * - Only that allocation is serialized (migration 0005): the rows are written after the lock is released,
+ *   and commits run outside it too, so concurrent uploads insert in parallel and group commit still works.
  *
  * Negative control: without the `txid` condition, the concurrency test (test/polling.test.ts) fails with
  * about a hundred skipped punches out of 20,000 in four seconds of 32 uploaders; the lock alone does not
@@ -92,11 +93,11 @@ export interface InsertResult {
 
 /**
  * Inserts a batch for user `userId` with the gap-free protocol above, in one call of `upload_punch_batch`
- * (migration 0002): it first checks the batch's modems (read only, so no xid yet) and writes nothing when
- * one is unknown or — unless `admin` — another user's, returning them; the caller then registers unknown
- * modems in a statement of its own and calls again. Otherwise it runs the critical section of
- * `insert_punch_batch` (advisory lock, `pg_current_xact_id()`, the insert, unlock). Re-sent punches (same
- * modem, card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
+ * (migrations 0002, 0005): it first checks the batch's modems (read only, so no xid yet) and writes nothing
+ * when one is unknown or — unless `admin` — another user's, returning them; the caller then registers
+ * unknown modems in a statement of its own and calls again. Otherwise it runs the critical section (advisory
+ * lock, `pg_current_xact_id()`, the batch's ids, unlock), then the insert. Re-sent punches (same modem,
+ * card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
  *
  * Called as one autocommitted statement, so the lock is never held across a client round trip and the
  * commit right after it runs outside the lock. On any error the pooled connection is destroyed rather than
