@@ -1,6 +1,7 @@
 /**
  * The floor of what Node can do (issue 8): a bare `node:http` + `pg` server on the same database that runs
- * the timing service's own page statement (imported, so the SQL is the same by construction) and passes
+ * the timing service's own page statements (imported, so the SQL is the same by construction; JSON as
+ * PostgreSQL renders it, where the service converts its CSV rendering when it can) and passes
  * the JSON/CSV text PostgreSQL builds straight through. No framework, no validation, no access control.
  *
  * - `GET /punches?modem=A,B&afterId=N[&count=exact]` with `Accept: text/csv` for CSV (JSON otherwise) and
@@ -19,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pg from 'pg';
-import { countPunches, pageQuery, PUNCH_SESSION_SETTINGS, type PunchFormat, type PunchScope } from '../../services/timing/src/punches/punches.repository';
+import { countPunches, PUNCH_SESSION_SETTINGS, readPunchPage, type PunchFormat, type PunchScope } from '../../services/timing/src/punches/punches.repository';
 
 const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);
@@ -99,17 +100,13 @@ export async function startRawServer(opts: RawServerOptions): Promise<RawServer>
     if (modems.length === 0) return send(res, 400, 'modem required');
     const scope: PunchScope = { modems, afterId: Number(url.searchParams.get('afterId') ?? 0), timeFrom: null, timeTo: null };
     const format: PunchFormat = (req.headers.accept ?? '').includes('text/csv') ? 'csv' : 'json';
-    const q = pageQuery(scope, format, false);
     const withCount = url.searchParams.get('count') === 'exact';
-    const [page, total] = await Promise.all([
-      pool.query<{ count: number; body: string }>({ name: q.name, text: q.text, values: q.values }),
-      withCount ? countPunches(pool, scope) : Promise.resolve(undefined),
-    ]);
+    const [page, total] = await Promise.all([readPunchPage(pool, scope, format, false), withCount ? countPunches(pool, scope) : Promise.resolve(undefined)]);
     const headers: Record<string, string> = {
       'Content-Type': format === 'csv' ? 'text/csv; charset=utf-8' : 'application/json; charset=utf-8',
     };
     if (total !== undefined) headers['X-Total-Count'] = String(total);
-    let body: string | Buffer = page.rows[0].body;
+    let body: string | Buffer = page.body;
     if (/\bgzip\b/.test(String(req.headers['accept-encoding'] ?? '')) && Buffer.byteLength(body) >= GZIP_THRESHOLD_BYTES) {
       body = await gzip(body, { level: GZIP_LEVEL });
       headers['Content-Encoding'] = 'gzip';

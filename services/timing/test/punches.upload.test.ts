@@ -5,6 +5,8 @@
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import request from 'supertest';
+import { uploadPunches } from '../src/punches/punches.service';
+import { authenticateKey } from '../src/users/users.service';
 import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
@@ -180,6 +182,23 @@ describe('keys and modem ownership', () => {
     expect(mine.body.map((m: { serial: string }) => m.serial)).toContain('OWN-1');
     const theirs = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', bob.key).expect(200);
     expect(theirs.body).toEqual([]);
+  });
+});
+
+describe('concurrent uploads of the same punches', () => {
+  it('stores overlapping batches sent at once in opposite orders exactly once each, without deadlock', async () => {
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const caller = await authenticateKey(ctx.database.db, alice.key);
+    await uploadPunches(deps, caller, [{ card: '1', time: localMs(6), code: 31, type: 'Control', modem: 'DL-1' }], Date.now());
+    for (let round = 0; round < 15; round++) {
+      const batch = Array.from({ length: 300 }, (_, i) => ({ card: String(800_000 + round * 1000 + i), time: localMs(7) + i, code: 31, type: 'Control' as const, modem: 'DL-1' }));
+      const results = await Promise.all([batch, [...batch].reverse(), batch, [...batch].reverse()].map((b) => uploadPunches(deps, caller, b, Date.now())));
+      expect(results.reduce((n, r) => n + r.stored, 0)).toBe(300);
+    }
+    const { rows } = await ctx.database.pool.query<{ n: number; distinct_cards: number }>(
+      `select count(*)::int as n, count(distinct card)::int as distinct_cards from punches where modem = 'DL-1'`,
+    );
+    expect(rows[0]).toEqual({ n: 15 * 300 + 1, distinct_cards: 15 * 300 + 1 });
   });
 });
 

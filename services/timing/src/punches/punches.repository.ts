@@ -13,7 +13,8 @@
  *   then ended: committed (and visible to this snapshot) or rolled back (invisible for ever). So when a
  *   reader returns id N, every id below N is either in the result or will never exist, and `afterId = N`
  *   is safe.
- * - Commits run outside the lock, in parallel, so group commit still works; only the insert is serialized.
+ * - Only that allocation is serialized (migration 0005): the rows are written after the lock is released,
+ *   and commits run outside it too, so concurrent uploads insert in parallel and group commit still works.
  *
  * Negative control: without the `txid` condition, the concurrency test (test/polling.test.ts) fails with
  * about a hundred skipped punches out of 20,000 in four seconds of 32 uploaders; the lock alone does not
@@ -92,11 +93,11 @@ export interface InsertResult {
 
 /**
  * Inserts a batch for user `userId` with the gap-free protocol above, in one call of `upload_punch_batch`
- * (migration 0002): it first checks the batch's modems (read only, so no xid yet) and writes nothing when
- * one is unknown or — unless `admin` — another user's, returning them; the caller then registers unknown
- * modems in a statement of its own and calls again. Otherwise it runs the critical section of
- * `insert_punch_batch` (advisory lock, `pg_current_xact_id()`, the insert, unlock). Re-sent punches (same
- * modem, card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
+ * (migrations 0002, 0005): it first checks the batch's modems (read only, so no xid yet) and writes nothing
+ * when one is unknown or — unless `admin` — another user's, returning them; the caller then registers
+ * unknown modems in a statement of its own and calls again. Otherwise it runs the critical section (advisory
+ * lock, `pg_current_xact_id()`, the batch's ids, unlock), then the insert. Re-sent punches (same modem,
+ * card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
  *
  * Called as one autocommitted statement, so the lock is never held across a client round trip and the
  * commit right after it runs outside the lock. On any error the pooled connection is destroyed rather than
@@ -274,14 +275,21 @@ const DENSE_LAST_BUCKET = `(select min(w.bucket) from (
             group by c.bucket) g) w
         where w.cum >= ${PAGE_SIZE})`;
 
+/**
+ * The two statements of a page read ({@link readPunchPage}): `walk` decides the strategy and, unless it is
+ * `sparse`, reads the page by the primary key; `sparse` reads it by the per-modem index branches.
+ */
+export type PageStatement = 'walk' | 'sparse';
+
 /** Name of the prepared statement of a page shape (the text depends only on these). */
-function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolean): string {
-  return `punch_page_${format}_${scope.modems.length}_${scope.timeFrom === null ? 0 : 1}${scope.timeTo === null ? 0 : 1}${withTotal ? '' : '_nt'}`;
+function statementName(statement: PageStatement, scope: PunchScope, format: PunchFormat, withTotal: boolean): string {
+  const modems = statement === 'sparse' ? String(scope.modems.length) : 'any';
+  return `punch_page_${statement}_${format}_${modems}_${scope.timeFrom === null ? 0 : 1}${scope.timeTo === null ? 0 : 1}${withTotal ? '' : '_nt'}`;
 }
 
 /**
- * The page statement. It picks one of two ways to find the first {@link PAGE_SIZE} visible punches of the
- * modems after `afterId`, both exact (only the cost differs), at run time in the same statement:
+ * A page statement. A page is the first {@link PAGE_SIZE} visible punches of the modems after `afterId`,
+ * found one of two ways, both exact (only the cost differs):
  *
  * - `sparse`: one branch per modem, each the first page of that modem after `afterId` by the (modem, id)
  *   index, under an outer `order by id limit` (PostgreSQL merges the ordered index scans and stops after
@@ -294,52 +302,64 @@ function statementName(scope: PunchScope, format: PunchFormat, withTotal: boolea
  *   {@link HEAD_IDS} ahead), or, without a time window, when the counters show a full page within
  *   {@link DENSE_BUCKETS} fine buckets ({@link DENSE_LAST_BUCKET}); the walk then stops at that bucket's end.
  *
- * The branches of the strategy not taken are cut off by one-time filters and never run. PostgreSQL renders
- * the body (JSON array or CSV with header), so no row objects are built in Node, and the `X-Total-Count`
- * in the same statement and snapshot: the page's size when the page is not full; otherwise from the
- * counters ({@link counterTotal}) or, with a time window, an exact count (init plans, run only when the
- * CASE needs them).
+ * The `walk` statement picks the way at run time and walks when it may; when the way is `sparse` it reads
+ * nothing and says so (column `sparse`), and the caller runs the `sparse` statement. Two statements rather
+ * than one holding both: PostgreSQL sets up every branch of a statement on each execution, even those cut
+ * off by one-time filters, and the 60 index branches of a large event cost ≈0.6 ms of a tail poll's 1.5 ms.
  *
- * The text depends only on the format, the number of modems and which time bounds are set, so it runs as a
- * named prepared statement (parsed and planned once per connection). `withTotal: false` leaves the total
- * out (null), for the benchmark's raw server.
+ * PostgreSQL renders the body (JSON array or CSV with header), and the `X-Total-Count` in the same
+ * statement and snapshot: the page's size when the page is not full; otherwise from the counters
+ * ({@link counterTotal}) or, with a time window, an exact count (init plans, run only when the CASE needs
+ * them).
+ *
+ * The text depends only on the statement, the format, which time bounds are set and, for `sparse`, the
+ * number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
+ * `withTotal: false` leaves the total out (null), for the benchmark's raw server.
  */
-export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true): { name: string; text: string; values: unknown[] } {
-  const name = statementName(scope, format, withTotal);
+export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true, statement: PageStatement = 'walk'): { name: string; text: string; values: unknown[] } {
+  const name = statementName(statement, scope, format, withTotal);
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
   const cached = pageTexts.get(name);
   if (cached !== undefined) return { name, text: cached, values };
   const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
-  const branches = scope.modems.map(
-    (_m, i) => `(select ${cols}
+  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  let page: string;
+  let mode = '';
+  if (statement === 'sparse') {
+    const branches = scope.modems.map(
+      (_m, i) => `(select ${cols}
         from punches q
-        where (select m from mode) = 'sparse' and ${where.replace('__N__', String(i + 1))}
+        where ${where.replace('__N__', String(i + 1))}
         order by q.id
         limit ${PAGE_SIZE})`,
-  );
-  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
-  const walk = scopeConditions(scope, 'q', MODEM_FILTER).where;
-  branches.unshift(`(select ${cols}
-        from punches q
-        where (select m from mode) <> 'sparse' and ${walk} and q.id < coalesce((select hi from mode), 9223372036854775807)
-        order by q.id
-        limit ${PAGE_SIZE})`);
-  const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
-  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
-  const text = `
-    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),
+    );
+    page = `select * from (${branches.join('\n      union all ')}) u
+      order by id
+      limit ${PAGE_SIZE}`;
+  } else {
+    mode = `
     mode as materialized (
       select case when h.head then 'head' when e.last is not null then 'dense' else 'sparse' end as m,
              (e.last + 1) << ${FINE_SHIFT} as hi
       from (select coalesce((select max(id) from punches), 0) - $2 <= ${HEAD_IDS} as head) h
       left join lateral (select ${windowed ? 'null::int8' : DENSE_LAST_BUCKET} as last where not h.head) e on true
-    ),
+    ),`;
+    page = `select ${cols}
+      from punches q
+      where (select m from mode) <> 'sparse' and ${scopeConditions(scope, 'q', MODEM_FILTER).where}
+        and q.id < coalesce((select hi from mode), 9223372036854775807)
+      order by q.id
+      limit ${PAGE_SIZE}`;
+  }
+  const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
+  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
+  const text = `
+    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${mode}
     page as (
-      select * from (${branches.join('\n      union all ')}) u
-      order by id
-      limit ${PAGE_SIZE}
+      ${page}
     )
-    select n::int as count, body, ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
+    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body,
+      ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
   pageTexts.set(name, text);
   return { name, text, values };
@@ -348,11 +368,16 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
 /** Page statement texts by statement name (the text depends only on the name; at most a few thousand). */
 const pageTexts = new Map<string, string>();
 
-/** Reads one page with its total (see {@link pageQuery}). `scope.modems` must be distinct. */
-export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchScope, format: PunchFormat): Promise<PunchPage> {
-  const q = pageQuery(scope, format);
-  const { rows } = await db.query<PunchPage>({ name: q.name, text: q.text, values: q.values });
-  return rows[0];
+/**
+ * Reads one page with its total: the `walk` statement, then the `sparse` one when the walk declined (see
+ * {@link pageQuery}). `scope.modems` must be distinct. `withTotal: false` (the benchmark's raw server)
+ * leaves `total` null.
+ */
+export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchScope, format: PunchFormat, withTotal = true): Promise<PunchPage> {
+  const walk = await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'walk'));
+  let row = walk.rows[0];
+  if (row.sparse) row = (await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'sparse'))).rows[0];
+  return { count: row.count, body: row.body, total: row.total };
 }
 
 /**

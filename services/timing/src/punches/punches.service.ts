@@ -14,6 +14,7 @@ import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired, unknownKey } from '../users/users.service';
 import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
+import { jsonFromCsvPage } from './page-json';
 import { parsePunchCsv, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
@@ -118,7 +119,8 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
 }
 
 /**
- * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as JSON or CSV, and the
+ * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as CSV (JSON converted from it,
+ * or rendered by PostgreSQL when the CSV does not qualify, see page-json.ts), and the
  * `X-Total-Count`: the page's own size when it is not full, otherwise the exact total from the punch
  * counters (migration 0002) — all in one statement.
  */
@@ -128,6 +130,12 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
     return { body: repo.emptyBody(format), total: 0 };
   }
   // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
+  // JSON is converted from the cheaper CSV rendering when the text qualifies (page-json.ts).
+  if (format === 'json') {
+    const csv = await repo.readPunchPage(deps.pool, scope, 'csv');
+    const body = jsonFromCsvPage(csv.body, csv.count);
+    if (body !== null) return { body, total: csv.total };
+  }
   const page = await repo.readPunchPage(deps.pool, scope, format);
   return { body: page.body, total: page.total };
 }

@@ -6,6 +6,7 @@ import { m0001Timing } from './0001_timing';
 import { m0002PunchCounts } from './0002_punch_counts';
 import { m0003PunchCountsMidLevel } from './0003_punch_counts_mid_level';
 import { m0004UploadByKey } from './0004_upload_by_key';
+import { m0005InsertOutsideLock } from './0005_insert_outside_lock';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -13,4 +14,5 @@ export const migrations: Record<string, Migration> = {
   '0002_punch_counts': m0002PunchCounts,
   '0003_punch_counts_mid_level': m0003PunchCountsMidLevel,
   '0004_upload_by_key': m0004UploadByKey,
+  '0005_insert_outside_lock': m0005InsertOutsideLock,
 };
