@@ -4,8 +4,8 @@
  */
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
-import { enqueue, enqueueAll, enqueueMail, mailEntry, messageIdFor, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
-import { countDead, countPending, findMessage } from '../src/outbox/outbox.repository';
+import { enqueue, enqueueMail, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
+import { countDead, countPending, findMessage, insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './helpers';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
@@ -211,11 +211,11 @@ test('a per-kind attempt limit given at register() overrides the dispatcher defa
   expect(calls).toBe(2);
 });
 
-test('enqueueAll writes e-mails and jobs in one go: delays kept, existing dedupe keys skipped', async () => {
+test('outboxRows + insertMessages write e-mails and jobs in one go: delays kept, existing dedupe keys skipped', async () => {
   const db = ctx.database.db;
   const before = Date.now();
   const n = await db.transaction().execute((trx) =>
-    enqueueAll(trx, [mailEntry('test:all-mail', { to: 'eve@example.com', subject: 'All', text: 'x' }), { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 1 }, delayMs: 60_000 }]),
+    insertMessages(trx, outboxRows([mailEntry('test:all-mail', { to: 'eve@example.com', subject: 'All', text: 'x' }), { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 1 }, delayMs: 60_000 }])),
   );
   expect(n).toBe(2);
   const mail = await findMessage(db, 'mail', 'test:all-mail');
@@ -224,7 +224,7 @@ test('enqueueAll writes e-mails and jobs in one go: delays kept, existing dedupe
   expect(job?.payload).toEqual({ a: 1 });
   expect(job!.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 59_000);
   const again = await db.transaction().execute((trx) =>
-    enqueueAll(trx, [{ kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 2 } }, { kind: 'test-all-job', dedupeKey: 'k2', payload: { a: 3 } }]),
+    insertMessages(trx, outboxRows([{ kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 2 } }, { kind: 'test-all-job', dedupeKey: 'k2', payload: { a: 3 } }])),
   );
   expect(again).toBe(1);
   expect((await findMessage(db, 'test-all-job', 'k1'))?.payload).toEqual({ a: 1 });
@@ -237,11 +237,11 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
   let release!: () => void;
   const hanging = new Promise<void>((r) => (release = r));
   const sent: string[] = [];
-  await db.transaction().execute((trx) => enqueueAll(trx, [{ kind: 'test-slow', dedupeKey: 's1', payload: {} }]));
+  await db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-slow', dedupeKey: 's1', payload: {} }])));
   await db.transaction().execute((trx) =>
-    enqueueAll(
+    insertMessages(
       trx,
-      Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } })),
+      outboxRows(Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } }))),
     ),
   );
   const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, batchSize: 20 });

@@ -51,7 +51,7 @@ function isLockTimeout(err: unknown): boolean {
 
 /**
  * Takes `claim` inside the order transaction `trx`. Returns null when this request holds the key now
- * (the caller stores its response with `completeIdempotencyKey` before committing), or the stored
+ * (the caller stores its response with `insertOutboxAndCompleteKey` before committing), or the stored
  * response of the first request with the same key and body. Throws ApiError 422 when the key was used
  * with another body. A first request still in flight is waited for up to `waitMs`; PostgreSQL then
  * raises a lock timeout, which aborts `trx` and which {@link translateIdempotencyError} turns into 409.

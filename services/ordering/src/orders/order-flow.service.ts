@@ -67,7 +67,7 @@ export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
 export const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
 
 /**
- * The jobs a new order needs, to enqueue in the order transaction (`enqueueAll`): its paylink (prepaid) or
+ * The jobs a new order needs, to enqueue in the order transaction (`outboxRows`): its paylink (prepaid) or
  * its ERP hand-off (invoice, `received`).
  */
 export function newOrderJobs(orderId: number, state: OrderState): OutboxEntry[] {

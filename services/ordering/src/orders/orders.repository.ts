@@ -4,6 +4,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
+import { insertMessages, messagesInsert, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { IdempotencyKeysTable, OrderItemsTable, OrdersTable } from './orders.tables';
 
 /** A stored `orders` row. */
@@ -111,12 +112,31 @@ export async function takeIdempotencyKey(
   return existing ?? null;
 }
 
-/** Stores the response of the request that holds an idempotency key. */
-export async function completeIdempotencyKey(db: Kysely<DB>, rec: { scope: string; key: string; orderId: number; status: number; body: unknown }): Promise<void> {
+/**
+ * The last writes of an order transaction in one statement: its outbox rows (at least one: the
+ * confirmation e-mail; dispatchers woken on commit) and, when the request holds an idempotency key, the
+ * stored response of that key.
+ */
+export async function insertOutboxAndCompleteKey(
+  db: Kysely<DB>,
+  messages: readonly NewOutboxMessage[],
+  completion: { scope: string; key: string; orderId: number; status: number; body: unknown } | null,
+): Promise<void> {
+  if (!completion) {
+    await insertMessages(db, messages);
+    return;
+  }
   await db
-    .updateTable('idempotency_keys')
-    .set({ order_id: rec.orderId, response_status: rec.status, response_body: JSON.stringify(rec.body) })
-    .where('scope', '=', rec.scope)
-    .where('key', '=', rec.key)
+    .with('inserted', (qb) => messagesInsert(qb, messages))
+    .with('completed', (qb) =>
+      qb
+        .updateTable('idempotency_keys')
+        .set({ order_id: completion.orderId, response_status: completion.status, response_body: JSON.stringify(completion.body) })
+        .where('scope', '=', completion.scope)
+        .where('key', '=', completion.key)
+        .returning('scope'),
+    )
+    .selectFrom('inserted')
+    .select(['inserted.id', notifyOutbox().as('notified')])
     .execute();
 }

@@ -14,7 +14,7 @@ import type { DB } from '../db/schema';
 import { evaluateDiscountCodes } from '../discounts/discount-rules';
 import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
 import { renderOrderConfirmation } from '../mail/templates/order-confirmation';
-import { enqueueAll, mailEntry } from '../outbox/outbox.service';
+import { mailEntry, outboxRows } from '../outbox/outbox.service';
 import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
 import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
 import { checkAddresses } from './addresses';
@@ -193,10 +193,13 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       );
 
       const order = toStoredOrder(orderRow, [...mains, ...subs]);
-      // The confirmation e-mail and the order's jobs in one statement.
-      await enqueueAll(trx, [mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })), ...newOrderJobs(orderId, state)]);
       const body = render(order);
-      if (claim) await repo.completeIdempotencyKey(trx, { scope: claim.scope, key: claim.key, orderId, status: 200, body });
+      // The confirmation e-mail, the order's jobs and the idempotency record's response in one statement.
+      await repo.insertOutboxAndCompleteKey(
+        trx,
+        outboxRows([mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })), ...newOrderJobs(orderId, state)]),
+        claim ? { scope: claim.scope, key: claim.key, orderId, status: 200, body } : null,
+      );
       return { body, replayed: false, orderId, state };
     });
   } catch (err) {

@@ -1,7 +1,7 @@
 /**
  * SQL of the transactional job outbox. Functions take the executor first so callers pass their transaction.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Kysely, type QueryCreator, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
 import type { OutboxMessagesTable } from './outbox.tables';
 
@@ -31,20 +31,31 @@ export async function insertMessage(db: Kysely<DB>, m: NewOutboxMessage): Promis
  */
 export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessage[]): Promise<number> {
   if (ms.length === 0) return 0;
-  // NOTIFY is transactional: listeners hear it only if (and when) the enqueuing transaction commits. It is
-  // sent from the same statement, when a row was inserted.
+  // Listeners hear the NOTIFY only if (and when) the enqueuing transaction commits. It is sent from the
+  // same statement, when a row was inserted.
   const r = await db
-    .with('inserted', (qb) =>
-      qb
-        .insertInto('outbox_messages')
-        .values(ms.map((m) => ({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })))
-        .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
-        .returning('id'),
-    )
+    .with('inserted', (qb) => messagesInsert(qb, ms))
     .selectFrom('inserted')
-    .select(['inserted.id', sql<unknown>`pg_notify('outbox', '')`.as('notified')])
+    .select(['inserted.id', notifyOutbox().as('notified')])
     .execute();
   return r.length;
+}
+
+/**
+ * The insert of {@link insertMessages} as a query to embed (a data-modifying CTE of a caller's statement),
+ * returning the ids of the new rows; select {@link notifyOutbox} per returned id to wake dispatchers.
+ */
+export function messagesInsert(qb: QueryCreator<DB>, ms: readonly NewOutboxMessage[]) {
+  return qb
+    .insertInto('outbox_messages')
+    .values(ms.map((m) => ({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })))
+    .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
+    .returning('id');
+}
+
+/** `pg_notify('outbox', '')`: wakes the dispatchers once the transaction commits (NOTIFY is transactional). */
+export function notifyOutbox() {
+  return sql<unknown>`pg_notify('outbox', '')`;
 }
 
 /**

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, claimOne, insertMessage, insertMessages, markDead, markFailed, markSent, markSentMany, type OutboxMessage } from './outbox.repository';
+import { claimDue, claimOne, insertMessage, markDead, markFailed, markSent, markSentMany, type NewOutboxMessage, type OutboxMessage } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
 export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
@@ -85,7 +85,7 @@ export async function enqueueMail(trx: Kysely<DB>, dedupeKey: string, payload: M
   return messageId;
 }
 
-/** A job or e-mail for {@link enqueueAll}; `delayMs` as for {@link enqueue}. */
+/** A job or e-mail for {@link outboxRows}; `delayMs` as for {@link enqueue}. */
 export interface OutboxEntry {
   kind: OutboxKind;
   dedupeKey: string;
@@ -95,21 +95,19 @@ export interface OutboxEntry {
   delayMs?: number;
 }
 
-/** The entry of an e-mail for {@link enqueueAll}, as {@link enqueueMail} stores it. */
+/** The entry of an e-mail for {@link outboxRows}, as {@link enqueueMail} stores it. */
 export function mailEntry(dedupeKey: string, payload: MailPayload): OutboxEntry {
   return { kind: 'mail', dedupeKey, payload, messageId: messageIdFor(dedupeKey) };
 }
 
 /**
- * Enqueues several jobs and e-mails in the caller's transaction `trx` in one statement (one round trip);
- * entries whose kind and dedupe key exist add nothing, as with {@link enqueue}. Returns how many are new.
+ * The outbox rows of `entries` (delays resolved against now), for a repository that writes them in one
+ * statement, possibly with other rows (`insertMessages`, or as a CTE with `messagesInsert`). Entries whose
+ * kind and dedupe key exist add nothing, as with {@link enqueue}.
  */
-export async function enqueueAll(trx: Kysely<DB>, entries: readonly OutboxEntry[]): Promise<number> {
+export function outboxRows(entries: readonly OutboxEntry[]): NewOutboxMessage[] {
   const now = Date.now();
-  return insertMessages(
-    trx,
-    entries.map((e) => ({ kind: e.kind, dedupeKey: e.dedupeKey, messageId: e.messageId ?? null, payload: e.payload, notBefore: e.delayMs ? new Date(now + e.delayMs) : undefined })),
-  );
+  return entries.map((e) => ({ kind: e.kind, dedupeKey: e.dedupeKey, messageId: e.messageId ?? null, payload: e.payload, notBefore: e.delayMs ? new Date(now + e.delayMs) : undefined }));
 }
 
 /**
