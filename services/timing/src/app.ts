@@ -3,6 +3,7 @@
  * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
  * `server.ts` wires configuration, the database and the listener.
  */
+import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
@@ -68,10 +69,8 @@ export function createApp(deps: TimingDeps): Express {
   app.set('etag', false);
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
-  const punchDeps = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
-  if (deps.fastLane !== false) {
-    app.use(punchFastLane({ punches: punchDeps, metrics, logger: deps.logger, keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0 }));
-  }
+  const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
+  const timingMetrics = registerTimingMetrics(metrics, live, app.locals);
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
@@ -97,8 +96,6 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const handlerDeps = { database: deps.database, logger: deps.logger };
-  const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
-  registerTimingMetrics(metrics, live, app.locals);
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -111,5 +108,23 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   app.use(problemErrorHandler(deps.logger));
+  if (deps.fastLane !== false) {
+    const lane = punchFastLane({
+      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger },
+      metrics,
+      timingMetrics,
+      logger: deps.logger,
+      keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
+    });
+    // The fast lane runs before Express sets the request up (see http/punches.fast-lane.ts). `handle` is
+    // the app's entry point (the app function and `listen` call it); wrapping it keeps `app` an Express app.
+    const expressHandle = (app as unknown as AppEntry).handle.bind(app);
+    (app as unknown as AppEntry).handle = (req, res, next) => lane(req, res, () => expressHandle(req, res, next));
+  }
   return app;
+}
+
+/** Express's (untyped) entry point of an app. */
+interface AppEntry {
+  handle(req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
 }

@@ -170,6 +170,8 @@ describe('long-poll (wait)', () => {
   it('answers at once when punches are already there, and rejects wait > 60', async () => {
     const c = client(a);
     await c.uploadPunches(punches('LP-3', 3));
+    // Readable first: other test files' open transactions may hold visibility back (the polling rule).
+    await waitUntilVisible(ctx);
     const started = Date.now();
     const page = await c.readPunches({ modem: ['LP-3'] }, { afterId: 0, wait: 30 });
     expect(page.punches.length).toBeGreaterThan(0);

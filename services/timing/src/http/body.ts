@@ -4,7 +4,7 @@
  * for punch uploads and a small one elsewhere. Limits apply to the inflated bytes: body-parser counts
  * what comes out of the gunzip stream and stops reading at the limit, so a gzip bomb ends early with 413.
  */
-import express, { type RequestHandler, type Response } from 'express';
+import express, { type RequestHandler } from 'express';
 import { ApiError, operationOf } from '@sports-timing/shared';
 
 /** Upload body limit after decompression (10 MiB). */
@@ -33,7 +33,8 @@ const DEFERRED_BODY_ERROR = 'deferredBodyError';
  * Keeps a body error met before the pipeline (the upload fast lane reads the body first) so that
  * {@link bodyParsers} raises it at the pipeline's own point, after access control — as if read there.
  */
-export function deferBodyError(res: Response, err: unknown): void {
+export function deferBodyError(res: { locals?: Record<string, unknown> }, err: unknown): void {
+  res.locals ??= Object.create(null) as Record<string, unknown>;
   res.locals[DEFERRED_BODY_ERROR] = err;
 }
 
