@@ -248,17 +248,23 @@ export class OutboxDispatcher {
       if (batch.length === 0) return done;
       const byKind = new Map<string, OutboxMessage[]>();
       for (const m of batch) byKind.set(m.kind, [...(byKind.get(m.kind) ?? []), m]);
+      // A full batch may have left due jobs of other kinds behind (behind older slow ones): every kind gets its loop.
+      if (batch.length >= (this.opts.batchSize ?? 20)) for (const kind of this.kinds()) if (!byKind.has(kind)) byKind.set(kind, []);
       const counts = await Promise.all([...byKind].map(([kind, jobs]) => this.drainKind(kind, jobs)));
       done += counts.reduce((a, b) => a + b, 0);
     }
   }
 
-  /** Runs `jobs` (claimed, all of `kind`), then further due jobs of that kind until none is left; returns how many completed. */
+  /**
+   * Runs `jobs` (claimed, all of `kind`; none: claims first), then further due jobs of that kind until none
+   * is left; returns how many completed.
+   */
   private async drainKind(kind: string, jobs: OutboxMessage[]): Promise<number> {
     const db = this.opts.database.db;
     const maxAttempts = this.attemptsOf.get(kind) ?? this.opts.maxAttempts ?? 50;
+    const claim = () => claimDue(db, [kind], this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
     let done = 0;
-    for (let batch = jobs; batch.length > 0; batch = await claimDue(db, [kind], this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60)) {
+    for (let batch = jobs.length > 0 ? jobs : await claim(); batch.length > 0; batch = await claim()) {
       // Jobs of one batch run concurrently: one slow call does not hold up the others' work.
       const results = await Promise.all(batch.map((m) => this.runOne(m, maxAttempts)));
       // The batch's done jobs are marked in one statement (at-least-once either way: a crash before it
