@@ -141,6 +141,8 @@ function plainUploadRequest(req: IncomingMessage): boolean {
 export function punchFastLane(deps: FastLaneDeps): FastLane {
   const uploadJson = uploadJsonParser();
   return (req: LaneRequest, res: LaneResponse, pipeline) => {
+    // Request duration as the metrics middleware measures it: from arrival.
+    const start = process.hrtime.bigint();
     const url = req.url ?? '';
     if (req.method === 'POST' && url === PATH) {
       const key = apiKeyOf(req);
@@ -154,7 +156,7 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
           return pipeline();
         }
         if (!isPlainUpload(req.body)) return pipeline();
-        upload(deps, req, res, req.body, key).catch(pipeline);
+        upload(deps, req, res, start, req.body, key).catch(pipeline);
       });
     }
     if (req.method !== 'GET' || !url.startsWith(PATH) || url.charCodeAt(PATH.length) !== 63 /* ? */) return pipeline();
@@ -165,12 +167,11 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     // No Accept, */* and application/* pick JSON (first listed), as in the handler.
     const accepted = accepts(req).type(['application/json', 'text/csv']);
     if (!accepted) return pipeline();
-    read(deps, req, res, query, key, accepted === 'text/csv' ? 'csv' : 'json').catch(pipeline);
+    read(deps, req, res, start, query, key, accepted === 'text/csv' ? 'csv' : 'json').catch(pipeline);
   };
 }
 
-async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, punches: NewPunch[], key: string): Promise<void> {
-  const start = process.hrtime.bigint();
+async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], key: string): Promise<void> {
   const result = await uploadPunchesByKey(deps.punches, key, punches, Number(res.locals?.receivedAtUtc));
   if (result.stored > 0) deps.timingMetrics.punchesIngested.inc(result.stored);
   const body = JSON.stringify(result);
@@ -191,8 +192,7 @@ function finish(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, s
   if (httpLogEnabled()) logCompletedRequest(deps.logger, req, res, requestId, seconds * 1000);
 }
 
-async function read(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, query: PunchQuery, key: string | undefined, format: 'json' | 'csv'): Promise<void> {
-  const start = process.hrtime.bigint();
+async function read(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, start: bigint, query: PunchQuery, key: string | undefined, format: 'json' | 'csv'): Promise<void> {
   const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key);
   const page = await readPunches(deps.punches, caller, query, format);
   let body: string | Buffer = page.body;
