@@ -77,6 +77,10 @@ test('retries while SMTP is down and delivers each message exactly once when it 
     expect(await countPending(ctx.database.db)).toBe(10);
     await smtp.start();
     await smtp.waitFor(10);
+    // Sent messages are marked per batch, after the batch: wait for the marks (bounded), then give late
+    // duplicates a moment to show.
+    const end = Date.now() + 10_000;
+    while ((await countPending(ctx.database.db)) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     await new Promise((r) => setTimeout(r, 300));
     const ids = smtp.received.map((m) => m.parsed.messageId);
     expect(new Set(ids).size).toBe(10);
