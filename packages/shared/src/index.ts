@@ -11,3 +11,4 @@ export * from './docs';
 export * from './http-client';
 export * from './metrics';
 export * from './rate-limit';
+export * from './fast-lane';

@@ -5,7 +5,7 @@
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, validator } from '@sports-timing/shared';
+import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
@@ -76,7 +76,6 @@ export function createApp(deps: OrderingDeps): Express {
   app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
   const metrics = createMetrics('ordering', deps.database.pool);
   app.locals.metrics = metrics;
-  if (deps.fastLane !== false) app.use(shopArticlesFastLane({ database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
@@ -117,5 +116,6 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
+  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
   return app;
 }

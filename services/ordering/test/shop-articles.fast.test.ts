@@ -28,7 +28,8 @@ beforeAll(async () => {
   fast = createApp({ ...ctx.deps, validateResponses: false });
   pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false });
   laneOnly = express();
-  laneOnly.use(shopArticlesFastLane({ database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger }));
+  const lane = shopArticlesFastLane({ database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger });
+  laneOnly.use((req, res, next) => lane(req, res, () => next()));
   laneOnly.use((_req, res) => {
     res.status(418).end();
   });

@@ -3,11 +3,10 @@
  * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
  * `server.ts` wires configuration, the database and the listener.
  */
-import type { IncomingMessage, ServerResponse } from 'node:http';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, validator, type Database } from '@sports-timing/shared';
+import { createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
@@ -70,7 +69,7 @@ export function createApp(deps: TimingDeps): Express {
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
-  const timingMetrics = registerTimingMetrics(metrics, live, app.locals);
+  const timingMetrics = registerTimingMetrics(metrics, live);
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
@@ -99,7 +98,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps, live),
+      ...punchHandlers(handlerDeps, live, timingMetrics),
       ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
@@ -116,15 +115,7 @@ export function createApp(deps: TimingDeps): Express {
       logger: deps.logger,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
     });
-    // The fast lane runs before Express sets the request up (see http/punches.fast-lane.ts). `handle` is
-    // the app's entry point (the app function and `listen` call it); wrapping it keeps `app` an Express app.
-    const expressHandle = (app as unknown as AppEntry).handle.bind(app);
-    (app as unknown as AppEntry).handle = (req, res, next) => lane(req, res, () => expressHandle(req, res, next));
+    runBeforeExpress(app, lane);
   }
   return app;
-}
-
-/** Express's (untyped) entry point of an app. */
-interface AppEntry {
-  handle(req: IncomingMessage, res: ServerResponse, next?: (err?: unknown) => void): void;
 }

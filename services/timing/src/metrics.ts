@@ -6,28 +6,22 @@
  *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`).
  */
 import type { AppMetrics } from '@sports-timing/shared';
-import type { Response } from 'express';
 import type { LiveHub } from './live/hub';
-
-const LOCALS_KEY = 'timingMetrics';
 
 /** The timing metrics of one app. */
 export interface TimingMetrics {
   punchesIngested: ReturnType<AppMetrics['counter']>;
 }
 
-/** Registers the timing metrics on `metrics` and keeps them in `locals` for {@link countIngested}. */
-export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub, locals: Record<string, unknown>): TimingMetrics {
+/** Registers the timing metrics on `metrics`. */
+export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub): TimingMetrics {
   const punchesIngested = metrics.counter('punches_ingested_total', 'Punches newly stored by uploads (committed rows; duplicates excluded)');
   metrics.gauge('live_connections', 'Held long-polls plus open punch streams on this instance', () => live.connections);
   metrics.gauge('live_connections_max', 'Live connections allowed on this instance before 503 (TIMING_MAX_LIVE_CONNECTIONS)', () => live.maxConnections);
-  const t: TimingMetrics = { punchesIngested };
-  locals[LOCALS_KEY] = t;
-  return t;
+  return { punchesIngested };
 }
 
-/** Adds `stored` committed punches to `punches_ingested_total` of the app answering `res` (no-op without metrics). */
-export function countIngested(res: Response, stored: number): void {
-  const t = res.app?.locals?.[LOCALS_KEY] as TimingMetrics | undefined;
-  if (stored > 0) t?.punchesIngested.inc(stored);
+/** Adds `stored` committed punches of an upload to `punches_ingested_total`. */
+export function countIngested(metrics: TimingMetrics, stored: number): void {
+  if (stored > 0) metrics.punchesIngested.inc(stored);
 }

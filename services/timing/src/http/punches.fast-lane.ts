@@ -23,9 +23,9 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { assignRequestId, httpLogEnabled, logCompletedRequest, type AppMetrics } from '@sports-timing/shared';
+import { sendFastLaneAnswer, type AppMetrics, type FastLane } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { TimingMetrics } from '../metrics';
+import { countIngested, type TimingMetrics } from '../metrics';
 import { MAX_TIME, MODEM_PATTERN, PUNCH_TYPES, type NewPunch } from '../punches/punches.csv';
 import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
@@ -94,12 +94,6 @@ type LaneRequest = IncomingMessage & { body?: unknown };
 /** A response with Express's `locals`, which the fast lane may fill before the pipeline runs. */
 type LaneResponse = ServerResponse & { locals?: Record<string, unknown> };
 
-/**
- * Handles a request or passes it to `pipeline` (the Express app), untouched except for a parsed upload body
- * (`req.body`) and `res.locals`.
- */
-export type FastLane = (req: IncomingMessage, res: ServerResponse, pipeline: () => void) => void;
-
 /** The `apikey` header as the pipeline reads it (trimmed; empty counts as none). */
 function apiKeyOf(req: IncomingMessage): string | undefined {
   const header = req.headers.apikey;
@@ -165,34 +159,35 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     const key = apiKeyOf(req);
     if (key !== undefined && deps.keyReadsLimited) return pipeline();
     // No Accept, */* and application/* pick JSON (first listed), as in the handler.
-    const accepted = accepts(req).type(['application/json', 'text/csv']);
+    const negotiator = accepts(req);
+    const accepted = negotiator.type(['application/json', 'text/csv']);
     if (!accepted) return pipeline();
-    read(deps, req, res, start, query, key, accepted === 'text/csv' ? 'csv' : 'json').catch(pipeline);
+    const gzipAccepted = req.headers['accept-encoding'] !== undefined && negotiator.encoding(['gzip']) === 'gzip';
+    read(deps, req, res, start, query, key, accepted === 'text/csv' ? 'csv' : 'json', gzipAccepted).catch(pipeline);
   };
 }
 
 async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], key: string): Promise<void> {
   const result = await uploadPunchesByKey(deps.punches, key, punches, Number(res.locals?.receivedAtUtc));
-  if (result.stored > 0) deps.timingMetrics.punchesIngested.inc(result.stored);
+  countIngested(deps.timingMetrics, result.stored);
   const body = JSON.stringify(result);
-  finish(deps, req, res, start, 'postPunches', body, {
+  sendFastLaneAnswer(deps, req, res, start, 'postPunches', body, {
     'Content-Type': 'application/json; charset=utf-8',
     'Content-Length': Buffer.byteLength(body),
     Vary: 'Accept-Encoding',
   });
 }
 
-/** Sends a 200 and records it as the pipeline would (request id, metrics, request log line). */
-function finish(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, start: bigint, operation: string, body: string | Buffer, headers: Record<string, string | number>): void {
-  const requestId = assignRequestId(req, res);
-  res.writeHead(200, headers);
-  res.end(body);
-  const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  deps.metrics.record(operation, req.method ?? '', 200, seconds);
-  if (httpLogEnabled()) logCompletedRequest(deps.logger, req, res, requestId, seconds * 1000);
-}
-
-async function read(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, start: bigint, query: PunchQuery, key: string | undefined, format: 'json' | 'csv'): Promise<void> {
+async function read(
+  deps: FastLaneDeps,
+  req: IncomingMessage,
+  res: ServerResponse,
+  start: bigint,
+  query: PunchQuery,
+  key: string | undefined,
+  format: 'json' | 'csv',
+  gzipAccepted: boolean,
+): Promise<void> {
   const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key);
   const page = await readPunches(deps.punches, caller, query, format);
   let body: string | Buffer = page.body;
@@ -203,12 +198,12 @@ async function read(deps: FastLaneDeps, req: IncomingMessage, res: ServerRespons
     Vary: 'Accept, Accept-Encoding',
   };
   const length = Buffer.byteLength(body, 'utf8');
-  if (length >= GZIP_THRESHOLD_BYTES && req.headers['accept-encoding'] !== undefined && accepts(req).encoding(['gzip']) === 'gzip') {
+  if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {
     body = await gzip(body, { level: GZIP_LEVEL });
     headers['Content-Encoding'] = 'gzip';
     headers['Content-Length'] = body.length;
   } else {
     headers['Content-Length'] = length;
   }
-  finish(deps, req, res, start, 'getPunches', body, headers);
+  sendFastLaneAnswer(deps, req, res, start, 'getPunches', body, headers);
 }

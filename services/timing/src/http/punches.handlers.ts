@@ -7,15 +7,15 @@ import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
 import { punchesFromCsv, readPunches, uploadPunches } from '../punches/punches.service';
-import { countIngested } from '../metrics';
+import { countIngested, type TimingMetrics } from '../metrics';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
 
 /** Response content types of punch reads by format. */
 export const PUNCH_CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
-/** `getPunches` (with the `wait` long-poll on `live`), `postPunches`. */
-export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operations> {
+/** `getPunches` (with the `wait` long-poll on `live`), `postPunches` (counting stored punches in `timingMetrics`). */
+export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics): Handlers<operations> {
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunches(req, res) {
@@ -46,7 +46,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub): Handlers<operat
       const caller = requireCaller(res);
       const punches = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : req.body;
       const result = await uploadPunches(svc, caller, punches, receivedAtUtc);
-      countIngested(res, result.stored);
+      countIngested(timingMetrics, result.stored);
       res.json(result);
     },
   };
