@@ -296,9 +296,10 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('# Benchmarks');
   L.push('');
   L.push('Written by `pnpm bench` (bench/src/run.ts, issue 8). Our timing service, PostgREST and a raw `node:http` + `pg`');
-  L.push('server run side by side on one generated dataset in one PostgreSQL; load comes from a separate autocannon');
-  L.push('process; servers are measured in interleaved rounds (the order rotates each round) and every number is the');
-  L.push('median over rounds. Ratios compare servers within this run only.');
+  L.push('server run side by side on one generated dataset in one PostgreSQL; load comes from a separate process');
+  L.push('(autocannon as fast as possible; fixed-rate scenarios open-loop, latency from each request\'s due time, see');
+  L.push('bench/README.md); servers are measured in interleaved rounds (the order rotates each round) and every number');
+  L.push('is the median over rounds. Ratios compare servers within this run only.');
   L.push('');
   L.push(
     loaded

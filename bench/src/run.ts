@@ -10,7 +10,7 @@
  *    the sources under tsx with `--tsx`.
  * 3. A check per read scenario and server (one request: status, bytes, punch ids, total); all servers of a
  *    scenario must return the same ids in the same order.
- * 4. Warm-up, then interleaved rounds (the server order rotates each round) driven by one autocannon
+ * 4. Warm-up, then interleaved rounds (the server order rotates each round) driven by one load
  *    process (load-worker.ts); before each measurement the databases must be quiet (no statement left
  *    running from the previous load); uploads last in a round, their punches deleted after it.
  * 5. Medians, targets, BENCHMARKS.md and a JSON results file.
@@ -112,7 +112,7 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
   return o;
 }
 
-/** One long-lived autocannon process; runs one spec at a time. */
+/** One long-lived load process (load-worker.ts); runs one spec at a time. */
 class LoadGenerator {
   private readonly child: ChildProcess;
   private next = 1;
