@@ -14,7 +14,7 @@
 import type pg from 'pg';
 import { authenticateKey } from '../src/users/users.service';
 import { uploadPunches } from '../src/punches/punches.service';
-import { compactPunchCounts, countPunches, countPunchesFast, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
+import { compactPunchCounts, countPunches, countPunchesFast, pageQuery, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 
 const UPLOADERS = 16;
@@ -205,6 +205,37 @@ it("takes the rest of afterId's fine bucket from a full page when the page reach
     ]) {
       const r = await compareInSnapshot(client, { modems: ['P-1'], afterId, timeFrom: null, timeTo: null });
       expect({ afterId, page: r.page, exact: r.exact }).toEqual({ afterId, page: total, exact: total });
+    }
+  } finally {
+    client.release();
+  }
+});
+
+it("walks from the scope's first punch when the ids after afterId belong to other modems (an event's first page)", async () => {
+  // 6,000 punches of other modems, then 1,500 of the scope's two modems interleaved, then 500 more of others:
+  // from afterId 0 (the polling procedure's start) the next 4 fine buckets hold none of the scope, so only
+  // the scope's start (SCOPE_START) lets the page statement walk the primary key instead of declining.
+  const first = 900 * 1024;
+  await ctx.database.pool.query(`alter table punches alter column id restart with ${first}`);
+  const insert = (n: number, modem: string, card: number) =>
+    ctx.database.pool.query(
+      `insert into punches (card, time, code, type, modem, reception_time_utc)
+       select ($2 + g)::text, 1600000000000 + g, 31, 'Control', ${modem}, 1600000000000 + g from generate_series(1, $1) g`,
+      [n, card],
+    );
+  await insert(6000, `'F-9'`, 4_000_000);
+  await insert(1500, `case when g % 2 = 0 then 'F-1' else 'F-2' end`, 4_000_000);
+  await insert(500, `'F-9'`, 5_000_000);
+  await waitUntilVisible(ctx);
+  const client = await ctx.database.pool.connect();
+  try {
+    for (const afterId of [0, first + 100, first + 5_999, first + 6_000]) {
+      const scope: PunchScope = { modems: ['F-1', 'F-2'], afterId, timeFrom: null, timeTo: null };
+      const walk = (await client.query<{ sparse: boolean }>(pageQuery(scope, 'csv', true, 'walk'))).rows[0];
+      expect({ afterId, sparse: walk.sparse }).toEqual({ afterId, sparse: false });
+      const r = await compareInSnapshot(client, scope);
+      const expected = 1500 - Math.max(0, afterId - (first + 5_999));
+      expect({ afterId, page: r.page, exact: r.exact }).toEqual({ afterId, page: expected, exact: expected });
     }
   } finally {
     client.release();

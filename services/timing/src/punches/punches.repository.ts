@@ -262,18 +262,30 @@ const HEAD_IDS = 4096;
 const DENSE_BUCKETS = 4;
 
 /**
- * The last fine bucket of the dense strategy: the first bucket b (within {@link DENSE_BUCKETS} after
- * afterId's) such that the buckets after afterId's up to b hold at least a page of visible punches of the
- * modems; null when there is none (the modems are sparse there). afterId's own bucket is left out of the
- * sum, so the id range (afterId, (b + 1) << 10) surely holds a full page.
+ * The last fine bucket of the dense strategy from id `after` (an SQL expression): the first bucket b (within
+ * {@link DENSE_BUCKETS} after `after`'s) such that the buckets after `after`'s up to b hold at least a page of
+ * visible punches of the modems; null when there is none (the modems are sparse there). `after`'s own bucket
+ * is left out of the sum, so the id range (after, (b + 1) << 10) surely holds a full page.
  */
-const DENSE_LAST_BUCKET = `(select min(w.bucket) from (
+function denseLastBucket(after: string): string {
+  return `(select min(w.bucket) from (
           select g.bucket, sum(g.n) over (order by g.bucket) as cum from (
             select c.bucket, sum(c.n) as n from punch_counts c
-            where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
-              and c.bucket <= ($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and c.txid < (select xmin from vis)
+            where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > (${after} >> ${FINE_SHIFT})
+              and c.bucket <= (${after} >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and c.txid < (select xmin from vis)
             group by c.bucket) g) w
         where w.cum >= ${PAGE_SIZE})`;
+}
+
+/**
+ * One below the first id of the modems after afterId, visible or not (one (modem, id) index probe per
+ * modem); null when they have none. No punch of the scope lies between afterId and it, so a page after
+ * afterId is the page after it: the first page of an event (afterId 0, the polling procedure's start) walks
+ * from the event's first punch instead of declaring the modems sparse because the ids just above 0 belong
+ * to other events.
+ */
+const SCOPE_START = `(select min(f.id) - 1 from unnest($1::text[]) as m(modem)
+          cross join lateral (select p.id from punches p where p.modem = m.modem and p.id > $2 order by p.id limit 1) f)`;
 
 /**
  * The two statements of a page read ({@link readPunchPage}): `walk` decides the strategy and, unless it is
@@ -300,7 +312,8 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  *   does, and cheaper when neighbouring ids belong to the scope (a page then sits on few heap pages
  *   instead of one page per punch). Taken only when it is bounded: at the live head (newest id at most
  *   {@link HEAD_IDS} ahead), or, without a time window, when the counters show a full page within
- *   {@link DENSE_BUCKETS} fine buckets ({@link DENSE_LAST_BUCKET}); the walk then stops at that bucket's end.
+ *   {@link DENSE_BUCKETS} fine buckets ({@link denseLastBucket}) after afterId or, failing that, after the
+ *   scope's first punch beyond afterId ({@link SCOPE_START}); the walk then runs from there to that bucket's end.
  *
  * The `walk` statement picks the way at run time and walks when it may; when the way is `sparse` it reads
  * nothing and says so (column `sparse`), and the caller runs the `sparse` statement. Two statements rather
@@ -337,17 +350,28 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
       order by id
       limit ${PAGE_SIZE}`;
   } else {
-    mode = `
+    // Dense from afterId; else, when the scope's first punch lies further on, dense from there (lo).
+    const dense = windowed
+      ? 'select null::int8 as last, null::int8 as lo'
+      : `select coalesce(a.last, b.last) as last, b.lo
+        from (select ${denseLastBucket('$2::int8')} as last) a
+        left join lateral (
+          select s.lo, ${denseLastBucket('s.lo')} as last
+          from start s
+          where a.last is null and s.lo > $2) b on true`;
+    // A CTE, so that it runs once however often the plan refers to it, and only when the dense check needs it.
+    mode = `${windowed ? '' : `
+    start as materialized (select ${SCOPE_START} as lo),`}
     mode as materialized (
       select case when h.head then 'head' when e.last is not null then 'dense' else 'sparse' end as m,
-             (e.last + 1) << ${FINE_SHIFT} as hi
+             (e.last + 1) << ${FINE_SHIFT} as hi, coalesce(e.lo, $2) as lo
       from (select coalesce((select max(id) from punches), 0) - $2 <= ${HEAD_IDS} as head) h
-      left join lateral (select ${windowed ? 'null::int8' : DENSE_LAST_BUCKET} as last where not h.head) e on true
+      left join lateral (${dense} where not h.head) e on true
     ),`;
     page = `select ${cols}
       from punches q
       where (select m from mode) <> 'sparse' and ${scopeConditions(scope, 'q', MODEM_FILTER).where}
-        and q.id < coalesce((select hi from mode), 9223372036854775807)
+        and q.id > (select lo from mode) and q.id < coalesce((select hi from mode), 9223372036854775807)
       order by q.id
       limit ${PAGE_SIZE}`;
   }
