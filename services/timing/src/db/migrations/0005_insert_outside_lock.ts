@@ -34,10 +34,13 @@ const modemCheck = sql.raw(`
           return;
         end if;`);
 
-/** Replaces `upload_punch_batch` (same signature and results). */
-export const m0005InsertOutsideLock: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+/**
+ * Creates (or replaces) `upload_punch_batch` with the insert outside the lock, writing the rows in
+ * `rowOrder` (an ORDER BY list over the unnested batch `t`, ending in `t.ord`). Migration 0006 reuses it
+ * with the re-send key's new column order.
+ */
+export async function createUploadPunchBatch(db: Kysely<unknown>, rowOrder: string): Promise<void> {
+  await sql`
       create or replace function upload_punch_batch(${signature}) language plpgsql as $fn$
       declare
         v_ids bigint[];
@@ -54,7 +57,7 @@ export const m0005InsertOutsideLock: Migration = {
           select v_ids[t.ord], t.card, t.time, t.code, t.type, t.modem, t.rt
           from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
                as t(card, time, code, type, modem, rt, ord)
-          order by t.modem, t.card, t.code, t.time, t.type, t.ord
+          order by ${sql.raw(rowOrder)}
           on conflict on constraint punches_resend do nothing
           returning id
         )
@@ -62,6 +65,12 @@ export const m0005InsertOutsideLock: Migration = {
       end
       $fn$;
     `.execute(db);
+}
+
+/** Replaces `upload_punch_batch` (same signature and results). */
+export const m0005InsertOutsideLock: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await createUploadPunchBatch(db, 't.modem, t.card, t.code, t.time, t.type, t.ord');
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await sql`

@@ -7,6 +7,7 @@ import { m0002PunchCounts } from './0002_punch_counts';
 import { m0003PunchCountsMidLevel } from './0003_punch_counts_mid_level';
 import { m0004UploadByKey } from './0004_upload_by_key';
 import { m0005InsertOutsideLock } from './0005_insert_outside_lock';
+import { m0006ResendKeyTimeOrder } from './0006_resend_key_time_order';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -15,4 +16,5 @@ export const migrations: Record<string, Migration> = {
   '0003_punch_counts_mid_level': m0003PunchCountsMidLevel,
   '0004_upload_by_key': m0004UploadByKey,
   '0005_insert_outside_lock': m0005InsertOutsideLock,
+  '0006_resend_key_time_order': m0006ResendKeyTimeOrder,
 };
