@@ -57,8 +57,14 @@ process.once('exit', () => {
   for (const c of children) c.kill('SIGKILL');
 });
 
+/**
+ * Extra Node arguments for the Node servers (ours, raw, ordering) from `BENCH_NODE_ARGS`, space-separated,
+ * e.g. `--cpu-prof --cpu-prof-dir=/tmp/prof` (Node refuses `--cpu-prof` in NODE_OPTIONS).
+ */
+const EXTRA_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
+
 function launch(name: ServerName, cmd: string, args: string[], env: NodeJS.ProcessEnv, ipc: boolean): { child: ChildProcess; output: () => string } {
-  const child = spawn(cmd, args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, cmd === process.execPath ? [...EXTRA_NODE_ARGS, ...args] : args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let tail = '';
