@@ -102,6 +102,7 @@ it('delivers every punch exactly once to an afterId poller during 32 concurrent 
   const direct = makePoller(async (afterId) => {
     const page = await readPunches(deps, caller, { modem: MODEMS.join(','), afterId, after: 0 }, 'csv');
     const ids = page.body
+      .toString()
       .split('\n')
       .slice(1)
       .filter((l) => l !== '')

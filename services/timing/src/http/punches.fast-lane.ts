@@ -190,14 +190,14 @@ async function read(
 ): Promise<void> {
   const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key);
   const page = await readPunches(deps.punches, caller, query, format);
-  let body: string | Buffer = page.body;
+  let body = page.body;
   const headers: Record<string, string | number> = {
     'Content-Type': PUNCH_CONTENT_TYPES[format],
     'Cache-Control': 'no-cache',
     'X-Total-Count': String(page.total),
     Vary: 'Accept, Accept-Encoding',
   };
-  const length = Buffer.byteLength(body, 'utf8');
+  const length = Buffer.byteLength(body);
   if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {
     body = await gzip(body, { level: GZIP_LEVEL });
     headers['Content-Encoding'] = 'gzip';

@@ -34,7 +34,7 @@ export function sendNoContent(res: Response<never>): void {
  * Sends a body built elsewhere (PostgreSQL) as is: explicit length so the compression filter can apply
  * its threshold, no ETag (off app-wide), `Vary: Accept` because the format follows the Accept header.
  */
-export function sendText<T>(res: Response<T>, contentType: string, body: string, headers: Record<string, string> = {}): void {
+export function sendText<T>(res: Response<T>, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
   res.status(200);
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));

@@ -82,7 +82,7 @@ export async function runStream(res: Response, o: StreamOptions): Promise<void> 
   let generation = o.seen;
   try {
     for (;;) {
-      const punches = JSON.parse(page.body) as StreamPunch[];
+      const punches = JSON.parse(page.body.toString()) as StreamPunch[];
       for (const p of punches) {
         if (o.signal.aborted) return;
         await write(res, `id: ${p.id}\nevent: punch\ndata: ${JSON.stringify(p)}\n\n`, o.signal);

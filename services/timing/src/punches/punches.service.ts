@@ -43,9 +43,12 @@ export interface PunchQuery {
   after?: number;
 }
 
-/** A read's response: body text as built by PostgreSQL and the `X-Total-Count` value. */
+/**
+ * A read's response: the body as built by PostgreSQL (text), or JSON converted from its CSV (UTF-8 bytes,
+ * page-json.ts), and the `X-Total-Count` value.
+ */
 export interface PunchReadResult {
-  body: string;
+  body: string | Buffer;
   total: number;
 }
 
