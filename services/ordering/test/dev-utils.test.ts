@@ -1,5 +1,6 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import QRCode from 'qrcode';
 import request from 'supertest';
 import { createApp } from '../src/app';
@@ -7,6 +8,7 @@ import type { OrderingDeps } from '../src/context';
 import { smtpMailer } from '../src/mail/mailer';
 import { enqueueMail } from '../src/outbox/outbox.service';
 import { PASSWORD_CLASSES } from '../src/devtools/passwords';
+import { MAX_QR_IMAGE_SIDE } from '../src/devtools/qrcode';
 import { startOrdering, type OrderingTestContext } from './helpers';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
@@ -224,6 +226,22 @@ describe('dev/qrcode', () => {
     const h = (await get({ content: long, ecc: 'H', pixels: '1' }).expect(200)).body as Buffer;
     expect(pngSide(h)).toBeGreaterThan(pngSide(l));
     expect(pngSide(h)).toBe(modules(long, 'H') + 8);
+  });
+
+  it('encodes the largest PNG off the event loop, byte for byte what qrcode renders', async () => {
+    const content = 'SI-8621484 '.repeat(80);
+    const pixels = Math.floor(MAX_QR_IMAGE_SIDE / (modules(content) + 8));
+    const delay = monitorEventLoopDelay({ resolution: 10 });
+    delay.enable();
+    const started = performance.now();
+    const png = (await get({ content, pixels: String(pixels) }).expect(200)).body as Buffer;
+    const took = performance.now() - started;
+    delay.disable();
+    expect(pngSide(png)).toBeGreaterThan(MAX_QR_IMAGE_SIDE - modules(content) - 8);
+    const expected = await QRCode.toBuffer(content, { errorCorrectionLevel: 'M', margin: 4, type: 'png', scale: pixels, rendererOpts: { deflateLevel: 9, colorType: 0, filterType: 2 } } as QRCode.QRCodeToBufferOptions);
+    expect(png.equals(expected)).toBe(true);
+    // Encoding takes ≈1.5 s here; on the event loop the loop would stall for as long (the negative control).
+    expect(delay.max / 1e6).toBeLessThan(Math.max(250, took / 4));
   });
 
   it('renders SVG and UTF-8 text with their media types', async () => {

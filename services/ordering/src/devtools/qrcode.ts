@@ -5,7 +5,12 @@
  * The spec bounds `pixels` (1–50) and `content` (2048 characters); together they could still ask for a PNG of
  * (177 + 8) × 50 = 9,250 pixels square (~340 MB of raw pixels), so the rendered side is also bounded by
  * {@link MAX_QR_IMAGE_SIDE} and a larger request is a 400 naming `pixels`.
+ *
+ * PNGs are encoded on a worker thread ({@link renderPngOffThread}): pngjs filters and deflates in plain
+ * JavaScript, ≈1.5 s of CPU for the largest allowed image, which on the event loop would hold up every other
+ * request of the service for as long.
  */
+import { Worker } from 'node:worker_threads';
 import QRCode from 'qrcode';
 import { validationError } from '@sports-timing/shared';
 
@@ -43,10 +48,75 @@ export async function renderQrCode(content: string, opts: { format: QrFormat; ec
   const pngRenderer = { deflateLevel: 9, colorType: 0, filterType: 2 };
   switch (opts.format) {
     case 'png':
-      return { contentType: 'image/png', body: await QRCode.toBuffer(content, { ...base, type: 'png', scale: opts.pixels, rendererOpts: pngRenderer }) };
+      return { contentType: 'image/png', body: await renderPngOffThread(content, { ...base, type: 'png', scale: opts.pixels, rendererOpts: pngRenderer }) };
     case 'svg':
       return { contentType: 'image/svg+xml; charset=utf-8', body: await QRCode.toString(content, { ...base, type: 'svg', width: side }) };
     case 'utf8':
       return { contentType: 'text/plain; charset=utf-8', body: await QRCode.toString(content, { ...base, type: 'utf8' }) };
   }
+}
+
+/**
+ * The worker's code, plain CommonJS (it runs the same under tsx, jest and the compiled service): it loads
+ * the `qrcode` package the service resolved and answers `{ id, content, options }` with `{ id, png }` or
+ * `{ id, error }`, one request at a time.
+ */
+const PNG_WORKER_SOURCE = `
+const { parentPort, workerData } = require('node:worker_threads');
+const QRCode = require(workerData.qrcode);
+parentPort.on('message', ({ id, content, options }) => {
+  QRCode.toBuffer(content, options).then(
+    (png) => parentPort.postMessage({ id, png }),
+    (err) => parentPort.postMessage({ id, error: String(err && err.message || err) }),
+  );
+});
+`;
+
+interface PngRequest {
+  resolve: (png: Buffer) => void;
+  reject: (err: Error) => void;
+}
+
+let pngWorker: Worker | undefined;
+const pendingPngs = new Map<number, PngRequest>();
+let nextPngId = 0;
+
+/**
+ * The PNG worker, started on first use and again after it died. It keeps the process up only while a
+ * request is pending (ref'd per request, unref'd when none is left), so it never holds up an exit.
+ */
+function worker(): Worker {
+  if (pngWorker) return pngWorker;
+  const w = new Worker(PNG_WORKER_SOURCE, { eval: true, workerData: { qrcode: require.resolve('qrcode') } });
+  w.on('message', (m: { id: number; png?: Uint8Array; error?: string }) => {
+    const req = pendingPngs.get(m.id);
+    pendingPngs.delete(m.id);
+    if (pendingPngs.size === 0) w.unref();
+    if (!req) return;
+    if (m.png) req.resolve(Buffer.from(m.png.buffer, m.png.byteOffset, m.png.byteLength));
+    else req.reject(new Error(`QR code PNG: ${m.error ?? 'no image'}`));
+  });
+  const fail = (err: Error) => {
+    if (pngWorker === w) pngWorker = undefined;
+    for (const req of pendingPngs.values()) req.reject(err);
+    pendingPngs.clear();
+  };
+  w.on('error', fail);
+  w.on('exit', (code) => fail(new Error(`QR code PNG worker exited (${code})`)));
+  pngWorker = w;
+  return w;
+}
+
+/**
+ * `QRCode.toBuffer(content, options)` on the PNG worker thread: the same bytes, without blocking the event
+ * loop. Rejects when the worker fails (a 500 to the caller).
+ */
+export function renderPngOffThread(content: string, options: QRCode.QRCodeToBufferOptions & { rendererOpts?: object }): Promise<Buffer> {
+  return new Promise((resolve, reject) => {
+    const id = nextPngId++;
+    pendingPngs.set(id, { resolve, reject });
+    const w = worker();
+    w.ref();
+    w.postMessage({ id, content, options });
+  });
 }
