@@ -144,16 +144,40 @@ interface UploadRow {
   foreign_modems: string[];
 }
 
-/** The batch as the column arrays of the upload functions: cards, times, codes, types, modems, reception times. */
-function batchArrays(rows: readonly PunchInsert[]): unknown[] {
+/**
+ * The batch as the upload functions' six column arrays (cards, times, codes, types, modems, reception
+ * times), each already in PostgreSQL's array text form ({@link textArrayLiteral}, {@link intArrayLiteral}).
+ * pg would quote and escape every element itself (two regex replaces each): about a fifth of the service's
+ * CPU for a 1000-punch upload.
+ */
+function batchArrays(rows: readonly PunchInsert[]): string[] {
   return [
-    rows.map((r) => r.card),
-    rows.map((r) => r.time),
-    rows.map((r) => r.code),
-    rows.map((r) => r.type),
-    rows.map((r) => r.modem),
-    rows.map((r) => r.receptionTimeUtc),
+    textArrayLiteral(rows.map((r) => r.card)),
+    intArrayLiteral(rows.map((r) => r.time)),
+    intArrayLiteral(rows.map((r) => r.code)),
+    textArrayLiteral(rows.map((r) => r.type)),
+    textArrayLiteral(rows.map((r) => r.modem)),
+    intArrayLiteral(rows.map((r) => r.receptionTimeUtc)),
   ];
+}
+
+/** An element that needs no quotes in an array literal: letters, digits and `_ . : + -`. */
+const BARE_ELEMENT = /^[\w.:+-]+$/;
+
+/**
+ * PostgreSQL array literal (text form, for a `text[]` parameter) of `values`: bare elements when every
+ * value is a plain word ({@link BARE_ELEMENT}, none spelled `null`), the way API-validated cards, modems
+ * and types always are; otherwise each element double-quoted with `"` and `\` backslash-escaped.
+ */
+export function textArrayLiteral(values: readonly string[]): string {
+  if (values.every((v) => BARE_ELEMENT.test(v) && !(v.length === 4 && v.toLowerCase() === 'null'))) return `{${values.join(',')}}`;
+  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
+}
+
+/** PostgreSQL array literal of safe integers (for an `int4[]`/`int8[]` parameter); throws on anything else. */
+export function intArrayLiteral(values: readonly number[]): string {
+  for (const v of values) if (!Number.isSafeInteger(v)) throw new Error(`not a safe integer for an array literal: ${v}`);
+  return `{${values.join(',')}}`;
 }
 
 function insertResult(r: UploadRow): InsertResult {
