@@ -257,24 +257,31 @@ const PARTIAL_BUCKET_FROM_PAGE = `(case when (select max(p.id) from page p) >= (
         then (select count(*) from page p where p.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT})
         else ${PARTIAL_BUCKET_COUNT} end)`;
 
+/** The fine level's part of {@link counterTotal}, read from the counters. */
+const FINE_PART_FROM_TABLE = `(select coalesce(sum(c.n), 0) from punch_counts c
+        where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
+          and c.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))`;
+
+/** The same from the page statements' CTE `fine` ({@link FINE_COUNTS}). */
+const FINE_PART_FROM_CTE = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT})`;
+
 /**
  * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
  * window: coarse buckets above afterId's coarse bucket, middle buckets of that coarse bucket above
- * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket, and `partial`, the
- * count of the rest of afterId's fine bucket. Each part applies the pages' visibility rule, so the sum equals
- * `count(*)` of the same rows; it reads at most 8 + 8 rows per modem at the lower levels plus one per coarse
- * bucket of the event's id span, whatever the table size.
+ * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket (`fine`: from the
+ * table or the page statements' CTE) and `partial`, the count of the rest of afterId's fine bucket. Each
+ * part applies the pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most
+ * 8 + 8 rows per modem at the lower levels plus one per coarse bucket of the event's id span, whatever the
+ * table size.
  */
-function counterTotal(partial: string): string {
+function counterTotal(partial: string, fine: string): string {
   return `(
       (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
     + (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${MID_SHIFT} and c.bucket > ($2::int8 >> ${MID_SHIFT})
           and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - MID_SHIFT} and c.txid < (select xmin from vis))
-    + (select coalesce(sum(c.n), 0) from punch_counts c
-        where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
-          and c.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))
+    + ${fine}
     + ${partial}
     )::int8`;
 }
@@ -284,6 +291,25 @@ const HEAD_IDS = 4096;
 
 /** Fine buckets after afterId's own within which a full page must lie for the dense strategy. */
 const DENSE_BUCKETS = 4;
+
+/**
+ * CTE `fine` of the page statements without a time window: the visible counts of the modems' fine buckets
+ * after afterId's, as far as both the dense check (the next {@link DENSE_BUCKETS}) and the total's fine level
+ * (the rest of afterId's middle bucket) need them. One read (an index descent per modem) serves both.
+ */
+const FINE_COUNTS = `
+    fine as materialized (
+      select c.bucket, sum(c.n) as n from punch_counts c
+      where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
+        and c.bucket <= greatest(($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}, ((($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT}) - 1)
+        and c.txid < (select xmin from vis)
+      group by c.bucket),`;
+
+/** {@link denseLastBucket} from afterId, over the CTE `fine`. */
+const DENSE_LAST_BUCKET_FROM_FINE = `(select min(w.bucket) from (
+          select f.bucket, sum(f.n) over (order by f.bucket) as cum from fine f
+          where f.bucket <= ($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}) w
+        where w.cum >= ${PAGE_SIZE})`;
 
 /**
  * The last fine bucket of the dense strategy from id `after` (an SQL expression): the first bucket b (within
@@ -378,7 +404,7 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     const dense = windowed
       ? 'select null::int8 as last, null::int8 as lo'
       : `select coalesce(a.last, b.last) as last, b.lo
-        from (select ${denseLastBucket('$2::int8')} as last) a
+        from (select ${DENSE_LAST_BUCKET_FROM_FINE} as last) a
         left join lateral (
           select s.lo, ${denseLastBucket('s.lo')} as last
           from start s
@@ -400,9 +426,9 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
       limit ${PAGE_SIZE}`;
   }
   const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
-  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
+  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE, FINE_PART_FROM_CTE);
   const text = `
-    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${mode}
+    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${windowed ? '' : FINE_COUNTS}${mode}
     page as (
       ${page}
     )
@@ -447,7 +473,7 @@ export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: Punch
   const windowed = scope.timeFrom !== null || scope.timeTo !== null;
   const text = windowed
     ? `select count(*)::float8 as n from punches q where ${where}`
-    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;
+    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${counterTotal(PARTIAL_BUCKET_COUNT, FINE_PART_FROM_TABLE)}::float8 as n`;
   const { rows } = await db.query<{ n: number }>(text, windowed ? values : values.slice(0, 2));
   return rows[0].n;
 }
