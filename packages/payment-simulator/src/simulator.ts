@@ -35,7 +35,7 @@
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
-import type { PaymentRequest, Payout, Transaction, TransactionStatus } from './types';
+import type { PaymentRequest, Payout, PayoutSummary, PayoutTransaction, Transaction, TransactionStatus, WebhookTransaction } from './types';
 
 /** Development defaults (never a real instance's credentials). */
 export const DEFAULT_INSTANCE = 'demo';
@@ -73,6 +73,21 @@ export interface PaymentWebhookDelivery {
   status: number | null;
   error: string | null;
   at: string;
+}
+
+/** Answer of `POST /__control/pay`, `/__control/cancel` and `/__control/refund`: the transaction as it is now. */
+export interface PaymentTransactionAnswer {
+  transaction: Transaction;
+}
+
+/** Answer of `POST /__control/payout`: the new payout; null when no confirmed transaction was left to pay out. */
+export interface PaymentPayoutAnswer {
+  payout: Payout | null;
+}
+
+/** Answer of `GET /__control/deliveries`: every webhook attempt, oldest first. */
+export interface PaymentDeliveriesAnswer {
+  deliveries: PaymentWebhookDelivery[];
 }
 
 class HttpError extends Error {
@@ -342,7 +357,7 @@ export class PaymentSimulator {
   // ───────────── webhooks ─────────────
 
   /** The transaction as a webhook carries it. */
-  private webhookTransaction(tx: Transaction): Record<string, unknown> {
+  private webhookTransaction(tx: Transaction): WebhookTransaction {
     const { payoutUuid: _payout, refundedAmount: _refunded, fee: _fee, ...rest } = tx;
     return rest;
   }
@@ -504,12 +519,12 @@ export class PaymentSimulator {
     }
   }
 
-  private payoutSummary(p: Payout): Record<string, unknown> {
+  private payoutSummary(p: Payout): PayoutSummary {
     const { transactionIds, ...rest } = p;
     return { ...rest, transactionCount: transactionIds.length };
   }
 
-  private payoutTransaction(t: Transaction): Record<string, unknown> {
+  private payoutTransaction(t: Transaction): PayoutTransaction {
     return { id: t.id, uuid: t.uuid, referenceId: t.referenceId, time: t.time, amount: t.amount, fee: t.fee, currency: t.currency };
   }
 

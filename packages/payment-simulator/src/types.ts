@@ -71,3 +71,25 @@ export interface Payout {
   statementDescriptor: string | null;
   transactionIds: number[];
 }
+
+/**
+ * Payrexx's answer envelope: `data` holds the objects (a single one for a read, write or delete of one
+ * object); an error carries only its `message`.
+ */
+export type PayrexxResponse<T> = { status: 'success'; data: T[] } | { status: 'error'; message: string };
+
+/** A payout as `GET /Payout/` lists it: {@link Payout} with the number of its transactions instead of their ids. */
+export interface PayoutSummary extends Omit<Payout, 'transactionIds'> {
+  transactionCount: number;
+}
+
+/** A transaction in a payout's detail: gross `amount` and `fee` in cents. */
+export type PayoutTransaction = Pick<Transaction, 'id' | 'uuid' | 'referenceId' | 'time' | 'amount' | 'fee' | 'currency'>;
+
+/** A payout as `GET /Payout/{uuid}/` answers it: the summary with its transactions. */
+export interface PayoutDetail extends PayoutSummary {
+  transactions: PayoutTransaction[];
+}
+
+/** The transaction as a status webhook carries it: without the merchant-side `fee`, `refundedAmount` and `payoutUuid`. */
+export type WebhookTransaction = Omit<Transaction, 'payoutUuid' | 'refundedAmount' | 'fee'>;

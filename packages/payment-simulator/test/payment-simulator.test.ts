@@ -4,13 +4,27 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { DEFAULT_API_KEY, createPaymentSimulator, type PaymentSimulator } from '../src';
+import {
+  DEFAULT_API_KEY,
+  createPaymentSimulator,
+  type PaymentDeliveriesAnswer,
+  type PaymentPayoutAnswer,
+  type PaymentRequest,
+  type PaymentSimulator,
+  type PaymentTransactionAnswer,
+  type PayoutDetail,
+  type PayoutSummary,
+  type PayrexxResponse,
+  type Transaction,
+  type WebhookTransaction,
+} from '../src';
 
 let sim: PaymentSimulator;
 let control: string;
 const key = { 'X-API-KEY': DEFAULT_API_KEY };
 
-async function api(method: string, path: string, body?: Record<string, string | number>, form = false): Promise<{ status: number; body: any }> {
+/** Calls the API with the test instance and key; `body` JSON or, with `form`, form-encoded. */
+async function call(method: string, path: string, body?: Record<string, string | number>, form = false): Promise<Response> {
   const headers: Record<string, string> = { ...key };
   let payload: string | undefined;
   if (body) {
@@ -18,14 +32,28 @@ async function api(method: string, path: string, body?: Record<string, string | 
     payload = form ? new URLSearchParams(Object.entries(body).map(([k, v]): [string, string] => [k, String(v)])).toString() : JSON.stringify(body);
   }
   const sep = path.includes('?') ? '&' : '?';
-  const res = await fetch(`${sim.baseUrl}/${path}${sep}instance=demo`, { method, headers, body: payload });
-  const text = await res.text();
-  return { status: res.status, body: res.headers.get('content-type')?.startsWith('application/json') ? JSON.parse(text) : text };
+  return fetch(`${sim.baseUrl}/${path}${sep}instance=demo`, { method, headers, body: payload });
 }
-async function ctl(path: string, body?: unknown, expected = 200): Promise<any> {
+/** An API call answered in the Payrexx envelope, whose `data` items are `T`s. */
+async function api<T>(method: string, path: string, body?: Record<string, string | number>, form = false): Promise<{ status: number; body: PayrexxResponse<T> }> {
+  const res = await call(method, path, body, form);
+  return { status: res.status, body: (await res.json()) as PayrexxResponse<T> };
+}
+/** An API call answered with text (the accounting CSV). */
+async function apiText(method: string, path: string): Promise<{ status: number; body: string }> {
+  const res = await call(method, path);
+  return { status: res.status, body: await res.text() };
+}
+/** The `data` of a success envelope (an error envelope has none: the test fails with its message). */
+function data<T>(res: { body: PayrexxResponse<T> }): T[] {
+  if (res.body.status !== 'success') throw new Error(`Payrexx error: ${res.body.message}`);
+  return res.body.data;
+}
+/** A control API call (GET without `body`, else POST) that must answer `expected`; its answer is a `T`. */
+async function ctl<T>(path: string, body?: unknown, expected = 200): Promise<T> {
   const res = await fetch(`${control}${path}`, { method: body === undefined ? 'GET' : 'POST', body: body === undefined ? undefined : JSON.stringify(body) });
   expect(res.status).toBe(expected);
-  return res.json();
+  return (await res.json()) as T;
 }
 
 interface Received {
@@ -47,12 +75,14 @@ async function receiver(script: number[] = []): Promise<{ url: string; got: Rece
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/rest/v1/payment-provider/status`, got, close: () => new Promise((r) => server.close(() => r())) };
 }
-const statusOf = (r: Received): string => (r.contentType.startsWith('application/json') ? JSON.parse(r.raw).transaction.status : new URLSearchParams(r.raw).get('transaction[status]')!);
+/** A JSON webhook's body. */
+const webhookJson = (r: Received): { transaction: WebhookTransaction } => JSON.parse(r.raw) as { transaction: WebhookTransaction };
+const statusOf = (r: Received): string => (r.contentType.startsWith('application/json') ? webhookJson(r).transaction.status : new URLSearchParams(r.raw).get('transaction[status]')!);
 
-async function newPaylink(extra: Record<string, string | number> = {}): Promise<{ id: number; hash: string; link: string }> {
-  const res = await api('POST', 'Invoice/', { amount: 5_294, currency: 'EUR', title: 'Order ORD-1', referenceId: 'ORD-1', ...extra });
+async function newPaylink(extra: Record<string, string | number> = {}): Promise<PaymentRequest> {
+  const res = await api<PaymentRequest>('POST', 'Invoice/', { amount: 5_294, currency: 'EUR', title: 'Order ORD-1', referenceId: 'ORD-1', ...extra });
   expect(res.status).toBe(200);
-  return res.body.data[0];
+  return data(res)[0];
 }
 
 beforeAll(async () => {
@@ -79,10 +109,10 @@ describe('API', () => {
     const p = await newPaylink();
     expect(p).toMatchObject({ status: 'waiting', amount: 5_294, currency: 'EUR', referenceId: 'ORD-1' });
     expect(p.link).toBe(`${control}/pay/${p.hash}`);
-    const form = await api('POST', 'Invoice', { amount: 100, currency: 'CHF', 'fields[email][value]': 'a@b.example' }, true);
-    expect(form.body.data[0]).toMatchObject({ amount: 100, currency: 'CHF', email: 'a@b.example' });
-    expect((await api('GET', `Invoice/${p.id}/`)).body.data[0].id).toBe(p.id);
-    expect((await api('DELETE', `Invoice/${p.id}/`)).body).toEqual({ status: 'success', data: [{ id: p.id }] });
+    const form = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', 'fields[email][value]': 'a@b.example' }, true);
+    expect(data(form)[0]).toMatchObject({ amount: 100, currency: 'CHF', email: 'a@b.example' });
+    expect(data(await api<PaymentRequest>('GET', `Invoice/${p.id}/`))[0].id).toBe(p.id);
+    expect((await api<{ id: number }>('DELETE', `Invoice/${p.id}/`)).body).toEqual({ status: 'success', data: [{ id: p.id }] });
     expect((await api('GET', `Invoice/${p.id}/`)).status).toBe(404);
     expect((await api('POST', 'Invoice/', { amount: 1.5, currency: 'EUR' })).status).toBe(400);
   });
@@ -94,23 +124,24 @@ describe('API', () => {
   });
 
   it('serves gateways, transactions, payouts and the accounting CSV', async () => {
-    const g = (await api('POST', 'Gateway/', { amount: 990, currency: 'EUR', referenceId: 'ORD-2' })).body.data[0];
-    const { transaction } = await ctl('/__control/pay', { gatewayId: g.id, paymentMethod: 'twint' });
-    expect((await api('GET', `Gateway/${g.id}/`)).body.data[0].status).toBe('confirmed');
-    const tx = (await api('GET', `Transaction/${transaction.id}/`)).body.data[0];
+    const g = data(await api<PaymentRequest>('POST', 'Gateway/', { amount: 990, currency: 'EUR', referenceId: 'ORD-2' }))[0];
+    const { transaction } = await ctl<PaymentTransactionAnswer>('/__control/pay', { gatewayId: g.id, paymentMethod: 'twint' });
+    expect(data(await api<PaymentRequest>('GET', `Gateway/${g.id}/`))[0].status).toBe('confirmed');
+    const tx = data(await api<Transaction>('GET', `Transaction/${transaction.id}/`))[0];
     expect(tx).toMatchObject({ status: 'confirmed', amount: 990, referenceId: 'ORD-2', invoice: { paymentRequestId: g.id }, payment: { brand: 'twint' } });
     expect(tx.time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-    const list = (await api('GET', 'Transaction/?limit=2')).body.data;
+    const list = data(await api<Transaction>('GET', 'Transaction/?limit=2'));
     expect(list).toHaveLength(2);
     expect(list[0].id).toBe(transaction.id);
 
-    const payouts = (await api('GET', 'Payout/')).body.data;
-    expect(payouts.map((p: { date: string }) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
-    const { payout } = await ctl('/__control/payout', {});
+    const payouts = data(await api<PayoutSummary>('GET', 'Payout/'));
+    expect(payouts.map((p) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
+    const { payout } = await ctl<PaymentPayoutAnswer>('/__control/payout', {});
+    if (payout === null) throw new Error('POST /__control/payout answered no payout');
     expect(payout.transactionIds).toEqual([transaction.id]);
-    const detail = (await api('GET', `Payout/${payout.uuid}/`)).body.data[0];
+    const detail = data(await api<PayoutDetail>('GET', `Payout/${payout.uuid}/`))[0];
     expect(detail).toMatchObject({ amount: 990 - tx.fee, fees: tx.fee, transactionCount: 1, transactions: [{ id: transaction.id, amount: 990, fee: tx.fee }] });
-    const csv = await api('GET', `Payout/${payouts[1].uuid}/accounting-export`);
+    const csv = await apiText('GET', `Payout/${payouts[1].uuid}/accounting-export`);
     expect(csv.status).toBe(200);
     expect(csv.body.split('\r\n')[0]).toBe('date,transactionId,uuid,referenceId,amount,fee,netAmount,currency');
     expect(csv.body.trim().split('\r\n')).toHaveLength(4);
@@ -134,10 +165,10 @@ describe('webhooks', () => {
     try {
       await ctl('/__control/subscribe', { url: rx.url, format: 'json' });
       const p = await newPaylink();
-      const { transaction } = await ctl('/__control/pay', { invoiceId: p.id });
+      const { transaction } = await ctl<PaymentTransactionAnswer>('/__control/pay', { invoiceId: p.id });
       await sim.idle();
       expect(rx.got.map(statusOf)).toEqual(['waiting', 'confirmed']);
-      const body = JSON.parse(rx.got[1]!.raw);
+      const body = webhookJson(rx.got[1]!);
       expect(body.transaction).toMatchObject({ id: transaction.id, referenceId: 'ORD-1', amount: 5_294, currency: 'EUR', invoice: { paymentRequestId: p.id, referenceId: 'ORD-1' } });
       expect(body.transaction).not.toHaveProperty('payoutUuid');
       await ctl('/__control/pay', { invoiceId: p.id }, 409);
@@ -172,10 +203,10 @@ describe('webhooks', () => {
       const p = await newPaylink();
       await ctl('/__control/pay', { invoiceId: p.id });
       await sim.idle();
-      const { deliveries } = await ctl('/__control/deliveries');
+      const { deliveries } = await ctl<PaymentDeliveriesAnswer>('/__control/deliveries');
       // Both deliveries are refused once (500, then 503) and accepted on their own retry.
-      const byDelivery = new Map<number, [number, number][]>();
-      for (const d of deliveries as { deliveryId: number; attempt: number; status: number }[]) byDelivery.set(d.deliveryId, [...(byDelivery.get(d.deliveryId) ?? []), [d.attempt, d.status]]);
+      const byDelivery = new Map<number, [number, number | null][]>();
+      for (const d of deliveries) byDelivery.set(d.deliveryId, [...(byDelivery.get(d.deliveryId) ?? []), [d.attempt, d.status]]);
       expect([...byDelivery.values()]).toEqual([
         [
           [1, 500],
@@ -223,13 +254,13 @@ describe('webhooks', () => {
 
   it('refunds fully or partially', async () => {
     const tx = await newPaylinkPaid();
-    expect((await ctl('/__control/refund', { transactionId: tx.id, amountCents: 1_000 })).transaction.status).toBe('partially-refunded');
-    expect((await ctl('/__control/refund', { transactionId: tx.id })).transaction.status).toBe('refunded');
+    expect((await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id, amountCents: 1_000 })).transaction.status).toBe('partially-refunded');
+    expect((await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id })).transaction.status).toBe('refunded');
     await ctl('/__control/refund', { transactionId: tx.id }, 409);
   });
 });
 
-async function newPaylinkPaid(): Promise<{ id: number }> {
+async function newPaylinkPaid(): Promise<Transaction> {
   const p = await newPaylink();
-  return (await ctl('/__control/pay', { invoiceId: p.id })).transaction;
+  return (await ctl<PaymentTransactionAnswer>('/__control/pay', { invoiceId: p.id })).transaction;
 }
