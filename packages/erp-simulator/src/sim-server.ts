@@ -54,6 +54,11 @@ export interface LoggedRequest {
   at: string;
 }
 
+/** Answer of `GET /__control/requests`: the last API requests, oldest first. */
+export interface SimRequestsAnswer {
+  requests: LoggedRequest[];
+}
+
 interface Narrowing {
   method?: string;
   path?: string;

@@ -32,7 +32,7 @@
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
-import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
+import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
 /** A tenant of the simulator. */
 export interface ErpTenantOptions {
@@ -71,6 +71,19 @@ export interface ErpWebhookDelivery {
   at: string;
 }
 
+/** Answer of `PATCH /__control/{article|customer|salesOrder}/{id or number}`: the changed entity and the `update` webhook deliveries. */
+export interface ErpPatchAnswer<T extends Article | Customer | SalesOrder = Article | Customer | SalesOrder> {
+  entity: T;
+  deliveries: ErpWebhookDelivery[];
+}
+
+/** Answer of `GET /__control/state` ({@link ErpSimulator.state}): every tenant by name, all webhook deliveries, the attribute keys. */
+export interface ErpSimulatorState {
+  tenants: Record<string, ErpTenantState>;
+  deliveries: ErpWebhookDelivery[];
+  attributeKeys: typeof ATTRIBUTE_KEYS;
+}
+
 interface Tenant {
   options: ErpTenantOptions;
   data: TenantData;
@@ -91,7 +104,7 @@ class HttpError extends Error {
   }
 }
 
-function errorBody(status: number, message: string, kind = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 409 ? 'optimistic_lock' : 'error') {
+function errorBody(status: number, message: string, kind = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 409 ? 'optimistic_lock' : 'error'): ErpErrorBody {
   return { type: `/webapp/view/api/errors.html#${kind}`, title: message, status, detail: message, error: message };
 }
 

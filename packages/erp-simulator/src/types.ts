@@ -44,3 +44,22 @@ export interface TenantData {
 
 /** Name of an entity collection. */
 export type EntityName = keyof TenantData;
+
+/** Error answer of the API: weclapp's `error` plus the RFC 7807 fields newer weclapp versions send. */
+export interface ErpErrorBody {
+  /** `/webapp/view/api/errors.html#<kind>`, e.g. `#optimistic_lock` on a stale `version`. */
+  type: string;
+  title: string;
+  /** The HTTP status. */
+  status: number;
+  detail: string;
+  error: string;
+}
+
+/** Answer of `GET /<entity>/count`: the number of entities matching the filters. */
+export interface ErpCountResponse {
+  result: number;
+}
+
+/** One tenant in the control API's state: each entity collection as an array, its webhook subscriptions and API base URL. */
+export type ErpTenantState = { [K in EntityName]: TenantData[K] extends Map<string, infer V> ? V[] : never } & { subscriptions: string[]; baseUrl: string };

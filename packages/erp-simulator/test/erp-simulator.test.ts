@@ -4,28 +4,53 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ARTICLE_NUMBERS, ATTRIBUTE_KEYS, CUSTOMER_NUMBERS, DEFAULT_TOKENS, SEED_ARTICLES, createErpSimulator, localMidnightMs, type ErpSimulator } from '../src';
+import {
+  ARTICLE_NUMBERS,
+  ATTRIBUTE_KEYS,
+  CUSTOMER_NUMBERS,
+  DEFAULT_TOKENS,
+  SEED_ARTICLES,
+  createErpSimulator,
+  localMidnightMs,
+  type Article,
+  type CustomAttributeDefinition,
+  type Customer,
+  type ErpCountResponse,
+  type ErpErrorBody,
+  type ErpListResponse,
+  type ErpPatchAnswer,
+  type ErpSimulator,
+  type ErpSimulatorState,
+  type ErpWebhookDelivery,
+  type Quotation,
+  type SalesInvoice,
+  type SalesOrder,
+  type SimRequestsAnswer,
+} from '../src';
 
 let sim: ErpSimulator;
 let base: string;
 let control: string;
 const auth = { AuthenticationToken: DEFAULT_TOKENS.main };
 
-async function get(path: string, headers: Record<string, string> = auth): Promise<{ status: number; body: any }> {
+/** A GET of the main tenant's API whose JSON answer is a `T` (an {@link ErpErrorBody} when it fails). */
+async function get<T>(path: string, headers: Record<string, string> = auth): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}/${path}`, { headers });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as T };
 }
-async function send(method: string, path: string, body: unknown, headers: Record<string, string> = auth): Promise<{ status: number; body: any }> {
+/** A write (JSON `body`) to the main tenant's API whose JSON answer is a `T` (an {@link ErpErrorBody} when it fails). */
+async function send<T>(method: string, path: string, body: unknown, headers: Record<string, string> = auth): Promise<{ status: number; body: T }> {
   const res = await fetch(`${base}/${path}`, { method, headers: { ...headers, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
-  return { status: res.status, body: await res.json() };
+  return { status: res.status, body: (await res.json()) as T };
 }
-async function ctl(method: string, path: string, body?: unknown): Promise<any> {
+/** A control API call that must answer 200; its answer is a `T`. */
+async function ctl<T>(method: string, path: string, body?: unknown): Promise<T> {
   const res = await fetch(`${control}${path}`, { method, body: body === undefined ? undefined : JSON.stringify(body) });
   expect(res.status).toBe(200);
-  return res.json();
+  return (await res.json()) as T;
 }
 async function definitionId(key: string): Promise<string> {
-  const defs = (await get('customAttributeDefinition')).body.result as { id: string; attributeKey: string }[];
+  const defs = (await get<ErpListResponse<CustomAttributeDefinition>>('customAttributeDefinition')).body.result;
   return defs.find((d) => d.attributeKey === key)!.id;
 }
 
@@ -55,7 +80,7 @@ beforeEach(() => sim.reset());
 describe('authentication and tenants', () => {
   it('rejects a missing or wrong AuthenticationToken with 401', async () => {
     expect((await get('article', {})).status).toBe(401);
-    const wrong = await get('article', { AuthenticationToken: 'nope' });
+    const wrong = await get<ErpErrorBody>('article', { AuthenticationToken: 'nope' });
     expect(wrong.status).toBe(401);
     expect(wrong.body.error).toMatch(/AuthenticationToken/);
   });
@@ -71,72 +96,72 @@ describe('authentication and tenants', () => {
 
 describe('articles', () => {
   it('lists with { result }, pages and sorts', async () => {
-    const all = await get('article?pageSize=1000');
-    expect(all.body.result.map((a: { articleNumber: string }) => a.articleNumber)).toEqual(SEED_ARTICLES.map((a) => a.articleNumber));
-    const page3 = await get('article?pageSize=5&page=3');
+    const all = await get<ErpListResponse<Article>>('article?pageSize=1000');
+    expect(all.body.result.map((a) => a.articleNumber)).toEqual(SEED_ARTICLES.map((a) => a.articleNumber));
+    const page3 = await get<ErpListResponse<Article>>('article?pageSize=5&page=3');
     expect(page3.body.result).toHaveLength(SEED_ARTICLES.length - 10);
-    const sorted = await get('article?sort=-articleNumber&pageSize=2');
-    expect(sorted.body.result.map((a: { articleNumber: string }) => a.articleNumber)).toEqual(['TRAINING-SET', 'SPARE-PCB-BSF8']);
+    const sorted = await get<ErpListResponse<Article>>('article?sort=-articleNumber&pageSize=2');
+    expect(sorted.body.result.map((a) => a.articleNumber)).toEqual(['TRAINING-SET', 'SPARE-PCB-BSF8']);
     expect((await get('article?pageSize=1001')).status).toBe(400);
     expect((await get('article?bogus=1')).status).toBe(400);
   });
 
   it('filters by property, list and custom attribute like weclapp', async () => {
     const shop = await definitionId(ATTRIBUTE_KEYS.shopArticle);
-    expect((await get(`article/count?customAttribute${shop}-eq=true`)).body.result).toBe(SEED_ARTICLES.filter((a) => a.isShopArticle).length);
-    const some = await get(`article?articleNumber-in=${encodeURIComponent(JSON.stringify([ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.bsf8]))}`);
-    expect(some.body.result.map((a: { articleNumber: string }) => a.articleNumber).sort()).toEqual(['BSF8', 'SIAC1']);
-    const like = await get('article?articleNumber-like=SI-CARD%25');
+    expect((await get<ErpCountResponse>(`article/count?customAttribute${shop}-eq=true`)).body.result).toBe(SEED_ARTICLES.filter((a) => a.isShopArticle).length);
+    const some = await get<ErpListResponse<Article>>(`article?articleNumber-in=${encodeURIComponent(JSON.stringify([ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.bsf8]))}`);
+    expect(some.body.result.map((a) => a.articleNumber).sort()).toEqual(['BSF8', 'SIAC1']);
+    const like = await get<ErpListResponse<Article>>('article?articleNumber-like=SI-CARD%25');
     expect(like.body.result).toHaveLength(2);
   });
 
   it('carries custom attributes, BOM slots and prices in weclapp shapes', async () => {
-    const set = (await get(`article?articleNumber-eq=${ARTICLE_NUMBERS.trainingSet}`)).body.result[0];
+    const set = (await get<ErpListResponse<Article>>(`article?articleNumber-eq=${ARTICLE_NUMBERS.trainingSet}`)).body.result[0];
     expect(set.articleType).toBe('SALES_BILL_OF_MATERIAL');
     expect(set.articlePrices[0]).toMatchObject({ price: '899.16', currencyName: 'EUR', priceScaleValue: '1' });
     expect(set.salesBillOfMaterialItems).toHaveLength(4);
     expect(set.salesBillOfMaterialItems[0]).toMatchObject({ articleNumber: 'BSF8', quantity: '5', locked: true });
     expect(set.salesBillOfMaterialItems[1]).toMatchObject({ configurable: true, validArticleNumbers: ['SIAC1', 'SI-CARD10'] });
     const group = await definitionId(ATTRIBUTE_KEYS.shopUserGroup);
-    const defs = (await get('customAttributeDefinition')).body.result;
-    const retailerValue = defs.find((d: { id: string }) => d.id === group).selectableValues.find((v: { value: string }) => v.value === 'retailer').id;
-    const pack = (await get(`article?customAttribute${group}-eq=${retailerValue}`)).body.result;
-    expect(pack.map((a: { articleNumber: string }) => a.articleNumber)).toEqual([ARTICLE_NUMBERS.bsf8RetailerPack]);
+    const defs = (await get<ErpListResponse<CustomAttributeDefinition>>('customAttributeDefinition')).body.result;
+    const retailerValue = defs.find((d) => d.id === group)?.selectableValues.find((v) => v.value === 'retailer')?.id;
+    const pack = (await get<ErpListResponse<Article>>(`article?customAttribute${group}-eq=${retailerValue}`)).body.result;
+    expect(pack.map((a) => a.articleNumber)).toEqual([ARTICLE_NUMBERS.bsf8RetailerPack]);
   });
 
   it('updates with an optimistic version: stale → 409, current → new version', async () => {
-    const a = (await get(`article?articleNumber-eq=${ARTICLE_NUMBERS.bsm8}`)).body.result[0];
-    const ok = await send('PUT', `article/id/${a.id}?ignoreMissingProperties=true`, { version: a.version, name: 'BSM8 master (USB-C)' });
+    const a = (await get<ErpListResponse<Article>>(`article?articleNumber-eq=${ARTICLE_NUMBERS.bsm8}`)).body.result[0];
+    const ok = await send<Article>('PUT', `article/id/${a.id}?ignoreMissingProperties=true`, { version: a.version, name: 'BSM8 master (USB-C)' });
     expect(ok.status).toBe(200);
     expect(ok.body).toMatchObject({ version: '1', name: 'BSM8 master (USB-C)', articleNumber: ARTICLE_NUMBERS.bsm8 });
     expect(ok.body.lastModifiedDate).toBeGreaterThan(a.lastModifiedDate);
-    const stale = await send('PUT', `article/id/${a.id}`, { version: a.version, name: 'lost update' });
+    const stale = await send<ErpErrorBody>('PUT', `article/id/${a.id}`, { version: a.version, name: 'lost update' });
     expect(stale.status).toBe(409);
     expect(stale.body.type).toMatch(/optimistic_lock/);
-    expect((await get(`article/id/${a.id}`)).body.name).toBe('BSM8 master (USB-C)');
+    expect((await get<Article>(`article/id/${a.id}`)).body.name).toBe('BSM8 master (USB-C)');
     expect((await send('PUT', `article/id/${a.id}`, { version: '1', createdBy: 'x' })).status).toBe(400);
     expect((await get('article/id/999999')).status).toBe(404);
   });
 
   it('finds changed articles with lastModifiedDate-gt', async () => {
-    const a = (await get(`article?articleNumber-eq=${ARTICLE_NUMBERS.bs11}`)).body.result[0];
+    const a = (await get<ErpListResponse<Article>>(`article?articleNumber-eq=${ARTICLE_NUMBERS.bs11}`)).body.result[0];
     const since = a.lastModifiedDate;
     await ctl('PATCH', `/__control/article/${ARTICLE_NUMBERS.bs11}`, { attributes: { shopArticle: false } });
-    const changed = (await get(`article?lastModifiedDate-gt=${since}`)).body.result;
-    expect(changed.map((x: { articleNumber: string }) => x.articleNumber)).toEqual([ARTICLE_NUMBERS.bs11]);
+    const changed = (await get<ErpListResponse<Article>>(`article?lastModifiedDate-gt=${since}`)).body.result;
+    expect(changed.map((x) => x.articleNumber)).toEqual([ARTICLE_NUMBERS.bs11]);
   });
 });
 
 describe('customers, documents and invoices', () => {
   it('lists retailers as customers with custom attributes', async () => {
     const retailer = await definitionId(ATTRIBUTE_KEYS.retailer);
-    const retailers = (await get(`customer?customAttribute${retailer}-eq=true`)).body.result;
-    expect(retailers.map((c: { customerNumber: string }) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
-    expect(new Set(retailers.map((c: { addresses: { countryCode: string }[] }) => c.addresses[0]!.countryCode))).toEqual(new Set(['DE', 'CH', 'NO']));
+    const retailers = (await get<ErpListResponse<Customer>>(`customer?customAttribute${retailer}-eq=true`)).body.result;
+    expect(retailers.map((c) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
+    expect(new Set(retailers.map((c) => c.addresses[0]!.countryCode))).toEqual(new Set(['DE', 'CH', 'NO']));
   });
 
   it('creates a sales order with computed totals, ships it and books an invoice', async () => {
-    const created = await send('POST', 'salesOrder', {
+    const created = await send<SalesOrder>('POST', 'salesOrder', {
       customerNumber: CUSTOMER_NUMBERS.webshop,
       orderItems: [
         { articleNumber: ARTICLE_NUMBERS.siacStarter, quantity: '2' },
@@ -149,24 +174,24 @@ describe('customers, documents and invoices', () => {
     expect(created.body.orderItems[1].parentItemId).toBe(created.body.orderItems[0].id);
     const id = created.body.id;
     expect((await send('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SOMETHING' })).status).toBe(400);
-    const shipped = await send('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SHIPPED' });
+    const shipped = await send<SalesOrder>('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SHIPPED' });
     expect(shipped.body).toMatchObject({ status: 'SHIPPED', version: '1' });
-    const invoices = (await get(`salesInvoice?salesOrderId-eq=${id}`)).body.result;
+    const invoices = (await get<ErpListResponse<SalesInvoice>>(`salesInvoice?salesOrderId-eq=${id}`)).body.result;
     expect(invoices).toHaveLength(1);
     expect(invoices[0]).toMatchObject({ grossAmount: '126.00', status: 'BOOKED' });
     expect((await send('POST', 'salesOrder', { customerNumber: 'nobody', orderItems: [] })).status).toBe(400);
   });
 
   it('creates quotations', async () => {
-    const q = await send('POST', 'quotation', { customerNumber: CUSTOMER_NUMBERS.retailerNorway, quotationItems: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: '10' }] });
+    const q = await send<Quotation>('POST', 'quotation', { customerNumber: CUSTOMER_NUMBERS.retailerNorway, quotationItems: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: '10' }] });
     expect(q.status).toBe(201);
     expect(q.body).toMatchObject({ status: 'OPEN', netAmount: '1672.30' });
-    expect((await get(`quotation/id/${q.body.id}`)).body.quotationNumber).toBe(q.body.quotationNumber);
+    expect((await get<Quotation>(`quotation/id/${q.body.id}`)).body.quotationNumber).toBe(q.body.quotationNumber);
   });
 
   it('filters sales invoices by local invoice date', async () => {
-    const march = (await get(`salesInvoice?invoiceDate-ge=${localMidnightMs('2025-03-01')}&invoiceDate-lt=${localMidnightMs('2025-04-01')}`)).body.result;
-    expect(march.map((i: { invoiceNumber: string }) => i.invoiceNumber)).toEqual(['RE-2025-0004', 'RE-2025-0005']);
+    const march = (await get<ErpListResponse<SalesInvoice>>(`salesInvoice?invoiceDate-ge=${localMidnightMs('2025-03-01')}&invoiceDate-lt=${localMidnightMs('2025-04-01')}`)).body.result;
+    expect(march.map((i) => i.invoiceNumber)).toEqual(['RE-2025-0004', 'RE-2025-0005']);
     expect(localMidnightMs('2025-03-01')).toBe(Date.UTC(2025, 1, 28, 23));
     expect(localMidnightMs('2025-07-01')).toBe(Date.UTC(2025, 5, 30, 22));
   });
@@ -178,7 +203,7 @@ describe('control API', () => {
     expect((await get('article/count')).status).toBe(503);
     expect((await get('article/count')).status).toBe(503);
     expect((await get('article/count')).status).toBe(200);
-    const log = (await ctl('GET', '/__control/requests')).requests.map((r: { status: number }) => r.status);
+    const log = (await ctl<SimRequestsAnswer>('GET', '/__control/requests')).requests.map((r) => r.status);
     expect(log.slice(-3)).toEqual([503, 503, 200]);
   });
 
@@ -218,12 +243,12 @@ describe('control API', () => {
   it('delivers webhooks on demand and on changes to subscribers', async () => {
     const rx = await receiver();
     try {
-      const d = await ctl('POST', '/__control/webhook', { url: rx.url, entityName: 'salesOrder', entityId: '42', type: 'update' });
+      const d = await ctl<ErpWebhookDelivery>('POST', '/__control/webhook', { url: rx.url, entityName: 'salesOrder', entityId: '42', type: 'update' });
       expect(d).toMatchObject({ status: 200, error: null });
       expect(rx.bodies).toEqual([{ entityId: '42', entityName: 'salesOrder', type: 'update' }]);
 
       await ctl('POST', '/__control/subscribe', { url: rx.url });
-      const patched = await ctl('PATCH', `/__control/article/${ARTICLE_NUMBERS.bsf8}`, { attributes: { shopUserGroup: 'internal' }, name: 'BSF8 (new)' });
+      const patched = await ctl<ErpPatchAnswer<Article>>('PATCH', `/__control/article/${ARTICLE_NUMBERS.bsf8}`, { attributes: { shopUserGroup: 'internal' }, name: 'BSF8 (new)' });
       expect(patched.entity).toMatchObject({ name: 'BSF8 (new)', version: '1' });
       expect(patched.deliveries).toHaveLength(1);
       expect(rx.bodies[1]).toEqual({ entityId: patched.entity.id, entityName: 'article', type: 'update' });
@@ -232,7 +257,7 @@ describe('control API', () => {
       await send('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] });
       await sim.idle();
       expect(rx.bodies[2]).toMatchObject({ entityName: 'salesOrder', type: 'create' });
-      const state = await ctl('GET', '/__control/state');
+      const state = await ctl<ErpSimulatorState>('GET', '/__control/state');
       expect(state.tenants.main.subscriptions).toEqual([rx.url]);
       expect(state.deliveries).toHaveLength(3);
       expect((await fetch(`${control}/__control/article/NOPE`, { method: 'PATCH', body: '{}' })).status).toBe(404);
