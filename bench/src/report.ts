@@ -17,6 +17,12 @@ export interface Measurement {
   punchesPerSecond?: number;
   /** Peak RSS of the server process during the run (bytes; Node servers only). */
   rssPeak?: number | null;
+  /** CPU time of the server process during the run (s, user + system from `/proc`; not PostgREST's). */
+  cpuSeconds?: number;
+  /** CPU time of the benchmark databases' PostgreSQL backends during the run (s, from `/proc`). */
+  databaseCpuSeconds?: number;
+  /** Shop: the payment simulator (standing for the external provider) during the run: CPU s and peak RSS bytes. */
+  paymentSimulator?: { cpuSeconds: number | null; rssPeak: number | null };
   loadAvgBefore: number[];
   loadAvgAfter: number[];
 }
@@ -60,6 +66,12 @@ export interface Summary {
   bytesPerResponse: number | null;
   punchesPerSecond?: number;
   rssPeak?: number | null;
+  /** Median CPU of the server process per request (ms), see {@link Measurement.cpuSeconds}. */
+  cpuMsPerRequest?: number;
+  /** Median CPU of the PostgreSQL backends per request (ms). */
+  databaseCpuMsPerRequest?: number;
+  /** Shop: the payment simulator's median CPU per request (ms) and peak RSS (bytes). */
+  paymentSimulator?: { cpuMsPerRequest?: number; rssPeak?: number };
   non2xx: number;
   errors: number;
 }
@@ -139,6 +151,15 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
     const check = checks.find((c) => c.scenario === scenario && c.instance === instance);
     const peaks = ms.map((m) => m.rssPeak).filter((v): v is number => typeof v === 'number');
     const pps = ms.map((m) => m.punchesPerSecond).filter((v): v is number => typeof v === 'number');
+    const perRequest = (pick: (m: Measurement) => number | null | undefined): number[] =>
+      ms.flatMap((m) => {
+        const s = pick(m);
+        return typeof s === 'number' && m.load.requests > 0 ? [(s * 1000) / m.load.requests] : [];
+      });
+    const cpu = perRequest((m) => m.cpuSeconds);
+    const dbCpu = perRequest((m) => m.databaseCpuSeconds);
+    const simCpu = perRequest((m) => m.paymentSimulator?.cpuSeconds);
+    const simPeaks = ms.map((m) => m.paymentSimulator?.rssPeak).filter((v): v is number => typeof v === 'number');
     return {
       scenario,
       instance,
@@ -149,6 +170,11 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
       bytesPerResponse: check ? check.bodyBytes : null,
       ...(pps.length ? { punchesPerSecond: median(pps) } : {}),
       ...(peaks.length ? { rssPeak: Math.max(...peaks) } : {}),
+      ...(cpu.length ? { cpuMsPerRequest: median(cpu) } : {}),
+      ...(dbCpu.length ? { databaseCpuMsPerRequest: median(dbCpu) } : {}),
+      ...(ms.some((m) => m.paymentSimulator)
+        ? { paymentSimulator: { ...(simCpu.length ? { cpuMsPerRequest: median(simCpu) } : {}), ...(simPeaks.length ? { rssPeak: Math.max(...simPeaks) } : {}) } }
+        : {}),
       non2xx: ms.reduce((a, m) => a + m.load.non2xx, 0),
       errors: ms.reduce((a, m) => a + m.load.errors + m.load.timeouts, 0),
     };
@@ -362,18 +388,26 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
       const isUpload = !!sc.upload;
       L.push('');
       L.push(
-        `| Server | req/s | p50 ms | p99 ms | ${isUpload ? 'punches/s' : 'bytes/response'} | non-2xx | same ids | ours ÷ this |`,
+        `| Server | req/s | p50 ms | p99 ms | ${isUpload ? 'punches/s' : 'bytes/response'} | non-2xx | same ids | ours ÷ this | CPU ms/req: server / PostgreSQL |`,
       );
-      L.push('|---|---:|---:|---:|---:|---:|---|---:|');
+      L.push('|---|---:|---:|---:|---:|---:|---|---:|---:|');
+      const sidecars: string[] = [];
       for (const x of rows) {
         const check = r.checks.find((c) => c.scenario === sc.id && c.instance === x.instance);
         const same = check?.sameIds === undefined ? (isUpload ? 'n/a' : '–') : check.sameIds ? `yes (${check.idCount})` : '**NO**';
         const ratio = ref && x.instance !== 'ours' ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
         const rss = typeof x.rssPeak === 'number' ? ` (RSS peak ${(x.rssPeak / 1048576).toFixed(0)} MiB)` : '';
+        if (x.paymentSimulator) {
+          const sim = x.paymentSimulator;
+          sidecars.push(
+            `- Payment simulator (the ordering service's provider, standing for an external one; not in the service's numbers): ${sim.cpuMsPerRequest !== undefined ? `${fmt(sim.cpuMsPerRequest)} ms CPU per order` : 'CPU not measured'}${sim.rssPeak !== undefined ? `, RSS peak ${(sim.rssPeak / 1048576).toFixed(0)} MiB` : ''}.`,
+          );
+        }
         L.push(
-          `| ${INSTANCE_LABEL[x.instance]}${rss} | ${x.rps < 10 ? fmt(x.rps, 1) : Math.round(x.rps)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${isUpload ? Math.round(x.punchesPerSecond ?? 0).toLocaleString('en') : bytes(x.bytesPerResponse)} | ${x.non2xx} | ${same} | ${Number.isFinite(ratio) ? `${fmt(ratio)}×` : ''} |`,
+          `| ${INSTANCE_LABEL[x.instance]}${rss} | ${x.rps < 10 ? fmt(x.rps, 1) : Math.round(x.rps)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${isUpload ? Math.round(x.punchesPerSecond ?? 0).toLocaleString('en') : bytes(x.bytesPerResponse)} | ${x.non2xx} | ${same} | ${Number.isFinite(ratio) ? `${fmt(ratio)}×` : ''} | ${x.cpuMsPerRequest !== undefined ? fmt(x.cpuMsPerRequest) : '–'} / ${x.databaseCpuMsPerRequest !== undefined ? fmt(x.databaseCpuMsPerRequest) : '–'} |`,
         );
       }
+      if (sidecars.length) L.push('', ...sidecars);
     }
     for (const g of gone) {
       L.push('');
@@ -402,7 +436,11 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('  then a coalesced NOTIFY). Every uploaded punch is unique; they are deleted after each round.');
   L.push('- Shop: the ordering service runs with its demo catalogue and `RATE_LIMIT_ORDERS_PER_MINUTE=0` (the per-caller');
   L.push('  order limit would cap one load generator at 20 orders/s); each order is one BSF8 station with its own');
-  L.push('  `Idempotency-Key`, so every request creates an order and its confirmation e-mail in the outbox.');
+  L.push('  `Idempotency-Key`, so every request creates an order and its confirmation e-mail in the outbox. As under');
+  L.push('  `pnpm start`, the payment simulator (`packages/payment-simulator`) is its provider: every order gets its');
+  L.push('  paylink (created in the request) and a payment-link e-mail. The simulator\'s CPU and memory are given apart.');
+  L.push('- CPU ms/req: the server process\'s and the benchmark databases\' PostgreSQL backends\' CPU time (`/proc`) during');
+  L.push('  the measurement, divided by its requests (PostgreSQL also counts background work such as outbox dispatch).');
   L.push('- Before each measurement the harness waits until no statement of the previous load is still running on the');
   L.push('  databases (PostgREST and the raw server keep executing their multi-second counts after a load ends).');
   L.push('- The load generator, the servers and PostgreSQL share the same cores, so absolute rates are lower than on');

