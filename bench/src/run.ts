@@ -365,6 +365,20 @@ function backendCpuBetween(before: Map<number, number>, after: Map<number, numbe
   return sum;
 }
 
+/**
+ * Drops the ordering service's schema of the benchmark database (the service migrates a new one at its
+ * start): the payment simulator starts from its seed ids on every run, so orders of an earlier run would
+ * already hold the paylink ids it hands out, and every run starts from the same empty order tables.
+ */
+async function resetShopSchema(url: string): Promise<void> {
+  const client = await connect(url);
+  try {
+    await client.query('drop schema if exists ordering cascade');
+  } finally {
+    await client.end();
+  }
+}
+
 /** Runs the harness; writes the report and results when paths are given. */
 export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const log = opts.log ?? ((msg: string) => process.stdout.write(`[bench] ${msg}\n`));
@@ -406,6 +420,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     await start('raw', () => startRaw(main.url));
     if (flat) await start('ours-1m', () => startOurs(flat.url));
     await start('ordering', async () => {
+      await resetShopSchema(main.url);
       const shop = await startShop(main.url);
       paymentSimulator = shop.paymentSimulator;
       return shop.ordering;

@@ -147,7 +147,9 @@ export class SimServer {
   /** Starts listening (port 0 picks a free port, kept for later `up`s). */
   async start(): Promise<void> {
     const server = http.createServer((req, res) => void this.dispatch(req, res));
-    server.keepAliveTimeout = 2_000;
+    // Clients keep their connections as they would with a real service: with a 2 s keep-alive hint Node's
+    // fetch (undici) opened a new connection for every call (it drops sockets close to the hinted timeout).
+    server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
       server.listen(this.boundPort, this.opts.host, () => {

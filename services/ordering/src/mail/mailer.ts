@@ -66,12 +66,24 @@ export function smtpMailer(url: string): Mailer {
 /** Development mailer: each message becomes `<dir>/<time>-<message-id>.eml`. */
 export function fileMailer(dir: string): Mailer {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
+  // Created once, not per message (a mkdir per message was a visible part of an order's CPU); created again
+  // when it has gone away since.
+  let dirReady: Promise<unknown> | undefined;
+  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err))));
   return {
     async send(m) {
       const info = (await transport.sendMail(toNodemailer(m))) as unknown as { message: Buffer };
-      await mkdir(dir, { recursive: true });
       const safeId = m.messageId.replace(/[^\w.-]/g, '');
-      await writeFile(path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${safeId}.eml`), info.message);
+      const file = path.join(dir, `${new Date().toISOString().replace(/[:.]/g, '-')}-${safeId}.eml`);
+      await ensureDir();
+      try {
+        await writeFile(file, info.message);
+      } catch (err) {
+        if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
+        dirReady = undefined;
+        await ensureDir();
+        await writeFile(file, info.message);
+      }
     },
     isUp: async () => true,
     close: () => transport.close(),
