@@ -15,7 +15,10 @@ import { createPaymentSimulator, type PaymentSimulator, type Transaction } from 
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { erpClientsOf } from '../src/erp/erp-clients';
+import { storePaylink } from '../src/orders/order-flow.repository';
 import { OrderFlow } from '../src/orders/order-flow.service';
+import { toShopOrderDTO } from '../src/orders/orders.mapper';
+import { findOrder } from '../src/orders/orders.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
 import { orderBody } from './orders.support';
@@ -127,6 +130,45 @@ test('order → paylink → paid in the simulator → paid → transferred; 5 re
   expect(outcomes.length).toBeGreaterThanOrEqual(8); // 2 from the simulator + 6 replays
   expect(outcomes.filter((o) => o.outcome.startsWith('applied:'))).toHaveLength(1);
   expect(outcomes.every((o) => o.provider_status === 'confirmed' || o.provider_status === 'waiting')).toBe(true);
+});
+
+test('the answer with the inline paylink is the order as stored (it is not read again), with its payment-link e-mail', async () => {
+  const res = await request(url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] }));
+  expect(res.status).toBe(200);
+  expect(res.body.paylinkUrl).toMatch(/\/pay\//);
+  const stored = await findOrder(ctx.database.db, res.body.oid);
+  expect(res.body).toEqual(toShopOrderDTO(stored!));
+  const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${res.body.oid}`).executeTakeFirstOrThrow();
+  expect((mail.payload as { text: string }).text).toContain(res.body.paylinkUrl);
+  const job = await ctx.database.db.selectFrom('outbox_messages').select(['sent_at', 'attempts']).where('kind', '=', 'payment-paylink').where('dedupe_key', '=', `order:${res.body.oid}`).executeTakeFirstOrThrow();
+  expect(job.sent_at).not.toBeNull();
+  expect(job.attempts).toBe(1);
+});
+
+test('a paylink is stored (with its e-mail) only on a pending_payment order without one', async () => {
+  const placed = await placeOrder();
+  const mail = (key: string) => ({ kind: 'mail', dedupeKey: key, messageId: `<${key}@test>`, payload: { to: 'a@example.com', subject: 's', text: 't' } });
+  const mails = (key: string) => ctx.database.db.selectFrom('outbox_messages').select('id').where('dedupe_key', '=', key).execute();
+  // It has one already: nothing changes, no e-mail.
+  const before = await orderRow(placed.id);
+  expect(await storePaylink(ctx.database.db, placed.id, 999_001, 'http://x/pay/1', mail('guard-test:1'))).toBeNull();
+  expect(await orderRow(placed.id)).toEqual(before);
+  expect(await mails('guard-test:1')).toHaveLength(0);
+  // No paylink, but no longer awaiting payment: nothing either.
+  await ctx.database.db.updateTable('orders').set({ paylink_id: null, paylink_url: null, state: 'cancelled' }).where('id', '=', placed.id).execute();
+  expect(await storePaylink(ctx.database.db, placed.id, 999_002, 'http://x/pay/2', mail('guard-test:2'))).toBeNull();
+  expect((await orderRow(placed.id)).paylink_id).toBeNull();
+  expect(await mails('guard-test:2')).toHaveLength(0);
+  // Awaiting payment without a paylink: stored with its e-mail, in one statement.
+  await ctx.database.db.updateTable('orders').set({ state: 'pending_payment' }).where('id', '=', placed.id).execute();
+  const updatedAt = await storePaylink(ctx.database.db, placed.id, 999_003, 'http://x/pay/3', mail('guard-test:3'));
+  const after = await orderRow(placed.id);
+  expect(after.paylink_id).toBe(999_003);
+  expect(after.paylink_url).toBe('http://x/pay/3');
+  expect(updatedAt).toEqual(after.updated_at);
+  expect(await mails('guard-test:3')).toHaveLength(1);
 });
 
 test('ERP sales order SHIPPED (the ERP webhook hook) → shipped, once; CLOSED → completed', async () => {

@@ -4,12 +4,28 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
+import type { NewOutboxMessage } from '../outbox/outbox.repository';
 import type { OrderRow } from './orders.repository';
 
-/** Stores the paylink of an order unless it has one already; returns whether this call stored it. */
-export async function setPaylink(db: Kysely<DB>, orderId: number, paylinkId: number, url: string): Promise<boolean> {
-  const r = await db.updateTable('orders').set({ paylink_id: paylinkId, paylink_url: url, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', 'is', null).executeTakeFirst();
-  return Number(r.numUpdatedRows) === 1;
+/**
+ * Stores paylink `paylinkId` (`url`) on order `orderId` if it is `pending_payment` without a paylink, and in
+ * the same statement (atomic without a transaction) enqueues `mail`, the payment-link e-mail (skipped when
+ * its dedupe key exists; dispatchers woken on commit). Returns the order's new `updated_at`, or null when
+ * nothing was stored (the order has a paylink already or no longer awaits payment; no e-mail then either).
+ */
+export async function storePaylink(db: Kysely<DB>, orderId: number, paylinkId: number, url: string, mail: NewOutboxMessage): Promise<Date | null> {
+  const r = await sql<{ updated_at: Date; notified: number }>`
+    with updated as (
+      update orders set paylink_id = ${paylinkId}, paylink_url = ${url}, updated_at = ${new Date()}
+      where id = ${orderId} and paylink_id is null and state = 'pending_payment'
+      returning updated_at),
+    inserted as (
+      insert into outbox_messages (kind, dedupe_key, message_id, payload)
+      select ${mail.kind}, ${mail.dedupeKey}, ${mail.messageId ?? null}, ${JSON.stringify(mail.payload)}::jsonb from updated
+      on conflict (kind, dedupe_key) do nothing
+      returning id)
+    select updated_at, (select count(pg_notify('outbox', '')) from inserted)::int as notified from updated`.execute(db);
+  return r.rows[0]?.updated_at ?? null;
 }
 
 /** The order paid through paylink `paylinkId`, else the one with order number `reference`; undefined when none. */

@@ -29,7 +29,7 @@ import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
 import type { MailPayload } from '../mail/mailer';
 import { confirmationLanguage } from '../mail/templates/order-confirmation';
-import { enqueue, enqueueMail, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
+import { enqueue, mailEntry, outboxRows, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
@@ -209,17 +209,26 @@ export class OrderFlow {
   }
 
   /**
-   * Right after an order committed: creates its paylink now (one attempt, ≤ 5 s) so the answer can carry
-   * it. Never throws; on failure the outbox job retries. While the provider is failing (an attempt failed
-   * within {@link INLINE_PAYLINK_PAUSE_MS} and no paylink was created since) it does not try, so that an
-   * outage does not slow every order down. Returns whether the job ran to its end (the order may have
-   * changed: re-read it for the answer).
+   * Right after an order committed: creates the paylink of `order` (the order as just stored) now (one
+   * attempt, ≤ 5 s) so the answer can carry it. Never throws; on failure the outbox job retries. While the
+   * provider is failing (an attempt failed within {@link INLINE_PAYLINK_PAUSE_MS} and no paylink was
+   * created since) it does not try, so that an outage does not slow every order down. Returns the order
+   * with its paylink when the job ran to its end and the order has one, else null (answer as placed).
    */
-  async createPaylinkNow(orderId: number): Promise<boolean> {
-    if (Date.now() < this.inlinePausedUntil) return false;
-    const outcome = await runJobNow<OrderJobPayload>(this.ctx, FLOW_JOBS.paylink, `order:${orderId}`, (job) => this.ensurePaylink(job.payload.orderId, this.inlinePayment), { retryDelayMs: 2_000 });
+  async createPaylinkNow(order: StoredOrder): Promise<StoredOrder | null> {
+    if (Date.now() < this.inlinePausedUntil) return null;
+    let after: StoredOrder | null = null;
+    const outcome = await runJobNow<OrderJobPayload>(
+      this.ctx,
+      FLOW_JOBS.paylink,
+      `order:${order.id}`,
+      async () => {
+        after = await this.createPaylinkFor(order, this.inlinePayment);
+      },
+      { retryDelayMs: 2_000 },
+    );
     if (outcome === 'failed') this.inlinePausedUntil = Date.now() + INLINE_PAYLINK_PAUSE_MS;
-    return outcome === 'done';
+    return outcome === 'done' ? after : null;
   }
 
   /**
@@ -229,10 +238,20 @@ export class OrderFlow {
    * at the provider (the client does not retry an ambiguous create); the order gets the next one.
    */
   async ensurePaylink(orderId: number, client: PaymentClient = this.payment): Promise<void> {
-    const db = this.deps.database.db;
-    const order = await findOrder(db, orderId);
+    const order = await findOrder(this.deps.database.db, orderId);
     if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
-    if (order.paylinkUrl !== null || order.state !== 'pending_payment') return;
+    await this.createPaylinkFor(order, client);
+  }
+
+  /**
+   * The paylink step of {@link ensurePaylink} for `order` as read (or as just stored): nothing to do unless
+   * it is `pending_payment` without a paylink; else the provider call, then paylink and payment-link e-mail
+   * stored in one statement (only if the order still awaits payment without a paylink; otherwise the new
+   * paylink is deleted at the provider again). Returns the order as it is now when it has a paylink, else null.
+   */
+  private async createPaylinkFor(order: StoredOrder, client: PaymentClient): Promise<StoredOrder | null> {
+    if (order.paylinkUrl !== null) return order;
+    if (order.state !== 'pending_payment') return null;
     const link = await client.createPaylink({
       amountCents: order.grossTotalCents,
       currency: order.currency,
@@ -243,12 +262,13 @@ export class OrderFlow {
     });
     // The provider answered: inline attempts need not wait any longer.
     this.inlinePausedUntil = 0;
-    const stored = await db.transaction().execute(async (trx) => {
-      if (!(await flowRepo.setPaylink(trx, orderId, link.id, link.link))) return false;
-      await enqueueMail(trx, `order-paylink:${orderId}`, renderPaylinkMail(order, link.link));
-      return true;
-    });
-    if (!stored) await client.deletePaylink(link.id).catch(() => undefined);
+    const [mail] = outboxRows([mailEntry(`order-paylink:${order.id}`, renderPaylinkMail(order, link.link))]);
+    const updatedAt = await flowRepo.storePaylink(this.deps.database.db, order.id, link.id, link.link, mail);
+    if (updatedAt !== null) return { ...order, paylinkUrl: link.link, updatedAt };
+    await client.deletePaylink(link.id).catch(() => undefined);
+    // Someone else changed the order meanwhile (rare): answer with what it is now.
+    const now = await findOrder(this.deps.database.db, order.id);
+    return now?.paylinkUrl ? now : null;
   }
 
   /**

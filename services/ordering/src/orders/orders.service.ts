@@ -36,11 +36,11 @@ export interface PlaceOrderContext {
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
   idempotencyWaitMs?: number;
   /**
-   * Creates the paylink of a new prepaid order right after the commit (see `order-flow.service.ts`);
-   * resolves true when that job ran (the stored order may now carry the paylink), false when it was not
-   * tried or failed. Without it the paylink is left to the outbox job alone.
+   * Creates the paylink of a new prepaid order (given as stored) right after the commit (see
+   * `order-flow.service.ts`); resolves the order with its paylink when that job ran, null when it was not
+   * tried, failed or left no paylink. Without it the paylink is left to the outbox job alone.
    */
-  paylinks?: { createPaylinkNow(orderId: number): Promise<boolean> };
+  paylinks?: { createPaylinkNow(order: StoredOrder): Promise<StoredOrder | null> };
 }
 
 /** The reply of an order operation: the stored order (or the first reply, for an idempotent retry). */
@@ -94,9 +94,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   const group = effectiveUserGroup(ctx.principal);
   const caller = callerOf(ctx.principal);
   const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
-  let placed: PlacedOrder<T> & { orderId?: number; state?: string };
+  let placed: PlacedOrder<T> & { order?: StoredOrder };
   try {
-    placed = await db.transaction().execute(async (trx): Promise<PlacedOrder<T> & { orderId?: number; state?: string }> => {
+    placed = await db.transaction().execute(async (trx): Promise<PlacedOrder<T> & { order?: StoredOrder }> => {
       if (claim) {
         const prior = await takeIdempotencyKey(trx, claim, ctx.idempotencyWaitMs ?? IDEMPOTENCY_WAIT_MS);
         if (prior !== null) return { body: prior as T, replayed: true };
@@ -200,7 +200,7 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
         outboxRows([mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })), ...newOrderJobs(orderId, state)]),
         claim ? { scope: claim.scope, key: claim.key, orderId, status: 200, body } : null,
       );
-      return { body, replayed: false, orderId, state };
+      return { body, replayed: false, order };
     });
   } catch (err) {
     throw translateIdempotencyError(err);
@@ -209,11 +209,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   // the provider) is filled in, so a client retrying after a timeout gets the payment page.
   if (placed.replayed) return { body: await withCurrentPaylink(db, placed.body), replayed: true };
   // After the commit, never inside the transaction: the provider call must not hold locks or a snapshot.
-  if (placed.orderId !== undefined && placed.state === 'pending_payment' && ctx.paylinks) {
-    if (await ctx.paylinks.createPaylinkNow(placed.orderId)) {
-      const fresh = await findOrder(db, placed.orderId);
-      if (fresh?.paylinkUrl) return { body: render(fresh), replayed: false };
-    }
+  if (placed.order?.state === 'pending_payment' && ctx.paylinks) {
+    const withPaylink = await ctx.paylinks.createPaylinkNow(placed.order);
+    if (withPaylink) return { body: render(withPaylink), replayed: false };
   }
   return { body: placed.body, replayed: placed.replayed };
 }
