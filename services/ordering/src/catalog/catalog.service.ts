@@ -36,6 +36,73 @@ export async function findCatalogArticles(db: Kysely<DB>, articleNumbers: readon
   return new Map(articles.map((a) => [a.articleNumber, a]));
 }
 
+/** How long an article read for a cart is used again without reading it (ms); see {@link findCartArticles}. */
+export const CART_ARTICLE_FRESH_MS = 1_000;
+
+/** Most articles kept per database by {@link findCartArticles} (more: the cache starts over). */
+const CART_ARTICLE_MAX_ENTRIES = 10_000;
+
+/**
+ * In-process cache of articles by number for carts (order placement and discount validation price from
+ * it), per database. Only articles that exist are kept (numbers come from requests), each for
+ * {@link CART_ARTICLE_FRESH_MS}. Registered as cache `cart-articles`: the article import and
+ * `maintenance/clear-caches` drop it on every instance, so an imported price or availability applies to
+ * the next order at once; other catalogue writes (none outside the import today) within a second.
+ */
+class CartArticleCache {
+  private byDb = new WeakMap<Kysely<DB>, Map<string, { article: CatalogArticle; loadedAt: number }>>();
+  /** Counts clears, so that a load that overlapped one is not kept. */
+  private generation = 0;
+
+  constructor() {
+    registerCache('cart-articles', () => this.clear());
+  }
+
+  clear(): void {
+    this.byDb = new WeakMap();
+    this.generation++;
+  }
+
+  async find(db: Kysely<DB>, articleNumbers: readonly string[]): Promise<Map<string, CatalogArticle>> {
+    let entries = this.byDb.get(db);
+    if (!entries) {
+      entries = new Map();
+      this.byDb.set(db, entries);
+    }
+    const startedAt = Date.now();
+    const generation = this.generation;
+    const found = new Map<string, CatalogArticle>();
+    const missing: string[] = [];
+    for (const n of new Set(articleNumbers)) {
+      const hit = entries.get(n);
+      if (hit && startedAt - hit.loadedAt < CART_ARTICLE_FRESH_MS) found.set(n, hit.article);
+      else missing.push(n);
+    }
+    if (missing.length === 0) return found;
+    const loaded = await findCatalogArticles(db, missing);
+    // A load that overlapped a clear may hold what the clear was for: used for this call (as an uncached
+    // read would be), not kept.
+    const keep = generation === this.generation;
+    if (keep && entries.size + loaded.size > CART_ARTICLE_MAX_ENTRIES) entries.clear();
+    for (const [n, article] of loaded) {
+      found.set(n, article);
+      if (keep) entries.set(n, { article, loadedAt: startedAt });
+    }
+    return found;
+  }
+}
+
+const cartArticleCache = new CartArticleCache();
+
+/**
+ * {@link findCatalogArticles} for carts, from an in-process cache: an article is read at most once per
+ * {@link CART_ARTICLE_FRESH_MS} per process, and again at once after an article import or `clear-caches`.
+ * The articles are shared between callers: read them, never change them.
+ */
+export function findCartArticles(db: Kysely<DB>, articleNumbers: readonly string[]): Promise<Map<string, CatalogArticle>> {
+  return cartArticleCache.find(db, articleNumbers);
+}
+
 /** Labels of configurable attributes in one resolved culture. */
 export interface AttributeLabeler {
   /** The culture labels are taken from (after fallback). */

@@ -8,7 +8,7 @@ import type { Kysely } from 'kysely';
 import { validationError, type FieldErrors } from '@sports-timing/shared';
 import type { UserGroup } from '../auth/principal';
 import type { CatalogArticle, CatalogBomItem } from '../catalog/catalog.mapper';
-import { findCatalogArticles } from '../catalog/catalog.service';
+import { findCartArticles } from '../catalog/catalog.service';
 import type { AttributeDefinition } from '../catalog/catalog.tables';
 import { isAvailableTo } from '../catalog/user-groups';
 import type { DB } from '../db/schema';
@@ -299,11 +299,14 @@ export function buildCart(items: readonly OrderItemInput[], byNumber: ReadonlyMa
   return { cart: { lines, itemsNetCents: lines.reduce((s, l) => s + l.netAmountCents, 0), currency }, errors: errors.fields };
 }
 
-/** The catalogue articles `items` refer to, plus the default articles of their slots (for surcharges). */
+/**
+ * The catalogue articles `items` refer to, plus the default articles of their slots (for surcharges), from
+ * the cart-article cache (`findCartArticles`: at most a second old, dropped by every article import).
+ */
 export async function loadCartArticles(db: Kysely<DB>, items: readonly OrderItemInput[]): Promise<Map<string, CatalogArticle>> {
-  const byNumber = new Map(await findCatalogArticles(db, [...allArticleNumbers(items)]));
+  const byNumber = new Map(await findCartArticles(db, [...allArticleNumbers(items)]));
   const defaults = [...byNumber.values()].flatMap((a) => a.bomItems.map((s) => s.defaultArticleNumber)).filter((n) => !byNumber.has(n));
-  if (defaults.length > 0) for (const [n, a] of await findCatalogArticles(db, defaults)) byNumber.set(n, a);
+  if (defaults.length > 0) for (const [n, a] of await findCartArticles(db, defaults)) byNumber.set(n, a);
   return byNumber;
 }
 

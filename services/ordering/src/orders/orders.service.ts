@@ -95,6 +95,8 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   const caller = callerOf(ctx.principal);
   const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
   let placed: PlacedOrder<T> & { order?: StoredOrder };
+  // From the process's cart-article cache (keyed by the pool's handle, so read before the transaction).
+  const articles = await loadCartArticles(db, input.items);
   try {
     placed = await db.transaction().execute(async (trx): Promise<PlacedOrder<T> & { order?: StoredOrder }> => {
       if (claim) {
@@ -103,7 +105,7 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       }
       const errors: FieldErrors = {};
       const addresses = checkAddresses(input, errors);
-      const { cart, errors: cartErrors } = buildCart(input.items, await loadCartArticles(trx, input.items), group, input.paths.items);
+      const { cart, errors: cartErrors } = buildCart(input.items, articles, group, input.paths.items);
       for (const [field, msgs] of Object.entries(cartErrors)) (errors[field] ??= []).push(...msgs);
       if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
 
