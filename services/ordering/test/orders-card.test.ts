@@ -4,6 +4,8 @@
  */
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';
+import { toOrderResponse } from '../src/orders/orders.mapper';
+import { findOrder } from '../src/orders/orders.service';
 import { CARD_NUMBER_RANGES } from '../src/siid/card-types';
 import { createCodes, snapshot, startShop, type NewContact, type TestShop } from './orders.support';
 
@@ -51,6 +53,10 @@ test('random free numbers are claimed for a line without numbers; chosen numbers
   const items = await shop.database.db.selectFrom('order_items').select(['id', 'card_number']).where('order_id', '=', order.oid).execute();
   expect(items).toHaveLength(5);
   expect(new Set(siac.cards.map((c) => c.orderItemOid))).toEqual(new Set(items.filter((i) => i.card_number! >= 8_000_001).map((i) => i.id)));
+  // Drawn numbers are set after the insert: the answer is still byte for byte the order as read back.
+  expect(JSON.stringify(order)).toBe(JSON.stringify(toOrderResponse((await findOrder(shop.database.db, order.oid))!)));
+  const stored = await shop.database.db.selectFrom('order_items').select(['card_number', 'configuration']).where('order_id', '=', order.oid).execute();
+  for (const row of stored) expect(row.configuration.cardNumber).toBe(String(row.card_number));
 });
 
 test('errors are problem+json with the fields of the card order, and leave no trace', async () => {

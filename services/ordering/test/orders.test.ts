@@ -4,7 +4,8 @@
  */
 import { sql } from 'kysely';
 import request from 'supertest';
-import { orderNumberFor } from '../src/orders/orders.service';
+import { toShopOrderDTO } from '../src/orders/orders.mapper';
+import { findOrder, orderNumberFor } from '../src/orders/orders.service';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import type { components } from '../src/generated/openapi';
 import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
@@ -156,6 +157,8 @@ test('sub item surcharges and optional slots are priced; unknown cultures get En
     [3, 294, 588],
   ]);
   expect((res.body as ShopOrderDTO).itemsNetCents).toBe(2 * 5294 + 168 + 588);
+  // The answer is built from what the insert returned: byte for byte the order as read back.
+  expect(JSON.stringify(res.body)).toBe(JSON.stringify(toShopOrderDTO((await findOrder(shop.database.db, (res.body as ShopOrderDTO).oid))!)));
   const mails = await shop.smtp!.waitFor(before + 1);
   expect(mails[before].parsed.subject).toMatch(/^Your order SO-/);
 });

@@ -15,20 +15,51 @@ export type OrderItemRow = Selectable<OrderItemsTable>;
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 
 /**
- * Inserts a new order in one statement: its id is drawn from the identity sequence, its order number is
- * `orderNumberPrefix` followed by the id padded to at least 6 digits (see `orderNumberFor`), and the first
- * entry of its state history (`from_state` null, `to_state` its state) is written with it. Returns the row
- * as stored.
+ * An item of {@link insertNewOrder} (the `order_items` columns but order and parent ids): `parent_position`
+ * is the position of its main item (sub items), else null.
+ */
+export type NewOrderItem = Omit<Insertable<OrderItemsTable>, 'id' | 'order_id' | 'parent_item_id' | 'configuration'> & {
+  parent_position: number | null;
+  configuration: Record<string, string>;
+};
+
+/** The item columns {@link insertNewOrder} takes from its input, in insert order. */
+const ITEM_COLUMNS = [
+  'line_no',
+  'position',
+  'article_number',
+  'article_name',
+  'quantity',
+  'configuration',
+  'article_bom_item_oid',
+  'unit_net_price_cents',
+  'net_amount_cents',
+  'discount_net_cents',
+  'vat_rate_percent',
+  'vat_cents',
+  'card_type',
+  'card_number',
+] as const;
+
+/**
+ * Inserts a new order with its items in one statement: its id is drawn from the identity sequence, its order
+ * number is `orderNumberPrefix` followed by the id padded to at least 6 digits (see `orderNumberFor`), the
+ * first entry of its state history (`from_state` null, `to_state` its state) is written with it, and each sub
+ * item points at the main item at its `parent_position`. Returns the order row and the item rows (by
+ * position) as stored.
  */
 export async function insertNewOrder(
   db: Kysely<DB>,
   row: Omit<Insertable<OrdersTable>, 'id' | 'order_number'>,
   orderNumberPrefix: string,
   history: { actor: string; reason: string | null },
-): Promise<OrderRow> {
+  items: readonly NewOrderItem[],
+): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
   // `new_id` is referenced more than once and calls a volatile function: PostgreSQL evaluates it once.
   const id = sql<number>`(select id from new_id)`;
-  return db
+  const columns = sql.raw(ITEM_COLUMNS.join(', '));
+  const inputColumns = sql.raw(ITEM_COLUMNS.map((c) => `input.${c}`).join(', '));
+  const stored = await db
     .with('new_id', (qb) => qb.selectNoFrom(sql<number>`nextval(pg_get_serial_sequence('orders', 'id'))::int`.as('id')))
     .with('new_order', (qb) =>
       qb
@@ -46,17 +77,45 @@ export async function insertNewOrder(
             .select(['new_order.id', sql<null>`null::text`.as('from_state'), 'new_order.state', sql<string>`${history.actor}::text`.as('actor'), sql<string | null>`${history.reason}::text`.as('reason')]),
         ),
     )
+    // The items travel as one JSON parameter; sub items are joined to their main item's new row.
+    .with(
+      'input',
+      // Raw CTE bodies are not parenthesized by Kysely: they bring their own parentheses.
+      () => sql`(select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as input(
+        parent_position int, line_no int, position int, article_number text, article_name text, quantity int, configuration jsonb,
+        article_bom_item_oid int, unit_net_price_cents bigint, net_amount_cents bigint, discount_net_cents bigint,
+        vat_rate_percent numeric, vat_cents bigint, card_type text, card_number int))`,
+    )
+    .with('mains', () => sql`(insert into order_items (order_id, parent_item_id, ${columns}) select ${id}, null, ${inputColumns} from input where input.parent_position is null returning *)`)
+    .with(
+      'subs',
+      () => sql`(insert into order_items (order_id, parent_item_id, ${columns})
+        select ${id}, mains.id, ${inputColumns} from input join mains on mains.position = input.parent_position returning *)`,
+    )
     .selectFrom('new_order')
     .selectAll()
+    // The item rows as JSON, numeric as text: what pg gives for the row itself (int8 and jsonb arrive alike).
+    .select(
+      sql<OrderItemRow[]>`(select coalesce(jsonb_agg(to_jsonb(i) || jsonb_build_object('vat_rate_percent', i.vat_rate_percent::text) order by i.position), '[]')
+        from (select * from mains union all select * from subs) i)`.as('items'),
+    )
     .executeTakeFirstOrThrow();
+  const { items: itemRows, ...order } = stored;
+  return { order, items: itemRows };
 }
 
-/** Inserts items in one statement; returns the stored rows in input order. */
-export async function insertItems(db: Kysely<DB>, rows: Insertable<OrderItemsTable>[]): Promise<OrderItemRow[]> {
-  if (rows.length === 0) return [];
-  const stored = await db.insertInto('order_items').values(rows).returningAll().execute();
-  const byPosition = new Map(stored.map((r) => [r.position, r]));
-  return rows.map((r) => byPosition.get(r.position)!);
+/**
+ * Sets the card numbers drawn for items of order `orderId` after its insert, by position; each item's
+ * configuration gets the number (as text) under `configurationKey`. Returns the changed rows.
+ */
+export async function setDrawnCardNumbers(db: Kysely<DB>, orderId: number, drawn: readonly { position: number; cardNumber: number }[], configurationKey: string): Promise<OrderItemRow[]> {
+  if (drawn.length === 0) return [];
+  const r = await sql<OrderItemRow>`
+    update order_items i set card_number = d.card_number, configuration = i.configuration || jsonb_build_object(${configurationKey}::text, d.card_number::text)
+    from jsonb_to_recordset(${JSON.stringify(drawn.map((d) => ({ position: d.position, card_number: d.cardNumber })))}::jsonb) as d(position int, card_number int)
+    where i.order_id = ${orderId} and i.position = d.position
+    returning i.*`.execute(db);
+  return r.rows;
 }
 
 /** Appends a state change to an order's history. */

@@ -124,8 +124,27 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       );
 
       const { state, paymentMethod } = initialStateFor(group);
-      // Id, order number (`orderNumberFor`) and the first history entry come with the insert (one round trip).
-      const orderRow = await repo.insertNewOrder(
+      const culture = [canonicalCulture(input.contact.culture)];
+      // Requested card numbers go in with the items (a claim that fails rolls everything back); drawn ones follow the claims.
+      const items = cart.lines.map((l, i) => ({
+        parent_position: l.parentIndex,
+        line_no: l.lineNo,
+        position: i,
+        article_number: l.article.articleNumber,
+        article_name: localize(l.article.names, culture) ?? l.article.articleNumber,
+        quantity: l.quantity,
+        configuration: l.cardNumber === null ? l.configuration : { ...l.configuration, [CARD_NUMBER_KEY]: String(l.cardNumber) },
+        article_bom_item_oid: l.articleBomItemOid,
+        unit_net_price_cents: l.unitNetPriceCents,
+        net_amount_cents: l.netAmountCents,
+        discount_net_cents: evaluation.lineDiscounts[i],
+        vat_rate_percent: l.vatRatePercent,
+        vat_cents: totals.lineVatCents[i],
+        card_type: l.cardType,
+        card_number: l.cardNumber,
+      }));
+      // Id, order number (`orderNumberFor`), the first history entry and the items come with the insert (one round trip).
+      const inserted = await repo.insertNewOrder(
         trx,
         {
           source: input.source,
@@ -158,43 +177,17 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
         },
         orderNumberPrefix(now),
         { actor: caller, reason: `order placed (${operation})` },
+        items,
       );
-      const { id: orderId, order_number: orderNumber } = orderRow;
+      const { id: orderId, order_number: orderNumber } = inserted.order;
       // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
       await redeemDiscountCodes(trx, evaluation.results, orderId);
       const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
+      const drawn = cart.lines.flatMap((l, i) => (cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] as number }] : []));
+      const changed = new Map((await repo.setDrawnCardNumbers(trx, orderId, drawn, CARD_NUMBER_KEY)).map((r) => [r.id, r]));
+      const itemRows = inserted.items.map((r) => changed.get(r.id) ?? r);
 
-      const culture = [canonicalCulture(input.contact.culture)];
-      const rowOf = (l: CartLine, i: number, parentId: number | null) => ({
-        order_id: orderId,
-        parent_item_id: parentId,
-        line_no: l.lineNo,
-        position: i,
-        article_number: l.article.articleNumber,
-        article_name: localize(l.article.names, culture) ?? l.article.articleNumber,
-        quantity: l.quantity,
-        configuration: JSON.stringify(cardNumbers[i] === null ? l.configuration : { ...l.configuration, [CARD_NUMBER_KEY]: String(cardNumbers[i]) }),
-        article_bom_item_oid: l.articleBomItemOid,
-        unit_net_price_cents: l.unitNetPriceCents,
-        net_amount_cents: l.netAmountCents,
-        discount_net_cents: evaluation.lineDiscounts[i],
-        vat_rate_percent: l.vatRatePercent,
-        vat_cents: totals.lineVatCents[i],
-        card_type: l.cardType,
-        card_number: cardNumbers[i],
-      });
-      const mainIndexes = cart.lines.map((l, i) => (l.parentIndex === null ? i : -1)).filter((i) => i >= 0);
-      const mains = await repo.insertItems(
-        trx,
-        mainIndexes.map((i) => rowOf(cart.lines[i], i, null)),
-      );
-      const mainIdByIndex = new Map(mainIndexes.map((lineIndex, k) => [lineIndex, mains[k].id]));
-      const subs = await repo.insertItems(
-        trx,
-        cart.lines.flatMap((l, i) => (l.parentIndex === null ? [] : [rowOf(l, i, mainIdByIndex.get(l.parentIndex) ?? null)])),
-      );
-
-      const order = toStoredOrder(orderRow, [...mains, ...subs]);
+      const order = toStoredOrder(inserted.order, itemRows);
       const body = render(order);
       // The confirmation e-mail, the order's jobs and the idempotency record's response in one statement.
       await repo.insertOutboxAndCompleteKey(
