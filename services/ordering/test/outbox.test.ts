@@ -2,10 +2,11 @@
  * The transactional outbox against a real SMTP server: one message per committed business event, none for a
  * rolled-back one, retried while SMTP is down, never duplicated, with a stable Message-ID.
  */
+import { sql } from 'kysely';
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
-import { enqueue, enqueueMail, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
-import { countDead, countPending, findMessage, insertMessages } from '../src/outbox/outbox.repository';
+import { enqueue, enqueueMail, failReservedJob, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
+import { completeJobSql, countDead, countPending, findMessage, insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './helpers';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
@@ -234,6 +235,43 @@ test('outboxRows + insertMessages write e-mails and jobs in one go: delays kept,
   expect((await findMessage(db, 'test-all-job', 'k1'))?.payload).toEqual({ a: 1 });
   await db.deleteFrom('outbox_messages').where('kind', '=', 'test-all-job').execute();
   await db.deleteFrom('outbox_messages').where('dedupe_key', '=', 'test:all-mail').execute();
+});
+
+test('a reserved job is left to its enqueuer: done in its own statement, or given back, or taken once the reservation ends', async () => {
+  const db = ctx.database.db;
+  const runs: string[] = [];
+  const d = dispatcher().register('test-reserved', (async (job: { dedupeKey: string }) => {
+    runs.push(job.dedupeKey);
+  }) as OutboxHandler<never>);
+  const reserve = (key: string, reserveMs: number) => db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-reserved', dedupeKey: key, payload: {}, reserveMs }])));
+  d.start();
+  try {
+    await reserve('done', 60_000);
+    await reserve('given-back', 60_000);
+    await reserve('abandoned', 300);
+    await new Promise((r) => setTimeout(r, 150));
+    // Due, but reserved: no dispatcher runs them.
+    expect(runs).toEqual([]);
+    // The enqueuer's effect and the job's completion in one statement.
+    await sql`with done as (${completeJobSql('test-reserved', 'done')}) select 1`.execute(db);
+    // The enqueuer failed: the job goes back to the dispatchers with the attempt counted.
+    await failReservedJob({ database: ctx.database, logger: createLogger('outbox-test') }, 'test-reserved', 'given-back', new Error('provider down'), 0);
+    const end = Date.now() + 5_000;
+    while (runs.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 200));
+  } finally {
+    await d.stop();
+  }
+  expect(runs.sort()).toEqual(['abandoned', 'given-back']);
+  const done = await findMessage(db, 'test-reserved', 'done');
+  expect(done).toMatchObject({ attempts: 1, locked_until: null });
+  expect(done?.sent_at).not.toBeNull();
+  const givenBack = await findMessage(db, 'test-reserved', 'given-back');
+  // One attempt by the enqueuer, one by the dispatcher that then did it.
+  expect(givenBack).toMatchObject({ attempts: 2 });
+  expect(givenBack?.sent_at).not.toBeNull();
+  expect((await findMessage(db, 'test-reserved', 'abandoned'))?.attempts).toBe(1);
+  await db.deleteFrom('outbox_messages').where('kind', '=', 'test-reserved').execute();
 });
 
 test('a kind whose jobs are slow does not hold up the others (e-mails flow while a provider hangs)', async () => {

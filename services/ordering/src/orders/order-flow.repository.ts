@@ -4,16 +4,25 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import type { NewOutboxMessage } from '../outbox/outbox.repository';
+import { completeJobSql, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { OrderRow } from './orders.repository';
 
 /**
  * Stores paylink `paylinkId` (`url`) on order `orderId` if it is `pending_payment` without a paylink, and in
  * the same statement (atomic without a transaction) enqueues `mail`, the payment-link e-mail (skipped when
- * its dedupe key exists; dispatchers woken on commit). Returns the order's new `updated_at`, or null when
- * nothing was stored (the order has a paylink already or no longer awaits payment; no e-mail then either).
+ * its dedupe key exists; dispatchers woken on commit). `completes`: the outbox job to mark done in the same
+ * statement, whether or not the paylink was stored (the caller's reserved job). Returns the order's new
+ * `updated_at`, or null when nothing was stored (the order has a paylink already or no longer awaits
+ * payment; no e-mail then either).
  */
-export async function storePaylink(db: Kysely<DB>, orderId: number, paylinkId: number, url: string, mail: NewOutboxMessage): Promise<Date | null> {
+export async function storePaylink(
+  db: Kysely<DB>,
+  orderId: number,
+  paylinkId: number,
+  url: string,
+  mail: NewOutboxMessage,
+  completes: { kind: string; dedupeKey: string } | null = null,
+): Promise<Date | null> {
   const r = await sql<{ updated_at: Date; notified: number }>`
     with updated as (
       update orders set paylink_id = ${paylinkId}, paylink_url = ${url}, updated_at = ${new Date()}
@@ -23,7 +32,8 @@ export async function storePaylink(db: Kysely<DB>, orderId: number, paylinkId: n
       insert into outbox_messages (kind, dedupe_key, message_id, payload)
       select ${mail.kind}, ${mail.dedupeKey}, ${mail.messageId ?? null}, ${JSON.stringify(mail.payload)}::jsonb from updated
       on conflict (kind, dedupe_key) do nothing
-      returning id)
+      returning id)${completes ? sql`,
+    completed as (${completeJobSql(completes.kind, completes.dedupeKey)})` : sql``}
     select updated_at, (select count(pg_notify('outbox', '')) from inserted)::int as notified from updated`.execute(db);
   return r.rows[0]?.updated_at ?? null;
 }

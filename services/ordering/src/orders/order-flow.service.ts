@@ -29,7 +29,7 @@ import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
 import type { MailPayload } from '../mail/mailer';
 import { confirmationLanguage } from '../mail/templates/order-confirmation';
-import { enqueue, mailEntry, outboxRows, PermanentJobError, runJobNow, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
+import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
@@ -51,8 +51,11 @@ export interface PaymentStatusJobPayload {
   transactionId: number;
 }
 
-/** How long dispatchers leave a new order's paylink job to the request that placed the order, ms. */
+/** How long dispatchers leave a new order's paylink job to the request that placed the order (its reservation), ms. */
 export const PAYLINK_INLINE_GRACE_MS = 15_000;
+
+/** After a failed inline paylink attempt, dispatchers retry the job after this long (ms). */
+const INLINE_PAYLINK_RETRY_MS = 2_000;
 
 /**
  * After a failed inline paylink attempt, orders skip theirs for this long (ms) and are answered at once with
@@ -72,9 +75,9 @@ export const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
  */
 export function newOrderJobs(orderId: number, state: OrderState): OutboxEntry[] {
   const payload: OrderJobPayload = { orderId };
-  // The request runs the paylink job itself right after the commit; dispatchers take it only if that
-  // attempt fails or the process dies before it (delay), so the two do not race for it.
-  if (state === 'pending_payment') return [{ kind: FLOW_JOBS.paylink, dedupeKey: `order:${orderId}`, payload, delayMs: PAYLINK_INLINE_GRACE_MS }];
+  // The request runs the paylink job itself right after the commit (reserved to it, no claim needed);
+  // dispatchers take it only if that attempt fails or the process dies before it, so the two do not race.
+  if (state === 'pending_payment') return [{ kind: FLOW_JOBS.paylink, dedupeKey: `order:${orderId}`, payload, reserveMs: PAYLINK_INLINE_GRACE_MS }];
   if (state === 'received') return [{ kind: FLOW_JOBS.erpSalesOrder, dedupeKey: `order:${orderId}`, payload }];
   return [];
 }
@@ -209,26 +212,24 @@ export class OrderFlow {
   }
 
   /**
-   * Right after an order committed: creates the paylink of `order` (the order as just stored) now (one
-   * attempt, ≤ 5 s) so the answer can carry it. Never throws; on failure the outbox job retries. While the
-   * provider is failing (an attempt failed within {@link INLINE_PAYLINK_PAUSE_MS} and no paylink was
-   * created since) it does not try, so that an outage does not slow every order down. Returns the order
-   * with its paylink when the job ran to its end and the order has one, else null (answer as placed).
+   * Right after an order committed: runs its `payment-paylink` job (reserved to this request by
+   * {@link newOrderJobs}) for `order`, the order as just stored: one attempt, ≤ 5 s, so the answer can
+   * carry the paylink; the job is marked done with the paylink's store. Never throws; on failure the job is
+   * given back to the dispatchers (retry after 2 s). While the provider is failing (an attempt failed within
+   * {@link INLINE_PAYLINK_PAUSE_MS} and no paylink was created since) it does not try, so that an outage does
+   * not slow every order down; the dispatchers take such a job once its reservation ends. Returns the order
+   * with its paylink, else null (answer as placed).
    */
   async createPaylinkNow(order: StoredOrder): Promise<StoredOrder | null> {
-    if (Date.now() < this.inlinePausedUntil) return null;
-    let after: StoredOrder | null = null;
-    const outcome = await runJobNow<OrderJobPayload>(
-      this.ctx,
-      FLOW_JOBS.paylink,
-      `order:${order.id}`,
-      async () => {
-        after = await this.createPaylinkFor(order, this.inlinePayment);
-      },
-      { retryDelayMs: 2_000 },
-    );
-    if (outcome === 'failed') this.inlinePausedUntil = Date.now() + INLINE_PAYLINK_PAUSE_MS;
-    return outcome === 'done' ? after : null;
+    if (Date.now() < this.inlinePausedUntil || order.state !== 'pending_payment' || order.paylinkUrl !== null) return null;
+    const job = { kind: FLOW_JOBS.paylink, dedupeKey: `order:${order.id}` };
+    try {
+      return await this.createPaylinkFor(order, this.inlinePayment, job);
+    } catch (err) {
+      this.inlinePausedUntil = Date.now() + INLINE_PAYLINK_PAUSE_MS;
+      await failReservedJob(this.ctx, job.kind, job.dedupeKey, err, INLINE_PAYLINK_RETRY_MS);
+      return null;
+    }
   }
 
   /**
@@ -247,9 +248,10 @@ export class OrderFlow {
    * The paylink step of {@link ensurePaylink} for `order` as read (or as just stored): nothing to do unless
    * it is `pending_payment` without a paylink; else the provider call, then paylink and payment-link e-mail
    * stored in one statement (only if the order still awaits payment without a paylink; otherwise the new
-   * paylink is deleted at the provider again). Returns the order as it is now when it has a paylink, else null.
+   * paylink is deleted at the provider again), which also marks `completes` done (a reserved job). Returns
+   * the order as it is now when it has a paylink, else null.
    */
-  private async createPaylinkFor(order: StoredOrder, client: PaymentClient): Promise<StoredOrder | null> {
+  private async createPaylinkFor(order: StoredOrder, client: PaymentClient, completes: { kind: string; dedupeKey: string } | null = null): Promise<StoredOrder | null> {
     if (order.paylinkUrl !== null) return order;
     if (order.state !== 'pending_payment') return null;
     const link = await client.createPaylink({
@@ -263,7 +265,7 @@ export class OrderFlow {
     // The provider answered: inline attempts need not wait any longer.
     this.inlinePausedUntil = 0;
     const [mail] = outboxRows([mailEntry(`order-paylink:${order.id}`, renderPaylinkMail(order, link.link))]);
-    const updatedAt = await flowRepo.storePaylink(this.deps.database.db, order.id, link.id, link.link, mail);
+    const updatedAt = await flowRepo.storePaylink(this.deps.database.db, order.id, link.id, link.link, mail, completes);
     if (updatedAt !== null) return { ...order, paylinkUrl: link.link, updatedAt };
     await client.deletePaylink(link.id).catch(() => undefined);
     // Someone else changed the order meanwhile (rare): answer with what it is now.

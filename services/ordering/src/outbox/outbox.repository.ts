@@ -15,6 +15,8 @@ export interface NewOutboxMessage {
   messageId?: string | null;
   payload: unknown;
   notBefore?: Date;
+  /** Leased by its enqueuer until then (dispatchers skip it; see `reserveMs` in outbox.service.ts). */
+  lockedUntil?: Date;
 }
 
 /**
@@ -48,7 +50,16 @@ export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessa
 export function messagesInsert(qb: QueryCreator<DB>, ms: readonly NewOutboxMessage[]) {
   return qb
     .insertInto('outbox_messages')
-    .values(ms.map((m) => ({ kind: m.kind, dedupe_key: m.dedupeKey, message_id: m.messageId ?? null, payload: JSON.stringify(m.payload), ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}) })))
+    .values(
+      ms.map((m) => ({
+        kind: m.kind,
+        dedupe_key: m.dedupeKey,
+        message_id: m.messageId ?? null,
+        payload: JSON.stringify(m.payload),
+        ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}),
+        ...(m.lockedUntil ? { locked_until: m.lockedUntil } : {}),
+      })),
+    )
     .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
     .returning('id');
 }
@@ -76,11 +87,6 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
       for update skip locked)
     returning *`.execute(db);
   return r.rows;
-}
-
-/** Marks a claimed job as done. */
-export async function markSent(db: Kysely<DB>, id: number): Promise<void> {
-  await db.updateTable('outbox_messages').set({ sent_at: new Date(), locked_until: null, last_error: null }).where('id', '=', id).execute();
 }
 
 /** Marks claimed jobs as done, in one statement. */
@@ -119,14 +125,21 @@ export async function findMessage(db: Kysely<DB>, kind: string, dedupeKey: strin
 }
 
 /**
- * Claims one job by kind and dedupe key for `leaseSeconds` if it is not done, not dead and not leased by
- * someone else (the row lock makes a concurrent dispatcher skip or wait it out). Returns it, or undefined.
+ * The fragment that marks the job (`kind`, `dedupeKey`) done, to embed as a data-modifying CTE of a
+ * caller's statement (so the job's effect and its completion commit together): counts the attempt, ends
+ * the lease. A job done or dead already is left as it is.
  */
-export async function claimOne(db: Kysely<DB>, kind: string, dedupeKey: string, leaseSeconds: number): Promise<OutboxMessage | undefined> {
-  const r = await sql<OutboxMessage>`
-    update outbox_messages set locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
-    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null
-      and (locked_until is null or locked_until < now())
-    returning *`.execute(db);
-  return r.rows[0];
+export function completeJobSql(kind: string, dedupeKey: string) {
+  return sql`update outbox_messages set sent_at = now(), locked_until = null, last_error = null, attempts = attempts + 1
+    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`;
+}
+
+/**
+ * A failed attempt of the job (`kind`, `dedupeKey`) by its enqueuer (a reserved job, see `reserveMs`):
+ * counts the attempt, ends the lease and leaves the job to the dispatchers from `nextAttemptAt`. A job
+ * done or dead already is left as it is.
+ */
+export async function releaseReservedJob(db: Kysely<DB>, kind: string, dedupeKey: string, error: string, nextAttemptAt: Date): Promise<void> {
+  await sql`update outbox_messages set attempts = attempts + 1, locked_until = null, last_error = ${error.slice(0, 500)}, next_attempt_at = ${nextAttemptAt}
+    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`.execute(db);
 }

@@ -12,7 +12,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { Mailer, MailPayload } from '../mail/mailer';
-import { claimDue, claimOne, insertMessage, markDead, markFailed, markSent, markSentMany, type NewOutboxMessage, type OutboxMessage } from './outbox.repository';
+import { claimDue, insertMessage, markDead, markFailed, markSentMany, releaseReservedJob, type NewOutboxMessage, type OutboxMessage } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
 export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
@@ -69,7 +69,7 @@ export function messageIdFor(dedupeKey: string): string {
  * Enqueues a job of `kind` in the caller's transaction `trx`. A second call with the same kind and
  * `dedupeKey` (a retry of the same business event) adds nothing. Returns whether the job is new.
  * The payload is stored as JSON: put ids in it, never secrets. `delayMs` keeps dispatchers off the job
- * for a while (e.g. while the request itself runs it with {@link runJobNow}).
+ * for a while.
  */
 export async function enqueue<P>(trx: Kysely<DB>, kind: OutboxKind, dedupeKey: string, payload: P, opts: { delayMs?: number } = {}): Promise<boolean> {
   return insertMessage(trx, { kind, dedupeKey, payload, notBefore: opts.delayMs ? new Date(Date.now() + opts.delayMs) : undefined });
@@ -93,6 +93,13 @@ export interface OutboxEntry {
   /** Set for e-mail (see {@link mailEntry}). */
   messageId?: string;
   delayMs?: number;
+  /**
+   * The enqueuer runs the job itself right after its commit: the job is inserted leased to it for this
+   * long (ms), so dispatchers take it only once that lease ends (the enqueuer died or never ran it) or the
+   * enqueuer gives it back ({@link failReservedJob}). The enqueuer marks it done in the statement that
+   * stores its effect (`completeJobSql`), with no claim of its own.
+   */
+  reserveMs?: number;
 }
 
 /** The entry of an e-mail for {@link outboxRows}, as {@link enqueueMail} stores it. */
@@ -107,7 +114,14 @@ export function mailEntry(dedupeKey: string, payload: MailPayload): OutboxEntry 
  */
 export function outboxRows(entries: readonly OutboxEntry[]): NewOutboxMessage[] {
   const now = Date.now();
-  return entries.map((e) => ({ kind: e.kind, dedupeKey: e.dedupeKey, messageId: e.messageId ?? null, payload: e.payload, notBefore: e.delayMs ? new Date(now + e.delayMs) : undefined }));
+  return entries.map((e) => ({
+    kind: e.kind,
+    dedupeKey: e.dedupeKey,
+    messageId: e.messageId ?? null,
+    payload: e.payload,
+    notBefore: e.delayMs ? new Date(now + e.delayMs) : undefined,
+    lockedUntil: e.reserveMs ? new Date(now + e.reserveMs) : undefined,
+  }));
 }
 
 /**
@@ -311,31 +325,17 @@ export class OutboxDispatcher {
 }
 
 /**
- * Runs the job (`kind`, `dedupeKey`) now, in the caller's request, under the same lease a dispatcher
- * would take (so no dispatcher runs it at the same time). Resolves `'done'` when the handler succeeded,
- * `'busy'` when the job is done already, dead, or leased by someone else, `'failed'` when the handler
- * threw (the job stays queued for the dispatchers with a short delay; the error is logged, not thrown).
- * Used where the answer should carry the job's result in the common case (e.g. an order's paylink).
+ * Gives a reserved job (`kind`, `dedupeKey`, see {@link OutboxEntry.reserveMs}) back to the dispatchers after
+ * its enqueuer's attempt failed with `err`: the attempt counts, the error is stored (secrets masked) and
+ * logged, and dispatchers may take the job after `retryDelayMs`. Never throws for a failed update (logged).
  */
-export async function runJobNow<P>(
-  ctx: OutboxHandlerContext,
-  kind: OutboxKind,
-  dedupeKey: string,
-  handler: OutboxHandler<P>,
-  opts: { leaseSeconds?: number; retryDelayMs?: number } = {},
-): Promise<'done' | 'busy' | 'failed'> {
-  const db = ctx.database.db;
-  const m = await claimOne(db, kind, dedupeKey, opts.leaseSeconds ?? 60);
-  if (!m) return 'busy';
+export async function failReservedJob(ctx: OutboxHandlerContext, kind: OutboxKind, dedupeKey: string, err: unknown, retryDelayMs: number): Promise<void> {
+  const text = safeErrorText(err);
   try {
-    await handler({ id: m.id, kind: m.kind, dedupeKey: m.dedupe_key, payload: m.payload as P, attempts: m.attempts, messageId: m.message_id }, ctx);
-    await markSent(db, m.id);
-    return 'done';
-  } catch (err) {
-    const text = safeErrorText(err);
-    if (err instanceof PermanentJobError) await markDead(db, m.id, text);
-    else await markFailed(db, m.id, text, new Date(Date.now() + (opts.retryDelayMs ?? 1_000)));
-    ctx.logger.warn({ outboxId: m.id, kind, error: text }, 'inline outbox job failed; left to the dispatchers');
-    return 'failed';
+    await releaseReservedJob(ctx.database.db, kind, dedupeKey, text, new Date(Date.now() + retryDelayMs));
+  } catch (dbErr) {
+    // The lease still ends on its own; the dispatchers take the job then.
+    ctx.logger.warn({ kind, dedupeKey, error: safeErrorText(dbErr) }, 'could not give a reserved outbox job back');
   }
+  ctx.logger.warn({ kind, dedupeKey, error: text }, 'inline outbox job failed; left to the dispatchers');
 }
