@@ -3,6 +3,7 @@
  * taking the executor first; callers pass their transaction.
  */
 import { sql, type Kysely } from 'kysely';
+import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { completeJobSql, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { OrderRow } from './orders.repository';
@@ -23,7 +24,7 @@ export async function storePaylink(
   mail: NewOutboxMessage,
   completes: { kind: string; dedupeKey: string } | null = null,
 ): Promise<Date | null> {
-  const r = await sql<{ updated_at: Date; notified: number }>`
+  const r = await sql<{ updated_at: Date; notified: number }>`${PREPARED}
     with updated as (
       update orders set paylink_id = ${paylinkId}, paylink_url = ${url}, updated_at = ${new Date()}
       where id = ${orderId} and paylink_id is null and state = 'pending_payment'

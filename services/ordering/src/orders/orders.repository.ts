@@ -3,8 +3,9 @@
  * first; the order pipeline passes its transaction.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
+import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { insertMessages, messagesInsert, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
+import type { NewOutboxMessage } from '../outbox/outbox.repository';
 import type { IdempotencyKeysTable, OrderItemsTable, OrdersTable } from './orders.tables';
 
 /** A stored `orders` row. */
@@ -13,6 +14,77 @@ export type OrderRow = Selectable<OrdersTable>;
 export type OrderItemRow = Selectable<OrderItemsTable>;
 /** A stored `idempotency_keys` row. */
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
+
+/** The columns of `orders`, as an insert returns them (named: see `PREPARED`). */
+const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
+  'id',
+  'order_number',
+  'source',
+  'state',
+  'payment_method',
+  'user_group',
+  'created_by_kind',
+  'created_by_id',
+  'erp_retailer_entity_id',
+  'contact',
+  'shipping_address',
+  'shipping_country_id',
+  'billing_address',
+  'billing_country_id',
+  'billing_same_as_shipping',
+  'discount_codes',
+  'retailer_customer_order_reference',
+  'notes',
+  'currency',
+  'items_net_cents',
+  'discount_cents',
+  'shipping_net_cents',
+  'net_total_cents',
+  'vat_cents',
+  'gross_total_cents',
+  'vat_breakdown',
+  'courier',
+  'paylink_url',
+  'paylink_id',
+  'payment_transaction_id',
+  'erp_sales_order_id',
+  'created_at',
+  'updated_at',
+];
+
+/** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
+export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id'>>;
+
+/** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
+const NEW_ORDER_COLUMNS: readonly (keyof NewOrderRow)[] = [
+  'source',
+  'state',
+  'payment_method',
+  'user_group',
+  'created_by_kind',
+  'created_by_id',
+  'erp_retailer_entity_id',
+  'contact',
+  'shipping_address',
+  'shipping_country_id',
+  'billing_address',
+  'billing_country_id',
+  'billing_same_as_shipping',
+  'discount_codes',
+  'retailer_customer_order_reference',
+  'notes',
+  'currency',
+  'items_net_cents',
+  'discount_cents',
+  'shipping_net_cents',
+  'net_total_cents',
+  'vat_cents',
+  'gross_total_cents',
+  'vat_breakdown',
+  'courier',
+  'created_at',
+  'updated_at',
+];
 
 /**
  * An item of {@link insertNewOrder} (the `order_items` columns but order and parent ids): `parent_position`
@@ -41,66 +113,54 @@ const ITEM_COLUMNS = [
   'card_number',
 ] as const;
 
+const list = (columns: readonly string[], prefix = '') => sql.raw(columns.map((c) => `${prefix}${c}`).join(', '));
+
 /**
- * Inserts a new order with its items in one statement: its id is drawn from the identity sequence, its order
- * number is `orderNumberPrefix` followed by the id padded to at least 6 digits (see `orderNumberFor`), the
- * first entry of its state history (`from_state` null, `to_state` its state) is written with it, and each sub
- * item points at the main item at its `parent_position`. Returns the order row and the item rows (by
- * position) as stored.
+ * Inserts a new order with its items in one prepared statement: its id is drawn from the identity
+ * sequence, its order number is `orderNumberPrefix` followed by the id padded to at least 6 digits (see
+ * `orderNumberFor`), the first entry of its state history (`from_state` null, `to_state` its state) is
+ * written with it, and each sub item points at the main item at its `parent_position`. Returns the order
+ * row and the item rows (by position) as stored.
  */
 export async function insertNewOrder(
   db: Kysely<DB>,
-  row: Omit<Insertable<OrdersTable>, 'id' | 'order_number'>,
+  row: NewOrderRow,
   orderNumberPrefix: string,
   history: { actor: string; reason: string | null },
   items: readonly NewOrderItem[],
 ): Promise<{ order: OrderRow; items: OrderItemRow[] }> {
   // `new_id` is referenced more than once and calls a volatile function: PostgreSQL evaluates it once.
-  const id = sql<number>`(select id from new_id)`;
-  const columns = sql.raw(ITEM_COLUMNS.join(', '));
-  const inputColumns = sql.raw(ITEM_COLUMNS.map((c) => `input.${c}`).join(', '));
-  const stored = await db
-    .with('new_id', (qb) => qb.selectNoFrom(sql<number>`nextval(pg_get_serial_sequence('orders', 'id'))::int`.as('id')))
-    .with('new_order', (qb) =>
-      qb
-        .insertInto('orders')
-        .values({ ...row, id, order_number: sql<string>`${orderNumberPrefix}::text || lpad(${id}::text, greatest(6, length(${id}::text)), '0')` })
-        .returningAll(),
-    )
-    .with('history', (qb) =>
-      qb
-        .insertInto('order_state_changes')
-        .columns(['order_id', 'from_state', 'to_state', 'actor', 'reason'])
-        .expression((eb) =>
-          eb
-            .selectFrom('new_order')
-            .select(['new_order.id', sql<null>`null::text`.as('from_state'), 'new_order.state', sql<string>`${history.actor}::text`.as('actor'), sql<string | null>`${history.reason}::text`.as('reason')]),
-        ),
-    )
-    // The items travel as one JSON parameter; sub items are joined to their main item's new row.
-    .with(
-      'input',
-      // Raw CTE bodies are not parenthesized by Kysely: they bring their own parentheses.
-      () => sql`(select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as input(
+  // The items travel as one JSON parameter; sub items are joined to their main item's new row.
+  const r = await sql<OrderRow & { items: OrderItemRow[] }>`${PREPARED}
+    with new_id as (select nextval(pg_get_serial_sequence('orders', 'id'))::int as id),
+    new_order as (
+      insert into orders (id, order_number, ${list(NEW_ORDER_COLUMNS)})
+      select new_id.id, ${orderNumberPrefix}::text || lpad(new_id.id::text, greatest(6, length(new_id.id::text)), '0'),
+        ${sql.join(NEW_ORDER_COLUMNS.map((c) => sql`${row[c]}`))}
+      from new_id
+      returning ${list(ORDER_COLUMNS)}),
+    history as (
+      insert into order_state_changes (order_id, from_state, to_state, actor, reason)
+      select id, null, state, ${history.actor}::text, ${history.reason}::text from new_order),
+    input as (
+      select * from jsonb_to_recordset(${JSON.stringify(items)}::jsonb) as input(
         parent_position int, line_no int, position int, article_number text, article_name text, quantity int, configuration jsonb,
         article_bom_item_oid int, unit_net_price_cents bigint, net_amount_cents bigint, discount_net_cents bigint,
-        vat_rate_percent numeric, vat_cents bigint, card_type text, card_number int))`,
-    )
-    .with('mains', () => sql`(insert into order_items (order_id, parent_item_id, ${columns}) select ${id}, null, ${inputColumns} from input where input.parent_position is null returning *)`)
-    .with(
-      'subs',
-      () => sql`(insert into order_items (order_id, parent_item_id, ${columns})
-        select ${id}, mains.id, ${inputColumns} from input join mains on mains.position = input.parent_position returning *)`,
-    )
-    .selectFrom('new_order')
-    .selectAll()
-    // The item rows as JSON, numeric as text: what pg gives for the row itself (int8 and jsonb arrive alike).
-    .select(
-      sql<OrderItemRow[]>`(select coalesce(jsonb_agg(to_jsonb(i) || jsonb_build_object('vat_rate_percent', i.vat_rate_percent::text) order by i.position), '[]')
-        from (select * from mains union all select * from subs) i)`.as('items'),
-    )
-    .executeTakeFirstOrThrow();
-  const { items: itemRows, ...order } = stored;
+        vat_rate_percent numeric, vat_cents bigint, card_type text, card_number int)),
+    mains as (
+      insert into order_items (order_id, parent_item_id, ${list(ITEM_COLUMNS)})
+      select (select id from new_id), null, ${list(ITEM_COLUMNS, 'input.')} from input where input.parent_position is null
+      returning *),
+    subs as (
+      insert into order_items (order_id, parent_item_id, ${list(ITEM_COLUMNS)})
+      select (select id from new_id), mains.id, ${list(ITEM_COLUMNS, 'input.')} from input join mains on mains.position = input.parent_position
+      returning *)
+    select ${list(ORDER_COLUMNS)},
+      -- The item rows as JSON, numeric as text: what pg gives for the row itself (int8 and jsonb arrive alike).
+      (select coalesce(jsonb_agg(to_jsonb(i) || jsonb_build_object('vat_rate_percent', i.vat_rate_percent::text) order by i.position), '[]')
+        from (select * from mains union all select * from subs) i) as items
+    from new_order`.execute(db);
+  const { items: itemRows, ...order } = r.rows[0];
   return { order, items: itemRows };
 }
 
@@ -148,7 +208,7 @@ export async function takeIdempotencyKey(
 ): Promise<IdempotencyRow | null> {
   // The insert reads its row from `wait_bound`, so the bound is set before it can wait; `unbound` reads
   // the insert's result, so the reset runs after the wait.
-  const taken = await sql<{ taken: number }>`
+  const taken = await sql<{ taken: number }>`${PREPARED}
     with wait_bound as materialized (select set_config('lock_timeout', ${`${Math.max(1, Math.round(rec.waitMs))}ms`}, true)),
     taken as (
       insert into idempotency_keys (scope, key, request_hash, expires_at)
@@ -172,30 +232,33 @@ export async function takeIdempotencyKey(
 }
 
 /**
- * The last writes of an order transaction in one statement: its outbox rows (at least one: the
- * confirmation e-mail; dispatchers woken on commit) and, when the request holds an idempotency key, the
- * stored response of that key.
+ * The last writes of an order transaction in one prepared statement: its outbox rows (at least one: the
+ * confirmation e-mail; dispatchers woken on commit; those whose kind and dedupe key exist are skipped) and,
+ * when the request holds an idempotency key, the stored response of that key.
  */
 export async function insertOutboxAndCompleteKey(
   db: Kysely<DB>,
   messages: readonly NewOutboxMessage[],
   completion: { scope: string; key: string; orderId: number; status: number; body: unknown } | null,
 ): Promise<void> {
-  if (!completion) {
-    await insertMessages(db, messages);
-    return;
-  }
-  await db
-    .with('inserted', (qb) => messagesInsert(qb, messages))
-    .with('completed', (qb) =>
-      qb
-        .updateTable('idempotency_keys')
-        .set({ order_id: completion.orderId, response_status: completion.status, response_body: JSON.stringify(completion.body) })
-        .where('scope', '=', completion.scope)
-        .where('key', '=', completion.key)
-        .returning('scope'),
-    )
-    .selectFrom('inserted')
-    .select(['inserted.id', notifyOutbox().as('notified')])
-    .execute();
+  const rows = messages.map((m) => ({
+    kind: m.kind,
+    dedupe_key: m.dedupeKey,
+    message_id: m.messageId ?? null,
+    payload: m.payload,
+    next_attempt_at: m.notBefore ?? null,
+    locked_until: m.lockedUntil ?? null,
+  }));
+  await sql`${PREPARED}
+    with inserted as (
+      insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
+      select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at, now()), m.locked_until
+      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
+      on conflict (kind, dedupe_key) do nothing
+      returning id),
+    completed as (
+      update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::jsonb
+      where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
+      returning scope)
+    select (select count(pg_notify('outbox', '')) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
 }
