@@ -28,7 +28,7 @@ import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
 import type { MailPayload } from '../mail/mailer';
-import { confirmationLanguage } from '../mail/templates/order-confirmation';
+import { confirmationLanguage, moneyFormat } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
@@ -112,7 +112,7 @@ const PAYLINK_MAIL: Record<ReturnType<typeof confirmationLanguage>, { subject: (
 export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload {
   const lang = confirmationLanguage(order.contact.culture);
   const m = PAYLINK_MAIL[lang];
-  const amount = new Intl.NumberFormat(lang, { style: 'currency', currency: order.currency }).format(order.grossTotalCents / 100);
+  const amount = moneyFormat(lang, order.currency).format(order.grossTotalCents / 100);
   return { to: order.contact.email, subject: m.subject(order.orderNumber), text: m.body(`${order.contact.firstName} ${order.contact.lastName}`, order.orderNumber, amount, url), language: lang };
 }
 

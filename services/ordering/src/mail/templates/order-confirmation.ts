@@ -42,6 +42,22 @@ interface Formatters {
 /** Most cached formatter sets (culture × currency); cultures come from requests, so the cache is bounded. */
 const FORMATTERS_MAX = 500;
 const formattersCache = new Map<string, Formatters>();
+const moneyCache = new Map<string, Intl.NumberFormat>();
+
+/**
+ * The currency formatter of an `Intl` locale and an ISO 4217 currency, made once (building one costs far
+ * more than using it; bounded like the formatter sets). Throws RangeError for an unknown currency.
+ */
+export function moneyFormat(locale: string, currency: string): Intl.NumberFormat {
+  const key = `${locale}\u0000${currency}`;
+  let f = moneyCache.get(key);
+  if (!f) {
+    f = new Intl.NumberFormat(locale, { style: 'currency', currency });
+    if (moneyCache.size >= FORMATTERS_MAX) moneyCache.clear();
+    moneyCache.set(key, f);
+  }
+  return f;
+}
 
 /**
  * The formatters of a culture and currency. Building `Intl` formatters costs far more than using them and
@@ -53,7 +69,7 @@ function formattersFor(culture: string, lang: string, currency: string): Formatt
   if (!f) {
     const locale = intlLocale(culture, lang);
     f = {
-      money: new Intl.NumberFormat(locale, { style: 'currency', currency }),
+      money: moneyFormat(locale, currency),
       percent: new Intl.NumberFormat(locale, { style: 'percent', maximumFractionDigits: 2 }),
       date: new Intl.DateTimeFormat(locale, { dateStyle: 'long', timeZone: 'UTC' }),
     };
