@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { completeJobSql, type NewOutboxMessage } from '../outbox/outbox.repository';
+import { completeJobSql, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { OrderRow } from './orders.repository';
 
 /**
@@ -35,7 +35,7 @@ export async function storePaylink(
       on conflict (kind, dedupe_key) do nothing
       returning id)${completes ? sql`,
     completed as (${completeJobSql(completes.kind, completes.dedupeKey)})` : sql``}
-    select updated_at, (select count(pg_notify('outbox', '')) from inserted)::int as notified from updated`.execute(db);
+    select updated_at, (select count(${notifyOutbox()}) from inserted)::int as notified from updated`.execute(db);
   return r.rows[0]?.updated_at ?? null;
 }
 

@@ -5,7 +5,7 @@
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import type { NewOutboxMessage } from '../outbox/outbox.repository';
+import { messagesInsert, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { IdempotencyKeysTable, OrderItemsTable, OrdersTable } from './orders.tables';
 
 /** A stored `orders` row. */
@@ -55,36 +55,11 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
 /** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
 export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id'>>;
 
+/** Columns of a new order that come from the insert itself or from their defaults. */
+const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id']);
+
 /** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
-const NEW_ORDER_COLUMNS: readonly (keyof NewOrderRow)[] = [
-  'source',
-  'state',
-  'payment_method',
-  'user_group',
-  'created_by_kind',
-  'created_by_id',
-  'erp_retailer_entity_id',
-  'contact',
-  'shipping_address',
-  'shipping_country_id',
-  'billing_address',
-  'billing_country_id',
-  'billing_same_as_shipping',
-  'discount_codes',
-  'retailer_customer_order_reference',
-  'notes',
-  'currency',
-  'items_net_cents',
-  'discount_cents',
-  'shipping_net_cents',
-  'net_total_cents',
-  'vat_cents',
-  'gross_total_cents',
-  'vat_breakdown',
-  'courier',
-  'created_at',
-  'updated_at',
-];
+const NEW_ORDER_COLUMNS = ORDER_COLUMNS.filter((c): c is keyof NewOrderRow => !NOT_GIVEN.has(c));
 
 /**
  * An item of {@link insertNewOrder} (the `order_items` columns but order and parent ids): `parent_position`
@@ -241,24 +216,11 @@ export async function insertOutboxAndCompleteKey(
   messages: readonly NewOutboxMessage[],
   completion: { scope: string; key: string; orderId: number; status: number; body: unknown } | null,
 ): Promise<void> {
-  const rows = messages.map((m) => ({
-    kind: m.kind,
-    dedupe_key: m.dedupeKey,
-    message_id: m.messageId ?? null,
-    payload: m.payload,
-    next_attempt_at: m.notBefore ?? null,
-    locked_until: m.lockedUntil ?? null,
-  }));
   await sql`${PREPARED}
-    with inserted as (
-      insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
-      select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at, now()), m.locked_until
-      from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb) as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
-      on conflict (kind, dedupe_key) do nothing
-      returning id),
+    with inserted as (${messagesInsert(messages)}),
     completed as (
       update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::jsonb
       where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
       returning scope)
-    select (select count(pg_notify('outbox', '')) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
+    select (select count(${notifyOutbox()}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
 }

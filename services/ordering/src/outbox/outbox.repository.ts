@@ -1,12 +1,18 @@
 /**
  * SQL of the transactional job outbox. Functions take the executor first so callers pass their transaction.
  */
-import { sql, type Kysely, type QueryCreator, type Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
+import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { OutboxMessagesTable } from './outbox.tables';
 
 /** A stored outbox row. */
 export type OutboxMessage = Selectable<OutboxMessagesTable>;
+
+/** Every column of a stored outbox row, named (for `PREPARED` statements). */
+const OUTBOX_COLUMNS = sql.raw(
+  (['id', 'kind', 'dedupe_key', 'message_id', 'payload', 'attempts', 'next_attempt_at', 'locked_until', 'sent_at', 'dead_at', 'last_error', 'created_at'] satisfies (keyof OutboxMessagesTable)[]).join(', '),
+);
 
 /** A row to insert with {@link insertMessages}. */
 export interface NewOutboxMessage {
@@ -28,40 +34,39 @@ export async function insertMessage(db: Kysely<DB>, m: NewOutboxMessage): Promis
 }
 
 /**
- * Inserts jobs in one statement, skipping those whose kind and dedupe key exist; wakes dispatchers on
- * commit. Returns how many were new.
+ * Inserts jobs in one (prepared) statement, skipping those whose kind and dedupe key exist; wakes
+ * dispatchers on commit. Returns how many were new.
  */
 export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessage[]): Promise<number> {
   if (ms.length === 0) return 0;
   // Listeners hear the NOTIFY only if (and when) the enqueuing transaction commits. It is sent from the
   // same statement, when a row was inserted.
-  const r = await db
-    .with('inserted', (qb) => messagesInsert(qb, ms))
-    .selectFrom('inserted')
-    .select(['inserted.id', notifyOutbox().as('notified')])
-    .execute();
-  return r.length;
+  const r = await sql<{ inserted: number }>`${PREPARED}
+    with inserted as (${messagesInsert(ms)})
+    select count(${notifyOutbox()})::int as inserted from inserted`.execute(db);
+  return r.rows[0].inserted;
 }
 
 /**
- * The insert of {@link insertMessages} as a query to embed (a data-modifying CTE of a caller's statement),
- * returning the ids of the new rows; select {@link notifyOutbox} per returned id to wake dispatchers.
+ * The insert of {@link insertMessages} as SQL to embed (a data-modifying CTE of a caller's statement),
+ * returning the ids of the new rows; select {@link notifyOutbox} per returned id to wake dispatchers. The
+ * rows travel as one JSON parameter, so the text does not depend on them (a `PREPARED` statement may hold it).
  */
-export function messagesInsert(qb: QueryCreator<DB>, ms: readonly NewOutboxMessage[]) {
-  return qb
-    .insertInto('outbox_messages')
-    .values(
-      ms.map((m) => ({
-        kind: m.kind,
-        dedupe_key: m.dedupeKey,
-        message_id: m.messageId ?? null,
-        payload: JSON.stringify(m.payload),
-        ...(m.notBefore ? { next_attempt_at: m.notBefore } : {}),
-        ...(m.lockedUntil ? { locked_until: m.lockedUntil } : {}),
-      })),
-    )
-    .onConflict((oc) => oc.columns(['kind', 'dedupe_key']).doNothing())
-    .returning('id');
+export function messagesInsert(ms: readonly NewOutboxMessage[]) {
+  const rows = ms.map((m) => ({
+    kind: m.kind,
+    dedupe_key: m.dedupeKey,
+    message_id: m.messageId ?? null,
+    payload: m.payload,
+    next_attempt_at: m.notBefore ?? null,
+    locked_until: m.lockedUntil ?? null,
+  }));
+  return sql<{ id: number }>`insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
+    select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at, now()), m.locked_until
+    from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
+      as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
+    on conflict (kind, dedupe_key) do nothing
+    returning id`;
 }
 
 /** `pg_notify('outbox', '')`: wakes the dispatchers once the transaction commits (NOTIFY is transactional). */
@@ -76,7 +81,7 @@ export function notifyOutbox() {
  */
 export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: number, leaseSeconds: number): Promise<OutboxMessage[]> {
   if (kinds.length === 0) return [];
-  const r = await sql<OutboxMessage>`
+  const r = await sql<OutboxMessage>`${PREPARED}
     update outbox_messages set locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
     where id in (
       select id from outbox_messages
@@ -85,14 +90,14 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked)
-    returning *`.execute(db);
+    returning ${OUTBOX_COLUMNS}`.execute(db);
   return r.rows;
 }
 
-/** Marks claimed jobs as done, in one statement. */
+/** Marks claimed jobs as done, in one (prepared) statement. */
 export async function markSentMany(db: Kysely<DB>, ids: readonly number[]): Promise<void> {
   if (ids.length === 0) return;
-  await db.updateTable('outbox_messages').set({ sent_at: new Date(), locked_until: null, last_error: null }).where('id', 'in', [...ids]).execute();
+  await sql`${PREPARED} update outbox_messages set sent_at = ${new Date()}, locked_until = null, last_error = null where id = any(${[...ids]}::bigint[])`.execute(db);
 }
 
 /** Releases a claimed job for a later attempt at `nextAttemptAt`. */
