@@ -51,39 +51,42 @@ async function setPrice(cents: number): Promise<void> {
   await sql`update articles set net_price_cents = ${cents} where article_number = ${BSF8}`.execute(ctx.database.db);
 }
 
+/**
+ * With a fresh cache, places one order at the stored price, then raises the stored price by `delta` (behind
+ * the cache's back) and runs `check` with the old price; restores the price and the cache afterwards.
+ */
+async function withRaisedPrice(delta: number, check: (price: number) => Promise<void>): Promise<void> {
+  await caches.clearAll();
+  const price = await storedPrice();
+  expect(await orderedPrice()).toBe(price);
+  await setPrice(price + delta);
+  try {
+    await check(price);
+  } finally {
+    await setPrice(price);
+    await caches.clearAll();
+  }
+}
+
 async function storedPrice(): Promise<number> {
   return (await ctx.database.db.selectFrom('articles').select('net_price_cents').where('article_number', '=', BSF8).executeTakeFirstOrThrow()).net_price_cents;
 }
 
 it('keeps pricing from the cache until clear-caches, then from the changed article', async () => {
-  await caches.clearAll();
-  const price = await storedPrice();
-  expect(await orderedPrice()).toBe(price);
-  await setPrice(price + 100);
-  try {
+  await withRaisedPrice(100, async (price) => {
     // Within the freshness interval: the cached article.
     expect(await orderedPrice()).toBe(price);
     await request(ctx.app).post('/api/rest/v1/maintenance/clear-caches').set('authorization', admin).expect(200);
     expect(await orderedPrice()).toBe(price + 100);
     expect(await validatedPrice()).toBe(price + 100);
-  } finally {
-    await setPrice(price);
-    await caches.clearAll();
-  }
+  });
 });
 
 it('reads the article again once the freshness interval has passed', async () => {
-  await caches.clearAll();
-  const price = await storedPrice();
-  expect(await orderedPrice()).toBe(price);
-  await setPrice(price + 7);
-  try {
+  await withRaisedPrice(7, async (price) => {
     await new Promise((r) => setTimeout(r, CART_ARTICLE_FRESH_MS + 50));
     expect(await orderedPrice()).toBe(price + 7);
-  } finally {
-    await setPrice(price);
-    await caches.clearAll();
-  }
+  });
 });
 
 it('prices the next order with what an article import brought, at once', async () => {
