@@ -265,7 +265,7 @@ export const SCENARIOS: Scenario[] = [
     group: 'shop',
     title: 'Order creation with its outbox',
     description:
-      '`POST /api/grpc-json/v1/shop/orders`: an anonymous order of one BSF8 station shipped to Berlin, a distinct `Idempotency-Key` per request, so every request creates an order with its confirmation e-mail in the outbox (same transaction)',
+      '`POST /api/grpc-json/v1/shop/orders`: an anonymous order of one BSF8 station shipped to Berlin, a distinct `Idempotency-Key` per request, so every request creates an order with its confirmation e-mail in the outbox (same transaction) and, after the commit, its paylink at the payment simulator with the payment-link e-mail',
     instances: ['ordering'],
     connections: CONNECTIONS,
     uniqueHeader: 'idempotency-key',
