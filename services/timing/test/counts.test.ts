@@ -197,10 +197,14 @@ it("takes the rest of afterId's fine bucket from a full page when the page reach
   try {
     // first - 1: the page starts in the next bucket (0 rows of afterId's bucket on it); first: the page
     // (ids first+1 … first+1000) ends inside afterId's bucket, so the rest is counted; first + 100: the page
-    // reaches past the bucket and holds its 923 remaining punches.
+    // reaches past the bucket and holds its 923 remaining punches; first + 22: the page (ids 655,383–656,382)
+    // ends one id short of the bucket's last id (656,383), so that punch is not on it and is counted; first + 23:
+    // the page ends exactly at the bucket's last id.
     for (const [afterId, total] of [
       [first - 1, 1500],
       [first, 1499],
+      [first + 22, 1477],
+      [first + 23, 1476],
       [first + 100, 1399],
     ]) {
       const r = await compareInSnapshot(client, { modems: ['P-1'], afterId, timeFrom: null, timeTo: null });
