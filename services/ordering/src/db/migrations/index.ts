@@ -9,6 +9,7 @@ import * as m0004 from './0004_orders';
 import * as m0005 from './0005_maintenance';
 import * as m0006 from './0006_order_flow';
 import * as m0007 from './0007_erp';
+import * as m0008 from './0008_order_items_index';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005_maintenance': m0005,
   '0006_order_flow': m0006,
   '0007_erp': m0007,
+  '0008_order_items_index': m0008,
 };
