@@ -266,31 +266,26 @@ const PAGE_EDGE_COLUMNS = `max(id) as last_id, count(*) filter (where id < ${AFT
  */
 const PARTIAL_BUCKET_FROM_PAGE = `(case when last_id >= ${AFTER_BUCKET_END} - 1 then in_bucket else ${PARTIAL_BUCKET_COUNT} end)`;
 
-/** The fine level's part of {@link counterTotal}, read from the counters. */
-const FINE_PART_FROM_TABLE = `(select coalesce(sum(c.n), 0) from punch_counts c
-        where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
-          and c.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT} and c.txid < (select xmin from vis))`;
-
-/** The same from the page statements' CTE `fine` ({@link FINE_COUNTS}). */
-const FINE_PART_FROM_CTE = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT})`;
+/** The fine level's part of {@link counterTotal}, from the CTE `fine` ({@link FINE_COUNTS}). */
+const FINE_PART = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT})`;
 
 /**
  * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
- * window: coarse buckets above afterId's coarse bucket, middle buckets of that coarse bucket above
- * afterId's middle bucket, fine buckets of that middle bucket above afterId's fine bucket (`fine`: from the
- * table or the page statements' CTE) and `partial`, the count of the rest of afterId's fine bucket. Each
- * part applies the pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most
- * 8 + 8 rows per modem at the lower levels plus one per coarse bucket of the event's id span, whatever the
- * table size.
+ * window (the statement defines the CTEs `vis` and `fine`): coarse buckets above afterId's coarse bucket,
+ * middle buckets of that coarse bucket above afterId's middle bucket, fine buckets of that middle bucket
+ * above afterId's fine bucket, and `partial`, the count of the rest of afterId's fine bucket. Each part
+ * applies the pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 + 8
+ * rows per modem at the lower levels plus one per coarse bucket of the event's id span, whatever the table
+ * size.
  */
-function counterTotal(partial: string, fine: string): string {
+function counterTotal(partial: string): string {
   return `(
       (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
     + (select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${MID_SHIFT} and c.bucket > ($2::int8 >> ${MID_SHIFT})
           and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - MID_SHIFT} and c.txid < (select xmin from vis))
-    + ${fine}
+    + ${FINE_PART}
     + ${partial}
     )::int8`;
 }
@@ -302,7 +297,7 @@ const HEAD_IDS = 4096;
 const DENSE_BUCKETS = 4;
 
 /**
- * CTE `fine` of the page statements without a time window: the visible counts of the modems' fine buckets
+ * CTE `fine` of the statements that count without a time window: the visible counts of the modems' fine buckets
  * after afterId's, as far as both the dense check (the next {@link DENSE_BUCKETS}) and the total's fine level
  * (the rest of afterId's middle bucket) need them. One read (an index descent per modem) serves both.
  */
@@ -312,28 +307,28 @@ const FINE_COUNTS = `
       where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
         and c.bucket <= greatest(($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}, ((($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT}) - 1)
         and c.txid < (select xmin from vis)
-      group by c.bucket),`;
-
-/** {@link denseLastBucket} from afterId, over the CTE `fine`. */
-const DENSE_LAST_BUCKET_FROM_FINE = `(select min(w.bucket) from (
-          select f.bucket, sum(f.n) over (order by f.bucket) as cum from fine f
-          where f.bucket <= ($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}) w
-        where w.cum >= ${PAGE_SIZE})`;
+      group by c.bucket)`;
 
 /**
- * The last fine bucket of the dense strategy from id `after` (an SQL expression): the first bucket b (within
- * {@link DENSE_BUCKETS} after `after`'s) such that the buckets after `after`'s up to b hold at least a page of
- * visible punches of the modems; null when there is none (the modems are sparse there). `after`'s own bucket
- * is left out of the sum, so the id range (after, (b + 1) << 10) surely holds a full page.
+ * The last fine bucket of the dense strategy from id `after` (an SQL expression), given `counts`, a relation
+ * of visible (bucket, n) fine counts of the modems covering at least the {@link DENSE_BUCKETS} buckets after
+ * `after`'s: the first bucket b among those such that the buckets after `after`'s up to b hold at least a page
+ * of visible punches; null when there is none (the modems are sparse there). `after`'s own bucket is left out
+ * of the sum, so the id range (after, (b + 1) << 10) surely holds a full page.
  */
-function denseLastBucket(after: string): string {
+function denseLastBucket(after: string, counts: string): string {
   return `(select min(w.bucket) from (
-          select g.bucket, sum(g.n) over (order by g.bucket) as cum from (
-            select c.bucket, sum(c.n) as n from punch_counts c
+          select g.bucket, sum(g.n) over (order by g.bucket) as cum from ${counts} g
+          where g.bucket > (${after} >> ${FINE_SHIFT}) and g.bucket <= (${after} >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}) w
+        where w.cum >= ${PAGE_SIZE})`;
+}
+
+/** Visible fine counts of the modems in the {@link DENSE_BUCKETS} buckets after `after`'s, for {@link denseLastBucket}. */
+function fineCountsAfter(after: string): string {
+  return `(select c.bucket, sum(c.n) as n from punch_counts c
             where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > (${after} >> ${FINE_SHIFT})
               and c.bucket <= (${after} >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and c.txid < (select xmin from vis)
-            group by c.bucket) g) w
-        where w.cum >= ${PAGE_SIZE})`;
+            group by c.bucket)`;
 }
 
 /**
@@ -413,9 +408,9 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     const dense = windowed
       ? 'select null::int8 as last, null::int8 as lo'
       : `select coalesce(a.last, b.last) as last, b.lo
-        from (select ${DENSE_LAST_BUCKET_FROM_FINE} as last) a
+        from (select ${denseLastBucket('$2::int8', 'fine')} as last) a
         left join lateral (
-          select s.lo, ${denseLastBucket('s.lo')} as last
+          select s.lo, ${denseLastBucket('s.lo', fineCountsAfter('s.lo'))} as last
           from start s
           where a.last is null and s.lo > $2) b on true`;
     // A CTE, so that it runs once however often the plan refers to it, and only when the dense check needs it.
@@ -435,9 +430,9 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
       limit ${PAGE_SIZE}`;
   }
   const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
-  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE, FINE_PART_FROM_CTE);
+  const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
   const text = `
-    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${windowed ? '' : FINE_COUNTS}${mode}
+    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${windowed ? '' : `${FINE_COUNTS},`}${mode}
     page as (
       ${page}
     )
@@ -482,7 +477,7 @@ export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: Punch
   const windowed = scope.timeFrom !== null || scope.timeTo !== null;
   const text = windowed
     ? `select count(*)::float8 as n from punches q where ${where}`
-    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin) select ${counterTotal(PARTIAL_BUCKET_COUNT, FINE_PART_FROM_TABLE)}::float8 as n`;
+    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin), ${FINE_COUNTS} select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;
   const { rows } = await db.query<{ n: number }>(text, windowed ? values : values.slice(0, 2));
   return rows[0].n;
 }
