@@ -4,6 +4,7 @@ export * from './logging';
 export * from './db';
 export * from './server';
 export * from './openapi';
+export * from './browser-http';
 export * from './health';
 export * from './secrets';
 export * from './access';

@@ -13,6 +13,15 @@ import { ApiError, validationError } from './errors';
 /** A parsed OpenAPI document (plain object). */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
 
+/**
+ * Whether an operation is a *public read*: a GET whose `x-roles` include `anonymous`. Public reads answer
+ * any browser origin (browser-http.ts) and ignore undeclared query parameters ({@link validator}).
+ */
+export function isPublicRead(method: string, operation: Record<string, unknown>): boolean {
+  const roles = operation['x-roles'];
+  return method.toLowerCase() === 'get' && Array.isArray(roles) && roles.includes('anonymous');
+}
+
 /** Reads and parses a YAML OpenAPI file (absolute path). */
 export function loadSpec(file: string): OpenApiDocument {
   return yaml.load(readFileSync(file, 'utf8')) as OpenApiDocument;
@@ -68,8 +77,10 @@ function memoizeValidatorPathToRegexp(): void {
 /** express-openapi-validator configured the way DESIGN §2 requires (no stripping, no security handling). */
 export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): RequestHandler[] {
   memoizeValidatorPathToRegexp();
+  const apiSpec = structuredClone(spec);
+  lenientPublicReads(apiSpec);
   const chain = OpenApiValidator.middleware({
-    apiSpec: structuredClone(spec) as never,
+    apiSpec: apiSpec as never,
     // allErrors: a rejected batch or form lists every bad field, not only the first.
     validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false, allErrors: true },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
@@ -81,8 +92,69 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   }) as unknown as RequestHandler[];
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
-  chain.splice(at + 1, 0, ...(opts.beforeValidation ?? []));
-  return [rejectPrototypeQueryNames, ...chain];
+  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []));
+  return [headAsGet, rejectPrototypeQueryNames, ...chain];
+}
+
+/** Requests that arrived as HEAD (answered as their GET, see {@link headAsGet}). */
+const headRequests = new WeakSet<object>();
+
+/**
+ * Every GET operation also answers HEAD (RFC 9110 §9.3.2): the request is validated, authorised and
+ * handled as its GET, and Node sends the GET's status and headers without the body (it decides that from
+ * the method the request arrived with). Handlers that would hold the connection open (streams, long polls)
+ * ask {@link isHeadRequest} and answer at once.
+ */
+const headAsGet: RequestHandler = (req, _res, next) => {
+  if (req.method === 'HEAD') {
+    headRequests.add(req);
+    req.method = 'GET';
+  }
+  next();
+};
+
+/** Whether `req` arrived as HEAD and is being answered as its GET. */
+export function isHeadRequest(req: Request): boolean {
+  return headRequests.has(req);
+}
+
+/**
+ * Public reads (GET operations open to anonymous callers, the ones browsers and live-result pages call)
+ * ignore query parameters they do not declare, as the original SPORTident Center API does: jQuery's cache
+ * buster `_=1700000000` and tracking parameters must not break a page. Every other operation rejects
+ * unknown parameters with 400.
+ */
+function lenientPublicReads(spec: OpenApiDocument): void {
+  for (const item of Object.values(spec.paths)) {
+    const get = item.get as Record<string, unknown> | undefined;
+    if (get && isPublicRead('get', get)) get['x-eov-allow-unknown-query-parameters'] = true;
+  }
+}
+
+/**
+ * The limit of that leniency: an undeclared query parameter that differs from a declared one only in case
+ * (`afterid=5` for `afterId`) is a 400 on every operation, because ignoring it would silently change the
+ * answer (a poller would start again from the first punch).
+ */
+function rejectMisspelledQueryNames(spec: OpenApiDocument): RequestHandler {
+  const resolve = (p: { $ref?: string; name?: string; in?: string }) => {
+    if (typeof p.$ref !== 'string') return p;
+    let node: unknown = spec;
+    for (const part of p.$ref.replace(/^#\//, '').split('/')) node = (node as Record<string, unknown>)?.[part];
+    return node as { name?: string; in?: string };
+  };
+  return (req, _res, next) => {
+    const params = (operationOf(req)?.parameters as { $ref?: string; name?: string; in?: string }[] | undefined) ?? [];
+    const declared = params.map(resolve).filter((p) => p?.in === 'query' && typeof p.name === 'string').map((p) => p.name as string);
+    const q = req.url.indexOf('?');
+    if (q < 0 || declared.length === 0) return next();
+    for (const name of new URLSearchParams(req.url.slice(q + 1)).keys()) {
+      if (declared.includes(name)) continue;
+      const meant = declared.find((d) => d.toLowerCase() === name.toLowerCase());
+      if (meant) return next(validationError({ [name]: [`Unknown query parameter '${name}'; did you mean '${meant}'?`] }, `Unknown query parameter '${name}'; did you mean '${meant}'?`));
+    }
+    next();
+  };
 }
 
 /**

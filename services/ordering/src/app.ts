@@ -5,7 +5,7 @@
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import { createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
+import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
@@ -81,6 +81,7 @@ export function createApp(deps: OrderingDeps): Express {
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
   registerOutboxBacklogMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
+  app.use(corsFromSpec(spec, deps.config.corsOrigins));
 
   const identity = identityOf(deps);
   const authenticate = async (req: Request): Promise<Principal | null> => {

@@ -2,7 +2,7 @@
  * Ordering service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader } from '@sports-timing/shared';
+import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 export const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -61,6 +61,8 @@ export interface OrderingConfig {
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
   trustedProxies: string[];
+  /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list: the shop and admin front ends); public reads answer any origin. */
+  corsOrigins: string[];
   /**
    * AES-256-GCM key ring (`ENCRYPTION_KEYS`, `<version>:<base64 32 bytes>` comma list; the highest version
    * encrypts, all decrypt; parsed by `crypto/aead.ts`); generated into `.data/keys/encryption-keys` in development.
@@ -129,6 +131,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     rateLimitBatteryLookupsPerMinute: e.int('RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE', 600, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], 'http://127.0.0.1:8090/webapp/api/v1')!,

@@ -6,7 +6,7 @@
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
 import type { Logger } from 'pino';
-import { createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
+import { corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
@@ -46,6 +46,8 @@ export interface TimingDeps {
    * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
    */
   rateLimit?: { keyReadsPerMinute: number; redis?: Redis; prefix?: string };
+  /** Origins allowed for the non-public operations (`CORS_ORIGINS`); public reads answer any origin. */
+  corsOrigins?: string[];
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -78,6 +80,7 @@ export function createApp(deps: TimingDeps): Express {
     next();
   });
   app.use(gzipResponses());
+  app.use(corsFromSpec(spec, deps.corsOrigins ?? []));
 
   // An empty apikey header counts as none: result software sends the header even when no key is configured.
   const authenticate = async (req: Request): Promise<Principal | null> => {

@@ -2,7 +2,7 @@
  * Timing service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { envReader } from '@sports-timing/shared';
+import { envReader, parseCorsOrigins } from '@sports-timing/shared';
 
 /** Resolved configuration of the timing service. */
 export interface TimingConfig {
@@ -24,6 +24,8 @@ export interface TimingConfig {
   rateLimitKeyPrefix: string;
   /** Reads with a key per key and minute (`TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE`); 0 (default) = no limit. */
   rateLimitKeyReadsPerMinute: number;
+  /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list); public reads answer any origin. */
+  corsOrigins: string[];
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */
@@ -40,5 +42,6 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
+    corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
   };
 }

@@ -29,12 +29,12 @@ describe('conversion', () => {
 
   it('gives each radio control a modem, Start and Finish their own, and a real UTC reception time', () => {
     const start = venotteRowToPunch({ card: '9790916', code: '', time: '2020-02-01T19:16:03', type: 'Start' });
-    expect(start).toMatchObject({ card: '9790916', modem: 'VN2020-START', code: 1, type: 'Start', time: Date.UTC(2020, 1, 1, 19, 16, 3) });
+    expect(start).toMatchObject({ card: '9790916', modem: '2020001', code: 1, type: 'Start', time: Date.UTC(2020, 1, 1, 19, 16, 3) });
     const delay = start.receptionTimeUtc! - (start.time - 3_600_000);
     expect(delay).toBeGreaterThanOrEqual(2000);
     expect(delay).toBeLessThanOrEqual(6000);
-    expect(venotteRowToPunch({ card: '9790916', code: '54', time: '2020-02-01T19:17:52', type: 'Control' })).toMatchObject({ modem: 'VN2020-54', code: 54 });
-    expect(venotteRowToPunch({ card: '1', code: '', time: '2020-02-01T20:00:00', type: 'Finish' })).toMatchObject({ modem: 'VN2020-FINISH', code: 2 });
+    expect(venotteRowToPunch({ card: '9790916', code: '54', time: '2020-02-01T19:17:52', type: 'Control' })).toMatchObject({ modem: '2020054', code: 54 });
+    expect(venotteRowToPunch({ card: '1', code: '', time: '2020-02-01T20:00:00', type: 'Finish' })).toMatchObject({ modem: '2020002', code: 2 });
     const all = readVenottePunches();
     expect(all).toHaveLength(7759);
     expect(all.every((p, i) => i === 0 || all[i - 1].time <= p.time)).toBe(true);
@@ -46,8 +46,8 @@ describe('the demo event', () => {
     const res = await request(ctx.app).get('/api/rest/v1/events').expect(200);
     const ev = res.body.find((e: { name: string }) => e.name === DEMO_EVENT_NAME);
     expect(ev).toMatchObject({ id: eventId, public: true, owner: 'demo', from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to });
-    expect(ev.modems).toContain('VN2020-START');
-    expect(ev.modems).toContain('VN2020-FINISH');
+    expect(ev.modems).toContain('2020001');
+    expect(ev.modems).toContain('2020002');
     expect(ev.modems).toHaveLength(30); // 28 radio controls, start, finish
   });
 

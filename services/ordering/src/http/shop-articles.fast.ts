@@ -71,7 +71,8 @@ export function shopArticlesFastLane(deps: ShopArticlesFastLaneDeps): FastLane {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();
     const url = req.url ?? '';
-    if (req.method !== 'GET' || !url.startsWith(PATH)) return next();
+    // Browser requests (CORS headers) take the pipeline.
+    if (req.method !== 'GET' || !url.startsWith(PATH) || req.headers.origin !== undefined) return next();
     const rest = url.slice(PATH.length);
     if (rest !== '' && rest[0] !== '?') return next();
     const flags = plainListQuery(rest.slice(1));

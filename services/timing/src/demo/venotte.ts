@@ -5,9 +5,10 @@
  *
  * - `time`: the local wall-clock time as milliseconds "as if UTC" (`Date.UTC` of its components, no
  *   time-zone shift), which is what the API's local-time fields mean.
- * - modems: one per radio control, serial `VN2020-<code>`; Start rows (no code in the file) come from
- *   modem `VN2020-START` with code 1, Finish rows from `VN2020-FINISH` with code 2 (no control of the
- *   event uses codes 1 or 2).
+ * - modems: one per radio control, with a numeric serial as real LTE modems have (MeOS's modem mode only
+ *   takes positive integer unit ids): `2020000 + code`, so control 54 comes from modem `2020054`. Start rows
+ *   (no code in the file) get code 1 and come from modem `2020001`, Finish rows code 2 from `2020002` (no
+ *   control of the event uses codes 1 or 2).
  * - `receptionTimeUtc`: the real UTC instant (local CET = UTC+1 on 2020-02-01) plus a radio delay of
  *   2–6 s, derived from the row so that every conversion gives the same values.
  */
@@ -19,11 +20,13 @@ import type { PunchUpload } from '../punches/punches.service';
 /** The shipped file. */
 export const VENOTTE_FILE = path.join(__dirname, '../../demo/venotte2020-punches.csv');
 
-/** Serial number prefix of the demo modems. */
-export const VENOTTE_MODEM_PREFIX = 'VN2020-';
-/** Code given to Start punches (modem VN2020-START). */
+/** Serial number of the demo modem at the control with `code`: `2020000 + code` (a positive integer, see above). */
+export function venotteModemSerial(code: number): string {
+  return String(2_020_000 + code);
+}
+/** Code given to Start punches (modem 2020001). */
 export const VENOTTE_START_CODE = 1;
-/** Code given to Finish punches (modem VN2020-FINISH). */
+/** Code given to Finish punches (modem 2020002). */
 export const VENOTTE_FINISH_CODE = 2;
 
 /** CET offset on the event day: local = UTC + 1 h. */
@@ -57,11 +60,11 @@ export function venotteRowToPunch(row: { card: string; code: string; time: strin
   let code: number;
   let type: PunchUpload['type'];
   if (row.type === 'Start') {
-    [modem, code, type] = [`${VENOTTE_MODEM_PREFIX}START`, VENOTTE_START_CODE, 'Start'];
+    [modem, code, type] = [venotteModemSerial(VENOTTE_START_CODE), VENOTTE_START_CODE, 'Start'];
   } else if (row.type === 'Finish') {
-    [modem, code, type] = [`${VENOTTE_MODEM_PREFIX}FINISH`, VENOTTE_FINISH_CODE, 'Finish'];
+    [modem, code, type] = [venotteModemSerial(VENOTTE_FINISH_CODE), VENOTTE_FINISH_CODE, 'Finish'];
   } else if (row.type === 'Control' && /^\d+$/.test(row.code)) {
-    [modem, code, type] = [`${VENOTTE_MODEM_PREFIX}${row.code}`, Number(row.code), 'Control'];
+    [modem, code, type] = [venotteModemSerial(Number(row.code)), Number(row.code), 'Control'];
   } else {
     throw new Error(`unexpected VeNotte row: ${JSON.stringify(row)}`);
   }

@@ -3,7 +3,7 @@
  * and errors before the stream starts are those of `getPunches` (the first read runs before any header is
  * sent); the stream itself is live.service.ts `runStream`.
  */
-import { ApiError, type Handlers } from '@sports-timing/shared';
+import { ApiError, isHeadRequest, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import type { LiveHub } from '../live/hub';
 import { clientGone, runStream } from '../live/live.service';
@@ -21,7 +21,7 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunchStream(req, res) {
-      if (req.accepts('text/event-stream') !== 'text/event-stream') throw new ApiError(406, 'Acceptable format: text/event-stream.');
+      if (preferredType(req, ['text/event-stream']) !== 'text/event-stream') throw new ApiError(406, 'Acceptable format: text/event-stream.');
       const caller = callerOf(res);
       // Last-Event-ID (the browser's automatic resume) overrides afterId; the spec restricts it to digits.
       const lastEventId = req.get('Last-Event-ID');
@@ -38,6 +38,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
         // Reverse proxies (nginx) would otherwise buffer the stream.
         res.setHeader('X-Accel-Buffering', 'no');
         res.flushHeaders();
+        // HEAD: the stream's headers only (Node sends no body for HEAD); nothing to hold open.
+        if (isHeadRequest(req)) return void res.end();
         res.write('retry: 1000\n\n');
         await runStream(res, {
           hub: live,

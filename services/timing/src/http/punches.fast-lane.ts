@@ -23,10 +23,10 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { sendFastLaneAnswer, type AppMetrics, type FastLane } from '@sports-timing/shared';
+import { preferredType, sendFastLaneAnswer, type AppMetrics, type FastLane } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
-import { MAX_TIME, MODEM_PATTERN, PUNCH_TYPES, type NewPunch } from '../punches/punches.csv';
+import { cardNumberProblem, MAX_TIME, MODEM_PATTERN, PUNCH_TYPES, type NewPunch } from '../punches/punches.csv';
 import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
@@ -101,7 +101,6 @@ function apiKeyOf(req: IncomingMessage): string | undefined {
 }
 
 const PLAIN_JSON = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
-const CARD_PATTERN = /^[0-9]{1,10}$/;
 const MAX_CODE = 65_535;
 
 /** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
@@ -110,7 +109,7 @@ export function isPlainUpload(body: unknown): body is NewPunch[] {
   for (const p of body as unknown[]) {
     if (typeof p !== 'object' || p === null || Array.isArray(p) || Object.keys(p).length !== 5) return false;
     const { card, time, code, type, modem } = p as Record<string, unknown>;
-    if (typeof card !== 'string' || !CARD_PATTERN.test(card)) return false;
+    if (typeof card !== 'string' || cardNumberProblem(card) !== undefined) return false;
     if (typeof time !== 'number' || !Number.isInteger(time) || time < 0 || time > MAX_TIME) return false;
     if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > MAX_CODE) return false;
     if (typeof type !== 'string' || !(PUNCH_TYPES as readonly string[]).includes(type)) return false;
@@ -138,6 +137,8 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();
     const url = req.url ?? '';
+    // Browser requests (CORS headers) take the pipeline.
+    if (req.headers.origin !== undefined) return pipeline();
     if (req.method === 'POST' && url === PATH) {
       const key = apiKeyOf(req);
       if (key === undefined || !plainUploadRequest(req)) return pipeline();
@@ -159,10 +160,9 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     const key = apiKeyOf(req);
     if (key !== undefined && deps.keyReadsLimited) return pipeline();
     // No Accept, */* and application/* pick JSON (first listed), as in the handler.
-    const negotiator = accepts(req);
-    const accepted = negotiator.type(['application/json', 'text/csv']);
+    const accepted = preferredType(req, ['application/json', 'text/csv']);
     if (!accepted) return pipeline();
-    const gzipAccepted = req.headers['accept-encoding'] !== undefined && negotiator.encoding(['gzip']) === 'gzip';
+    const gzipAccepted = req.headers['accept-encoding'] !== undefined && accepts(req).encoding(['gzip']) === 'gzip';
     read(deps, req, res, start, query, key, accepted === 'text/csv' ? 'csv' : 'json', gzipAccepted).catch(pipeline);
   };
 }

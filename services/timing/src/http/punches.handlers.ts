@@ -2,7 +2,7 @@
  * Handlers of the punch operations (timing spec §4.1): content negotiation and headers here, everything
  * else in punches.service.ts.
  */
-import { ApiError, type Handlers } from '@sports-timing/shared';
+import { ApiError, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
@@ -19,8 +19,8 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunches(req, res) {
-      // No Accept, */* and application/* pick JSON (first listed); q-values are honoured.
-      const accepted = req.accepts(['application/json', 'text/csv']);
+      // No Accept, */* and application/* pick JSON (first listed); q-values are honoured, other parameters ignored.
+      const accepted = preferredType(req, ['application/json', 'text/csv']);
       if (!accepted) throw new ApiError(406, 'Acceptable formats: application/json, text/csv.');
       const format = accepted === 'text/csv' ? 'csv' : 'json';
       const caller = callerOf(res);

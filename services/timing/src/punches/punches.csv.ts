@@ -19,6 +19,21 @@ export const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start',
 /** Most time value accepted: 9999-12-31T23:59:59.999 as local ms (matches the spec's maximum). */
 export const MAX_TIME = 253402300799999;
 
+/**
+ * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
+ * a number above 16,777,215, and result software parses them into 32-bit integers (MeOS `std::stoi`,
+ * SIRAPimport `uint.Parse`): a larger number would make those clients fail on every poll from that punch on.
+ */
+export const MAX_CARD_NUMBER = 16_777_215;
+
+/** What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid. */
+export function cardNumberProblem(card: string | number): string | undefined {
+  const text = String(card);
+  if (!/^[0-9]{1,10}$/.test(text)) return 'must be 1 to 10 decimal digits';
+  if (Number(text) > MAX_CARD_NUMBER) return `must be at most ${MAX_CARD_NUMBER}: no SPORTident card carries a larger number`;
+  return undefined;
+}
+
 /** Same pattern as the spec's `ModemSerial`. */
 export const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
@@ -32,7 +47,7 @@ type Column = (typeof REQUIRED)[number];
 function checkField(col: Column, v: string): string | undefined {
   switch (col) {
     case 'card':
-      return /^[0-9]{1,10}$/.test(v) ? undefined : 'must be 1 to 10 decimal digits';
+      return cardNumberProblem(v);
     case 'time':
       return /^[0-9]{1,15}$/.test(v) && Number(v) <= MAX_TIME ? undefined : `must be an integer from 0 to ${MAX_TIME}`;
     case 'code':

@@ -15,7 +15,7 @@ import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired, unknownKey } from '../users/users.service';
 import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
 import { jsonFromCsvPage } from './page-json';
-import { parsePunchCsv, type NewPunch } from './punches.csv';
+import { cardNumberProblem, parsePunchCsv, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
 /** Most punches per upload (400 beyond). */
@@ -189,7 +189,19 @@ function canonicalCard(card: string | number): string {
   return String(Number(card));
 }
 
+/**
+ * Rows to insert, after the card-number range check that the spec's schema cannot express
+ * (`MAX_CARD_NUMBER`): any card out of range rejects the whole batch with 400, errors keyed `[index].card`
+ * as the validator keys its own.
+ */
 function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): repo.PunchInsert[] {
+  const errors: Record<string, string[]> = {};
+  punches.forEach((p, i) => {
+    const problem = cardNumberProblem(p.card);
+    if (problem !== undefined) errors[`[${i}].card`] = [problem];
+  });
+  const invalid = Object.keys(errors).length;
+  if (invalid > 0) throw validationError(errors, `${invalid} of ${punches.length} punches have an invalid card number; nothing was stored.`);
   return punches.map((p) => ({
     card: canonicalCard(p.card),
     time: p.time,
