@@ -58,7 +58,7 @@ function keyReadLimits(deps: TimingDeps): RequestHandler {
     return p && p.keyId > 0 ? `key:${p.keyId}` : undefined;
   };
   const limit = (operationId: string) => ({ operationId, points, durationSeconds: 60, key, message: 'Too many reads with this key; retry later.' });
-  return rateLimits([limit('getPunches'), limit('getPunchStream')], { redis: deps.rateLimit?.redis, prefix: deps.rateLimit?.prefix ?? 'timing', logger: deps.logger });
+  return rateLimits([limit('getPunches'), limit('getPunchStream'), limit('getPublicEventPunches')], { redis: deps.rateLimit?.redis, prefix: deps.rateLimit?.prefix ?? 'timing', logger: deps.logger });
 }
 
 /** Builds the app. */

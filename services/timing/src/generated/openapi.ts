@@ -261,6 +261,42 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/public/events/{eventId}/punches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event's punches in the SPORTident Center simple punch format
+         * @description The read of the original SPORTident Center REST API ("Retrieve punches for an event"), kept so that the
+         *     clients written for it (RadioSender, web live-result pages, Center polling scripts) work unchanged:
+         *     `GET /api/rest/v1/public/events/{eventId}/punches?afterId=N&limit=1000&projection=simple` with the
+         *     `apikey` header.
+         *
+         *     - Punches of the event (its modems, inside its window), ascending `id`, at most `limit` (default and
+         *       maximum 1000). Poll with `afterId` = the highest id received: the polling guarantee of `getPunches`
+         *       holds (never a gap, never a repeat).
+         *     - The simple punch format (`SimplePunch`): `id`, `modem`, `card` (a JSON number), `time`, `code`,
+         *       `mode` (the punch type as the Center names it: `BcControl`, `BcStart`, `BcFinish`, `BcCheck`,
+         *       `BcClear`, `Unknown`) and `receptionTime` (UTC milliseconds).
+         *     - Format by `Accept`: JSON (also `*\/*`, `application/*` or no header) or `text/csv` with the header row
+         *       `id,modem,card,time,code,mode,receptionTime` (clients map columns by header name). Anything else is 406.
+         *     - `X-Total-Count`: the punches after `afterId` (all of them, not only the `limit` returned).
+         *     - Access as `getPunches` by `eventId`: a public event anonymously, a private one with the owner's or an
+         *       admin's key (401 without a key, 403 with another key); an unknown event is 404.
+         *     - As every public read, undeclared query parameters (cache busters such as `_=1700000000`) are ignored.
+         */
+        get: operations["getPublicEventPunches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/public/versions": {
         parameters: {
             query?: never;
@@ -324,7 +360,7 @@ export interface components {
         PunchType: "Unknown" | "Control" | "Start" | "Finish" | "Check" | "Clear";
         /**
          * @description Modem serial number (letters, digits, `.`, `_`, `:`, `-`; no commas, so that lists and CSV need no quoting).
-         * @example VN2020-54
+         * @example 2020054
          */
         ModemSerial: string;
         /**
@@ -365,11 +401,43 @@ export interface components {
              */
             receptionTimeUtc: number;
         };
+        /**
+         * @description A punch in the simple punch format of the SPORTident Center REST API (`getPublicEventPunches`). The same
+         *     punch as `Punch`, with the Center's names: `card` as a number, `mode` for the type, `receptionTime` for
+         *     `receptionTimeUtc`.
+         */
+        SimplePunch: {
+            /** Format: int64 */
+            id: number;
+            modem: components["schemas"]["ModemSerial"];
+            /** @example 9790916 */
+            card: number;
+            /**
+             * Format: int64
+             * @description Punch time, local wall-clock time, milliseconds since 1970-01-01 00:00:00.
+             */
+            time: number;
+            code: number;
+            /**
+             * @description The punch type as the Center names it: `BcControl` (Control), `BcStart`, `BcFinish`, `BcCheck`,
+             *     `BcClear`, `Unknown`. Further values may be added; clients must tolerate unknown values.
+             * @example BcControl
+             */
+            mode: string;
+            /**
+             * Format: int64
+             * @description When the service received the punch, UTC milliseconds since 1970-01-01 00:00:00.
+             */
+            receptionTime: number;
+        };
         /** @description A punch to upload; `id` and `receptionTimeUtc` are assigned by the service. */
         NewPunch: {
             /**
-             * @description Card number, 1–10 decimal digits. A JSON integer (e.g. `9790916`) is accepted as well and read as
-             *     its decimal text. Stored without leading zeros, so `"09790916"`, `"9790916"` and `9790916` are one card.
+             * @description Card number, 1–10 decimal digits with a value of at most 16,777,215 (SPORTident card numbers are
+             *     24-bit; result software parses them into 32-bit integers, so a larger number would stop it at that
+             *     punch): a larger value rejects the batch with 400 (`errors` `[index].card`), in JSON and CSV uploads
+             *     alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal text. Stored
+             *     without leading zeros, so `"09790916"`, `"9790916"` and `9790916` are one card.
              * @example 9790916
              */
             card: string;
@@ -662,7 +730,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
-                 * @example VN2020-54,VN2020-56
+                 * @example 2020054,2020056
                  */
                 modem?: string;
                 /**
@@ -709,7 +777,7 @@ export interface operations {
                     "application/json": components["schemas"]["Punch"][];
                     /**
                      * @example id,card,time,code,type,modem,receptionTimeUtc
-                     *     1,9790916,1580584563000,54,Control,VN2020-54,1580580965000
+                     *     1,9790916,1580584563000,54,Control,2020054,1580580965000
                      */
                     "text/csv": string;
                 };
@@ -737,7 +805,7 @@ export interface operations {
                 "application/json": components["schemas"]["NewPunch"][];
                 /**
                  * @example card,time,code,type,modem
-                 *     9790916,1580584563000,54,Control,VN2020-54
+                 *     9790916,1580584563000,54,Control,2020054
                  */
                 "text/csv": string;
             };
@@ -765,7 +833,7 @@ export interface operations {
             query?: {
                 /**
                  * @description Modem serial numbers separated by commas (at most 200), as in `getPunches`.
-                 * @example VN2020-54,VN2020-56
+                 * @example 2020054,2020056
                  */
                 modem?: string;
                 /**
@@ -809,7 +877,7 @@ export interface operations {
                      *
                      *     id: 1
                      *     event: punch
-                     *     data: {"id":1,"card":"9790916","time":1580584563000,"code":54,"type":"Control","modem":"VN2020-54","receptionTimeUtc":1580580965000}
+                     *     data: {"id":1,"card":"9790916","time":1580584563000,"code":54,"type":"Control","modem":"2020054","receptionTimeUtc":1580580965000}
                      */
                     "text/event-stream": string;
                 };
@@ -1170,6 +1238,60 @@ export interface operations {
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getPublicEventPunches: {
+        parameters: {
+            query?: {
+                /**
+                 * @description Return only punches with an id greater than this value (exclusive); start with 0.
+                 * @example 0
+                 */
+                afterId?: number;
+                /**
+                 * @description Most punches returned.
+                 * @example 1000
+                 */
+                limit?: number;
+                /** @description The punch format; `simple` is the only one. */
+                projection?: "simple";
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The event id.
+                 * @example 1
+                 */
+                eventId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Up to `limit` punches in the simple punch format, ascending id. */
+            200: {
+                headers: {
+                    /** @description Number of the event's punches after `afterId`. */
+                    "X-Total-Count"?: number;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SimplePunch"][];
+                    /**
+                     * @example id,modem,card,time,code,mode,receptionTime
+                     *     1,2020054,9790916,1580584563000,54,BcControl,1580580965000
+                     */
+                    "text/csv": string;
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            406: components["responses"]["NotAcceptable"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };

@@ -6,7 +6,7 @@ import { ApiError, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
-import { punchesFromCsv, readPunches, uploadPunches } from '../punches/punches.service';
+import { punchesFromCsv, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
 import { countIngested, type TimingMetrics } from '../metrics';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
@@ -14,15 +14,23 @@ import { callerOf, requireCaller, sendText } from './respond';
 /** Response content types of punch reads by format. */
 export const PUNCH_CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
 
-/** `getPunches` (with the `wait` long-poll on `live`), `postPunches` (counting stored punches in `timingMetrics`). */
+/** The response format an `Accept` header asks for among JSON and CSV (no header or a wildcard: JSON); 406 otherwise. */
+function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
+  // q-values are honoured, other parameters ignored.
+  const accepted = preferredType(req, ['application/json', 'text/csv']);
+  if (!accepted) throw new ApiError(406, 'Acceptable formats: application/json, text/csv.');
+  return accepted === 'text/csv' ? 'csv' : 'json';
+}
+
+/**
+ * `getPunches` (with the `wait` long-poll on `live`), `getPublicEventPunches` (the Center's simple format),
+ * `postPunches` (counting stored punches in `timingMetrics`).
+ */
 export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics): Handlers<operations> {
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
   return {
     async getPunches(req, res) {
-      // No Accept, */* and application/* pick JSON (first listed); q-values are honoured, other parameters ignored.
-      const accepted = preferredType(req, ['application/json', 'text/csv']);
-      if (!accepted) throw new ApiError(406, 'Acceptable formats: application/json, text/csv.');
-      const format = accepted === 'text/csv' ? 'csv' : 'json';
+      const format = punchFormat(req);
       const caller = callerOf(res);
       const read = () => readPunches(svc, caller, req.query, format);
       const seen = live.current;
@@ -39,6 +47,12 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
         }
         if (gone.signal.aborted) return;
       }
+      sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
+    },
+    async getPublicEventPunches(req, res) {
+      const format = punchFormat(req);
+      const q = { eventId: req.params.eventId, afterId: req.query.afterId, limit: req.query.limit ?? 1000 };
+      const page = await readSimpleEventPunches(svc, callerOf(res), q, format);
       sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
     },
     async postPunches(req, res) {

@@ -15,6 +15,7 @@ import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired, unknownKey } from '../users/users.service';
 import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
 import { jsonFromCsvPage } from './page-json';
+import { simplePunchPage } from './simple-format';
 import { cardNumberProblem, parsePunchCsv, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
@@ -141,6 +142,21 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
   }
   const page = await repo.readPunchPage(deps.pool, scope, format);
   return { body: page.body, total: page.total };
+}
+
+/**
+ * A page of an event's punches in the SPORTident Center simple punch format (`getPublicEventPunches`,
+ * simple-format.ts): the event read of {@link readPunches} (same access, window and polling guarantee),
+ * cut to the first `limit` punches — a prefix of a gap-free page is gap-free — with the same total.
+ */
+export async function readSimpleEventPunches(
+  deps: PunchDeps,
+  caller: Principal | null,
+  q: { eventId: number; afterId?: number; limit: number },
+  format: repo.PunchFormat,
+): Promise<PunchReadResult> {
+  const page = await readPunches(deps, caller, { eventId: String(q.eventId), afterId: q.afterId }, 'csv');
+  return { body: simplePunchPage(page.body.toString(), q.limit, format), total: page.total };
 }
 
 /**
