@@ -130,7 +130,9 @@ describe('requests the fast lane passes on: the pipeline answers them', () => {
     ['afterId not a number', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=abc`, () => ({}), 400],
     ['negative afterId', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=-1`, () => ({}), 400],
     ['afterId repeated', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterId=1&afterId=2`, () => ({}), 400],
-    ['unknown parameter', () => `/api/rest/v1/punches?eventId=${publicEventId}&limit=5`, () => ({}), 400],
+    // A public read ignores undeclared parameters (a cache buster), but not a case typo of a declared one.
+    ['undeclared parameter', () => `/api/rest/v1/punches?eventId=${publicEventId}&_=1700000000`, () => ({}), 200],
+    ['case typo of a parameter', () => `/api/rest/v1/punches?eventId=${publicEventId}&afterid=5`, () => ({}), 400],
     ['eventId not digits', () => '/api/rest/v1/punches?eventId=x1', () => ({}), 400],
     ['unknown event', () => '/api/rest/v1/punches?eventId=987654', () => ({}), 404],
     ['private event, anonymous', () => `/api/rest/v1/punches?eventId=${privateEventId}`, () => ({}), 401],

@@ -146,9 +146,10 @@ describe('filters', () => {
     await request(ctx.app).get('/api/rest/v1/punches?modem=&afterId=0').expect(400);
   });
 
-  it('answers 400 for a non-integer eventId or an unknown parameter, 404 for an unknown event', async () => {
+  it('answers 400 for a non-integer eventId or a case typo of a parameter, 404 for an unknown event; undeclared parameters are ignored', async () => {
     await request(ctx.app).get('/api/rest/v1/punches?eventId=abc').expect(400);
-    await request(ctx.app).get('/api/rest/v1/punches?eventId=1&foo=bar').expect(400);
+    await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}&afterid=5`).expect(400);
+    await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}&foo=bar`).expect(200);
     await request(ctx.app).get('/api/rest/v1/punches?afterId=-1&modem=M-1').expect(400);
     const res = await request(ctx.app).get('/api/rest/v1/punches?eventId=999999').expect(404);
     expect(res.body).toMatchObject({ status: 404 });
