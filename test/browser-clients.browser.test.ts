@@ -91,7 +91,7 @@ describe('battery.js (sportident-web fetchSiacBattery) from a page on another or
           signal: controller.signal,
         });
         if (response.status === 404) return null;
-        const body = await response.json();
+        const body = (await response.json()) as { cardNumber?: string; batteryDate?: unknown; replaceBefore?: unknown };
         const parseDay = (text: unknown) => {
           if (typeof text !== 'string') return null;
           const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);

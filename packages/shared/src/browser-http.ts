@@ -1,6 +1,6 @@
 /**
  * HTTP details that real client stacks and browsers depend on, derived from the OpenAPI document so that
- * every operation follows the same rules (docs/http.md):
+ * every operation follows the same rules (stated in the `info.description` of specs/timing.yaml and specs/ordering.yaml):
  *
  * - **Content negotiation** ({@link preferredType}): media-type parameters in `Accept` (`charset=utf-8`,
  *   anything else but `q`) never block a match; the body is always UTF-8.
@@ -17,7 +17,7 @@ import accepts from 'accepts';
 import cors, { type CorsOptions } from 'cors';
 import type { Request, RequestHandler } from 'express';
 import { ConfigError } from './config';
-import { isPublicRead, type OpenApiDocument } from './openapi';
+import { isPublicRead, resolveRef, type OpenApiDocument } from './openapi';
 
 /**
  * The offered media type (one of `offered`, e.g. `['application/json', 'text/csv']`) the request's `Accept`
@@ -62,13 +62,6 @@ interface CorsPath {
 
 type Schemes = Record<string, { type?: string; in?: string; name?: string; scheme?: string }>;
 type Param = { in?: string; name?: string; $ref?: string };
-
-function resolveRef<T>(spec: OpenApiDocument, value: T & { $ref?: string }): T {
-  if (typeof value?.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
-  let node: unknown = spec;
-  for (const part of value.$ref.slice(2).split('/')) node = (node as Record<string, unknown>)?.[part];
-  return node as T;
-}
 
 function corsPaths(spec: OpenApiDocument): CorsPath[] {
   const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {}) as Schemes;

@@ -22,6 +22,14 @@ export function isPublicRead(method: string, operation: Record<string, unknown>)
   return method.toLowerCase() === 'get' && Array.isArray(roles) && roles.includes('anonymous');
 }
 
+/** `value`, or what its local `$ref` (`#/components/…`) points at in `spec`. */
+export function resolveRef<T>(spec: OpenApiDocument, value: T & { $ref?: string }): T {
+  if (typeof value?.$ref !== 'string' || !value.$ref.startsWith('#/')) return value;
+  let node: unknown = spec;
+  for (const part of value.$ref.slice(2).split('/')) node = (node as Record<string, unknown>)?.[part];
+  return node as T;
+}
+
 /** Reads and parses a YAML OpenAPI file (absolute path). */
 export function loadSpec(file: string): OpenApiDocument {
   return yaml.load(readFileSync(file, 'utf8')) as OpenApiDocument;
@@ -137,15 +145,9 @@ function lenientPublicReads(spec: OpenApiDocument): void {
  * answer (a poller would start again from the first punch).
  */
 function rejectMisspelledQueryNames(spec: OpenApiDocument): RequestHandler {
-  const resolve = (p: { $ref?: string; name?: string; in?: string }) => {
-    if (typeof p.$ref !== 'string') return p;
-    let node: unknown = spec;
-    for (const part of p.$ref.replace(/^#\//, '').split('/')) node = (node as Record<string, unknown>)?.[part];
-    return node as { name?: string; in?: string };
-  };
   return (req, _res, next) => {
     const params = (operationOf(req)?.parameters as { $ref?: string; name?: string; in?: string }[] | undefined) ?? [];
-    const declared = params.map(resolve).filter((p) => p?.in === 'query' && typeof p.name === 'string').map((p) => p.name as string);
+    const declared = params.map((p) => resolveRef(spec, p)).filter((p) => p?.in === 'query' && typeof p.name === 'string').map((p) => p.name as string);
     const q = req.url.indexOf('?');
     if (q < 0 || declared.length === 0) return next();
     for (const name of new URLSearchParams(req.url.slice(q + 1)).keys()) {
