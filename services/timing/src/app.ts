@@ -13,6 +13,7 @@ import { bodyParsers, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
+import { livePage } from './http/live-page';
 import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
@@ -90,6 +91,7 @@ export function createApp(deps: TimingDeps): Express {
   };
 
   app.use(apiDocs(SPEC_FILE, spec));
+  app.use(livePage());
   app.use(metrics.router);
   app.use(
     validator(spec, {

@@ -23,7 +23,8 @@ export function eventLocation(id: number): string {
   return `/api/rest/v1/events/${id}`;
 }
 
-function toEventDto(row: repo.EventRow): EventDto {
+/** The API `Event` of a stored event row. */
+export function toEventDto(row: repo.EventRow): EventDto {
   return {
     id: row.id,
     name: row.name,

@@ -148,6 +148,41 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/events/{id}/status": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        /**
+         * An event's live status (the organiser's page)
+         * @description What the organiser's live page (`/events/{id}/live`) shows, in one read and one snapshot: the event, its
+         *     exact punch total (the `X-Total-Count` of `getPunches?eventId={id}`), the punches received in the last
+         *     minute, one row per modem (control codes reported, punches, time of the last punch and of the last
+         *     upload), punches per minute and control code over the event, the newest punches, and `lastId`, the
+         *     highest punch id counted: following `getPunchStream?eventId={id}` from `afterId=lastId` delivers every
+         *     later punch exactly once.
+         *
+         *     - Counts follow the read rules of `getPunches` (the event's modems, inside its window, only punches
+         *       every lower id of which is committed).
+         *     - `perMinute` buckets punch `time` (local wall-clock) by minute; `lastMinute` counts by
+         *       `receptionTimeUtc` against the service clock (`serverTimeUtc`).
+         *     - Access as `getEvent`: public events for everyone; private ones for the owner and admins (401 without
+         *       a key, 403 with another key).
+         */
+        get: operations["getEventStatus"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/modems": {
         parameters: {
             query?: never;
@@ -502,6 +537,58 @@ export interface components {
             owner: components["schemas"]["UserName"];
             /** Format: date-time */
             createdAt: string;
+        };
+        /** @description The live status of an event (`getEventStatus`). */
+        EventStatus: {
+            event: components["schemas"]["Event"];
+            /**
+             * Format: int64
+             * @description The event's punches (the `X-Total-Count` of `getPunches?eventId=`).
+             */
+            total: number;
+            /**
+             * Format: int64
+             * @description The highest punch id counted (0 when none); stream from here.
+             */
+            lastId: number;
+            /** @description Punches received (by `receptionTimeUtc`) in the 60 s before `serverTimeUtc`. */
+            lastMinute: number;
+            /**
+             * Format: int64
+             * @description The service clock when the status was read, UTC milliseconds.
+             */
+            serverTimeUtc: number;
+            /** @description One row per modem of the event, by serial. */
+            modems: components["schemas"]["ModemStatus"][];
+            /** @description Punches per minute (of punch `time`) and control code, ascending minute then code. */
+            perMinute: {
+                /**
+                 * Format: int64
+                 * @description Start of the minute, local wall-clock milliseconds.
+                 */
+                minute: number;
+                code: number;
+                punches: number;
+            }[];
+            /** @description The newest punches (descending id), at most `recent`. */
+            recent: components["schemas"]["Punch"][];
+        };
+        ModemStatus: {
+            serial: components["schemas"]["ModemSerial"];
+            /** @description The control codes the modem reported in the event, ascending. */
+            codes: number[];
+            /** Format: int64 */
+            punches: number;
+            /**
+             * Format: int64
+             * @description The latest punch `time` (local wall-clock milliseconds), or null without punches.
+             */
+            lastPunchTime: number | null;
+            /**
+             * Format: int64
+             * @description The latest `receptionTimeUtc` (UTC milliseconds), or null without punches.
+             */
+            lastUploadUtc: number | null;
         };
         Modem: {
             serial: components["schemas"]["ModemSerial"];
@@ -1029,6 +1116,39 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getEventStatus: {
+        parameters: {
+            query?: {
+                /** @description How many of the newest punches to include in `recent`. */
+                recent?: number;
+            };
+            header?: never;
+            path: {
+                /** @description Event id. */
+                id: components["parameters"]["EventIdPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The live status. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["EventStatus"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };

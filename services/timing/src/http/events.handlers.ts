@@ -4,10 +4,11 @@
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import * as events from '../events/events.service';
+import { getEventStatus } from '../events/event-status.service';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendCreated, sendNoContent } from './respond';
 
-/** `createEvent`, `listEvents`, `getEvent`, `putEvent`, `deleteEvent`. */
+/** `createEvent`, `listEvents`, `getEvent`, `getEventStatus`, `putEvent`, `deleteEvent`. */
 export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
   const { db } = deps.database;
   return {
@@ -20,6 +21,11 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
     },
     async getEvent(req, res) {
       res.json(await events.getEvent(db, callerOf(res), req.params.id));
+    },
+    async getEventStatus(req, res) {
+      // The page polls this while it is open: never cached by a browser or proxy.
+      res.setHeader('Cache-Control', 'no-store');
+      res.json(await getEventStatus(deps.database, callerOf(res), req.params.id, req.query.recent ?? 50));
     },
     async putEvent(req, res) {
       res.json(await events.replaceEvent(db, requireCaller(res), req.params.id, req.body));

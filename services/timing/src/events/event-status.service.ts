@@ -1,0 +1,42 @@
+/**
+ * The live status of an event (`getEventStatus`, specs/timing.yaml), read by the organiser's live page
+ * (`/events/{id}/live`, live-page.ts): access as `getEvent`, counts by the read rules of `getPunches`.
+ */
+import type { Kysely } from 'kysely';
+import type pg from 'pg';
+import { ApiError } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
+import type { DB } from '../db/schema';
+import type { Principal } from '../auth/principal';
+import { findEvent } from './events.repository';
+import { assertCanRead, toEventDto } from './events.service';
+import { readEventStatus } from './event-status.repository';
+
+/** API `EventStatus`. */
+export type EventStatus = components['schemas']['EventStatus'];
+
+/** Window of `lastMinute` (ms). */
+const LAST_MINUTE_MS = 60_000;
+
+/**
+ * The status of event `id` for `caller` (401/403 as `getEvent`, 404 unknown): every modem of the event
+ * gets a row, those without punches with zero punches and null times; `recent` newest punches.
+ */
+export async function getEventStatus(deps: { db: Kysely<DB>; pool: pg.Pool }, caller: Principal | null, id: number, recent: number): Promise<EventStatus> {
+  const row = await findEvent(deps.db, id);
+  if (!row) throw new ApiError(404, `No event ${id}.`);
+  assertCanRead(caller, row);
+  const serverTimeUtc = Date.now();
+  const status = await readEventStatus(deps.pool, { modems: row.modems, timeFrom: row.from_ms, timeTo: row.to_ms }, serverTimeUtc - LAST_MINUTE_MS, recent);
+  const bySerial = new Map(status.modems.map((m) => [m.serial, m]));
+  return {
+    event: toEventDto(row),
+    total: status.total,
+    lastId: status.lastId,
+    lastMinute: status.lastMinute,
+    serverTimeUtc,
+    modems: row.modems.map((serial) => bySerial.get(serial) ?? { serial, codes: [], punches: 0, lastPunchTime: null, lastUploadUtc: null }),
+    perMinute: status.perMinute,
+    recent: status.recent as EventStatus['recent'],
+  };
+}
