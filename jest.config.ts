@@ -9,6 +9,7 @@ const config: Config = {
   testPathIgnorePatterns: ['/node_modules/', '/test/soak/'],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
   globalSetup: '<rootDir>/test/global-setup.ts',
+  setupFiles: ['<rootDir>/test/jest-env.ts'],
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 60_000,
   maxWorkers: 2,

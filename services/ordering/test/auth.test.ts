@@ -364,8 +364,8 @@ describe('bootstrap admin', () => {
       expect(lines.filter((l) => l.includes(password))).toHaveLength(1);
       const admin = await db.database.db.selectFrom('users').selectAll().executeTakeFirstOrThrow();
       expect(admin).toMatchObject({ user_name: 'admin', roles: ['admin'], user_group: 'internal', is_active: true });
-      expect(admin.password_hash).toMatch(/^\$scrypt\$ln=17,r=8,p=1\$/);
-      const { verifyPassword } = await import('../src/identity/passwords');
+      const { verifyPassword, SCRYPT_PARAMS } = await import('../src/identity/passwords');
+      expect(admin.password_hash).toMatch(new RegExp(`^\\$scrypt\\$ln=${SCRYPT_PARAMS.ln},r=8,p=1\\$`));
       expect(await verifyPassword(password, admin.password_hash)).toBe(true);
       // Production without a password creates nobody.
       const prod = await createOrderingDatabase();
@@ -377,5 +377,19 @@ describe('bootstrap admin', () => {
     } finally {
       await db.close();
     }
+  });
+});
+
+describe('password hash cost', () => {
+  it('is the OWASP setting unless lowered for tests; production refuses a lowered cost; a hash of any cost verifies', async () => {
+    const { scryptLnFromEnv, hashPassword, verifyPassword } = await import('../src/identity/passwords');
+    expect(scryptLnFromEnv({})).toBe(17);
+    expect(scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '10', APP_ENV: 'test' })).toBe(10);
+    expect(() => scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '10', APP_ENV: 'production' })).toThrow(/PASSWORD_HASH_COST_LN/);
+    expect(scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '17', APP_ENV: 'production' })).toBe(17);
+    expect(() => scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '4' })).toThrow(/PASSWORD_HASH_COST_LN/);
+    const owasp = await hashPassword('correct horse battery', { ln: 17, r: 8, p: 1 });
+    expect(owasp).toMatch(/^\$scrypt\$ln=17,/);
+    expect(await verifyPassword('correct horse battery', owasp)).toBe(true);
   });
 });

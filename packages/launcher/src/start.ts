@@ -1,17 +1,21 @@
 /**
  * `pnpm start`: the whole product on one machine. `pnpm start:prod` (`--prod`) does the same with the compiled
  * JavaScript of `pnpm build` (`<package>/dist/…js`, run by plain node with the `dist` export condition and
- * source maps) instead of the TypeScript sources through tsx. Without DATABASE_URL it starts one embedded PostgreSQL
- * under `.data/pg` (both services use it, each in its own schema), then runs every service as its own
- * process with prefixed output, and stops them all gracefully on Ctrl-C / SIGTERM.
+ * source maps, this launcher included) instead of the TypeScript sources through tsx. Without DATABASE_URL it
+ * starts one embedded PostgreSQL under `$DATA_DIR/pg` (both services use it, each in its own schema), then runs
+ * every service as its own process with prefixed output.
+ *
+ * Stopping (SIGTERM from a supervisor, Ctrl-C, SIGHUP, or the parent going away): the services are asked to
+ * stop (SIGTERM: each drains its requests), then the embedded PostgreSQL stops, then the launcher exits 0.
+ * Every child runs in a process group of its own, so the terminal's Ctrl-C reaches only the launcher and the
+ * order holds; `pnpm start` runs the launcher with `exec`, so pnpm forwards its signals to it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import { startEmbeddedPostgres, type EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
-import { DEV_ERP_WEBHOOK_SECRET } from '../services/ordering/src/config';
+import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/ordering/src/config';
 
-const root = path.join(__dirname, '..');
+const root = path.join(__dirname, '../../..');
 
 /** Services started by `pnpm start`, in start order. */
 const SERVICES: { name: string; entry: string }[] = [
@@ -34,7 +38,7 @@ function prefixLines(name: string, stream: NodeJS.ReadableStream, out: NodeJS.Wr
   });
 }
 
-/** Node arguments running one service: its TypeScript source through tsx, or (`prod`) its compiled output. */
+/** Node arguments running one entry point: its TypeScript source through tsx, or (`prod`) its compiled output. */
 function serviceArgs(entry: string, prod: boolean): string[] {
   if (!prod) return ['--import', 'tsx', path.join(root, entry)];
   const compiled = path.join(root, entry.replace('/src/', '/dist/').replace(/\.ts$/, '.js'));
@@ -42,15 +46,37 @@ function serviceArgs(entry: string, prod: boolean): string[] {
   return ['--conditions=dist', '--enable-source-maps', compiled];
 }
 
+/** A child process's exit (resolves at once when it has exited already). */
+function exited(child: ChildProcess): Promise<void> {
+  return child.exitCode !== null || child.signalCode !== null ? Promise.resolve() : new Promise((r) => child.once('exit', () => r()));
+}
+
+/** Starts the embedded PostgreSQL in its own process group (embedded-pg.ts); resolves with its URL and process. */
+function startDatabase(prod: boolean, dir: string, port: number): Promise<{ url: string; child: ChildProcess }> {
+  const child = spawn(process.execPath, [...serviceArgs('packages/launcher/src/embedded-pg.ts', prod), dir, String(port), 'sports_timing'], {
+    cwd: root,
+    detached: true,
+    stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+  });
+  return new Promise((resolve, reject) => {
+    child.once('message', (m: { url: string }) => resolve({ url: m.url, child }));
+    child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL did not start (exit code ${code})`)));
+  });
+}
+
 async function main(): Promise<void> {
   const prod = process.argv.includes('--prod');
   const args = new Map(SERVICES.map((s) => [s.name, serviceArgs(s.entry, prod)]));
-  let embedded: EmbeddedDatabase | undefined;
   const env = { ...process.env };
+  const dataDir = path.resolve(env.DATA_DIR ?? path.join(root, '.data'));
+  env.DATA_DIR = dataDir;
+  let database: ChildProcess | undefined;
   if (!env.DATABASE_URL) {
-    console.log(`[start] no DATABASE_URL: starting embedded PostgreSQL in .data/pg (port ${env.EMBEDDED_PG_PORT ?? 5433})`);
-    embedded = await startEmbeddedPostgres({ dir: path.join(root, '.data/pg'), port: Number(env.EMBEDDED_PG_PORT ?? 5433), database: 'sports_timing' });
-    env.DATABASE_URL = embedded.url;
+    const port = Number(env.EMBEDDED_PG_PORT ?? 5433);
+    console.log(`[start] no DATABASE_URL: starting embedded PostgreSQL in ${path.join(dataDir, 'pg')} (127.0.0.1:${port}, user postgres, password postgres)`);
+    const started = await startDatabase(prod, path.join(dataDir, 'pg'), port);
+    database = started.child;
+    env.DATABASE_URL = started.url;
   }
   // Point the ordering service at the simulators when they run on other than their default ports.
   const erpSimulator = `http://127.0.0.1:${env.ERP_SIMULATOR_PORT ?? 8090}`;
@@ -70,13 +96,22 @@ async function main(): Promise<void> {
   const stopAll = async (code: number) => {
     if (stopping) return;
     stopping = true;
-    for (const child of children.values()) child.kill('SIGTERM');
-    await Promise.all([...children.values()].map((c) => (c.exitCode !== null ? undefined : new Promise((r) => c.once('exit', r)))));
-    await embedded?.stop();
+    console.log('[start] stopping: services first, then the database');
+    // Last started, first stopped: the ordering service before the simulators it calls.
+    for (const child of [...children.values()].reverse()) {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
+      await exited(child);
+    }
+    if (database) {
+      database.send('stop');
+      await exited(database);
+    }
+    console.log('[start] stopped');
     process.exit(code);
   };
   for (const s of SERVICES) {
-    const child = spawn(process.execPath, args.get(s.name)!, { cwd: root, env, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
+    // Own process group (detached): a Ctrl-C in the terminal reaches the launcher only, which stops everything in order.
+    const child = spawn(process.execPath, args.get(s.name)!, { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     prefixLines(s.name, child.stdout!, process.stdout);
     prefixLines(s.name, child.stderr!, process.stderr);
     child.on('exit', (code) => {
@@ -87,8 +122,10 @@ async function main(): Promise<void> {
     });
     children.set(s.name, child);
   }
-  process.on('SIGINT', () => void stopAll(0));
-  process.on('SIGTERM', () => void stopAll(0));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
+  // A parent that goes away without a signal reaching us (a supervisor killed hard): stop as well.
+  const parent = process.ppid;
+  setInterval(() => process.ppid !== parent && void stopAll(0), 500);
 }
 
 main().catch((err) => {
