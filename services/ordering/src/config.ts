@@ -21,6 +21,8 @@ export interface OrderingConfig {
   databaseUrl: string | undefined;
   /** Working data directory (embedded database, dev keys, `.eml` mail drop). */
   dataDir: string;
+  /** Port of the embedded PostgreSQL started when no database URL is set (`EMBEDDED_PG_PORT`, default 5442). */
+  embeddedPgPort: number;
   /** `smtp://` or `smtps://` URL; undefined → messages written as `.eml` files under `<dataDir>/mail`. */
   smtpUrl: string | undefined;
   /** Sender address of outgoing e-mail. */
@@ -110,6 +112,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('ORDERING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
+    embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5442, 1, 65535),
     smtpUrl: e.url('SMTP_URL', ['smtp', 'smtps']),
     mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
     bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),

