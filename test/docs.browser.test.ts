@@ -66,6 +66,9 @@ describe.each([
       await page.waitForSelector('.opblock', { timeout: 30_000 });
       const shown = await page.$$eval('.opblock-summary-operation-id', (els) => els.map((e) => (e.textContent ?? '').trim()));
       expect([...shown].sort()).toEqual([...expected].sort());
+      // "Try it out" targets the origin the page came from, not the spec's default port.
+      const servers = await page.$$eval('.servers select option', (opts) => opts.map((o) => (o as unknown as { value: string }).value));
+      expect(servers[0]).toBe(base);
     } finally {
       await page.close();
     }

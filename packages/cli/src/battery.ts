@@ -23,8 +23,10 @@ export async function batteryLines(baseUrl: string, cards: readonly string[], cl
       lines.push(`${b.cardNumber}\tbattery ${b.batteryDate ?? 'unknown'}\treplace before ${b.replaceBefore ?? 'unknown'}`);
     } else {
       failed += 1;
-      const problem = (await res.json().catch(() => ({}))) as { title?: string; detail?: string };
-      lines.push(`${card}\terror ${res.status}: ${problem.detail ?? problem.title ?? res.statusText}`);
+      // The API's own reason: the field messages of a validation problem, else its detail, else its title.
+      const problem = (await res.json().catch(() => ({}))) as { title?: string; detail?: string; errors?: Record<string, string[]> };
+      const reasons = Object.values(problem.errors ?? {}).flat();
+      lines.push(`${card}\terror ${res.status}: ${reasons.length > 0 ? reasons.join('; ') : (problem.detail ?? problem.title ?? res.statusText)}`);
     }
   }
   return { lines, failed };

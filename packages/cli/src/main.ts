@@ -31,6 +31,19 @@ function modemList(v: string): string[] {
   return list;
 }
 
+/**
+ * The timing service the commands talk to unless `--url` says otherwise: `TIMING_URL`, else the local service
+ * on `TIMING_PORT` (default 8081), so a CLI run beside `pnpm start` on other ports reaches that copy.
+ */
+export function defaultTimingUrl(env: Record<string, string | undefined> = process.env): string {
+  return env.TIMING_URL ?? `http://127.0.0.1:${env.TIMING_PORT ?? 8081}`;
+}
+
+/** The ordering service: `ORDERING_URL`, else the local service on `ORDERING_PORT` (default 8080). */
+export function defaultOrderingUrl(env: Record<string, string | undefined> = process.env): string {
+  return env.ORDERING_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`;
+}
+
 /** Builds the program; `exit` is set when a command fails (exit code). */
 export function buildProgram(io: CliIo, state: { exit: number }): Command {
   const program = new Command('punches')
@@ -44,7 +57,7 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .description('Follow the punches of an event or of modems live (SSE, falling back to long-poll); print them or append CSV rows to a file, resuming after a restart.')
     .option('--event <id>', 'event id')
     .option('--modem <serials>', 'modem serial numbers, comma-separated', modemList)
-    .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
+    .option('--url <url>', 'timing service base URL', defaultTimingUrl())
     .option('--key <key>', 'API key (default: $TIMING_API_KEY; anonymous for public events)', process.env.TIMING_API_KEY)
     .option('--csv <file>', 'append rows (id,card,time,code,type,modem,receptionTimeUtc) to FILE and resume from its last id')
     .option('--state <file>', 'keep the last id in FILE (JSON) and resume from it')
@@ -75,7 +88,7 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .option('--modem-prefix <prefix>', 'modem serial = prefix + control code (START/FINISH for start/finish rows); default: the file\'s modem column')
     .option('--speed <factor>', 'event time runs this many times faster than real time', positiveNumber, 60)
     .option('--max-gap <seconds>', 'shorten quiet stretches between punches to this many event seconds', positiveNumber, 60)
-    .option('--url <url>', 'timing service base URL', process.env.TIMING_URL ?? 'http://127.0.0.1:8081')
+    .option('--url <url>', 'timing service base URL', defaultTimingUrl())
     .option('--key <key>', 'API key of the uploading user (default: $TIMING_API_KEY)', process.env.TIMING_API_KEY)
     .option('--ack-log <file>', 'append one line per acknowledged punch: ackUnixMs, then the fields tail prints (card, time, code, type, modem), tab-separated')
     .action(async (file: string, o: { modemPrefix?: string; speed: number; maxGap: number; url: string; key?: string; ackLog?: string }) => {
@@ -96,7 +109,7 @@ export function buildProgram(io: CliIo, state: { exit: number }): Command {
     .command('battery')
     .description('Battery date and replace-before date of SIAC cards (ordering service).')
     .argument('<cards...>', 'card numbers')
-    .option('--url <url>', 'ordering service base URL', process.env.ORDERING_URL ?? 'http://127.0.0.1:8080')
+    .option('--url <url>', 'ordering service base URL', defaultOrderingUrl())
     .action(async (cards: string[], o: { url: string }) => {
       const { lines, failed } = await batteryLines(o.url, cards);
       lines.forEach((l) => io.out(l));

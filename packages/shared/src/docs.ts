@@ -34,7 +34,12 @@ export function apiDocs(specFile: string, spec: OpenApiDocument): Router {
 </body>
 </html>
 `;
-  const init = `window.ui = SwaggerUIBundle({ url: '/openapi.json', dom_id: '#swagger-ui', deepLinking: true, displayOperationId: true, docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false });\n`;
+  // "Try it out" targets the address the page was loaded from (whatever host and port the service runs on),
+  // listed first; the spec's own servers stay selectable after it.
+  const init = `fetch('/openapi.json').then((r) => r.json()).then((spec) => {
+  spec.servers = [{ url: window.location.origin, description: 'this server' }].concat(spec.servers || []);
+  window.ui = SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true, displayOperationId: true, docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false });
+});\n`;
   const router = express.Router();
   router.get('/openapi.yaml', (_req, res) => {
     res.type('application/yaml; charset=utf-8').send(yamlText);
