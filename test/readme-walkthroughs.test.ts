@@ -1,0 +1,112 @@
+/**
+ * The README's walkthroughs, run as a newcomer would paste them: every ```sh walkthrough block of README.md,
+ * in order, against `pnpm start` with its demo data (fresh data directory; free ports put in place of the
+ * default ports and `.data/` replaced by the run's data directory). A block must exit 0 and show what the
+ * README says it shows.
+ */
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import net from 'node:net';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+
+const root = path.join(__dirname, '..');
+
+/** The walkthrough blocks of the README, in order. */
+export function walkthroughBlocks(readme: string): string[] {
+  return [...readme.matchAll(/```sh walkthrough\n([\s\S]*?)```/g)].map((m) => m[1]);
+}
+
+async function freePorts(n: number): Promise<number[]> {
+  const servers = await Promise.all(
+    Array.from({ length: n }, () => new Promise<net.Server>((resolve) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); })),
+  );
+  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
+  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+  return ports;
+}
+
+async function waitHealthy(url: string, deadline: number): Promise<void> {
+  while (Date.now() < deadline) {
+    try {
+      if ((await fetch(url)).ok) return;
+    } catch {
+      // not up yet
+    }
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  throw new Error(`${url} never became healthy`);
+}
+
+let stack: ChildProcess;
+let stackExit: Promise<number | null>;
+let dataDir: string;
+let ports: Record<'ordering' | 'timing' | 'erp' | 'payment' | 'pg', number>;
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'readme-'));
+  const [pg, ordering, timing, erp, payment] = await freePorts(5);
+  ports = { pg, ordering, timing, erp, payment };
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATA_DIR: dataDir,
+    EMBEDDED_PG_PORT: String(pg),
+    ORDERING_PORT: String(ordering),
+    TIMING_PORT: String(timing),
+    ERP_SIMULATOR_PORT: String(erp),
+    PAYMENT_SIMULATOR_PORT: String(payment),
+    COREPACK_ENABLE_DOWNLOAD_PROMPT: '0',
+  };
+  delete env.DATABASE_URL;
+  stack = spawn('pnpm', ['start'], { cwd: root, env, stdio: 'ignore' });
+  stackExit = new Promise((resolve) => stack.once('exit', (code) => resolve(code)));
+  const deadline = Date.now() + 120_000;
+  await waitHealthy(`http://127.0.0.1:${timing}/readyz`, deadline);
+  await waitHealthy(`http://127.0.0.1:${ordering}/readyz`, deadline);
+}, 150_000);
+
+afterAll(async () => {
+  stack?.kill('SIGTERM');
+  await stackExit;
+  rmSync(dataDir, { recursive: true, force: true });
+});
+
+/** Runs one block as pasted into a shell (bash -e), on this run's ports and data directory. */
+function runBlock(block: string): { status: number | null; output: string } {
+  const script = block
+    .replaceAll('127.0.0.1:8080', `127.0.0.1:${ports.ordering}`)
+    .replaceAll('127.0.0.1:8081', `127.0.0.1:${ports.timing}`)
+    .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.erp}`)
+    .replaceAll('127.0.0.1:8091', `127.0.0.1:${ports.payment}`)
+    .replaceAll('.data/', `${dataDir}/`);
+  const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, encoding: 'utf8', timeout: 90_000 });
+  return { status: r.status, output: `${r.stdout}${r.stderr}` };
+}
+
+describe('README walkthroughs', () => {
+  const blocks = walkthroughBlocks(readFileSync(path.join(root, 'README.md'), 'utf8'));
+
+  it('the README has the tour and the shop order walkthrough', () => {
+    expect(blocks.length).toBeGreaterThanOrEqual(2);
+  });
+
+  it('the first tour: punches as MeOS and as Center clients read them, HEAD, articles, free numbers, battery, a token', () => {
+    const { status, output } = runBlock(blocks[0]);
+    expect(output).toMatch(/^id,card,time,code,type,modem,receptionTimeUtc$/m);
+    expect(output).toMatch(/^x-total-count: 6759\r?$/im);
+    expect(output).toMatch(/^id,modem,card,time,code,mode,receptionTime$/m);
+    expect(output).toMatch(/"articleNumber":"SIAC1"/);
+    expect(output).toMatch(/"cardNumber":"8621484","batteryDate":"2020-01-15","replaceBefore":"2023-01-15"/);
+    expect(output).toMatch(/"access_token":"/);
+    expect(status).toBe(0);
+  });
+
+  it('a shop order, paid through the simulator, reaches the ERP as a sales order', () => {
+    const { status, output } = runBlock(blocks[1]);
+    expect(output).toMatch(/"state":"pending_payment"/);
+    expect(output).toMatch(/payment page answered 200/);
+    expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
+    expect(output).toMatch(/"commission":"SO-\d{4}-\d{6}"/);
+    expect(status).toBe(0);
+  });
+});
