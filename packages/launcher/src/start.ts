@@ -68,6 +68,8 @@ async function main(): Promise<void> {
   const prod = process.argv.includes('--prod');
   const args = new Map(SERVICES.map((s) => [s.name, serviceArgs(s.entry, prod)]));
   const env = { ...process.env };
+  // Readable logs for a person at a terminal; JSON when the output goes to a file or a collector.
+  if (process.stdout.isTTY && (env.APP_ENV ?? 'development') === 'development') env.LOG_FORMAT ??= 'pretty';
   const dataDir = path.resolve(env.DATA_DIR ?? path.join(root, '.data'));
   env.DATA_DIR = dataDir;
   let database: ChildProcess | undefined;

@@ -6,6 +6,7 @@ import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
 import pinoHttp from 'pino-http';
+import pinoPretty from 'pino-pretty';
 
 /** Header names whose values are secrets. */
 export const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
@@ -33,8 +34,17 @@ export function maskHeaders(headers: IncomingMessage['headers']): Record<string,
 }
 
 /**
- * Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set); `destination`
- * (default stdout) lets tests capture the exact production output.
+ * The log format: `LOG_FORMAT=pretty` gives one readable, coloured line per entry with a local clock time
+ * (what `pnpm start` sets when it runs in a terminal); anything else, and always with `APP_ENV=production`,
+ * one JSON object per line with epoch-ms times, for log collectors.
+ */
+export function logFormat(env: Record<string, string | undefined> = process.env): 'json' | 'pretty' {
+  return env.LOG_FORMAT === 'pretty' && env.APP_ENV !== 'production' ? 'pretty' : 'json';
+}
+
+/**
+ * Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set), format from
+ * {@link logFormat}; `destination` (default stdout) lets tests capture the exact production output.
  */
 export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info'), destination?: pino.DestinationStream): Logger {
   const options = {
@@ -42,7 +52,9 @@ export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (pro
     level,
     redact: { paths: ['req.headers.authorization', 'req.headers.apikey', 'req.headers.cookie', 'password', 'token', 'apiKey'], censor: '***' },
   };
-  return destination ? pino(options, destination) : pino(options);
+  if (destination) return pino(options, destination);
+  if (logFormat() === 'pretty') return pino(options, pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
+  return pino(options);
 }
 
 /** The request's id (a sane incoming `X-Request-Id`, else a new UUID), echoed in the response's `X-Request-Id`. */
