@@ -60,7 +60,8 @@ export interface FuzzReport {
   durationMs: number;
 }
 
-interface Operation {
+/** One operation of a spec with its merged parameters and access declaration. */
+export interface Operation {
   operationId: string;
   method: string;
   path: string;
@@ -73,7 +74,8 @@ interface Operation {
 
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'];
 
-function operationsOf(spec: Spec): Operation[] {
+/** Every operation of `spec` (get, post, put, patch, delete). */
+export function operationsOf(spec: Spec): Operation[] {
   const out: Operation[] = [];
   for (const [path, item] of Object.entries(spec.paths)) {
     const shared = ((item as Schema).parameters ?? []) as unknown[];
@@ -89,7 +91,8 @@ function operationsOf(spec: Spec): Operation[] {
   return out;
 }
 
-interface BuiltRequest {
+/** A request built from an operation: URL with query, headers, and an encoded body. */
+export interface BuiltRequest {
   url: string;
   headers: Record<string, string>;
   contentType?: string;
@@ -117,7 +120,7 @@ function paramValue(v: unknown): string {
 }
 
 /** An arbitrary of whole requests of `o`; `invalid` replaces the body (or a path parameter) with a certainly-invalid one. */
-function requestArb(spec: Spec, o: Operation, forced: Record<string, string>, invalid: boolean): fc.Arbitrary<BuiltRequest> | undefined {
+export function requestArb(spec: Spec, o: Operation, forced: Record<string, string>, invalid: boolean): fc.Arbitrary<BuiltRequest> | undefined {
   const paramArbs = o.params.map((p) => {
     if (forced[p.name] !== undefined) return fc.constant([p, forced[p.name]] as const);
     const arb = valueArb(spec, p.schema ?? { type: 'string' }).map((v) => [p, v] as const);
@@ -180,7 +183,7 @@ function typeOk(type: unknown, v: unknown): boolean {
 }
 
 /** Checks an error body against the documented response: required members present with their types. */
-function errorShapeProblem(spec: Spec, response: Schema | undefined, res: request.Response): string | undefined {
+export function errorShapeProblem(spec: Spec, response: Schema | undefined, res: request.Response): string | undefined {
   const content = deref(spec, response)?.content as Record<string, Schema> | undefined;
   if (!content) return undefined;
   const ct = String(res.headers['content-type'] ?? '').split(';')[0].trim();

@@ -12,6 +12,20 @@ import type { Logger } from 'pino';
 /** Field name → messages, as in ASP.NET Core validation problems (`errors.cardNumber: [...]`). */
 export type FieldErrors = Record<string, string[]>;
 
+/**
+ * Append messages to a field of `errors`. Field names come from clients (body keys such as `constructor` or
+ * `__proto__`), so the array is looked up as an own property and created with defineProperty: a plain
+ * `errors[field] ??= []` would find `Object.prototype` members and throw or pollute.
+ */
+export function addFieldError(errors: FieldErrors, field: string, ...messages: string[]): void {
+  const own = Object.prototype.hasOwnProperty.call(errors, field) ? errors[field] : undefined;
+  if (own) {
+    own.push(...messages);
+    return;
+  }
+  Object.defineProperty(errors, field, { value: [...messages], enumerable: true, writable: true, configurable: true });
+}
+
 /** gRPC status codes used by the shop area (google.rpc.Code). */
 export const GrpcCode = {
   OK: 0,
@@ -181,7 +195,7 @@ export function normalizeError(err: unknown): Normalized {
       errors = {};
       for (const it of items) {
         const key = fieldName(it.path) || '$';
-        (errors[key] ??= []).push(String(it.message ?? 'is invalid'));
+        addFieldError(errors, key, String(it.message ?? 'is invalid'));
       }
     }
     const headers =

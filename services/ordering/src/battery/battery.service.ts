@@ -8,7 +8,7 @@
  */
 import { parse } from 'csv-parse/sync';
 import type { Kysely } from 'kysely';
-import { ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { CARD_NUMBER_RANGES } from '../siid/card-types';
@@ -97,7 +97,7 @@ export function parseBatteryCsv(text: string): BatteryRows {
   let errorCount = 0;
   const report = (field: string, message: string) => {
     errorCount++;
-    if (Object.keys(errors).length < MAX_REPORTED_ERRORS) (errors[field] ??= []).push(message);
+    if (Object.keys(errors).length < MAX_REPORTED_ERRORS) addFieldError(errors, field, message);
   };
   const seen = new Map<number, number>();
   const result: BatteryRows = { cardNumbers: [], batteryDates: [] };

@@ -4,7 +4,7 @@
  */
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import { ApiError, GrpcCode, validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, ApiError, GrpcCode, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { UserGroup } from '../auth/principal';
 import { findCatalogArticles } from '../catalog/catalog.service';
 import type { DB } from '../db/schema';
@@ -36,7 +36,7 @@ export function generateCode(prefix = ''): string {
 
 function checkCreateRequest(req: CreateDiscountCodesRequest, knownArticles: ReadonlySet<string>): { percent: number | null; codes: string[] | null } {
   const errors: FieldErrors = {};
-  const add = (f: string, m: string) => (errors[f] ??= []).push(m);
+  const add = (f: string, m: string) => addFieldError(errors, f, m);
   let percent: number | null = null;
   if (req.kind === 'percent') {
     if (req.percent === undefined) add('percent', 'is required for kind percent.');
@@ -183,7 +183,7 @@ export function requireAllValid(evaluation: DiscountEvaluation, codesPath: strin
   const exhausted = rejected.find(({ r }) => r.reason === 'exhausted');
   if (exhausted) throw exhaustedError(exhausted.r.normalizedCode);
   const errors: FieldErrors = {};
-  for (const { r, i } of rejected) (errors[`${codesPath}[${i}]`] ??= []).push(`${r.code}: ${r.reason}`);
+  for (const { r, i } of rejected) addFieldError(errors, `${codesPath}[${i}]`, `${r.code}: ${r.reason}`);
   throw validationError(errors, `Discount code ${rejected[0].r.code} cannot be used (${rejected[0].r.reason}).`);
 }
 

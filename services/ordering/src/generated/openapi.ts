@@ -2557,7 +2557,35 @@ export interface components {
                 [key: string]: string;
             };
             /** @description Sub items, one per BOM slot used. */
-            subitems?: components["schemas"]["NewShopOrderItemDTO"][];
+            subitems?: components["schemas"]["NewShopOrderSubItemDTO"][];
+            /**
+             * Format: int32
+             * @description Position of the sub item slot; 0 for a main item.
+             * @default 0
+             */
+            articleBomItemOid: number;
+        };
+        /**
+         * @description A sub item of a `NewShopOrderItemDTO`: the same fields without `subitems` (sub items carry no
+         *     further sub items, so a body nests at most two item levels).
+         */
+        NewShopOrderSubItemDTO: {
+            /** @description ERP article number. */
+            articleNumber: string;
+            /** @description Informational; the stored name comes from the catalogue. */
+            articleName?: string;
+            /**
+             * Format: int32
+             * @description Quantity (for sub items, per main item).
+             */
+            quantity: number;
+            /**
+             * @description Configuration values by attribute key (see `ConfigurableAttribute`), e.g. `feedbackSignal`,
+             *     `personalDataFirstName`, `personalDataLastName`, `cardNumber`.
+             */
+            configuration?: {
+                [key: string]: string;
+            };
             /**
              * Format: int32
              * @description Position of the sub item slot; 0 for a main item.

@@ -4,7 +4,7 @@
  * one order pipeline (`orders.service.ts`), whose field names in errors follow each operation's body.
  * `createQuotationForSubscription` belongs to the ERP work and is not registered here (501 until then).
  */
-import { principalOf, validationError, type Handlers } from '@sports-timing/shared';
+import { addFieldError, principalOf, validationError, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingDeps } from '../context';
@@ -113,7 +113,7 @@ const cardAddressPaths = (prefix: string, phone: string): AddressPaths => ({
  */
 export function cardOrderInput(body: Schemas['OrderRequest']): OrderInput {
   const errors: Record<string, string[]> = {};
-  const add = (f: string, m: string) => (errors[f] ??= []).push(m);
+  const add = (f: string, m: string) => addFieldError(errors, f, m);
   const items: OrderItemInput[] = [];
   body.items.forEach((line, i) => {
     const path = `items[${i}]`;

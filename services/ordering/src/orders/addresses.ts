@@ -4,7 +4,7 @@
  * needs one, and the billing address present exactly when it differs from the shipping address.
  */
 import { isValidPhoneNumber } from 'libphonenumber-js';
-import type { FieldErrors } from '@sports-timing/shared';
+import { addFieldError, type FieldErrors } from '@sports-timing/shared';
 import { countryIdForCode } from '../countries/countries.service';
 import { courierFor, type Courier } from './couriers';
 import type { AddressPaths, OrderAddress, OrderInput } from './order.types';
@@ -33,7 +33,7 @@ function checkAddress(a: OrderAddress, paths: AddressPaths, add: (field: string,
  * Returns the internal country ids and courier, meaningful only when no error was added.
  */
 export function checkAddresses(input: OrderInput, errors: FieldErrors): CheckedAddresses {
-  const add = (field: string, msg: string) => (errors[field] ??= []).push(msg);
+  const add = (field: string, msg: string) => addFieldError(errors, field, msg);
   const courier = courierFor(input.shippingAddress.countryCode);
   const shippingCountryId = checkAddress(input.shippingAddress, input.paths.shippingAddress, add, courier) ?? 0;
   let billingCountryId: number | null = null;

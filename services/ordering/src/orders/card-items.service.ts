@@ -8,7 +8,7 @@
  * unchanged) records who changed the numbers and why.
  */
 import { sql, type Kysely } from 'kysely';
-import { ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isInRange, type CardType } from '../siid/card-types';
 import { insertClaims } from '../siid/siid.repository';
@@ -29,8 +29,8 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
   const seenItems = new Map<number, number>();
   const seenNumbers = new Map<number, number>();
   updates.forEach((u, i) => {
-    if (seenItems.has(u.orderItemOid)) (errors[`items[${i}].orderItemOid`] ??= []).push(`order item ${u.orderItemOid} appears twice (also items[${seenItems.get(u.orderItemOid)}])`);
-    if (seenNumbers.has(u.cardNumber)) (errors[`items[${i}].cardNumber`] ??= []).push(`card number ${u.cardNumber} appears twice (also items[${seenNumbers.get(u.cardNumber)}])`);
+    if (seenItems.has(u.orderItemOid)) addFieldError(errors, `items[${i}].orderItemOid`, `order item ${u.orderItemOid} appears twice (also items[${seenItems.get(u.orderItemOid)}])`);
+    if (seenNumbers.has(u.cardNumber)) addFieldError(errors, `items[${i}].cardNumber`, `card number ${u.cardNumber} appears twice (also items[${seenNumbers.get(u.cardNumber)}])`);
     seenItems.set(u.orderItemOid, i);
     seenNumbers.set(u.cardNumber, i);
   });
@@ -52,7 +52,7 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
     if (frozen.length > 0) throw new ApiError(409, `Orders ${[...new Set(frozen.map((r) => r.order_number))].join(', ')} can no longer be changed (${[...new Set(frozen.map((r) => r.state))].join(', ')}).`);
     updates.forEach((u, i) => {
       const type = byId.get(u.orderItemOid)!.card_type!;
-      if (!isInRange(type, u.cardNumber)) (errors[`items[${i}].cardNumber`] ??= []).push(`${u.cardNumber} is not a valid ${type} card number`);
+      if (!isInRange(type, u.cardNumber)) addFieldError(errors, `items[${i}].cardNumber`, `${u.cardNumber} is not a valid ${type} card number`);
     });
     if (Object.keys(errors).length > 0) throw validationError(errors, 'Card numbers must be valid for the card type of their item.');
 

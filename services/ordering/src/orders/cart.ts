@@ -5,7 +5,7 @@
  * the same prices the order will have. Money: integer net cents.
  */
 import type { Kysely } from 'kysely';
-import { validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { UserGroup } from '../auth/principal';
 import type { CatalogArticle, CatalogBomItem } from '../catalog/catalog.mapper';
 import { findCartArticles } from '../catalog/catalog.service';
@@ -57,7 +57,7 @@ export interface PricedCart {
 class Errors {
   readonly fields: FieldErrors = {};
   add(field: string, message: string): void {
-    (this.fields[field] ??= []).push(message);
+    addFieldError(this.fields, field, message);
   }
   get empty(): boolean {
     return Object.keys(this.fields).length === 0;

@@ -6,7 +6,7 @@
  * redemption, no e-mail). Both operations feed the same pipeline; only their mapping differs.
  */
 import type { Kysely } from 'kysely';
-import { validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { canonicalCulture, localize } from '../catalog/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
@@ -106,7 +106,7 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       const errors: FieldErrors = {};
       const addresses = checkAddresses(input, errors);
       const { cart, errors: cartErrors } = buildCart(input.items, articles, group, input.paths.items);
-      for (const [field, msgs] of Object.entries(cartErrors)) (errors[field] ??= []).push(...msgs);
+      for (const [field, msgs] of Object.entries(cartErrors)) addFieldError(errors, field, ...msgs);
       if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
 
       const now = new Date();

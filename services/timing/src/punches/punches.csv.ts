@@ -5,7 +5,7 @@
  * (the spec cannot describe CSV content), errors keyed `[index].field` like the JSON validator's.
  */
 import { parse } from 'csv-parse/sync';
-import { validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
 
 /** API `NewPunch`. */
@@ -89,7 +89,7 @@ export function parsePunchCsv(text: string, maxRows: number): NewPunch[] {
       const problem = checkField(c, row[at[c]]);
       if (!problem) continue;
       rowInvalid = true;
-      if (invalidRows < MAX_REPORTED_ERRORS) (errors[`[${i}].${c}`] ??= []).push(problem);
+      if (invalidRows < MAX_REPORTED_ERRORS) addFieldError(errors, `[${i}].${c}`, problem);
     }
     if (rowInvalid) {
       invalidRows += 1;
