@@ -79,8 +79,10 @@ export interface paths {
          *       `afterId`; the stream continues after that id without gaps or repeats. The stream starts with
          *       `retry: 1000`.
          *     - Idle streams receive a `: keep-alive` comment every 15 seconds.
-         *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. A
-         *       stopping instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. Each
+         *       client (the API key's user, else the client address) may hold only a share of them (100 by
+         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
+         *       instance ends its streams; clients reconnect with `Last-Event-ID`.
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -777,7 +779,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database away); retry after the given seconds. */
+        /** @description Temporarily unavailable (database away, or the instance busy because every database connection stayed in use for 5 s, or live connections full); retry after the given seconds. */
         ProblemServiceUnavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -842,7 +844,8 @@ export interface operations {
                  *     request up to this many seconds until a punch for the filter becomes readable, then answer as usual;
                  *     when the time is up, answer the normal empty result (`X-Total-Count: 0`). `0` (default) answers at
                  *     once. A new punch is normally delivered within 100 ms of its upload, on any service instance.
-                 *     Held requests are bounded per instance (503 with `Retry-After` when full).
+                 *     Held requests are bounded per instance (503 with `Retry-After` when full) and per client (the API key's
+                 *     user, else the client address; 429 with `Retry-After` beyond its share, 100 by default).
                  * @example 30
                  */
                 wait?: number;
