@@ -48,7 +48,10 @@ export interface paths {
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
-         *       user rejects the whole batch with 403 (admin keys may upload for any modem).
+         *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
+         *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
+         *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
+         *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
          *     - Requires a key.
          */
         post: operations["postPunches"];
@@ -200,6 +203,33 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/modems/{serial}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The modem's serial number. */
+                serial: components["schemas"]["ModemSerial"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a modem (admin)
+         * @description Removes the modem's registration, so that the next upload or event naming the serial registers it to
+         *     that caller: the remedy when someone registered a serial that is not theirs (modems belong to the
+         *     user that first uploads for them or first names them in an event). The modem is also removed from
+         *     every event that lists it. Punches already stored for the serial stay stored and belong to whoever
+         *     registers the serial next. 404 when no modem has that serial.
+         */
+        delete: operations["deleteModem"];
         options?: never;
         head?: never;
         patch?: never;
@@ -1178,6 +1208,32 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    deleteModem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The modem's serial number. */
+                serial: components["schemas"]["ModemSerial"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["ProblemDefault"];
         };
     };
