@@ -141,7 +141,14 @@ test('the answer with the inline paylink is the order as stored (it is not read 
   const stored = await findOrder(ctx.database.db, res.body.oid);
   expect(res.body).toEqual(toShopOrderDTO(stored!));
   const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${res.body.oid}`).executeTakeFirstOrThrow();
-  expect((mail.payload as { text: string }).text).toContain(res.body.paylinkUrl);
+  const paylinkMail = mail.payload as { text: string; html: string; subject: string };
+  expect(paylinkMail.text).toContain(res.body.paylinkUrl);
+  // Greeting with its comma, the request with the gross total, closing and signature; HTML with a button.
+  const total = new Intl.NumberFormat('de-CH', { style: 'currency', currency: 'EUR' }).format(res.body.grossTotalCents / 100);
+  expect(paylinkMail.text).toContain(`Guten Tag Anna Muster,\n\nbitte bezahlen Sie Ihre Bestellung ${res.body.orderNumber} (${total}) über diesen Link:\n${res.body.paylinkUrl}\n`);
+  expect(paylinkMail.text).toMatch(/Ihr SPORTident Shop-Team\n$/);
+  expect(paylinkMail.html).toContain(`href="${res.body.paylinkUrl}"`);
+  expect(paylinkMail.html).toContain('Jetzt bezahlen');
   const job = await ctx.database.db.selectFrom('outbox_messages').select(['sent_at', 'attempts']).where('kind', '=', 'payment-paylink').where('dedupe_key', '=', `order:${res.body.oid}`).executeTakeFirstOrThrow();
   expect(job.sent_at).not.toBeNull();
   expect(job.attempts).toBe(1);

@@ -27,8 +27,7 @@ import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
-import type { MailPayload } from '../mail/mailer';
-import { confirmationLanguage, moneyFormat } from '../mail/templates/order-confirmation';
+import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
@@ -91,29 +90,6 @@ export async function recordPaymentDelivery(db: Kysely<DB>, d: { contentType: st
     await enqueue<PaymentStatusJobPayload>(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, { deliveryId, transactionId: d.transactionId });
     return deliveryId;
   });
-}
-
-const PAYLINK_MAIL: Record<ReturnType<typeof confirmationLanguage>, { subject: (n: string) => string; body: (name: string, n: string, amount: string, url: string) => string }> = {
-  en: {
-    subject: (n) => `Payment link for your order ${n}`,
-    body: (name, n, amount, url) => `Hello ${name},\n\nplease pay your order ${n} (${amount}) here:\n${url}\n\nWe ship as soon as the payment has arrived.\n`,
-  },
-  de: {
-    subject: (n) => `Zahlungslink für Ihre Bestellung ${n}`,
-    body: (name, n, amount, url) => `Guten Tag ${name}\n\nBitte bezahlen Sie Ihre Bestellung ${n} (${amount}) hier:\n${url}\n\nWir versenden, sobald die Zahlung eingegangen ist.\n`,
-  },
-  fr: {
-    subject: (n) => `Lien de paiement pour votre commande ${n}`,
-    body: (name, n, amount, url) => `Bonjour ${name},\n\nveuillez payer votre commande ${n} (${amount}) ici :\n${url}\n\nNous expédions dès réception du paiement.\n`,
-  },
-};
-
-/** The e-mail carrying an order's payment link. */
-export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload {
-  const lang = confirmationLanguage(order.contact.culture);
-  const m = PAYLINK_MAIL[lang];
-  const amount = moneyFormat(lang, order.currency).format(order.grossTotalCents / 100);
-  return { to: order.contact.email, subject: m.subject(order.orderNumber), text: m.body(`${order.contact.firstName} ${order.contact.lastName}`, order.orderNumber, amount, url), language: lang };
 }
 
 function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
