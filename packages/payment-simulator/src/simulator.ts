@@ -589,8 +589,9 @@ export class PaymentSimulator {
 
   /** A paylink as the API answers it (only the Invoice's own fields). */
   private invoiceAnswer(r: PaymentRequest): Record<string, unknown> {
-    const { cancelRedirectUrl: _cancel, successRedirectUrl, failedRedirectUrl, ...rest } = r;
-    return { ...rest, ...(successRedirectUrl ? { successRedirectUrl } : {}), ...(failedRedirectUrl ? { failedRedirectUrl } : {}) };
+    const { cancelRedirectUrl: _cancel, ...rest } = r;
+    // Parameters not given are left out rather than null.
+    return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null));
   }
 
   private async api(req: SimRequest): Promise<SimResponse> {

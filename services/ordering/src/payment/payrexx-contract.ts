@@ -143,8 +143,8 @@ export const InvoiceSchema: JsonSchema = closed(
     // [SDK Request/Invoice.php: "mandatory" currency, amount (cents: "multiplied by 100")]
     amount: intish,
     currency: { type: 'string', pattern: '^[A-Z]{3}$' },
-    // [SDK Request/Invoice.php optional]; `title`, `description`, `purpose`, `referenceId` required by the
-    // paylink reference [PIPEDREAM]
+    // [SDK Request/Invoice.php optional]; `description` is required by the paylink reference [PIPEDREAM],
+    // which also marks `title`, `referenceId` and `purpose` required (unverified: docs/payrexx.md)
     title: str,
     description: str,
     referenceId: str,
@@ -165,7 +165,7 @@ export const InvoiceSchema: JsonSchema = closed(
 );
 
 /** What we POST to `Invoice/` (form-encoded, brackets parsed). */
-export const InvoiceCreateRequestSchema: JsonSchema = requestSchemaOf(InvoiceSchema, ['amount', 'currency', 'title', 'description', 'referenceId', 'purpose']);
+export const InvoiceCreateRequestSchema: JsonSchema = requestSchemaOf(InvoiceSchema, ['amount', 'currency', 'description']);
 
 /** The invoice part of a transaction [DOC-TX Invoice object; DOC-WH changelog 2021-10-12: `originalAmount`, `refundedAmount`, no `amount`]. */
 const TransactionInvoiceSchema = closed({
