@@ -1,5 +1,5 @@
 /**
- * The one payment provider client (DESIGN §6 payment provider; issue 7): a Payrexx-style API v1 at
+ * The one payment provider client (docs/payrexx.md): a Payrexx-style API v1 at
  * `PAYMENT_BASE_URL`, instance in the query (`?instance=`), key in the header `X-API-KEY` (never in a URL,
  * an error message or a log line). Answers are unwrapped from Payrexx's `{ status, data: [...] }` envelope
  * and mapped to the spec's schemas (amounts integer cents, times ISO 8601 UTC).

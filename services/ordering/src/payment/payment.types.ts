@@ -1,5 +1,5 @@
 /**
- * Types of the payment provider client (DESIGN §6 payment provider; issue 7). Two layers:
+ * Types of the payment provider client (docs/payrexx.md). Two layers:
  * - the provider's wire shapes (Payrexx API v1: envelope `{ status, data: [...] }`, amounts in cents as
  *   `amount`, `createdAt` unix seconds, transaction `time` as `YYYY-MM-DD HH:MM:SS` UTC), and
  * - what the client returns: the spec's schemas (`PaymentPaylink`, `PaymentTransaction`, `PaymentPayout`,
