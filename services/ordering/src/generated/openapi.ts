@@ -4375,7 +4375,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database unreachable, maintenance mode, dependency down, or shutting down). */
+        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, or shutting down). */
         ProblemServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -4604,7 +4604,7 @@ export interface components {
                 "application/json": components["schemas"]["Status"];
             };
         };
-        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, or shutting down. */
+        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, the instance busy (every database connection in use for 5 s), or shutting down. */
         StatusServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
