@@ -30,6 +30,7 @@ let url: string;
 let dispatcher: OutboxDispatcher;
 let payControl: string;
 let admin: string;
+let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   erp = await createErpSimulator().start();
@@ -38,7 +39,7 @@ beforeAll(async () => {
   ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') });
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger('payrexx-flow-test');
-  const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
+  orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
   server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -141,6 +142,31 @@ test('a partial refund (its own transaction) is recorded and changes no state; t
   expect((await historyOf(order.id)).at(-1)!.change).toBe('transferred->refunded');
   // The charge itself stays confirmed at the provider (Payrexx does not change it).
   expect(pay.transaction(order.charge.id)!.status).toBe('confirmed');
+});
+
+test('two partial refunds processed at the same moment add up: the order becomes refunded exactly once', async () => {
+  const order = await paidOrder();
+  await pay.idle();
+  pay.server.requests.length = 0;
+  // Refunds made while nobody listens, then both deliveries processed concurrently.
+  const hook = `${url}${WEBHOOK_PATH}`;
+  await control('unsubscribe', { url: hook });
+  let first: Transaction;
+  let second: Transaction;
+  try {
+    first = (await control('refund', { transactionId: order.charge.id, amountCents: 300 })).transaction;
+    second = (await control('refund', { transactionId: order.charge.id })).transaction;
+  } finally {
+    pay.subscribe(hook, 'form');
+  }
+  const ids = await Promise.all(
+    [first, second].map(async (t) => (await ctx.database.db.insertInto('payment_deliveries').values({ content_type: 'test', transaction_id: t.id, claimed_status: t.status, outcome: 'queued' }).returning('id').executeTakeFirstOrThrow()).id),
+  );
+  await Promise.all([orderFlow.processPaymentStatus(ids[0]!, first.id), orderFlow.processPaymentStatus(ids[1]!, second.id)]);
+  expect((await orderRow(order.id)).state).toBe('refunded');
+  expect((await historyOf(order.id)).filter((h) => h.change.endsWith('->refunded'))).toHaveLength(1);
+  const total = await ctx.database.db.selectFrom('payment_refunds').select('amount_cents').where('order_id', '=', order.id).execute();
+  expect(total.reduce((n, r) => n + Number(r.amount_cents), 0)).toBe(order.grossCents);
 });
 
 test('a full refund at once → refunded; a refund of a transaction that did not pay the order changes nothing', async () => {
