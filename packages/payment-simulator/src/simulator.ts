@@ -587,6 +587,13 @@ export class PaymentSimulator {
     return r;
   }
 
+  /** A gateway as the API answers it: no title or description, page fields with `value`. */
+  private gatewayAnswer(r: PaymentRequest): Record<string, unknown> {
+    const { title: _title, description: _description, fields, ...rest } = r;
+    const gatewayFields = Object.fromEntries(Object.entries(fields).map(([type, f]) => [type, { ...(f.defaultValue !== undefined ? { value: f.defaultValue } : {}), ...(f.name !== undefined ? { name: f.name } : {}) }]));
+    return Object.fromEntries(Object.entries({ ...rest, fields: gatewayFields }).filter(([, v]) => v !== null));
+  }
+
   /** A paylink as the API answers it (only the Invoice's own fields). */
   private invoiceAnswer(r: PaymentRequest): Record<string, unknown> {
     const { cancelRedirectUrl: _cancel, ...rest } = r;
@@ -617,12 +624,12 @@ export class PaymentSimulator {
       case 'POST Invoice':
         return ok([this.invoiceAnswer(this.createRequest('invoice', bodyFields(req)))]);
       case 'POST Gateway':
-        return ok([this.createRequest('gateway', bodyFields(req))]);
+        return ok([this.gatewayAnswer(this.createRequest('gateway', bodyFields(req)))]);
       case 'GET Invoice/:id':
       case 'GET Gateway/:id': {
         const r = (resource === 'Invoice' ? this.invoices : this.gateways).get(Number(id));
         if (!r) throw new HttpError(404, `No ${resource} found with id ${id}`);
-        return ok([resource === 'Invoice' ? this.invoiceAnswer(r) : r]);
+        return ok([resource === 'Invoice' ? this.invoiceAnswer(r) : this.gatewayAnswer(r)]);
       }
       case 'DELETE Invoice/:id':
       case 'DELETE Gateway/:id': {

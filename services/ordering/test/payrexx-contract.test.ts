@@ -13,6 +13,8 @@ import { DEFAULT_API_KEY, createPaymentSimulator, type PaymentSimulator } from '
 import { PaymentClient } from '../src/payment/payment.client';
 import {
   DeletedSchema,
+  GatewayCreateRequestSchema,
+  GatewaySchema,
   InstanceQuerySchema,
   InvoiceCreateRequestSchema,
   InvoiceSchema,
@@ -30,6 +32,8 @@ const ajv = new Ajv({ allErrors: true, allowUnionTypes: true, strict: true });
 const compile = (s: JsonSchema): ValidateFunction => ajv.compile(s);
 const v = {
   invoiceRequest: compile(InvoiceCreateRequestSchema),
+  gatewayRequest: compile(GatewayCreateRequestSchema),
+  gateway: compile(envelopeOf(GatewaySchema)),
   instanceQuery: compile(InstanceQuerySchema),
   listQuery: compile(TransactionListQuerySchema),
   invoice: compile(envelopeOf(InvoiceSchema)),
@@ -58,6 +62,9 @@ function contractOf(method: string, path: string): { query: ValidateFunction; bo
     ['POST', /^Invoice\/$/, v.instanceQuery, v.invoiceRequest, v.invoice],
     ['GET', /^Invoice\/\d+\/$/, v.instanceQuery, null, v.invoice],
     ['DELETE', /^Invoice\/\d+\/$/, v.instanceQuery, null, v.deleted],
+    ['POST', /^Gateway\/$/, v.instanceQuery, v.gatewayRequest, v.gateway],
+    ['GET', /^Gateway\/\d+\/$/, v.instanceQuery, null, v.gateway],
+    ['DELETE', /^Gateway\/\d+\/$/, v.instanceQuery, null, v.deleted],
     ['GET', /^Transaction\/\d+\/$/, v.instanceQuery, null, v.transaction],
     ['GET', /^Transaction\/$/, v.listQuery, null, v.transaction],
     ['GET', /^Payout\/$/, v.instanceQuery, null, v.payout],
@@ -148,13 +155,17 @@ test('every request the client sends and every answer the simulator gives confor
   await pay.getPayout(payouts[0]!.uuid);
   await pay.getAccountingCsv(payouts[0]!.uuid);
   await pay.getPayout('unknown');
+  const gateway = await pay.createGateway({ amountCents: 990, currency: 'EUR', referenceId: 'ORD-C-3', title: 'not sent', purpose: 'ORD-C-3', email: 'g@example.org', successUrl: 'https://shop.example/ok', cancelUrl: 'https://shop.example/cancel' });
+  await pay.getGateway(gateway.id);
+  await pay.deleteGateway(gateway.id);
 
-  expect(recorded.length).toBeGreaterThanOrEqual(18);
+  expect(recorded.length).toBeGreaterThanOrEqual(21);
   for (const x of recorded) expect({ call: `${x.method} ${x.path}`, violations: violations(x) }).toEqual({ call: `${x.method} ${x.path}`, violations: [] });
   // What was sent: description always, the e-mail prefill as the Invoice's field default, mandatory.
-  const created = recorded.filter((x) => x.method === 'POST').map((x) => parseBracketForm(x.body));
+  const created = recorded.filter((x) => x.method === 'POST' && x.path.endsWith('/Invoice/')).map((x) => parseBracketForm(x.body));
   expect(created[0]).toMatchObject({ description: 'Payment of order ORD-C-1', fields: { email: { defaultValue: 'payer@example.org', mandatory: '1' } } });
   expect(created[1]).toMatchObject({ description: 'Order ORD-C-2' });
+  expect(parseBracketForm(recorded.find((x) => x.method === 'POST' && x.path.endsWith('/Gateway/'))!.body)).toMatchObject({ fields: { email: { value: 'g@example.org' } }, cancelRedirectUrl: 'https://shop.example/cancel' });
   expect(recorded.find((x) => x.path === '/api/v1/Transaction/')!.query).toMatchObject({ orderByTime: 'DESC' });
 });
 

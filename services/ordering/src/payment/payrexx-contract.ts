@@ -167,6 +167,36 @@ export const InvoiceSchema: JsonSchema = closed(
 /** What we POST to `Invoice/` (form-encoded, brackets parsed). */
 export const InvoiceCreateRequestSchema: JsonSchema = requestSchemaOf(InvoiceSchema, ['amount', 'currency', 'description']);
 
+/**
+ * A checkout gateway [SDK Request/Gateway.php parameters; Response/Gateway.php adds `hash`, `link`, `status`,
+ * `createdAt`, `invoices`]. It has no title or description; its page fields are `fields[<type>][value|name]`
+ * [SDK Request/Gateway.php addField]. Not used by the order flow (the client offers it for checkouts).
+ */
+export const GatewaySchema: JsonSchema = closed(
+  {
+    id: { ...int, readOnly: true },
+    hash: { ...str, readOnly: true },
+    link: { ...str, readOnly: true },
+    status: { ...str, readOnly: true },
+    createdAt: { ...int, readOnly: true },
+    invoices: { type: 'array', readOnly: true },
+    amount: intish,
+    currency: { type: 'string', pattern: '^[A-Z]{3}$' },
+    purpose: str,
+    referenceId: str,
+    vatRate: { anyOf: [{ type: 'number' }, { type: 'string', pattern: '^[0-9]+(\\.[0-9]+)?$' }] },
+    sku: str,
+    successRedirectUrl: str,
+    failedRedirectUrl: str,
+    cancelRedirectUrl: str,
+    fields: { type: 'object', additionalProperties: closed({ value: str, name: str }) },
+  },
+  ['id', 'hash', 'link', 'status', 'amount', 'currency', 'createdAt'],
+);
+
+/** What we POST to `Gateway/` (form-encoded, brackets parsed). */
+export const GatewayCreateRequestSchema: JsonSchema = requestSchemaOf(GatewaySchema, ['amount', 'currency']);
+
 /** The invoice part of a transaction [DOC-TX Invoice object; DOC-WH changelog 2021-10-12: `originalAmount`, `refundedAmount`, no `amount`]. */
 const TransactionInvoiceSchema = closed({
   number: str,
