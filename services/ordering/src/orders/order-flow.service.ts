@@ -7,11 +7,14 @@
  *    down the order is still accepted (answer without `paylinkUrl`) and the dispatchers retry the job.
  *    Once the paylink exists an e-mail with the payment link goes to the contact (the confirmation
  *    e-mail, sent at once, says that the link follows).
- * 2. Payment webhook: each delivery is recorded (`payment_deliveries`) and a `payment-status` job is
- *    enqueued; the job re-fetches the transaction from the provider (never trusting the body) and maps
- *    its status onto the state machine: `confirmed` → `paid` (amount and currency must match),
- *    `cancelled`/`declined` → `cancelled` (only from `pending_payment` and only when the paylink is no
- *    longer open at the provider; card numbers and discount uses are released in the same transaction), `refunded` → `refunded`. Anything else changes nothing.
+ * 2. Payment webhook: each delivery is recorded (`payment_deliveries`; repeats merge while the re-fetch
+ *    is pending) and a `payment-status` job is enqueued; the job re-fetches the transaction from the
+ *    provider (never trusting the body) and maps its status onto the state machine: `confirmed` → `paid`
+ *    (amount and currency must match), `cancelled`/`declined` → `cancelled` (only from `pending_payment`
+ *    and only when the paylink is no longer open at the provider; card numbers and discount uses are
+ *    released in the same transaction); a refund is a transaction of its own (`originalTransactionId`,
+ *    docs/payrexx.md): recorded once, `refunded` once the refunds add up to the paid amount. Any other
+ *    status, also one the service does not know, is recorded and changes nothing.
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
