@@ -202,6 +202,8 @@ export function payoutAccountingCsv(p: PaymentPayoutDetails): string {
   const rows: (string | number)[][] = [['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency']];
   for (const t of p.transactions) rows.push([p.uuid, p.date, t.transferType, t.transactionId, t.uuid, t.referenceId ?? '', t.time, money(t.amountCents), money(t.feeCents), money(t.netAmountCents), t.currency]);
   rows.push([p.uuid, p.date, 'total', '', '', '', '', money(p.amountCents + p.feesCents), money(p.feesCents), money(p.amountCents), p.currency]);
+  // No formula escaping (unlike the catalogue export): reversals are negative numbers that must stay
+  // numbers, and the text cells are our own order numbers and the provider's ids.
   return stringify(rows, { record_delimiter: '\r\n' });
 }
 
