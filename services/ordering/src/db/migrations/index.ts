@@ -10,6 +10,7 @@ import * as m0005 from './0005_maintenance';
 import * as m0006 from './0006_order_flow';
 import * as m0007 from './0007_erp';
 import * as m0008 from './0008_order_items_index';
+import * as m0009 from './0009_identity_hardening';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006_order_flow': m0006,
   '0007_erp': m0007,
   '0008_order_items_index': m0008,
+  '0009_identity_hardening': m0009,
 };
