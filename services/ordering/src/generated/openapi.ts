@@ -1266,9 +1266,11 @@ export interface paths {
         /**
          * Headers of this request as received
          * @description The request headers as the service received them (names lower case, repeated headers joined
-         *     with `, `). Values of `authorization`, `cookie`, `x-service-client-id`,
-         *     `x-sportident-client-id`, `x-api-key` and `apikey` are masked (`***` plus the last 4
-         *     characters at most).
+         *     with `, `). Values of `authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
+         *     `x-service-client-id`, `x-sportident-client-id`, `x-api-key` and `apikey`, and of every header
+         *     whose name suggests a credential (containing `token`, `secret`, `passw`, `apikey`/`api-key`,
+         *     `auth`, `cookie`, `session`, `signature` or `credential`, e.g. `x-auth-token`), are masked
+         *     (`***`).
          */
         get: operations["devGetRequestHeaders"];
         put?: never;
