@@ -225,7 +225,7 @@ describe('an event of 100,000 punches', () => {
 });
 
 describe('a private event', () => {
-  it('asks for a key (401 rules of the API), refuses another user’s key (403), opens with the owner’s key', async () => {
+  it('asks for a key (a private event answers as a missing one), refuses another user’s key, opens with the owner’s key', async () => {
     const owner = await timing.createUser('private-organiser');
     const stranger = await timing.createUser('stranger');
     await request(timing.app)

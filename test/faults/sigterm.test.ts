@@ -14,7 +14,7 @@ jest.setTimeout(120_000);
 
 let db: TestDatabase;
 let proc: ServiceProcess | undefined;
-const KEY = `sigterm-${randomBytes(16).toString('hex')}`;
+const KEY = `tk_sigterm_${randomBytes(32).toString('base64url')}`;
 
 beforeAll(async () => {
   db = await createTestDatabase('sigterm');

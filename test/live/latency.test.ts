@@ -18,7 +18,7 @@ import { formatReport, measureLiveLatency } from './latency';
 
 jest.setTimeout(180_000);
 
-const API_KEY = 'tk_live_latency_test_key_0123456789abcdef';
+const API_KEY = 'tk_live_latency_test_key_0123456789abcdefghijklmnop';
 const SLICE = path.join(__dirname, 'fixtures/venotte2020-1900-1905.csv');
 let db: TestDatabase;
 let timing: ServiceProcess;

@@ -30,7 +30,7 @@ async function main(): Promise<number> {
   try {
     if (!baseUrl) {
       db = await createTestDatabase('live_soak');
-      apiKey = 'tk_live_latency_soak_key_0123456789abcdef';
+      apiKey = 'tk_live_latency_soak_key_0123456789abcdefghijklmnop';
       const entry = process.argv.includes('--compiled') ? 'services/timing/dist/server.js' : 'services/timing/src/server.ts';
       svc = await startServiceProcess({ entry, env: { TIMING_PORT: '0', DATABASE_URL: db.url, DATA_DIR: dataDir, TIMING_BOOTSTRAP_API_KEY: apiKey } });
       baseUrl = svc.baseUrl;

@@ -11,6 +11,19 @@ import pinoPretty from 'pino-pretty';
 /** Header names whose values are secrets. */
 export const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
 
+/**
+ * Header names that carry credentials by convention though no service of ours reads them (`X-Auth-Token`,
+ * `X-Access-Token`, `X-Amz-Security-Token`, `X-Client-Secret`, `X-Session-Id`, `X-Hub-Signature` …): a
+ * client or proxy may send them, and an echo must not hand them to whoever reads the answer or a log.
+ */
+const SECRET_HEADER_NAME = /token|secret|passw|api-?key|auth|cookie|session|signature|credential/i;
+
+/** Whether the header's value is a secret ({@link SECRET_HEADERS}, or a name like one). */
+export function isSecretHeader(name: string): boolean {
+  const n = name.toLowerCase();
+  return SECRET_HEADERS.includes(n) || SECRET_HEADER_NAME.test(n);
+}
+
 /** Query parameter names whose values are secrets (ERP webhook secret, tokens, keys, passwords). */
 const SECRET_QUERY = /^(secret|token|apikey|api_key|key|password|access_token|refresh_token|client_secret|text)$/i;
 
@@ -28,7 +41,7 @@ export function maskHeaders(headers: IncomingMessage['headers']): Record<string,
   const out: Record<string, string> = {};
   for (const [k, v] of Object.entries(headers)) {
     if (v === undefined) continue;
-    out[k] = SECRET_HEADERS.includes(k.toLowerCase()) ? '***' : Array.isArray(v) ? v.join(', ') : v;
+    out[k] = isSecretHeader(k) ? '***' : Array.isArray(v) ? v.join(', ') : v;
   }
   return out;
 }

@@ -3,6 +3,7 @@
  */
 import path from 'node:path';
 import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { defaultHashConcurrency } from './identity/hash-gate';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 export const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -46,6 +47,10 @@ export interface OrderingConfig {
   loginMaxFailuresPerAccount: number;
   /** Failed logins per client IP address (1-hour window) before the token endpoint answers 429. */
   loginMaxFailuresPerIp: number;
+  /** Password hashes running at once (`PASSWORD_HASH_CONCURRENCY`; default one less than the CPU count, 1–2). */
+  passwordHashConcurrency: number;
+  /** Password checks waiting for a hashing slot (`PASSWORD_HASH_QUEUE`, default 8); beyond it 503 with `Retry-After`. */
+  passwordHashQueue: number;
   /** Redis URL for shared rate limits and flags across instances; in-memory when unset. */
   redisUrl: string | undefined;
   /** Prefix of rate-limit counter keys in Redis (`RATE_LIMIT_KEY_PREFIX`, default `ordering`). */
@@ -132,6 +137,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
+    passwordHashConcurrency: e.int('PASSWORD_HASH_CONCURRENCY', defaultHashConcurrency(), 1, 64),
+    passwordHashQueue: e.int('PASSWORD_HASH_QUEUE', 8, 0, 10_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'ordering')!,
     // Generous defaults: a school class ordering behind one NAT address must not be stopped; guessing

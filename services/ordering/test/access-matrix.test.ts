@@ -11,7 +11,7 @@ import request from 'supertest';
 import { loadSpec } from '@sports-timing/shared';
 import { verifyLicenseKey } from '../src/identity/license-keys';
 import { SPEC_FILE } from '../src/version';
-import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, type IdentityTestContext, type User } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, verifyOwnEmail, type IdentityTestContext, type User } from './auth-support';
 
 type Schema = { $ref?: string; type?: string; enum?: unknown[]; minimum?: number; format?: string; default?: unknown };
 type Parameter = { $ref?: string; name: string; in: string; required?: boolean; schema?: Schema };
@@ -99,6 +99,8 @@ beforeAll(async () => {
     createUser(ctx.app, bearers.admin, { userName: 'staff', email: 'staff@example.com', password: PW, roles: ['support'] }),
   ]);
   [bearers.customer, bearers.retailer, bearers.support] = await Promise.all([bearerOf(ctx.app, 'cust', PW), bearerOf(ctx.app, 'shop', PW), bearerOf(ctx.app, 'staff', PW)]);
+  // Licenses follow verified addresses only.
+  await Promise.all([verifyOwnEmail(ctx, bearers.customer), verifyOwnEmail(ctx, bearers.retailer)]);
 });
 afterAll(async () => ctx.close());
 
@@ -197,6 +199,8 @@ describe('end to end: bootstrap admin → users → what each sees → a license
     const retailer = await createUser(ctx.app, admin, { userName: 'e2e-retailer', email: 'e2e-retailer@example.com', password: PW, roles: ['retailer'], erpRetailerEntityId: 'C-7' });
     const cust = await bearerOf(ctx.app, 'e2e-customer', PW);
     const ret = await bearerOf(ctx.app, 'e2e-retailer', PW);
+    // The customer confirms the address through the verification mail (licenses follow verified addresses).
+    await verifyOwnEmail(ctx, cust);
     // Each sees himself, not the other, and nothing staff-only.
     expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', cust).expect(200)).body).toMatchObject({ sub: String(customer.id), roles: ['customer'], user_group: 'public' });
     expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', ret).expect(200)).body).toMatchObject({ sub: String(retailer.id), roles: ['retailer'], user_group: 'retailer', retailer: 'C-7' });

@@ -19,8 +19,11 @@ export interface IdentityTestContext extends OrderingTestContext {
   logs: string[];
 }
 
-/** Starts the app with the bootstrap admin and captured logs; `env` overrides configuration. */
-export async function startIdentity(env: Record<string, string> = {}): Promise<IdentityTestContext> {
+/**
+ * Starts the app with the bootstrap admin and captured logs (at `logLevel`, default debug); `env`
+ * overrides configuration.
+ */
+export async function startIdentity(env: Record<string, string> = {}, opts: { logLevel?: string } = {}): Promise<IdentityTestContext> {
   const logs: string[] = [];
   const sink = new Writable({
     write(chunk: Buffer, _enc, cb) {
@@ -28,7 +31,7 @@ export async function startIdentity(env: Record<string, string> = {}): Promise<I
       cb();
     },
   });
-  const logger = pino({ level: 'debug', redact: { paths: ['req.headers.authorization', 'password', 'token'], censor: '***' } }, sink);
+  const logger = pino({ level: opts.logLevel ?? 'debug', redact: { paths: ['req.headers.authorization', 'password', 'token'], censor: '***' } }, sink);
   const ctx = await startOrdering(
     {
       LICENSE_SIGNING_KEY: generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }).toString(),
@@ -67,4 +70,27 @@ export async function createUser(app: Express, adminBearer: string, user: NewUse
   const res = await request(app).post('/api/rest/v1/users').set('authorization', adminBearer).send(user);
   if (res.status !== 200) throw new Error(`create ${user.userName} failed: ${res.status} ${JSON.stringify(res.body)}`);
   return res.body as User;
+}
+
+/** The code of the newest verification mail to `email` still waiting in the outbox. */
+export async function verificationCodeFor(ctx: OrderingTestContext, email: string): Promise<string | undefined> {
+  const rows = await ctx.database.db.selectFrom('outbox_messages').select('payload').where('dedupe_key', 'like', 'email-verification:%').orderBy('id', 'desc').execute();
+  for (const { payload } of rows) {
+    const mail = (typeof payload === 'string' ? JSON.parse(payload) : payload) as { to: string; text: string };
+    if (mail.to.toLowerCase() !== email.toLowerCase()) continue;
+    return /\bev_[A-Za-z0-9_-]{43}\b/.exec(mail.text)?.[0];
+  }
+  return undefined;
+}
+
+/**
+ * Confirms the caller's current e-mail address as a user does: asks `users/update-profile` for the
+ * verification mail and presents its code (read from the outbox) to `users/verify-email`.
+ */
+export async function verifyOwnEmail(ctx: OrderingTestContext, bearer: string): Promise<void> {
+  const me = (await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', bearer).expect(200)).body as { email: string };
+  await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', bearer).send({ email: me.email }).expect(200);
+  const token = await verificationCodeFor(ctx, me.email);
+  if (!token) throw new Error(`no verification mail to ${me.email}`);
+  await request(ctx.app).post('/api/rest/v1/users/verify-email').send({ token }).expect(200);
 }

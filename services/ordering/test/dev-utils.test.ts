@@ -82,10 +82,12 @@ describe('dev/request-headers', () => {
       .set('X-Service-Client-Id', 'client-secret-123')
       .set('Cookie', 'session=abc')
       .set('X-Api-Key', 'key-456')
+      .set('X-Auth-Token', 'auth-token-789')
+      .set('X-Access-Token', 'access-token-012')
       .set('X-Trace', 'visible')
       .expect(200);
-    expect(res.body).toMatchObject({ authorization: '***', 'x-service-client-id': '***', cookie: '***', 'x-api-key': '***', 'x-trace': 'visible' });
-    expect(JSON.stringify(res.body)).not.toMatch(/client-secret-123|session=abc|key-456|Bearer/);
+    expect(res.body).toMatchObject({ authorization: '***', 'x-service-client-id': '***', cookie: '***', 'x-api-key': '***', 'x-auth-token': '***', 'x-access-token': '***', 'x-trace': 'visible' });
+    expect(JSON.stringify(res.body)).not.toMatch(/client-secret-123|session=abc|key-456|auth-token-789|access-token-012|Bearer/);
   });
 });
 

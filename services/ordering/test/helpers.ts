@@ -3,6 +3,7 @@
  * with response validation on, and tokens for any principal.
  */
 import type { Express } from 'express';
+import { sql } from 'kysely';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
@@ -20,7 +21,10 @@ export interface OrderingTestContext {
   deps: OrderingDeps;
   database: Database<DB>;
   testDb: TestDatabase;
-  /** A Bearer header value for a principal (no user row is created). */
+  /**
+   * A Bearer header value for a principal (default id 1). Access tokens must name an existing user, so a
+   * placeholder user row with that id is created when there is none; roles and group come from the token.
+   */
   bearer(p: Partial<Principal> & Pick<Principal, 'roles'>): Promise<string>;
   close(): Promise<void>;
 }
@@ -38,6 +42,20 @@ export async function createOrderingDatabase(): Promise<{ database: Database<DB>
       await testDb.drop();
     },
   };
+}
+
+/**
+ * The token version of user `id`, after inserting a placeholder user with that id when there is none
+ * (the identity sequence is moved past it, so users created later get other ids).
+ */
+export async function ensureTestUser(database: Database<DB>, id: number): Promise<number> {
+  await sql`
+    insert into users (id, user_name, email, roles) overriding system value
+    values (${id}, ${`test-user-${id}`}, ${`test-user-${id}@example.invalid`}, '{customer}')
+    on conflict do nothing`.execute(database.db);
+  await sql`select setval(pg_get_serial_sequence('users', 'id'), greatest((select max(id) from users), 1))`.execute(database.db);
+  const row = await database.db.selectFrom('users').select('token_version').where('id', '=', id).executeTakeFirstOrThrow();
+  return row.token_version;
 }
 
 /** Creates database, schema and app; `env` overrides configuration. Call `close()` in afterAll. */
@@ -59,8 +77,9 @@ export async function startOrdering(env: Record<string, string> = {}, overrides:
     database,
     testDb,
     async bearer(p) {
-      const token = await tokens.issue({ kind: 'user', id: 1, name: 'test', userGroup: 'public', erpRetailerEntityId: null, ...p });
-      return `Bearer ${token}`;
+      const principal: Principal = { kind: 'user', id: 1, name: 'test', userGroup: 'public', erpRetailerEntityId: null, ...p };
+      const tokenVersion = principal.kind === 'user' ? await ensureTestUser(database, principal.id) : undefined;
+      return `Bearer ${await tokens.issue({ ...principal, tokenVersion })}`;
     },
     async close() {
       await database.close();

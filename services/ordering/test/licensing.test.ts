@@ -6,7 +6,7 @@
 import { createHash } from 'node:crypto';
 import request from 'supertest';
 import { verifyLicenseKey } from '../src/identity/license-keys';
-import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, verifyOwnEmail, type IdentityTestContext } from './auth-support';
 
 let ctx: IdentityTestContext;
 let admin: string;
@@ -25,6 +25,8 @@ beforeAll(async () => {
     createUser(ctx.app, admin, { userName: 'dana', email: 'dana@example.com', password: PW }),
   ]);
   [support, carl, dana] = await Promise.all([bearerOf(ctx.app, 'sue', PW), bearerOf(ctx.app, 'carl', PW), bearerOf(ctx.app, 'dana', PW)]);
+  // Licenses follow verified addresses only.
+  await Promise.all([verifyOwnEmail(ctx, carl), verifyOwnEmail(ctx, dana)]);
 });
 afterAll(async () => ctx.close());
 

@@ -104,13 +104,15 @@
       setTimeout(start, 2000);
       return;
     }
-    if (res.status === 401 || res.status === 403) {
+    // A private event answers as a missing one (404) to callers without its owner's key: offer the key form.
+    if (res.status === 401 || res.status === 403 || res.status === 404) {
       var problem = await res.json().catch(function () { return {}; });
-      if (res.status === 403 || key()) sessionStorage.removeItem(KEY_STORAGE);
-      showKeyForm((problem.detail || 'This event is private.') + (res.status === 403 ? ' The key does not give access to it.' : ' Enter an API key.'));
+      var hadKey = !!key();
+      if (res.status === 403 || hadKey) sessionStorage.removeItem(KEY_STORAGE);
+      var hint = res.status === 404 ? (hadKey ? ' If it is private, the key does not give access to it.' : '') : res.status === 403 ? ' The key does not give access to it.' : ' Enter an API key.';
+      showKeyForm((problem.detail || 'There is no event ' + eventId + ' visible without a key.') + hint);
       return;
     }
-    if (res.status === 404) { showKeyForm('There is no event ' + eventId + '.'); return; }
     if (!res.ok) { setConnection('The service answered ' + res.status + '; retrying…', false); setTimeout(start, 2000); return; }
     var status = await res.json();
     clockOffset = status.serverTimeUtc - Date.now();
@@ -157,7 +159,7 @@
         signal: controller.signal,
         cache: 'no-store',
       });
-      if (res.status === 401 || res.status === 403) { start(); return; }
+      if (res.status === 401 || res.status === 403 || res.status === 404) { start(); return; }
       if (!res.ok || !res.body) throw new Error('stream answered ' + res.status);
       setConnection('Live', true);
       var reader = res.body.pipeThrough(new TextDecoderStream()).getReader();

@@ -2,7 +2,8 @@
  * Timing service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
 
 /** Resolved configuration of the timing service. */
 export interface TimingConfig {
@@ -14,7 +15,10 @@ export interface TimingConfig {
   dataDir: string;
   /** Port of the embedded PostgreSQL started when no database URL is set (`EMBEDDED_PG_PORT`, default 5441). */
   embeddedPgPort: number;
-  /** API key for the bootstrap `admin` user on a fresh database; generated in development when unset. */
+  /**
+   * API key for the bootstrap `admin` user on a fresh database; generated in development when unset. A
+   * value not in the key format (`tk_` + at least 43 base64url characters) is refused at start.
+   */
   bootstrapApiKey: string | undefined;
   /** Load the demo data (the real VeNotte 2020 event) on start. */
   demoData: boolean;
@@ -34,16 +38,19 @@ export interface TimingConfig {
   corsOrigins: string[];
 }
 
-/** Reads the configuration; `env` defaults to `process.env`. */
+/** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
 export function loadTimingConfig(env: Record<string, string | undefined> = process.env): TimingConfig {
   const e = envReader(env);
+  const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
+  // The value is a secret: the message names the variable and the format, never the value.
+  if (bootstrapApiKey !== undefined && !KEY_FORMAT.test(bootstrapApiKey)) throw new ConfigError('TIMING_BOOTSTRAP_API_KEY', '***', KEY_FORMAT_TEXT);
   return {
     port: e.int('TIMING_PORT', 8081, 0, 65535),
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('TIMING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5441, 1, 65535),
-    bootstrapApiKey: e.string('TIMING_BOOTSTRAP_API_KEY'),
+    bootstrapApiKey,
     demoData: e.bool('DEMO_DATA', true),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),

@@ -79,11 +79,18 @@ describe('visibility', () => {
     expect(await names()).toContain('City Sprint');
   });
 
-  it('reads a private event with the owner or admin key only', async () => {
+  it('reads a private event with the owner or admin key only; to others it answers exactly as a missing event', async () => {
     const url = `/api/rest/v1/events/${privateId}`;
-    const anon = await request(ctx.app).get(url).expect(401);
-    expect(anon.headers['www-authenticate']).toBe('apikey');
-    await request(ctx.app).get(url).set('apikey', other.key).expect(403);
+    // Same status and body (but for the id in the text) for a private event and a missing one, per caller.
+    const same = (r: request.Response) => ({ status: r.status, body: { ...r.body, traceId: undefined, detail: String(r.body.detail).replace(String(privateId), 'N').replace('999999', 'N') }, type: r.headers['content-type'], auth: r.headers['www-authenticate'] });
+    for (const path of ['', '/status']) {
+      const anon = await request(ctx.app).get(url + path).expect(404);
+      expect(same(anon)).toEqual(same(await request(ctx.app).get(`/api/rest/v1/events/999999${path}`)));
+      const foreign = await request(ctx.app).get(url + path).set('apikey', other.key).expect(404);
+      expect(same(foreign)).toEqual(same(await request(ctx.app).get(`/api/rest/v1/events/999999${path}`).set('apikey', other.key)));
+    }
+    const put = await request(ctx.app).put(url).set('apikey', other.key).send(newEvent()).expect(404);
+    expect(same(put)).toEqual(same(await request(ctx.app).put('/api/rest/v1/events/999999').set('apikey', other.key).send(newEvent())));
     await request(ctx.app).get(url).set('apikey', owner.key).expect(200);
     await request(ctx.app).get(url).set('apikey', ctx.adminKey).expect(200);
   });
@@ -95,12 +102,13 @@ describe('visibility', () => {
 });
 
 describe('replace and delete', () => {
-  it('replaces an event for its owner; others get 403; an admin may, and the owner stays', async () => {
+  it('replaces an event for its owner; others get 403 (404 once it is private); an admin may, and the owner stays', async () => {
     const id = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Draft', modems: ['E-4'] })).expect(201)).body.id;
     const url = `/api/rest/v1/events/${id}`;
     const res = await request(ctx.app).put(url).set('apikey', owner.key).send(newEvent({ name: 'Final', public: false, modems: ['E-4', 'E-5'], from: null, to: localMs(20) })).expect(200);
     expect(res.body).toMatchObject({ id, name: 'Final', public: false, modems: ['E-4', 'E-5'], from: null, to: localMs(20), owner: 'owner' });
-    await request(ctx.app).put(url).set('apikey', other.key).send(newEvent()).expect(403);
+    // Private now: to another user it is as missing.
+    await request(ctx.app).put(url).set('apikey', other.key).send(newEvent()).expect(404);
     await request(ctx.app).put(url).send(newEvent()).expect(401);
     const byAdmin = await request(ctx.app).put(url).set('apikey', ctx.adminKey).send(newEvent({ name: 'Fixed', modems: ['E-4', 'E-6'] })).expect(200);
     expect(byAdmin.body.owner).toBe('owner');
@@ -114,6 +122,7 @@ describe('replace and delete', () => {
     const id = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Gone', modems: ['E-7'] })).expect(201)).body.id;
     const before = await punchCount(ctx);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', other.key).expect(403);
+    await request(ctx.app).put(`/api/rest/v1/events/${id}`).set('apikey', other.key).send(newEvent()).expect(403);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', owner.key).expect(204);
     await request(ctx.app).get(`/api/rest/v1/events/${id}`).expect(404);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', owner.key).expect(404);

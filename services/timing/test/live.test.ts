@@ -291,7 +291,7 @@ describe('SSE stream', () => {
 });
 
 describe('access and bounds', () => {
-  it('applies the read access rules: private event 401 anonymous, 403 with another key; public event anonymous', async () => {
+  it('applies the read access rules: a private event answers as a missing one without its owner key; public event anonymous', async () => {
     const owner = await ctx.createUser('live-owner');
     const other = await ctx.createUser('live-other');
     const co = client(a, owner.key);
@@ -300,9 +300,9 @@ describe('access and bounds', () => {
     await co.uploadPunches([...punches('PRV-1', 1), ...punches('PUB-1', 1)]);
     for (const path of [`/api/rest/v1/punches/stream?eventId=${priv}`, `/api/rest/v1/punches?eventId=${priv}&wait=5`]) {
       const anon = await fetch(a.url + path, { headers: { Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
-      expect(anon.status).toBe(401);
+      expect(anon.status).toBe(404);
       const foreign = await fetch(a.url + path, { headers: { apikey: other.key, Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
-      expect(foreign.status).toBe(403);
+      expect(foreign.status).toBe(404);
     }
     const anonymous = createTimingClient({ baseUrl: a.url });
     const got: Punch[] = [];
@@ -311,7 +311,7 @@ describe('access and bounds', () => {
     await until(() => got.length === 1);
     ac.abort();
     await s;
-    await expect(anonymous.stream({ eventId: priv }, () => undefined)).rejects.toMatchObject({ status: 401 });
+    await expect(anonymous.stream({ eventId: priv }, () => undefined)).rejects.toMatchObject({ status: 404 });
     const notStream = await fetch(`${a.url}/api/rest/v1/punches/stream?eventId=${pub}`, { headers: { Accept: 'application/json' } });
     expect(notStream.status).toBe(406);
   });

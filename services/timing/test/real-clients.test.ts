@@ -265,7 +265,7 @@ describe('web live-result clients of the Center API (SportIdentService.fetchPunc
     expect((await fetch(`${base}/api/rest/v1/public/events/999999/punches`)).status).toBe(404);
   });
 
-  it('a private event needs the owner key: 401 without a key, 403 with another key', async () => {
+  it('a private event needs the owner key: without it, the answer of a missing event', async () => {
     const owner = await ctx.createUser('private-owner');
     const created = await fetch(`${base}/api/rest/v1/events`, {
       method: 'POST',
@@ -273,8 +273,8 @@ describe('web live-result clients of the Center API (SportIdentService.fetchPunc
       body: JSON.stringify({ name: 'Private', public: false, modems: ['3000001'] }),
     });
     const { id } = (await created.json()) as { id: number };
-    expect((await fetch(`${base}/api/rest/v1/public/events/${id}/punches`)).status).toBe(401);
-    expect((await fetch(`${base}/api/rest/v1/public/events/${id}/punches`, { headers: { apikey: reader.key } })).status).toBe(403);
+    expect((await fetch(`${base}/api/rest/v1/public/events/${id}/punches`)).status).toBe(404);
+    expect((await fetch(`${base}/api/rest/v1/public/events/${id}/punches`, { headers: { apikey: reader.key } })).status).toBe(404);
     expect((await fetch(`${base}/api/rest/v1/public/events/${id}/punches`, { headers: { apikey: owner.key } })).status).toBe(200);
   });
 });

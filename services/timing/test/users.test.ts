@@ -8,6 +8,7 @@ import path from 'node:path';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { runStartupTasks, DEV_ADMIN_KEY_FILE } from '../src/bootstrap';
+import { generateApiKey } from '../src/auth/keys';
 import { loadTimingConfig } from '../src/config';
 import { startTiming, type TimingTestContext } from './helpers';
 
@@ -101,16 +102,37 @@ describe('bootstrap', () => {
   it('creates admin with TIMING_BOOTSTRAP_API_KEY on a fresh database only', async () => {
     const fresh = await startTiming({ withAdmin: false });
     try {
-      const config = { ...loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: 'bootstrap-secret-0123456789', DEMO_DATA: 'false' }) };
+      const config = { ...loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: 'tk_bootstrap-secret-0123456789-0123456789-abcdef', DEMO_DATA: 'false' }) };
       await runStartupTasks(fresh.database, config, createLogger('t', 'silent'));
-      const users = await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'bootstrap-secret-0123456789').expect(200);
+      const users = await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'tk_bootstrap-secret-0123456789-0123456789-abcdef').expect(200);
       expect(users.body).toEqual([expect.objectContaining({ userName: 'admin', role: 'admin' })]);
       // A second start changes nothing, and a different configured key does not become valid.
-      await runStartupTasks(fresh.database, { ...config, bootstrapApiKey: 'another-key-0123456789' }, createLogger('t', 'silent'));
-      await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'another-key-0123456789').expect(401);
+      await runStartupTasks(fresh.database, { ...config, bootstrapApiKey: 'tk_another-key-0123456789-0123456789-0123456789' }, createLogger('t', 'silent'));
+      await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'tk_another-key-0123456789-0123456789-0123456789').expect(401);
     } finally {
       await fresh.close();
     }
+  });
+
+  it.each([
+    ['a word', 'CHANGE-ME'],
+    ['a short key', 'tk_short'],
+    ['a key without the prefix', 'x'.repeat(46)],
+    ['a key with other characters', `tk_${'a'.repeat(42)}!`],
+  ])('refuses %s as TIMING_BOOTSTRAP_API_KEY at start, naming the format but not the value', (_what, key) => {
+    expect(() => loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: key })).toThrow(/TIMING_BOOTSTRAP_API_KEY.*tk_.*43 base64url/);
+    let message = '';
+    try {
+      loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: key });
+    } catch (err) {
+      message = (err as Error).message;
+    }
+    expect(message).not.toContain(key);
+  });
+
+  it('accepts a generated key as TIMING_BOOTSTRAP_API_KEY (control)', () => {
+    const key = generateApiKey();
+    expect(loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: key }).bootstrapApiKey).toBe(key);
   });
 
   it('generates a development key into <dataDir>/keys when none is configured', async () => {

@@ -23,6 +23,8 @@ export interface Principal {
   userGroup: UserGroup;
   /** ERP customer id of the retailer a retailer user belongs to. */
   erpRetailerEntityId: string | null;
+  /** Users: the `token_version` the token was issued at (claim `ver`; 0 when absent). */
+  tokenVersion?: number;
 }
 
 /** Whether the principal is staff (admin or support). */

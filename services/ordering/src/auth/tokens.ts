@@ -40,6 +40,8 @@ export interface AccessTokenClaims {
   retailer: string | null;
   client_id?: string;
   scope?: string;
+  /** Users: the token version the token was issued at (see `AccessCheck`). */
+  ver?: number;
 }
 
 /** A new Ed25519 private key as PKCS#8 PEM (for development keys and tests). */
@@ -101,7 +103,7 @@ export class TokenService {
       roles: p.roles,
       user_group: p.userGroup,
       retailer: p.erpRetailerEntityId,
-      ...(isClient ? { cid: p.id, client_id: p.name } : {}),
+      ...(isClient ? { cid: p.id, client_id: p.name } : { ver: p.tokenVersion ?? 0 }),
     })
       .setProtectedHeader({ alg: ALG, kid: this.kid, typ: 'at+jwt' })
       .setSubject(isClient ? `client:${p.name}` : String(p.id))
@@ -119,8 +121,10 @@ export class TokenService {
   }
 
   /**
-   * Verifies a token (EdDSA only, issuer, audience, expiry, `typ` at+jwt, known `kid`) and returns its
-   * principal and claims; throws ApiError 401 (`WWW-Authenticate: Bearer error="invalid_token"`) on any defect.
+   * Verifies a token (EdDSA only, issuer, audience, `typ` at+jwt, known `kid`; `exp`, `iat` and `sub`
+   * required, `exp` in the future) and returns its principal and claims; throws ApiError 401
+   * (`WWW-Authenticate: Bearer error="invalid_token"`) on any defect. Whether the subject exists and is
+   * active is checked per request by `AccessCheck`.
    */
   async verifyClaims(token: string): Promise<{ principal: Principal; claims: AccessTokenClaims }> {
     const unauthorized = (why: string) => new ApiError(401, why, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
@@ -134,7 +138,7 @@ export class TokenService {
     if (!key) throw unauthorized('The access token was signed by an unknown key.');
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: this.opts.issuer, audience: this.opts.audience, typ: 'at+jwt' }));
+      ({ payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: this.opts.issuer, audience: this.opts.audience, typ: 'at+jwt', requiredClaims: ['exp', 'iat', 'sub'] }));
     } catch {
       throw unauthorized('The access token is invalid or expired.');
     }
@@ -142,7 +146,8 @@ export class TokenService {
     const id = kind === 'client' ? Number(payload.cid) : Number(payload.sub);
     const roles = Array.isArray(payload.roles) ? payload.roles.filter((r): r is Role => (ROLES as readonly string[]).includes(String(r))) : [];
     const group = String(payload.user_group);
-    if (!Number.isInteger(id) || !(USER_GROUPS as readonly string[]).includes(group) || typeof payload.sub !== 'string') {
+    const ver = payload.ver === undefined ? 0 : Number(payload.ver);
+    if (!Number.isInteger(id) || !Number.isInteger(ver) || !(USER_GROUPS as readonly string[]).includes(group) || typeof payload.sub !== 'string') {
       throw unauthorized('The access token is invalid or expired.');
     }
     const str = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
@@ -153,6 +158,7 @@ export class TokenService {
       roles,
       userGroup: group as UserGroup,
       erpRetailerEntityId: typeof payload.retailer === 'string' ? payload.retailer : null,
+      ...(kind === 'user' ? { tokenVersion: ver } : {}),
     };
     const claims: AccessTokenClaims = {
       sub: payload.sub,
@@ -168,6 +174,7 @@ export class TokenService {
       retailer: principal.erpRetailerEntityId,
       client_id: str(payload.client_id),
       scope: str(payload.scope),
+      ...(kind === 'user' ? { ver } : {}),
     };
     return { principal, claims };
   }

@@ -51,13 +51,24 @@ export interface paths {
          *     carry `Cache-Control: no-store` and `Pragma: no-cache`.
          *
          *     An unknown user name and a wrong password give the same `invalid_grant` answer after the same
-         *     work (a password hash is always computed). Failed logins are rate-limited per account (default
-         *     5 failures in 15 minutes, `LOGIN_MAX_FAILURES_PER_ACCOUNT`) and per client IP address (default 50
-         *     in an hour, `LOGIN_MAX_FAILURES_PER_IP`); over the limit the endpoint answers `429` with
-         *     `Retry-After` and a problem body (a successful login clears the account's counter). The counters
-         *     live in Redis when `REDIS_URL` is set (shared by all instances), in memory otherwise.
+         *     work (a password hash is always computed). Password attempts are limited per account (default
+         *     5 failures in 15 minutes, `LOGIN_MAX_FAILURES_PER_ACCOUNT`), counted for the user whatever alias
+         *     names it (user name or e-mail address, any case), and per client IP address (default 50 in an
+         *     hour, `LOGIN_MAX_FAILURES_PER_IP`). The limit is atomic: each attempt is reserved before its
+         *     password is hashed, so parallel attempts cannot exceed it; over the limit the endpoint answers
+         *     `429` with `Retry-After` and a problem body, without checking the password (a successful login
+         *     clears the account's failures). The current-password check of `users/update-profile` counts
+         *     against the same limits. The counters live in Redis when `REDIS_URL` is set (shared by all
+         *     instances), in memory otherwise. Password hashing is bounded (`PASSWORD_HASH_CONCURRENCY` at
+         *     once, `PASSWORD_HASH_QUEUE` waiting): beyond that the answer is `503` with `Retry-After: 1` at
+         *     once, and the attempt is not counted, so a login burst never makes other requests wait.
          *     Deactivated users get `invalid_grant`; access tokens of a user deactivated later are refused
          *     (`401`) from the moment of deactivation, and the user's refresh tokens are revoked.
+         *
+         *     Access tokens of users carry `ver`, the user's token version: a change of roles, user group,
+         *     retailer link or active flag (`users/update-roles`) or of the password raises it, and every
+         *     token issued before is refused (`401`) at once; the user logs in again. Tokens must carry
+         *     `exp`, `iat` and `sub`, and `sub` must name an existing, active user (or client).
          */
         post: operations["issueToken"];
         delete?: never;
@@ -676,7 +687,9 @@ export interface paths {
          *     write-only `password`, without server-assigned fields). The password is hashed (scrypt at OWASP
          *     settings) and never returned. `409` when the user name or e-mail address is already used
          *     (case-insensitive). A user with role `retailer` must have `userGroup` `retailer` and an
-         *     `erpRetailerEntityId` (`400` otherwise).
+         *     `erpRetailerEntityId` (`400` otherwise). The address an admin sets is unverified
+         *     (`emailVerified` false) until the user confirms it (see `users/update-profile`). `503` with
+         *     `Retry-After` when password hashing is at capacity.
          */
         post: operations["createUser"];
         delete?: never;
@@ -699,11 +712,51 @@ export interface paths {
          * @description The source specification names this body `User`; it is the `UpdateProfileRequest` variant: the
          *     caller's own profile only (the user is taken from the token), only the fields present are
          *     changed. Roles, user group, retailer link, active flag and user name cannot be changed here
-         *     (such fields are rejected with `400` as unknown properties). Changing the password needs
-         *     `currentPassword` (`400` with `errors.currentPassword` when missing or wrong). `409` when the new
-         *     e-mail address is used by another user. Service-client tokens (no user) get `403`.
+         *     (such fields are rejected with `400` as unknown properties). Service-client tokens (no user) get
+         *     `403`.
+         *
+         *     Changing the password needs `currentPassword` (`400` with `errors.currentPassword` when missing
+         *     or wrong). Each check of `currentPassword` is a password attempt of the account, limited together
+         *     with the logins of `auth/token` (`429` with `Retry-After` over the limit; `503` with
+         *     `Retry-After` when password hashing is at capacity). A new password ends every session: the
+         *     refresh tokens are revoked and every access token issued before, this one included, is refused
+         *     from then on (`401`); log in again with the new password.
+         *
+         *     A new `email` is not applied at once: a verification mail with a single-use code (valid 24
+         *     hours) goes to the new address, and the address becomes the user's (verified) address only when
+         *     the code is presented to `users/verify-email`. Until then the user keeps the previous address,
+         *     and the pending address grants nothing (licenses follow the verified address) and reserves
+         *     nothing. When the address already belongs to another account, that address gets a mail saying so
+         *     instead; the answer is the same either way (`200`, the unchanged user), so this operation does
+         *     not tell whether an address is registered. Sending the current address while it is unverified
+         *     asks for its verification mail; a change of letter case only is applied at once. At most 5
+         *     verification mails per user and hour (`429` with `Retry-After` beyond).
          */
         post: operations["updateUserProfile"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/users/verify-email": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Confirm an e-mail address with the code of a verification mail
+         * @description Presents the single-use code of a verification mail (sent by `users/update-profile`); the
+         *     address it was sent to becomes the user's address, verified. The code alone authenticates the
+         *     request (it reached the mailbox), so no token is needed. `400` with `errors.token` for an
+         *     unknown, used or expired code; `409` when another account has taken the address since (the code
+         *     stays usable). Answers the updated user.
+         */
+        post: operations["verifyUserEmail"];
         delete?: never;
         options?: never;
         head?: never;
@@ -824,9 +877,10 @@ export interface paths {
          *     when given; otherwise the most recently assigned one) and mails the key together with the
          *     license secret to `email` through the outbox. The key is signed with Ed25519 and verifiable
          *     offline with the public key published at `GET /api/rest/v1/licensing/public-key`. Customers and
-         *     retailers may only use their own e-mail address: for any other address they get `404`, exactly
-         *     as when no such license is assigned to the address, so nothing about other customers'
-         *     licenses is disclosed. Staff may use any address.
+         *     retailers may only use their own verified e-mail address (`emailVerified`): for any other
+         *     address, or while their own is unverified, they get `404`, exactly as when no such license is
+         *     assigned to the address, so nothing about other customers' licenses is disclosed. Staff may use
+         *     any address.
          */
         post: operations["requestLicenseKey"];
         delete?: never;
@@ -869,8 +923,10 @@ export interface paths {
          * Licenses assigned to an e-mail address
          * @description Licenses assigned to `email` (default: the caller's own address), optionally only of `product`.
          *     The source table shows no payload for this operation; it answers the list of
-         *     `LicenseInformation`. Customers and retailers may only query their own address: any other
-         *     address answers `404` (never `403`, so nothing is disclosed); staff may query any.
+         *     `LicenseInformation`. Customers and retailers may only query their own address, and only once
+         *     it is verified (`emailVerified`; see `users/update-profile`): any other address, or an
+         *     unverified own address, answers `404` (never `403`, so nothing is disclosed); staff may query
+         *     any.
          */
         get: operations["listLicenses"];
         put?: never;
@@ -1210,9 +1266,11 @@ export interface paths {
         /**
          * Headers of this request as received
          * @description The request headers as the service received them (names lower case, repeated headers joined
-         *     with `, `). Values of `authorization`, `cookie`, `x-service-client-id`,
-         *     `x-sportident-client-id`, `x-api-key` and `apikey` are masked (`***` plus the last 4
-         *     characters at most).
+         *     with `, `). Values of `authorization`, `proxy-authorization`, `cookie`, `set-cookie`,
+         *     `x-service-client-id`, `x-sportident-client-id`, `x-api-key` and `apikey`, and of every header
+         *     whose name suggests a credential (containing `token`, `secret`, `passw`, `apikey`/`api-key`,
+         *     `auth`, `cookie`, `session`, `signature` or `credential`, e.g. `x-auth-token`), are masked
+         *     (`***`).
          */
         get: operations["devGetRequestHeaders"];
         put?: never;
@@ -3185,9 +3243,15 @@ export interface components {
             id: number;
             /** @description Unique user name (case-insensitive). */
             userName: string;
-            /** @description Unique e-mail address (case-insensitive). */
+            /**
+             * @description Unique e-mail address (case-insensitive). Set by an admin, or confirmed by the user through
+             *     a verification mail; a requested change shows here only once confirmed.
+             */
             email: string;
-            /** @description Whether the e-mail address was confirmed. */
+            /**
+             * @description Whether the user confirmed the address through a verification mail. Licenses are visible
+             *     to a customer only for a verified address.
+             */
             emailVerified: boolean;
             /** @description First name. */
             firstName: string | null;
@@ -3259,6 +3323,11 @@ export interface components {
              */
             isActive: boolean;
         };
+        /** @description Body of `POST /api/rest/v1/users/verify-email`. */
+        VerifyEmailRequest: {
+            /** @description The code of the verification mail (`ev_` and 43 base64url characters). */
+            token: string;
+        };
         /**
          * @description Body of `POST /api/rest/v1/users/update-profile` (a variant of the source specification's
          *     `User`): the caller's own profile fields; absent fields stay unchanged. `newPassword` requires
@@ -3267,7 +3336,8 @@ export interface components {
         UpdateProfileRequest: {
             /**
              * Format: email
-             * @description New e-mail address (becomes unverified).
+             * @description New e-mail address: a verification mail goes to it, and it replaces the current address
+             *     only once confirmed (`users/verify-email`).
              */
             email?: string;
             /** @description First name. */
@@ -3411,6 +3481,8 @@ export interface components {
             exp: number;
             /** @description Token id. */
             jti?: string;
+            /** @description Users only: the token version the token was issued at (raised by role, password and active-flag changes). */
+            ver?: number;
         };
         /** @description User name of the caller. */
         UserNameResponse: {
@@ -4375,7 +4447,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, or shutting down). */
+        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
         ProblemServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -5645,6 +5717,36 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            413: components["responses"]["ProblemPayloadTooLarge"];
+            415: components["responses"]["ProblemUnsupportedMediaType"];
+            429: components["responses"]["ProblemTooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    verifyUserEmail: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["VerifyEmailRequest"];
+            };
+        };
+        responses: {
+            /** @description The user with the confirmed address. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["User"];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
             409: components["responses"]["ProblemConflict"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];

@@ -2,7 +2,7 @@
  * Handlers of the users operations (ordering spec §4.6) and of the service-client registry; thin: the
  * rules live in `identity/users.service.ts` and `identity/service-clients.service.ts`.
  */
-import { principalOf, type Handlers } from '@sports-timing/shared';
+import { clientIp, principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingDeps } from '../context';
 import type { operations } from '../generated/openapi';
@@ -26,7 +26,10 @@ export function usersHandlers(ctx: OrderingDeps): Handlers<operations> {
       res.json(await users.create(req.body));
     },
     async updateUserProfile(req, res) {
-      res.json(await users.updateProfile(caller(res), req.body));
+      res.json(await users.updateProfile(caller(res), req.body, clientIp(req)));
+    },
+    async verifyUserEmail(req, res) {
+      res.json(await users.verifyEmail(req.body));
     },
     async updateUserRoles(req, res) {
       res.json(await users.updateRoles(req.body));

@@ -1,5 +1,6 @@
 /**
- * Request-time identity checks used by `app.ts`: refusing access tokens of deactivated users and clients,
+ * Request-time identity checks used by `app.ts`: refusing access tokens of missing or deactivated users
+ * and clients and tokens issued before a user's last role or password change,
  * and recognising registered clients by `X-Service-Client-Id` (ordering spec "Authentication and roles").
  */
 import type { RequestHandler } from 'express';
@@ -9,40 +10,47 @@ import type { Principal } from '../auth/principal';
 import type { DB } from '../db/schema';
 import { findServiceClientById } from './service-clients.repository';
 import type { ServiceClientsService } from './service-clients.service';
-import { userIsActive } from './users.repository';
+import { userTokenState } from './users.repository';
 
-/** How long an active flag is trusted without asking the database again (ms). */
-const ACTIVE_CACHE_MS = 5_000;
-const ACTIVE_CACHE_MAX = 50_000;
+/** How long a client's active flag is trusted without asking the database again (ms). */
+const CLIENT_CACHE_MS = 5_000;
+const CLIENT_CACHE_MAX = 50_000;
+
+const refused = (detail: string) => new ApiError(401, detail, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
 
 /**
- * Whether the subject of a valid access token is still active. Users are never deleted, only deactivated:
- * a token of a deactivated user (or client) is refused at once on the instance that deactivated it (the
- * cache entry is dropped) and within {@link ACTIVE_CACHE_MS} on the others. A subject without a row (tokens
- * minted by tests for synthetic principals) is not refused here; handlers that need the row answer 404/401.
+ * Whether the subject of a valid access token may still act. Users: the stored user is read on every
+ * request (one primary-key lookup), so a deactivation, a role change or a password change (each raises
+ * `token_version`, which tokens carry as `ver`) refuses the older tokens at once on every instance; a
+ * token of a user that does not exist is refused too. Service clients: the active flag is cached for
+ * {@link CLIENT_CACHE_MS}.
  */
 export class AccessCheck {
-  private readonly cache = new Map<string, { active: boolean; until: number }>();
+  private readonly clients = new Map<number, { active: boolean; until: number }>();
 
   constructor(private readonly database: Database<DB>) {}
 
-  /** Throws ApiError 401 when the principal's user or client is deactivated. */
+  /**
+   * Throws ApiError 401 (`WWW-Authenticate: Bearer error="invalid_token"`) when the principal's user or
+   * client is missing or deactivated, or the token predates the user's last role or password change.
+   */
   async assertActive(p: Principal): Promise<void> {
-    const key = `${p.kind}:${p.id}`;
-    const now = Date.now();
-    let entry = this.cache.get(key);
-    if (!entry || entry.until <= now) {
-      const active = p.kind === 'user' ? await userIsActive(this.database.db, p.id) : (await findServiceClientById(this.database.db, p.id))?.is_active;
-      entry = { active: active !== false, until: now + ACTIVE_CACHE_MS };
-      if (this.cache.size >= ACTIVE_CACHE_MAX) this.cache.clear();
-      this.cache.set(key, entry);
+    if (p.kind === 'user') {
+      const state = await userTokenState(this.database.db, p.id);
+      if (!state) throw refused('The token subject no longer exists.');
+      if (!state.is_active) throw refused('The account is deactivated.');
+      if (state.token_version !== (p.tokenVersion ?? 0)) throw refused('The access token was issued before a change of roles or password; log in again.');
+      return;
     }
-    if (!entry.active) throw new ApiError(401, 'The account is deactivated.', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
-  }
-
-  /** Forgets the cached flag of a user (after a change). */
-  forgetUser(userId: number): void {
-    this.cache.delete(`user:${userId}`);
+    const now = Date.now();
+    let entry = this.clients.get(p.id);
+    if (!entry || entry.until <= now) {
+      const client = await findServiceClientById(this.database.db, p.id);
+      entry = { active: client?.is_active === true, until: now + CLIENT_CACHE_MS };
+      if (this.clients.size >= CLIENT_CACHE_MAX) this.clients.clear();
+      this.clients.set(p.id, entry);
+    }
+    if (!entry.active) throw refused('The service client is unknown or deactivated.');
   }
 }
 

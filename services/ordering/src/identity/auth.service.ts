@@ -11,7 +11,8 @@ import type { Principal, Role, UserGroup } from '../auth/principal';
 import type { TokenService } from '../auth/tokens';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
-import type { LoginLimiter } from './login-limits';
+import { hashingBusy, type HashGate } from './hash-gate';
+import { accountKeyOf, type LoginLimiter } from './login-limits';
 import { verifyPassword } from './passwords';
 import * as refreshRepo from './refresh-tokens.repository';
 import { hexDigestsEqual, randomSecret, sha256Hex } from './secrets';
@@ -72,11 +73,13 @@ export class AuthService {
     private readonly database: Database<DB>,
     private readonly tokens: TokenService,
     private readonly limiter: LoginLimiter,
+    private readonly hashing: HashGate,
   ) {}
 
   /**
    * Handles one token request. `basic` are credentials of an `Authorization: Basic` header, `ip` the
-   * caller's address (rate limits). Throws OAuthError, or ApiError 429 when a login limit is reached.
+   * caller's address (rate limits). Throws OAuthError, ApiError 429 when a login limit is reached, or
+   * ApiError 503 (`Retry-After`) when password hashing is at capacity (the attempt is not counted then).
    */
   async grant(req: TokenRequest, basic: ClientCredentials | null, ip: string): Promise<TokenResponse> {
     switch (req.grant_type) {
@@ -95,16 +98,24 @@ export class AuthService {
     if (!req.username || req.password === undefined) throw new OAuthError('invalid_request', 'username and password are required.');
     const scope = normalizeScope(req.scope);
     const login = req.username;
-    await this.limiter.check(login, ip);
+    // Refused before any database or counter work, so a burst beyond capacity costs next to nothing.
+    if (this.hashing.saturated) throw hashingBusy();
     const user = await findUserByLogin(this.database.db, login);
-    // Always one full hash: an unknown user costs what a wrong password costs.
-    const ok = await verifyPassword(req.password, user?.password_hash ?? null);
+    const attempt = await this.limiter.reserve(accountKeyOf(user?.id, login), ip);
+    let ok: boolean;
+    try {
+      // Always one full hash: an unknown user costs what a wrong password costs.
+      ok = await this.hashing.run(() => verifyPassword(req.password!, user?.password_hash ?? null));
+    } catch (err) {
+      await attempt.release();
+      throw err;
+    }
     if (!user || !ok) {
-      await this.limiter.fail(login, ip);
+      attempt.failed();
       throw new OAuthError('invalid_grant', BAD_LOGIN);
     }
+    await attempt.succeeded();
     if (!user.is_active) throw new OAuthError('invalid_grant', 'The account is deactivated.');
-    await this.limiter.succeed(login);
     await touchLastLogin(this.database.db, user.id);
     return this.issueForUser(user, scope, randomUUID());
   }
@@ -115,13 +126,14 @@ export class AuthService {
     const creds = basic ?? (req.client_id !== undefined && req.client_secret !== undefined ? { clientId: req.client_id, clientSecret: req.client_secret } : null);
     if (!creds) throw new OAuthError('invalid_client', 'Client authentication failed.');
     const scope = normalizeScope(req.scope);
-    await this.limiter.check(`client:${creds.clientId}`, ip);
+    const attempt = await this.limiter.reserve(`client:${creds.clientId}`, ip);
     const client = await findServiceClientByClientId(this.database.db, creds.clientId);
     const presented = sha256Hex(creds.clientSecret);
     if (!client || !hexDigestsEqual(presented, client.secret_hash) || !client.is_active) {
-      await this.limiter.fail(`client:${creds.clientId}`, ip);
+      attempt.failed();
       throw new OAuthError('invalid_client', 'Client authentication failed.');
     }
+    await attempt.succeeded();
     const principal: Principal = { kind: 'client', id: client.id, name: client.client_id, roles: client.roles as Role[], userGroup: client.user_group as UserGroup, erpRetailerEntityId: null };
     const accessToken = await this.tokens.issue(principal, scope ? { scope } : {});
     return { access_token: accessToken, token_type: 'Bearer', expires_in: this.tokens.ttlSeconds, ...(scope ? { scope } : {}) };

@@ -10,7 +10,7 @@ import { devSecret, type Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
 import { anyUserExists } from './users.repository';
-import { UsersService } from './users.service';
+import { createBootstrapAdmin } from './users.service';
 
 /** Creates the bootstrap admin when no user exists; returns whether it did. */
 export async function bootstrapAdmin(opts: { database: Database<DB>; config: OrderingConfig; logger: Logger }): Promise<boolean> {
@@ -26,7 +26,7 @@ export async function bootstrapAdmin(opts: { database: Database<DB>; config: Ord
     password = devSecret(path.join(config.dataDir, 'keys'), 'ordering-admin-password', undefined, () => randomBytes(18).toString('base64url'));
     generated = true;
   }
-  const created = await new UsersService(database, { onUserChanged: () => undefined }).bootstrapAdmin(password);
+  const created = await createBootstrapAdmin(database.db, password);
   if (created && generated) {
     // Development only, on purpose: the one time the generated password is shown.
     const file = path.join(config.dataDir, 'keys', 'ordering-admin-password');

@@ -25,6 +25,21 @@ export interface UsersTable {
   last_login_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
+  /** Raised by every role, password or active-flag change; access tokens carry it as `ver` and older ones are refused. */
+  token_version: ColumnType<number, number | undefined, number>;
+}
+
+/** `email_verifications`: pending e-mail changes, each confirmed by a mailed single-use token. */
+export interface EmailVerificationsTable {
+  id: Generated<number>;
+  user_id: number;
+  /** The address the user asked for; it replaces `users.email` only when the token is presented. */
+  email: string;
+  /** SHA-256 hex of the token text. */
+  token_hash: string;
+  created_at: ColumnType<Date, Date | undefined, never>;
+  expires_at: Date;
+  used_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
 }
 
 /** `refresh_tokens`: single-use refresh tokens, stored as SHA-256 hex of the token text. */
@@ -82,4 +97,5 @@ export interface IdentityTables {
   refresh_tokens: RefreshTokensTable;
   service_clients: ServiceClientsTable;
   licenses: LicensesTable;
+  email_verifications: EmailVerificationsTable;
 }

@@ -9,6 +9,7 @@ import { devSecret } from '@sports-timing/shared';
 import type { OrderingDeps } from '../context';
 import { AccessCheck } from './access';
 import { AuthService } from './auth.service';
+import { HashGate } from './hash-gate';
 import { generateLicenseSigningKeyPem, LicenseSigner } from './license-keys';
 import { LicensingService } from './licensing.service';
 import { createLimiter, createRedis, LoginLimiter } from './login-limits';
@@ -44,9 +45,15 @@ function createIdentity(deps: OrderingDeps): Identity {
   const { config, database } = deps;
   const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const access = new AccessCheck(database);
-  const users = new UsersService(database, { onUserChanged: (id) => access.forgetUser(id) });
   const limiter = new LoginLimiter({ maxFailuresPerAccount: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerIp, redis, prefix: config.rateLimitKeyPrefix });
-  const auth = new AuthService(database, deps.tokens, limiter);
+  const hashing = new HashGate(config.passwordHashConcurrency, config.passwordHashQueue);
+  const users = new UsersService(database, {
+    limiter,
+    hashing,
+    verificationMailLimiter: createLimiter(redis, { keyPrefix: `${config.rateLimitKeyPrefix}:email-verification`, points: 5, duration: 3600 }),
+    publicBaseUrl: config.publicBaseUrl,
+  });
+  const auth = new AuthService(database, deps.tokens, limiter, hashing);
   const clients = new ServiceClientsService(database);
   const keysDir = path.join(config.dataDir, 'keys');
   let signer: LicenseSigner | undefined;

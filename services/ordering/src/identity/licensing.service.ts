@@ -103,17 +103,21 @@ export class LicensingService {
     return this.toDto(row);
   }
 
-  /** The caller's e-mail address (users only; service clients have none). */
-  private async emailOf(caller: Principal): Promise<string | null> {
+  /** The caller's e-mail address and whether it is verified (users only; service clients have none). */
+  private async emailOf(caller: Principal): Promise<{ email: string; verified: boolean } | null> {
     if (caller.kind !== 'user') return null;
-    return (await findUserById(this.db, caller.id))?.email ?? null;
+    const user = await findUserById(this.db, caller.id);
+    return user ? { email: user.email, verified: user.email_verified } : null;
   }
 
-  /** Whether the caller may act on licenses of `email`: staff any, others only their own address. */
+  /**
+   * Whether the caller may act on licenses of `email`: staff any; others only their own address, and
+   * only once they verified it (a license follows the mailbox, not whatever address a profile claims).
+   */
   private async mayUse(caller: Principal, email: string): Promise<boolean> {
     if (isStaff(caller)) return true;
     const own = await this.emailOf(caller);
-    return own !== null && own.toLowerCase() === email.toLowerCase();
+    return own !== null && own.verified && own.email.toLowerCase() === email.toLowerCase();
   }
 
   /**
@@ -160,10 +164,10 @@ export class LicensingService {
 
   /**
    * Licenses assigned to `email` (default: the caller's own address), optionally of one product.
-   * Non-staff callers asking for another address get 404.
+   * Non-staff callers asking for another address, or for their own before verifying it, get 404.
    */
   async list(caller: Principal, email: string | undefined, product: LicensedProduct | undefined): Promise<LicenseInformationDto[]> {
-    const address = email ?? (await this.emailOf(caller));
+    const address = email ?? (await this.emailOf(caller))?.email;
     if (!address) throw validationError({ email: ['is required for callers without an e-mail address'] });
     if (!(await this.mayUse(caller, address))) throw new ApiError(404, 'No licenses are visible for this address.');
     return (await repo.licensesOf(this.db, address, product)).map((r) => this.toDto(r));

@@ -85,8 +85,37 @@ export async function touchLastLogin(db: Kysely<DB>, id: number): Promise<void> 
   await db.updateTable('users').set({ last_login_at: new Date() }).where('id', '=', id).execute();
 }
 
-/** `is_active` of a user, or undefined when the user does not exist. */
-export async function userIsActive(db: Kysely<DB>, id: number): Promise<boolean | undefined> {
-  const row = await db.selectFrom('users').select('is_active').where('id', '=', id).executeTakeFirst();
-  return row?.is_active;
+/** `is_active` and `token_version` of a user, or undefined when the user does not exist. */
+export function userTokenState(db: Kysely<DB>, id: number): Promise<{ is_active: boolean; token_version: number } | undefined> {
+  return db.selectFrom('users').select(['is_active', 'token_version']).where('id', '=', id).executeTakeFirst();
+}
+
+/** Whether a user other than `exceptId` has this e-mail address (case-insensitive). */
+export async function emailTakenByOther(db: Kysely<DB>, email: string, exceptId: number): Promise<boolean> {
+  const row = await db.selectFrom('users').select('id').where(sql`lower(email)`, '=', email.toLowerCase()).where('id', '<>', exceptId).executeTakeFirst();
+  return !!row;
+}
+
+/**
+ * Replaces the user's pending e-mail change: earlier unspent tokens are spent, then the new one is stored
+ * (as SHA-256 hex of the token text).
+ */
+export async function replaceEmailVerification(db: Kysely<DB>, v: { userId: number; email: string; tokenHash: string; expiresAt: Date }): Promise<void> {
+  await db.updateTable('email_verifications').set({ used_at: new Date() }).where('user_id', '=', v.userId).where('used_at', 'is', null).execute();
+  await db.insertInto('email_verifications').values({ user_id: v.userId, email: v.email, token_hash: v.tokenHash, expires_at: v.expiresAt }).execute();
+}
+
+/**
+ * Spends an unexpired, unspent verification token in one conditional update (two concurrent presentations
+ * cannot both succeed); undefined when it cannot be spent.
+ */
+export function spendEmailVerification(db: Kysely<DB>, tokenHash: string): Promise<{ user_id: number; email: string } | undefined> {
+  return db
+    .updateTable('email_verifications')
+    .set({ used_at: new Date() })
+    .where('token_hash', '=', tokenHash)
+    .where('used_at', 'is', null)
+    .where('expires_at', '>', new Date())
+    .returning(['user_id', 'email'])
+    .executeTakeFirst();
 }

@@ -3,14 +3,18 @@
  * self-service profile changes and administrative role changes. Passwords are hashed here and never leave
  * this module; the `User` DTO never carries the hash.
  */
-import { ApiError, validationError, type Database } from '@sports-timing/shared';
+import { ApiError, consumeOrThrow, validationError, type Database } from '@sports-timing/shared';
 import type { Kysely } from 'kysely';
+import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { isStaff, type Principal, type Role, type UserGroup } from '../auth/principal';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
+import { enqueueMail } from '../outbox/outbox.service';
+import type { HashGate } from './hash-gate';
+import { accountKeyOf, type LoginLimiter } from './login-limits';
 import { hashPassword, passwordProblem, verifyPassword } from './passwords';
 import { revokeUserRefreshTokens } from './refresh-tokens.repository';
-import { isUniqueViolation } from './secrets';
+import { isUniqueViolation, randomSecret, sha256Hex } from './secrets';
 import * as repo from './users.repository';
 import type { UserRow } from './users.repository';
 
@@ -22,6 +26,11 @@ export type NewUserDto = components['schemas']['NewUser'];
 export type UpdateProfileDto = components['schemas']['UpdateProfileRequest'];
 /** `UpdateRolesRequest` of the spec. */
 export type UpdateRolesDto = components['schemas']['UpdateRolesRequest'];
+/** `VerifyEmailRequest` of the spec. */
+export type VerifyEmailDto = components['schemas']['VerifyEmailRequest'];
+
+/** Lifetime of an e-mail verification token: 24 hours. */
+export const EMAIL_VERIFICATION_TTL_SECONDS = 24 * 3600;
 
 /** The spec's `User` of a row (timestamps as RFC 3339 UTC; never the password hash). */
 export function toUserDto(row: UserRow): UserDto {
@@ -52,6 +61,7 @@ export function principalOfUser(row: UserRow): Principal {
     roles: row.roles as Role[],
     userGroup: row.user_group as UserGroup,
     erpRetailerEntityId: row.erp_retailer_entity_id,
+    tokenVersion: row.token_version,
   };
 }
 
@@ -79,17 +89,23 @@ function conflictOnDuplicate(err: unknown): never {
 
 const notFound = () => new ApiError(404, 'No such user.');
 
-/** Callbacks the users service notifies (the access check caches `is_active`). */
-export interface UsersServiceHooks {
-  /** A user's active flag or credentials changed. */
-  onUserChanged(userId: number): void;
+/** What the users service needs besides the database. */
+export interface UsersServiceOptions {
+  /** The password-attempt limits shared with the token endpoint (current-password checks count as attempts). */
+  limiter: LoginLimiter;
+  /** Bounds concurrent password hashing. */
+  hashing: HashGate;
+  /** Limits verification mails per user (self-service e-mail changes). */
+  verificationMailLimiter: RateLimiterAbstract;
+  /** Base URL of this service, named in verification mails. */
+  publicBaseUrl: string;
 }
 
 /** Users of the ordering service. */
 export class UsersService {
   constructor(
     private readonly database: Database<DB>,
-    private readonly hooks: UsersServiceHooks,
+    private readonly opts: UsersServiceOptions,
   ) {}
 
   private get db(): Kysely<DB> {
@@ -124,7 +140,7 @@ export class UsersService {
     const userGroup = input.userGroup ?? defaultUserGroup(roles);
     const link = input.erpRetailerEntityId ?? null;
     checkRetailerLink(roles, userGroup, link);
-    const passwordHash = await hashPassword(input.password);
+    const passwordHash = await this.opts.hashing.run(() => hashPassword(input.password));
     try {
       const row = await repo.insertUser(this.db, {
         user_name: input.userName,
@@ -145,49 +161,138 @@ export class UsersService {
   }
 
   /**
-   * Changes the caller's own profile (never another user's: the user is taken from the token). A new
-   * password needs the current one; it revokes the user's refresh tokens (other sessions end).
+   * Changes the caller's own profile (never another user's: the user is taken from the token); `ip` is the
+   * caller's address. A new password needs the current one, whose check counts as a password attempt of
+   * the account (the token endpoint's limits: 429 with `Retry-After` over them; 503 when hashing is busy);
+   * it raises the token version (every access token of the user, this one included, is refused from then
+   * on) and revokes the refresh tokens. A new e-mail address is not applied: it gets a verification mail
+   * (see {@link verifyEmail}), or, when another account already has it, a mail saying so; the answer is
+   * the same in both cases and shows the unchanged address. Sending one for the current, unverified
+   * address asks for its verification. 429 over the verification-mail limit.
    */
-  async updateProfile(caller: Principal, input: UpdateProfileDto): Promise<UserDto> {
+  async updateProfile(caller: Principal, input: UpdateProfileDto, ip: string): Promise<UserDto> {
     if (caller.kind !== 'user') throw new ApiError(403, 'Service clients have no profile.');
     const current = await repo.findUserById(this.db, caller.id);
     if (!current) throw notFound();
     let passwordHash: string | undefined;
     if (input.newPassword !== undefined) {
       if (input.currentPassword === undefined) throw validationError({ currentPassword: ['is required to change the password'] });
-      if (!(await verifyPassword(input.currentPassword, current.password_hash))) throw validationError({ currentPassword: ['is not correct'] });
       const problem = passwordProblem(input.newPassword, current.user_name);
       if (problem) throw validationError({ newPassword: [problem] });
-      passwordHash = await hashPassword(input.newPassword);
+      await this.checkCurrentPassword(current, input.currentPassword, ip);
+      passwordHash = await this.opts.hashing.run(() => hashPassword(input.newPassword!));
     } else if (input.currentPassword !== undefined) {
       throw validationError({ currentPassword: ['is only used together with newPassword'] });
     }
-    const emailChanged = input.email !== undefined && input.email.toLowerCase() !== current.email.toLowerCase();
-    try {
-      const row = await this.db.transaction().execute(async (trx) => {
-        const updated = await repo.updateUser(trx, caller.id, {
-          ...(input.email !== undefined ? { email: input.email } : {}),
-          ...(emailChanged ? { email_verified: false } : {}),
-          ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
-          ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
-          ...(input.culture !== undefined ? { culture: input.culture } : {}),
-          ...(passwordHash ? { password_hash: passwordHash } : {}),
-        });
-        if (!updated) throw notFound();
-        if (passwordHash) await revokeUserRefreshTokens(trx, caller.id);
-        return updated;
+    const newEmail = input.email?.trim();
+    const sameAddress = newEmail !== undefined && newEmail.toLowerCase() === current.email.toLowerCase();
+    const verificationWanted = newEmail !== undefined && (!sameAddress || !current.email_verified);
+    if (verificationWanted) await consumeOrThrow(this.opts.verificationMailLimiter, `user:${current.id}`, 'Too many e-mail verification requests; retry later.');
+    const row = await this.db.transaction().execute(async (trx) => {
+      const updated = await repo.updateUser(trx, caller.id, {
+        // A change of case only is the same address: applied at once, verification state unchanged.
+        ...(sameAddress ? { email: newEmail } : {}),
+        ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
+        ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
+        ...(input.culture !== undefined ? { culture: input.culture } : {}),
+        ...(passwordHash ? { password_hash: passwordHash, token_version: current.token_version + 1 } : {}),
       });
-      if (passwordHash) this.hooks.onUserChanged(caller.id);
-      return toUserDto(row);
+      if (!updated) throw notFound();
+      if (passwordHash) await revokeUserRefreshTokens(trx, caller.id);
+      if (verificationWanted) await this.requestVerification(trx, updated, newEmail!);
+      return updated;
+    });
+    return toUserDto(row);
+  }
+
+  /**
+   * Checks `password` against the user's current one as one attempt of the account (limits shared with
+   * the token endpoint). Throws ApiError 429 over the limits, 503 when hashing is busy, 400
+   * (`errors.currentPassword`) when it is wrong.
+   */
+  private async checkCurrentPassword(user: UserRow, password: string, ip: string): Promise<void> {
+    const attempt = await this.opts.limiter.reserve(accountKeyOf(user.id, user.user_name), ip);
+    let ok: boolean;
+    try {
+      ok = await this.opts.hashing.run(() => verifyPassword(password, user.password_hash));
     } catch (err) {
-      return conflictOnDuplicate(err);
+      await attempt.release();
+      throw err;
+    }
+    if (!ok) {
+      attempt.failed();
+      throw validationError({ currentPassword: ['is not correct'] });
+    }
+    await attempt.succeeded();
+  }
+
+  /**
+   * Stores a verification token for `email` and mails it there, in the caller's transaction; when another
+   * user has the address, mails that instead (nothing is stored), so the answer cannot tell the two apart.
+   */
+  private async requestVerification(trx: Kysely<DB>, user: UserRow, email: string): Promise<void> {
+    const requestId = randomSecret();
+    if (await repo.emailTakenByOther(trx, email, user.id)) {
+      await enqueueMail(trx, `email-verification:${requestId}`, {
+        to: email,
+        subject: 'This e-mail address already has an account',
+        language: 'en',
+        text: [
+          'Hello,',
+          '',
+          'someone asked to use this e-mail address for a shop account, but it already belongs to an account.',
+          'Nothing was changed. If this was you, sign in with that account instead (its user name or this address).',
+          'If it was not you, you can ignore this message.',
+        ].join('\n'),
+      });
+      return;
+    }
+    const token = randomSecret('ev_');
+    await repo.replaceEmailVerification(trx, { userId: user.id, email, tokenHash: sha256Hex(token), expiresAt: new Date(Date.now() + EMAIL_VERIFICATION_TTL_SECONDS * 1000) });
+    await enqueueMail(trx, `email-verification:${requestId}`, {
+      to: email,
+      subject: 'Confirm your e-mail address',
+      language: 'en',
+      text: [
+        `Hello ${user.first_name ?? user.user_name},`,
+        '',
+        'please confirm that this is your e-mail address for your shop account. Your verification code:',
+        '',
+        token,
+        '',
+        `Enter it where you changed your address, or send it as {"token": "<code>"} to ${this.opts.publicBaseUrl}/api/rest/v1/users/verify-email.`,
+        `The code is valid for ${EMAIL_VERIFICATION_TTL_SECONDS / 3600} hours and can be used once. Until then your account keeps its previous address.`,
+        'If you did not ask for this, you can ignore this message.',
+      ].join('\n'),
+    });
+  }
+
+  /**
+   * Confirms an e-mail address with the token of a verification mail: the address becomes the user's
+   * (verified) address. 400 (`errors.token`) for an unknown, spent or expired token; 409 when another
+   * user has taken the address in the meantime (the token stays usable then).
+   */
+  async verifyEmail(input: VerifyEmailDto): Promise<UserDto> {
+    const invalid = () => validationError({ token: ['is unknown, used or expired'] });
+    try {
+      return await this.db.transaction().execute(async (trx) => {
+        const spent = await repo.spendEmailVerification(trx, sha256Hex(input.token));
+        if (!spent) throw invalid();
+        const updated = await repo.updateUser(trx, spent.user_id, { email: spent.email, email_verified: true });
+        if (!updated) throw invalid();
+        return toUserDto(updated);
+      });
+    } catch (err) {
+      if (isUniqueViolation(err, 'users_email_key')) throw new ApiError(409, 'The e-mail address now belongs to another account.');
+      throw err;
     }
   }
 
   /**
    * Changes roles, user group, retailer link and active flag of a user (admin). 409 when no active admin
    * would remain: the active admins are locked first, so concurrent demotions serialize. Deactivation
-   * revokes the user's refresh tokens; access tokens are refused from then on (see `AccessCheck`).
+   * revokes the user's refresh tokens. Every change raises the token version, so the user's access tokens
+   * issued before it are refused at once (see `AccessCheck`): new roles need a new login.
    */
   async updateRoles(input: UpdateRolesDto): Promise<UserDto> {
     const row = await this.db.transaction().execute(async (trx) => {
@@ -203,27 +308,27 @@ export class UsersService {
       if (!staysAdmin && admins.includes(target.id) && admins.length === 1) {
         throw new ApiError(409, 'This change would leave no active admin.');
       }
-      const updated = await repo.updateUser(trx, target.id, { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive });
+      const updated = await repo.updateUser(trx, target.id, { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive, token_version: target.token_version + 1 });
       if (!isActive) await revokeUserRefreshTokens(trx, target.id);
       return updated!;
     });
-    this.hooks.onUserChanged(row.id);
     return toUserDto(row);
   }
+}
 
-  /**
-   * Creates the bootstrap `admin` (roles [admin], group internal) when the users table is empty; returns
-   * whether it did. Two instances starting together: the unique user name makes the second insert a no-op.
-   */
-  async bootstrapAdmin(password: string, email = 'admin@localhost.invalid'): Promise<boolean> {
-    if (await repo.anyUserExists(this.db)) return false;
-    const passwordHash = await hashPassword(password);
-    try {
-      await repo.insertUser(this.db, { user_name: 'admin', email, roles: ['admin'], user_group: 'internal', password_hash: passwordHash, email_verified: true });
-      return true;
-    } catch (err) {
-      if (isUniqueViolation(err)) return false;
-      throw err;
-    }
+/**
+ * Creates the bootstrap `admin` (roles [admin], group internal, verified address) when the users table
+ * is empty; returns whether it did. Two instances starting together: the unique user name makes the
+ * second insert a no-op.
+ */
+export async function createBootstrapAdmin(db: Kysely<DB>, password: string, email = 'admin@localhost.invalid'): Promise<boolean> {
+  if (await repo.anyUserExists(db)) return false;
+  const passwordHash = await hashPassword(password);
+  try {
+    await repo.insertUser(db, { user_name: 'admin', email, roles: ['admin'], user_group: 'internal', password_hash: passwordHash, email_verified: true });
+    return true;
+  } catch (err) {
+    if (isUniqueViolation(err)) return false;
+    throw err;
   }
 }

@@ -8,6 +8,15 @@ import { createHash, randomBytes } from 'node:crypto';
 /** Recognisable prefix of generated keys. */
 export const KEY_PREFIX = 'tk_';
 
+/**
+ * The key format a configured key (`TIMING_BOOTSTRAP_API_KEY`) must have: the prefix and at least 43
+ * base64url characters, as {@link generateApiKey} makes them (a hand-typed word is no key).
+ */
+export const KEY_FORMAT = /^tk_[A-Za-z0-9_-]{43,250}$/;
+
+/** Shown when a configured key is not in {@link KEY_FORMAT}. */
+export const KEY_FORMAT_TEXT = 'a timing API key: "tk_" and at least 43 base64url characters (A-Z a-z 0-9 - _), e.g. from: node -e "console.log(\'tk_\' + require(\'crypto\').randomBytes(32).toString(\'base64url\'))"';
+
 /** Keys longer than this are rejected without a lookup (generated ones have 46 characters). */
 export const MAX_KEY_LENGTH = 256;
 

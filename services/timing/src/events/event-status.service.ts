@@ -4,12 +4,11 @@
  */
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
-import { ApiError } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
 import type { DB } from '../db/schema';
 import type { Principal } from '../auth/principal';
 import { findEvent } from './events.repository';
-import { assertCanRead, toEventDto } from './events.service';
+import { assertCanRead, noSuchEvent, toEventDto } from './events.service';
 import { readEventStatus } from './event-status.repository';
 
 /** API `EventStatus`. */
@@ -19,12 +18,12 @@ export type EventStatus = components['schemas']['EventStatus'];
 const LAST_MINUTE_MS = 60_000;
 
 /**
- * The status of event `id` for `caller` (401/403 as `getEvent`, 404 unknown): every modem of the event
+ * The status of event `id` for `caller` (404 for an unknown event and for one the caller may not read, alike): every modem of the event
  * gets a row, those without punches with zero punches and null times; `recent` newest punches.
  */
 export async function getEventStatus(deps: { db: Kysely<DB>; pool: pg.Pool }, caller: Principal | null, id: number, recent: number): Promise<EventStatus> {
   const row = await findEvent(deps.db, id);
-  if (!row) throw new ApiError(404, `No event ${id}.`);
+  if (!row) throw noSuchEvent(id, caller);
   assertCanRead(caller, row);
   const serverTimeUtc = Date.now();
   const status = await readEventStatus(deps.pool, { modems: row.modems, timeFrom: row.from_ms, timeTo: row.to_ms }, serverTimeUtc - LAST_MINUTE_MS, recent);

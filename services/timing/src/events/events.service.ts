@@ -45,13 +45,22 @@ function fieldsOf(input: NewEventDto): repo.EventFields {
 }
 
 /**
- * Whether `caller` may read the event: public, or the owner, or an admin. Throws 401 (anonymous) / 403
- * (another user's key) otherwise.
+ * The 404 of an event the caller may not see: the same status and body for a missing event and for a
+ * private event of another user, so that event ids tell nothing about private events. Anonymous callers
+ * get a hint about keys, again whether the event exists or not.
  */
+export function noSuchEvent(id: number | string, caller: Principal | null): ApiError {
+  return new ApiError(404, caller ? `No event ${id}.` : `No event ${id}. A private event needs an API key of its owner.`);
+}
+
+/** Whether `caller` may read the event: public, or the owner, or an admin. */
+export function canRead(caller: Principal | null, ev: { is_public: boolean; owner_id: number }): boolean {
+  return ev.is_public || isAdmin(caller) || caller?.userId === ev.owner_id;
+}
+
+/** Throws {@link noSuchEvent} (404) when `caller` may not read the event. */
 export function assertCanRead(caller: Principal | null, ev: { is_public: boolean; owner_id: number; id: number }): void {
-  if (ev.is_public || isAdmin(caller) || caller?.userId === ev.owner_id) return;
-  if (!caller) throw keyRequired(`Event ${ev.id} is private: an API key of its owner is required.`);
-  throw new ApiError(403, `Event ${ev.id} is private.`);
+  if (!canRead(caller, ev)) throw noSuchEvent(ev.id, caller);
 }
 
 /**
@@ -63,14 +72,16 @@ async function eventChanged(db: Kysely<DB>, id: number): Promise<void> {
   await repo.notifyEventChanged(db, id, EVENT_CHANNEL).catch(() => undefined);
 }
 
+/** 404 for an event the caller may not even read (see {@link noSuchEvent}); 403 for a readable one of another user. */
 function assertCanChange(caller: Principal, ev: repo.EventRow): void {
   if (isAdmin(caller) || caller.userId === ev.owner_id) return;
+  assertCanRead(caller, ev);
   throw new ApiError(403, `Event ${ev.id} belongs to another user.`);
 }
 
-async function loadEvent(db: Kysely<DB>, id: number): Promise<repo.EventRow> {
+async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): Promise<repo.EventRow> {
   const row = await repo.findEvent(db, id);
-  if (!row) throw new ApiError(404, `No event ${id}.`);
+  if (!row) throw noSuchEvent(id, caller);
   return row;
 }
 
@@ -84,7 +95,7 @@ export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewE
     return eventId;
   });
   await eventChanged(db, id);
-  return toEventDto(await loadEvent(db, id));
+  return toEventDto(await loadEvent(db, id, caller));
 }
 
 /** The events visible to the caller. */
@@ -95,14 +106,14 @@ export async function listEvents(db: Kysely<DB>, caller: Principal | null): Prom
 
 /** One event the caller may read. */
 export async function getEvent(db: Kysely<DB>, caller: Principal | null, id: number): Promise<EventDto> {
-  const row = await loadEvent(db, id);
+  const row = await loadEvent(db, id, caller);
   assertCanRead(caller, row);
   return toEventDto(row);
 }
 
 /** Replaces an event (owner or admin); new modems are registered to the event's owner. */
 export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
-  const current = await loadEvent(db, id);
+  const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   const fields = fieldsOf(input);
   await claimModems(db, input.modems, current.owner_id, isAdmin(caller));
@@ -111,12 +122,12 @@ export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number
     await repo.setEventModems(tx, id, input.modems);
   });
   await eventChanged(db, id);
-  return toEventDto(await loadEvent(db, id));
+  return toEventDto(await loadEvent(db, id, caller));
 }
 
 /** Deletes an event (owner or admin); punches stay. */
 export async function deleteEvent(db: Kysely<DB>, caller: Principal, id: number): Promise<void> {
-  const current = await loadEvent(db, id);
+  const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   await repo.deleteEvent(db, id);
   await eventChanged(db, id);

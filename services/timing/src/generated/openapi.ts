@@ -30,8 +30,11 @@ export interface paths {
          *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
          *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
          *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
-         *       (event), the modem's user (modem, `user`) or an admin (401 without a key, 403 with another key).
-         *       Unknown modem serial numbers match nothing (they are not an error).
+         *       (event), the modem's user (modem, `user`) or an admin. A private event answers exactly as a missing
+         *       one (404, same body) to callers without such a key, and a modem the caller may not read matches
+         *       nothing, exactly as an unknown serial number (not an error): the answers never tell whether a
+         *       private event or modem exists. Reading by `user` needs that user's or an admin's key (401 without
+         *       a key, 403 with another key).
          */
         get: operations["getPunches"];
         put?: never;
@@ -133,19 +136,23 @@ export interface paths {
         };
         /**
          * Read one event
-         * @description Public events for everyone; private ones for the owner and admins (401 without a key, 403 with another key).
+         * @description Public events for everyone; private ones for the owner and admins. To anyone else a private event
+         *     answers exactly as a missing one (404 with the same body), so event ids tell nothing about private
+         *     events; anonymous callers are reminded in that answer that a private event needs its owner's key.
          */
         get: operations["getEvent"];
         /**
          * Replace an event
          * @description Replaces name, public flag, modems and window of an existing event (owner or admin; the owner stays).
-         *     The same modem rules as on creation apply; new modems are registered to the event's owner.
+         *     The same modem rules as on creation apply; new modems are registered to the event's owner. Another
+         *     user's public event is 403; another user's private event is 404, exactly as a missing one.
          */
         put: operations["putEvent"];
         post?: never;
         /**
          * Delete an event
-         * @description Owner or admin. The punches of its modems are kept; the modems stay registered.
+         * @description Owner or admin. The punches of its modems are kept; the modems stay registered. Another user's public
+         *     event is 403; another user's private event is 404, exactly as a missing one.
          */
         delete: operations["deleteEvent"];
         options?: never;
@@ -176,8 +183,8 @@ export interface paths {
          *       every lower id of which is committed).
          *     - `perMinute` buckets punch `time` (local wall-clock) by minute; `lastMinute` counts by
          *       `receptionTimeUtc` against the service clock (`serverTimeUtc`).
-         *     - Access as `getEvent`: public events for everyone; private ones for the owner and admins (401 without
-         *       a key, 403 with another key).
+         *     - Access as `getEvent`: public events for everyone; private ones for the owner and admins (to anyone
+         *       else 404, exactly as a missing event).
          */
         get: operations["getEventStatus"];
         put?: never;
@@ -352,7 +359,7 @@ export interface paths {
          *       `id,modem,card,time,code,mode,receptionTime` (clients map columns by header name). Anything else is 406.
          *     - `X-Total-Count`: the punches after `afterId` (all of them, not only the `limit` returned).
          *     - Access as `getPunches` by `eventId`: a public event anonymously, a private one with the owner's or an
-         *       admin's key (401 without a key, 403 with another key); an unknown event is 404.
+         *       admin's key; an unknown event, and a private one without such a key, is 404 (the same answer).
          *     - As every public read, undeclared query parameters (cache busters such as `_=1700000000`) are ignored.
          */
         get: operations["getPublicEventPunches"];

@@ -8,7 +8,7 @@ import type { Logger } from 'pino';
 import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
-import { assertCanRead } from '../events/events.service';
+import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
@@ -63,10 +63,6 @@ export interface UploadResult {
 /** A punch for {@link uploadPunches}; internal callers (the demo loader) may set `receptionTimeUtc` (UTC ms). */
 export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
 
-function denied(caller: Principal | null, detail: string): ApiError {
-  return caller ? new ApiError(403, detail) : keyRequired(`${detail} Send an API key with access.`);
-}
-
 function intersect(current: Set<string> | null, next: Iterable<string>): Set<string> {
   const n = new Set(next);
   if (current === null) return n;
@@ -75,10 +71,11 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
 
 /**
  * Resolves filters and access into a scope:
- * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 unknown event);
+ * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 alike for an
+ *   unknown event and one the caller may not read);
  * - `user`: that user's modems; only that user or an admin;
- * - `modem` alone: each existing modem must be in a public event, be the caller's, or the caller an admin;
- *   unknown serials match nothing. With `eventId` or `user` given, the modem list only narrows their scope.
+ * - `modem` alone: modems in a public event, the caller's own, or any for an admin; other serials match
+ *   nothing, exactly as unknown ones. With `eventId` or `user` given, the modem list only narrows their scope.
  */
 async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
@@ -96,7 +93,7 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
   if (q.eventId !== undefined) {
     const id = Number(q.eventId);
     const ev = id >= 1 && id <= MAX_EVENT_ID ? await cachedEvent(deps.db, id) : undefined;
-    if (!ev) throw new ApiError(404, `No event ${q.eventId}.`);
+    if (!ev) throw noSuchEvent(q.eventId, caller);
     assertCanRead(caller, ev);
     modems = intersect(modems, ev.modems);
     timeFrom = ev.from_ms;
@@ -108,11 +105,14 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
     modems = intersect(modems, await modemsOfUserName(deps.db, q.user));
   }
   if (listed.length > 0) {
+    let readable = listed;
     if (q.eventId === undefined && q.user === undefined && !isAdmin(caller)) {
-      const blocked = (await modemAccess(deps.db, listed)).filter((m) => !m.is_public && m.user_id !== caller?.userId).map((m) => m.serial);
-      if (blocked.length > 0) throw denied(caller, `Modem${blocked.length > 1 ? 's' : ''} ${blocked.join(', ')} ${blocked.length > 1 ? 'are' : 'is'} not public.`);
+      // A modem the caller may not read matches nothing, exactly like an unknown serial: the answer does not
+      // tell whether a private modem exists.
+      const hidden = new Set((await modemAccess(deps.db, listed)).filter((m) => !m.is_public && m.user_id !== caller?.userId).map((m) => m.serial));
+      readable = listed.filter((serial) => !hidden.has(serial));
     }
-    modems = intersect(modems, listed);
+    modems = intersect(modems, readable);
   }
   if (q.after !== undefined) {
     // `time` is integral, so `time >= after` equals `time >= ceil(after)` (accepts `1580584563000.0`).

@@ -1,0 +1,182 @@
+/**
+ * Login and password-guessing abuse against a real server: the failed-login limit is atomic (an attempt
+ * is reserved before the password is hashed), counted per account whatever alias (user name or e-mail, any
+ * case) is used and per IP address; `users/update-profile` current-password checks share that limit; and
+ * password hashing is bounded, so a burst of logins at the production hash cost never makes an unrelated
+ * request wait behind it.
+ */
+import { execFile } from 'node:child_process';
+import type { AddressInfo } from 'node:net';
+import { promisify } from 'node:util';
+import type { Server } from 'node:http';
+import request from 'supertest';
+import { hashPassword } from '../src/identity/passwords';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './auth-support';
+
+const TOKEN = '/api/rest/v1/auth/token';
+const PW = 'abuse-test-password-1';
+
+const tally = (statuses: number[]) => statuses.reduce<Record<number, number>>((acc, s) => ({ ...acc, [s]: (acc[s] ?? 0) + 1 }), {});
+
+describe('failed-login limits under parallel attempts', () => {
+  let ctx: IdentityTestContext;
+  let admin: string;
+  beforeAll(async () => {
+    // A hashing queue long enough that no attempt is turned away as "busy": this test is about the counters.
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '50', PASSWORD_HASH_QUEUE: '500' });
+    admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
+    await createUser(ctx.app, admin, { userName: 'victim', email: 'victim@example.com', password: PW });
+  });
+  afterAll(async () => ctx.close());
+
+  it('40 parallel wrong passwords for one account, by user name and e-mail in any case: at most 5 answered 400, the rest 429', async () => {
+    const aliases = ['victim', 'VICTIM', 'victim@example.com', 'Victim@Example.COM'];
+    const statuses = await Promise.all(
+      Array.from({ length: 40 }, (_, i) =>
+        request(ctx.app)
+          .post(TOKEN)
+          .type('form')
+          .send({ grant_type: 'password', username: aliases[i % aliases.length], password: `wrong-guess-${i}-x` })
+          .then((r) => r.status),
+      ),
+    );
+    const t = tally(statuses);
+    expect(t[400] ?? 0).toBeLessThanOrEqual(5);
+    expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(40);
+    // Locked for every alias, even with the right password.
+    const locked = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'VICTIM@example.com', password: PW }).expect(429);
+    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+  });
+
+  it('150 parallel wrong logins from one IP address: at most the IP limit answered 400, the rest 429', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 150 }, (_, i) =>
+        request(ctx.app)
+          .post(TOKEN)
+          .type('form')
+          .send({ grant_type: 'password', username: `nobody-${i}`, password: 'wrong-password-x' })
+          .then((r) => r.status),
+      ),
+    );
+    const t = tally(statuses);
+    expect(t[400] ?? 0).toBeLessThanOrEqual(50);
+    expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(150);
+    expect(t[429]).toBeGreaterThanOrEqual(100);
+  });
+});
+
+describe('current-password guessing through users/update-profile', () => {
+  let ctx: IdentityTestContext;
+  let stolen: string;
+  beforeAll(async () => {
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '1000', PASSWORD_HASH_QUEUE: '500' });
+    const admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
+    await createUser(ctx.app, admin, { userName: 'owner', email: 'owner@example.com', password: PW });
+    stolen = await bearerOf(ctx.app, 'owner', PW);
+  });
+  afterAll(async () => ctx.close());
+
+  it('100 parallel guesses with a stolen access token: at most 5 answered 400, the rest 429; the password stays unchanged', async () => {
+    const statuses = await Promise.all(
+      Array.from({ length: 100 }, (_, i) =>
+        request(ctx.app)
+          .post('/api/rest/v1/users/update-profile')
+          .set('authorization', stolen)
+          .send({ currentPassword: `guess-number-${i}`, newPassword: 'attacker-password-1' })
+          .then((r) => r.status),
+      ),
+    );
+    const t = tally(statuses);
+    expect(t[400] ?? 0).toBeLessThanOrEqual(5);
+    expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(100);
+    // The same counter as the logins: the account is locked for the password grant too.
+    await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'owner', password: PW }).expect(429);
+    const res = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', stolen).send({ currentPassword: PW, newPassword: 'attacker-password-1' });
+    expect(res.status).toBe(429);
+    expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
+  });
+});
+
+/** The answers to 150 parallel wrong-password logins (spread over `accounts` accounts), sent by a child process. */
+async function burstFromChildProcess(base: string, accounts: number): Promise<Array<{ status: number; retryAfter: string | null; body: string }>> {
+  const script = `
+    const [base, accounts] = [process.argv[1], Number(process.argv[2])];
+    Promise.all(Array.from({ length: 150 }, (_, i) =>
+      fetch(base + '${TOKEN}', {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ grant_type: 'password', username: 'burst-' + (i % accounts), password: 'wrong-' + i + '-password' }),
+      }).then(async (r) => ({ status: r.status, retryAfter: r.headers.get('retry-after'), body: await r.text() })),
+    )).then((rs) => process.stdout.write(JSON.stringify(rs)));`;
+  const { stdout } = await promisify(execFile)(process.execPath, ['-e', script, base, String(accounts)], { maxBuffer: 10 * 1024 * 1024 });
+  return JSON.parse(stdout);
+}
+
+/** Percentile `p` (0–100) of the values, nearest-rank. */
+function percentile(values: number[], p: number): number {
+  const sorted = [...values].sort((a, b) => a - b);
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)];
+}
+
+describe('a login burst at the production hash cost does not starve other requests', () => {
+  let ctx: IdentityTestContext;
+  let server: Server;
+  let base: string;
+  const ACCOUNTS = 30;
+  beforeAll(async () => {
+    // The IP limit is raised so that every one of the 150 attempts reaches the password check: the burst a
+    // botnet (many addresses) would cause. Accounts get hashes at the production cost (ln=17, 128 MiB),
+    // whatever PASSWORD_HASH_COST_LN the test run uses, since hashes are self-describing.
+    // Logs at info, as in production (debug lines of every request would measure the test's log sink).
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '100000' }, { logLevel: 'info' });
+    const hash = await hashPassword(PW, { ln: 17, r: 8, p: 1 });
+    await ctx.database.db
+      .insertInto('users')
+      .values(Array.from({ length: ACCOUNTS }, (_, i) => ({ user_name: `burst-${i}`, email: `burst-${i}@example.com`, password_hash: hash })))
+      .execute();
+    server = ctx.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  });
+  afterAll(async () => {
+    await new Promise((r) => server.close(r));
+    await ctx.close();
+  });
+
+  it('150 parallel logins: the p99 of an unrelated request stays under 100 ms; logins beyond the hashing queue get a fast 503 with Retry-After', async () => {
+    // Warm up (first calls compile validators and build the spec document), as a running service is.
+    await request(server).post(TOKEN).type('form').send({ grant_type: 'password', username: 'burst-0', password: PW }).expect(200);
+    for (const path of ['/api/rest/v1/version', '/openapi.json']) await request(server).get(path).expect(200);
+    const started = Date.now();
+    // The burst comes from another process, as it would: the server's event loop serves requests only.
+    const all = burstFromChildProcess(base, ACCOUNTS);
+    let done = false;
+    void all.finally(() => (done = true));
+    const latencies: number[] = [];
+    const slow: string[] = [];
+    // Unrelated requests while the burst runs: a small JSON answer and a large gzip-compressed one.
+    while (!done || latencies.length < 40) {
+      for (const path of ['/api/rest/v1/version', '/openapi.json']) {
+        const t0 = performance.now();
+        const r = await fetch(`${base}${path}`, { headers: { 'accept-encoding': 'gzip' } });
+        await r.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        if (process.env.DEBUG_BURST) slow.push(`${path}@${Date.now() - started}:${(performance.now() - t0).toFixed(0)}`);
+        expect(r.status).toBe(200);
+      }
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const results = await all;
+    const t = tally(results.map((r) => r.status));
+    const p99 = percentile(latencies, 99);
+    // Visible in the test output, for RELIABILITY.md.
+    process.stdout.write(`login burst: ${JSON.stringify(t)}, ${latencies.length} unrelated requests, p50 ${percentile(latencies, 50).toFixed(1)} ms, p99 ${p99.toFixed(1)} ms, max ${Math.max(...latencies).toFixed(1)} ms, burst over after ${Date.now() - started} ms\n`);
+    if (process.env.DEBUG_BURST) process.stdout.write(slow.join(' ') + '\n');
+    expect(p99).toBeLessThan(100);
+    expect((t[400] ?? 0) + (t[503] ?? 0)).toBe(150);
+    for (const r of results.filter((x) => x.status === 503)) {
+      expect(Number(r.retryAfter)).toBeGreaterThan(0);
+      expect(JSON.parse(r.body)).toMatchObject({ status: 503 });
+    }
+  }, 120_000);
+});
