@@ -4,7 +4,7 @@
  * everywhere else (DESIGN §4). `server.ts` wires configuration, the database and the listener.
  */
 import compression from 'compression';
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
+import express, { type Express, type Request, type RequestHandler } from 'express';
 import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import type { OrderingDeps } from './context';
@@ -17,6 +17,7 @@ import { identityOf } from './identity/identity';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { maintenanceOf } from './maintenance/maintenance.service';
 import { shopArticlesFastLane } from './http/shop-articles.fast';
+import { requestCaller } from './http/caller';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -61,13 +62,7 @@ const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => (req.path =
  */
 function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
   const { config } = deps;
-  const caller = (req: Request, res: Response): string => {
-    const p = res.locals.principal as Principal | null | undefined;
-    if (p) return `${p.kind}:${p.id}`;
-    const client = res.locals.serviceClient as { id: number } | null | undefined;
-    return client ? `service-client:${client.id}` : `ip:${clientIp(req)}`;
-  };
-  const perMinute = (operationId: string, points: number) => ({ operationId, points, durationSeconds: 60, key: caller });
+  const perMinute = (operationId: string, points: number) => ({ operationId, points, durationSeconds: 60, key: requestCaller });
   return rateLimits(
     [
       { ...perMinute('createOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },

@@ -4724,11 +4724,17 @@ export interface components {
         AcceptLanguage: string;
         /**
          * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
-         *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
-         *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
-         *     JSON, defaults applied) and the response of the first successful request.
-         *     - Same key and same body → the stored response of the first request is returned (200): the same
-         *       order, no second e-mail, no second card-number claim or discount redemption.
+         *     operation and per caller: the authenticated user (token subject), else the registered service
+         *     client (`X-Sportident-Client-Id`), else, for anonymous callers, the client address (the one
+         *     `TRUSTED_PROXIES` resolves). Another caller's key is therefore never found: the same key and
+         *     body from another anonymous address places a new order. Keys are kept for 24 hours together
+         *     with a SHA-256 hash of the request body (canonical JSON, defaults applied) and the response of
+         *     the first successful request.
+         *     - Same key and same body → the stored response of the first request is returned (200),
+         *       byte for byte (the answer with its paylink, as the first request gave it): the same order,
+         *       no second e-mail, no second card-number claim or discount redemption. Only when the first
+         *       answer had no `paylinkUrl` (the payment provider was unreachable) and the order has one now
+         *       is the answer the order as it is now, stored again for later retries.
          *     - Same key and a different body → `422`.
          *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
          *       and then returns its result; still in progress after that → `409`.
@@ -5036,11 +5042,17 @@ export interface operations {
             header?: {
                 /**
                  * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
-                 *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
-                 *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
-                 *     JSON, defaults applied) and the response of the first successful request.
-                 *     - Same key and same body → the stored response of the first request is returned (200): the same
-                 *       order, no second e-mail, no second card-number claim or discount redemption.
+                 *     operation and per caller: the authenticated user (token subject), else the registered service
+                 *     client (`X-Sportident-Client-Id`), else, for anonymous callers, the client address (the one
+                 *     `TRUSTED_PROXIES` resolves). Another caller's key is therefore never found: the same key and
+                 *     body from another anonymous address places a new order. Keys are kept for 24 hours together
+                 *     with a SHA-256 hash of the request body (canonical JSON, defaults applied) and the response of
+                 *     the first successful request.
+                 *     - Same key and same body → the stored response of the first request is returned (200),
+                 *       byte for byte (the answer with its paylink, as the first request gave it): the same order,
+                 *       no second e-mail, no second card-number claim or discount redemption. Only when the first
+                 *       answer had no `paylinkUrl` (the payment provider was unreachable) and the order has one now
+                 *       is the answer the order as it is now, stored again for later retries.
                  *     - Same key and a different body → `422`.
                  *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
                  *       and then returns its result; still in progress after that → `409`.
@@ -5427,11 +5439,17 @@ export interface operations {
             header?: {
                 /**
                  * @description Client-chosen unique key (a UUID is recommended) that makes retries safe. Keys are scoped per
-                 *     caller (the authenticated user or service client; all anonymous callers share one scope) and per
-                 *     operation, and kept for 24 hours together with a SHA-256 hash of the request body (canonical
-                 *     JSON, defaults applied) and the response of the first successful request.
-                 *     - Same key and same body → the stored response of the first request is returned (200): the same
-                 *       order, no second e-mail, no second card-number claim or discount redemption.
+                 *     operation and per caller: the authenticated user (token subject), else the registered service
+                 *     client (`X-Sportident-Client-Id`), else, for anonymous callers, the client address (the one
+                 *     `TRUSTED_PROXIES` resolves). Another caller's key is therefore never found: the same key and
+                 *     body from another anonymous address places a new order. Keys are kept for 24 hours together
+                 *     with a SHA-256 hash of the request body (canonical JSON, defaults applied) and the response of
+                 *     the first successful request.
+                 *     - Same key and same body → the stored response of the first request is returned (200),
+                 *       byte for byte (the answer with its paylink, as the first request gave it): the same order,
+                 *       no second e-mail, no second card-number claim or discount redemption. Only when the first
+                 *       answer had no `paylinkUrl` (the payment provider was unreachable) and the order has one now
+                 *       is the answer the order as it is now, stored again for later retries.
                  *     - Same key and a different body → `422`.
                  *     - The first request with the key still in progress → the retry waits for it (up to 10 seconds)
                  *       and then returns its result; still in progress after that → `409`.

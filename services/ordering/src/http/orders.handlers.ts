@@ -15,6 +15,7 @@ import { callerOf } from '../orders/idempotency';
 import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../orders/order.types';
 import { placeCardOrder, placeShopOrder } from '../orders/orders.service';
 import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
+import { requestCaller } from './caller';
 
 type Schemas = components['schemas'];
 
@@ -178,6 +179,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
       const placed = await placeShopOrder(db, shopOrderInput(req.body), {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
+        caller: requestCaller(req, res),
         requestBody: req.body,
         paylinks: ctx.orderFlow,
       });
@@ -191,6 +193,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
       const placed = await placeCardOrder(db, cardOrderInput(req.body), {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
+        caller: requestCaller(req, res),
         requestBody: req.body,
         paylinks: ctx.orderFlow,
       });

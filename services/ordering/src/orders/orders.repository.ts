@@ -48,15 +48,17 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
   'paylink_id',
   'payment_transaction_id',
   'erp_sales_order_id',
+  'cancellation_reason',
+  'late_payment_transaction_id',
   'created_at',
   'updated_at',
 ];
 
 /** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
-export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id'>>;
+export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id'>>;
 
 /** Columns of a new order that come from the insert itself or from their defaults. */
-const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id']);
+const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id']);
 
 /** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
 const NEW_ORDER_COLUMNS = ORDER_COLUMNS.filter((c): c is keyof NewOrderRow => !NOT_GIVEN.has(c));
@@ -207,6 +209,18 @@ export async function takeIdempotencyKey(
 }
 
 /**
+ * Replaces the stored reply of key `claim` (held by order `orderId`) with `body` while the stored one has
+ * no paylink yet (the reply is then the first answer that carried one). `json`, not `jsonb`: the reply is
+ * kept as written, so a retry is answered the same bytes.
+ */
+export async function renewIdempotentResponse(db: Kysely<DB>, claim: { scope: string; key: string }, orderId: number, body: unknown): Promise<void> {
+  await sql`
+    update idempotency_keys set response_body = ${JSON.stringify(body)}::json
+    where scope = ${claim.scope} and key = ${claim.key} and order_id = ${orderId}
+      and response_body->>'paylinkUrl' is null`.execute(db);
+}
+
+/**
  * The last writes of an order transaction in one prepared statement: its outbox rows (at least one: the
  * confirmation e-mail; dispatchers woken on commit; those whose kind and dedupe key exist are skipped) and,
  * when the request holds an idempotency key, the stored response of that key.
@@ -219,7 +233,7 @@ export async function insertOutboxAndCompleteKey(
   await sql`${PREPARED}
     with inserted as (${messagesInsert(messages)}),
     completed as (
-      update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::jsonb
+      update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::json
       where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
       returning scope)
     select (select count(${notifyOutbox()}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);

@@ -31,6 +31,11 @@ export interface PlaceOrderContext {
   principal: Principal | null;
   /** `Idempotency-Key` header, if sent. */
   idempotencyKey?: string;
+  /**
+   * The caller the key is scoped to (`requestCaller`: principal, service client or `ip:<address>`);
+   * default `callerOf(principal)`.
+   */
+  caller?: string;
   /** The validated request body (defaults applied), hashed for the idempotency check. */
   requestBody: unknown;
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
@@ -93,7 +98,7 @@ async function claimCards(trx: Kysely<DB>, lines: readonly CartLine[], orderRef:
 async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext, operation: string, render: (o: StoredOrder) => T): Promise<PlacedOrder<T>> {
   const group = effectiveUserGroup(ctx.principal);
   const caller = callerOf(ctx.principal);
-  const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
+  const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${ctx.caller ?? caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
   let placed: PlacedOrder<T> & { order?: StoredOrder };
   // From the process's cart-article cache (keyed by the pool's handle, so read before the transaction).
   const articles = await loadCartArticles(db, input.items);
@@ -200,23 +205,35 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
   } catch (err) {
     throw translateIdempotencyError(err);
   }
-  // A replay answers the stored first reply; a paylink created since (the first attempt could not reach
-  // the provider) is filled in, so a client retrying after a timeout gets the payment page.
-  if (placed.replayed) return { body: await withCurrentPaylink(db, placed.body), replayed: true };
+  // A replay answers the stored first reply as is; only a reply without a paylink is renewed once the
+  // order has one (the first attempt could not reach the provider), so a retrying client gets the page.
+  if (placed.replayed) return { body: claim ? await withCurrentPaylink(db, claim, placed.body, render) : placed.body, replayed: true };
   // After the commit, never inside the transaction: the provider call must not hold locks or a snapshot.
   if (placed.order?.state === 'pending_payment' && ctx.paylinks) {
     const withPaylink = await ctx.paylinks.createPaylinkNow(placed.order);
-    if (withPaylink) return { body: render(withPaylink), replayed: false };
+    if (withPaylink) {
+      const body = render(withPaylink);
+      // The key's record gets this answer (with the paylink and its `updatedAt`), so that a retry is answered
+      // the same bytes; a retry that came in between renews it the same way (`withCurrentPaylink`).
+      if (claim) await repo.renewIdempotentResponse(db, claim, placed.order.id, body);
+      return { body, replayed: false };
+    }
   }
   return { body: placed.body, replayed: placed.replayed };
 }
 
-/** `body` with `paylinkUrl` taken from the order when the stored reply had none yet. */
-async function withCurrentPaylink<T>(db: Kysely<DB>, body: T): Promise<T> {
+/**
+ * A stored reply `body` without `paylinkUrl` whose order has a paylink now: the order as it is now
+ * (`render`), stored as the key's reply for later retries. Any other reply is returned as stored.
+ */
+async function withCurrentPaylink<T>(db: Kysely<DB>, claim: IdempotencyClaim, body: T, render: (o: StoredOrder) => T): Promise<T> {
   const b = body as { oid?: unknown; paylinkUrl?: unknown };
   if (typeof b.oid !== 'number' || b.paylinkUrl !== null) return body;
-  const row = await repo.selectOrder(db, b.oid);
-  return row?.paylink_url ? ({ ...b, paylinkUrl: row.paylink_url } as T) : body;
+  const now = await findOrder(db, b.oid);
+  if (!now?.paylinkUrl) return body;
+  const renewed = render(now);
+  await repo.renewIdempotentResponse(db, claim, now.id, renewed);
+  return renewed;
 }
 
 /** Spec `createShopOrder`: places a shop order and returns the stored `ShopOrderDTO`. */

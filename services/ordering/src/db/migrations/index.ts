@@ -12,6 +12,7 @@ import * as m0007 from './0007_erp';
 import * as m0008 from './0008_order_items_index';
 import * as m0009 from './0009_payment_refunds';
 import * as m0010 from './0010_identity_hardening';
+import * as m0011 from './0011_order_expiry';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_order_items_index': m0008,
   '0009_payment_refunds': m0009,
   '0010_identity_hardening': m0010,
+  '0011_order_expiry': m0011,
 };
