@@ -71,6 +71,14 @@ export interface OrderingConfig {
   rateLimitPaymentWebhooksPerMinute: number;
   /** Days a recorded payment webhook delivery is kept (`PAYMENT_DELIVERY_RETENTION_DAYS`, default 90). */
   paymentDeliveryRetentionDays: number;
+  /**
+   * Minutes a `pending_payment` order waits for its payment before it is cancelled as `expired`, its card
+   * numbers and discount uses released and its paylink deleted (`ORDER_PAYMENT_EXPIRY_MINUTES`, default
+   * 1440 = 24 hours; README "Unpaid orders expire").
+   */
+  orderPaymentExpiryMinutes: number;
+  /** Seconds between two expiry sweeps of an instance (`ORDER_EXPIRY_SWEEP_SECONDS`, default 60). */
+  orderExpirySweepSeconds: number;
   /** Load demo data on start. */
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
@@ -150,6 +158,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // for a busy shop while a forger is held to that.
     rateLimitPaymentWebhooksPerMinute: e.int('RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE', 600, 0, 1_000_000),
     paymentDeliveryRetentionDays: e.int('PAYMENT_DELIVERY_RETENTION_DAYS', 90, 1, 3650),
+    // A day: the payment-link e-mail is read and paid the same or the next day; longer only lets
+    // abandoned orders hold card numbers and single-use codes.
+    orderPaymentExpiryMinutes: e.int('ORDER_PAYMENT_EXPIRY_MINUTES', 1440, 1, 43_200),
+    orderExpirySweepSeconds: e.int('ORDER_EXPIRY_SWEEP_SECONDS', 60, 1, 3600),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),

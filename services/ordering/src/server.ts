@@ -17,6 +17,7 @@ import { identityOf } from './identity/identity';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
 import { OrderFlow } from './orders/order-flow.service';
+import { OrderExpirySweeper } from './orders/order-expiry.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -61,6 +62,8 @@ async function main(): Promise<void> {
   // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
   const orderFlow = new OrderFlow({ database, logger, config, erpClients });
   orderFlow.registerWith(outbox);
+  const expiry = new OrderExpirySweeper({ db: database.db, logger, expiryMinutes: config.orderPaymentExpiryMinutes, intervalMs: config.orderExpirySweepSeconds * 1000 });
+  expiry.start();
   const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
   await erpWebhooks.start();
   const deps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
@@ -70,6 +73,7 @@ async function main(): Promise<void> {
     host: config.host,
     logger,
     onStopped: async () => {
+      await expiry.stop();
       await outbox.stop();
       await cacheListener.stop();
       await erpWebhooks.stop();

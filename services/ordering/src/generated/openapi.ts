@@ -1880,7 +1880,9 @@ export interface paths {
          *     (`refunded`/`partially-refunded` with `originalTransactionId` = the transaction that paid the
          *     order) is recorded as a refund of the order, and once the refunds add up to the paid amount the
          *     order becomes `refunded`; a partial refund is recorded in the order's history and changes no
-         *     state. Any other status (also one unknown to the service) is recorded and changes nothing. A
+         *     state. `confirmed` for an order that was cancelled meanwhile (expired, see `OrderState`) does not
+         *     revive it: the payment is flagged on the order for a refund (`OrderSummary.latePaymentTransactionId`).
+         *     Any other status (also one unknown to the service) is recorded and changes nothing. A
          *     transaction the provider does not know (forged or foreign) is answered `200` like any delivery
          *     and changes nothing; its outcome is recorded with the delivery.
          */
@@ -2144,6 +2146,13 @@ export interface components {
          *
          *     `transferred` means a sales order exists in the ERP system. `cancelled` and `refunded` are
          *     final; a cancelled order releases its card numbers and discount redemptions.
+         *
+         *     Unpaid orders expire: a `pending_payment` order not paid within `ORDER_PAYMENT_EXPIRY_MINUTES`
+         *     (default 1440, 24 hours) is cancelled with reason `expired` (`OrderSummary.cancellationReason`),
+         *     exactly once however many instances run; its card numbers and discount redemptions are released
+         *     and its paylink is deleted at the payment provider. A payment the provider confirms after that
+         *     does not revive the order: it is recorded on the order (`OrderSummary.latePaymentTransactionId`,
+         *     and in its history) for an admin to refund.
          * @enum {string}
          */
         OrderState: "pending_payment" | "received" | "paid" | "transferred" | "shipped" | "completed" | "cancelled" | "refunded";
@@ -3766,6 +3775,18 @@ export interface components {
              * @description Last state change (UTC).
              */
             updatedAt: string;
+            /**
+             * @description Why a cancelled order was cancelled: `expired` (not paid within `ORDER_PAYMENT_EXPIRY_MINUTES`),
+             *     `paymentCancelled` (the provider reported its paylink cancelled); null otherwise.
+             * @enum {string|null}
+             */
+            cancellationReason: "expired" | "paymentCancelled" | null;
+            /**
+             * Format: int32
+             * @description A payment-provider transaction confirmed after the order had been cancelled (e.g. expired): the
+             *     money arrived for an order that no longer exists and has to be refunded; null when none.
+             */
+            latePaymentTransactionId: number | null;
         };
         /** @description A page of orders. */
         OrderPage: {

@@ -56,6 +56,36 @@ export async function findOrderForSalesOrder(db: Kysely<DB>, salesOrderId: strin
   return db.selectFrom('orders').selectAll().where('order_number', '=', reference).executeTakeFirst();
 }
 
+/**
+ * Locks up to `limit` `pending_payment` orders created at or before `cutoff`, oldest first, skipping rows
+ * another transaction holds (concurrent expiry sweeps take disjoint orders). Run in the sweep's transaction.
+ */
+export async function lockExpiredUnpaidOrders(trx: Kysely<DB>, cutoff: Date, limit: number): Promise<{ id: number; order_number: string; paylink_id: number | null }[]> {
+  return trx
+    .selectFrom('orders')
+    .select(['id', 'order_number', 'paylink_id'])
+    .where('state', '=', 'pending_payment')
+    .where('created_at', '<=', cutoff)
+    .orderBy('created_at')
+    .limit(limit)
+    .forUpdate()
+    .skipLocked()
+    .execute();
+}
+
+/** Stores why a cancelled order was cancelled (`expired`, `paymentCancelled`). */
+export async function setCancellationReason(db: Kysely<DB>, orderId: number, reason: string): Promise<void> {
+  await db.updateTable('orders').set({ cancellation_reason: reason }).where('id', '=', orderId).execute();
+}
+
+/**
+ * Flags a payment (`transactionId`) the provider confirmed for an order that was cancelled already: the
+ * first one is kept (the one to refund first); later ones are in the deliveries and the history.
+ */
+export async function flagLatePayment(db: Kysely<DB>, orderId: number, transactionId: number): Promise<void> {
+  await db.updateTable('orders').set({ late_payment_transaction_id: transactionId }).where('id', '=', orderId).where('late_payment_transaction_id', 'is', null).execute();
+}
+
 /** Records the paying transaction of an order. */
 export async function setPaymentTransaction(db: Kysely<DB>, orderId: number, transactionId: number): Promise<void> {
   await db.updateTable('orders').set({ payment_transaction_id: transactionId }).where('id', '=', orderId).execute();

@@ -36,6 +36,7 @@ import { createPaymentClient, PaymentProviderError, type PaymentClient } from '.
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
+import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
 import type { OrderAddress, OrderState, StoredOrder } from './order.types';
 import { findOrder } from './orders.service';
@@ -196,6 +197,7 @@ export class OrderFlow {
       [FLOW_JOBS.paylink]: ((job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment)) as OutboxHandler<never>,
       [FLOW_JOBS.paymentStatus]: ((job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId)) as OutboxHandler<never>,
       [FLOW_JOBS.erpSalesOrder]: ((job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId)) as OutboxHandler<never>,
+      [PAYLINK_DELETE_JOB]: ((job: { payload: PaylinkDeletePayload }) => this.deleteExpiredPaylink(job.payload)) as OutboxHandler<never>,
     };
   }
 
@@ -289,6 +291,21 @@ export class OrderFlow {
     return link;
   }
 
+  /**
+   * `payment-paylink-delete` job (an expired order, `order-expiry.service.ts`): deletes the paylink at the
+   * provider so it can no longer be paid. Done when deleted or unknown there; a paylink the provider
+   * refuses to delete was paid meanwhile: its webhook flags the payment for a refund, so the job ends
+   * (recorded in the order's history). Other provider errors are retried.
+   */
+  async deleteExpiredPaylink(p: PaylinkDeletePayload): Promise<void> {
+    try {
+      await this.payment.deletePaylink(p.paylinkId);
+    } catch (err) {
+      if (!(err instanceof PaymentProviderError) || err.code !== 'badRequest') throw err;
+      await insertStateChange(this.deps.database.db, { orderId: p.orderId, from: 'cancelled', to: 'cancelled', actor: 'system:order-expiry', reason: `paylink ${p.paylinkId} could not be deleted (paid at the provider?): ${err.message}` });
+    }
+  }
+
   /** `dev/delete-erp-order-paylink`: deletes the order's paylink at the provider and on the order. 404 / 409 as documented. */
   async deleteOrderPaylink(orderId: number): Promise<void> {
     const db = this.deps.database.db;
@@ -359,13 +376,18 @@ export class OrderFlow {
             await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
             outcome = `applied:${r.from}->paid`;
           } else if (r.current === 'cancelled') {
-            // Money arrived for an order that no longer exists as such: someone has to refund it.
+            // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
+            // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
+            await flowRepo.flagLatePayment(trx, order.id, found.id);
+            await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
             this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
+            outcome = 'latePayment:refundNeeded';
           }
         }
       } else if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund) {
         const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
         if (r.changed) {
+          await flowRepo.setCancellationReason(trx, order.id, 'paymentCancelled');
           await releaseCardNumbers(trx, order.order_number);
           await flowRepo.releaseRedemptions(trx, order.id);
           outcome = `applied:${r.from}->cancelled`;

@@ -89,6 +89,8 @@ export async function listOrders(db: Kysely<DB>, q: OrderListQuery): Promise<Ord
         currency: r.currency,
         createdAt: r.created_at.toISOString(),
         updatedAt: r.updated_at.toISOString(),
+        cancellationReason: r.cancellation_reason as OrderSummary['cancellationReason'],
+        latePaymentTransactionId: r.late_payment_transaction_id,
       };
     }),
   };

@@ -1,0 +1,98 @@
+/**
+ * Unpaid orders expire (ordering README "Unpaid orders expire", spec `OrderState`): a `pending_payment`
+ * order older than `ORDER_PAYMENT_EXPIRY_MINUTES` is cancelled with reason `expired`, its card numbers and
+ * discount redemptions are released in the same transaction, and its paylink is deleted at the payment
+ * provider by an outbox job (`payment-paylink-delete`), so the payer can no longer pay it.
+ *
+ * Exactly once with any number of instances: each sweep locks the due orders with `for update skip
+ * locked` (concurrent sweeps take disjoint orders) and cancels through the state machine's conditional
+ * update (`transitionOrder`, only from `pending_payment`), so an order a payment reached first stays paid,
+ * and the paylink job is deduplicated by order. A payment confirmed after the expiry is flagged on the
+ * order for a refund (`OrderFlow.processPaymentStatus`), never lost.
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { DB } from '../db/schema';
+import { enqueue } from '../outbox/outbox.service';
+import { releaseCardNumbers } from '../siid/siid.service';
+import * as flowRepo from './order-flow.repository';
+import { transitionOrder } from './order-states';
+
+/** Outbox job deleting the paylink of an expired order at the provider. */
+export const PAYLINK_DELETE_JOB = 'payment-paylink-delete';
+
+/** Payload of a {@link PAYLINK_DELETE_JOB} job. */
+export interface PaylinkDeletePayload {
+  orderId: number;
+  paylinkId: number;
+}
+
+/** Orders cancelled per sweep transaction (a sweep runs transactions until fewer are due). */
+const SWEEP_BATCH = 100;
+
+/** Reason stored with an expired order (`orders.cancellation_reason`, history `reason`). */
+export const EXPIRED = 'expired';
+
+/**
+ * One sweep transaction: cancels up to `limit` `pending_payment` orders created at or before
+ * `now - expiryMinutes` (oldest first, skipping orders another sweep holds) as described in the module
+ * doc. Returns the ids of the orders this call cancelled.
+ */
+export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expiryMinutes: number; limit?: number }): Promise<number[]> {
+  const cutoff = new Date(opts.now.getTime() - opts.expiryMinutes * 60_000);
+  return db.transaction().execute(async (trx) => {
+    const due = await flowRepo.lockExpiredUnpaidOrders(trx, cutoff, opts.limit ?? SWEEP_BATCH);
+    const cancelled: number[] = [];
+    for (const o of due) {
+      const r = await transitionOrder(trx, o.id, 'cancelled', { actor: 'system:order-expiry', reason: `${EXPIRED}: not paid within ${opts.expiryMinutes} minutes`, from: ['pending_payment'] });
+      if (!r.changed) continue;
+      await flowRepo.setCancellationReason(trx, o.id, EXPIRED);
+      await releaseCardNumbers(trx, o.order_number);
+      await flowRepo.releaseRedemptions(trx, o.id);
+      if (o.paylink_id !== null) await enqueue<PaylinkDeletePayload>(trx, PAYLINK_DELETE_JOB, `order:${o.id}`, { orderId: o.id, paylinkId: o.paylink_id });
+      cancelled.push(o.id);
+    }
+    return cancelled;
+  });
+}
+
+/** Runs {@link expireUnpaidOrders} every `intervalMs` until stopped; one per instance (instances may overlap). */
+export class OrderExpirySweeper {
+  private timer: NodeJS.Timeout | null = null;
+  private running: Promise<void> | null = null;
+
+  constructor(private readonly deps: { db: Kysely<DB>; logger: Logger; expiryMinutes: number; intervalMs: number; now?: () => Date }) {}
+
+  /** Sweeps until no due order is left; returns how many orders this call cancelled. */
+  async sweep(): Promise<number> {
+    let total = 0;
+    for (;;) {
+      const ids = await expireUnpaidOrders(this.deps.db, { now: this.deps.now?.() ?? new Date(), expiryMinutes: this.deps.expiryMinutes, limit: SWEEP_BATCH });
+      total += ids.length;
+      if (ids.length < SWEEP_BATCH) return total;
+    }
+  }
+
+  /** Starts the periodic sweep (the first one right away). */
+  start(): void {
+    const tick = () => {
+      this.running = this.sweep()
+        .then((n) => {
+          if (n > 0) this.deps.logger.info({ expired: n }, 'unpaid orders expired');
+        })
+        .catch((err: unknown) => this.deps.logger.error({ err }, 'order expiry sweep failed'))
+        .finally(() => {
+          this.running = null;
+          if (this.timer !== null) this.timer = setTimeout(tick, this.deps.intervalMs);
+        });
+    };
+    this.timer = setTimeout(tick, 0);
+  }
+
+  /** Stops the sweeps and waits for one in progress. */
+  async stop(): Promise<void> {
+    if (this.timer !== null) clearTimeout(this.timer);
+    this.timer = null;
+    await this.running;
+  }
+}
