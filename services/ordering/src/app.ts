@@ -18,6 +18,8 @@ import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { maintenanceOf } from './maintenance/maintenance.service';
 import { shopArticlesFastLane } from './http/shop-articles.fast';
 import { requestCaller } from './http/caller';
+import { orderLimitsOf } from './orders/order-limits';
+import type { Redis } from 'ioredis';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -55,10 +57,10 @@ const paymentWebhookForm = express.urlencoded({ extended: true, depth: 6, limit:
 const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => (req.path === PAYMENT_WEBHOOK_PATH ? paymentWebhookForm(req, res, next) : next());
 
 /**
- * Rate limits of the ordering spec (§ Errors: order creation, discount-code validation, battery lookup;
- * login and license-key limits live in the identity area), shared by all instances through Redis when
- * `REDIS_URL` is set. Callers are counted per principal, else per registered service client, else per
- * IP address (an unverified client-id header would let a caller pick a fresh counter per request).
+ * Rate limits of the ordering spec (§ Errors: order creation, battery lookup, payment webhooks; login and
+ * license-key limits live in the identity area, discount-code checks and order abuse limits in
+ * `orders/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are
+ * counted per principal, else per registered service client, else per IP address (`requestCaller`).
  */
 function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
   const { config } = deps;
@@ -67,13 +69,24 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
     [
       { ...perMinute('createOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
       { ...perMinute('createShopOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
-      { ...perMinute('validateDiscountCodes', config.rateLimitDiscountValidationsPerMinute), message: 'Too many discount-code checks; retry later.' },
       { ...perMinute('getSiCardBattery', config.rateLimitBatteryLookupsPerMinute), message: 'Too many battery lookups; retry later.' },
       // Per source address: the provider calls without credentials.
       { operationId: 'receivePaymentProviderStatus', points: config.rateLimitPaymentWebhooksPerMinute, durationSeconds: 60, key: (req) => `ip:${clientIp(req)}`, message: 'Too many payment notifications; retry later.' },
     ],
     { redis, prefix: config.rateLimitKeyPrefix, logger: deps.logger },
   );
+}
+
+/**
+ * `validateDiscountCodes` costs one point of the discount-code check budget, before the body is read (a
+ * malformed request is charged too); orders with codes draw on the same budget (`orders/order-limits.ts`).
+ */
+function discountCheckLimit(deps: OrderingDeps, redis: Redis | undefined): RequestHandler {
+  const limits = orderLimitsOf(deps, redis);
+  return (req, res, next) => {
+    if (operationOf(req)?.operationId !== 'validateDiscountCodes') return next();
+    limits.chargeDiscountCheck(requestCaller(req, res)).then(() => next(), next);
+  };
 }
 
 /** Builds the app. */
@@ -114,6 +127,7 @@ export function createApp(deps: OrderingDeps): Express {
         maintenanceGate(deps),
         identifyServiceClient(identity.clients, deps.logger),
         orderingRateLimits(deps, identity.redis),
+        discountCheckLimit(deps, identity.redis),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         paymentWebhookUrlencoded,

@@ -79,6 +79,14 @@ export interface OrderingConfig {
   orderPaymentExpiryMinutes: number;
   /** Seconds between two expiry sweeps of an instance (`ORDER_EXPIRY_SWEEP_SECONDS`, default 60). */
   orderExpirySweepSeconds: number;
+  /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/order-limits.ts`). */
+  orderMaxCardsPublic: number;
+  /** Orders per `public` caller and hour (`ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR`, default 60; 0 = off). */
+  orderPublicOrdersPerCallerPerHour: number;
+  /** Card numbers reserved per `public` caller and hour (`ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR`, default 300; 0 = off). */
+  orderPublicCardsPerCallerPerHour: number;
+  /** Orders and quotation requests mailed to one address per hour (`ORDER_MAILS_PER_RECIPIENT_PER_HOUR`, default 10; 0 = off). */
+  orderMailsPerRecipientPerHour: number;
   /** Load demo data on start. */
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
@@ -162,6 +170,12 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // abandoned orders hold card numbers and single-use codes.
     orderPaymentExpiryMinutes: e.int('ORDER_PAYMENT_EXPIRY_MINUTES', 1440, 1, 43_200),
     orderExpirySweepSeconds: e.int('ORDER_EXPIRY_SWEEP_SECONDS', 60, 1, 3600),
+    // Anonymous callers and customers: a club's season order fits (100 cards), hoarding the number
+    // range does not; staff, retailers and service clients are not limited here.
+    orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),
+    orderPublicOrdersPerCallerPerHour: e.int('ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR', 60, 0, 1_000_000),
+    orderPublicCardsPerCallerPerHour: e.int('ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR', 300, 0, 1_000_000),
+    orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),

@@ -58,11 +58,24 @@ export async function ensureTestUser(database: Database<DB>, id: number): Promis
   return row.token_version;
 }
 
+/**
+ * The order abuse limits (`src/orders/order-limits.ts`) are off in test apps unless a test sets them: the
+ * suites place hundreds of orders from one loopback address to one contact address, and orders with
+ * codes by the hundred. `test/order-limits.test.ts` and `test/faults/rate-limits.test.ts` run them.
+ */
+const TEST_LIMITS_OFF: Record<string, string> = {
+  ORDER_MAX_CARDS_PUBLIC: '1000',
+  ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR: '0',
+  ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR: '0',
+  ORDER_MAILS_PER_RECIPIENT_PER_HOUR: '0',
+  RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE: '0',
+};
+
 /** Creates database, schema and app; `env` overrides configuration. Call `close()` in afterAll. */
 export async function startOrdering(env: Record<string, string> = {}, overrides: Partial<OrderingDeps> = {}): Promise<OrderingTestContext> {
   const { database, testDb } = await createOrderingDatabase();
   const logger = createLogger('ordering-test');
-  const config: OrderingConfig = loadOrderingConfig({ DEMO_DATA: 'false', ...env });
+  const config: OrderingConfig = loadOrderingConfig({ ...TEST_LIMITS_OFF, DEMO_DATA: 'false', ...env });
   const tokens = await TokenService.create({
     privateKeyPem: generateSigningKeyPem(),
     issuer: config.jwtIssuer,

@@ -239,7 +239,9 @@ export interface paths {
          *     shipping address's phone (required for courier destinations, see `createShopOrder`). Prices,
          *     discounts, shipping, VAT and states follow `createShopOrder`. Validation errors name the fields
          *     of this request (`items[0].cardNumbers`, `items[0].productId`, `shippingAddress.country`,
-         *     `discountCodes[0]`). One card order holds at most 1000 cards.
+         *     `discountCodes[0]`). One card order holds at most 1000 cards; the limits of anonymous callers
+         *     and customer accounts of `createShopOrder` apply (at most `ORDER_MAX_CARDS_PUBLIC` cards per
+         *     order, `400` on `items`; per caller, per recipient and discount-code budgets, `429`).
          *
          *     `Idempotency-Key`: see the parameter (same key and body → the first result; other body → `422`;
          *     still in progress after 10 seconds of waiting → `409`).
@@ -270,6 +272,11 @@ export interface paths {
          *     creates a second quotation); the ERP system sends the quotation to `email`. `400` when
          *     `subscriptionArticleNumber` is not a subscription article (an imported article of the ERP
          *     category `subscriptions`); nothing is recorded then.
+         *
+         *     The quotation is mailed to `email`, which the caller chooses: per address and hour at most
+         *     `ORDER_MAILS_PER_RECIPIENT_PER_HOUR` orders or quotation requests, whoever asks, and a customer
+         *     account (user group `public`) at most `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` orders or
+         *     requests per hour; over either `429` with `Retry-After` (nothing recorded).
          */
         post: operations["createQuotationForSubscription"];
         delete?: never;
@@ -463,6 +470,11 @@ export interface paths {
          *     applicable line, or nothing left to deduct), `campaignAlreadyApplied`.
          *
          *     Nothing is redeemed: redemption happens atomically when the order is placed.
+         *
+         *     Each request costs one check of the caller's discount-code budget
+         *     (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE` per minute; caller = user, else service client,
+         *     else client address), charged before the body is read; orders carrying codes draw on the same
+         *     budget, so guessing codes through orders is no faster than here. Over it `429` with `Retry-After`.
          */
         post: operations["validateDiscountCodes"];
         delete?: never;
@@ -548,6 +560,18 @@ export interface paths {
          *     the outbox, the idempotency record) is written in one transaction: a rejected order leaves no
          *     trace. `Idempotency-Key`: see the parameter. `503` with `Retry-After` while maintenance mode is on
          *     or the database is unreachable.
+         *
+         *     **Limits of anonymous callers and customer accounts** (user group `public`; retailers, staff and
+         *     service clients are not limited here), so that nobody can hoard card numbers or use the shop to
+         *     mail an address of their choice: one order reserves at most `ORDER_MAX_CARDS_PUBLIC` (default
+         *     100) card numbers (`400` on the items field, naming the limit); per caller (user, else service
+         *     client, else client address) and hour at most `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` (60)
+         *     orders and `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` (300) card numbers; per contact e-mail
+         *     address and hour at most `ORDER_MAILS_PER_RECIPIENT_PER_HOUR` (10) orders or quotation requests,
+         *     whoever places them (`429` with `Retry-After`). Unpaid orders expire and give their numbers
+         *     back (see `OrderState`). An order carrying discount codes costs one check of the caller's
+         *     discount-code budget (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`, shared with
+         *     `validateDiscountCodes`) before any code is looked at: over it `429`, no verdict.
          */
         post: operations["createShopOrder"];
         delete?: never;
@@ -5141,6 +5165,7 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
+            429: components["responses"]["ProblemTooManyRequests"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

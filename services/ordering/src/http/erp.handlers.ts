@@ -12,6 +12,10 @@ import { importArticles } from '../catalog/catalog.import';
 import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
 import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
 import { registerQuotationJob, requestCenterQuotation } from '../erp/center-quotation.service';
+import { effectiveUserGroup } from '../catalog/user-groups';
+import { identityOf } from '../identity/identity';
+import { orderLimitsOf } from '../orders/order-limits';
+import { requestCaller } from './caller';
 import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
 import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
@@ -42,8 +46,13 @@ export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
   const clients = erpClientsOf(ctx);
   // Outbox jobs of this process create quotations with this app's ERP client.
   registerQuotationJob(() => clients.erpClientFor('weclapp'));
+  const limits = orderLimitsOf(ctx, identityOf(ctx).redis);
   return {
     async createQuotationForSubscription(req, res) {
+      // The ERP mails the quotation to an address the caller picks: the order pipeline's mail limits apply.
+      const principal = principalOf<Principal>(res);
+      if (effectiveUserGroup(principal) === 'public') await limits.chargePublicOrder(requestCaller(req, res), 0, req.body.email);
+      else await limits.chargeRecipient(req.body.email);
       await requestCenterQuotation(ctx.database.db, req.body, actor(principalOf<Principal>(res)));
       res.status(200).end();
     },

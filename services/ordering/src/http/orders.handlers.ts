@@ -16,6 +16,8 @@ import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../
 import { placeCardOrder, placeShopOrder } from '../orders/orders.service';
 import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
 import { requestCaller } from './caller';
+import { identityOf } from '../identity/identity';
+import { orderLimitsOf } from '../orders/order-limits';
 
 type Schemas = components['schemas'];
 
@@ -167,6 +169,7 @@ function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>
 /** Discount-code and order handlers. */
 export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
   const db = ctx.database.db;
+  const limits = orderLimitsOf(ctx, identityOf(ctx).redis);
   return {
     async createDiscountCodes(req, res) {
       res.json(await createDiscountCodes(db, req.body, callerOf(principalOf<Principal>(res))));
@@ -180,6 +183,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         caller: requestCaller(req, res),
+        limits,
         requestBody: req.body,
         paylinks: ctx.orderFlow,
       });
@@ -194,6 +198,7 @@ export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
         principal: principalOf<Principal>(res),
         idempotencyKey: idempotencyKeyOf(req.headers),
         caller: requestCaller(req, res),
+        limits,
         requestBody: req.body,
         paylinks: ctx.orderFlow,
       });

@@ -23,6 +23,7 @@ import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, transla
 import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
 import { toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
 import * as repo from './orders.repository';
+import type { OrderLimits } from './order-limits';
 import { computeTotals } from './totals';
 import { newOrderJobs } from './order-flow.service';
 
@@ -36,6 +37,8 @@ export interface PlaceOrderContext {
    * default `callerOf(principal)`.
    */
   caller?: string;
+  /** Abuse limits (`order-limits.ts`): public callers' reservations and mails, discount-code checks; absent → none. */
+  limits?: OrderLimits;
   /** The validated request body (defaults applied), hashed for the idempotency check. */
   requestBody: unknown;
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
@@ -108,11 +111,18 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
         const prior = await takeIdempotencyKey(trx, claim, ctx.idempotencyWaitMs ?? IDEMPOTENCY_WAIT_MS);
         if (prior !== null) return { body: prior as T, replayed: true };
       }
+      // Before any code is looked at: an order's verdicts on its codes cost what a `validate` request costs.
+      if (ctx.limits && input.discountCodes.length > 0) await ctx.limits.chargeDiscountCheck(ctx.caller ?? caller);
       const errors: FieldErrors = {};
       const addresses = checkAddresses(input, errors);
       const { cart, errors: cartErrors } = buildCart(input.items, articles, group, input.paths.items);
       for (const [field, msgs] of Object.entries(cartErrors)) addFieldError(errors, field, ...msgs);
+      const reservedCards = cart.lines.filter((l) => l.cardNumber !== null || l.assignRandomCardNumber).length;
+      if (ctx.limits && group === 'public' && reservedCards > ctx.limits.maxCardsPerPublicOrder) {
+        addFieldError(errors, input.paths.items, `An order holds at most ${ctx.limits.maxCardsPerPublicOrder} card numbers (ORDER_MAX_CARDS_PUBLIC) unless placed by a retailer or staff; this one has ${reservedCards}.`);
+      }
       if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
+      if (ctx.limits && group === 'public') await ctx.limits.chargePublicOrder(ctx.caller ?? caller, reservedCards, input.contact.email);
 
       const now = new Date();
       const evaluation = evaluateDiscountCodes(

@@ -1,0 +1,100 @@
+/**
+ * Abuse limits of the order pipeline (README "Order limits"; spec `createShopOrder`, `createOrder`,
+ * `validateDiscountCodes`, `createQuotationForSubscription`): what a caller of the `public` user group
+ * (anonymous callers and customer accounts) may reserve and have mailed, and the one budget of
+ * discount-code checks that orders and `discount-codes/validate` share.
+ *
+ * - per order: at most `ORDER_MAX_CARDS_PUBLIC` card numbers (400 naming the limit);
+ * - per caller (principal, else registered service client, else client address) and hour: at most
+ *   `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` orders (each mails a confirmation) and
+ *   `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` card numbers reserved (429 with `Retry-After`);
+ * - per recipient address and hour: at most `ORDER_MAILS_PER_RECIPIENT_PER_HOUR` orders or quotation
+ *   requests mailed to one address, whoever asks (429 with `Retry-After`);
+ * - discount codes: every order carrying codes costs one point of the validation budget
+ *   (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`, per caller), charged before any code is looked at, so
+ *   orders reveal no more verdicts per minute than `validate` does (429 with `Retry-After`).
+ *
+ * Counters live in Redis when `REDIS_URL` is set (shared by all instances), else in the process. Unpaid
+ * reservations end with the order's expiry (`order-expiry.service.ts`).
+ */
+import { ApiError, consumeOrThrow, createLimiter, GrpcCode, retryAfterSeconds, RateLimiterRes, type RateLimiterAbstract } from '@sports-timing/shared';
+import type { Logger } from 'pino';
+import type { Redis } from 'ioredis';
+import type { OrderingConfig } from '../config';
+
+/** One counter per window; null when its limit is 0 (off). */
+function limiter(redis: Redis | undefined, keyPrefix: string, points: number, duration: number): RateLimiterAbstract | null {
+  return points > 0 ? createLimiter(redis, { keyPrefix, points, duration }) : null;
+}
+
+/** The limits of one app (shared by its handlers); see the module doc. */
+export class OrderLimits {
+  readonly maxCardsPerPublicOrder: number;
+  private readonly discountChecks: RateLimiterAbstract | null;
+  private readonly ordersPerCaller: RateLimiterAbstract | null;
+  private readonly cardsPerCaller: RateLimiterAbstract | null;
+  private readonly mailsPerRecipient: RateLimiterAbstract | null;
+
+  constructor(
+    config: Pick<
+      OrderingConfig,
+      'rateLimitKeyPrefix' | 'rateLimitDiscountValidationsPerMinute' | 'orderMaxCardsPublic' | 'orderPublicOrdersPerCallerPerHour' | 'orderPublicCardsPerCallerPerHour' | 'orderMailsPerRecipientPerHour'
+    >,
+    redis: Redis | undefined,
+    private readonly logger?: Logger,
+  ) {
+    const p = config.rateLimitKeyPrefix;
+    this.maxCardsPerPublicOrder = config.orderMaxCardsPublic;
+    this.discountChecks = limiter(redis, `${p}:rl:discount-checks`, config.rateLimitDiscountValidationsPerMinute, 60);
+    this.ordersPerCaller = limiter(redis, `${p}:order:public-orders`, config.orderPublicOrdersPerCallerPerHour, 3600);
+    this.cardsPerCaller = limiter(redis, `${p}:order:public-cards`, config.orderPublicCardsPerCallerPerHour, 3600);
+    this.mailsPerRecipient = limiter(redis, `${p}:order:recipient`, config.orderMailsPerRecipientPerHour, 3600);
+  }
+
+  /** One discount-code check of `caller` (a `validate` request or an order with codes); ApiError 429 over the budget. */
+  async chargeDiscountCheck(caller: string): Promise<void> {
+    if (this.discountChecks) await consumeOrThrow(this.discountChecks, caller, 'Too many discount-code checks; retry later.', this.logger);
+  }
+
+  /** One mail to `email` (case-insensitive); ApiError 429 when the address got its hourly share. */
+  async chargeRecipient(email: string): Promise<void> {
+    if (this.mailsPerRecipient) await consumeOrThrow(this.mailsPerRecipient, email.trim().toLowerCase(), 'Too many orders or requests for this e-mail address; retry later.', this.logger);
+  }
+
+  /**
+   * A `public` caller's order reserving `cards` card numbers and mailing `email`: one order and `cards`
+   * cards of the caller's hourly budget, one mail of the address's. ApiError 429 with `Retry-After` when
+   * a budget is spent; a refused order takes nothing from the card budget.
+   */
+  async chargePublicOrder(caller: string, cards: number, email: string): Promise<void> {
+    if (this.ordersPerCaller) await consumeOrThrow(this.ordersPerCaller, caller, 'Too many orders from this caller; retry later.', this.logger);
+    if (this.cardsPerCaller && cards > 0) await this.consumeCards(this.cardsPerCaller, caller, cards);
+    await this.chargeRecipient(email);
+  }
+
+  private async consumeCards(l: RateLimiterAbstract, caller: string, cards: number): Promise<void> {
+    // Checked first so that an order over the remaining budget does not use it up for smaller orders.
+    const used = await l.get(caller).catch(() => null);
+    if (used && used.consumedPoints + cards > l.points) {
+      throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, { headers: { 'Retry-After': retryAfterSeconds(used.msBeforeNext) }, grpcCode: GrpcCode.RESOURCE_EXHAUSTED });
+    }
+    try {
+      await l.consume(caller, cards);
+    } catch (err) {
+      if (err instanceof RateLimiterRes) throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, { headers: { 'Retry-After': retryAfterSeconds(err.msBeforeNext) }, grpcCode: GrpcCode.RESOURCE_EXHAUSTED });
+      this.logger?.warn({ err }, 'rate-limit store failed; request let through');
+    }
+  }
+}
+
+const instances = new WeakMap<object, OrderLimits>();
+
+/** The {@link OrderLimits} of an app's dependencies (one per deps object, so middleware and handlers share counters). */
+export function orderLimitsOf(deps: { config: OrderingConfig; logger: Logger }, redis: Redis | undefined): OrderLimits {
+  let l = instances.get(deps);
+  if (!l) {
+    l = new OrderLimits(deps.config, redis, deps.logger);
+    instances.set(deps, l);
+  }
+  return l;
+}
