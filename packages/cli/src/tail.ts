@@ -88,8 +88,12 @@ export async function tail(client: TimingClient, o: TailOptions): Promise<number
       renameSync(`${o.stateFile}.tmp`, o.stateFile);
     }
   };
+  // A progress line only when something arrived since the last one (an idle tail stays quiet).
+  let reported = 0;
   const progress = setInterval(() => {
-    if (count > 0) o.status?.(`tail: ${count} punches, last id ${lastId}`);
+    if (count === reported) return;
+    reported = count;
+    o.status?.(`tail: ${count} punches, last id ${lastId}`);
   }, 5_000);
   try {
     if (!o.pollOnly) {

@@ -1,41 +1,51 @@
 /**
- * Payment provider simulator: a Payrexx-style REST v1 subset over real HTTP, in memory.
+ * Payment provider simulator: the Payrexx REST v1 subset the ordering service uses, over real HTTP, in
+ * memory, in the shapes and behaviours of the ordering service's Payrexx contract
+ * (`services/ordering/src/payment/payrexx-contract.ts`, sources cited there; the contract tests hold
+ * this simulator to it).
  *
  * API under `/api/v1`, header `X-API-KEY` and query `instance` (wrong key or instance → 401); answers in
  * Payrexx's envelope `{ "status": "success", "data": [ … ] }` (errors `{ "status": "error", "message" }`);
- * request bodies JSON or form-encoded; trailing slashes optional:
+ * request bodies form-encoded with PHP bracket names (or JSON); trailing slashes optional:
  * - `GET /SignatureCheck/` — credentials check.
- * - `POST /Invoice/` (a paylink: `amount` cents, `currency`, `title`, `description`, `purpose`,
- *   `referenceId`, `email`, `successRedirectUrl`, `failedRedirectUrl`, `cancelRedirectUrl`),
+ * - `POST /Invoice/` (a paylink: `amount` cents, `currency`, `title`, `description` (required),
+ *   `purpose`, `referenceId`, `successRedirectUrl`, `failedRedirectUrl`, `fields[<type>][defaultValue|mandatory|name]`),
  *   `GET /Invoice/{id}/`, `DELETE /Invoice/{id}/` (a paid one → 400).
- * - `POST /Gateway/`, `GET /Gateway/{id}/`, `DELETE /Gateway/{id}/` — the same for checkout gateways.
- * - `GET /Transaction/{id}/`, `GET /Transaction/?limit&offset&referenceId` (newest first, limit ≤ 100).
- * - `GET /Payout/` (newest first), `GET /Payout/{uuid}/` (with its transactions),
- *   `GET /Payout/{uuid}/accounting-export` (CSV, UTF-8).
+ * - `POST /Gateway/`, `GET /Gateway/{id}/`, `DELETE /Gateway/{id}/` — checkout gateways.
+ * - `GET /Transaction/{id}/`; `GET /Transaction/?limit&offset&orderByTime&filterDatetimeUtcGreaterThan&filterDatetimeUtcLessThan`
+ *   (oldest first unless `orderByTime=DESC`; limit ≤ 100; no reference filter).
+ * - `GET /Payout/`, `GET /Payout/{uuid}/`, `GET /Payout/{uuid}/details/` — payouts with `transfers[]`.
  * - `GET /pay/{hash}` and `POST /pay/{hash}` — the payment page a paylink's `link` points to.
  *
- * Status webhooks go to every subscription like Payrexx sends them: the transaction as JSON
- * `{ "transaction": {…} }` or form-encoded with bracket names (`transaction[id]=…&transaction[status]=…`);
- * a payment produces two deliveries (`waiting`, then `confirmed`), a cancel or refund one; a delivery the
- * receiver does not answer with 2xx is retried (at most `webhookMaxAttempts` attempts, backoff
- * `webhookBackoffMs` doubling). Chaos options duplicate and reorder deliveries.
+ * Behaviour as Payrexx's: a payment is one transaction that goes `waiting` → `confirmed` (two webhooks);
+ * a refund is a NEW transaction (`refunded` or `partially-refunded`, `originalTransactionId` = the charge,
+ * `amount` = the refunded amount; the charge stays `confirmed`), one webhook; a payout pays out the
+ * confirmed charges minus fees and the refunds as reversals, and sends a payout webhook `{ payout }`.
+ * Webhooks carry the full transaction (contact with billing and delivery address, invoice with custom
+ * fields and products) as JSON `{ "transaction": {…} }` or form-encoded with bracket names
+ * (`transaction[invoice][products][0][name]=…`); a delivery the receiver does not answer with 2xx is
+ * retried (at most `webhookMaxAttempts` attempts, backoff `webhookBackoffMs` doubling). Chaos options
+ * duplicate and reorder deliveries.
  *
  * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
- * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?}` — the payer pays: a confirmed
- *   transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
+ * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?}` — the payer pays:
+ *   a confirmed transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
  * - `POST /__control/cancel {invoiceId | gatewayId}` — the payer aborts: a cancelled transaction, one webhook.
- * - `POST /__control/refund {transactionId, amountCents?}` — full or partial refund, one webhook.
+ * - `POST /__control/refund {transactionId, amountCents?}` — full or partial refund of a charge: a new
+ *   refund transaction, one webhook. Answers `{ transaction }` (the refund).
+ * - `POST /__control/transaction-status {transactionId, status}` — sets any status (also one the
+ *   receiver does not know), one webhook.
  * - `POST /__control/subscribe {url, format?: 'json' | 'form'}`, `POST /__control/unsubscribe {url}`.
  * - `POST /__control/chaos {duplicate?: n, shuffle?: boolean}` — each later delivery is sent n extra
  *   times, and a batch is sent in a different order than it happened (`{}` turns chaos off).
  * - `POST /__control/config {webhookMaxAttempts?, webhookBackoffMs?}`.
- * - `POST /__control/payout` — pays out every confirmed transaction not yet in a payout.
+ * - `POST /__control/payout` — pays out every confirmed charge and refund not yet in a payout.
  * - `GET /__control/deliveries` — every webhook attempt; `GET /__control/state` — everything.
  * - `POST /__control/reset` — back to the seed.
  */
 import { createHash, randomUUID } from 'node:crypto';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
-import type { PaymentRequest, Payout, PayoutSummary, PayoutTransaction, Transaction, TransactionStatus, WebhookTransaction } from './types';
+import type { PaymentRequest, PaymentRequestField, Payout, PayoutTransfer, Transaction, TransactionContact, TransactionProduct, TransactionStatus } from './types';
 
 /** Development defaults (never a real instance's credentials). */
 export const DEFAULT_INSTANCE = 'demo';
@@ -53,6 +63,8 @@ export interface PaymentSimulatorOptions {
   webhookBackoffMs?: number;
   /** Deadline of one delivery attempt in ms; default 5000. */
   webhookTimeoutMs?: number;
+  /** Offset of the times the simulator writes, in minutes east of UTC; default 60 (Payrexx is in Switzerland). */
+  timeOffsetMinutes?: number;
   log?: (line: string) => void;
 }
 
@@ -66,21 +78,28 @@ export interface PaymentWebhookDelivery {
   attempt: number;
   url: string;
   format: WebhookFormat;
-  transactionId: number;
-  /** The status the delivered payload carried. */
-  transactionStatus: TransactionStatus;
+  /** `transaction` or `payout`. */
+  event: 'transaction' | 'payout';
+  /** Null for a payout event. */
+  transactionId: number | null;
+  /** The status the delivered payload carried (transaction or payout status). */
+  transactionStatus: TransactionStatus | null;
+  /** Number of form parameters (form format) or top-level JSON keys of the event object. */
+  parameterCount: number;
+  /** The body as sent. */
+  body: string;
   /** Receiver's HTTP status, null when it did not answer. */
   status: number | null;
   error: string | null;
   at: string;
 }
 
-/** Answer of `POST /__control/pay`, `/__control/cancel` and `/__control/refund`: the transaction as it is now. */
+/** Answer of `POST /__control/pay`, `/__control/cancel`, `/__control/refund` and `/__control/transaction-status`. */
 export interface PaymentTransactionAnswer {
   transaction: Transaction;
 }
 
-/** Answer of `POST /__control/payout`: the new payout; null when no confirmed transaction was left to pay out. */
+/** Answer of `POST /__control/payout`: the new payout; null when nothing was left to pay out. */
 export interface PaymentPayoutAnswer {
   payout: Payout | null;
 }
@@ -102,12 +121,20 @@ class HttpError extends Error {
 const ok = (data: unknown[]): SimResponse => ({ status: 200, json: { status: 'success', data } });
 const errorBody = (message: string) => ({ status: 'error', message });
 
-/** `YYYY-MM-DD HH:MM:SS` (UTC) of an instant. */
-function payrexxTime(ms: number): string {
-  return new Date(ms).toISOString().slice(0, 19).replace('T', ' ');
+/** ISO 8601 with a fixed offset of `offsetMinutes` (`2025-01-13T10:12:44+01:00`). */
+export function payrexxTime(ms: number, offsetMinutes: number): string {
+  const local = new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 19);
+  const sign = offsetMinutes < 0 ? '-' : '+';
+  const abs = Math.abs(offsetMinutes);
+  return `${local}${sign}${String(Math.floor(abs / 60)).padStart(2, '0')}:${String(abs % 60).padStart(2, '0')}`;
 }
 
-/** Flattens an object to Payrexx/PHP form fields: `transaction[invoice][amount]=…`; nulls are left out. */
+/** `YYYY-MM-DD HH:MM:SS` UTC (a `filterDatetimeUtc*` value) → epoch ms; NaN when malformed. */
+function utcFilter(v: string): number {
+  return /^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/.test(v) ? Date.parse(`${v.replace(' ', 'T')}Z`) : NaN;
+}
+
+/** Flattens an object to PHP form fields: `transaction[invoice][products][0][name]=…`; nulls are left out. */
 export function toFormFields(value: unknown, prefix: string, out: [string, string][] = []): [string, string][] {
   if (value === null || value === undefined) return out;
   if (typeof value === 'object') {
@@ -118,22 +145,48 @@ export function toFormFields(value: unknown, prefix: string, out: [string, strin
   return out;
 }
 
-/** Parses a JSON or form body into a flat object (form `fields[email][value]` → `email`). */
+/** Parses a form body with PHP bracket names (`fields[email][defaultValue]`) or a JSON body into an object. */
 function bodyFields(req: SimRequest): Record<string, unknown> {
   const type = String(req.headers['content-type'] ?? '');
-  if (type.includes('application/x-www-form-urlencoded')) {
-    const out: Record<string, unknown> = {};
-    for (const [k, v] of new URLSearchParams(req.body)) {
-      const field = /^fields\[(\w+)\]\[value\]$/.exec(k);
-      out[field ? field[1]! : k] = v;
-    }
-    return out;
+  if (!type.includes('application/x-www-form-urlencoded')) return jsonObject(req.body);
+  const out: Record<string, unknown> = {};
+  for (const [name, value] of new URLSearchParams(req.body)) {
+    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
+    if (!m) continue;
+    const keys = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
+    let node = out;
+    keys.forEach((k, i) => {
+      if (i === keys.length - 1) node[k] = value;
+      else node = (typeof node[k] === 'object' && node[k] !== null ? node[k] : (node[k] = {})) as Record<string, unknown>;
+    });
   }
-  return jsonObject(req.body);
+  return out;
 }
 
 function fee(amount: number): number {
   return Math.round(amount * 0.029) + 30;
+}
+
+/** A payer as the payment page collects them: billing and delivery address. */
+function defaultContact(email: string | null, id: number): TransactionContact {
+  const billing = { title: 'mister', firstname: 'Max', lastname: 'Muster', company: 'Muster Sport GmbH', street: 'Hauptstrasse 1', zip: '8000', place: 'Zürich', country: 'Switzerland', countryISO: 'CH' };
+  return {
+    id,
+    uuid: createHash('sha256').update(`contact-${id}`).digest('hex').slice(0, 8),
+    ...billing,
+    phone: '+41 44 000 00 00',
+    email,
+    date_of_birth: '1980-01-01',
+    ...Object.fromEntries(Object.entries(billing).map(([k, v]) => [`delivery_${k}`, v])),
+  };
+}
+
+/** The page fields a payer filled in, as an invoice's `customFields` carries them. */
+function customFieldsOf(contact: TransactionContact | null): Transaction['invoice']['customFields'] {
+  const out: Transaction['invoice']['customFields'] = {};
+  let i = 1;
+  for (const [k, v] of Object.entries(contact ?? {})) if (k !== 'id' && k !== 'uuid' && v !== null) out[String(i++)] = { name: k, value: String(v) };
+  return out;
 }
 
 /** The payment provider simulator. Create with {@link createPaymentSimulator}. */
@@ -145,14 +198,17 @@ export class PaymentSimulator {
   private invoices = new Map<number, PaymentRequest>();
   private gateways = new Map<number, PaymentRequest>();
   private transactions = new Map<number, Transaction>();
+  /** Transaction id → time as epoch ms (for ordering and filters). */
+  private times = new Map<number, number>();
   private payouts = new Map<string, Payout>();
   private subscriptions = new Map<string, WebhookFormat>();
   private chaos = { duplicate: 0, shuffle: false };
   private webhookMaxAttempts: number;
   private webhookBackoffMs: number;
   private readonly webhookTimeoutMs: number;
+  private readonly offset: number;
   private readonly pending = new Set<Promise<unknown>>();
-  private nextId = { invoice: 0, gateway: 0, transaction: 0, delivery: 0 };
+  private nextId = { invoice: 0, gateway: 0, transaction: 0, delivery: 0, contact: 0 };
   private readonly log: (line: string) => void;
 
   constructor(private readonly options: PaymentSimulatorOptions = {}) {
@@ -161,6 +217,7 @@ export class PaymentSimulator {
     this.webhookMaxAttempts = options.webhookMaxAttempts ?? 5;
     this.webhookBackoffMs = options.webhookBackoffMs ?? 2_000;
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? 5_000;
+    this.offset = options.timeOffsetMinutes ?? 60;
     this.log = options.log ?? (() => undefined);
     this.server = new SimServer({
       port: options.port ?? 0,
@@ -207,43 +264,35 @@ export class PaymentSimulator {
     this.invoices.clear();
     this.gateways.clear();
     this.transactions.clear();
+    this.times.clear();
     this.payouts.clear();
     this.subscriptions.clear();
     this.chaos = { duplicate: 0, shuffle: false };
     this.deliveries.length = 0;
-    this.nextId = { invoice: 100, gateway: 500, transaction: 1000, delivery: 0 };
+    this.nextId = { invoice: 100, gateway: 500, transaction: 1000, delivery: 0, contact: 3000 };
     this.webhookMaxAttempts = this.options.webhookMaxAttempts ?? 5;
     this.webhookBackoffMs = this.options.webhookBackoffMs ?? 2_000;
     this.server.clearFaults();
-    const seed: { uuid: string; date: string; tx: { ref: string; amount: number; time: string; brand: string }[] }[] = [
+    const seed: { date: string; tx: { ref: string; amount: number; time: string; brand: string }[] }[] = [
       {
-        uuid: '0c5f7e0a-5b6e-4d1e-9f59-2a1a3c1e2001',
         date: '2025-01-20',
         tx: [
-          { ref: 'ORD-2025-000101', amount: 5_991, time: '2025-01-13 09:12:44', brand: 'visa' },
-          { ref: 'ORD-2025-000102', amount: 19_900, time: '2025-01-15 17:03:10', brand: 'mastercard' },
-          { ref: 'ORD-2025-000103', amount: 6_300, time: '2025-01-16 08:45:00', brand: 'twint' },
+          { ref: 'ORD-2025-000101', amount: 5_991, time: '2025-01-13T09:12:44Z', brand: 'visa' },
+          { ref: 'ORD-2025-000102', amount: 19_900, time: '2025-01-15T17:03:10Z', brand: 'mastercard' },
+          { ref: 'ORD-2025-000103', amount: 6_300, time: '2025-01-16T08:45:00Z', brand: 'twint' },
         ],
       },
       {
-        uuid: '0c5f7e0a-5b6e-4d1e-9f59-2a1a3c1e2002',
         date: '2025-02-03',
         tx: [
-          { ref: 'ORD-2025-000117', amount: 106_999, time: '2025-01-28 11:30:19', brand: 'visa' },
-          { ref: 'ORD-2025-000121', amount: 3_990, time: '2025-01-31 23:59:58', brand: 'paypal' },
+          { ref: 'ORD-2025-000117', amount: 106_999, time: '2025-01-28T11:30:19Z', brand: 'visa' },
+          { ref: 'ORD-2025-000121', amount: 3_990, time: '2025-01-31T23:59:58Z', brand: 'paypal' },
         ],
       },
     ];
     for (const p of seed) {
-      const ids = p.tx.map((t) => {
-        const tx = this.newTransaction({ referenceId: t.ref, amount: t.amount, currency: 'EUR', paymentRequestId: null, email: null }, 'confirmed', t.brand);
-        tx.time = t.time;
-        tx.payoutUuid = p.uuid;
-        return tx.id;
-      });
-      const txs = ids.map((id) => this.transactions.get(id)!);
-      const fees = txs.reduce((s, t) => s + t.fee, 0);
-      this.payouts.set(p.uuid, { uuid: p.uuid, amount: txs.reduce((s, t) => s + t.amount, 0) - fees, fees, currency: 'EUR', status: 'paid', date: p.date, statementDescriptor: `PAYREXX ${p.date.replace(/-/g, '')}`, transactionIds: ids });
+      for (const t of p.tx) this.newTransaction({ referenceId: t.ref, amount: t.amount, currency: 'EUR', paymentRequestId: null, email: null, title: t.ref }, 'confirmed', { brand: t.brand, at: Date.parse(t.time) });
+      this.payout(p.date);
     }
   }
 
@@ -283,83 +332,159 @@ export class PaymentSimulator {
     return r;
   }
 
-  private newTransaction(src: { referenceId: string | null; amount: number; currency: string; paymentRequestId: number | null; email: string | null }, status: TransactionStatus, brand = 'visa'): Transaction {
+  private newTransaction(
+    src: { referenceId: string | null; amount: number; currency: string; paymentRequestId: number | null; email: string | null; title: string; products?: TransactionProduct[]; contact?: TransactionContact | null },
+    status: TransactionStatus,
+    opts: { brand?: string; at?: number; original?: Transaction } = {},
+  ): Transaction {
     const id = ++this.nextId.transaction;
+    const at = opts.at ?? Date.now();
+    const brand = opts.original?.payment.brand ?? opts.brand ?? 'visa';
+    const contact = opts.original ? opts.original.contact : src.contact !== undefined ? src.contact : defaultContact(src.email, ++this.nextId.contact);
+    const products = opts.original ? opts.original.invoice.products : (src.products ?? [{ name: src.title, description: null, quantity: 1, amount: src.amount, sku: null, vatRate: null }]);
     const tx: Transaction = {
       id,
       uuid: createHash('sha256').update(`tx-${id}-${src.referenceId}`).digest('hex').slice(0, 8),
-      time: payrexxTime(Date.now()),
+      time: payrexxTime(at, this.offset),
       status,
       lang: 'en',
       psp: 'Simulated PSP',
       pspId: 36,
       mode: 'TEST',
+      type: 'E-Commerce',
       referenceId: src.referenceId,
       amount: src.amount,
-      refundedAmount: 0,
-      currency: src.currency,
-      fee: fee(src.amount),
-      payment: { brand, cardNumber: brand === 'visa' || brand === 'mastercard' ? '424242XXXXXX4242' : '' },
-      invoice: { paymentRequestId: src.paymentRequestId, referenceId: src.referenceId, amount: src.amount, currency: src.currency, test: true },
-      contact: { email: src.email },
+      refundable: !opts.original && status === 'confirmed',
+      partiallyRefundable: !opts.original && status === 'confirmed',
+      payrexxFee: opts.original ? 0 : fee(src.amount),
+      pageUuid: null,
       payoutUuid: null,
+      ...(opts.original ? { originalTransactionId: opts.original.id, originalTransactionUuid: opts.original.uuid } : {}),
+      metadata: {},
+      payment: { brand, cardNumber: brand === 'visa' || brand === 'mastercard' ? '424242XXXXXX4242' : '', expiry: null, wallet: null },
+      invoice: {
+        number: `${src.referenceId ?? id}`,
+        paymentRequestId: src.paymentRequestId,
+        referenceId: src.referenceId,
+        currency: src.currency,
+        originalAmount: opts.original?.amount ?? src.amount,
+        refundedAmount: 0,
+        test: true,
+        discount: null,
+        shippingAmount: null,
+        customFields: customFieldsOf(contact),
+        products,
+      },
+      contact,
+      subscription: null,
+      instanceName: this.instance,
     };
     this.transactions.set(id, tx);
+    this.times.set(id, at);
     return tx;
   }
 
+  private refundedOf(charge: Transaction): number {
+    return [...this.transactions.values()].filter((t) => t.originalTransactionId === charge.id).reduce((s, t) => s + t.amount, 0);
+  }
+
   /** The payer pays `request`: a transaction that is `waiting`, then `confirmed` — one webhook for each. */
-  pay(request: PaymentRequest, paymentMethod = 'visa'): Transaction {
+  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact } = {}): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email: request.email }, 'waiting', paymentMethod);
-    const waiting = { ...tx };
+    const email = request.fields.email?.defaultValue ?? null;
+    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
+    const waiting = structuredClone(tx);
     tx.status = 'confirmed';
+    tx.refundable = true;
+    tx.partiallyRefundable = true;
     request.status = 'confirmed';
-    this.dispatchBatch([waiting, { ...tx }]);
+    this.dispatchBatch([waiting, structuredClone(tx)]);
     return tx;
   }
 
   /** The payer aborts: a cancelled transaction, one webhook. */
   cancel(request: PaymentRequest): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email: request.email }, 'cancelled');
+    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email: request.fields.email?.defaultValue ?? null, title: request.title }, 'cancelled');
     request.status = 'cancelled';
-    this.dispatchBatch([{ ...tx }]);
+    this.dispatchBatch([structuredClone(tx)]);
     return tx;
   }
 
-  /** Refunds a confirmed transaction fully or by `amountCents`, one webhook. */
+  /**
+   * Refunds a confirmed charge fully or by `amountCents`: a new transaction (`refunded` when the charge is
+   * now fully refunded, else `partially-refunded`) pointing at the charge; the charge keeps its status.
+   */
   refund(transactionId: number, amountCents?: number): Transaction {
+    const charge = this.transactions.get(transactionId);
+    if (!charge) throw new HttpError(404, `No Transaction found with id ${transactionId}`);
+    if (charge.status !== 'confirmed' || charge.originalTransactionId !== undefined) throw new HttpError(409, `transaction ${transactionId} is ${charge.status} and cannot be refunded`);
+    const already = this.refundedOf(charge);
+    const amount = amountCents ?? charge.amount - already;
+    if (!Number.isInteger(amount) || amount <= 0 || already + amount > charge.amount) throw new HttpError(400, 'amountCents exceeds the refundable amount');
+    const full = already + amount === charge.amount;
+    const r = this.newTransaction(
+      { referenceId: charge.referenceId, amount, currency: charge.invoice.currency, paymentRequestId: charge.invoice.paymentRequestId, email: null, title: charge.invoice.products[0]?.name ?? '' },
+      full ? 'refunded' : 'partially-refunded',
+      { original: charge },
+    );
+    r.invoice.refundedAmount = already + amount;
+    charge.invoice.refundedAmount = already + amount;
+    charge.refundable = !full;
+    charge.partiallyRefundable = !full;
+    this.dispatchBatch([structuredClone(r)]);
+    return r;
+  }
+
+  /** Sets any status on a transaction (also one receivers do not know), one webhook. */
+  setStatus(transactionId: number, status: string): Transaction {
     const tx = this.transactions.get(transactionId);
     if (!tx) throw new HttpError(404, `No Transaction found with id ${transactionId}`);
-    if (tx.status !== 'confirmed' && tx.status !== 'partially-refunded') throw new HttpError(409, `transaction ${transactionId} is ${tx.status}`);
-    const amount = amountCents ?? tx.amount - tx.refundedAmount;
-    if (!Number.isInteger(amount) || amount <= 0 || tx.refundedAmount + amount > tx.amount) throw new HttpError(400, 'amountCents exceeds the refundable amount');
-    tx.refundedAmount += amount;
-    tx.status = tx.refundedAmount === tx.amount ? 'refunded' : 'partially-refunded';
-    this.dispatchBatch([{ ...tx }]);
+    if (!/^[a-z_-]{1,40}$/.test(status)) throw new HttpError(400, 'status: 1 to 40 of a-z, _ and -');
+    tx.status = status;
+    this.dispatchBatch([structuredClone(tx)]);
     return tx;
   }
 
-  /** Pays out every confirmed transaction not yet in a payout; null when there is none. */
-  payout(): Payout | null {
-    const txs = [...this.transactions.values()].filter((t) => t.status === 'confirmed' && t.payoutUuid === null);
-    if (txs.length === 0) return null;
-    const uuid = randomUUID();
-    const fees = txs.reduce((s, t) => s + t.fee, 0);
-    const date = new Date().toISOString().slice(0, 10);
-    for (const t of txs) t.payoutUuid = uuid;
-    const p: Payout = { uuid, amount: txs.reduce((s, t) => s + t.amount, 0) - fees, fees, currency: 'EUR', status: 'paid', date, statementDescriptor: `PAYREXX ${date.replace(/-/g, '')}`, transactionIds: txs.map((t) => t.id) };
+  /**
+   * Pays out every confirmed charge (gross minus fee) and refund (a reversal) not yet in a payout, dated
+   * `date` (default today); sends a payout webhook. Null when there is nothing to pay out.
+   */
+  payout(date = new Date().toISOString().slice(0, 10)): Payout | null {
+    const open = [...this.transactions.values()].filter((t) => t.payoutUuid === null && ((t.status === 'confirmed' && t.originalTransactionId === undefined) || t.originalTransactionId !== undefined));
+    if (open.length === 0) return null;
+    const uuid = randomUUID().slice(0, 8);
+    const transfers: PayoutTransfer[] = open.map((t) => {
+      t.payoutUuid = uuid;
+      const at = payrexxTime(this.times.get(t.id)!, this.offset);
+      const transaction = { id: t.id, uuid: t.uuid, referenceId: t.referenceId, time: t.time, amount: t.amount, currency: t.invoice.currency, originalTransactionId: t.originalTransactionId ?? null };
+      if (t.originalTransactionId !== undefined) return { type: 'transaction-reversal', amount: -t.amount, date_time: at, items: [{ type: 'transaction-reversal', amount: -t.amount }], transaction };
+      return { type: 'transaction', amount: t.amount - t.payrexxFee, date_time: at, items: [{ type: 'transaction', amount: t.amount }, { type: 'transaction-fee', amount: -t.payrexxFee }], transaction };
+    });
+    const p: Payout = {
+      uuid,
+      object: 'payout',
+      mode: 'TEST',
+      amount: transfers.reduce((s, t) => s + t.amount, 0),
+      total_fees: open.reduce((s, t) => s + (t.originalTransactionId === undefined ? t.payrexxFee : 0), 0),
+      currency: 'EUR',
+      date,
+      statement: `PAYREXX ${date.replace(/-/g, '')}`,
+      status: 'sent',
+      destination: { type: 'bank_account', iban: 'CH9300762011623852957', account_holder: 'Sports Timing AG' },
+      transfers,
+      merchant: null,
+      is_manual_payout: false,
+    };
     this.payouts.set(uuid, p);
+    this.dispatchPayout(p);
     return p;
   }
 
   // ───────────── webhooks ─────────────
 
-  /** The transaction as a webhook carries it. */
-  private webhookTransaction(tx: Transaction): WebhookTransaction {
-    const { payoutUuid: _payout, refundedAmount: _refunded, fee: _fee, ...rest } = tx;
-    return rest;
+  private dispatchPayout(p: Payout): void {
+    for (const [url, format] of this.subscriptions) this.track(this.deliver(url, format, { payout: p }, ++this.nextId.delivery));
   }
 
   private dispatchBatch(snapshots: Transaction[]): void {
@@ -375,16 +500,18 @@ export class PaymentSimulator {
         } while (items.map((i) => i.status).join() === original && new Set(items.map((i) => i.status)).size > 1);
       }
       items = [...items];
-      const run = (async () => {
-        // Sent one after the other, like a provider's queue; retries run on their own schedule.
-        for (const snapshot of items) {
-          const deliveryId = ++this.nextId.delivery;
-          const ok = await this.attempt(url, format, snapshot, deliveryId, 1);
-          if (!ok) this.track(this.retry(url, format, snapshot, deliveryId));
-        }
-      })();
-      this.track(run);
+      // Sent one after the other, like a provider's queue; retries run on their own schedule.
+      this.track(
+        (async () => {
+          for (const snapshot of items) await this.deliver(url, format, { transaction: snapshot }, ++this.nextId.delivery);
+        })(),
+      );
     }
+  }
+
+  /** First attempt now; retries (if it failed) on their own schedule. */
+  private async deliver(url: string, format: WebhookFormat, event: { transaction: Transaction } | { payout: Payout }, deliveryId: number): Promise<void> {
+    if (!(await this.attempt(url, format, event, deliveryId, 1))) this.track(this.retry(url, format, event, deliveryId));
   }
 
   private track(p: Promise<unknown>): void {
@@ -392,20 +519,22 @@ export class PaymentSimulator {
     this.pending.add(tracked);
   }
 
-  private async retry(url: string, format: WebhookFormat, snapshot: Transaction, deliveryId: number): Promise<void> {
+  private async retry(url: string, format: WebhookFormat, event: { transaction: Transaction } | { payout: Payout }, deliveryId: number): Promise<void> {
     for (let attempt = 2; attempt <= this.webhookMaxAttempts && !this.stopped; attempt++) {
       await new Promise((r) => setTimeout(r, this.webhookBackoffMs * 2 ** (attempt - 2)));
       if (this.stopped) return;
-      if (await this.attempt(url, format, snapshot, deliveryId, attempt)) return;
+      if (await this.attempt(url, format, event, deliveryId, attempt)) return;
     }
   }
 
-  private async attempt(url: string, format: WebhookFormat, snapshot: Transaction, deliveryId: number, attempt: number): Promise<boolean> {
-    const transaction = this.webhookTransaction(snapshot);
-    const body = format === 'json' ? JSON.stringify({ transaction }) : new URLSearchParams(toFormFields(transaction, 'transaction')).toString();
+  private async attempt(url: string, format: WebhookFormat, event: { transaction: Transaction } | { payout: Payout }, deliveryId: number, attempt: number): Promise<boolean> {
+    const [key, object] = 'transaction' in event ? (['transaction', event.transaction] as const) : (['payout', event.payout] as const);
+    const fields = toFormFields(object, key);
+    const body = format === 'json' ? JSON.stringify({ [key]: object }) : new URLSearchParams(fields).toString();
     const outcome = await postWebhook(url, body, format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded', this.webhookTimeoutMs);
-    this.deliveries.push({ deliveryId, attempt, url, format, transactionId: snapshot.id, transactionStatus: snapshot.status, ...outcome, at: new Date().toISOString() });
-    this.log(`webhook transaction ${snapshot.id} ${snapshot.status} (attempt ${attempt}) → ${withoutQuery(url)}: ${outcome.status ?? outcome.error}`);
+    const transactionId = 'transaction' in event ? event.transaction.id : null;
+    this.deliveries.push({ deliveryId, attempt, url, format, event: key, transactionId, transactionStatus: object.status, parameterCount: format === 'form' ? fields.length : Object.keys(object).length, body, ...outcome, at: new Date().toISOString() });
+    this.log(`webhook ${key} ${transactionId ?? object.uuid} ${object.status} (attempt ${attempt}) → ${withoutQuery(url)}: ${outcome.status ?? outcome.error}`);
     return outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
   }
 
@@ -422,6 +551,19 @@ export class PaymentSimulator {
       if (typeof v !== 'string' || v.length > max) throw new HttpError(400, `${k}: a string of at most ${max} characters is expected`);
       return v;
     };
+    const description = str('description', 2000);
+    if (kind === 'invoice' && description === null) throw new HttpError(400, 'description: required');
+    const fields: Record<string, PaymentRequestField> = {};
+    if (f.fields !== undefined) {
+      if (typeof f.fields !== 'object' || f.fields === null) throw new HttpError(400, 'fields: an object of page fields is expected');
+      for (const [type, def] of Object.entries(f.fields as Record<string, unknown>)) {
+        if (typeof def !== 'object' || def === null) throw new HttpError(400, `fields[${type}]: an object is expected`);
+        const d = def as Record<string, unknown>;
+        // A paylink's field prefill is `defaultValue`; `value` is the Gateway's.
+        const prefill = kind === 'invoice' ? d.defaultValue : d.value;
+        fields[type] = { ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}), ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
+      }
+    }
     const id = kind === 'invoice' ? ++this.nextId.invoice : ++this.nextId.gateway;
     const hash = createHash('sha256').update(`${kind}-${id}-${Date.now()}-${Math.random()}`).digest('hex').slice(0, 32);
     const r: PaymentRequest = {
@@ -431,18 +573,32 @@ export class PaymentSimulator {
       status: 'waiting',
       referenceId: str('referenceId', 255),
       title: str('title', 255) ?? 'Payment',
-      description: str('description', 2000),
+      description,
       purpose: str('purpose', 255),
       amount,
       currency,
-      email: str('email', 254),
+      fields,
       successRedirectUrl: str('successRedirectUrl', 2000),
       failedRedirectUrl: str('failedRedirectUrl', 2000),
-      cancelRedirectUrl: str('cancelRedirectUrl', 2000),
+      cancelRedirectUrl: kind === 'gateway' ? str('cancelRedirectUrl', 2000) : null,
       createdAt: Math.floor(Date.now() / 1000),
     };
     (kind === 'invoice' ? this.invoices : this.gateways).set(id, r);
     return r;
+  }
+
+  /** A gateway as the API answers it: no title or description, page fields with `value`. */
+  private gatewayAnswer(r: PaymentRequest): Record<string, unknown> {
+    const { title: _title, description: _description, fields, ...rest } = r;
+    const gatewayFields = Object.fromEntries(Object.entries(fields).map(([type, f]) => [type, { ...(f.defaultValue !== undefined ? { value: f.defaultValue } : {}), ...(f.name !== undefined ? { name: f.name } : {}) }]));
+    return Object.fromEntries(Object.entries({ ...rest, fields: gatewayFields }).filter(([, v]) => v !== null));
+  }
+
+  /** A paylink as the API answers it (only the Invoice's own fields). */
+  private invoiceAnswer(r: PaymentRequest): Record<string, unknown> {
+    const { cancelRedirectUrl: _cancel, ...rest } = r;
+    // Parameters not given are left out rather than null.
+    return Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== null));
   }
 
   private async api(req: SimRequest): Promise<SimResponse> {
@@ -466,14 +622,14 @@ export class PaymentSimulator {
       case 'GET SignatureCheck':
         return ok([{ id: 1 }]);
       case 'POST Invoice':
-        return ok([this.createRequest('invoice', bodyFields(req))]);
+        return ok([this.invoiceAnswer(this.createRequest('invoice', bodyFields(req)))]);
       case 'POST Gateway':
-        return ok([this.createRequest('gateway', bodyFields(req))]);
+        return ok([this.gatewayAnswer(this.createRequest('gateway', bodyFields(req)))]);
       case 'GET Invoice/:id':
       case 'GET Gateway/:id': {
         const r = (resource === 'Invoice' ? this.invoices : this.gateways).get(Number(id));
         if (!r) throw new HttpError(404, `No ${resource} found with id ${id}`);
-        return ok([r]);
+        return ok([resource === 'Invoice' ? this.invoiceAnswer(r) : this.gatewayAnswer(r)]);
       }
       case 'DELETE Invoice/:id':
       case 'DELETE Gateway/:id': {
@@ -490,42 +646,37 @@ export class PaymentSimulator {
         return ok([tx]);
       }
       case 'GET Transaction': {
-        const limit = Math.min(100, Math.max(1, Number(req.query.get('limit') ?? 100) || 100));
-        const offset = Math.max(0, Number(req.query.get('offset') ?? 0) || 0);
-        const ref = req.query.get('referenceId');
-        const all = [...this.transactions.values()].filter((t) => ref === null || t.referenceId === ref).sort((a, b) => b.id - a.id);
+        const q = req.query;
+        const limit = Math.min(100, Math.max(1, Number(q.get('limit') ?? 100) || 100));
+        const offset = Math.max(0, Number(q.get('offset') ?? 0) || 0);
+        const order = q.get('orderByTime') ?? 'ASC';
+        if (order !== 'ASC' && order !== 'DESC') throw new HttpError(400, 'orderByTime: ASC or DESC');
+        const bound = (name: string): number | null => {
+          const v = q.get(name);
+          if (v === null) return null;
+          const t = utcFilter(v);
+          if (Number.isNaN(t)) throw new HttpError(400, `${name}: Y-m-d H:i:s (UTC) expected`);
+          return t;
+        };
+        const after = bound('filterDatetimeUtcGreaterThan');
+        const before = bound('filterDatetimeUtcLessThan');
+        const at = (t: Transaction) => this.times.get(t.id)!;
+        const all = [...this.transactions.values()]
+          .filter((t) => (after === null || at(t) > after) && (before === null || at(t) < before))
+          .sort((a, b) => (at(a) - at(b) || a.id - b.id) * (order === 'DESC' ? -1 : 1));
         return ok(all.slice(offset, offset + limit));
       }
       case 'GET Payout':
-        return ok([...this.payouts.values()].sort((a, b) => b.date.localeCompare(a.date)).map((p) => this.payoutSummary(p)));
-      case 'GET Payout/:id': {
+        return ok([...this.payouts.values()].sort((a, b) => b.date.localeCompare(a.date)));
+      case 'GET Payout/:id':
+      case 'GET Payout/:id/details': {
         const p = this.payouts.get(String(id));
         if (!p) throw new HttpError(404, `No Payout found with uuid ${id}`);
-        return ok([{ ...this.payoutSummary(p), transactions: p.transactionIds.map((t) => this.payoutTransaction(this.transactions.get(t)!)) }]);
-      }
-      case 'GET Payout/:id/accounting-export': {
-        const p = this.payouts.get(String(id));
-        if (!p) throw new HttpError(404, `No Payout found with uuid ${id}`);
-        const lines = ['date,transactionId,uuid,referenceId,amount,fee,netAmount,currency'];
-        for (const t of p.transactionIds.map((x) => this.transactions.get(x)!)) {
-          const cents = (c: number) => (c / 100).toFixed(2);
-          const ref = (t.referenceId ?? '').replace(/"/g, '""');
-          lines.push([t.time, t.id, t.uuid, `"${ref}"`, cents(t.amount), cents(t.fee), cents(t.amount - t.fee), t.currency].join(','));
-        }
-        return { status: 200, text: `${lines.join('\r\n')}\r\n`, contentType: 'text/csv;charset=UTF-8', headers: { 'content-disposition': `attachment; filename="payout-${p.uuid}.csv"` } };
+        return ok([p]);
       }
       default:
         throw new HttpError(404, `unknown endpoint ${req.method} ${req.path}`);
     }
-  }
-
-  private payoutSummary(p: Payout): PayoutSummary {
-    const { transactionIds, ...rest } = p;
-    return { ...rest, transactionCount: transactionIds.length };
-  }
-
-  private payoutTransaction(t: Transaction): PayoutTransaction {
-    return { id: t.id, uuid: t.uuid, referenceId: t.referenceId, time: t.time, amount: t.amount, fee: t.fee, currency: t.currency };
   }
 
   private payPage(req: SimRequest, hash: string): SimResponse {
@@ -540,13 +691,14 @@ export class PaymentSimulator {
         if (err instanceof HttpError) return { status: err.status, text: err.message, contentType: 'text/plain;charset=UTF-8' };
         throw err;
       }
-      const target = action === 'cancel' ? r.cancelRedirectUrl : r.successRedirectUrl;
+      const target = action === 'cancel' ? (r.cancelRedirectUrl ?? r.failedRedirectUrl) : r.successRedirectUrl;
       if (target) return { status: 303, headers: { location: target } };
     }
     const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
     const amount = `${(r.amount / 100).toFixed(2)} ${r.currency}`;
-    const form = r.status === 'waiting' ? `<form method="post"><button name="action" value="pay">Pay ${esc(amount)}</button> <button name="action" value="cancel">Cancel</button></form>` : '';
-    return { status: 200, contentType: 'text/html;charset=UTF-8', text: `<!doctype html><meta charset="utf-8"><title>${esc(r.title)}</title><h1>${esc(r.title)}</h1><p>${esc(amount)} · ${esc(r.referenceId ?? '')}</p><p>Status: <b>${esc(r.status)}</b> (simulated payment page)</p>${form}` };
+    const email = r.fields.email?.defaultValue;
+    const form = r.status === 'waiting' ? `<form method="post">${email !== undefined ? `<p>E-mail: <input name="email" value="${esc(email)}"${r.fields.email?.mandatory === '1' ? ' required' : ''}></p>` : ''}<button name="action" value="pay">Pay ${esc(amount)}</button> <button name="action" value="cancel">Cancel</button></form>` : '';
+    return { status: 200, contentType: 'text/html;charset=UTF-8', text: `<!doctype html><meta charset="utf-8"><title>${esc(r.title)}</title><h1>${esc(r.title)}</h1><p>${esc(r.description ?? '')}</p><p>${esc(amount)} · ${esc(r.referenceId ?? '')}</p><p>Status: <b>${esc(r.status)}</b> (simulated payment page)</p>${form}` };
   }
 
   // ───────────── control ─────────────
@@ -558,12 +710,17 @@ export class PaymentSimulator {
       if (route === 'GET /__control/state') return { status: 200, json: this.state() };
       const body = jsonObject(req.body);
       switch (route) {
-        case 'POST /__control/pay':
-          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa') } };
+        case 'POST /__control/pay': {
+          const products = Array.isArray(body.products) ? (body.products as TransactionProduct[]) : undefined;
+          const contact = typeof body.contact === 'object' && body.contact !== null ? (body.contact as TransactionContact) : undefined;
+          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact }) } };
+        }
         case 'POST /__control/cancel':
           return { status: 200, json: { transaction: this.cancel(this.requestFor(body)) } };
         case 'POST /__control/refund':
           return { status: 200, json: { transaction: this.refund(Number(body.transactionId), body.amountCents === undefined ? undefined : Number(body.amountCents)) } };
+        case 'POST /__control/transaction-status':
+          return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), String(body.status ?? '')) } };
         case 'POST /__control/subscribe':
           if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
           if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new HttpError(400, 'format: json or form');

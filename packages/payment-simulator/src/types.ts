@@ -1,13 +1,26 @@
 /**
- * Objects of the payment simulator in Payrexx API v1 shapes. Amounts are integer cents (`amount`),
- * currencies ISO 4217, `createdAt` unix seconds, transaction `time` `YYYY-MM-DD HH:MM:SS` in UTC.
+ * Objects of the payment simulator in Payrexx API v1 shapes (the ordering service's contract module
+ * `services/ordering/src/payment/payrexx-contract.ts` holds the sources; the contract tests hold the
+ * simulator to it). Amounts are integer cents (`amount`), currencies ISO 4217, `createdAt` unix seconds,
+ * transaction times ISO 8601 with an offset (`2025-01-13T10:12:44+01:00`).
  */
 
 /** Status of a paylink or gateway. */
 export type PaymentRequestStatus = 'waiting' | 'confirmed' | 'cancelled' | 'declined' | 'expired';
 
-/** Status of a transaction (Payrexx names). */
-export type TransactionStatus = 'waiting' | 'confirmed' | 'cancelled' | 'declined' | 'authorized' | 'reserved' | 'refunded' | 'partially-refunded' | 'chargeback' | 'error' | 'uncaptured';
+/**
+ * Status of a transaction. Payrexx names; the simulator produces `waiting`, `confirmed`, `cancelled`,
+ * `refunded`, `partially-refunded` and whatever `POST /__control/transaction-status` sets (any string,
+ * to exercise statuses a receiver does not know).
+ */
+export type TransactionStatus = string;
+
+/** A page field of a paylink: `fields[<type>][defaultValue|mandatory|name]`. */
+export interface PaymentRequestField {
+  defaultValue?: string;
+  mandatory?: string;
+  name?: string;
+}
 
 /** A paylink (Payrexx `Invoice`) or a `Gateway`: something a payer pays once. */
 export interface PaymentRequest {
@@ -23,7 +36,8 @@ export interface PaymentRequest {
   /** Gross amount in cents. */
   amount: number;
   currency: string;
-  email: string | null;
+  /** Page fields as sent (`fields[email][defaultValue]` = the payer's e-mail prefill). */
+  fields: Record<string, PaymentRequestField>;
   successRedirectUrl: string | null;
   failedRedirectUrl: string | null;
   cancelRedirectUrl: string | null;
@@ -31,45 +45,96 @@ export interface PaymentRequest {
   createdAt: number;
 }
 
-/** A Payrexx transaction. */
+/** A product line of a transaction's invoice. */
+export interface TransactionProduct {
+  name: string;
+  description: string | null;
+  quantity: number;
+  /** Unit price in cents. */
+  amount: number;
+  sku: string | null;
+  vatRate: number | null;
+}
+
+/** The payer as the payment page collected them (billing and delivery). */
+export type TransactionContact = Record<string, string | number | null>;
+
+/**
+ * A Payrexx transaction as the API answers it and a webhook carries it. A refund is a transaction of
+ * its own: status `refunded`/`partially-refunded`, `originalTransactionId`/`Uuid` of the charge, the
+ * refunded amount as `amount`.
+ */
 export interface Transaction {
   id: number;
   uuid: string;
-  /** `YYYY-MM-DD HH:MM:SS`, UTC. */
+  /** ISO 8601 with offset. */
   time: string;
   status: TransactionStatus;
   lang: string;
   psp: string;
   pspId: number;
   mode: 'TEST' | 'LIVE';
+  type: string;
   referenceId: string | null;
-  /** Gross amount in cents. */
+  /** Cents: charged amount, or the refunded amount of a refund transaction. */
   amount: number;
-  /** Amount refunded so far, in cents. */
-  refundedAmount: number;
-  currency: string;
+  refundable: boolean;
+  partiallyRefundable: boolean;
   /** Provider fee in cents. */
-  fee: number;
-  payment: { brand: string; cardNumber: string };
-  invoice: { paymentRequestId: number | null; referenceId: string | null; amount: number; currency: string; test: boolean };
-  contact: { email: string | null };
+  payrexxFee: number;
+  pageUuid: string | null;
   /** Payout that contains the transaction; null until paid out. */
   payoutUuid: string | null;
+  originalTransactionId?: number;
+  originalTransactionUuid?: string;
+  metadata: Record<string, string>;
+  payment: { brand: string; cardNumber: string; expiry: string | null; wallet: string | null };
+  invoice: {
+    number: string;
+    paymentRequestId: number | null;
+    referenceId: string | null;
+    currency: string;
+    originalAmount: number;
+    /** Total refunded at the time of the snapshot. */
+    refundedAmount: number;
+    test: boolean;
+    discount: null;
+    shippingAmount: number | null;
+    customFields: Record<string, { name: string; value: string }>;
+    products: TransactionProduct[];
+  };
+  contact: TransactionContact | null;
+  subscription: null;
+  instanceName: string;
 }
 
-/** A payout: confirmed transactions minus fees, transferred to the merchant's bank account. */
+/** A transfer of a payout: signed cents, with its fee items. */
+export interface PayoutTransfer {
+  type: 'transaction' | 'transaction-reversal';
+  amount: number;
+  date_time: string;
+  items: { type: string; amount: number }[];
+  transaction: { id: number; uuid: string; referenceId: string | null; time: string; amount: number; currency: string; originalTransactionId: number | null };
+}
+
+/** A payout as `GET /Payout/`, `/Payout/{uuid}/` and `/Payout/{uuid}/details/` answer it. */
 export interface Payout {
   uuid: string;
-  /** Amount paid out (after fees), cents. */
+  object: 'payout';
+  mode: 'TEST' | 'LIVE';
+  /** Paid out (sum of the transfers), cents. */
   amount: number;
-  /** Fees deducted, cents. */
-  fees: number;
+  /** Fees deducted, cents (positive). */
+  total_fees: number;
   currency: string;
-  status: 'open' | 'paid' | 'failed';
   /** `YYYY-MM-DD`. */
   date: string;
-  statementDescriptor: string | null;
-  transactionIds: number[];
+  statement: string;
+  status: 'sent' | 'failed';
+  destination: { type: string; iban: string; account_holder: string };
+  transfers: PayoutTransfer[];
+  merchant: null;
+  is_manual_payout: boolean;
 }
 
 /**
@@ -77,19 +142,3 @@ export interface Payout {
  * object); an error carries only its `message`.
  */
 export type PayrexxResponse<T> = { status: 'success'; data: T[] } | { status: 'error'; message: string };
-
-/** A payout as `GET /Payout/` lists it: {@link Payout} with the number of its transactions instead of their ids. */
-export interface PayoutSummary extends Omit<Payout, 'transactionIds'> {
-  transactionCount: number;
-}
-
-/** A transaction in a payout's detail: gross `amount` and `fee` in cents. */
-export type PayoutTransaction = Pick<Transaction, 'id' | 'uuid' | 'referenceId' | 'time' | 'amount' | 'fee' | 'currency'>;
-
-/** A payout as `GET /Payout/{uuid}/` answers it: the summary with its transactions. */
-export interface PayoutDetail extends PayoutSummary {
-  transactions: PayoutTransaction[];
-}
-
-/** The transaction as a status webhook carries it: without the merchant-side `fee`, `refundedAmount` and `payoutUuid`. */
-export type WebhookTransaction = Omit<Transaction, 'payoutUuid' | 'refundedAmount' | 'fee'>;

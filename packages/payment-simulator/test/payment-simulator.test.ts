@@ -12,11 +12,9 @@ import {
   type PaymentRequest,
   type PaymentSimulator,
   type PaymentTransactionAnswer,
-  type PayoutDetail,
-  type PayoutSummary,
+  type Payout,
   type PayrexxResponse,
   type Transaction,
-  type WebhookTransaction,
 } from '../src';
 
 let sim: PaymentSimulator;
@@ -38,11 +36,6 @@ async function call(method: string, path: string, body?: Record<string, string |
 async function api<T>(method: string, path: string, body?: Record<string, string | number>, form = false): Promise<{ status: number; body: PayrexxResponse<T> }> {
   const res = await call(method, path, body, form);
   return { status: res.status, body: (await res.json()) as PayrexxResponse<T> };
-}
-/** An API call answered with text (the accounting CSV). */
-async function apiText(method: string, path: string): Promise<{ status: number; body: string }> {
-  const res = await call(method, path);
-  return { status: res.status, body: await res.text() };
 }
 /** The `data` of a success envelope (an error envelope has none: the test fails with its message). */
 function data<T>(res: { body: PayrexxResponse<T> }): T[] {
@@ -76,11 +69,11 @@ async function receiver(script: number[] = []): Promise<{ url: string; got: Rece
   return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/rest/v1/payment-provider/status`, got, close: () => new Promise((r) => server.close(() => r())) };
 }
 /** A JSON webhook's body. */
-const webhookJson = (r: Received): { transaction: WebhookTransaction } => JSON.parse(r.raw) as { transaction: WebhookTransaction };
+const webhookJson = (r: Received): { transaction: Transaction } => JSON.parse(r.raw) as { transaction: Transaction };
 const statusOf = (r: Received): string => (r.contentType.startsWith('application/json') ? webhookJson(r).transaction.status : new URLSearchParams(r.raw).get('transaction[status]')!);
 
 async function newPaylink(extra: Record<string, string | number> = {}): Promise<PaymentRequest> {
-  const res = await api<PaymentRequest>('POST', 'Invoice/', { amount: 5_294, currency: 'EUR', title: 'Order ORD-1', referenceId: 'ORD-1', ...extra });
+  const res = await api<PaymentRequest>('POST', 'Invoice/', { amount: 5_294, currency: 'EUR', title: 'Order ORD-1', description: 'Order ORD-1', referenceId: 'ORD-1', ...extra });
   expect(res.status).toBe(200);
   return data(res)[0];
 }
@@ -109,8 +102,12 @@ describe('API', () => {
     const p = await newPaylink();
     expect(p).toMatchObject({ status: 'waiting', amount: 5_294, currency: 'EUR', referenceId: 'ORD-1' });
     expect(p.link).toBe(`${control}/pay/${p.hash}`);
-    const form = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', 'fields[email][value]': 'a@b.example' }, true);
-    expect(data(form)[0]).toMatchObject({ amount: 100, currency: 'CHF', email: 'a@b.example' });
+    const form = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', description: 'd', 'fields[email][defaultValue]': 'a@b.example', 'fields[email][mandatory]': '1' }, true);
+    expect(data(form)[0]).toMatchObject({ amount: 100, currency: 'CHF', fields: { email: { defaultValue: 'a@b.example', mandatory: '1' } } });
+    // `description` is required; `fields[email][value]` is the Gateway's prefill, not a paylink's.
+    expect((await api('POST', 'Invoice', { amount: 100, currency: 'CHF' }, true)).status).toBe(400);
+    const gatewayStyle = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', description: 'd', 'fields[email][value]': 'a@b.example' }, true);
+    expect(data(gatewayStyle)[0].fields).toEqual({ email: {} });
     expect(data(await api<PaymentRequest>('GET', `Invoice/${p.id}/`))[0].id).toBe(p.id);
     expect((await api<{ id: number }>('DELETE', `Invoice/${p.id}/`)).body).toEqual({ status: 'success', data: [{ id: p.id }] });
     expect((await api('GET', `Invoice/${p.id}/`)).status).toBe(404);
@@ -123,29 +120,29 @@ describe('API', () => {
     expect((await api('DELETE', `Invoice/${p.id}/`)).status).toBe(400);
   });
 
-  it('serves gateways, transactions, payouts and the accounting CSV', async () => {
+  it('serves gateways, transactions (oldest first unless DESC, time filters) and payouts with transfers', async () => {
     const g = data(await api<PaymentRequest>('POST', 'Gateway/', { amount: 990, currency: 'EUR', referenceId: 'ORD-2' }))[0];
     const { transaction } = await ctl<PaymentTransactionAnswer>('/__control/pay', { gatewayId: g.id, paymentMethod: 'twint' });
     expect(data(await api<PaymentRequest>('GET', `Gateway/${g.id}/`))[0].status).toBe('confirmed');
     const tx = data(await api<Transaction>('GET', `Transaction/${transaction.id}/`))[0];
-    expect(tx).toMatchObject({ status: 'confirmed', amount: 990, referenceId: 'ORD-2', invoice: { paymentRequestId: g.id }, payment: { brand: 'twint' } });
-    expect(tx.time).toMatch(/^\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2}$/);
-    const list = data(await api<Transaction>('GET', 'Transaction/?limit=2'));
-    expect(list).toHaveLength(2);
-    expect(list[0].id).toBe(transaction.id);
+    expect(tx).toMatchObject({ status: 'confirmed', amount: 990, referenceId: 'ORD-2', invoice: { paymentRequestId: g.id, currency: 'EUR' }, payment: { brand: 'twint' } });
+    expect(tx.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+01:00$/);
+    const oldest = data(await api<Transaction>('GET', 'Transaction/?limit=2'));
+    expect(oldest.map((t) => t.referenceId)).toEqual(['ORD-2025-000101', 'ORD-2025-000102']);
+    const newest = data(await api<Transaction>('GET', 'Transaction/?limit=2&orderByTime=DESC'));
+    expect(newest[0].id).toBe(transaction.id);
+    const january = data(await api<Transaction>('GET', `Transaction/?filterDatetimeUtcGreaterThan=${encodeURIComponent('2025-01-15 00:00:00')}&filterDatetimeUtcLessThan=${encodeURIComponent('2025-01-28 11:30:19')}`));
+    expect(january.map((t) => t.referenceId)).toEqual(['ORD-2025-000102', 'ORD-2025-000103']);
 
-    const payouts = data(await api<PayoutSummary>('GET', 'Payout/'));
+    const payouts = data(await api<Payout>('GET', 'Payout/'));
     expect(payouts.map((p) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
     const { payout } = await ctl<PaymentPayoutAnswer>('/__control/payout', {});
     if (payout === null) throw new Error('POST /__control/payout answered no payout');
-    expect(payout.transactionIds).toEqual([transaction.id]);
-    const detail = data(await api<PayoutDetail>('GET', `Payout/${payout.uuid}/`))[0];
-    expect(detail).toMatchObject({ amount: 990 - tx.fee, fees: tx.fee, transactionCount: 1, transactions: [{ id: transaction.id, amount: 990, fee: tx.fee }] });
-    const csv = await apiText('GET', `Payout/${payouts[1].uuid}/accounting-export`);
-    expect(csv.status).toBe(200);
-    expect(csv.body.split('\r\n')[0]).toBe('date,transactionId,uuid,referenceId,amount,fee,netAmount,currency');
-    expect(csv.body.trim().split('\r\n')).toHaveLength(4);
-    expect((await api('GET', 'Payout/unknown/')).status).toBe(404);
+    const detail = data(await api<Payout>('GET', `Payout/${payout.uuid}/details/`))[0];
+    expect(detail).toMatchObject({ amount: 990 - tx.payrexxFee, total_fees: tx.payrexxFee, status: 'sent', is_manual_payout: false });
+    expect(detail.transfers).toEqual([{ type: 'transaction', amount: 990 - tx.payrexxFee, date_time: tx.time, items: [{ type: 'transaction', amount: 990 }, { type: 'transaction-fee', amount: -tx.payrexxFee }], transaction: expect.objectContaining({ id: tx.id, amount: 990 }) }]);
+    expect((await api('GET', 'Payout/unknown/details/')).status).toBe(404);
+    expect((await api('GET', `Payout/${payout.uuid}/accounting-export`)).status).toBe(404);
   });
 
   it('has a payment page that pays and redirects', async () => {
@@ -169,8 +166,7 @@ describe('webhooks', () => {
       await sim.idle();
       expect(rx.got.map(statusOf)).toEqual(['waiting', 'confirmed']);
       const body = webhookJson(rx.got[1]!);
-      expect(body.transaction).toMatchObject({ id: transaction.id, referenceId: 'ORD-1', amount: 5_294, currency: 'EUR', invoice: { paymentRequestId: p.id, referenceId: 'ORD-1' } });
-      expect(body.transaction).not.toHaveProperty('payoutUuid');
+      expect(body.transaction).toMatchObject({ id: transaction.id, referenceId: 'ORD-1', amount: 5_294, invoice: { paymentRequestId: p.id, referenceId: 'ORD-1', currency: 'EUR', products: [{ name: 'Order ORD-1', quantity: 1, amount: 5_294 }] }, contact: { delivery_place: 'Zürich' } });
       await ctl('/__control/pay', { invoiceId: p.id }, 409);
     } finally {
       await rx.close();
@@ -191,6 +187,8 @@ describe('webhooks', () => {
       expect(form.get('transaction[invoice][paymentRequestId]')).toBe(String(p.id));
       expect(form.get('transaction[amount]')).toBe('5294');
       expect(form.get('transaction[contact][email]')).toBeNull();
+      expect(form.get('transaction[invoice][products][0][name]')).toBe('Order ORD-1');
+      expect([...form.keys()].length).toBeGreaterThan(60);
     } finally {
       await rx.close();
     }
@@ -252,11 +250,23 @@ describe('webhooks', () => {
     }
   });
 
-  it('refunds fully or partially', async () => {
+  it('refunds fully or partially as new transactions pointing at the charge, which stays confirmed', async () => {
     const tx = await newPaylinkPaid();
-    expect((await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id, amountCents: 1_000 })).transaction.status).toBe('partially-refunded');
-    expect((await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id })).transaction.status).toBe('refunded');
-    await ctl('/__control/refund', { transactionId: tx.id }, 409);
+    const partial = (await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id, amountCents: 1_000 })).transaction;
+    expect(partial).toMatchObject({ status: 'partially-refunded', amount: 1_000, originalTransactionId: tx.id, originalTransactionUuid: tx.uuid, invoice: { originalAmount: 5_294, refundedAmount: 1_000 } });
+    expect(partial.id).not.toBe(tx.id);
+    const rest = (await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id })).transaction;
+    expect(rest).toMatchObject({ status: 'refunded', amount: 4_294, originalTransactionId: tx.id, invoice: { refundedAmount: 5_294 } });
+    expect(sim.transaction(tx.id)).toMatchObject({ status: 'confirmed', refundable: false });
+    await ctl('/__control/refund', { transactionId: tx.id }, 400);
+    await ctl('/__control/refund', { transactionId: rest.id }, 409);
+    const { payout } = await ctl<PaymentPayoutAnswer>('/__control/payout', {});
+    expect(payout!.transfers.map((t) => [t.type, t.amount])).toEqual([
+      ['transaction', 5_294 - tx.payrexxFee],
+      ['transaction-reversal', -1_000],
+      ['transaction-reversal', -4_294],
+    ]);
+    expect(payout!.amount).toBe(-tx.payrexxFee);
   });
 });
 

@@ -154,21 +154,23 @@ export async function migrateToLatest<DB>(database: Database<DB>, migrations: Re
   }
 }
 
-/** Readiness probe: true when a trivial query answers within `timeoutMs`. */
+/**
+ * Readiness probe: true when a trivial query answers within `timeoutMs` on a connection of its own (the
+ * pool's settings, application name `readiness`). Its own connection, because a pool whose connections are
+ * all busy is overload, not an outage: an orchestrator must not pull a busy instance whose database is fine.
+ */
 export async function databaseIsUp(pool: pg.Pool, timeoutMs = 2_000): Promise<boolean> {
-  let timer: NodeJS.Timeout | undefined;
+  const options = (pool as unknown as { options: pg.ClientConfig }).options;
+  const client = new pg.Client({ ...options, application_name: 'readiness', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
+  client.on('error', () => undefined);
   try {
-    await Promise.race([
-      pool.query('select 1'),
-      new Promise((_, reject) => {
-        timer = setTimeout(() => reject(new Error('timeout')), timeoutMs);
-      }),
-    ]);
+    await client.connect();
+    await client.query('select 1');
     return true;
   } catch {
     return false;
   } finally {
-    if (timer) clearTimeout(timer);
+    await client.end().catch(() => undefined);
   }
 }
 

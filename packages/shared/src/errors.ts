@@ -213,7 +213,17 @@ export function isDatabaseUnavailable(err: unknown): boolean {
   const code = typeof e?.code === 'string' ? e.code : '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code)) return true;
   const msg = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|timeout exceeded when trying to connect|Client has encountered a connection error|terminating connection/i.test(msg);
+  return /Connection terminated|Client has encountered a connection error|terminating connection/i.test(msg);
+}
+
+/**
+ * Whether an error means every pooled connection stayed busy for the pool's whole wait (pg-pool's
+ * `connectionTimeoutMillis` ran out in its queue): the instance is overloaded, the database is fine. Answered
+ * 503 "busy" with a short `Retry-After`; readiness stays up (it checks the database on its own connection).
+ */
+export function isPoolExhausted(err: unknown): boolean {
+  const msg = typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '';
+  return msg === 'timeout exceeded when trying to connect';
 }
 
 function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Normalized): void {
@@ -224,6 +234,7 @@ function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Nor
 }
 
 function prepare(err: unknown): Normalized {
+  if (isPoolExhausted(err)) return { status: 503, detail: 'The service is busy; retry shortly.', headers: { 'Retry-After': '1' }, internal: false };
   if (isDatabaseUnavailable(err)) return { status: 503, detail: 'The database is unavailable; retry shortly.', headers: { 'Retry-After': '2' }, internal: true };
   return normalizeError(err);
 }

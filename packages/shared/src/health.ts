@@ -12,10 +12,27 @@ export const healthz: RequestHandler = (_req, res) => {
   res.json({ status: 'ok' });
 };
 
-/** `GET /readyz` → 200 `{ status: "ready", checks }` or 503 problem+json with `Retry-After`. */
+/** How long a finished readiness check answers further probes (ms): probes from many balancers cost one check. */
+export const READINESS_REUSE_MS = 1_000;
+
+/**
+ * `GET /readyz` → 200 `{ status: "ready", checks }` or 503 problem+json with `Retry-After`. Concurrent probes
+ * share one check, and its result is reused for {@link READINESS_REUSE_MS}.
+ */
 export function readyz(pool: pg.Pool): RequestHandler {
+  let inFlight: Promise<boolean> | undefined;
+  let last: { up: boolean; at: number } | undefined;
+  const check = (): Promise<boolean> => {
+    if (last && Date.now() - last.at < READINESS_REUSE_MS) return Promise.resolve(last.up);
+    inFlight ??= databaseIsUp(pool).then((up) => {
+      last = { up, at: Date.now() };
+      inFlight = undefined;
+      return up;
+    });
+    return inFlight;
+  };
   return async (_req, res) => {
-    const up = await databaseIsUp(pool);
+    const up = await check();
     if (up) {
       res.json({ status: 'ready', checks: { database: 'up' } });
       return;

@@ -41,6 +41,18 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
  */
 const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
 
+/** Path of the payment provider's webhook (`receivePaymentProviderStatus`). */
+const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
+
+/**
+ * The payment webhook's form body is the whole transaction flattened (contact with billing and delivery
+ * address, invoice with custom fields and products: well over 100 parameters, docs/payrexx.md): a higher
+ * parameter bound for that route only, still bounded. Runs before the general parser, which then skips
+ * the already read body.
+ */
+const paymentWebhookForm = express.urlencoded({ extended: true, depth: 6, limit: '256kb', parameterLimit: 1000 } as Parameters<typeof express.urlencoded>[0] & { depth: number });
+const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => (req.path === PAYMENT_WEBHOOK_PATH ? paymentWebhookForm(req, res, next) : next());
+
 /**
  * Rate limits of the ordering spec (§ Errors: order creation, discount-code validation, battery lookup;
  * login and license-key limits live in the identity area), shared by all instances through Redis when
@@ -62,6 +74,8 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
       { ...perMinute('createShopOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
       { ...perMinute('validateDiscountCodes', config.rateLimitDiscountValidationsPerMinute), message: 'Too many discount-code checks; retry later.' },
       { ...perMinute('getSiCardBattery', config.rateLimitBatteryLookupsPerMinute), message: 'Too many battery lookups; retry later.' },
+      // Per source address: the provider calls without credentials.
+      { operationId: 'receivePaymentProviderStatus', points: config.rateLimitPaymentWebhooksPerMinute, durationSeconds: 60, key: (req) => `ip:${clientIp(req)}`, message: 'Too many payment notifications; retry later.' },
     ],
     { redis, prefix: config.rateLimitKeyPrefix, logger: deps.logger },
   );
@@ -107,6 +121,7 @@ export function createApp(deps: OrderingDeps): Express {
         orderingRateLimits(deps, identity.redis),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
+        paymentWebhookUrlencoded,
         express.urlencoded(URLENCODED_OPTIONS),
         express.text({ type: 'text/plain', limit: '64kb' }),
         express.text({ type: 'text/csv', limit: '1mb' }),

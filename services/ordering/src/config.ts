@@ -64,6 +64,13 @@ export interface OrderingConfig {
   rateLimitOrdersPerMinute: number;
   rateLimitDiscountValidationsPerMinute: number;
   rateLimitBatteryLookupsPerMinute: number;
+  /**
+   * Payment webhook deliveries per minute per source address (`RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE`,
+   * default 600; 0 disables). The endpoint is public and each new delivery costs a provider call.
+   */
+  rateLimitPaymentWebhooksPerMinute: number;
+  /** Days a recorded payment webhook delivery is kept (`PAYMENT_DELIVERY_RETENTION_DAYS`, default 90). */
+  paymentDeliveryRetentionDays: number;
   /** Load demo data on start. */
   demoData: boolean;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
@@ -139,6 +146,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     rateLimitOrdersPerMinute: e.int('RATE_LIMIT_ORDERS_PER_MINUTE', 1200, 0, 1_000_000),
     rateLimitDiscountValidationsPerMinute: e.int('RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE', 120, 0, 1_000_000),
     rateLimitBatteryLookupsPerMinute: e.int('RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE', 600, 0, 1_000_000),
+    // Payrexx sends a few deliveries per payment from its own addresses; 600/min per address leaves room
+    // for a busy shop while a forger is held to that.
+    rateLimitPaymentWebhooksPerMinute: e.int('RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE', 600, 0, 1_000_000),
+    paymentDeliveryRetentionDays: e.int('PAYMENT_DELIVERY_RETENTION_DAYS', 90, 1, 3650),
     demoData: e.bool('DEMO_DATA', true),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),

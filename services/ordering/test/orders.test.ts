@@ -74,7 +74,16 @@ test('an anonymous customer orders a personalised SIAC with a discount code and 
   // de-CH formats currency amounts the Swiss way.
   expect(text).toContain(new Intl.NumberFormat('de-CH', { style: 'currency', currency: 'EUR' }).format(60.94));
   expect(text).toContain('MwSt. 19');
-  expect(text).toContain('DHL Paket');
+  // A consumer saw gross prices in the shop, so the e-mail shows them: 50.34 + 19 % = 59.90 per SIAC, the
+  // discount's gross share 5.98, shipping 5.90 + 1.12 = 7.02; 59.90 − 5.98 + 7.02 = 60.94, VAT contained 9.73.
+  const chf = (v: number) => new Intl.NumberFormat('de-CH', { style: 'currency', currency: 'EUR' }).format(v);
+  expect(text).toContain(`1 × SIAC (SIAC1)  ${chf(59.9)}`);
+  expect(text).toContain(`Rabatt (WELCOME-10): −${chf(5.98)}`);
+  expect(text).toContain(`Versand (DHL Paket): ${chf(7.02)}`);
+  expect(text).toContain(`inkl. MwSt. ${new Intl.NumberFormat('de-CH', { style: 'percent' }).format(0.19)}: ${chf(9.73)}`);
+  expect(text).toContain('Alle Preise inklusive MwSt.');
+  expect(text).not.toContain('netto');
+  expect(text).toMatch(/Ihr SPORTident Shop-Team\n$/);
   expect(text).toContain('Hauptstraße 1');
   expect(text).toContain('Deutschland');
   const html = String(mail.parsed.html);
@@ -128,6 +137,11 @@ test('a retailer orders on invoice: state received, retailer-only articles, Fren
   expect(mail.parsed.text).toContain('Numéro de carte: 7000123');
   expect(mail.parsed.text).toContain('UPS Standard');
   expect(mail.parsed.text).toContain('+41791234567');
+  // A retailer saw net prices: net lines, net total, VAT added.
+  expect(mail.parsed.text).toContain('Articles (HT)');
+  expect(mail.parsed.text).toContain('Total (HT)');
+  expect(mail.parsed.text).toContain('Prix HT, TVA en sus comme indiqué.');
+  expect(mail.parsed.text).not.toContain('dont TVA');
 });
 
 test('sub item surcharges and optional slots are priced; unknown cultures get English', async () => {

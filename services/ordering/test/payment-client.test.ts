@@ -27,10 +27,11 @@ describe('reads and writes', () => {
   it('creates, reads and deletes a paylink', async () => {
     const pay = client();
     const p = await pay.createPaylink({ amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', email: 'ada@example.org', successUrl: 'https://shop.example/ok' });
-    expect(p).toMatchObject({ status: 'waiting', amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', description: null });
+    // `description` is required by the provider: without one the title is sent.
+    expect(p).toMatchObject({ status: 'waiting', amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', description: 'Order ORD-2026-000042' });
     expect(p.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay\/[0-9a-f]+$/);
     expect(new Date(p.createdAt).toISOString()).toBe(p.createdAt);
-    expect(sim.invoice(p.id)).toMatchObject({ email: 'ada@example.org', successRedirectUrl: 'https://shop.example/ok' });
+    expect(sim.invoice(p.id)).toMatchObject({ fields: { email: { defaultValue: 'ada@example.org', mandatory: '1' } }, successRedirectUrl: 'https://shop.example/ok' });
     expect(await pay.getPaylink(p.id)).toEqual(p);
     expect(await pay.deletePaylink(p.id)).toBe(true);
     expect(await pay.getPaylink(p.id)).toBeNull();
@@ -49,29 +50,51 @@ describe('reads and writes', () => {
     const p = await pay.createPaylink({ amountCents: 5_294, currency: 'EUR', referenceId: 'ORD-7' });
     const tx = sim.pay(sim.invoice(p.id)!, 'mastercard');
     const read = await pay.getTransaction(tx.id);
-    expect(read).toEqual({ id: tx.id, uuid: tx.uuid, status: 'confirmed', time: `${tx.time.replace(' ', 'T')}Z`, referenceId: 'ORD-7', amountCents: 5_294, currency: 'EUR', psp: 'Simulated PSP', paymentMethod: 'mastercard', paylinkId: p.id });
+    // The simulator writes times at +01:00; the client keeps the instant and answers UTC.
+    expect(tx.time).toMatch(/\+01:00$/);
+    expect(read).toEqual({ id: tx.id, uuid: tx.uuid, status: 'confirmed', time: `${new Date(tx.time).toISOString().slice(0, 19)}Z`, referenceId: 'ORD-7', amountCents: 5_294, currency: 'EUR', psp: 'Simulated PSP', paymentMethod: 'mastercard', paylinkId: p.id, originalTransactionId: null });
     expect((await pay.getPaylink(p.id))!.status).toBe('confirmed');
     const deleteErr = await pay.deletePaylink(p.id).catch((e: unknown) => e);
     expect(deleteErr).toMatchObject({ code: 'badRequest', status: 400, retryable: false });
     expect(await pay.getTransaction(999_999)).toBeNull();
     const recent = await pay.listTransactions({ limit: 2 });
     expect(recent.map((t) => t.id)).toEqual([tx.id, tx.id - 1]);
-    expect((await pay.listTransactions({ referenceId: 'ORD-7' })).map((t) => t.id)).toEqual([tx.id]);
+    expect((await pay.listTransactions({ limit: 1, order: 'ASC' }))[0]!.referenceId).toBe('ORD-2025-000101');
+    const window = await pay.listTransactions({ order: 'ASC', from: new Date('2025-01-15T00:00:00+01:00'), to: new Date('2025-01-16T09:45:01+01:00') });
+    expect(window.map((t) => t.referenceId)).toEqual(['ORD-2025-000102', 'ORD-2025-000103']);
+    const refund = sim.refund(tx.id, 294);
+    expect(await pay.getTransaction(refund.id)).toMatchObject({ status: 'partially-refunded', amountCents: 294, originalTransactionId: tx.id, referenceId: 'ORD-7', currency: 'EUR' });
   });
 
-  it('reads payouts, their details and the accounting CSV', async () => {
+  it('keeps transaction statuses it does not know instead of failing', async () => {
+    const pay = client();
+    const p = await pay.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: 'ORD-8' });
+    const tx = sim.pay(sim.invoice(p.id)!);
+    for (const status of ['refund_pending', 'insecure', 'disputed', 'initiated', 'expired', 'some-future-status']) {
+      sim.setStatus(tx.id, status);
+      expect((await pay.getTransaction(tx.id))!.status).toBe(status);
+      expect((await pay.listTransactions({ limit: 1 }))[0]!.status).toBe(status);
+    }
+  });
+
+  it('reads payouts, their transfers (Payout/{uuid}/details) and builds the accounting CSV', async () => {
     const pay = client();
     const payouts = await pay.listPayouts();
     expect(payouts.map((p) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
     const [newest] = payouts;
-    expect(newest).toMatchObject({ status: 'paid', currency: 'EUR', transactionCount: 2 });
+    expect(newest).toMatchObject({ status: 'sent', currency: 'EUR', transactionCount: 2, isManualPayout: false, statementDescriptor: 'PAYREXX 20250203' });
     const details = await pay.getPayout(newest!.uuid);
+    expect(sim.server.requests.at(-1)!.path).toBe(`/api/v1/Payout/${newest!.uuid}/details/`);
     expect(details!.transactions).toHaveLength(2);
     for (const t of details!.transactions) expect(t.netAmountCents).toBe(t.amountCents - t.feeCents);
     expect(details!.amountCents).toBe(details!.transactions.reduce((s, t) => s + t.netAmountCents, 0));
-    expect(details!.transactions[0]!.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
-    const csv = await pay.getAccountingCsv(newest!.uuid);
-    expect(csv!.split('\r\n')[0]).toBe('date,transactionId,uuid,referenceId,amount,fee,netAmount,currency');
+    expect(details!.feesCents).toBe(details!.transactions.reduce((s, t) => s + t.feeCents, 0));
+    expect(details!.transactions[0]).toMatchObject({ transferType: 'transaction', referenceId: 'ORD-2025-000117', amountCents: 106_999, time: '2025-01-28T11:30:19Z' });
+    const csv = (await pay.getAccountingCsv(newest!.uuid))!.split('\r\n');
+    expect(csv[0]).toBe('payoutUuid,payoutDate,transferType,transactionId,transactionUuid,referenceId,time,amount,fee,net,currency');
+    expect(csv[1]).toMatch(new RegExp(`^${newest!.uuid},2025-02-03,transaction,\\d+,[0-9a-f]+,ORD-2025-000117,2025-01-28T11:30:19Z,1069.99,31.33,1038.66,EUR$`));
+    expect(csv[3]).toBe(`${newest!.uuid},2025-02-03,total,,,,,${((newest!.amountCents + newest!.feesCents) / 100).toFixed(2)},${(newest!.feesCents / 100).toFixed(2)},${(newest!.amountCents / 100).toFixed(2)},EUR`);
+    expect(sim.server.requests.some((r) => r.path.includes('accounting-export'))).toBe(false);
     expect(await pay.getPayout('no-such-uuid')).toBeNull();
     expect(await pay.getAccountingCsv('no-such-uuid')).toBeNull();
   });

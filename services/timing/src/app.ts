@@ -49,6 +49,8 @@ export interface TimingDeps {
   rateLimit?: { keyReadsPerMinute: number; redis?: Redis; prefix?: string };
   /** Origins allowed for the non-public operations (`CORS_ORIGINS`); public reads answer any origin. */
   corsOrigins?: string[];
+  /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
+  trustedProxies?: string[];
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -69,6 +71,7 @@ export function createApp(deps: TimingDeps): Express {
   app.disable('x-powered-by');
   // Hashing every large punch page for an ETag costs more than it saves (DESIGN §7).
   app.set('etag', false);
+  app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });

@@ -24,6 +24,10 @@ export interface TimingConfig {
   demoData: boolean;
   /** Most held long-polls plus open punch streams per instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
   maxLiveConnections: number;
+  /** Most of them one client (key's user, else address) may hold (429 beyond); `TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT`. */
+  maxLiveConnectionsPerClient: number;
+  /** Express `trust proxy`: proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma list); none by default. */
+  trustedProxies: string[];
   /** Redis URL for rate-limit counters shared by all instances (`REDIS_URL`); in memory when unset. */
   redisUrl: string | undefined;
   /** Prefix of rate-limit counter keys (`RATE_LIMIT_KEY_PREFIX`, default `timing`). */
@@ -49,6 +53,8 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     bootstrapApiKey,
     demoData: e.bool('DEMO_DATA', true),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
+    maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
+    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),

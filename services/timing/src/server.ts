@@ -32,10 +32,10 @@ async function main(): Promise<void> {
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
-  const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections });
+  const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const app = createApp({ database, logger, live, corsOrigins: config.corsOrigins, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const app = createApp({ database, logger, live, corsOrigins: config.corsOrigins, trustedProxies: config.trustedProxies, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,

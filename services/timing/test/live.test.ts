@@ -29,9 +29,9 @@ let a: Instance;
 let b: Instance;
 const logger = createLogger('timing-live-test');
 
-async function startInstance(opts: { maxConnections?: number; heartbeatMs?: number } = {}): Promise<Instance> {
-  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: 20 });
-  const hub = new LiveHub({ pool: database.pool, logger, maxConnections: opts.maxConnections });
+async function startInstance(opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {}): Promise<Instance> {
+  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
+  const hub = new LiveHub({ pool: database.pool, logger, maxConnections: opts.maxConnections, maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
   const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
@@ -354,6 +354,62 @@ describe('access and bounds', () => {
       ac2.abort();
       await stream2;
     } finally {
+      await inst.close();
+    }
+  });
+
+  it('gives each client a share of the live slots: 429 with Retry-After beyond it, while another client still gets one', async () => {
+    const inst = await startInstance({ maxConnections: 4, maxConnectionsPerClient: 2 });
+    const other = await ctx.createUser('live-share-other');
+    const held: AbortController[] = [];
+    try {
+      const c = client(inst);
+      await c.uploadPunches(punches('SHR-1', 1));
+      const afterId = await headId(c, 'SHR-1');
+      const polls = [0, 1].map(() => {
+        const ac = new AbortController();
+        held.push(ac);
+        return c.readPunches({ modem: ['SHR-1'] }, { afterId, wait: 30, signal: ac.signal }).catch((e: unknown) => e);
+      });
+      await until(() => inst.hub.connections === 2);
+      const third = await fetch(`${inst.url}/api/rest/v1/punches?modem=SHR-1&afterId=${afterId}&wait=5`, { headers: { apikey: ctx.adminKey } });
+      expect(third.status).toBe(429);
+      expect(third.headers.get('Retry-After')).toMatch(/^\d+$/);
+      expect(((await third.json()) as { detail: string }).detail).toMatch(/holds 2 live connections/);
+      const thirdStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=SHR-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' } });
+      expect(thirdStream.status).toBe(429);
+      // The instance has room: another user's long-poll is held, not refused.
+      const co = client(inst, other.key);
+      await co.uploadPunches(punches('SHR-2', 1));
+      const theirAfterId = await headId(co, 'SHR-2');
+      const ac = new AbortController();
+      held.push(ac);
+      const theirs = co.readPunches({ modem: ['SHR-2'] }, { afterId: theirAfterId, wait: 30, signal: ac.signal }).catch((e: unknown) => e);
+      await until(() => inst.hub.connections === 3);
+      for (const h of held) h.abort();
+      await Promise.all([...polls, theirs]);
+      await until(() => inst.hub.connections === 0);
+    } finally {
+      for (const h of held) h.abort();
+      await inst.close();
+    }
+  });
+
+  it('answers 503 "busy" with Retry-After when every pooled connection stays in use, while /readyz stays 200', async () => {
+    const inst = await startInstance({ poolSize: 2 });
+    const busy = await Promise.all([inst.database.pool.connect(), inst.database.pool.connect()]);
+    try {
+      const started = Date.now();
+      const res = await fetch(`${inst.url}/api/rest/v1/punches?modem=BUSY-1`, { headers: { apikey: ctx.adminKey } });
+      expect(res.status).toBe(503);
+      expect(res.headers.get('Retry-After')).toBe('1');
+      expect(((await res.json()) as { detail: string }).detail).toBe('The service is busy; retry shortly.');
+      // The pool's own wait (5 s) ran out: overload, not an outage.
+      expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
+      const ready = await fetch(`${inst.url}/readyz`);
+      expect(ready.status).toBe(200);
+    } finally {
+      for (const c of busy) c.release();
       await inst.close();
     }
   });

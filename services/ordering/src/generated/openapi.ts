@@ -1648,7 +1648,9 @@ export interface paths {
         };
         /**
          * Recent transactions from the payment provider
-         * @description The 100 most recent transactions, newest first.
+         * @description The 100 most recent transactions, newest first (asked with `orderByTime=DESC`; the provider's
+         *     default order is oldest first). Refunds appear as transactions of their own. Statuses unknown to
+         *     the service are shown as the provider reports them.
          */
         get: operations["devGetPaymentTransactions"];
         put?: never;
@@ -1705,8 +1707,11 @@ export interface paths {
         };
         /**
          * Accounting CSV export of a payout
-         * @description The payment provider's accounting CSV export of the payout, passed through (UTF-8), as an
-         *     attachment.
+         * @description Accounting CSV of the payout, built by this service from the provider's payout details (the
+         *     provider has no CSV export), UTF-8, as an attachment. One line per transaction transfer, columns
+         *     `payoutUuid,payoutDate,transferType,transactionId,transactionUuid,referenceId,time,amount,fee,net,currency`
+         *     (amounts in the currency's units with two decimals, `time` ISO 8601 UTC), then one line
+         *     `total` with the payout's amount and fees.
          */
         get: operations["devGetPaymentAccountingCsvExport"];
         put?: never;
@@ -1844,7 +1849,16 @@ export interface paths {
         /**
          * Payment status webhook of the payment provider
          * @description Status message of the payment provider (Payrexx style), JSON or form-encoded
-         *     (`transaction[id]=…&transaction[status]=…`). Public: the provider does not sign its webhooks.
+         *     (`transaction[id]=…&transaction[status]=…`, the whole transaction flattened with its contact,
+         *     invoice and products: up to 1,000 form parameters are accepted here). Public: the provider does
+         *     not sign its webhooks. Payout and subscription events (`payout`/`subscription` instead of
+         *     `transaction`) are acknowledged with `200` and not processed; a body with none of the three is a `400`.
+         *
+         *     Bounded against floods: deliveries are counted per source address
+         *     (`RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE`, over it `429` with `Retry-After`, which the provider
+         *     retries); a delivery repeating the transaction id and claimed status of one whose re-fetch has
+         *     not started yet is merged into it (one provider call); recorded deliveries are deleted after
+         *     `PAYMENT_DELIVERY_RETENTION_DAYS`.
          *     Authenticity comes from re-fetching the transaction `transaction.id` from the provider with the
          *     service's API key; the service acts on what the provider answers, never on the body. A forged
          *     message (unknown transaction, or a status the provider does not confirm) changes nothing.
@@ -1862,7 +1876,11 @@ export interface paths {
          *     (only from `pending_payment`, and only when the provider reports the order's paylink as no longer
          *     open — a declined card on a paylink the payer can still use changes nothing; card numbers and
          *     discount uses are released); `refunded` →
-         *     `refunded` (only for the transaction that paid the order); any other status changes nothing. A
+         *     `refunded` (only for the transaction that paid the order); a refund transaction
+         *     (`refunded`/`partially-refunded` with `originalTransactionId` = the transaction that paid the
+         *     order) is recorded as a refund of the order, and once the refunds add up to the paid amount the
+         *     order becomes `refunded`; a partial refund is recorded in the order's history and changes no
+         *     state. Any other status (also one unknown to the service) is recorded and changes nothing. A
          *     transaction the provider does not know (forged or foreign) is answered `200` like any delivery
          *     and changes nothing; its outcome is recorded with the delivery.
          */
@@ -2158,10 +2176,14 @@ export interface components {
          */
         PaymentMethod: "paylink" | "invoice";
         /**
-         * @description Transaction status as reported by the payment provider.
-         * @enum {string}
+         * @description Transaction status as reported by the payment provider (Payrexx). Known values: `initiated`,
+         *     `waiting`, `confirmed`, `authorized`, `reserved`, `cancelled`, `refunded`, `disputed`, `declined`,
+         *     `error`, `expired`, `partially-refunded`, `refund_pending`, `insecure`, `uncaptured`, `chargeback`.
+         *     The provider adds values without notice: any other value is passed through unchanged (stored and
+         *     shown), never refused. A refund is a transaction of its own with status `refunded` or
+         *     `partially-refunded` and `originalTransactionId` set.
          */
-        PaymentTransactionStatus: "waiting" | "confirmed" | "cancelled" | "declined" | "authorized" | "reserved" | "refunded" | "partially-refunded" | "chargeback" | "error" | "uncaptured";
+        PaymentTransactionStatus: string;
         /**
          * @description `up`, `down`, or `disabled` (not configured, e.g. no SMTP_URL: mail goes to files; does not degrade the status).
          * @enum {string}
@@ -3976,6 +3998,11 @@ export interface components {
              * @description Paylink the transaction belongs to.
              */
             paylinkId: number | null;
+            /**
+             * Format: int32
+             * @description For a refund transaction, the charged transaction it refunds (its `amountCents` is the refunded amount); else null.
+             */
+            originalTransactionId?: number | null;
         };
         /** @description A payout of the payment provider. */
         PaymentPayout: {
@@ -3983,21 +4010,22 @@ export interface components {
             uuid: string;
             /**
              * Format: int64
-             * @description Amount paid out in cents (after fees).
+             * @description Amount paid out in cents (the provider's `amount`; after fees).
              */
             amountCents: number;
             /**
              * Format: int64
-             * @description Fees deducted in cents.
+             * @description Fees deducted in cents (the provider's `total_fees`).
              */
             feesCents: number;
             /** @description ISO 4217 currency. */
             currency: string;
             /**
-             * @description Payout status.
-             * @enum {string}
+             * @description Payout status as the provider reports it: `sent` (transmitted to the bank) or `failed` (returned
+             *     by the bank); the provider also reports `initiated`, `pending`, `under-review` and `processing`.
+             *     Other values are passed through unchanged.
              */
-            status: "open" | "paid" | "failed";
+            status: string;
             /**
              * Format: date
              * @description Payout date.
@@ -4008,11 +4036,19 @@ export interface components {
              * @description Number of transactions in the payout.
              */
             transactionCount: number;
-            /** @description Text on the bank statement. */
+            /** @description Text on the bank statement (the provider's `statement`). */
             statementDescriptor?: string | null;
+            /** @description Whether the payout was triggered by hand. */
+            isManualPayout: boolean;
         };
-        /** @description A transaction within a payout. */
+        /**
+         * @description A transfer of a payout that concerns a transaction: a charge (`transaction`) or its reversal
+         *     (`transaction-reversal`, e.g. a refund; amounts negative). Built from the provider's payout
+         *     details (`transfers[]` with their fee items).
+         */
         PaymentPayoutTransaction: {
+            /** @description The provider's transfer type, `transaction` or `transaction-reversal`. */
+            transferType: string;
             /**
              * Format: int32
              * @description Transaction id.
@@ -4051,21 +4087,22 @@ export interface components {
             uuid: string;
             /**
              * Format: int64
-             * @description Amount paid out in cents (after fees).
+             * @description Amount paid out in cents (the provider's `amount`; after fees).
              */
             amountCents: number;
             /**
              * Format: int64
-             * @description Fees deducted in cents.
+             * @description Fees deducted in cents (the provider's `total_fees`).
              */
             feesCents: number;
             /** @description ISO 4217 currency. */
             currency: string;
             /**
-             * @description Payout status.
-             * @enum {string}
+             * @description Payout status as the provider reports it: `sent` (transmitted to the bank) or `failed` (returned
+             *     by the bank); the provider also reports `initiated`, `pending`, `under-review` and `processing`.
+             *     Other values are passed through unchanged.
              */
-            status: "open" | "paid" | "failed";
+            status: string;
             /**
              * Format: date
              * @description Payout date.
@@ -4076,8 +4113,10 @@ export interface components {
              * @description Number of transactions.
              */
             transactionCount: number;
-            /** @description Text on the bank statement. */
+            /** @description Text on the bank statement (the provider's `statement`). */
             statementDescriptor?: string | null;
+            /** @description Whether the payout was triggered by hand. */
+            isManualPayout: boolean;
             /** @description The transactions. */
             transactions: components["schemas"]["PaymentPayoutTransaction"][];
         };
@@ -4106,7 +4145,15 @@ export interface components {
          *     accepted and ignored; only `transaction.id` is used (to re-fetch the transaction).
          */
         WebhookMessage: {
-            transaction: components["schemas"]["WebhookTransaction"];
+            transaction?: components["schemas"]["WebhookTransaction"];
+            /** @description Payout event (no transaction); acknowledged with `200` and not processed. */
+            payout?: {
+                [key: string]: unknown;
+            };
+            /** @description Subscription event (no transaction); acknowledged with `200` and not processed. */
+            subscription?: {
+                [key: string]: unknown;
+            };
         } & {
             [key: string]: unknown;
         };
@@ -4160,8 +4207,16 @@ export interface components {
          *     strings, so numbers are digit strings.
          */
         WebhookMessageForm: {
+            /** @description Payout event (no transaction); acknowledged with `200` and not processed. */
+            payout?: {
+                [key: string]: unknown;
+            };
+            /** @description Subscription event (no transaction); acknowledged with `200` and not processed. */
+            subscription?: {
+                [key: string]: unknown;
+            };
             /** @description Transaction as sent by the provider. */
-            transaction: {
+            transaction?: {
                 /** @description Transaction id at the provider. */
                 id: string;
                 /** @description Transaction uuid. */
@@ -4392,7 +4447,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database unreachable, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
+        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
         ProblemServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -4621,7 +4676,7 @@ export interface components {
                 "application/json": components["schemas"]["Status"];
             };
         };
-        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, or shutting down. */
+        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, the instance busy (every database connection in use for 5 s), or shutting down. */
         StatusServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -7119,6 +7174,7 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
+            429: components["responses"]["ProblemTooManyRequests"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

@@ -19,6 +19,10 @@ export function webhookTransactionId(raw: unknown): number | null {
   return Number.isSafeInteger(n) && n >= 1 && n <= 2_147_483_647 ? n : null;
 }
 
+function isObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === 'object' && v !== null && !Array.isArray(v);
+}
+
 /** Maps a provider failure onto the documented answers (never a 500 for a third party's trouble). */
 async function provider<T>(call: () => Promise<T>, what: string, opts: { notFound?: 404 | 503 } = {}): Promise<T> {
   try {
@@ -44,14 +48,27 @@ export function paymentHandlers(ctx: OrderingDeps): Handlers<operations> {
   const client = () => flow().payment;
   return {
     async receivePaymentProviderStatus(req, res) {
-      const tx = (req.body as { transaction?: { id?: unknown; status?: unknown } }).transaction ?? {};
+      const body = req.body as { transaction?: { id?: unknown; status?: unknown }; payout?: unknown; subscription?: unknown };
+      if (body.transaction === undefined) {
+        // Payout and subscription events carry no transaction; the provider retries anything but a 2xx.
+        if (isObject(body.payout) || isObject(body.subscription)) {
+          res.status(200).end();
+          return;
+        }
+        throw validationError({ transaction: ['is required (or a payout or subscription event)'] }, 'The body carries no transaction, payout or subscription.');
+      }
+      const tx = isObject(body.transaction) ? body.transaction : {};
       const transactionId = webhookTransactionId(tx.id);
       if (transactionId === null) throw validationError({ 'transaction.id': ['must be a transaction id (1 … 2147483647)'] }, 'transaction.id is not a transaction id.');
-      await recordPaymentDelivery(db, {
-        contentType: (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100) || null,
-        transactionId,
-        claimedStatus: typeof tx.status === 'string' ? tx.status.slice(0, 40) : null,
-      });
+      await recordPaymentDelivery(
+        db,
+        {
+          contentType: (req.headers['content-type'] ?? '').split(';')[0].trim().slice(0, 100) || null,
+          transactionId,
+          claimedStatus: typeof tx.status === 'string' ? tx.status.slice(0, 40) : null,
+        },
+        ctx.config.paymentDeliveryRetentionDays,
+      );
       res.status(200).end();
     },
 

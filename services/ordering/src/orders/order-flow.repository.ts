@@ -77,14 +77,65 @@ export async function releaseRedemptions(db: Kysely<DB>, orderId: number): Promi
   return Number(r.numAffectedRows ?? 0);
 }
 
-/** Records a payment webhook delivery as `queued`; returns its id. */
-export async function insertDelivery(db: Kysely<DB>, d: { contentType: string | null; transactionId: number | null; claimedStatus: string | null }): Promise<number> {
-  const r = await db
-    .insertInto('payment_deliveries')
-    .values({ content_type: d.contentType, transaction_id: d.transactionId, claimed_status: d.claimedStatus, outcome: 'queued' })
-    .returning('id')
-    .executeTakeFirstOrThrow();
-  return r.id;
+/**
+ * Records a payment webhook delivery as `queued`, or, when a delivery of the same transaction id and claimed
+ * status is still `queued` (its re-fetch not started), counts it as a repeat of that one (unique index
+ * `payment_deliveries_pending_idx`, so concurrent repeats merge too). Returns the delivery's id and whether
+ * it is new (only a new one needs a job).
+ */
+export async function insertDelivery(db: Kysely<DB>, d: { contentType: string | null; transactionId: number | null; claimedStatus: string | null }): Promise<{ id: number; isNew: boolean }> {
+  const r = await sql<{ id: number; is_new: boolean }>`
+    insert into payment_deliveries (content_type, transaction_id, claimed_status, outcome)
+    values (${d.contentType}, ${d.transactionId}, ${d.claimedStatus}, 'queued')
+    on conflict (transaction_id, (coalesce(claimed_status, ''))) where outcome = 'queued'
+    do update set repeats = payment_deliveries.repeats + 1
+    returning id, (xmax = 0) as is_new`.execute(db);
+  const row = r.rows[0]!;
+  return { id: Number(row.id), isNew: row.is_new };
+}
+
+/** Marks a delivery's re-fetch as started: later deliveries of the same transaction and status are recorded anew. */
+export async function markDeliveryFetching(db: Kysely<DB>, id: number): Promise<void> {
+  await db.updateTable('payment_deliveries').set({ outcome: 'fetching' }).where('id', '=', id).where('outcome', '=', 'queued').execute();
+}
+
+/**
+ * Deletes up to `limit` deliveries received before `cutoff` whose processing ended, and as many finished
+ * `payment-status` jobs sent before it (skip locked: concurrent purges share the work). Returns the number
+ * of deliveries deleted.
+ */
+export async function purgeDeliveries(db: Kysely<DB>, cutoff: Date, limit: number): Promise<number> {
+  const r = await sql<{ n: number }>`
+    with gone as (
+      delete from payment_deliveries where id in (
+        select id from payment_deliveries where received_at < ${cutoff} and outcome not in ('queued', 'fetching')
+        order by received_at limit ${limit} for update skip locked)
+      returning 1),
+    jobs as (
+      delete from outbox_messages where id in (
+        select id from outbox_messages where kind = 'payment-status' and sent_at < ${cutoff}
+        order by sent_at limit ${limit} for update skip locked))
+    select count(*)::int as n from gone`.execute(db);
+  return r.rows[0]?.n ?? 0;
+}
+
+/**
+ * Records refund transaction `refund` of order `orderId` once (the order row locked first, so concurrent
+ * refunds of one order add up). Returns whether it was new and the order's refunded total (cents) after.
+ */
+export async function recordRefund(
+  trx: Kysely<DB>,
+  refund: { orderId: number; transactionId: number; originalTransactionId: number; amountCents: number; currency: string; status: string },
+): Promise<{ isNew: boolean; totalCents: number }> {
+  await trx.selectFrom('orders').select('id').where('id', '=', refund.orderId).forUpdate().execute();
+  const inserted = await trx
+    .insertInto('payment_refunds')
+    .values({ transaction_id: refund.transactionId, order_id: refund.orderId, original_transaction_id: refund.originalTransactionId, amount_cents: refund.amountCents, currency: refund.currency, status: refund.status })
+    .onConflict((oc) => oc.column('transaction_id').doNothing())
+    .returning('transaction_id')
+    .executeTakeFirst();
+  const total = await trx.selectFrom('payment_refunds').select(sql<string>`coalesce(sum(amount_cents), 0)`.as('total')).where('order_id', '=', refund.orderId).executeTakeFirstOrThrow();
+  return { isNew: inserted !== undefined, totalCents: Number(total.total) };
 }
 
 /** Stores what a delivery led to. */

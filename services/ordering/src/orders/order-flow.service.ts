@@ -7,11 +7,14 @@
  *    down the order is still accepted (answer without `paylinkUrl`) and the dispatchers retry the job.
  *    Once the paylink exists an e-mail with the payment link goes to the contact (the confirmation
  *    e-mail, sent at once, says that the link follows).
- * 2. Payment webhook: each delivery is recorded (`payment_deliveries`) and a `payment-status` job is
- *    enqueued; the job re-fetches the transaction from the provider (never trusting the body) and maps
- *    its status onto the state machine: `confirmed` → `paid` (amount and currency must match),
- *    `cancelled`/`declined` → `cancelled` (only from `pending_payment` and only when the paylink is no
- *    longer open at the provider; card numbers and discount uses are released in the same transaction), `refunded` → `refunded`. Anything else changes nothing.
+ * 2. Payment webhook: each delivery is recorded (`payment_deliveries`; repeats merge while the re-fetch
+ *    is pending) and a `payment-status` job is enqueued; the job re-fetches the transaction from the
+ *    provider (never trusting the body) and maps its status onto the state machine: `confirmed` → `paid`
+ *    (amount and currency must match), `cancelled`/`declined` → `cancelled` (only from `pending_payment`
+ *    and only when the paylink is no longer open at the provider; card numbers and discount uses are
+ *    released in the same transaction); a refund is a transaction of its own (`originalTransactionId`,
+ *    docs/payrexx.md): recorded once, `refunded` once the refunds add up to the paid amount. Any other
+ *    status, also one the service does not know, is recorded and changes nothing.
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
@@ -27,8 +30,7 @@ import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
-import type { MailPayload } from '../mail/mailer';
-import { confirmationLanguage, moneyFormat } from '../mail/templates/order-confirmation';
+import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
@@ -37,6 +39,7 @@ import * as flowRepo from './order-flow.repository';
 import { transitionOrder } from './order-states';
 import type { OrderAddress, OrderState, StoredOrder } from './order.types';
 import { findOrder } from './orders.service';
+import { insertStateChange, type OrderRow } from './orders.repository';
 
 /** Job kinds of the order flow. */
 export const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
@@ -82,38 +85,33 @@ export function newOrderJobs(orderId: number, state: OrderState): OutboxEntry[] 
   return [];
 }
 
-/** Records a payment webhook delivery and enqueues its processing (one transaction). Returns the delivery id. */
-export async function recordPaymentDelivery(db: Kysely<DB>, d: { contentType: string | null; transactionId: number; claimedStatus: string | null }): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    const deliveryId = await flowRepo.insertDelivery(trx, d);
-    // One job per delivery (not per transaction and status): a forged early delivery must not swallow
-    // the genuine one that follows. Each job re-fetches; the state machine makes repeats no-ops.
-    await enqueue<PaymentStatusJobPayload>(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, { deliveryId, transactionId: d.transactionId });
-    return deliveryId;
-  });
+/** The paylink's `description` (required by the provider, shown on the payment page): order number and amount. */
+function paylinkDescription(order: StoredOrder): string {
+  return `Payment of order ${order.orderNumber}: ${(order.grossTotalCents / 100).toFixed(2)} ${order.currency}`;
 }
 
-const PAYLINK_MAIL: Record<ReturnType<typeof confirmationLanguage>, { subject: (n: string) => string; body: (name: string, n: string, amount: string, url: string) => string }> = {
-  en: {
-    subject: (n) => `Payment link for your order ${n}`,
-    body: (name, n, amount, url) => `Hello ${name},\n\nplease pay your order ${n} (${amount}) here:\n${url}\n\nWe ship as soon as the payment has arrived.\n`,
-  },
-  de: {
-    subject: (n) => `Zahlungslink für Ihre Bestellung ${n}`,
-    body: (name, n, amount, url) => `Guten Tag ${name}\n\nBitte bezahlen Sie Ihre Bestellung ${n} (${amount}) hier:\n${url}\n\nWir versenden, sobald die Zahlung eingegangen ist.\n`,
-  },
-  fr: {
-    subject: (n) => `Lien de paiement pour votre commande ${n}`,
-    body: (name, n, amount, url) => `Bonjour ${name},\n\nveuillez payer votre commande ${n} (${amount}) ici :\n${url}\n\nNous expédions dès réception du paiement.\n`,
-  },
-};
+/** Deliveries older than the retention deleted per recorded delivery: the purge keeps pace with any intake. */
+const DELIVERY_PURGE_PER_INSERT = 20;
 
-/** The e-mail carrying an order's payment link. */
-export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload {
-  const lang = confirmationLanguage(order.contact.culture);
-  const m = PAYLINK_MAIL[lang];
-  const amount = moneyFormat(lang, order.currency).format(order.grossTotalCents / 100);
-  return { to: order.contact.email, subject: m.subject(order.orderNumber), text: m.body(`${order.contact.firstName} ${order.contact.lastName}`, order.orderNumber, amount, url), language: lang };
+/**
+ * Records a payment webhook delivery and enqueues its processing (one transaction). A delivery repeating the
+ * transaction id and claimed status of one whose re-fetch has not started is merged into it (no new job,
+ * no further provider call); once the re-fetch has started a new delivery gets its own job, so a forged
+ * early delivery cannot swallow the genuine one that follows. Deliveries older than `retentionDays` are
+ * purged a few at a time on the way. Returns the delivery id and whether it was new.
+ */
+export async function recordPaymentDelivery(
+  db: Kysely<DB>,
+  d: { contentType: string | null; transactionId: number; claimedStatus: string | null },
+  retentionDays: number,
+): Promise<{ deliveryId: number; isNew: boolean }> {
+  const recorded = await db.transaction().execute(async (trx) => {
+    const { id: deliveryId, isNew } = await flowRepo.insertDelivery(trx, d);
+    if (isNew) await enqueue<PaymentStatusJobPayload>(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, { deliveryId, transactionId: d.transactionId });
+    return { deliveryId, isNew };
+  });
+  await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);
+  return recorded;
 }
 
 function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
@@ -259,6 +257,7 @@ export class OrderFlow {
       currency: order.currency,
       referenceId: order.orderNumber,
       title: `Order ${order.orderNumber}`,
+      description: paylinkDescription(order),
       purpose: order.orderNumber,
       email: order.contact.email,
     });
@@ -285,7 +284,7 @@ export class OrderFlow {
     if (order.state !== 'pending_payment' && order.state !== 'received') throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
     const row = await db.selectFrom('orders').select('paylink_id').where('id', '=', orderId).executeTakeFirstOrThrow();
     if (row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
-    const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, purpose: order.orderNumber, email: order.contact.email });
+    const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, description: paylinkDescription(order), purpose: order.orderNumber, email: order.contact.email });
     await db.updateTable('orders').set({ paylink_id: link.id, paylink_url: link.link, updated_at: new Date() }).where('id', '=', orderId).execute();
     return link;
   }
@@ -316,6 +315,7 @@ export class OrderFlow {
    */
   async processPaymentStatus(deliveryId: number, transactionId: number): Promise<void> {
     const db = this.deps.database.db;
+    await flowRepo.markDeliveryFetching(db, deliveryId);
     let tx: PaymentTransaction | null;
     try {
       tx = await this.payment.getTransaction(transactionId);
@@ -348,7 +348,8 @@ export class OrderFlow {
     }
     await db.transaction().execute(async (trx) => {
       let outcome = `noChange:${order.state}`;
-      if (found.status === 'confirmed') {
+      const isRefund = found.originalTransactionId !== null && found.originalTransactionId !== undefined;
+      if (found.status === 'confirmed' && !isRefund) {
         if (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency) outcome = 'amountMismatch';
         else {
           const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
@@ -362,22 +363,43 @@ export class OrderFlow {
             this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
           }
         }
-      } else if (found.status === 'cancelled' || found.status === 'declined') {
+      } else if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund) {
         const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
         if (r.changed) {
           await releaseCardNumbers(trx, order.order_number);
           await flowRepo.releaseRedemptions(trx, order.id);
           outcome = `applied:${r.from}->cancelled`;
         }
-      } else if (found.status === 'refunded') {
-        // Only the transaction that paid the order can refund it.
-        if (order.payment_transaction_id === found.id) {
-          const r = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${found.id} refunded` });
-          if (r.changed) outcome = `applied:${r.from}->refunded`;
-        }
+      } else if ((found.status === 'refunded' || found.status === 'partially-refunded') && isRefund) {
+        outcome = await this.applyRefund(trx, order, found, actor);
+      } else if (found.status === 'refunded' && order.payment_transaction_id === found.id) {
+        // The paying transaction itself reported as refunded (no separate refund transaction seen).
+        const r = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${found.id} refunded` });
+        if (r.changed) outcome = `applied:${r.from}->refunded`;
       }
       await flowRepo.setDeliveryOutcome(trx, deliveryId, { providerStatus: found.status, orderId: order.id, outcome });
     });
+  }
+
+  /**
+   * A refund transaction (Payrexx: its own transaction, `originalTransactionId` = the charge, `amount` = the
+   * refunded amount) of the order's paying transaction: recorded once; when the refunds add up to the paid
+   * amount the order becomes `refunded`, else the partial refund is written to the order's history. Returns
+   * the delivery outcome. Refunds of another transaction change nothing.
+   */
+  private async applyRefund(trx: Kysely<DB>, order: OrderRow, refund: PaymentTransaction, actor: string): Promise<string> {
+    if (order.payment_transaction_id === null || order.payment_transaction_id !== refund.originalTransactionId) return 'noChange:foreignRefund';
+    const paid = Number(order.gross_total_cents);
+    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: refund.amountCents, currency: refund.currency, status: refund.status });
+    if (!r.isNew) return 'noChange:refundKnown';
+    const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
+    if (r.totalCents >= paid) {
+      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(refund.amountCents)} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
+      return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
+    }
+    const now = await trx.selectFrom('orders').select('state').where('id', '=', order.id).executeTakeFirstOrThrow();
+    await insertStateChange(trx, { orderId: order.id, from: now.state as OrderState, to: now.state as OrderState, actor, reason: `partial refund ${money(refund.amountCents)} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
+    return `refundRecorded:${r.totalCents}`;
   }
 
   /**

@@ -1,5 +1,5 @@
 /**
- * The one payment provider client (DESIGN §6 payment provider; issue 7): a Payrexx-style API v1 at
+ * The one payment provider client (docs/payrexx.md): a Payrexx-style API v1 at
  * `PAYMENT_BASE_URL`, instance in the query (`?instance=`), key in the header `X-API-KEY` (never in a URL,
  * an error message or a log line). Answers are unwrapped from Payrexx's `{ status, data: [...] }` envelope
  * and mapped to the spec's schemas (amounts integer cents, times ISO 8601 UTC).
@@ -15,6 +15,7 @@
  *   state; deleting it is a clean-up, not a correctness need;
  * - a deleted paylink that is already gone (404 on a retried DELETE) counts as deleted.
  */
+import { stringify } from 'csv-stringify/sync';
 import { DEFAULT_RETRY_POLICY, HttpTransportError, fetchWithRetry, type HttpCall, type RetryPolicy } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type {
@@ -24,7 +25,6 @@ import type {
   PaymentPayoutDetails,
   PaymentPingResult,
   PaymentTransaction,
-  PaymentTransactionStatus,
   PayrexxEnvelope,
   PayrexxPaymentRequest,
   PayrexxPayout,
@@ -69,9 +69,7 @@ export interface PaymentClientOptions {
   retry?: RetryPolicy;
 }
 
-const TRANSACTION_STATUSES: readonly PaymentTransactionStatus[] = ['waiting', 'confirmed', 'cancelled', 'declined', 'authorized', 'reserved', 'refunded', 'partially-refunded', 'chargeback', 'error', 'uncaptured'];
 const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'confirmed', 'cancelled', 'declined', 'expired'];
-const PAYOUT_STATUSES: readonly PaymentPayout['status'][] = ['open', 'paid', 'failed'];
 
 class InvalidAnswer extends Error {}
 
@@ -80,16 +78,40 @@ function oneOf<T extends string>(values: readonly T[], v: unknown, what: string)
   throw new InvalidAnswer(`unknown ${what} ${JSON.stringify(v)}`);
 }
 
+/** A status string as the provider sent it (unknown values kept: the provider adds statuses without notice). */
+function statusText(v: unknown, what: string): string {
+  if (typeof v === 'string' && v !== '' && v.length <= 40) return v;
+  throw new InvalidAnswer(`${what} ${JSON.stringify(v)} is not a status`);
+}
+
 function cents(v: unknown, what: string): number {
   if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string' && /^-?\d+$/.test(v)) return Number(v);
+  if (typeof v === 'string' && /^-?\d{1,15}$/.test(v)) return Number(v);
   throw new InvalidAnswer(`${what} is not an integer amount`);
 }
 
-/** Provider time `YYYY-MM-DD HH:MM:SS` (UTC) → ISO 8601 with `Z`. */
-function isoTime(v: unknown): string {
-  if (typeof v === 'string' && /^\d{4}-\d{2}-\d{2}[ T]\d{2}:\d{2}:\d{2}/.test(v)) return `${v.slice(0, 10)}T${v.slice(11, 19)}Z`;
-  throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not YYYY-MM-DD HH:MM:SS`);
+function optionalInt(v: unknown): number | null {
+  if (v === null || v === undefined || v === '') return null;
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,10}$/.test(v) ? Number(v) : NaN;
+  return Number.isSafeInteger(n) ? n : null;
+}
+
+/**
+ * Provider time → ISO 8601 UTC with `Z`. `YYYY-MM-DD HH:MM:SS` without an offset is UTC; a time with an
+ * offset (`2025-10-01T11:36:07+02:00`) is converted, keeping the instant (docs/payrexx.md, Times).
+ */
+export function payrexxTimeToIso(v: unknown): string {
+  const m = typeof v === 'string' ? /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/.exec(v) : null;
+  if (!m) throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not YYYY-MM-DD HH:MM:SS`);
+  const offset = m[3] === undefined || m[3] === 'Z' ? 'Z' : m[3].includes(':') ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
+  const t = new Date(`${m[1]}T${m[2]}${offset}`);
+  if (Number.isNaN(t.getTime())) throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not a valid time`);
+  return `${t.toISOString().slice(0, 19)}Z`;
+}
+
+/** `YYYY-MM-DD HH:MM:SS` in UTC, the format of the `filterDatetimeUtc*` parameters. */
+function utcFilterTime(d: Date): string {
+  return d.toISOString().slice(0, 19).replace('T', ' ');
 }
 
 function toPaylink(r: PayrexxPaymentRequest): PaymentPaylink {
@@ -108,32 +130,81 @@ function toPaylink(r: PayrexxPaymentRequest): PaymentPaylink {
   };
 }
 
-function toTransaction(t: PayrexxTransaction): PaymentTransaction {
+/**
+ * A provider transaction (API answer or webhook body) in the spec's shape. Unknown statuses are kept; a
+ * refund keeps its `originalTransactionId` and carries the refunded amount as `amountCents`.
+ */
+export function toPaymentTransaction(t: PayrexxTransaction): PaymentTransaction {
+  const id = optionalInt(t.id);
+  if (id === null) throw new InvalidAnswer('transaction id is not an integer');
   return {
-    id: t.id,
+    id,
     uuid: t.uuid,
-    status: oneOf(TRANSACTION_STATUSES, t.status, 'transaction status'),
-    time: isoTime(t.time),
+    status: statusText(t.status, 'transaction status'),
+    time: payrexxTimeToIso(t.time),
     referenceId: t.referenceId ?? t.invoice?.referenceId ?? null,
     amountCents: cents(t.amount, 'amount'),
     currency: t.currency ?? t.invoice?.currency ?? '',
     psp: t.psp ?? null,
     paymentMethod: t.payment?.brand || null,
-    paylinkId: t.invoice?.paymentRequestId ?? null,
+    paylinkId: optionalInt(t.invoice?.paymentRequestId),
+    originalTransactionId: optionalInt(t.originalTransactionId),
   };
 }
 
+const TRANSACTION_TRANSFERS = new Set(['transaction', 'transaction-reversal']);
+
 function toPayout(p: PayrexxPayout): PaymentPayout {
   return {
-    uuid: p.uuid,
+    uuid: String(p.uuid),
     amountCents: cents(p.amount, 'amount'),
-    feesCents: cents(p.fees, 'fees'),
+    feesCents: cents(p.total_fees, 'total_fees'),
     currency: p.currency,
-    status: oneOf(PAYOUT_STATUSES, p.status, 'payout status'),
+    status: statusText(p.status, 'payout status'),
     date: p.date,
-    transactionCount: p.transactionCount ?? p.transactions?.length ?? 0,
-    statementDescriptor: p.statementDescriptor ?? null,
+    transactionCount: (p.transfers ?? []).filter((t) => TRANSACTION_TRANSFERS.has(t.type)).length,
+    statementDescriptor: p.statement ?? null,
+    isManualPayout: p.is_manual_payout === true,
   };
+}
+
+/** A payout's transaction transfers: gross from the transfer's own item, fee from its fee items (both signed). */
+function toPayoutDetails(p: PayrexxPayout): PaymentPayoutDetails {
+  return {
+    ...toPayout(p),
+    transactions: (p.transfers ?? [])
+      .filter((t) => TRANSACTION_TRANSFERS.has(t.type))
+      .map((t) => {
+        const netAmountCents = cents(t.amount, 'transfer amount');
+        const feeCents = -t.items.filter((i) => /fee/.test(i.type)).reduce((sum, i) => sum + cents(i.amount, 'fee'), 0);
+        const tx = t.transaction ?? null;
+        return {
+          transferType: t.type,
+          transactionId: tx?.id ?? 0,
+          uuid: tx?.uuid ?? '',
+          referenceId: tx?.referenceId ?? null,
+          time: payrexxTimeToIso(tx?.time ?? t.date_time),
+          amountCents: netAmountCents + feeCents,
+          feeCents,
+          netAmountCents,
+          currency: tx?.currency ?? p.currency,
+        };
+      }),
+  };
+}
+
+/**
+ * The accounting CSV of a payout, built from its details (docs/payrexx.md, Payouts): one line per
+ * transaction transfer, then a `total` line; amounts in currency units with two decimals.
+ */
+export function payoutAccountingCsv(p: PaymentPayoutDetails): string {
+  const money = (c: number) => (c / 100).toFixed(2);
+  const rows: (string | number)[][] = [['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency']];
+  for (const t of p.transactions) rows.push([p.uuid, p.date, t.transferType, t.transactionId, t.uuid, t.referenceId ?? '', t.time, money(t.amountCents), money(t.feeCents), money(t.netAmountCents), t.currency]);
+  rows.push([p.uuid, p.date, 'total', '', '', '', '', money(p.amountCents + p.feesCents), money(p.feesCents), money(p.amountCents), p.currency]);
+  // No formula escaping (unlike the catalogue export): reversals are negative numbers that must stay
+  // numbers, and the text cells are our own order numbers and the provider's ids.
+  return stringify(rows, { record_delimiter: '\r\n' });
 }
 
 function codeOf(status: number): PaymentProviderErrorCode {
@@ -180,7 +251,7 @@ export class PaymentClient {
     try {
       answer = await fetchWithRetry({
         method,
-        url: `${this.baseUrl}/${o.path}/?${query.toString()}`,
+        url: `${this.baseUrl}/${o.path.replace(/\/$/, '')}/?${query.toString()}`,
         headers,
         body: o.form ? new URLSearchParams(o.form).toString() : undefined,
         timeoutMs: this.timeoutMs,
@@ -241,26 +312,37 @@ export class PaymentClient {
     }
   }
 
-  private requestForm(p: NewPaylink): [string, string][] {
+  /**
+   * Form of a paylink (`Invoice`): `description` always (the provider requires it), the payer's e-mail as
+   * the page's prefilled, mandatory e-mail field (`fields[email][defaultValue]`, `fields[email][mandatory]`).
+   * A `Gateway` takes `fields[email][value]` and a cancel URL instead. Sources in `payrexx-contract.ts`.
+   */
+  private requestForm(p: NewPaylink, kind: 'Invoice' | 'Gateway'): [string, string][] {
     const f: [string, string][] = [
       ['amount', String(p.amountCents)],
       ['currency', p.currency],
     ];
     const add = (k: string, v: string | undefined) => v !== undefined && f.push([k, v]);
-    add('title', p.title);
-    add('description', p.description);
+    // A Gateway has neither title nor description [SDK Request/Gateway.php].
+    if (kind === 'Invoice') {
+      add('title', p.title);
+      add('description', p.description ?? p.title ?? p.referenceId ?? p.purpose ?? 'Payment');
+    }
     add('purpose', p.purpose);
     add('referenceId', p.referenceId);
     add('successRedirectUrl', p.successUrl);
     add('failedRedirectUrl', p.failedUrl);
-    add('cancelRedirectUrl', p.cancelUrl);
-    add('fields[email][value]', p.email);
+    if (kind === 'Gateway') add('cancelRedirectUrl', p.cancelUrl);
+    if (p.email !== undefined) {
+      if (kind === 'Invoice') f.push(['fields[email][defaultValue]', p.email], ['fields[email][mandatory]', '1']);
+      else f.push(['fields[email][value]', p.email]);
+    }
     return f;
   }
 
   /** Creates a paylink (Payrexx `Invoice`). Not retried after an ambiguous failure (module comment). */
   async createPaylink(p: NewPaylink): Promise<PaymentPaylink> {
-    return (await this.single('POST', { path: 'Invoice', form: this.requestForm(p), idempotent: false }, toPaylink))!;
+    return (await this.single('POST', { path: 'Invoice', form: this.requestForm(p, 'Invoice'), idempotent: false }, toPaylink))!;
   }
 
   /** A paylink by id; null when the provider does not know it. */
@@ -278,7 +360,7 @@ export class PaymentClient {
 
   /** Creates a checkout gateway (same fields and rules as a paylink). */
   async createGateway(p: NewPaylink): Promise<PaymentPaylink> {
-    return (await this.single('POST', { path: 'Gateway', form: this.requestForm(p), idempotent: false }, toPaylink))!;
+    return (await this.single('POST', { path: 'Gateway', form: this.requestForm(p, 'Gateway'), idempotent: false }, toPaylink))!;
   }
 
   /** A gateway by id; null when unknown. */
@@ -293,39 +375,35 @@ export class PaymentClient {
 
   /** A transaction by id, as the provider reports it now; null when unknown (the webhook's source of truth). */
   getTransaction(id: number): Promise<PaymentTransaction | null> {
-    return this.single('GET', { path: `Transaction/${id}`, idempotent: true, nullOn404: true }, toTransaction);
+    return this.single('GET', { path: `Transaction/${id}`, idempotent: true, nullOn404: true }, toPaymentTransaction);
   }
 
-  /** Recent transactions, newest first (`limit` ≤ 100, `offset` for paging, optional `referenceId`). */
-  async listTransactions(opts: { limit?: number; offset?: number; referenceId?: string } = {}): Promise<PaymentTransaction[]> {
-    const query: Record<string, string> = { limit: String(opts.limit ?? 100), offset: String(opts.offset ?? 0) };
-    if (opts.referenceId !== undefined) query.referenceId = opts.referenceId;
-    return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toTransaction))!;
+  /**
+   * Transactions, newest first unless `order` is `ASC` (the provider's own default is oldest first);
+   * `limit` ≤ 100, `offset` for paging, `from`/`to` filter by creation time (sent as UTC). The provider has
+   * no filter by reference.
+   */
+  async listTransactions(opts: { limit?: number; offset?: number; order?: 'ASC' | 'DESC'; from?: Date; to?: Date } = {}): Promise<PaymentTransaction[]> {
+    const query: Record<string, string> = { limit: String(opts.limit ?? 100), offset: String(opts.offset ?? 0), orderByTime: opts.order ?? 'DESC' };
+    if (opts.from) query.filterDatetimeUtcGreaterThan = utcFilterTime(opts.from);
+    if (opts.to) query.filterDatetimeUtcLessThan = utcFilterTime(opts.to);
+    return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toPaymentTransaction))!;
   }
 
-  /** Payouts, newest first. */
+  /** Payouts as the provider lists them. */
   async listPayouts(): Promise<PaymentPayout[]> {
     return (await this.data('GET', { path: 'Payout', idempotent: true }, toPayout))!;
   }
 
-  /** A payout with its transactions (fees and net per transaction); null when unknown. */
+  /** A payout with its transaction transfers (`Payout/{uuid}/details`); null when unknown. */
   getPayout(uuid: string): Promise<PaymentPayoutDetails | null> {
-    return this.single('GET', { path: `Payout/${encodeURIComponent(uuid)}`, idempotent: true, nullOn404: true }, (p: PayrexxPayout) => ({
-      ...toPayout(p),
-      transactions: (p.transactions ?? []).map((t) => {
-        const amountCents = cents(t.amount, 'amount');
-        const feeCents = cents(t.fee, 'fee');
-        return { transactionId: t.id, uuid: t.uuid, referenceId: t.referenceId ?? null, time: isoTime(t.time), amountCents, feeCents, netAmountCents: amountCents - feeCents, currency: t.currency ?? p.currency };
-      }),
-    }));
+    return this.single('GET', { path: `Payout/${encodeURIComponent(uuid)}/details`, idempotent: true, nullOn404: true }, toPayoutDetails);
   }
 
-  /** The provider's accounting CSV of a payout, passed through as text (UTF-8); null when unknown. */
+  /** The accounting CSV of a payout (built by {@link payoutAccountingCsv} from its details); null when unknown. */
   async getAccountingCsv(uuid: string): Promise<string | null> {
-    const res = await this.raw('GET', { path: `Payout/${encodeURIComponent(uuid)}/accounting-export`, idempotent: true, nullOn404: true });
-    if (!res) return null;
-    if (!/^text\/csv/i.test(res.contentType)) throw new PaymentProviderError({ operation: `GET Payout/${uuid}/accounting-export`, status: res.status, code: 'invalidResponse', providerMessage: `content type ${res.contentType}` });
-    return res.text;
+    const details = await this.getPayout(uuid);
+    return details && payoutAccountingCsv(details);
   }
 }
 

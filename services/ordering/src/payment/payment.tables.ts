@@ -1,5 +1,5 @@
 /**
- * Tables of the payment side. Mirrors migration 0006.
+ * Tables of the payment side. Mirrors migrations 0006 and 0009.
  */
 import type { ColumnType, Generated } from 'kysely';
 
@@ -16,13 +16,32 @@ export interface PaymentDeliveriesTable {
   provider_status: string | null;
   order_id: number | null;
   /**
-   * `queued` (recorded, re-fetch pending), `unknownTransaction` (the provider does not know it: forged or
+   * `queued` (recorded, re-fetch not started; repeats merge into it), `fetching` (re-fetch started),
+   * `merged` (a duplicate from before merging existed), `unknownTransaction` (the provider does not know it: forged or
    * foreign), `unknownOrder`, `amountMismatch`, `applied:<from>-><to>`, `noChange:<state>`.
    */
   outcome: string;
+  /** Further deliveries of the same transaction id and claimed status merged into this one while it was queued. */
+  repeats: Generated<number>;
+}
+
+/** `payment_refunds`: a refund transaction of an order's paying transaction, recorded once. */
+export interface PaymentRefundsTable {
+  /** The refund's own provider transaction id. */
+  transaction_id: number;
+  order_id: number;
+  /** The charge it refunds (`originalTransactionId`). */
+  original_transaction_id: number;
+  /** Refunded amount, cents. */
+  amount_cents: ColumnType<string, number, never>;
+  currency: string;
+  /** `refunded` or `partially-refunded` as the provider reported it. */
+  status: string;
+  recorded_at: ColumnType<Date, Date | undefined, never>;
 }
 
 /** All payment tables. */
 export interface PaymentTables {
   payment_deliveries: PaymentDeliveriesTable;
+  payment_refunds: PaymentRefundsTable;
 }

@@ -1,5 +1,5 @@
 /**
- * Types of the payment provider client (DESIGN §6 payment provider; issue 7). Two layers:
+ * Types of the payment provider client (docs/payrexx.md). Two layers:
  * - the provider's wire shapes (Payrexx API v1: envelope `{ status, data: [...] }`, amounts in cents as
  *   `amount`, `createdAt` unix seconds, transaction `time` as `YYYY-MM-DD HH:MM:SS` UTC), and
  * - what the client returns: the spec's schemas (`PaymentPaylink`, `PaymentTransaction`, `PaymentPayout`,
@@ -27,10 +27,11 @@ export interface NewPaylink {
   /** Passed back in transactions and webhooks; the order number for order paylinks. */
   referenceId?: string;
   title?: string;
+  /** Shown on the payment page; required by the provider, so the title (else the reference) is sent when omitted. */
   description?: string;
   /** Purpose shown on statements. */
   purpose?: string;
-  /** Payer e-mail to prefill. */
+  /** Payer e-mail to prefill (`fields[email][defaultValue]`, mandatory on the page). */
   email?: string;
   /** Where the payment page sends the payer after paying, failing or cancelling. */
   successUrl?: string;
@@ -38,14 +39,14 @@ export interface NewPaylink {
   cancelUrl?: string;
 }
 
-/** Payrexx envelope. */
+/** Payrexx envelope (see `payrexx-contract.ts` `envelopeOf`). */
 export interface PayrexxEnvelope<T> {
   status: 'success' | 'error';
   data?: T[];
   message?: string;
 }
 
-/** Payrexx `Invoice` (paylink) or `Gateway` as sent. */
+/** Payrexx `Invoice` (paylink) or `Gateway` as answered (`payrexx-contract.ts` `InvoiceSchema`). */
 export interface PayrexxPaymentRequest {
   id: number;
   hash: string;
@@ -55,37 +56,49 @@ export interface PayrexxPaymentRequest {
   title?: string | null;
   description?: string | null;
   purpose?: string | null;
-  amount: number;
+  amount: number | string;
   currency: string;
   /** Unix seconds. */
   createdAt?: number;
 }
 
-/** Payrexx `Transaction` as sent. */
+/** Payrexx `Transaction` as answered or carried by a webhook (`payrexx-contract.ts` `TransactionSchema`); form values are strings. */
 export interface PayrexxTransaction {
-  id: number;
+  id: number | string;
   uuid: string;
+  /** `YYYY-MM-DD HH:MM:SS` (UTC) or ISO 8601 with an offset. */
   time: string;
   status: string;
   psp?: string | null;
   referenceId?: string | null;
-  amount: number;
+  /** Cents; for a refund transaction the refunded amount. */
+  amount: number | string;
   currency?: string;
+  originalTransactionId?: number | string | null;
   payment?: { brand?: string | null } | null;
-  invoice?: { paymentRequestId?: number | null; referenceId?: string | null; amount?: number; currency?: string } | null;
+  invoice?: { paymentRequestId?: number | string | null; referenceId?: string | null; currency?: string } | null;
 }
 
-/** Payrexx `Payout` as sent (list entry; the detail adds `transactions`). */
-export interface PayrexxPayout {
-  uuid: string;
+/** A transfer of a payout (`payrexx-contract.ts` `TransferSchema`): signed cents. */
+export interface PayrexxTransfer {
+  type: string;
   amount: number;
-  fees: number;
+  date_time: string;
+  items: { type: string; amount: number }[];
+  transaction?: { id: number; uuid: string; referenceId?: string | null; time?: string; amount?: number; currency?: string } | null;
+}
+
+/** Payrexx `Payout` as answered (`payrexx-contract.ts` `PayoutSchema`). */
+export interface PayrexxPayout {
+  uuid: string | number;
+  amount: number;
+  total_fees: number;
   currency: string;
   status: string;
   date: string;
-  statementDescriptor?: string | null;
-  transactionCount?: number;
-  transactions?: { id: number; uuid: string; referenceId?: string | null; time: string; amount: number; fee: number; currency?: string }[];
+  statement?: string | null;
+  transfers?: PayrexxTransfer[];
+  is_manual_payout?: boolean;
 }
 
 /** Outcome of `PaymentClient.ping`: never throws, reports. */

@@ -51,7 +51,10 @@ export interface paths {
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
-         *       user rejects the whole batch with 403 (admin keys may upload for any modem).
+         *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
+         *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
+         *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
+         *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
          *     - Requires a key.
          */
         post: operations["postPunches"];
@@ -82,8 +85,10 @@ export interface paths {
          *       `afterId`; the stream continues after that id without gaps or repeats. The stream starts with
          *       `retry: 1000`.
          *     - Idle streams receive a `: keep-alive` comment every 15 seconds.
-         *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. A
-         *       stopping instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. Each
+         *       client (the API key's user, else the client address) may hold only a share of them (100 by
+         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
+         *       instance ends its streams; clients reconnect with `Last-Event-ID`.
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -205,6 +210,33 @@ export interface paths {
         put?: never;
         post?: never;
         delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/modems/{serial}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The modem's serial number. */
+                serial: components["schemas"]["ModemSerial"];
+            };
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Release a modem (admin)
+         * @description Removes the modem's registration, so that the next upload or event naming the serial registers it to
+         *     that caller: the remedy when someone registered a serial that is not theirs (modems belong to the
+         *     user that first uploads for them or first names them in an event). The modem is also removed from
+         *     every event that lists it. Punches already stored for the serial stay stored and belong to whoever
+         *     registers the serial next. 404 when no modem has that serial.
+         */
+        delete: operations["deleteModem"];
         options?: never;
         head?: never;
         patch?: never;
@@ -784,7 +816,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database away); retry after the given seconds. */
+        /** @description Temporarily unavailable (database away, or the instance busy because every database connection stayed in use for 5 s, or live connections full); retry after the given seconds. */
         ProblemServiceUnavailable: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -849,7 +881,8 @@ export interface operations {
                  *     request up to this many seconds until a punch for the filter becomes readable, then answer as usual;
                  *     when the time is up, answer the normal empty result (`X-Total-Count: 0`). `0` (default) answers at
                  *     once. A new punch is normally delivered within 100 ms of its upload, on any service instance.
-                 *     Held requests are bounded per instance (503 with `Retry-After` when full).
+                 *     Held requests are bounded per instance (503 with `Retry-After` when full) and per client (the API key's
+                 *     user, else the client address; 429 with `Retry-After` beyond its share, 100 by default).
                  * @example 30
                  */
                 wait?: number;
@@ -1182,6 +1215,32 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    deleteModem: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The modem's serial number. */
+                serial: components["schemas"]["ModemSerial"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Released. */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
             default: components["responses"]["ProblemDefault"];
         };
     };

@@ -9,7 +9,7 @@ import type { LiveHub } from '../live/hub';
 import { clientGone, runStream } from '../live/live.service';
 import { readPunches } from '../punches/punches.service';
 import type { HandlerDeps } from './deps';
-import { callerOf } from './respond';
+import { callerOf, liveClientOf } from './respond';
 
 /** Options of {@link liveHandlers}; `heartbeatMs` shortens the keep-alive interval in tests. */
 export interface LiveHandlerOptions {
@@ -29,7 +29,7 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
       const read = (from: number) => readPunches(svc, caller, { ...req.query, afterId: from }, 'json');
       const seen = live.current;
       const first = await read(afterId);
-      const release = live.acquire();
+      const release = live.acquire(liveClientOf(req, res));
       const gone = clientGone(res);
       try {
         res.status(200);

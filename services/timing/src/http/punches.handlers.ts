@@ -9,7 +9,7 @@ import type { LiveHub } from '../live/hub';
 import { punchesFromCsv, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
 import { countIngested, type TimingMetrics } from '../metrics';
 import type { HandlerDeps } from './deps';
-import { callerOf, requireCaller, sendText } from './respond';
+import { callerOf, liveClientOf, requireCaller, sendText } from './respond';
 
 /** Response content types of punch reads by format. */
 export const PUNCH_CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
@@ -37,7 +37,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
       let page = await read();
       const waitMs = (req.query.wait ?? 0) * 1000;
       if (page.total === 0 && waitMs > 0 && !live.isClosing) {
-        const release = live.acquire();
+        const release = live.acquire(liveClientOf(req, res));
         const gone = clientGone(res);
         try {
           page = await holdLongPoll(live, read, page, seen, waitMs, gone.signal);

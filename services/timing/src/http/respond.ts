@@ -1,7 +1,7 @@
 /**
  * Small response helpers shared by the handlers.
  */
-import type { Response } from 'express';
+import type { Request, Response } from 'express';
 import { principalOf } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 
@@ -18,6 +18,15 @@ export function requireCaller<T>(res: Response<T>): Principal {
   const caller = callerOf(res);
   if (!caller) throw new Error('operation without anonymous access reached its handler without a principal');
   return caller;
+}
+
+/**
+ * Who holds a live connection, for the per-client share of live slots: the API key's user when there is
+ * one, else the client's address (`req.ip`, which honours `TRUSTED_PROXIES`).
+ */
+export function liveClientOf<T>(req: Request, res: Response<T>): string {
+  const caller = callerOf(res);
+  return caller ? `user:${caller.userId}` : `ip:${req.ip ?? 'unknown'}`;
 }
 
 /** 201 with `Location` and a JSON body (the handler types are derived from 200 responses only). */

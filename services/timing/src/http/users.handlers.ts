@@ -3,12 +3,12 @@
  */
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
-import { listModems } from '../modems/modems.service';
+import { listModems, releaseModem } from '../modems/modems.service';
 import * as users from '../users/users.service';
 import type { HandlerDeps } from './deps';
 import { requireCaller, sendCreated, sendNoContent } from './respond';
 
-/** `createUser`, `listUsers`, `getUser`, `createKey`, `listKeys`, `getKey`, `deleteKey`, `listModems`. */
+/** `createUser`, `listUsers`, `getUser`, `createKey`, `listKeys`, `getKey`, `deleteKey`, `listModems`, `deleteModem`. */
 export function userHandlers(deps: HandlerDeps): Handlers<operations> {
   const { db } = deps.database;
   return {
@@ -38,6 +38,10 @@ export function userHandlers(deps: HandlerDeps): Handlers<operations> {
     },
     async listModems(_req, res) {
       res.json(await listModems(db, requireCaller(res)));
+    },
+    async deleteModem(req, res) {
+      await releaseModem(db, req.params.serial);
+      sendNoContent(res);
     },
   };
 }

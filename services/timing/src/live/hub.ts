@@ -31,6 +31,11 @@ export interface LiveHubOptions {
   logger?: Logger;
   /** Most held long-polls plus open streams of this instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
   maxConnections?: number;
+  /**
+   * Most of them one client may hold (429 beyond), so one client cannot take every slot;
+   * `TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT`. Default: a tenth of `maxConnections`, at least 1.
+   */
+  maxConnectionsPerClient?: number;
   /** Waiters re-read at least this often (ms) even without a notification. Default 5000. */
   safetyPollMs?: number;
 }
@@ -50,14 +55,18 @@ export class LiveHub {
   private generation = 0;
   private readonly waiters = new Set<(reason: WakeReason) => void>();
   private held = 0;
+  /** Slots held per client (see {@link acquire}); a client with none has no entry. */
+  private readonly heldBy = new Map<string, number>();
   private closing = false;
   private pendingHint: number | null = null;
   private checking = false;
   readonly maxConnections: number;
+  readonly maxConnectionsPerClient: number;
   readonly safetyPollMs: number;
 
   constructor(private readonly opts: LiveHubOptions) {
     this.maxConnections = opts.maxConnections ?? 1000;
+    this.maxConnectionsPerClient = opts.maxConnectionsPerClient ?? Math.max(1, Math.floor(this.maxConnections / 10));
     this.safetyPollMs = opts.safetyPollMs ?? 5_000;
   }
 
@@ -77,20 +86,30 @@ export class LiveHub {
   }
 
   /**
-   * Takes a connection slot or throws 503 with `Retry-After` when {@link maxConnections} are held (also while
-   * closing, so a stopping instance sends live clients elsewhere).
+   * Takes a connection slot for `client` (an API key's user or an address, see `liveClientOf`). Throws 503
+   * with `Retry-After` when {@link maxConnections} are held or while closing (the instance's limit: a
+   * stopping or full instance sends live clients elsewhere), else 429 with `Retry-After` when that client
+   * already holds {@link maxConnectionsPerClient} (the client's own limit).
    */
-  acquire(): LiveSlot {
+  acquire(client: string): LiveSlot {
     if (this.closing) throw new ApiError(503, 'The service is stopping; retry on another instance.', { headers: { 'Retry-After': '1' } });
     if (this.held >= this.maxConnections) {
       throw new ApiError(503, `Too many live connections (${this.maxConnections}); retry shortly or poll without wait.`, { headers: { 'Retry-After': '5' } });
     }
+    const mine = this.heldBy.get(client) ?? 0;
+    if (mine >= this.maxConnectionsPerClient) {
+      throw new ApiError(429, `This client already holds ${this.maxConnectionsPerClient} live connections; close one or poll without wait.`, { headers: { 'Retry-After': '5' } });
+    }
     this.held += 1;
+    this.heldBy.set(client, mine + 1);
     let released = false;
     return () => {
       if (released) return;
       released = true;
       this.held -= 1;
+      const left = (this.heldBy.get(client) ?? 1) - 1;
+      if (left > 0) this.heldBy.set(client, left);
+      else this.heldBy.delete(client);
     };
   }
 

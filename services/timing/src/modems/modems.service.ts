@@ -3,7 +3,7 @@
  * first names it). Another user's modem may not be uploaded for or put into an event, except by admins.
  */
 import type { Kysely } from 'kysely';
-import { ApiError } from '@sports-timing/shared';
+import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { Principal } from '../auth/principal';
@@ -21,15 +21,22 @@ export function foreignModemsError(foreign: string[]): ApiError {
   return foreignModems(`Modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')} belong${foreign.length > 1 ? '' : 's'} to another user.`, [...foreign]);
 }
 
+/** Most new modems one upload may register (non-admin callers); the `postPunches` description in the spec. */
+export const MAX_NEW_MODEMS_PER_UPLOAD = 100;
+/** Most modems a (non-admin) user holds, uploads and events alike; the `postPunches` description in the spec. */
+export const MAX_MODEMS_PER_USER = 1_000;
+
 /**
- * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign`, a serial
- * belonging to a user other than `ownerId` → 403 listing them; nothing is registered in that case (the
- * check runs before the registration, and again after it to catch a concurrent registration).
+ * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign` (admins), a
+ * serial belonging to a user other than `ownerId` → 403 listing them; more than `maxNew` missing serials, or
+ * more than {@link MAX_MODEMS_PER_USER} modems for the owner afterwards → 400 naming the limit. Nothing is
+ * registered in those cases (the checks run before the registration, and the ownership check again after it
+ * to catch a concurrent registration).
  *
  * Registration is an autocommitted statement of its own, so the upload transaction that follows does no
  * write before its punch-id allocation (see punches.repository.ts).
  */
-export async function claimModems(db: Kysely<DB>, serials: readonly string[], ownerId: number, allowForeign: boolean): Promise<void> {
+export async function claimModems(db: Kysely<DB>, serials: readonly string[], ownerId: number, allowForeign: boolean, maxNew = Infinity): Promise<void> {
   const unique = [...new Set(serials)];
   if (unique.length === 0) return;
   const check = (owners: { serial: string; user_id: number }[]) => {
@@ -42,8 +49,19 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
   if (owners.length === unique.length) return;
   const known = new Set(owners.map((o) => o.serial));
   const missing = unique.filter((s) => !known.has(s));
-  await repo.registerModems(db, missing, ownerId);
+  if (!allowForeign && missing.length > maxNew) {
+    throw validationError({ modem: [`one upload may register at most ${maxNew} new modems (this one names ${missing.length})`] }, `Too many new modems in one upload (at most ${maxNew}).`);
+  }
+  const { registered, held } = await repo.registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
+  if (!registered) {
+    throw validationError({ modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] }, `Modem limit reached (at most ${MAX_MODEMS_PER_USER} per user).`);
+  }
   check(await repo.findModemOwners(db, missing));
+}
+
+/** Releases a modem (admin): its registration and event memberships go; 404 when the serial is unknown. */
+export async function releaseModem(db: Kysely<DB>, serial: string): Promise<void> {
+  if (!(await repo.deleteModem(db, serial))) throw new ApiError(404, `No modem ${serial}.`);
 }
 
 /** The caller's modems; admins see all. */

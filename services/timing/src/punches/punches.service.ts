@@ -10,7 +10,7 @@ import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
-import { claimModems, foreignModemsError } from '../modems/modems.service';
+import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired, unknownKey } from '../users/users.service';
 import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
@@ -251,7 +251,7 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
   let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
   for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
     if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-    await claimModems(deps.db, result.unknownModems, caller.userId, admin);
+    await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
     result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
   }
   return uploaded(deps, punches.length, result);

@@ -10,7 +10,8 @@ import * as m0005 from './0005_maintenance';
 import * as m0006 from './0006_order_flow';
 import * as m0007 from './0007_erp';
 import * as m0008 from './0008_order_items_index';
-import * as m0009 from './0009_identity_hardening';
+import * as m0009 from './0009_payment_refunds';
+import * as m0010 from './0010_identity_hardening';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -22,5 +23,6 @@ export const migrations: Record<string, Migration> = {
   '0006_order_flow': m0006,
   '0007_erp': m0007,
   '0008_order_items_index': m0008,
-  '0009_identity_hardening': m0009,
+  '0009_payment_refunds': m0009,
+  '0010_identity_hardening': m0010,
 };

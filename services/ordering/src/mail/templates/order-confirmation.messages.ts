@@ -19,6 +19,18 @@ export interface ConfirmationMessages {
   cardNumber: string;
   includedInSet: string;
   itemsNet: string;
+  /** Sum of the item lines including VAT (consumers). */
+  itemsGross: string;
+  /** The VAT contained in a gross total (consumers), e.g. "incl. VAT 19 %". */
+  inclVat(rate: string): string;
+  /** The note under the totals: consumers see prices including VAT, retailers net prices. */
+  pricesGross: string;
+  pricesNet: string;
+  paylinkSubject(orderNumber: string): string;
+  /** Payment-link e-mail: the request to pay, with the order number and the gross amount. */
+  paylinkIntro(orderNumber: string, amount: string): string;
+  paylinkButton: string;
+  paylinkAfter: string;
   discount(codes: string): string;
   shipping(courier: string): string;
   netTotal: string;
@@ -48,6 +60,14 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     cardNumber: 'Card number',
     includedInSet: 'included',
     itemsNet: 'Items (net)',
+    itemsGross: 'Items',
+    inclVat: (rate) => `incl. VAT ${rate}`,
+    pricesGross: 'All prices include VAT.',
+    pricesNet: 'Prices are net; VAT is added as shown.',
+    paylinkSubject: (n) => `Payment link for your order ${n}`,
+    paylinkIntro: (n, amount) => `please pay your order ${n} (${amount}) through this link:`,
+    paylinkButton: 'Pay now',
+    paylinkAfter: 'We ship as soon as the payment has arrived.',
     discount: (codes) => `Discount (${codes})`,
     shipping: (courier) => `Shipping (${courier})`,
     netTotal: 'Total (net)',
@@ -74,6 +94,14 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     cardNumber: 'Kartennummer',
     includedInSet: 'inklusive',
     itemsNet: 'Artikel (netto)',
+    itemsGross: 'Artikel',
+    inclVat: (rate) => `inkl. MwSt. ${rate}`,
+    pricesGross: 'Alle Preise inklusive MwSt.',
+    pricesNet: 'Preise netto, zuzüglich der ausgewiesenen MwSt.',
+    paylinkSubject: (n) => `Zahlungslink für Ihre Bestellung ${n}`,
+    paylinkIntro: (n, amount) => `bitte bezahlen Sie Ihre Bestellung ${n} (${amount}) über diesen Link:`,
+    paylinkButton: 'Jetzt bezahlen',
+    paylinkAfter: 'Wir versenden, sobald die Zahlung eingegangen ist.',
     discount: (codes) => `Rabatt (${codes})`,
     shipping: (courier) => `Versand (${courier})`,
     netTotal: 'Summe (netto)',
@@ -100,6 +128,14 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     cardNumber: 'Numéro de carte',
     includedInSet: 'inclus',
     itemsNet: 'Articles (HT)',
+    itemsGross: 'Articles',
+    inclVat: (rate) => `dont TVA ${rate}`,
+    pricesGross: 'Tous les prix sont TTC.',
+    pricesNet: 'Prix HT, TVA en sus comme indiqué.',
+    paylinkSubject: (n) => `Lien de paiement pour votre commande ${n}`,
+    paylinkIntro: (n, amount) => `veuillez payer votre commande ${n} (${amount}) par ce lien :`,
+    paylinkButton: 'Payer maintenant',
+    paylinkAfter: 'Nous expédions dès réception du paiement.',
     discount: (codes) => `Remise (${codes})`,
     shipping: (courier) => `Livraison (${courier})`,
     netTotal: 'Total (HT)',

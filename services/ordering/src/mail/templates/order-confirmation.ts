@@ -9,6 +9,7 @@ import { canonicalCulture, resolveCulture } from '../../catalog/culture';
 // Registers the localized country names this template looks up.
 import '../../countries/countries.service';
 import type { MailPayload } from '../mailer';
+import { percentOf } from '../../orders/money';
 import type { OrderAddress, StoredOrder, StoredOrderItem } from '../../orders/order.types';
 import { CONFIRMATION_LANGUAGES, CONFIRMATION_MESSAGES, type ConfirmationLanguage, type ConfirmationMessages } from './order-confirmation.messages';
 
@@ -128,7 +129,9 @@ function addressLines(a: OrderAddress, lang: ConfirmationLanguage, m: Confirmati
 /**
  * Renders the confirmation of `order` as an outbox mail payload to the contact's address: subject,
  * `language` (the e-mail language), plain text and HTML listing order number, items with their
- * configuration and card numbers, discount, shipping, VAT per rate, totals and addresses.
+ * configuration and card numbers, discount, shipping, VAT per rate, totals and addresses. Consumers (user
+ * group `public`) get line amounts, discount and shipping including VAT and the VAT contained in the
+ * total; retailers and internal buyers get net amounts with the VAT added (docs/mails.md).
  */
 export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationContext): MailPayload {
   const lang = confirmationLanguage(order.contact.culture);
@@ -137,18 +140,36 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
   const amount = (cents: number) => money.format(cents / 100);
   const date = dateFormat.format(order.createdAt);
 
+  // Prices as the shop showed them to this customer: consumers (user group public) saw gross prices,
+  // retailers and internal buyers net ones. The gross view adds up exactly: per line, gross before
+  // discount minus the discount's gross share is the line's taxable amount plus its VAT (totals.ts).
+  const gross = order.userGroup === 'public';
+  const shippingRate = order.items.reduce((max, it) => Math.max(max, it.vatRatePercent), 0);
+  const lineAmount = (it: StoredOrderItem) => (gross ? it.netAmountCents + percentOf(it.netAmountCents, it.vatRatePercent) : it.netAmountCents);
   const items: ItemView[] = order.items.map((it) => ({
     text: `${it.quantity} × ${it.articleName} (${it.articleNumber})`,
     details: configurationLines(it, lang, m),
-    amount: it.parentItemId === null || it.netAmountCents > 0 ? amount(it.netAmountCents) : m.includedInSet,
+    amount: it.parentItemId === null || it.netAmountCents > 0 ? amount(lineAmount(it)) : m.includedInSet,
     isSub: it.parentItemId !== null,
   }));
-  const rows: Row[] = [{ label: m.itemsNet, value: amount(order.itemsNetCents) }];
-  if (order.discountCents > 0) rows.push({ label: m.discount(order.discountCodes.join(', ')), value: `−${amount(order.discountCents)}` });
-  rows.push({ label: m.shipping(ctx.courierName), value: amount(order.shippingNetCents) });
-  rows.push({ label: m.netTotal, value: amount(order.netTotalCents) });
-  for (const v of order.vatBreakdown) rows.push({ label: m.vat(percent.format(v.vatRatePercent / 100)), value: amount(v.vatCents) });
-  rows.push({ label: m.grossTotal, value: amount(order.grossTotalCents), strong: true });
+  const rows: Row[] = [];
+  if (gross) {
+    const itemsGross = order.items.reduce((sum, it) => sum + lineAmount(it), 0);
+    const discountGross = order.items.reduce((sum, it) => sum + lineAmount(it) - (it.netAmountCents - it.discountNetCents + it.vatCents), 0);
+    rows.push({ label: m.itemsGross, value: amount(itemsGross) });
+    if (discountGross > 0) rows.push({ label: m.discount(order.discountCodes.join(', ')), value: `−${amount(discountGross)}` });
+    rows.push({ label: m.shipping(ctx.courierName), value: amount(order.shippingNetCents + percentOf(order.shippingNetCents, shippingRate)) });
+    rows.push({ label: m.grossTotal, value: amount(order.grossTotalCents), strong: true });
+    for (const v of order.vatBreakdown) rows.push({ label: m.inclVat(percent.format(v.vatRatePercent / 100)), value: amount(v.vatCents) });
+  } else {
+    rows.push({ label: m.itemsNet, value: amount(order.itemsNetCents) });
+    if (order.discountCents > 0) rows.push({ label: m.discount(order.discountCodes.join(', ')), value: `−${amount(order.discountCents)}` });
+    rows.push({ label: m.shipping(ctx.courierName), value: amount(order.shippingNetCents) });
+    rows.push({ label: m.netTotal, value: amount(order.netTotalCents) });
+    for (const v of order.vatBreakdown) rows.push({ label: m.vat(percent.format(v.vatRatePercent / 100)), value: amount(v.vatCents) });
+    rows.push({ label: m.grossTotal, value: amount(order.grossTotalCents), strong: true });
+  }
+  const priceNote = gross ? m.pricesGross : m.pricesNet;
 
   const shipping = addressLines(order.shippingAddress, lang, m);
   const billing = order.billingAddress ? addressLines(order.billingAddress, lang, m) : [m.billingSameAsShipping];
@@ -171,6 +192,7 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
     ...items.flatMap((i) => [`${i.isSub ? '    + ' : '  '}${i.text}  ${i.amount ?? ''}`.trimEnd(), ...i.details.map((d) => `${i.isSub ? '        ' : '      '}${d}`)]),
     '',
     ...rows.map((r) => `${r.label}: ${r.value}`),
+    priceNote,
     '',
     `${m.shippingAddress}:`,
     ...shipping.map((l) => `  ${l}`),
@@ -205,6 +227,7 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
 <h3>${e(m.items)}</h3>
 <table style="border-collapse:collapse">${itemRows}</table>
 <table style="border-collapse:collapse;margin-top:12px">${totalRows}</table>
+<p><small>${e(priceNote)}</small></p>
 <h3>${e(m.shippingAddress)}</h3>
 <p>${shipping.map(e).join('<br>')}</p>
 <h3>${e(m.billingAddress)}</h3>
@@ -215,4 +238,31 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
 </body></html>
 `;
   return { to: order.contact.email, subject: m.subject(order.orderNumber), text, html, language: lang };
+}
+
+/**
+ * The e-mail carrying an order's payment link: greeting, the request to pay with the gross total, the link
+ * (a button in HTML), closing and signature, in the contact's language; plain text and HTML.
+ */
+export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload {
+  const lang = confirmationLanguage(order.contact.culture);
+  const m = CONFIRMATION_MESSAGES[lang];
+  const total = formattersFor(order.contact.culture, lang, order.currency).money.format(order.grossTotalCents / 100);
+  const name = `${order.contact.firstName} ${order.contact.lastName}`;
+  const intro = m.paylinkIntro(order.orderNumber, total);
+  const text = [m.greeting(name), '', intro, url, '', m.paylinkAfter, '', m.closing, '', m.signature, ''].join('\n');
+  const e = escapeHtml;
+  const html = `<!DOCTYPE html>
+<html lang="${lang}"><head><meta charset="utf-8"><title>${e(m.paylinkSubject(order.orderNumber))}</title></head>
+<body style="font-family:Arial,Helvetica,sans-serif;color:#222">
+<p>${e(m.greeting(name))}</p>
+<p>${e(intro)}</p>
+<p><a href="${e(url)}" style="display:inline-block;padding:10px 18px;background:#c4161c;color:#fff;text-decoration:none;border-radius:4px">${e(m.paylinkButton)}</a></p>
+<p><small>${e(url)}</small></p>
+<p>${e(m.paylinkAfter)}</p>
+<p>${e(m.closing)}</p>
+<p>${e(m.signature)}</p>
+</body></html>
+`;
+  return { to: order.contact.email, subject: m.paylinkSubject(order.orderNumber), text, html, language: lang };
 }
