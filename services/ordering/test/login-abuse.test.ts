@@ -101,6 +101,33 @@ describe('current-password guessing through users/update-profile', () => {
   });
 });
 
+describe('password hashing at capacity', () => {
+  let ctx: IdentityTestContext;
+  beforeAll(async () => {
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '1000', PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '0' });
+    // A production-cost hash (~0.3 s): while one check runs, the others find the gate full.
+    const hash = await hashPassword(PW, { ln: 17, r: 8, p: 1 });
+    await ctx.database.db.insertInto('users').values({ user_name: 'busy', email: 'busy@example.com', password_hash: hash }).execute();
+  });
+  afterAll(async () => ctx.close());
+
+  it('turns password checks beyond the gate away with 503 and Retry-After, without counting them as attempts', async () => {
+    const results = await Promise.all(
+      Array.from({ length: 20 }, (_, i) => request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'busy', password: `wrong-guess-${i}-x` })),
+    );
+    const t = tally(results.map((r) => r.status));
+    expect((t[400] ?? 0) + (t[503] ?? 0)).toBe(20);
+    expect(t[503] ?? 0).toBeGreaterThanOrEqual(5);
+    for (const r of results.filter((x) => x.status === 503)) {
+      expect(r.headers['retry-after']).toBe('1');
+      expect(r.body).toMatchObject({ status: 503 });
+    }
+    // Only the checked attempts count: fewer than 5, so the right password still works.
+    expect(t[400]).toBeLessThan(5);
+    await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'busy', password: PW }).expect(200);
+  });
+});
+
 /** The answers to 150 parallel wrong-password logins (spread over `accounts` accounts), sent by a child process. */
 async function burstFromChildProcess(base: string, accounts: number): Promise<Array<{ status: number; retryAfter: string | null; body: string }>> {
   const script = `
