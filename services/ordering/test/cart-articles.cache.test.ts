@@ -29,6 +29,16 @@ afterAll(async () => {
 
 const BSF8 = ARTICLE_NUMBERS.bsf8;
 
+// The cache's freshness follows Date.now(): only Date is faked (timers, ticks and I/O stay real), so the
+// clock moves when a test moves it, never because a loaded machine was slow between two requests.
+const REAL_EXCEPT_DATE = ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] as const;
+beforeEach(() => {
+  jest.useFakeTimers({ doNotFake: [...REAL_EXCEPT_DATE], now: Date.now() });
+});
+afterEach(() => {
+  jest.useRealTimers();
+});
+
 /** Net items total (cents) of a new order of one BSF8. */
 async function orderedPrice(): Promise<number> {
   const res = await request(ctx.app)
@@ -84,7 +94,9 @@ it('keeps pricing from the cache until clear-caches, then from the changed artic
 
 it('reads the article again once the freshness interval has passed', async () => {
   await withRaisedPrice(7, async (price) => {
-    await new Promise((r) => setTimeout(r, CART_ARTICLE_FRESH_MS + 50));
+    jest.setSystemTime(Date.now() + CART_ARTICLE_FRESH_MS - 1);
+    expect(await orderedPrice()).toBe(price);
+    jest.setSystemTime(Date.now() + 1);
     expect(await orderedPrice()).toBe(price + 7);
   });
 });

@@ -7,6 +7,7 @@
 import { sql } from 'kysely';
 import request from 'supertest';
 import { messageIdFor } from '../src/outbox/outbox.service';
+import { countPending } from '../src/outbox/outbox.repository';
 import { placeShopOrder } from '../src/orders/orders.service';
 import { requestHash, takeIdempotencyKey } from '../src/orders/idempotency';
 import { shopOrderInput } from '../src/http/orders.handlers';
@@ -39,7 +40,13 @@ test('a retry with the same key returns the first order: one order, one claim, o
   expect(await snapshot(shop.database)).toEqual(after1);
   const order = first.body as ShopOrderDTO;
   await shop.smtp!.waitFor(1);
-  await new Promise((r) => setTimeout(r, 300));
+  // One confirmation stored for the order, and it is sent: no second one can follow (the outbox sends
+  // only stored messages, each marked after SMTP accepted it).
+  const end = Date.now() + 10_000;
+  while ((await countPending(shop.database.db, 'mail')) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
+  const stored = await shop.database.db.selectFrom('outbox_messages').select(['sent_at']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-confirmation:${order.oid}`).execute();
+  expect(stored).toHaveLength(1);
+  expect(stored[0].sent_at).not.toBeNull();
   const mails = shop.smtp!.received.filter((m) => m.parsed.messageId === messageIdFor(`order-confirmation:${order.oid}`));
   expect(mails).toHaveLength(1);
   expect(shop.smtp!.received).toHaveLength(1);

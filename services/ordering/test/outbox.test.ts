@@ -21,6 +21,20 @@ afterAll(async () => {
   await ctx.close();
 });
 
+/** Polls `cond` every 20 ms until it holds (at most 10 s). */
+async function untilTrue(cond: () => Promise<boolean>): Promise<void> {
+  const end = Date.now() + 10_000;
+  while (!(await cond())) {
+    if (Date.now() > end) throw new Error('condition not reached in time');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Until every stored message is sent or dead. */
+function untilNoPending(): Promise<void> {
+  return untilTrue(async () => (await countPending(ctx.database.db)) === 0);
+}
+
 function dispatcher() {
   return new OutboxDispatcher({
     database: ctx.database,
@@ -51,7 +65,10 @@ test('sends a committed message once, never a rolled-back one, and a re-enqueue 
       await enqueueMail(trx, 'test:committed', { to: 'anna@example.com', subject: 'Committed again', text: 'hello' });
     });
     const [mail] = await smtp.waitFor(1);
-    await new Promise((r) => setTimeout(r, 300));
+    // Nothing else can follow: every stored message is marked sent (a message is marked only after SMTP
+    // accepted it) and a full round of the dispatcher finds nothing due.
+    await untilNoPending();
+    expect(await d.drain()).toBe(0);
     expect(smtp.received).toHaveLength(1);
     expect(mail.envelopeTo).toEqual(['anna@example.com']);
     expect(mail.parsed.subject).toBe('Committed');
@@ -73,16 +90,16 @@ test('retries while SMTP is down and delivers each message exactly once when it 
     for (let i = 0; i < 10; i++) {
       await ctx.database.db.transaction().execute((trx) => enqueueMail(trx, `test:outage:${i}`, { to: `c${i}@example.com`, subject: `Order ${i}`, text: 'x' }));
     }
-    await new Promise((r) => setTimeout(r, 400));
+    // Every message was tried (and failed) at least once while SMTP was down.
+    await untilTrue(async () => (await sql<{ n: number }>`select count(*)::int as n from outbox_messages where dedupe_key like 'test:outage:%' and attempts >= 1`.execute(ctx.database.db)).rows[0].n === 10);
     expect(smtp.received).toHaveLength(0);
     expect(await countPending(ctx.database.db)).toBe(10);
     await smtp.start();
     await smtp.waitFor(10);
-    // Sent messages are marked per batch, after the batch: wait for the marks (bounded), then give late
-    // duplicates a moment to show.
-    const end = Date.now() + 10_000;
-    while ((await countPending(ctx.database.db)) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 300));
+    // Sent messages are marked per batch, after the batch: once all are marked and a round finds nothing
+    // due, no late duplicate can follow.
+    await untilNoPending();
+    expect(await d1.drain()).toBe(0);
     const ids = smtp.received.map((m) => m.parsed.messageId);
     expect(new Set(ids).size).toBe(10);
     expect(smtp.received).toHaveLength(10);
@@ -149,7 +166,8 @@ describe('job outbox', () => {
     d.start();
     try {
       await until(async () => (await findMessage(ctx.database.db, 'test-fail', 'f1'))?.dead_at != null);
-      await new Promise((r) => setTimeout(r, 200));
+      // A dead job is never claimed again: a full round runs nothing.
+      expect(await d.drain()).toBe(0);
     } finally {
       await d.stop();
     }
@@ -248,9 +266,9 @@ test('a reserved job is left to its enqueuer: done in its own statement, or give
   try {
     await reserve('done', 60_000);
     await reserve('given-back', 60_000);
-    await reserve('abandoned', 300);
-    await new Promise((r) => setTimeout(r, 150));
-    // Due, but reserved: no dispatcher runs them.
+    await reserve('abandoned', 1_000);
+    // Due, but reserved: a full round of the dispatcher runs none of them.
+    expect(await d.drain()).toBe(0);
     expect(runs).toEqual([]);
     // The enqueuer's effect and the job's completion in one statement.
     await sql`with done as (${completeJobSql('test-reserved', 'done')}) select 1`.execute(db);
@@ -258,7 +276,9 @@ test('a reserved job is left to its enqueuer: done in its own statement, or give
     await failReservedJob({ database: ctx.database, logger: createLogger('outbox-test') }, 'test-reserved', 'given-back', new Error('provider down'), 0);
     const end = Date.now() + 5_000;
     while (runs.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-    await new Promise((r) => setTimeout(r, 200));
+    // The completed job stays done: a full round after the two others ran finds nothing due.
+    await untilTrue(async () => (await countPending(db, 'test-reserved')) === 0);
+    expect(await d.drain()).toBe(0);
   } finally {
     await d.stop();
   }

@@ -112,6 +112,18 @@ async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
   }
 }
 
+/** Ids of the newest `n` readable punches of `modem`, newest first. */
+async function headPunches(c: TimingClient, modem: string, n: number): Promise<number[]> {
+  await waitUntilVisible(ctx);
+  const ids: number[] = [];
+  for (let afterId = 0; ; ) {
+    const page = await c.readPunches({ modem: [modem] }, { afterId });
+    if (page.punches.length === 0) return ids.reverse().slice(0, n);
+    for (const p of page.punches) ids.push(p.id);
+    afterId = page.punches[page.punches.length - 1].id;
+  }
+}
+
 /** Id of the newest readable punch of `modem` (start position of a caught-up client). */
 async function headId(c: TimingClient, modem: string): Promise<number> {
   // Other test files' transactions on the shared cluster can hold back what was just uploaded.
@@ -230,8 +242,12 @@ describe('SSE stream', () => {
     const stored = (await Promise.all(uploaders)).reduce((x, y) => x + y, 0);
     const expected = 5 + stored;
     await until(() => received.length >= expected);
-    await new Promise((r) => setTimeout(r, 100));
-    expect(received).toHaveLength(expected);
+    // A marker punch uploaded last has the highest id, and the stream is in id order: once it arrives,
+    // anything else (a repeat, an extra punch) would already have arrived before it.
+    const [marker] = (await admin.uploadPunches(punches('SSE-4', 1)), await headPunches(admin, 'SSE-4', 1));
+    await until(() => received.some((p) => p.id === marker));
+    expect(received[received.length - 1].id).toBe(marker);
+    expect(received).toHaveLength(expected + 1);
     const ids = received.map((p) => p.id);
     expect(new Set(ids).size).toBe(ids.length);
     expect([...ids].sort((x, y) => x - y)).toEqual(ids);
@@ -251,12 +267,14 @@ describe('SSE stream', () => {
     await until(() => resumed.length === 7);
     await admin.uploadPunches(punches('SSE-3', 3));
     await until(() => resumed.length === 10);
-    await new Promise((r) => setTimeout(r, 100));
+    const [marker2] = (await admin.uploadPunches(punches('SSE-4', 1)), await headPunches(admin, 'SSE-4', 1));
+    await until(() => resumed.some((p) => p.id === marker2));
     ac2.abort();
     await again;
-    expect(resumed).toHaveLength(10);
+    expect(resumed[resumed.length - 1].id).toBe(marker2);
+    expect(resumed).toHaveLength(11);
     expect(resumed[0].id).toBeGreaterThan(lastId);
-    expect(new Set(resumed.map((p) => p.id)).size).toBe(10);
+    expect(new Set(resumed.map((p) => p.id)).size).toBe(11);
   }, 120_000);
 
   it('lets Last-Event-ID override afterId, sends SSE framing and keep-alive comments', async () => {

@@ -49,11 +49,15 @@ export function insertUser(db: Kysely<DB>, row: Insertable<UsersTable>): Promise
   return db.insertInto('users').values(row).returningAll().executeTakeFirstOrThrow();
 }
 
-/** Updates a user (and `updated_at`); undefined when the user does not exist. */
-export function updateUser(db: Kysely<DB>, id: number, changes: Updateable<UsersTable>): Promise<UserRow | undefined> {
+/**
+ * Updates a user (and `updated_at`); with `bumpTokenVersion`, raises `token_version` by one in the same
+ * statement (an increment, so concurrent changes never write the same version twice). Undefined when the
+ * user does not exist.
+ */
+export function updateUser(db: Kysely<DB>, id: number, changes: Updateable<UsersTable>, opts: { bumpTokenVersion?: boolean } = {}): Promise<UserRow | undefined> {
   return db
     .updateTable('users')
-    .set({ ...changes, updated_at: new Date() })
+    .set({ ...changes, updated_at: new Date(), ...(opts.bumpTokenVersion ? { token_version: sql<number>`token_version + 1` } : {}) })
     .where('id', '=', id)
     .returningAll()
     .executeTakeFirst();

@@ -195,8 +195,8 @@ export class UsersService {
         ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
         ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
         ...(input.culture !== undefined ? { culture: input.culture } : {}),
-        ...(passwordHash ? { password_hash: passwordHash, token_version: current.token_version + 1 } : {}),
-      });
+        ...(passwordHash ? { password_hash: passwordHash } : {}),
+      }, { bumpTokenVersion: !!passwordHash });
       if (!updated) throw notFound();
       if (passwordHash) await revokeUserRefreshTokens(trx, caller.id);
       if (verificationWanted) await this.requestVerification(trx, updated, newEmail!);
@@ -308,7 +308,7 @@ export class UsersService {
       if (!staysAdmin && admins.includes(target.id) && admins.length === 1) {
         throw new ApiError(409, 'This change would leave no active admin.');
       }
-      const updated = await repo.updateUser(trx, target.id, { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive, token_version: target.token_version + 1 });
+      const updated = await repo.updateUser(trx, target.id, { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive }, { bumpTokenVersion: true });
       if (!isActive) await revokeUserRefreshTokens(trx, target.id);
       return updated!;
     });
