@@ -435,7 +435,8 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('  path in one call (`upload_punch_batch_by_key`: key lookup, ownership check, gap-free id allocation, insert;');
   L.push('  then a coalesced NOTIFY). Every uploaded punch is unique; they are deleted after each round.');
   L.push('- Shop: the ordering service runs with its demo catalogue and `RATE_LIMIT_ORDERS_PER_MINUTE=0` (the per-caller');
-  L.push('  order limit would cap one load generator at 20 orders/s); each order is one BSF8 station with its own');
+  L.push('  order limit would cap one load generator at 20 orders/s; the hourly limits of anonymous orders per caller and per');
+  L.push('  recipient address are off as well); each order is one BSF8 station with its own');
   L.push('  `Idempotency-Key`, so every request creates an order and its confirmation e-mail in the outbox. As under');
   L.push('  `pnpm start`, the payment simulator (`packages/payment-simulator`) is its provider: every order gets its');
   L.push('  paylink (created in the request) and a payment-link e-mail. The simulator\'s CPU and memory are given apart.');

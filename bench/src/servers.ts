@@ -280,6 +280,11 @@ export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promis
     // The per-caller order limit (1,200/min by default) would cap the order scenario at 20 orders/s from
     // one address; the benchmark measures the order pipeline, not the limiter.
     RATE_LIMIT_ORDERS_PER_MINUTE: '0',
+    // Likewise the abuse limits of anonymous orders (per caller and per recipient address, one load
+    // generator and one contact address).
+    ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR: '0',
+    ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR: '0',
+    ORDER_MAILS_PER_RECIPIENT_PER_HOUR: '0',
     LOG_LEVEL: 'warn',
     HTTP_LOG: 'false',
     NODE_ENV: 'production',
