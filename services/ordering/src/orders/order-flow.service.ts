@@ -13,8 +13,9 @@
  *    (amount and currency must match), `cancelled`/`declined` → `cancelled` (only from `pending_payment`
  *    and only when the paylink is no longer open at the provider; card numbers and discount uses are
  *    released in the same transaction); a refund is a transaction of its own (`originalTransactionId`,
- *    docs/payrexx.md): recorded once, `refunded` once the refunds add up to the paid amount. Any other
- *    status, also one the service does not know, is recorded and changes nothing.
+ *    docs/payrexx.md): recorded once, `refunded` once the refunds add up to the paid amount. `confirmed` for
+ *    an order cancelled meanwhile (expired, `order-expiry.service.ts`) is flagged on the order for a
+ *    refund. Any other status, also one the service does not know, is recorded and changes nothing.
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
