@@ -1,5 +1,5 @@
 /**
- * The load generator process (issue 8: load from a separate process): receives {@link LoadSpec}s over
+ * The load generator process (load from a separate process): receives {@link LoadSpec}s over
  * IPC, runs each in turn and sends back a {@link LoadResult}. Closed-loop runs ("as fast as possible") use
  * autocannon; fixed-rate runs use {@link runFixedRate}, an open-loop generator. Upload specs get a fresh body
  * per request (unique punches, so every punch is new and really stored), signed with the keys of many users.

@@ -1,5 +1,5 @@
 /**
- * The floor of what Node can do (issue 8): a bare `node:http` + `pg` server on the same database that runs
+ * The floor of what Node can do: a bare `node:http` + `pg` server on the same database that runs
  * the timing service's own page statements (imported, so the SQL is the same by construction; JSON as
  * PostgreSQL renders it, where the service converts its CSV rendering when it can) and passes
  * the JSON/CSV text PostgreSQL builds straight through. No framework, no validation, no access control.

@@ -1,5 +1,5 @@
 /**
- * Results of a run, their per-scenario summaries (medians over rounds), the targets of issue 8 evaluated
+ * Results of a run, their per-scenario summaries (medians over rounds), the performance targets evaluated
  * on them, and the BENCHMARKS.md text.
  */
 import type { RunMode } from './servers';
@@ -95,7 +95,7 @@ export interface Versions {
   commit: string;
 }
 
-/** A target of issue 8 and whether this run met it. */
+/** A performance target and whether this run met it. */
 export interface TargetResult {
   target: string;
   measured: string;
@@ -217,7 +217,7 @@ function p99Target(summaries: Summary[], scenarios: Scenario[], scenario: string
   };
 }
 
-/** Evaluates the targets of issue 8 on the summaries (only those whose scenarios ran). */
+/** Evaluates the performance targets on the summaries (only those whose scenarios ran). */
 export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], unavailable: Unavailable[]): TargetResult[] {
   const t: TargetResult[] = [];
   t.push(ratioTarget(summaries, 'Full page JSON ≥ 1.1× PostgREST', 'page-json', 'postgrest', 1.1));
@@ -321,7 +321,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   const loaded = Math.max(...r.machine.loadAvgBefore.slice(0, 1), ...r.machine.loadAvgAfter.slice(0, 1)) > r.machine.cores * 0.5;
   L.push('# Benchmarks');
   L.push('');
-  L.push('Written by `pnpm bench` (bench/src/run.ts, issue 8). Our timing service, PostgREST and a raw `node:http` + `pg`');
+  L.push('Written by `pnpm bench` (bench/src/run.ts). Our timing service, PostgREST and a raw `node:http` + `pg`');
   L.push('server run side by side on one generated dataset in one PostgreSQL; load comes from a separate process');
   L.push('(autocannon as fast as possible; fixed-rate scenarios open-loop, latency from each request\'s due time, see');
   L.push('bench/README.md); servers are measured in interleaved rounds (the order rotates each round) and every number');
@@ -369,7 +369,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('(imported from punches.repository.ts). Each answered every read scenario once before the load with the same');
   L.push('punch ids in the same order (column "same ids"). Pools: 10 connections for each server.');
   L.push('');
-  L.push('## Targets of issue 8');
+  L.push('## Performance targets');
   L.push('');
   L.push('| Target | Measured | Status |');
   L.push('|---|---|---|');

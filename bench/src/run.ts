@@ -1,6 +1,6 @@
 /**
  * `pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only id|group,…] [--database-url URL]
- *  [--report BENCHMARKS.md] [--results-dir bench/results]` — the benchmark harness of issue 8.
+ *  [--report BENCHMARKS.md] [--results-dir bench/results]` — the benchmark harness.
  * `pnpm bench --render bench/results/latest.json` re-renders the report from a results file.
  *
  * 1. Dataset (dataset.ts) in `BENCH_DATABASE_URL` (default postgres://postgres@127.0.0.1:5432/bench), reused

@@ -1,5 +1,5 @@
 /**
- * Scenarios of issue 8 and how each server is asked for the same thing.
+ * Scenarios and how each server is asked for the same thing.
  *
  * Our timing service is asked the way result software asks it (`eventId`, or `modem=a,b`, plus `afterId`);
  * PostgREST with its own syntax for the same keyset query (`modem=in.(…)&id=gt.N&order=id&limit=1000`);

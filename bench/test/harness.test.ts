@@ -1,5 +1,5 @@
 /**
- * The whole harness at a tiny scale (issue 8 "CI runs a tiny scale only to keep the harness working"):
+ * The whole harness at a tiny scale:
  * dataset into a fresh database, the three punch servers as processes, checks, one short round, report.
  * The assertions: every server answered every read scenario with the same punches (ids in the same order,
  * the same totals), every run was measured without errors, and BENCHMARKS.md and the JSON were written.
@@ -84,7 +84,7 @@ describe('benchmark harness', () => {
     expect(results.unavailable).toEqual([]);
 
     const report = readFileSync(path.join(dir, 'BENCHMARKS.md'), 'utf8');
-    expect(report).toContain('## Targets of issue 8');
+    expect(report).toContain('## Performance targets');
     expect(report).toContain('### Full page, JSON (`page-json`)');
     expect(report).not.toContain('**NO**');
     expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);

@@ -1,5 +1,5 @@
 /**
- * Compressed request bodies on the order endpoints and the punch upload (issue 9 "bad input"): a gzip
+ * Compressed request bodies on the order endpoints and the punch upload: a gzip
  * bomb (1 GiB inflated, ~1 MiB on the wire) → 413 quickly with bounded memory; invalid gzip → 400; an
  * unknown `Content-Encoding` → 415; each in the error shape of its area. (Upload-specific cases beyond
  * these live in services/timing/test/punches.upload.test.ts.)

@@ -1,5 +1,5 @@
 /**
- * Concurrency promises of issue 9 not proven elsewhere:
+ * Concurrency promises not proven elsewhere:
  * - 64 workers reserving random card numbers (`claimRandomCardNumbers`, the order pipeline's claim) at
  *   once → 0 duplicates, every acknowledged reservation stored exactly once. CI: 64 × CARD_RESERVATIONS
  *   (default 50 = 3,200); the full 64 × 10,000 runs with CARD_RESERVATIONS=10000 (test/soak/README).

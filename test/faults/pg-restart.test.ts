@@ -1,5 +1,5 @@
 /**
- * PostgreSQL restarted under load (issue 9 "Faults"): a private embedded PostgreSQL (port
+ * PostgreSQL restarted under load: a private embedded PostgreSQL (port
  * FAULT_PG_PORT, default 5680; the machine's server is never touched) is restarted `-m fast` and then
  * `-m immediate` while clients place FAULT_ORDERS shop orders (CI default 600; the soak script runs 3,000)
  * with retries and an `Idempotency-Key` each, and while punch uploaders send batches with retries.

@@ -1,5 +1,5 @@
 /**
- * Rate limits shared by all instances (issue 9): two app instances on one Redis (the machine's, a unique key
+ * Rate limits shared by all instances: two app instances on one Redis (the machine's, a unique key
  * prefix per test) share one budget; without Redis each instance counts in memory; with Redis unreachable
  * the limits fail open to per-instance in-memory counters (requests are served, limits still hold).
  */

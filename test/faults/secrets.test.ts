@@ -1,5 +1,5 @@
 /**
- * Secrets never leak (issue 9, DESIGN §7): requests carrying a password, access and refresh tokens, a
+ * Secrets never leak (docs/decisions.md §7): requests carrying a password, access and refresh tokens, a
  * service-client identifier, API keys (header and query string), an ERP API token and an ERP webhook
  * secret; the exact production logger (`createLogger`, at debug level) writes into a buffer. No secret
  * may appear in any log line, in any error body, or in any response other than the one that issues it.

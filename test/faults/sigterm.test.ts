@@ -1,5 +1,5 @@
 /**
- * SIGTERM under load (issue 9 "Faults"): the timing service runs as a real child process (`tsx
+ * SIGTERM under load: the timing service runs as a real child process (`tsx
  * services/timing/src/server.ts`, as `pnpm start` does); 24 clients upload punch batches and read pages
  * in a loop, one connection per request; SIGTERM arrives mid-load. Proves: every request sent before the
  * signal is answered 2xx (0 failed in-flight requests), new connections are refused once the listener

@@ -1,5 +1,5 @@
 /**
- * CI fuzz run over every operation of both specs (issue 9): seeded and bounded (FUZZ_SEED, FUZZ_RUNS;
+ * CI fuzz run over every operation of both specs: seeded and bounded (FUZZ_SEED, FUZZ_RUNS;
  * defaults keep both services under ~60 s on two cores). The long run is `test/soak/fuzz.soak.ts`.
  * See `spec-fuzz.ts` for what is checked.
  */

@@ -1,5 +1,5 @@
 /**
- * Spec-driven fuzzing of one service (issue 9 "bad input and abuse"): for every operation of an OpenAPI
+ * Spec-driven fuzzing of one service: for every operation of an OpenAPI
  * document, requests the spec calls valid (with staff credentials), requests it certainly calls invalid,
  * and one without credentials; every response is checked against the spec:
  * - no status ≥ 500 (a 501 means an operation is not implemented yet);

@@ -1,5 +1,5 @@
 /**
- * Live latency proof in CI (issue 10): a slice of the real VeNotte 2020 event (19:00–19:05, 475 punches from
+ * Live latency proof in CI: a slice of the real VeNotte 2020 event (19:00–19:05, 475 punches from
  * 27 controls — its busiest stretch) replayed at 60× by `punches replay` against the timing service running as
  * a process, with `punches tail` following the same modems beside it. Every punch is delivered, none twice,
  * and the time from upload acknowledgement to tail output stays low: p99 under LIVE_P99_BOUND_MS. The default,

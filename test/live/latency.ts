@@ -1,5 +1,5 @@
 /**
- * Live latency measurement (issue 10 "done when"): `punches replay FILE` uploads a punch file as modems would
+ * Live latency measurement: `punches replay FILE` uploads a punch file as modems would
  * while `punches tail` follows the same modems beside it, both as real CLI processes against a running timing
  * service. Replay logs the moment each upload was acknowledged (`--ack-log`), tail the moment each punch
  * arrived (`--timestamps`); matched by (card, time, code, type, modem), the difference is the live latency of

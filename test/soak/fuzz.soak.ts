@@ -1,4 +1,4 @@
-// Long fuzz run (issue 9): the CI fuzz (`test/fuzz/spec-fuzz.test.ts`) with many more requests per
+// Long fuzz run: the CI fuzz (`test/fuzz/spec-fuzz.test.ts`) with many more requests per
 // operation and a fresh seed each run. Usage (needs a PostgreSQL, e.g. the machine's):
 //   DATABASE_URL=postgres://postgres@127.0.0.1:5432/test npx jest test/soak/fuzz.soak.ts --testPathIgnorePatterns=/node_modules/ --testMatch='**/soak/*.soak.ts'
 // It reuses the CI test body; only the run count differs.

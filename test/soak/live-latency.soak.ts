@@ -1,5 +1,5 @@
 /**
- * Live latency soak (issue 10 "done when"): the WHOLE real event (services/timing/demo/venotte2020-punches.csv,
+ * Live latency soak: the WHOLE real event (services/timing/demo/venotte2020-punches.csv,
  * 7,759 punches; about 3 minutes at 60×) replayed by `punches replay` while `punches tail` follows beside it;
  * every punch must arrive once, p99 from upload acknowledgement to tail output under P99_BOUND_MS (default
  * 100 ms, the issue's figure; meant for an otherwise idle machine). Prints the report and writes it to

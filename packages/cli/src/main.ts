@@ -1,5 +1,5 @@
 /**
- * The organisers' command-line tool `punches` (issue 10): `tail` follows punches live, `replay` uploads a
+ * The organisers' command-line tool `punches`: `tail` follows punches live, `replay` uploads a
  * punch file as modems would, `battery` looks up SIAC battery dates. Results go to stdout (or the CSV
  * file), progress and status to stderr.
  */

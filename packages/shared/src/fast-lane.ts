@@ -1,5 +1,5 @@
 /**
- * Fast lanes (issue 8): a service's hottest plain requests (timing's punch reads and uploads, the shop's
+ * Fast lanes: a service's hottest plain requests (timing's punch reads and uploads, the shop's
  * article list) served before Express sets the request up — Express's per-request set-up alone costs
  * ≈0.13 ms of CPU on the benchmark machine, its whole pipeline about 1 ms — and answered the way the pipeline
  * would answer them: the same request id, metrics and log line. A lane passes every request it does not

@@ -5,7 +5,7 @@
  * BOM is dropped): `fetch` cost about 0.3 ms more CPU per call (measured against the payment simulator),
  * a visible part of an order, which makes one provider call.
  *
- * Retry rules (DESIGN §6, third parties):
+ * Retry rules (docs/decisions.md §6, third parties):
  * - Retried: HTTP 5xx answers, timeouts and connection errors, with exponential backoff and jitter;
  *   a `Retry-After` in seconds is honoured when it is not longer than `maxDelayMs`.
  * - Never retried: any 4xx answer (the same request would fail again).

@@ -1,6 +1,6 @@
 /**
  * Structured logging (pino) with request ids and redaction: no token, API key, password, client id or
- * secret-bearing query string ever reaches a log line (DESIGN §7).
+ * secret-bearing query string ever reaches a log line (docs/decisions.md §7).
  */
 import { randomUUID } from 'node:crypto';
 import type { IncomingMessage, ServerResponse } from 'node:http';

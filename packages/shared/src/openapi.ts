@@ -56,7 +56,7 @@ const PATH_REGEXP_MEMO_MAX = 10_000;
 /**
  * express-openapi-validator 5 compiles every spec path with path-to-regexp on every request until one
  * matches (`lookupRoute` in its metadata middleware): with the ordering spec's 78 paths that was the largest
- * per-request cost and garbage source of a cached read (issue 8). The compiled `{ regexp, keys }` depends only
+ * per-request cost and garbage source of a cached read. The compiled `{ regexp, keys }` depends only
  * on the path and the options and is used read-only (`regexp` has no `g`/`y` flag), so the validator's
  * `pathToRegexp` is memoized, once per process. Express' router compiles through its own `match` and is
  * not affected.
@@ -82,7 +82,7 @@ function memoizeValidatorPathToRegexp(): void {
   mod.pathToRegexp = memoized;
 }
 
-/** express-openapi-validator configured the way DESIGN §2 requires (no stripping, no security handling). */
+/** express-openapi-validator configured the way docs/decisions.md §2 requires (no stripping, no security handling). */
 export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): RequestHandler[] {
   memoizeValidatorPathToRegexp();
   const apiSpec = structuredClone(spec);

@@ -1,5 +1,5 @@
 /**
- * Rate limits shared by all instances of a service (issue 9, DESIGN §7 scale-out): counters live in Redis
+ * Rate limits shared by all instances of a service (docs/decisions.md §7 scale-out): counters live in Redis
  * when `REDIS_URL` is configured, in memory otherwise (one instance). Built on rate-limiter-flexible.
  *
  * Redis outage policy — fail open to per-instance limits: every Redis limiter carries an in-memory

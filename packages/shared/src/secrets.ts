@@ -1,6 +1,6 @@
 /**
  * Secrets for development: generated once into `.data/keys/` and reused, so that a restart keeps tokens,
- * ciphertexts and keys valid. Production passes them through the environment instead (DESIGN §3).
+ * ciphertexts and keys valid. Production passes them through the environment instead (docs/decisions.md §3).
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Migrations are applied at start and must be safe when several instances start together (issue 2):
+ * Migrations are applied at start and must be safe when several instances start together:
  * the advisory lock serializes them, so exactly one applies each migration and none fails.
  */
 import { sql, type Migration } from 'kysely';

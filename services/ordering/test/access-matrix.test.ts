@@ -1,5 +1,5 @@
 /**
- * The access matrix, built from the spec (issue 5): every operation of `specs/ordering.yaml` declares
+ * The access matrix, built from the spec: every operation of `specs/ordering.yaml` declares
  * `security` and `x-roles`, and is called as anonymous, customer, retailer, support and admin (real users,
  * real tokens from the token endpoint) with a minimal request. Anonymous callers of secured operations get
  * 401, roles outside `x-roles` get 403, allowed roles pass access control (any other status, including 501

@@ -20,7 +20,7 @@ const importCsv = (csv: string, auth: string | null = admin) => {
 };
 
 describe('battery lookup', () => {
-  it('answers the two real cards exactly as in DESIGN §6', async () => {
+  it('answers the two real cards exactly as in docs/decisions.md §6', async () => {
     const a = await lookup('8621484').expect(200);
     expect(a.headers['content-type']).toMatch(/application\/json/);
     expect(a.body).toEqual({ cardNumber: '8621484', batteryDate: '2020-01-15', replaceBefore: '2023-01-15' });

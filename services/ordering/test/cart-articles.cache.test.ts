@@ -1,5 +1,5 @@
 /**
- * The cart-article cache (catalog.service.ts `findCartArticles`; issue 8): orders and discount validation
+ * The cart-article cache (catalog.service.ts `findCartArticles`): orders and discount validation
  * price from articles kept in process for up to a second. An article import (ERP) and
  * `maintenance/clear-caches` drop it, so the next order has the new price at once; without either, a
  * change applies once the freshness interval has passed.

@@ -1,5 +1,5 @@
 /**
- * The in-process article-list cache (issue 8, catalog.service.ts): repeated lists are served from memory,
+ * The in-process article-list cache (catalog.service.ts): repeated lists are served from memory,
  * a catalogue change shows after `clear-caches` (what the article import triggers) at once, and after the
  * freshness interval without it; the cache key separates languages and user groups. Without response
  * validation (production) the cached list is sent as its pre-serialized (and pre-compressed) body, which

@@ -1,5 +1,5 @@
 /**
- * Discount codes (ordering spec §4.3 rule 6, DESIGN §6): staff-only creation of random or explicit
+ * Discount codes (ordering spec §4.3 rule 6, docs/decisions.md §6): staff-only creation of random or explicit
  * codes, and validation of codes against a cart with every rejection reason and the stacking rules.
  */
 import request from 'supertest';

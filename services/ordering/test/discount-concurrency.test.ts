@@ -1,5 +1,5 @@
 /**
- * Never twice (issue 4, issue 9): concurrent orders redeeming one code through the real HTTP stack,
+ * Never twice: concurrent orders redeeming one code through the real HTTP stack,
  * each in its own transaction on a real PostgreSQL. A single-use code is redeemed exactly once by 500
  * racing orders; a code with N uses exactly N times. Losers get 409 ABORTED and leave no trace.
  */

@@ -1,5 +1,5 @@
 /**
- * `center/create-quotation-for-subscription` (issue 6) against the ERP simulator over real HTTP and a real
+ * `center/create-quotation-for-subscription` against the ERP simulator over real HTTP and a real
  * PostgreSQL: only subscription articles are accepted (400 otherwise, nothing recorded); the request is
  * recorded as an outbox job and the quotation appears in the ERP exactly once, also when the ERP was down
  * at first (retried) — idempotent by the request's reference.

@@ -1,5 +1,5 @@
 /**
- * ERP webhooks (issue 6 "done when"; ordering spec §4.10, §6) with the ERP simulator delivering over real
+ * ERP webhooks (ordering spec §4.10, §6) with the ERP simulator delivering over real
  * HTTP to the ordering app listening on a real port, and a real PostgreSQL: changing an article's shop
  * field in the simulator changes the shop's article list; repeated deliveries coalesce into one piece of
  * work with one effect; a forged delivery (wrong/missing secret) records nothing; the body is never

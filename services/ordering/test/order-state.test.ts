@@ -1,5 +1,5 @@
 /**
- * The order state machine (DESIGN §6): allowed transitions only, a history row per change, stale and
+ * The order state machine (docs/decisions.md §6): allowed transitions only, a history row per change, stale and
  * repeated transitions change nothing, and racing transitions of one order have exactly one winner.
  */
 import { sql } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Retailers, localized imports and the shop-article CSV (issue 6; ordering spec §4.5, §4.8) against the ERP
+ * Retailers, localized imports and the shop-article CSV (ordering spec §4.5, §4.8) against the ERP
  * simulator over real HTTP and a real PostgreSQL: `import-retailers` replaces the list atomically (public
  * vs internal fields and lists, removed retailers disappear, ERP down → 503 and the old list stays),
  * localized countries / product options are stored per culture and served by the country and article

@@ -1,5 +1,5 @@
 /**
- * "Two orders can never claim one number" (DESIGN §6), proven against the real PostgreSQL: concurrent
+ * "Two orders can never claim one number" (docs/decisions.md §6), proven against the real PostgreSQL: concurrent
  * transactions on a pool of many connections, each claiming through `claimCardNumber` as the order
  * pipeline does.
  */

@@ -17,7 +17,7 @@ async function claim(cardType: (typeof CARD_TYPES)[number], serviceId: number, o
 }
 
 describe('card types', () => {
-  it('knows the ranges of DESIGN §6', () => {
+  it('knows the ranges of docs/decisions.md §6', () => {
     expect(CARD_NUMBER_RANGES).toEqual({
       sicard9: { first: 1_000_000, last: 1_999_999 },
       sicard10: { first: 7_000_001, last: 7_999_999 },

@@ -69,7 +69,7 @@ export function createApp(deps: TimingDeps): Express {
   const spec = loadSpec(SPEC_FILE);
   const app = express();
   app.disable('x-powered-by');
-  // Hashing every large punch page for an ETag costs more than it saves (DESIGN §7).
+  // Hashing every large punch page for an ETag costs more than it saves (docs/decisions.md §7).
   app.set('etag', false);
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
   const metrics = createMetrics('timing', deps.database.pool);

@@ -1,5 +1,5 @@
 /**
- * Start-up tasks after migrations (DESIGN §3): the bootstrap admin on a fresh database, then the demo data.
+ * Start-up tasks after migrations (docs/decisions.md §3): the bootstrap admin on a fresh database, then the demo data.
  */
 import path from 'node:path';
 import type { Logger } from 'pino';

@@ -1,5 +1,5 @@
 /**
- * Punch counters (migration 0002, issue 8): `X-Total-Count` of a full page comes from per-modem bucket
+ * Punch counters (migration 0002): `X-Total-Count` of a full page comes from per-modem bucket
  * deltas instead of `count(*)`, and must stay exact. While 16 uploaders write (single punches and batches,
  * through the gap-free upload), a deleter removes punches and a compactor folds deltas, a checker compares,
  * inside one REPEATABLE READ snapshot, the counter total with `count(*)` under the pages' visibility rule

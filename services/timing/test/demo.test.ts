@@ -1,5 +1,5 @@
 /**
- * The real event as demo data (issue 3 "Done when"): after loading VeNotte 2020 into an empty database,
+ * The real event as demo data: after loading VeNotte 2020 into an empty database,
  * `GET /api/rest/v1/punches?eventId=<id>&afterId=0` with `Accept: text/csv` gives 1000 rows and
  * `X-Total-Count: 7759`, and polling to the end yields all 7759 punches once each.
  */

@@ -1,5 +1,5 @@
 /**
- * Reads stay cheap as the table grows (DESIGN §7, issue 3): on a few hundred thousand punches, the page
+ * Reads stay cheap as the table grows (docs/decisions.md §7): on a few hundred thousand punches, the page
  * and count statements of an event/modem read go through the (modem, id) index, never a sequential scan
  * of punches. The statements are the repository's own (pageQuery, countPunches's SQL via EXPLAIN).
  */

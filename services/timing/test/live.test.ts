@@ -1,5 +1,5 @@
 /**
- * Live punches (issue 10): the `wait` long-poll and the SSE stream against real PostgreSQL over real HTTP
+ * Live punches: the `wait` long-poll and the SSE stream against real PostgreSQL over real HTTP
  * (servers on port 0), through the typed client of packages/timing-client. Two app instances share one
  * database, each with its own LISTEN session, as two service replicas would.
  */

@@ -1,5 +1,5 @@
 /**
- * Never skip, never duplicate (DESIGN §5, issue 3): 32 uploaders on separate database connections write
+ * Never skip, never duplicate (docs/decisions.md §5): 32 uploaders on separate database connections write
  * random small batches (many single punches) for a few seconds while a poller follows the spec's polling
  * procedure over HTTP (§4.1 rule 6: same filter, `afterId` = highest id received). At the end the poller
  * holds every stored punch exactly once.

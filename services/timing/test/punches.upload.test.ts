@@ -1,5 +1,5 @@
 /**
- * Uploading punches (DESIGN §5): JSON, CSV, gzip, duplicates, whole-batch rejection, limits, encodings,
+ * Uploading punches (docs/decisions.md §5): JSON, CSV, gzip, duplicates, whole-batch rejection, limits, encodings,
  * modem ownership, and the NOTIFY after commit.
  */
 import { gzipSync } from 'node:zlib';

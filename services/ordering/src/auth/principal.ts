@@ -1,5 +1,5 @@
 /**
- * Who is calling the ordering service (DESIGN §6 identity): a user or a registered service client,
+ * Who is calling the ordering service (docs/decisions.md §6 identity): a user or a registered service client,
  * with roles and the user group that decides shop availability.
  */
 
@@ -32,7 +32,7 @@ export function isStaff(p: Principal | null): boolean {
   return !!p && (p.roles.includes('admin') || p.roles.includes('support'));
 }
 
-/** The shop user group of a caller; anonymous and unknown clients are `public` (DESIGN §6). */
+/** The shop user group of a caller; anonymous and unknown clients are `public` (docs/decisions.md §6). */
 export function userGroupOf(p: Principal | null): UserGroup {
   return p?.userGroup ?? 'public';
 }

@@ -1,7 +1,7 @@
 /**
  * Access tokens: JWTs signed with Ed25519 (`alg` pinned to EdDSA), with issuer, audience, expiry and a key
  * id (`kid` = RFC 7638 thumbprint) so that keys can be rotated: the current key signs, previous public keys
- * still verify until their tokens expire (DESIGN §6 identity).
+ * still verify until their tokens expire (docs/decisions.md §6 identity).
  */
 import { createPrivateKey, createPublicKey, generateKeyPairSync, randomUUID, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK, jwtVerify, SignJWT, decodeProtectedHeader, type JWK, type JWTPayload } from 'jose';

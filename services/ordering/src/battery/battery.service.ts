@@ -1,5 +1,5 @@
 /**
- * Battery lookup of active cards (ordering spec §2.10, §4.4, §7; DESIGN §4, §6) and the maintenance
+ * Battery lookup of active cards (ordering spec §2.10, §4.4, §7; docs/decisions.md §4, §6) and the maintenance
  * import of battery dates.
  *
  * Active cards are SIAC, 8000001–8999999. `replaceBefore` = battery date + 3 calendar years (29 February

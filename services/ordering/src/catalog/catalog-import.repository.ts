@@ -1,5 +1,5 @@
 /**
- * SQL of the ERP article import (issue 6; ordering spec §4.8 `import-articles`). Every write is one short
+ * SQL of the ERP article import (ordering spec §4.8 `import-articles`). Every write is one short
  * transaction per article; concurrency safety comes from the article row lock plus a version-conditional
  * upsert (see {@link writeImportedArticle}).
  */

@@ -1,5 +1,5 @@
 /**
- * Import of shop articles from the ERP (issue 6; ordering spec §4.8 `import-articles`; DESIGN §6 ERP):
+ * Import of shop articles from the ERP (ordering spec §4.8 `import-articles`; docs/decisions.md §6 ERP):
  * the ERP's custom fields decide "shop article" (`shopArticle`), "user group" (`shopUserGroup`), category,
  * card type, sub-item-only and configurable attributes; prices (net EUR, scale 1) and the sales BOM come
  * along; translations become the localized texts.

@@ -1,5 +1,5 @@
 /**
- * Shop catalogue (ordering spec §4.3 rules 1–3, §2.5, §2.7; DESIGN §6): listing and lookup of shop
+ * Shop catalogue (ordering spec §4.3 rules 1–3, §2.5, §2.7; docs/decisions.md §6): listing and lookup of shop
  * articles for a caller's user group, localized; the domain view of articles for the order pipeline;
  * card products of the card-reservation area (§4.2).
  */
@@ -198,7 +198,7 @@ export async function shopArticleListBody(db: Kysely<DB>, q: ShopArticleQuery): 
   return articleListCache.get(db, key, async () => new JsonBody(await buildShopArticleList(db, q, filter)));
 }
 
-/** Answers younger than this (ms) are served as they are (issue 8: article list p99 < 10 ms at 500 req/s). */
+/** Answers younger than this (ms) are served as they are (article list p99 < 10 ms at 500 req/s). */
 export const ARTICLE_LIST_FRESH_MS = 1_000;
 
 /** Answers up to this age (ms) are still served while one request refreshes them in the background. */

@@ -22,7 +22,7 @@ export interface AttributeDefinition {
   defaultValue: string | null;
 }
 
-/** `articles`: ERP articles; `is_shop_article` and `user_group` are the ERP's two custom fields (DESIGN §6). */
+/** `articles`: ERP articles; `is_shop_article` and `user_group` are the ERP's two custom fields (docs/decisions.md §6). */
 export interface ArticlesTable {
   id: Generated<number>;
   article_number: string;

@@ -1,5 +1,5 @@
 /**
- * Shop user groups and their hierarchy (DESIGN §6, spec `UserGroup`): `public` < `retailer` < `internal`.
+ * Shop user groups and their hierarchy (docs/decisions.md §6, spec `UserGroup`): `public` < `retailer` < `internal`.
  * An article of group G may be ordered by a caller of group C when rank(G) ≤ rank(C).
  */
 import { userGroupOf, type Principal, type UserGroup } from '../auth/principal';

@@ -1,7 +1,7 @@
 /**
  * Offline geo-IP (card-reservation `get-country-from-my-ip`): the GeoLite2 country database shipped in
  * the `geoip-country` package, loaded into memory once; never an outbound call. Behind a one-method
- * interface (DESIGN §1: one small interface per third party).
+ * interface (docs/decisions.md §1: one small interface per third party).
  */
 import { BlockList, isIP } from 'node:net';
 import geoip from 'geoip-country';

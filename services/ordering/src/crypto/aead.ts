@@ -1,5 +1,5 @@
 /**
- * AES-256-GCM envelope encryption with key versions (DESIGN §6: stored ERP API tokens; ordering spec §4.9
+ * AES-256-GCM envelope encryption with key versions (docs/decisions.md §6: stored ERP API tokens; ordering spec §4.9
  * `dev/encrypt`, `dev/decrypt`).
  *
  * Ciphertext layout (then URL-safe base64 without padding, RFC 4648 §5):

@@ -1,9 +1,9 @@
 /**
  * Demo catalogue (loaded at start when `DEMO_DATA` is on; idempotent upsert in one transaction): a
- * SPORTident-style shop that exercises every catalogue rule until the ERP import (issue 6) fills the
+ * SPORTident-style shop that exercises every catalogue rule until the ERP import fills the
  * tables: cards of each type with personalisation, stations, a retailer-only and an internal-only
  * article, sub-item-only accessories, a non-shop spare part, and sets with locked, configurable,
- * choosable and optional slots. Also the two real battery records of DESIGN §6.
+ * choosable and optional slots. Also the two real battery records of docs/decisions.md §6.
  *
  * Prices: net, integer cents, EUR, VAT 19 % (German rate; the shop is operated from Germany).
  */
@@ -224,7 +224,7 @@ export const DEMO_ARTICLES: readonly DemoArticle[] = [
   },
 ];
 
-/** Real battery records (DESIGN §6): card → battery date. */
+/** Real battery records (docs/decisions.md §6): card → battery date. */
 export const DEMO_BATTERY_RECORDS: readonly { cardNumber: number; batteryDate: string | null }[] = [
   { cardNumber: 8_621_484, batteryDate: '2020-01-15' },
   { cardNumber: 8_549_150, batteryDate: '2026-07-01' },

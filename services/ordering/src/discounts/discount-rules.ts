@@ -1,5 +1,5 @@
 /**
- * Pure evaluation of discount codes against a priced cart (ordering spec §4.3 rule 6, DESIGN §6; the
+ * Pure evaluation of discount codes against a priced cart (ordering spec §4.3 rule 6, docs/decisions.md §6; the
  * rules are written in the spec at `validateDiscountCodes`). Used by the validation operation and, inside
  * the order transaction, by the order pipeline, so both always agree.
  *

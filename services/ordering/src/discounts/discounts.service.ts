@@ -1,5 +1,5 @@
 /**
- * Discount codes (ordering spec §4.3 rule 6, DESIGN §6): campaigns with their codes, validation of codes
+ * Discount codes (ordering spec §4.3 rule 6, docs/decisions.md §6): campaigns with their codes, validation of codes
  * against a cart, and atomic redemption inside the order transaction.
  */
 import { randomInt } from 'node:crypto';

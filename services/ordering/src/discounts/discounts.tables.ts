@@ -1,5 +1,5 @@
 /**
- * Tables of discount campaigns, codes and redemptions (DESIGN §6). Mirrors migration 0004.
+ * Tables of discount campaigns, codes and redemptions (docs/decisions.md §6). Mirrors migration 0004.
  */
 import type { ColumnType, Generated } from 'kysely';
 

@@ -1,6 +1,6 @@
 /**
- * Quotations for SPORTident Center subscriptions (ordering spec `center/create-quotation-for-subscription`;
- * issue 6): the request is checked against the catalogue (the article must be an imported article of
+ * Quotations for SPORTident Center subscriptions (ordering spec `center/create-quotation-for-subscription`):
+ * the request is checked against the catalogue (the article must be an imported article of
  * category `subscriptions`), recorded as an `erp-quotation` job of the transactional outbox, and the job
  * creates the quotation in the ERP (`weclapp`) — idempotent by the request's reference (`shopReference`),
  * retried with backoff while the ERP is unreachable; a 4xx answer of the ERP makes the job dead (staff see

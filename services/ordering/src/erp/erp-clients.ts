@@ -1,5 +1,5 @@
 /**
- * The ERP client provider of the app (issue 6; DESIGN §6 ERP): one {@link ErpClient} serving both ERP
+ * The ERP client provider of the app (docs/decisions.md §6 ERP): one {@link ErpClient} serving both ERP
  * systems, whose API token comes from the encrypted store (`dev/set-erp-api-token`) or, while none is
  * stored, from the configuration (`ERP_API_TOKEN_WECLAPP` / `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development
  * and test the ERP simulator's development tokens).

@@ -1,5 +1,5 @@
 /**
- * The one ERP client (DESIGN §6 ERP; issue 6): a weclapp-style REST v1 API per tenant (`ErpSystem` →
+ * The one ERP client (docs/decisions.md §6 ERP): a weclapp-style REST v1 API per tenant (`ErpSystem` →
  * base URL from the configuration), header `AuthenticationToken` from `tokenProvider(system)` (the token
  * is stored encrypted elsewhere and never leaves this module: no error message, log line or result
  * contains it).

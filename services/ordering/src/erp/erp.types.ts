@@ -1,5 +1,5 @@
 /**
- * Client-side ERP types of the ordering service (DESIGN §6 ERP; spec `ErpSystem`): tenants, the custom
+ * Client-side ERP types of the ordering service (docs/decisions.md §6 ERP; spec `ErpSystem`): tenants, the custom
  * attribute keys it relies on, writable change sets and the ping outcome. The wire types of the weclapp-style
  * REST API (v1) live in the shared contract `@sports-timing/shared/src/erp-contract` (the ERP simulator
  * serves the same types) and are re-exported here; weclapp conventions (decimal strings, epoch ms) are

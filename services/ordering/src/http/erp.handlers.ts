@@ -1,5 +1,5 @@
 /**
- * Handlers of the ERP operations (issue 6): imports (§4.8 articles, retailers, localized countries and
+ * Handlers of the ERP operations: imports (§4.8 articles, retailers, localized countries and
  * product options), the shop-article CSV, retailer lists (§4.5), the ERP webhook (§4.10) and the ERP token
  * utilities (§4.9). Thin: the work is in `src/erp/**`, `src/catalog/catalog.import.ts`, `src/retailers/**`,
  * `src/localization/**`.

@@ -1,5 +1,5 @@
 /**
- * Pre-serialized JSON answers for hot, cached reads (issue 8: the shop article list at 500 req/s): the body
+ * Pre-serialized JSON answers for hot, cached reads (the shop article list at 500 req/s): the body
  * is serialized once per cached value, and compressed once on first demand, instead of on every request.
  */
 import { gzipSync } from 'node:zlib';

@@ -1,5 +1,5 @@
 /**
- * Bootstrap of the first administrator (DESIGN §3): on a fresh database, user `admin` (roles [admin],
+ * Bootstrap of the first administrator (docs/decisions.md §3): on a fresh database, user `admin` (roles [admin],
  * group internal) with `BOOTSTRAP_ADMIN_PASSWORD`; without it, outside production, a generated password
  * kept in `<dataDir>/keys/ordering-admin-password` and printed once to the log when the user is created.
  */

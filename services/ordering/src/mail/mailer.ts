@@ -1,5 +1,5 @@
 /**
- * Outgoing e-mail behind one small interface (DESIGN §1): SMTP through nodemailer when `SMTP_URL` is set,
+ * Outgoing e-mail behind one small interface (docs/decisions.md §1): SMTP through nodemailer when `SMTP_URL` is set,
  * otherwise `.eml` files under `<dataDir>/mail` (development). Only the outbox dispatcher sends.
  */
 import { mkdir, writeFile } from 'node:fs/promises';

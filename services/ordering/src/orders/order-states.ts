@@ -1,5 +1,5 @@
 /**
- * The order state machine (DESIGN §6, ordering spec `OrderState`), in one table.
+ * The order state machine (docs/decisions.md §6, ordering spec `OrderState`), in one table.
  *
  * ```
  * pending_payment ─paid─▶ paid ─ERP sales order─▶ transferred ─shipped─▶ shipped ─▶ completed

@@ -16,7 +16,7 @@ export type PaymentMethod = 'paylink' | 'invoice';
 export type OrderSource = 'shop' | 'cardOrder';
 
 /**
- * The initial state and payment method of a new order (DESIGN §6): retailer and internal orders are on
+ * The initial state and payment method of a new order (docs/decisions.md §6): retailer and internal orders are on
  * invoice and start `received`; everyone else prepays through a paylink and starts `pending_payment`.
  */
 export function initialStateFor(group: UserGroup): { state: OrderState; paymentMethod: PaymentMethod } {

@@ -1,5 +1,5 @@
 /**
- * Transactional job outbox (DESIGN §6). Business code enqueues a job inside its own transaction
+ * Transactional job outbox (docs/decisions.md §6). Business code enqueues a job inside its own transaction
  * (`enqueue`, or `enqueueMail` for e-mail), so a job exists exactly when the business change committed;
  * the {@link OutboxDispatcher} runs it afterwards through the handler registered for its kind, outside any
  * transaction, retrying with exponential backoff. One (kind, dedupe key) → one job. A job that fails

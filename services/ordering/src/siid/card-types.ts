@@ -1,5 +1,5 @@
 /**
- * Card types and their number ranges (DESIGN §6, spec `CardType`). The same ranges are enforced by a
+ * Card types and their number ranges (docs/decisions.md §6, spec `CardType`). The same ranges are enforced by a
  * check constraint on `card_numbers` (migration 0002).
  */
 

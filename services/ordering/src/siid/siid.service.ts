@@ -1,5 +1,5 @@
 /**
- * Card numbers (SIID, DESIGN §6, ordering spec §2.8, §2.9, §4.2, §4.3): range checks, random free
+ * Card numbers (SIID, docs/decisions.md §6, ordering spec §2.8, §2.9, §4.2, §4.3): range checks, random free
  * numbers, and the atomic claim used by the order pipeline.
  *
  * A number is free when it lies in its type's range and has no row in `card_numbers` (neither reserved

@@ -1,6 +1,6 @@
 /**
  * Per-instance cache of what a punch read needs from an event (modems, window, public flag, owner), so that
- * a poll by `eventId` is one database round trip (the page statement) instead of two (issue 8, DESIGN §7).
+ * a poll by `eventId` is one database round trip (the page statement) instead of two (docs/decisions.md §7).
  *
  * Freshness: every event write of this instance drops the entry at once (events.service.ts), and every
  * write on any instance sends `NOTIFY timing_events, '<id>'` after its commit, which the instance's LISTEN

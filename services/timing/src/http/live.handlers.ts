@@ -1,5 +1,5 @@
 /**
- * Handler of `getPunchStream` (issue 10): the punches of a filter as Server-Sent Events. Access, filters
+ * Handler of `getPunchStream`: the punches of a filter as Server-Sent Events. Access, filters
  * and errors before the stream starts are those of `getPunches` (the first read runs before any header is
  * sent); the stream itself is live.service.ts `runStream`.
  */

@@ -1,5 +1,5 @@
 /**
- * The fast lane of `getPunches` and `postPunches` (timing spec §4.1, issue 8): the read that result software
+ * The fast lane of `getPunches` and `postPunches` (timing spec §4.1): the read that result software
  * repeats several times a second per event, and the uploads modems send (often one punch each), served without the
  * Express pipeline (request and response set-up, request logger, metrics middleware, spec validator, access
  * middleware, compression stream, dispatcher), which cost about 1 ms of CPU per request — more than the page

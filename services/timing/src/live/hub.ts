@@ -1,5 +1,5 @@
 /**
- * Live delivery of punches (issue 10): the per-instance hub that long-polls and SSE streams wait on.
+ * Live delivery of punches: the per-instance hub that long-polls and SSE streams wait on.
  *
  * The hub never carries punch content. A wake-up only tells waiters "something may be new": each waiter
  * then re-reads with the normal gap-free query from its own `afterId` (punches.repository.ts), so a client

@@ -1,5 +1,5 @@
 /**
- * The one dedicated `LISTEN punches` session of a service instance (issue 10). Every upload, on any
+ * The one dedicated `LISTEN punches` session of a service instance. Every upload, on any
  * instance, ends with `NOTIFY punches '<maxId>'` (punches.service.ts); PostgreSQL delivers it to every
  * listening session of the database, so each instance's hub learns of punches stored elsewhere.
  *

@@ -1,5 +1,5 @@
 /**
- * Long-poll and Server-Sent Events delivery of punches (issue 10, timing spec `getPunches` `wait` and
+ * Long-poll and Server-Sent Events delivery of punches (timing spec `getPunches` `wait` and
  * `getPunchStream`). Both are loops of the normal gap-free read (punches.service.ts `readPunches`) from the
  * client's own `afterId`, parked on the {@link LiveHub} between reads; see hub.ts for why that never skips
  * or repeats a punch.

@@ -1,5 +1,5 @@
 /**
- * Modem ownership (DESIGN §5): a modem belongs to the user that first uploads for it (or whose event
+ * Modem ownership (docs/decisions.md §5): a modem belongs to the user that first uploads for it (or whose event
  * first names it). Another user's modem may not be uploaded for or put into an event, except by admins.
  */
 import type { Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * JSON page bodies from the CSV text PostgreSQL renders (issue 8). PostgreSQL builds a 1000-punch CSV page
+ * JSON page bodies from the CSV text PostgreSQL renders. PostgreSQL builds a 1000-punch CSV page
  * in about half the time of the same page as JSON (`row_to_json` per row: ≈1.7 ms more per page of the
  * 1-million-punch event), and turning that CSV into the JSON array here costs well under that: one pass over
  * the characters into a buffer of the exact size, ready for the socket. (Building a string instead cost

@@ -1,5 +1,5 @@
 /**
- * CSV upload parsing (DESIGN §5): the download's columns, header row required. `card,time,code,type,modem`
+ * CSV upload parsing (docs/decisions.md §5): the download's columns, header row required. `card,time,code,type,modem`
  * must be present (any order); `id` and `receptionTimeUtc` are accepted and ignored (the service assigns
  * them); any other column is an error. Rows are checked with the same rules as the JSON `NewPunch` schema
  * (the spec cannot describe CSV content), errors keyed `[index].field` like the JSON validator's.

@@ -1,5 +1,5 @@
 /**
- * SQL of punches: the gap-free batch insert and the page/count reads (DESIGN §5, §7).
+ * SQL of punches: the gap-free batch insert and the page/count reads (docs/decisions.md §5, §7).
  *
  * Never skip a punch while polling by `afterId`. Ids come from a sequence at insert time, but upload
  * transactions commit in any order: if a reader could see id 11 while id 10 is still uncommitted, a poller

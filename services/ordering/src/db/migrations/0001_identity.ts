@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Identity and licensing tables of the ordering service (DESIGN §6 identity, ordering spec §4.1, §4.6, §4.7):
+ * Identity and licensing tables of the ordering service (docs/decisions.md §6 identity, ordering spec §4.1, §4.6, §4.7):
  * users, rotating refresh tokens, registered service clients and licenses. Secrets are stored only as
  * hashes: passwords with scrypt, refresh tokens, client secrets, client identifiers and license secrets
  * with SHA-256 (they are 256-bit random values, so a slow hash adds nothing).

@@ -1,6 +1,6 @@
 import { sql, type Kysely } from 'kysely';
 
-/** The transactional outbox (DESIGN §6): messages written in the business transaction, sent after commit. */
+/** The transactional outbox (docs/decisions.md §6): messages written in the business transaction, sent after commit. */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`
     create table outbox_messages (

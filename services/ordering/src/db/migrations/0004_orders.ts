@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Discount codes and orders (ordering spec §4.2 `POST /order`, §4.3 rules 6–7, DESIGN §6):
+ * Discount codes and orders (ordering spec §4.2 `POST /order`, §4.3 rules 6–7, docs/decisions.md §6):
  * - `discount_campaigns` / `discount_codes`: a campaign's terms and its codes. `redemptions <=
  *   max_redemptions` is a check constraint and redemption is a conditional update, so a code with N uses
  *   is redeemed at most N times whatever the concurrency; `discount_redemptions` records which order
@@ -9,7 +9,7 @@ import { sql, type Kysely } from 'kysely';
  * - `orders` / `order_items`: the stored order with its computed totals (integer cents; the arithmetic
  *   identities of the spec are check constraints) and its items (sub items point at their main item);
  * - `order_state_changes`: the state history (initial state written with the order; the transitions
- *   of DESIGN §6 are added by the payment/ERP work);
+ *   of docs/decisions.md §6 are added by the payment/ERP work);
  * - `idempotency_keys`: `Idempotency-Key` records (caller scope + key → body hash + first response),
  *   written in the order's own transaction.
  */

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Drops `order_items_order_idx` (issue 8): it indexed (order_id, position), exactly the columns of the
+ * Drops `order_items_order_idx`: it indexed (order_id, position), exactly the columns of the
  * table's unique constraint, whose own index serves every lookup of an order's items. Every order item
  * insert maintained both.
  */

@@ -1,5 +1,5 @@
 /**
- * Texts of the order confirmation e-mail in the supported languages (issue 4: at least en, de, fr;
+ * Texts of the order confirmation e-mail in the supported languages (at least en, de, fr;
  * fallback en). Placeholders are filled by the template; values are plain text (the HTML template
  * escapes them).
  */

@@ -1,5 +1,5 @@
 /**
- * Initial `timing` schema (DESIGN §5): users, API keys, modems, events and their modems, punches.
+ * Initial `timing` schema (docs/decisions.md §5): users, API keys, modems, events and their modems, punches.
  *
  * Punches carry `txid` (the inserting transaction's id, xid8) so that readers can hide punches whose id
  * could still be overtaken by an earlier, uncommitted upload; see punches.repository.ts for the protocol.

@@ -1,5 +1,5 @@
 /**
- * Punch counters for a cheap, exact `X-Total-Count` (issue 8, DESIGN §7), and the one-call upload function.
+ * Punch counters for a cheap, exact `X-Total-Count` (docs/decisions.md §7), and the one-call upload function.
  *
  * `punch_counts` holds signed deltas per (modem, id bucket, txid) at two bucket sizes (`shift` 16: ids
  * `bucket << 16 …`, 65,536 ids; `shift` 10: 1,024 ids). Statement-level triggers with transition tables add
@@ -99,7 +99,7 @@ export const m0002PunchCounts: Migration = {
       select modem, 10::int2, id >> 10, count(*), t from p group by modem, id >> 10, t
     `.execute(db);
 
-    // One call per upload (DESIGN §7): ownership check of the batch's distinct modems before the critical
+    // One call per upload (docs/decisions.md §7): ownership check of the batch's distinct modems before the critical
     // section (a read takes no xid), then the gap-free insert of insert_punch_batch. Nothing is written
     // when a modem is unknown (the caller registers it in its own statement and calls again) or belongs to
     // another user (p_admin false): registering here would take this transaction's xid outside the lock.

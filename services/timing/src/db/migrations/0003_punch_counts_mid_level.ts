@@ -1,5 +1,5 @@
 /**
- * A third counter level (issue 8): `shift` 13 (8,192 ids) between the coarse (16) and fine (10) buckets of
+ * A third counter level: `shift` 13 (8,192 ids) between the coarse (16) and fine (10) buckets of
  * migration 0002, so that a count from the middle of a large event sums at most 8 buckets per modem at the
  * two lower levels instead of 64 at the fine one.
  *

@@ -1,5 +1,5 @@
 /**
- * `upload_punch_batch_by_key` (issue 8): the key lookup of `authenticateKey` and `upload_punch_batch`
+ * `upload_punch_batch_by_key`: the key lookup of `authenticateKey` and `upload_punch_batch`
  * (migration 0002) in one call, so that a modem's single-punch upload is one database round trip. It
  * returns the key's principal (all null for an unknown or revoked key, and then writes nothing) next to
  * the upload's result; unknown and foreign modems are reported, not written, exactly as by

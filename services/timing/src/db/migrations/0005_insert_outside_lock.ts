@@ -1,5 +1,5 @@
 /**
- * Shorter critical section of the gap-free upload (issue 8, punches.repository.ts): `upload_punch_batch`
+ * Shorter critical section of the gap-free upload (punches.repository.ts): `upload_punch_batch`
  * now allocates only the transaction id and the batch's punch ids under the advisory lock, and inserts
  * after releasing it, so concurrent uploads insert (index entries, counter trigger) in parallel instead of
  * one after another.

@@ -1,5 +1,5 @@
 /**
- * Re-send key in time order (issue 8): the unique constraint `punches_resend` becomes
+ * Re-send key in time order: the unique constraint `punches_resend` becomes
  * (modem, time, card, code, type) instead of (modem, card, code, time, type). Same columns, so the same
  * punches are duplicates; only where new entries land in the index changes. A modem sends its punches in
  * time order, so new keys now go to the end of the modem's range (a few hot leaf pages per modem) instead
