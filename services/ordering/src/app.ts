@@ -1,7 +1,7 @@
 /**
  * The ordering service as an Express app (no listen): spec validation, spec-driven access control,
  * handlers by operationId, google.rpc.Status errors under `/api/grpc-json/v1/shop` and problem+json
- * everywhere else (DESIGN §4). `server.ts` wires configuration, the database and the listener.
+ * everywhere else (docs/decisions.md §4). `server.ts` wires configuration, the database and the listener.
  */
 import compression from 'compression';
 import express, { type Express, type Request, type RequestHandler } from 'express';

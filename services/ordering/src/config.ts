@@ -1,5 +1,5 @@
 /**
- * Ordering service configuration from the environment (DESIGN §3). Throws ConfigError on bad values.
+ * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
 import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';

@@ -1,5 +1,5 @@
 /**
- * The order flow after an order is stored (DESIGN §6 order states, payment provider, ERP; issues #6/#7):
+ * The order flow after an order is stored (docs/decisions.md §6 order states, payment provider, ERP; issues #6/#7):
  *
  * 1. Paylink (prepaid orders, `pending_payment`): the order transaction enqueues a `payment-paylink` job;
  *    right after the commit the request runs that job inline (under the job's lease, no DB transaction

@@ -1,5 +1,5 @@
 /**
- * The order pipeline (ordering spec §4.3 `createShopOrder`, §4.2 `createOrder`, DESIGN §6): one
+ * The order pipeline (ordering spec §4.3 `createShopOrder`, §4.2 `createOrder`, docs/decisions.md §6): one
  * transaction that checks addresses and cart, redeems discount codes, claims card numbers, stores the
  * order with its items, totals and initial state, and enqueues the confirmation e-mail in the outbox.
  * Any failure rolls everything back, so a rejected order leaves no trace (no order, no claim, no
