@@ -47,13 +47,6 @@ export async function insertCodes(db: Kysely<DB>, campaignId: number, codes: rea
   return rows.map((r) => r.code);
 }
 
-/** The codes among `codes` (upper case) that exist. */
-export async function existingCodes(db: Kysely<DB>, codes: readonly string[]): Promise<string[]> {
-  if (codes.length === 0) return [];
-  const rows = await db.selectFrom('discount_codes').select('code').where('code', 'in', [...codes]).execute();
-  return rows.map((r) => r.code);
-}
-
 /** Codes (upper case) with their campaigns' terms; unknown codes are absent. */
 export async function selectCodesWithCampaign(db: Kysely<DB>, codes: readonly string[]): Promise<CodeWithCampaignRow[]> {
   if (codes.length === 0) return [];

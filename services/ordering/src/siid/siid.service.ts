@@ -13,9 +13,6 @@ import type { DB } from '../db/schema';
 import { CARD_NUMBER_RANGES, cardTypeOfNumber, isInRange, type CardType, type NumberRange } from './card-types';
 import * as repo from './siid.repository';
 
-/** Most numbers one random draw may ask for (spec: `numberOfServiceIds` maximum 20). */
-export const MAX_RANDOM_NUMBERS = 20;
-
 /** States of a claimed number: `reserved` by an open order, `sold` once the order is paid or invoiced. */
 export type CardNumberState = 'reserved' | 'sold';
 
