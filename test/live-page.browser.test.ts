@@ -4,11 +4,12 @@
  * table as the API counts them, a punch uploaded through the API appearing in the feed within a second, a
  * modem's quiet warning once its uploads stop, a reload in the middle of a stream of uploads that neither
  * loses nor repeats a punch, a private event behind its key, and screenshots at desktop and phone width
- * for the README (`docs/images/live-page-*.png`).
+ * (the README's `docs/images/live-page-*.png` are copies of them).
  */
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
@@ -30,7 +31,11 @@ type HTMLElement = PageElement;
 declare const document: { querySelector(selector: string): PageElement | null; documentElement: { scrollWidth: number } };
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const IMAGES = path.join(__dirname, '../docs/images');
+/**
+ * Where the screenshots go: a temporary folder, so a test run leaves the checkout unchanged. The README's
+ * images in docs/images are copies of these, refreshed by hand when the page changes.
+ */
+const IMAGES = path.join(os.tmpdir(), 'live-page-screenshots');
 
 let timing: TimingTestContext;
 let browser: Browser;
