@@ -15,7 +15,8 @@
  * `version`. Errors: `{ type, title, status, detail, error }` (weclapp sends `error`; newer versions the
  * RFC 7807 fields).
  * Writes notify the tenant's subscribed webhook URLs with `{ entityId, entityName, type }` (unsigned, like
- * weclapp). A sales order set to `SHIPPED` gets a booked sales invoice dated today (Europe/Berlin).
+ * weclapp). A sales order whose shipment is booked (control API `shipped: true`) becomes `shipped` and gets a sales
+ * invoice dated today (Europe/Berlin).
  *
  * Control API (loopback only; tenant by `?tenant=main|sandbox`, default `main`), besides the fault
  * injection of `sim-server.ts`:
@@ -116,7 +117,8 @@ const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'paid'],
   customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'blocked'],
 };
-const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate']);
+/** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
+const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced']);
 
 /** The ERP simulator. Create with {@link createErpSimulator}. */
 export class ErpSimulator {
@@ -233,7 +235,9 @@ export class ErpSimulator {
       }
       merged.customAttributes = current;
     }
-    const updated = this.update(t, entityName, entity.id, merged, { checkVersion: false, notify: false });
+    let updated = this.update(t, entityName, entity.id, merged, { checkVersion: false, notify: false });
+    // Booking a shipment (a warehouse process, not an API write): the order is `shipped` and gets its invoice.
+    if (entityName === 'salesOrder' && fields.shipped === true) updated = this.ship(t, entity.id);
     const deliveries = await Promise.all([...t.subscriptions].map((url) => this.deliverWebhook(url, { entityName, entityId: entity.id, type: 'update' }, tenant)));
     return { entity: updated, deliveries };
   }
@@ -351,8 +355,17 @@ export class ErpSimulator {
     next.version = String(Number(current.version) + 1);
     next.lastModifiedDate = Math.max(Date.now(), Number(current.lastModifiedDate) + 1);
     collection.set(id, next as typeof current);
-    if (name === 'salesOrder' && next.status === 'SHIPPED' && current.status !== 'SHIPPED') this.invoiceSalesOrder(t, next as unknown as SalesOrder);
     if (opts.notify) this.notify(t, name, id, 'update');
+    return next;
+  }
+
+  /** Marks sales order `id` shipped (and invoiced, with its sales invoice) once; returns it. */
+  private ship(t: Tenant, id: string): SalesOrder {
+    const order = t.data.salesOrder.get(id)!;
+    if (order.shipped) return order;
+    const next: SalesOrder = { ...order, shipped: true, invoiced: true, version: String(Number(order.version) + 1), lastModifiedDate: Math.max(Date.now(), order.lastModifiedDate + 1) };
+    t.data.salesOrder.set(id, next);
+    this.invoiceSalesOrder(t, next);
     return next;
   }
 
@@ -444,6 +457,8 @@ export class ErpSimulator {
       orderItems,
       ...this.totals(orderItems),
       paid: body.paid === true,
+      shipped: false,
+      invoiced: false,
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'salesOrder'),
       createdDate: now,
       lastModifiedDate: now,

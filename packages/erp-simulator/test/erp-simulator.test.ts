@@ -174,8 +174,13 @@ describe('customers, documents and invoices', () => {
     expect(created.body.orderItems[1].parentItemId).toBe(created.body.orderItems[0].id);
     const id = created.body.id;
     expect((await send('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SOMETHING' })).status).toBe(400);
-    const shipped = await send<SalesOrder>('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SHIPPED' });
-    expect(shipped.body).toMatchObject({ status: 'SHIPPED', version: '1' });
+    // weclapp has no SHIPPED status; `shipped` is read-only (ignored when written), set when a shipment is booked.
+    expect((await send('PUT', `salesOrder/id/${id}`, { version: '0', status: 'SHIPPED' })).status).toBe(400);
+    const printed = await send<SalesOrder>('PUT', `salesOrder/id/${id}`, { version: '0', status: 'ORDER_CONFIRMATION_PRINTED', shipped: true });
+    expect(printed.body).toMatchObject({ status: 'ORDER_CONFIRMATION_PRINTED', shipped: false, invoiced: false, version: '1' });
+    expect((await get<ErpListResponse<SalesInvoice>>(`salesInvoice?salesOrderId-eq=${id}`)).body.result).toHaveLength(0);
+    await sim.patchEntity('salesOrder', id, { shipped: true });
+    expect((await get<SalesOrder>(`salesOrder/id/${id}`)).body).toMatchObject({ shipped: true, invoiced: true });
     const invoices = (await get<ErpListResponse<SalesInvoice>>(`salesInvoice?salesOrderId-eq=${id}`)).body.result;
     expect(invoices).toHaveLength(1);
     expect(invoices[0]).toMatchObject({ grossAmount: '126.00', status: 'BOOKED' });

@@ -148,11 +148,14 @@ export interface ErpRecordItem {
   parentItemId: string | null;
 }
 
-/** Status of a weclapp sales order (the subset used here). */
-export type ErpSalesOrderStatus = 'ORDER_ENTRY_IN_PROGRESS' | 'ORDER_CONFIRMATION_PRINTED' | 'SHIPPED' | 'CLOSED' | 'CANCELLED';
+/**
+ * Status of a weclapp sales order: weclapp's `orderStatusType` (its OpenAPI v1 description). There is no
+ * "shipped" status: shipping is the read-only boolean `shipped` (set by the ERP when the delivery is booked).
+ */
+export type ErpSalesOrderStatus = 'ORDER_ENTRY_IN_PROGRESS' | 'ORDER_CONFIRMATION_PRINTED' | 'CLOSED' | 'MANUALLY_CLOSED' | 'CANCELLED';
 
 /** Every sales order status, in process order. */
-export const ERP_SALES_ORDER_STATUSES: readonly ErpSalesOrderStatus[] = ['ORDER_ENTRY_IN_PROGRESS', 'ORDER_CONFIRMATION_PRINTED', 'SHIPPED', 'CLOSED', 'CANCELLED'];
+export const ERP_SALES_ORDER_STATUSES: readonly ErpSalesOrderStatus[] = ['ORDER_ENTRY_IN_PROGRESS', 'ORDER_CONFIRMATION_PRINTED', 'CLOSED', 'MANUALLY_CLOSED', 'CANCELLED'];
 
 /** weclapp `salesOrder`. Amounts: decimal euro strings; `netAmount` + `taxAmount` = `grossAmount`. */
 export interface ErpSalesOrder {
@@ -174,6 +177,10 @@ export interface ErpSalesOrder {
   grossAmount: string;
   /** Payment already received (prepaid shop orders), for the ERP's open-item handling. */
   paid: boolean;
+  /** Read-only in weclapp: the goods have left (a shipment was booked). */
+  shipped: boolean;
+  /** Read-only in weclapp: a sales invoice was created for the order. */
+  invoiced: boolean;
   customAttributes: ErpCustomAttribute[];
   createdDate: number;
   lastModifiedDate: number;

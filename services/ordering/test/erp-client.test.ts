@@ -107,8 +107,8 @@ describe('reads and writes', () => {
     expect(again).toEqual({ salesOrder: first.salesOrder, created: false });
     expect(sim.data().salesOrder.size).toBe(1);
     expect((await erp.findSalesOrderByReference('weclapp', 'ORD-2026-000001'))!.id).toBe(first.salesOrder.id);
-    const shipped = await erp.updateSalesOrder('weclapp', first.salesOrder.id, { status: 'SHIPPED' }, first.salesOrder.version);
-    expect(shipped.status).toBe('SHIPPED');
+    const shipped = await erp.updateSalesOrder('weclapp', first.salesOrder.id, { status: 'ORDER_CONFIRMATION_PRINTED' }, first.salesOrder.version);
+    expect(shipped.status).toBe('ORDER_CONFIRMATION_PRINTED');
     expect((await erp.getSalesOrder('weclapp', first.salesOrder.id))!.version).toBe(shipped.version);
     expect(await erp.getSalesOrder('weclapp', '424242')).toBeNull();
     const bad = await erp.createSalesOrder('weclapp', { customerNumber: 'nobody', orderItems: [] }, 'ORD-X').catch((e: unknown) => e);

@@ -179,12 +179,15 @@ test('a paylink is stored (with its e-mail) only on a pending_payment order with
   expect(await mails('guard-test:3')).toHaveLength(1);
 });
 
-test('ERP sales order SHIPPED (the ERP webhook hook) → shipped, once; CLOSED → completed', async () => {
+test('ERP sales order shipped (the ERP webhook hook) → shipped, once; CLOSED → completed', async () => {
   const placed = await placeOrder();
   await control('pay', { invoiceId: (await orderRow(placed.id)).paylink_id });
   await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
   const soId = (await orderRow(placed.id)).erp_sales_order_id!;
-  await erp.patchEntity('salesOrder', soId, { status: 'SHIPPED' });
+  // A status change alone (order confirmation printed) ships nothing; the booked shipment does.
+  await erp.patchEntity('salesOrder', soId, { status: 'ORDER_CONFIRMATION_PRINTED' });
+  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('transferred');
+  await erp.patchEntity('salesOrder', soId, { shipped: true });
   expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
   expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
   await erp.patchEntity('salesOrder', soId, { status: 'CLOSED' });

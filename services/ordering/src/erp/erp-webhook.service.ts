@@ -57,7 +57,7 @@ export function registerErpEntityHandler(entityName: string, handler: ErpEntityH
 /**
  * The hook for `salesOrder` webhooks (owned by the order flow): `handler` re-reads the sales order by
  * `event.entityId` through `ctx.erp.getSalesOrder(event.erpSystem, id)` and moves the shop order (found
- * by the sales order's `shopReference`) to `shipped` when the ERP says `SHIPPED`.
+ * by the sales order's `shopReference`) to `shipped` once the ERP marks it `shipped`.
  */
 export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): void {
   registerErpEntityHandler('salesOrder', handler);

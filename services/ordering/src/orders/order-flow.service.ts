@@ -19,8 +19,8 @@
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
- * 4. ERP sales order changes (the ERP webhook's `salesOrder` hook): `SHIPPED` → `shipped`,
- *    `CLOSED` → `shipped` then `completed`, all through the state machine (repeats change nothing).
+ * 4. ERP sales order changes (the ERP webhook's `salesOrder` hook): `shipped` true → `shipped`, status
+ *    `CLOSED`/`MANUALLY_CLOSED` → `shipped` then `completed`, through the state machine (repeats change nothing).
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
@@ -452,7 +452,8 @@ export class OrderFlow {
 
   /**
    * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and moves its order to
-   * `shipped` (status `SHIPPED`) or `shipped` then `completed` (`CLOSED`). Returns the order's state after,
+   * `shipped` (its read-only `shipped` flag) or `shipped` then `completed` (status `CLOSED` or
+   * `MANUALLY_CLOSED`; weclapp has no shipped status). Returns the order's state after,
    * or null when the sales order or its order is unknown. Repeated calls change nothing.
    */
   async applyErpSalesOrder(system: ErpSystem, salesOrderId: string): Promise<OrderState | null> {
@@ -464,8 +465,9 @@ export class OrderFlow {
     if (!order) return null;
     return db.transaction().execute(async (trx) => {
       const actor = `erp:${system}`;
-      if (so.status === 'SHIPPED' || so.status === 'CLOSED') await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.status}` });
-      if (so.status === 'CLOSED') await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} CLOSED` });
+      const closed = so.status === 'CLOSED' || so.status === 'MANUALLY_CLOSED';
+      if (so.shipped || closed) await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.shipped ? 'shipped' : so.status}` });
+      if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
       const now = await trx.selectFrom('orders').select('state').where('id', '=', order.id).executeTakeFirstOrThrow();
       return now.state as OrderState;
     });
