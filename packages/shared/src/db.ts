@@ -123,6 +123,8 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
       if (closed) return;
       closed = true;
       await db.destroy();
+      // Kysely ends the pool only when it used it itself; a pool used directly (pool.query) is ended here.
+      if (!(pool as pg.Pool & { ending?: boolean }).ending) await pool.end();
     },
   };
 }
