@@ -405,6 +405,8 @@ export interface SeedInvoice {
   date: string;
   customerNumber: string;
   items: { articleNumber: string; quantity: number }[];
+  /** Default `OPEN_ITEM_CREATED` (booked). */
+  status?: SalesInvoice['status'];
 }
 
 /**
@@ -417,6 +419,10 @@ export const SEED_INVOICES: readonly SeedInvoice[] = [
   { invoiceNumber: 'RE-2025-0003', date: '2025-02-28', customerNumber: CUSTOMER_NUMBERS.retailerNorway, items: [{ articleNumber: ARTICLE_NUMBERS.siCard10, quantity: 50 }] },
   { invoiceNumber: 'RE-2025-0004', date: '2025-03-01', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bs11, quantity: 2 }] },
   { invoiceNumber: 'RE-2025-0005', date: '2025-03-17', customerNumber: CUSTOMER_NUMBERS.webshop, items: [{ articleNumber: ARTICLE_NUMBERS.siacStarter, quantity: 1 }] },
+  // April: a draft, a cancelled and a booked one (only the booked one is exported).
+  { invoiceNumber: 'RE-2025-0006', date: '2025-04-02', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 1 }], status: 'NEW' },
+  { invoiceNumber: 'RE-2025-0007', date: '2025-04-03', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 2 }], status: 'CANCELLED' },
+  { invoiceNumber: 'RE-2025-0008', date: '2025-04-04', customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 3 }], status: 'ENTRY_COMPLETED' },
 ];
 
 /** German standard VAT rate in percent, applied to every demo amount. */
@@ -632,11 +638,10 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       customerId: customer.id,
       customerNumber: customer.customerNumber,
       salesOrderId: null,
-      status: 'BOOKED',
+      status: inv.status ?? 'OPEN_ITEM_CREATED',
       recordCurrencyName: 'EUR',
       salesInvoiceItems: items,
       netAmount: toEuros(net),
-      taxAmount: toEuros(tax),
       grossAmount: toEuros(net + tax),
       createdDate: invoiceDate,
       lastModifiedDate: invoiceDate,

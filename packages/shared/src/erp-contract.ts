@@ -206,7 +206,16 @@ export interface ErpQuotation {
   lastModifiedDate: number;
 }
 
-/** weclapp `salesInvoice`. `invoiceDate` is local midnight (Europe/Berlin) of the invoice's date. */
+/**
+ * Status of a weclapp sales invoice (`salesInvoiceStatusType`): `NEW` is a draft, `DOCUMENT_CREATED` has its
+ * document, `ENTRY_COMPLETED` is booked, `OPEN_ITEM_CREATED` is booked with its open item, `CANCELLED` is void.
+ */
+export type ErpSalesInvoiceStatus = 'NEW' | 'DOCUMENT_CREATED' | 'ENTRY_COMPLETED' | 'OPEN_ITEM_CREATED' | 'CANCELLED';
+
+/**
+ * weclapp `salesInvoice`. `invoiceDate` is local midnight (Europe/Berlin) of the invoice's date. Amounts are
+ * read-only decimal euro strings; weclapp gives net and gross, no tax amount (tax = gross − net).
+ */
 export interface ErpSalesInvoice {
   id: string;
   version: string;
@@ -215,11 +224,10 @@ export interface ErpSalesInvoice {
   customerId: string;
   customerNumber: string;
   salesOrderId: string | null;
-  status: 'BOOKED';
+  status: ErpSalesInvoiceStatus;
   recordCurrencyName: string;
   salesInvoiceItems: ErpRecordItem[];
   netAmount: string;
-  taxAmount: string;
   grossAmount: string;
   createdDate: number;
   lastModifiedDate: number;

@@ -74,6 +74,10 @@ describe('get-sales-invoices-csv-export', () => {
     expect(Number(rows[0]!.grossAmountCents)).toBe(Number(rows[0]!.netAmountCents) + Number(rows[0]!.vatAmountCents));
     expect((parse((await get(2025, 2).expect(200)).text, { columns: true }) as unknown[]).length).toBe(2);
     expect((await get(2024, 2).expect(200)).text).toBe('invoiceNumber,invoiceDate,customerNumber,customerName,countryCode,netAmountCents,vatAmountCents,grossAmountCents,currency,orderNumber\n');
+    // April holds a draft (NEW), a cancelled and a booked invoice: only the booked one is revenue.
+    const april = parse((await get(2025, 4).expect(200)).text, { columns: true }) as Record<string, string>[];
+    expect(april.map((r) => r.invoiceNumber)).toEqual(['RE-2025-0008']);
+    expect(Number(april[0]!.vatAmountCents)).toBe(Number(april[0]!.grossAmountCents) - Number(april[0]!.netAmountCents));
     await get(2025, 13).expect(400);
   });
 

@@ -1757,7 +1757,7 @@ export interface paths {
          * Sales invoices of a month as CSV
          * @description The ERP sales invoices of the month as CSV (UTF-8, comma-separated, header row
          *     `invoiceNumber,invoiceDate,customerNumber,customerName,countryCode,netAmountCents,vatAmountCents,grossAmountCents,currency,orderNumber`),
-         *     formula-safe (cells starting with `=`, `+`, `-`, `@`, tab or carriage return escaped), as an
+         *     drafts (`NEW`) and cancelled invoices left out, `vatAmountCents` = gross − net, formula-safe (cells starting with `=`, `+`, `-`, `@`, tab or carriage return escaped), as an
          *     attachment. `503` when the ERP system is unreachable.
          */
         get: operations["devGetSalesInvoicesCsvExport"];
