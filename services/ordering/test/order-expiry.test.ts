@@ -6,64 +6,30 @@
  * once; a payment confirmed after the expiry is flagged on the order for a refund and shown to admins.
  * The clock is the sweep's `now` argument: no sleeping until an expiry.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { createDatabase, createLogger } from '@sports-timing/shared';
-import { createPaymentSimulator, type PaymentSimulator, type Transaction } from '@sports-timing/payment-simulator';
-import { createApp } from '../src/app';
+import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simulator';
 import type { DB } from '../src/db/schema';
-import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/erp/erp-clients';
 import { expireUnpaidOrders, OrderExpirySweeper } from '../src/orders/order-expiry.service';
-import { OrderFlow } from '../src/orders/order-flow.service';
-import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import type { OrderingTestContext } from './helpers';
+import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderBody } from './orders.support';
 
-const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
 const DAY_MS = 24 * 60 * 60 * 1000;
+let stack: OrderFlowStack;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
-let server: http.Server;
 let url: string;
-let dispatcher: OutboxDispatcher;
-let payControl: string;
 
 beforeAll(async () => {
-  pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
-  payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl });
-  await loadDemoCatalog(ctx.database.db);
-  const logger = createLogger('order-expiry-test');
-  const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
-  server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400 });
-  dispatcher.start();
+  stack = await startOrderFlowStack('order-expiry-test', { erp: false });
+  ({ pay, ctx, url } = stack);
 });
 
-afterAll(async () => {
-  await dispatcher.stop();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await pay.stop();
-  await ctx.close();
-});
+afterAll(() => stack.close());
 
-async function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
-  const res = await fetch(`${payControl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status !== 200) throw new Error(`control ${action}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { transaction: Transaction };
-}
-
-async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
+  return stack.control(action, body);
 }
 
 let cardNumber = 8500000;

@@ -1,76 +1,42 @@
 /**
- * The order flow end to end against both simulators over real HTTP (issue #7 "done when", issue #6
- * hand-off): an order gets a paylink, paying it in the payment simulator makes it `paid` and then
- * `transferred` (exactly one sales order in the ERP simulator); repeated, stale and forged webhook
+ * The order flow end to end against both simulators over real HTTP, up to the hand-off to the ERP: an
+ * order gets a paylink, paying it in the payment simulator makes it `paid` and then `transferred` (exactly one sales order in the ERP simulator); repeated, stale and forged webhook
  * deliveries change nothing; the same delivery 100 times has one effect; with the ERP down the order is
  * still paid and reaches the ERP once it is back; with the payment provider down the order is accepted
  * and gets its paylink later; a cancelled payment cancels the order and releases its card number.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createLogger } from '@sports-timing/shared';
-import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { createPaymentSimulator, type PaymentSimulator, type Transaction } from '@sports-timing/payment-simulator';
-import { createApp } from '../src/app';
-import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import type { ErpSimulator } from '@sports-timing/erp-simulator';
+import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simulator';
 import { storePaylink } from '../src/orders/order-flow.repository';
-import { OrderFlow } from '../src/orders/order-flow.service';
+import type { OrderFlow } from '../src/orders/order-flow.service';
 import { toShopOrderDTO } from '../src/orders/orders.mapper';
 import { findOrder } from '../src/orders/orders.service';
-import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import type { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { orderBody } from './orders.support';
+import type { OrderingTestContext } from './helpers';
+import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
-const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
+let stack: OrderFlowStack;
 let erp: ErpSimulator;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
-let server: http.Server;
 let url: string;
 let dispatcher: OutboxDispatcher;
-let payControl: string;
 let orderFlow: OrderFlow;
 
 beforeAll(async () => {
-  erp = await createErpSimulator().start();
-  pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
-  payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') });
-  await loadDemoCatalog(ctx.database.db);
-  const logger = createLogger('order-flow-test');
-  orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
-  server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400 });
-  dispatcher.start();
+  stack = await startOrderFlowStack('order-flow-test');
+  ({ pay, ctx, url, dispatcher, orderFlow } = stack);
+  erp = stack.erp!;
   await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
 });
 
-afterAll(async () => {
-  await dispatcher.stop();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await pay.stop();
-  await erp.stop();
-  await ctx.close();
-});
+afterAll(() => stack.close());
 
 /** A `/__control` call; pay, cancel and refund answer the transaction they made (subscribe/unsubscribe: unused). */
-async function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
-  const res = await fetch(`${payControl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status !== 200) throw new Error(`control ${action}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as { transaction: Transaction };
-}
-
-async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
+  return stack.control(action, body);
 }
 
 let cardNumber = 8300000;

@@ -7,69 +7,31 @@
  * dev transaction list still answers; a payout (with its webhook) is listed and its accounting CSV built
  * from the payout details; payout and subscription events are acknowledged.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { createLogger } from '@sports-timing/shared';
-import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { createPaymentSimulator, type PaymentSimulator, type Payout, type Transaction } from '@sports-timing/payment-simulator';
-import { createApp } from '../src/app';
-import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/erp/erp-clients';
-import { OrderFlow } from '../src/orders/order-flow.service';
-import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import type { PaymentSimulator, Payout, Transaction } from '@sports-timing/payment-simulator';
+import type { OrderFlow } from '../src/orders/order-flow.service';
+import type { OrderingTestContext } from './helpers';
 import { orderBody } from './orders.support';
+import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
-const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
-let erp: ErpSimulator;
+let stack: OrderFlowStack;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
-let server: http.Server;
 let url: string;
-let dispatcher: OutboxDispatcher;
-let payControl: string;
 let admin: string;
 let orderFlow: OrderFlow;
 
 beforeAll(async () => {
-  erp = await createErpSimulator().start();
-  pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
-  payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') });
-  await loadDemoCatalog(ctx.database.db);
-  const logger = createLogger('payrexx-flow-test');
-  orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
-  server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400 });
-  dispatcher.start();
+  stack = await startOrderFlowStack('payrexx-flow-test');
+  ({ pay, ctx, url, orderFlow } = stack);
   pay.subscribe(`${url}${WEBHOOK_PATH}`, 'form');
   admin = await ctx.bearer({ roles: ['admin'], userGroup: 'internal', id: 1 });
 });
 
-afterAll(async () => {
-  await dispatcher.stop();
-  server.closeAllConnections();
-  await new Promise<void>((resolve) => server.close(() => resolve()));
-  await pay.stop();
-  await erp.stop();
-  await ctx.close();
-});
+afterAll(() => stack.close());
 
-async function control<T = { transaction: Transaction }>(action: string, body: unknown): Promise<T> {
-  const res = await fetch(`${payControl}/${action}`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
-  if (res.status !== 200) throw new Error(`control ${action}: ${res.status} ${await res.text()}`);
-  return (await res.json()) as T;
-}
-
-async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
+function control<T = { transaction: Transaction }>(action: string, body: unknown): Promise<T> {
+  return stack.control<T>(action, body);
 }
 
 let cardNumber = 8400000;
