@@ -12,6 +12,7 @@ import { createErpSimulator, ARTICLE_NUMBERS, type ErpSimulator } from '@sports-
 import { createApp } from '../src/app';
 import { importArticles } from '../src/catalog/catalog.import';
 import type { OrderingConfig } from '../src/config';
+import type { components } from '../src/generated/openapi';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { erpClientsOf } from '../src/erp/erp-clients';
 import { startOrdering, type OrderingTestContext } from './helpers';
@@ -40,6 +41,9 @@ afterAll(async () => {
 /** The production defaults of the limits (the test harness turns them off for other suites). */
 const DEFAULT_LIMITS: Partial<OrderingConfig> = { orderMaxCardsPublic: 100, orderPublicOrdersPerCallerPerHour: 60, orderPublicCardsPerCallerPerHour: 300, orderMailsPerRecipientPerHour: 10, rateLimitDiscountValidationsPerMinute: 120 };
 
+/** An answer body of these operations: an order, or an error in either documented shape (problem+json, google.rpc.Status). */
+type Answer = Partial<components['schemas']['Problem']> & Partial<components['schemas']['Status']> & Record<string, unknown>;
+
 /** A listening app with its own counters and `limits` over the defaults; returns a POST function. */
 async function app(limits: Partial<OrderingConfig> = {}) {
   const server = http.createServer(createApp({ ...ctx.deps, config: { ...ctx.deps.config, ...DEFAULT_LIMITS, ...limits } }));
@@ -47,7 +51,7 @@ async function app(limits: Partial<OrderingConfig> = {}) {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;
   return (path: string, body: unknown, opts: { from?: string; headers?: Record<string, string> } = {}) =>
-    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: any }>((resolve, reject) => {
+    new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Answer | null }>((resolve, reject) => {
       const data = JSON.stringify(body);
       const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', localAddress: opts.from ?? '127.0.0.1', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...opts.headers } }, (res) => {
         const chunks: Buffer[] = [];
@@ -100,7 +104,7 @@ test('one caller hoarding 100 cards at a time is stopped at 300 an hour (429 wit
   const refused = await post(CARD_ORDER, cardOrder(100, 'c4@example.com'), { from: '127.0.0.2' });
   expect(refused.status).toBe(429);
   expect(Number(refused.headers['retry-after'])).toBeGreaterThan(60);
-  expect(refused.body.detail ?? refused.body.message).toMatch(/card numbers/);
+  expect(refused.body?.detail ?? refused.body?.message).toMatch(/card numbers/);
   expect((await claimed()) - start).toBe(300);
   // A small order still fits nowhere this hour for that caller, but another address is unaffected.
   expect((await post(CARD_ORDER, cardOrder(1, 'c5@example.com'), { from: '127.0.0.2' })).status).toBe(429);
