@@ -9,6 +9,12 @@
  * - `GET|POST /quotation`, `GET /quotation/count`, `GET /quotation/id/{id}`
  * - `GET /salesInvoice`, `/salesInvoice/count`, `/salesInvoice/id/{id}`
  * - `GET /customAttributeDefinition`, `/customAttributeDefinition/id/{id}`
+ * - `GET /propertyTranslation/readPropertyTranslations?entityName=article&entityId=…[&locale=…]`: an article's
+ *   `name` and `description` in the other languages
+ * Entities are answered as weclapp answers them (`wire.ts`): no `null`s, weclapp's always-present properties
+ * filled. A sales order is created with its main items; a set's sub items are added by a `PUT` whose new items
+ * name an existing item as `parentItemId` (ids exist only after the creation). A position's `unitPrice` is kept
+ * only with `manualUnitPrice: true`, else the article's EUR price applies (weclapp prices it itself).
  * Lists answer `{ "result": [...] }`, counts `{ "result": n }`; filters, sort and paging as in `query.ts`.
  * `PUT` updates the properties it is given (as weclapp's `ignoreMissingProperties=true`); a `version` that
  * is not the entity's current one → 409 (optimistic lock), and every successful write increments
@@ -33,6 +39,7 @@
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
+import { toWire } from './wire';
 import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
 /** A tenant of the simulator. */
@@ -114,11 +121,11 @@ const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'art
 /** Properties a client may write with PUT, per entity. */
 const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
-  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'paid'],
+  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems'],
   customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'blocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
-const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced']);
+const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced', 'paid', 'netAmount', 'grossAmount']);
 
 /** The ERP simulator. Create with {@link createErpSimulator}. */
 export class ErpSimulator {
@@ -284,6 +291,7 @@ export class ErpSimulator {
 
   private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
     const [entity, second, id, ...rest] = parts;
+    if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return this.translations(t, req.query);
     const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition'];
     if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
     const name = entity as EntityName;
@@ -291,7 +299,7 @@ export class ErpSimulator {
     if (second === undefined) {
       if (req.method === 'GET') {
         const q = parseListQuery(req.query);
-        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q) } };
+        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q).map((e) => toWire(name, e)) } };
       }
       if (req.method === 'POST' && name === 'salesOrder') return this.createSalesOrder(t, jsonObject(req.body));
       if (req.method === 'POST' && name === 'quotation') return this.createQuotation(t, jsonObject(req.body));
@@ -305,15 +313,29 @@ export class ErpSimulator {
       const found = collection.get(id);
       if (req.method === 'GET') {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: found };
+        return { status: 200, json: toWire(name, found) };
       }
       if (req.method === 'PUT' && WRITABLE[name]) {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true }) };
+        return { status: 200, json: toWire(name, this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true })) };
       }
       throw new HttpError(405, `${req.method} not allowed on ${name}/id`);
     }
     throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+  }
+
+  /** weclapp's property translations of an article: `name` and `description` per locale (optionally one locale). */
+  private translations(t: Tenant, query: URLSearchParams): SimResponse {
+    const entityName = query.get('entityName');
+    const entityId = query.get('entityId');
+    if (!entityName || !entityId) throw new HttpError(400, 'entityName and entityId are required');
+    if (entityName !== 'article') return { status: 200, json: { result: [] } };
+    const article = t.data.article.get(entityId);
+    if (!article) throw new HttpError(404, `article with id ${entityId} not found`);
+    const locale = query.get('locale');
+    const texts = (article.translations ?? []).filter((x) => !locale || x.locale === locale);
+    const result = (['name', 'description'] as const).map((propertyName) => ({ propertyName, values: texts.filter((x) => x[propertyName]).map((x) => ({ locale: x.locale, text: x[propertyName] })) }));
+    return { status: 200, json: { result } };
   }
 
   private checkCustomAttributes(t: Tenant, value: unknown, entityName: string): CustomAttributeValue[] {
@@ -322,10 +344,10 @@ export class ErpSimulator {
       const a = v as CustomAttributeValue;
       const def = a && typeof a === 'object' ? t.data.customAttributeDefinition.get(String(a.attributeDefinitionId)) : undefined;
       if (!def) throw new HttpError(400, `customAttributes[${i}]: unknown attributeDefinitionId`);
-      if (!def.entities.includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
       if (def.attributeType === 'BOOLEAN' && typeof a.booleanValue !== 'boolean') throw new HttpError(400, `customAttributes[${i}]: booleanValue required`);
-      if (def.attributeType === 'LIST' && !def.selectableValues.some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
-      if (def.attributeType === 'STRING' && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
+      if (!(def.entities ?? []).includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
+      if (def.attributeType === 'LIST' && !(def.selectableValues ?? []).some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
+      if ((def.attributeType === 'STRING' || def.attributeType === 'LARGE_TEXT') && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
       return a;
     });
   }
@@ -348,6 +370,11 @@ export class ErpSimulator {
       next[key] = value;
     }
     if (body.customAttributes !== undefined) next.customAttributes = this.checkCustomAttributes(t, body.customAttributes, name);
+    if (name === 'salesOrder' && body.orderItems !== undefined) {
+      const items = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? []);
+      next.orderItems = items;
+      Object.assign(next, this.totals(items));
+    }
     if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
       throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
     }
@@ -381,63 +408,73 @@ export class ErpSimulator {
     return customer;
   }
 
-  /** Validates positions; amounts net euros, `unitPrice` defaults to the article's EUR price. */
-  private items(t: Tenant, raw: unknown, field: string): RecordItem[] {
-    if (!Array.isArray(raw) || raw.length === 0) throw new HttpError(400, `${field}: at least one position is required`);
+  /**
+   * Validates new positions; amounts net euros. `unitPrice` is kept only with `manualUnitPrice: true`, else the
+   * article's EUR price applies. `parentItemId` must name one of `existing` (items already on the document).
+   */
+  private items(t: Tenant, raw: unknown, field: string, existing: RecordItem[] = []): RecordItem[] {
+    if (!Array.isArray(raw)) throw new HttpError(400, `${field} must be an array`);
     const items: RecordItem[] = [];
-    const byPosition = new Map<number, string>();
     raw.forEach((r: unknown, i) => {
       const it = (r ?? {}) as Record<string, unknown>;
+      if (typeof it.id === 'string') {
+        const kept = existing.find((x) => x.id === it.id);
+        if (!kept) throw new HttpError(400, `${field}[${i}].id ${it.id} is not an item of this document`);
+        items.push(kept);
+        return;
+      }
+      if ('parentPositionNumber' in it || 'paid' in it) throw new HttpError(400, `${field}[${i}]: unknown property`);
       const article =
         typeof it.articleId === 'string'
           ? t.data.article.get(it.articleId)
           : typeof it.articleNumber === 'string'
             ? [...t.data.article.values()].find((a) => a.articleNumber === it.articleNumber)
             : undefined;
-      if (!article) throw new HttpError(400, `${field}[${i}]: articleId or articleNumber of an existing article is required`);
+      if (!article) throw new HttpError(400, `${field}[${i}]: articleId of an existing article is required`);
       const quantity = Number(it.quantity);
       if (!Number.isFinite(quantity) || quantity <= 0) throw new HttpError(400, `${field}[${i}].quantity must be a positive number`);
-      const price = it.unitPrice !== undefined ? String(it.unitPrice) : article.articlePrices.find((p) => p.currencyName === 'EUR')?.price ?? '0';
-      if (!/^-?\d+(\.\d{1,2})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal with at most two places`);
-      const positionNumber = typeof it.positionNumber === 'number' ? it.positionNumber : i + 1;
-      let parentItemId: string | null = null;
-      if (it.parentPositionNumber !== undefined) {
-        parentItemId = byPosition.get(Number(it.parentPositionNumber)) ?? null;
-        if (!parentItemId) throw new HttpError(400, `${field}[${i}].parentPositionNumber must name an earlier position`);
+      const listPrice = article.articlePrices?.find((p) => p.currencyName === 'EUR')?.price ?? '0';
+      const manual = it.manualUnitPrice === true && it.unitPrice !== undefined;
+      const price = manual ? String(it.unitPrice) : listPrice;
+      if (!/^-?\d+(\.\d{1,5})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal`);
+      let parentItemId: string | undefined;
+      if (it.parentItemId !== undefined) {
+        parentItemId = String(it.parentItemId);
+        if (!existing.some((x) => x.id === parentItemId && x.parentItemId === undefined)) throw new HttpError(400, `${field}[${i}].parentItemId must name a main item of this document`);
       }
-      const id = t.nextId();
-      byPosition.set(positionNumber, id);
       items.push({
-        id,
-        positionNumber,
+        id: t.nextId(),
+        positionNumber: typeof it.positionNumber === 'number' ? it.positionNumber : existing.length + items.length + 1,
         articleId: article.id,
         articleNumber: article.articleNumber,
         title: typeof it.title === 'string' ? it.title : article.name,
-        description: typeof it.description === 'string' ? it.description : null,
+        ...(typeof it.description === 'string' ? { description: it.description } : {}),
         quantity: String(quantity),
         unitPrice: toEuros(toCents(price)),
+        manualUnitPrice: manual,
         netAmount: toEuros(Math.round(quantity * toCents(price))),
-        parentItemId,
+        ...(parentItemId ? { parentItemId } : {}),
       });
     });
     return items;
   }
 
-  private totals(items: RecordItem[]): { netAmount: string; taxAmount: string; grossAmount: string } {
-    const net = items.reduce((s, it) => s + toCents(it.netAmount), 0);
+  private totals(items: RecordItem[]): { netAmount: string; grossAmount: string } {
+    const net = items.reduce((s, it) => s + toCents(it.netAmount ?? '0'), 0);
     const tax = Math.round((net * VAT_RATE_PERCENT) / 100);
-    return { netAmount: toEuros(net), taxAmount: toEuros(tax), grossAmount: toEuros(net + tax) };
+    return { netAmount: toEuros(net), grossAmount: toEuros(net + tax) };
   }
 
-  private address(raw: unknown, field: string): RecordAddress | null {
-    if (raw === undefined || raw === null) return null;
+  private address(raw: unknown, field: string): RecordAddress | undefined {
+    if (raw === undefined || raw === null) return undefined;
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(400, `${field} must be an object`);
     return raw as RecordAddress;
   }
 
   private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
-    const orderItems = this.items(t, body.orderItems, 'orderItems');
+    if ('paid' in body) throw new HttpError(400, 'paid is read-only');
+    const orderItems = this.items(t, body.orderItems ?? [], 'orderItems');
     const status = body.status ?? 'ORDER_ENTRY_IN_PROGRESS';
     if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
     const now = Date.now();
@@ -446,17 +483,15 @@ export class ErpSimulator {
       version: '0',
       orderNumber: String(++t.orderSeq),
       customerId: customer.id,
-      customerNumber: customer.customerNumber,
       status: status as SalesOrder['status'],
       orderDate: typeof body.orderDate === 'number' ? body.orderDate : now,
-      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
-      orderNumberAtCustomer: typeof body.orderNumberAtCustomer === 'string' ? body.orderNumberAtCustomer : null,
-      commission: typeof body.commission === 'string' ? body.commission : null,
+      ...(typeof body.orderNumberAtCustomer === 'string' ? { orderNumberAtCustomer: body.orderNumberAtCustomer } : {}),
+      ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
       deliveryAddress: this.address(body.deliveryAddress, 'deliveryAddress'),
       invoiceAddress: this.address(body.invoiceAddress, 'invoiceAddress'),
       orderItems,
       ...this.totals(orderItems),
-      paid: body.paid === true,
+      paid: false,
       shipped: false,
       invoiced: false,
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'salesOrder'),
@@ -465,23 +500,21 @@ export class ErpSimulator {
     };
     t.data.salesOrder.set(order.id, order);
     this.notify(t, 'salesOrder', order.id, 'create');
-    return { status: 201, json: order };
+    return { status: 201, json: toWire('salesOrder', order) };
   }
 
   private createQuotation(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
-    const quotationItems = this.items(t, body.quotationItems, 'quotationItems');
+    const quotationItems = this.items(t, body.quotationItems ?? [], 'quotationItems');
     const now = Date.now();
     const quotation: Quotation = {
       id: t.nextId(),
       version: '0',
       quotationNumber: String(++t.quotationSeq),
       customerId: customer.id,
-      customerNumber: customer.customerNumber,
       status: 'OPEN',
       quotationDate: now,
-      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
-      commission: typeof body.commission === 'string' ? body.commission : null,
+      ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
       quotationItems,
       ...this.totals(quotationItems),
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'quotation'),
@@ -490,23 +523,23 @@ export class ErpSimulator {
     };
     t.data.quotation.set(quotation.id, quotation);
     this.notify(t, 'quotation', quotation.id, 'create');
-    return { status: 201, json: quotation };
+    return { status: 201, json: toWire('quotation', quotation) };
   }
 
   private invoiceSalesOrder(t: Tenant, order: SalesOrder): void {
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: TENANT_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
     const invoiceDate = localMidnightMs(today);
+    const customer = order.customerId ? t.data.customer.get(order.customerId) : undefined;
     const invoice: SalesInvoice = {
       id: t.nextId(),
       version: '0',
       invoiceNumber: `RE-${today.slice(0, 4)}-${String(++t.invoiceSeq).padStart(4, '0')}`,
       invoiceDate,
       customerId: order.customerId,
-      customerNumber: order.customerNumber,
+      customerNumber: customer?.customerNumber,
       salesOrderId: order.id,
       status: 'OPEN_ITEM_CREATED',
-      recordCurrencyName: order.recordCurrencyName,
-      salesInvoiceItems: order.orderItems.map((it) => ({ ...it, id: t.nextId() })),
+      salesInvoiceItems: (order.orderItems ?? []).map(({ manualUnitPrice: _m, ...it }) => ({ ...it, id: t.nextId() })),
       netAmount: order.netAmount,
       grossAmount: order.grossAmount,
       createdDate: Date.now(),
