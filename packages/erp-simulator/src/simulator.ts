@@ -40,6 +40,7 @@ import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, att
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
 import { toWire } from './wire';
+import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
 import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
 /** A tenant of the simulator. */
@@ -66,6 +67,15 @@ export interface ErpSimulatorOptions {
   log?: (line: string) => void;
 }
 
+/** A request or answer that departs from weclapp's contract. */
+export interface ErpContractViolation {
+  side: 'request' | 'answer';
+  method: string;
+  /** The contract's path template, e.g. `/salesOrder/id/{id}`. */
+  path: string;
+  errors: string[];
+}
+
 /** One webhook delivery attempt. */
 export interface ErpWebhookDelivery {
   tenant: string;
@@ -89,6 +99,7 @@ export interface ErpPatchAnswer<T extends Article | Customer | SalesOrder = Arti
 export interface ErpSimulatorState {
   tenants: Record<string, ErpTenantState>;
   deliveries: ErpWebhookDelivery[];
+  contractViolations: ErpContractViolation[];
   attributeKeys: typeof ATTRIBUTE_KEYS;
 }
 
@@ -133,6 +144,13 @@ export class ErpSimulator {
   readonly server: SimServer;
   /** Every webhook delivery, oldest first. */
   readonly deliveries: ErpWebhookDelivery[] = [];
+  /**
+   * Every departure from weclapp's published contract seen on the API, oldest first: requests a client sent
+   * (unknown, read-only, deprecated or missing properties) and answers the simulator gave. Tests assert it
+   * stays empty (docs/weclapp.md "Contract").
+   */
+  readonly contractViolations: ErpContractViolation[] = [];
+  private readonly contract = loadWeclappContract();
   private readonly tenants = new Map<string, Tenant>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly webhookTimeoutMs: number;
@@ -198,6 +216,7 @@ export class ErpSimulator {
       this.tenants.set(options.name, { options, data: seedTenant(nextId, now), subscriptions: new Set(), nextId, orderSeq: 20000, quotationSeq: 30000, invoiceSeq: 100 });
     }
     this.deliveries.length = 0;
+    this.contractViolations.length = 0;
     this.server.clearFaults();
   }
 
@@ -280,13 +299,30 @@ export class ErpSimulator {
     if (!m || !tenant) return { status: 404, json: errorBody(404, `no API at ${req.path}`) };
     const token = req.headers['authenticationtoken'];
     if (typeof token !== 'string' || token !== tenant.options.token) return { status: 401, json: errorBody(401, 'invalid or missing AuthenticationToken') };
+    const apiPath = `/${m[2]!}`;
+    if (req.body.trim() !== '') this.checkContract('request', req.method, apiPath, () => this.contract.requestErrors(req.method, apiPath, JSON.parse(req.body)));
+    let answer: SimResponse;
     try {
-      return this.route(tenant, req, m[2]!.split('/'));
+      answer = this.route(tenant, req, m[2]!.split('/'));
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
       throw err;
     }
+    if (answer.status < 300 && answer.json !== undefined) this.checkContract('answer', req.method, apiPath, () => this.contract.answerErrors(req.method, apiPath, answer.json));
+    return answer;
+  }
+
+  /** Records the contract violations `check` finds (none recorded when the body is not JSON: that is answered as a 400 anyway). */
+  private checkContract(side: 'request' | 'answer', method: string, apiPath: string, check: () => string[] | null): void {
+    let errors: string[] | null;
+    try {
+      errors = check();
+    } catch {
+      return;
+    }
+    if (errors === null) errors = ['not an operation of the contract'];
+    if (errors.length > 0) this.contractViolations.push({ side, method, path: this.contract.templateOf(method, apiPath) ?? apiPath, errors });
   }
 
   private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
@@ -593,7 +629,7 @@ export class ErpSimulator {
       for (const [entity, map] of Object.entries(t.data)) entities[entity] = [...(map as Map<string, unknown>).values()];
       tenants[name] = { ...entities, subscriptions: [...t.subscriptions], baseUrl: this.baseUrl(name) };
     }
-    return { tenants, deliveries: this.deliveries, attributeKeys: ATTRIBUTE_KEYS };
+    return { tenants, deliveries: this.deliveries, contractViolations: this.contractViolations, attributeKeys: ATTRIBUTE_KEYS };
   }
 }
 

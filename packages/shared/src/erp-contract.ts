@@ -11,6 +11,7 @@
  * optional here. A real tenant's entities carry more properties than typed here; only the ones this product
  * uses are listed.
  */
+import type { components } from './generated/weclapp-v1';
 
 /**
  * `attributeKey`s of the ERP custom attribute definitions this service relies on (their ids differ per
@@ -59,7 +60,8 @@ export interface ErpArticlePrice {
   currencyName?: string;
   priceScaleType: 'SCALE_FROM' | 'SCALE_TO';
   priceScaleValue: string;
-  salesChannel: string;
+  /** weclapp's `distributionChannel` (`NET1`: the first net price list). */
+  salesChannel: components['schemas']['distributionChannel'];
   /** Customer-specific price when set (the product uses only prices without a customer). */
   customerId?: string;
   /** Validity, epoch ms; absent = open. */
@@ -359,3 +361,29 @@ export interface ErpWebhookPayload {
   entityName: string;
   type: string;
 }
+
+/**
+ * Compile-time proof that the shapes above are subsets of weclapp's own generated types (`generated/weclapp-v1.ts`):
+ * a property weclapp does not have, or one of another type, fails `pnpm typecheck`.
+ */
+type Subset<T extends U, U> = T;
+type W = components['schemas'];
+export type ErpShapesAreWeclapps = [
+  // openapi-typescript renders weclapp's BOM item (`salesBillOfMaterialArticleItem`) as an empty record: the
+  // contract tests hold that one.
+  Subset<Omit<ErpArticle, 'salesBillOfMaterialItems'>, W['article']>,
+  Subset<ErpArticlePrice, W['articlePriceWithoutArticleReference']>,
+  Subset<ErpCustomer, W['customer']>,
+  Subset<ErpPartyAddress, W['address']>,
+  Subset<ErpRecordAddress, W['recordAddress']>,
+  Subset<ErpSalesOrder, W['salesOrder']>,
+  Subset<ErpRecordItem, W['salesOrderItem']>,
+  Subset<ErpQuotation, W['quotation']>,
+  Subset<ErpSalesInvoice, W['salesInvoice']>,
+  Subset<ErpCustomAttributeDefinition, W['customAttributeDefinition']>,
+  Subset<ErpCustomAttribute, W['customAttribute']>,
+  Subset<ErpPropertyTranslation, W['propertyTranslation']>,
+  Subset<NewErpSalesOrder, W['salesOrder']>,
+  Subset<NewErpRecordItem, W['salesOrderItem']>,
+  Subset<NewErpQuotation, W['quotation']>,
+];

@@ -449,12 +449,19 @@ export class OrderFlow {
     const order = await findOrder(db, orderId);
     if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
     if (order.state !== 'paid' && order.state !== 'received') return;
-    const facts = await flowRepo.erpHandOffFacts(db, orderId, [...new Set(order.items.map((it) => it.articleNumber))]);
+    const articleNumbers = [...new Set(order.items.map((it) => it.articleNumber))];
+    const facts = await flowRepo.erpHandOffFacts(db, orderId, articleNumbers);
     const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
     let salesOrderId: string;
     try {
       const customerId = facts.retailerEntityId ?? (await erp.customerIdByNumber(ORDER_ERP_SYSTEM, WEBSHOP_CUSTOMER_NUMBER));
-      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, customerId, facts.articleIds), order.orderNumber)).salesOrder.id;
+      // Articles that did not come from the ERP import (the demo catalogue) are found in the ERP by number.
+      const articleIds = new Map(facts.articleIds);
+      for (const n of articleNumbers.filter((x) => !articleIds.has(x))) {
+        const found = await erp.findArticleByNumber(ORDER_ERP_SYSTEM, n);
+        if (found) articleIds.set(n, found.id);
+      }
+      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, customerId, articleIds), order.orderNumber)).salesOrder.id;
     } catch (err) {
       if (err instanceof ErpError && err.code === 'badRequest') throw new PermanentJobError(err.message);
       throw err;
