@@ -40,7 +40,7 @@ import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
 import type { OrderAddress, OrderState, StoredOrder } from './order.types';
-import { findOrder } from './orders.service';
+import { findOrder } from './orders.mapper';
 import { insertStateChange, type OrderRow } from './orders.repository';
 
 /** Job kinds of the order flow. */

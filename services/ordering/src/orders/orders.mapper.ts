@@ -1,13 +1,16 @@
 /**
  * Stored rows → domain order → spec DTOs: `ShopOrderDTO` (shop order, §2.6) and `OrderResponse` (card
- * order, §4.2). Country ids are mapped back to ISO 3166-1 alpha-2 codes here.
+ * order, §4.2). Country ids are mapped back to ISO 3166-1 alpha-2 codes here. `findOrder` reads a stored
+ * order as its domain order for both placing orders and the order flow.
  */
+import type { Kysely } from 'kysely';
 import { isUserGroup } from '../catalog/user-groups';
 import { codeForCountryId } from '../countries/countries.service';
 import type { components } from '../generated/openapi';
 import { isCardType } from '../siid/card-types';
 import { ORDER_STATES, type OrderAddress, type OrderState, type StoredAddress, type StoredOrder, type StoredOrderItem } from './order.types';
-import type { OrderItemRow, OrderRow } from './orders.repository';
+import type { DB } from '../db/schema';
+import { selectItems, selectOrder, type OrderItemRow, type OrderRow } from './orders.repository';
 
 type Schemas = components['schemas'];
 /** Spec `ShopOrderDTO`. */
@@ -217,4 +220,10 @@ export function toOrderResponse(o: StoredOrder): OrderResponse {
     ...totals(o),
     createdAt: o.createdAt.toISOString(),
   };
+}
+
+/** A stored order by id (items included), or null. */
+export async function findOrder(db: Kysely<DB>, id: number): Promise<StoredOrder | null> {
+  const row = await selectOrder(db, id);
+  return row ? toStoredOrder(row, await selectItems(db, id)) : null;
 }
