@@ -33,9 +33,6 @@ export type {
 /** ERP tenant: `weclapp` (production) or `weclappSandbox` (spec `ErpSystem`). */
 export type ErpSystem = components['schemas']['ErpSystem'];
 
-/** Every ERP tenant. */
-export const ERP_SYSTEMS: readonly ErpSystem[] = ['weclapp', 'weclappSandbox'];
-
 /**
  * `attributeKey`s of the ERP custom attribute definitions this service relies on (their ids differ per
  * tenant; look them up with `ErpClient.attributeDefinition`).

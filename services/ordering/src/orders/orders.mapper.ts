@@ -16,15 +16,15 @@ type Schemas = components['schemas'];
 /** Spec `ShopOrderDTO`. */
 export type ShopOrderDTO = Schemas['ShopOrderDTO'];
 /** Spec `ShopOrderItemDTO`. */
-export type ShopOrderItemDTO = Schemas['ShopOrderItemDTO'];
+type ShopOrderItemDTO = Schemas['ShopOrderItemDTO'];
 /** Spec `AddressDTO`. */
-export type AddressDTO = Schemas['AddressDTO'];
+type AddressDTO = Schemas['AddressDTO'];
 /** Spec `OrderResponse`. */
 export type OrderResponse = Schemas['OrderResponse'];
 /** Spec `Address` (card order page). */
-export type CardOrderAddress = Schemas['Address'];
+type CardOrderAddress = Schemas['Address'];
 /** Spec `Courier`. */
-export type CourierDTO = Schemas['Courier'];
+type CourierDTO = Schemas['Courier'];
 
 function isOrderState(s: string): s is OrderState {
   return (ORDER_STATES as readonly string[]).includes(s);
@@ -92,7 +92,7 @@ function courierOf(id: string): CourierDTO {
 }
 
 /** Spec `AddressDTO` of an address; absent optional fields are left out (the schema has no nulls). */
-export function toAddressDTO(a: OrderAddress): AddressDTO {
+function toAddressDTO(a: OrderAddress): AddressDTO {
   const dto: AddressDTO = { address1: a.address1, city: a.city, countryCode: a.countryCode };
   if (a.firstName !== null) dto.firstName = a.firstName;
   if (a.lastName !== null) dto.lastName = a.lastName;
@@ -161,7 +161,7 @@ export function toShopOrderDTO(o: StoredOrder): ShopOrderDTO {
 }
 
 /** Spec `Address` of the card order page: the organisation is the club, `fullName` is computed. */
-export function toCardOrderAddress(a: OrderAddress): CardOrderAddress {
+function toCardOrderAddress(a: OrderAddress): CardOrderAddress {
   const firstName = a.firstName ?? '';
   const lastName = a.lastName ?? '';
   return {

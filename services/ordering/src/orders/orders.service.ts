@@ -64,7 +64,7 @@ export function orderNumberFor(id: number, at: Date): string {
 }
 
 /** `SO-<year>-`, the part of the order number before the id (the year in UTC); see {@link orderNumberFor}. */
-export function orderNumberPrefix(at: Date): string {
+function orderNumberPrefix(at: Date): string {
   return `SO-${at.getUTCFullYear()}-`;
 }
 

@@ -24,7 +24,7 @@ export const MAX_TIME = 253402300799999;
  * a number above 16,777,215, and result software parses them into 32-bit integers (MeOS `std::stoi`,
  * SIRAPimport `uint.Parse`): a larger number would make those clients fail on every poll from that punch on.
  */
-export const MAX_CARD_NUMBER = 16_777_215;
+const MAX_CARD_NUMBER = 16_777_215;
 
 /** What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid. */
 export function cardNumberProblem(card: string | number): string | undefined {
