@@ -7,10 +7,11 @@
 import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createLogger } from '@sports-timing/shared';
+import { createLogger, loadSpec } from '@sports-timing/shared';
 import { createApp } from '../src/app';
 import { uploadPunchesByKey } from '../src/punches/punches.service';
-import { isPlainUpload, plainPunchQuery } from '../src/http/punches.fast-lane';
+import { compilePunchLaneRules } from '../src/http/punches.fast-lane';
+import { SPEC_FILE } from '../src/version';
 import { localMs, postRaw, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
@@ -149,6 +150,9 @@ describe('requests the fast lane passes on: the pipeline answers them', () => {
     expect(a.status).toBe(status);
   });
 });
+
+/** The lane's rules as the app compiles them from the spec it loads. */
+const { plainPunchQuery, isPlainUpload } = compilePunchLaneRules(loadSpec(SPEC_FILE));
 
 describe('plainPunchQuery', () => {
   it('takes only the plain, valid case', () => {
