@@ -11,13 +11,13 @@ import type { components } from '../generated/openapi';
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
 /** API `PunchType`. */
-export type PunchType = components['schemas']['PunchType'];
+type PunchType = components['schemas']['PunchType'];
 
 /** Values of `PunchType` in this version of the API. */
 export const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
 
 /** Most time value accepted: 9999-12-31T23:59:59.999 as local ms (matches the spec's maximum). */
-export const MAX_TIME = 253402300799999;
+const MAX_TIME = 253402300799999;
 
 /**
  * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
@@ -35,7 +35,7 @@ export function cardNumberProblem(card: string | number): string | undefined {
 }
 
 /** Same pattern as the spec's `ModemSerial`. */
-export const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 const REQUIRED = ['card', 'time', 'code', 'type', 'modem'] as const;
 const IGNORED = new Set(['id', 'receptionTimeUtc']);
