@@ -14,7 +14,7 @@ export type NewPunch = components['schemas']['NewPunch'];
 type PunchType = components['schemas']['PunchType'];
 
 /** Values of `PunchType` in this version of the API. */
-export const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
+const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
 
 /** Most time value accepted: 9999-12-31T23:59:59.999 as local ms (matches the spec's maximum). */
 const MAX_TIME = 253402300799999;
