@@ -141,6 +141,6 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
-  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
+  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
   return app;
 }

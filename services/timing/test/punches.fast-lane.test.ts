@@ -7,7 +7,7 @@
 import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createLogger, loadSpec } from '@sports-timing/shared';
+import { createLogger, loadSpec, resolveRef } from '@sports-timing/shared';
 import { createApp } from '../src/app';
 import { uploadPunchesByKey } from '../src/punches/punches.service';
 import { compilePunchLaneRules } from '../src/http/punches.fast-lane';
@@ -273,5 +273,27 @@ describe('isPlainUpload', () => {
     expect(isPlainUpload([{ card: '1', time: 0, code: 1, type: 'Clear', extra: 'M' }])).toBe(false);
     expect(isPlainUpload([null])).toBe(false);
     expect(isPlainUpload({ 0: p })).toBe(false);
+  });
+});
+
+describe('rules from the spec', () => {
+  it('follow the spec they are compiled from: parameter patterns, PunchType values, limits', () => {
+    const spec = loadSpec(SPEC_FILE);
+    const schemas = (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    const read = spec.paths['/api/rest/v1/punches'].get as { parameters: { name?: string; schema?: Record<string, unknown> }[] };
+    resolveRef(spec, read.parameters.find((p) => p.name === 'user')!.schema!).pattern = '^[a-z]{1,8}$';
+    read.parameters = read.parameters.filter((p) => p.name !== 'after');
+    (schemas.PunchType.enum as string[]).push('Lap');
+    (schemas.NewPunch.properties as Record<string, Record<string, unknown>>).code.maximum = 999;
+    const rules = compilePunchLaneRules(spec);
+    expect(rules.plainPunchQuery('user=org')).toEqual({ user: 'org' });
+    expect(rules.plainPunchQuery('user=Org1')).toBeNull();
+    expect(rules.plainPunchQuery('eventId=7&after=1')).toBeNull();
+    const p = { card: '1', time: 0, code: 999, type: 'Lap', modem: 'M:1' };
+    expect(rules.isPlainUpload([p])).toBe(true);
+    expect(rules.isPlainUpload([{ ...p, code: 1000 }])).toBe(false);
+    // A keyword the lane cannot check stops the app from being built rather than letting the lane guess.
+    schemas.ModemSerial.format = 'hostname';
+    expect(() => compilePunchLaneRules(spec)).toThrow(/format/);
   });
 });
