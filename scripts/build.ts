@@ -20,7 +20,7 @@ import { build } from 'esbuild';
 const root = path.join(__dirname, '..');
 
 /** Workspace package directories (relative to the repository root) that have a `src/` folder. */
-export function workspacePackages(): string[] {
+function workspacePackages(): string[] {
   const dirs: string[] = [];
   for (const parent of ['packages', 'services']) {
     for (const name of readdirSync(path.join(root, parent)).sort()) {
@@ -42,7 +42,7 @@ function sourceFiles(dir: string): string[] {
 }
 
 /** Compiles one package's `src/` into a fresh `dist/`; returns the number of files written. */
-export async function buildPackage(dir: string): Promise<number> {
+async function buildPackage(dir: string): Promise<number> {
   const pkgDir = path.join(root, dir);
   const outdir = path.join(pkgDir, 'dist');
   rmSync(outdir, { recursive: true, force: true });

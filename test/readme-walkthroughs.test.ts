@@ -13,7 +13,7 @@ import path from 'node:path';
 const root = path.join(__dirname, '..');
 
 /** The walkthrough blocks of the README, in order. */
-export function walkthroughBlocks(readme: string): string[] {
+function walkthroughBlocks(readme: string): string[] {
   return [...readme.matchAll(/```sh walkthrough\n([\s\S]*?)```/g)].map((m) => m[1]);
 }
 

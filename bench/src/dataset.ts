@@ -24,10 +24,10 @@ import { createDatabase, migrateToLatest } from '@sports-timing/shared';
 import { migrations } from '../../services/timing/src/db/migrations';
 
 /** Bump when the generated shapes change, so that stored datasets are regenerated. */
-export const GENERATOR_VERSION = 3;
+const GENERATOR_VERSION = 3;
 
 /** Schema of the timing service (its migrations create it). */
-export const TIMING_SCHEMA = 'timing';
+const TIMING_SCHEMA = 'timing';
 
 /** Schema read by PostgREST: one view `punches` with the API's column names. */
 export const POSTGREST_SCHEMA = 'bench_api';
@@ -40,10 +40,10 @@ export const UPLOAD_USERS = 50;
 export const UPLOAD_MODEMS_PER_USER = 4;
 
 /** Serial prefix of modems written by the upload scenarios (and removed by {@link cleanUploads}). */
-export const UPLOAD_MODEM_PREFIX = 'UP-';
+const UPLOAD_MODEM_PREFIX = 'UP-';
 
 /** Dataset variants: `full` as described above; `bigOnly` holds only the big event (flatness baseline). */
-export type DatasetVariant = 'full' | 'bigOnly';
+type DatasetVariant = 'full' | 'bigOnly';
 
 /** What the scenarios need to know about a generated dataset. */
 export interface DatasetInfo {
@@ -95,7 +95,7 @@ export function uploadModem(u: number, m: number): string {
 }
 
 /** Serial of generated modem `j` (1-based). */
-export function modemSerial(j: number): string {
+function modemSerial(j: number): string {
   return `BM-${String(j).padStart(5, '0')}`;
 }
 
@@ -119,7 +119,7 @@ const SMALL_EVENT_MODEMS = 4;
 const SAME_DAY_EVENTS = 20;
 
 /** Event and modem layout for a scale (pure; see the module comment). */
-export function planDataset(scale: number, variant: DatasetVariant): Plan {
+function planDataset(scale: number, variant: DatasetVariant): Plan {
   const big = Math.max(100, Math.round(1_000_000 * scale));
   if (variant === 'bigOnly') {
     return { totalPunches: big, modems: BIG_EVENT_MODEMS, events: [{ e: 1, n: big, day: 0, modemFirst: 1, modemCount: BIG_EVENT_MODEMS }] };
@@ -164,7 +164,7 @@ function databaseName(url: string): string {
 }
 
 /** Creates the database of `url` if it does not exist (connecting to `postgres` on the same server). */
-export async function ensureDatabaseExists(url: string): Promise<void> {
+async function ensureDatabaseExists(url: string): Promise<void> {
   const name = databaseName(url);
   const admin = new URL(url);
   admin.pathname = '/postgres';

@@ -89,7 +89,7 @@ function uniqueHeaderRequests(header: string): autocannon.Request[] {
 }
 
 /** Runs one spec: fixed-rate specs open-loop ({@link runFixedRate}), the others with autocannon. */
-export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   return spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec);
 }
 
@@ -227,7 +227,7 @@ export async function runFixedRate(spec: LoadSpec, rate: number): Promise<LoadRe
 }
 
 /** Message to the worker: a spec with an id; the reply carries the same id. */
-export interface LoadRequest {
+interface LoadRequest {
   id: number;
   spec: LoadSpec;
 }

@@ -31,7 +31,7 @@ const GZIP_LEVEL = 1;
 const MAX_BODY_BYTES = 10 * 1024 * 1024;
 
 /** Options of {@link startRawServer}. */
-export interface RawServerOptions {
+interface RawServerOptions {
   databaseUrl: string;
   port: number;
   host?: string;
@@ -40,7 +40,7 @@ export interface RawServerOptions {
 }
 
 /** A running raw server. */
-export interface RawServer {
+interface RawServer {
   port: number;
   close(): Promise<void>;
 }
@@ -85,7 +85,7 @@ const INSERT_SQL = `
   select exists (select 1 from caller) as authorized, (select count(*)::int from ins) as stored`;
 
 /** Starts the server; resolves once it listens. */
-export async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
+async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
   const pool = new pg.Pool({
     connectionString: opts.databaseUrl,
     max: opts.poolSize ?? 10,

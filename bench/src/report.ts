@@ -77,7 +77,7 @@ export interface Summary {
 }
 
 /** Machine facts. */
-export interface MachineInfo {
+interface MachineInfo {
   cpuModel: string;
   cores: number;
   memoryBytes: number;
@@ -132,7 +132,7 @@ export interface BenchResults {
 }
 
 /** Median of numbers (mean of the middle two for even counts). */
-export function median(values: number[]): number {
+function median(values: number[]): number {
   if (values.length === 0) return NaN;
   const s = [...values].sort((a, b) => a - b);
   const m = Math.floor(s.length / 2);

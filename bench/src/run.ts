@@ -39,7 +39,7 @@ import { selectScenarios, type InstanceName, type RequestShape, type Scenario } 
 import { cpuSeconds, postgrestVersion, prepareRunMode, ROOT, sampleRss, startOurs, startPostgrest, startRaw, startShop, type RunningServer } from './servers';
 
 /** Default database of the benchmark (never the tests' database). */
-export const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/bench';
+const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/bench';
 
 /** Options of {@link runBench}. */
 export interface BenchOptions extends RunOptions {

@@ -21,7 +21,7 @@ export interface RequestShape {
 }
 
 /** Scenario groups (for `--only` and the report's sections). */
-export type ScenarioGroup = 'read' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
+type ScenarioGroup = 'read' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
 
 /** A scenario. */
 export interface Scenario {
@@ -50,7 +50,7 @@ const GZIP_JSON = { accept: 'application/json', 'accept-encoding': 'gzip' };
 const CONNECTIONS = 16;
 
 /** Middle id of the big event (a full page in the middle of the evening). */
-export function midAfterId(ds: DatasetInfo): number {
+function midAfterId(ds: DatasetInfo): number {
   return ds.bigEventMidId;
 }
 
@@ -80,7 +80,7 @@ const countPage = (count: boolean) => (instance: InstanceName, ds: DatasetInfo) 
   read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: 0, count }, JSON_ACCEPT);
 
 /** The order of the shop-orders scenario (the demo catalogue's BSF8 station: no card number to claim). */
-export const ORDER_BODY = {
+const ORDER_BODY = {
   contact: { firstName: 'Bench', lastName: 'Runner', email: 'bench@example.com', culture: 'de-CH' },
   shippingAddress: { firstName: 'Bench', lastName: 'Runner', address1: 'Hauptstraße 1', zip: '10115', city: 'Berlin', countryCode: 'DE' },
   billingAddressIsSameAsShippingAddress: true,
@@ -88,7 +88,7 @@ export const ORDER_BODY = {
 };
 
 /** Every scenario, in run order (reads first, uploads last: the cleanup after them restores the table). */
-export const SCENARIOS: Scenario[] = [
+const SCENARIOS: Scenario[] = [
   {
     id: 'page-json',
     group: 'read',

@@ -21,10 +21,10 @@ import { POSTGREST_ANON_ROLE, POSTGREST_SCHEMA } from './dataset';
 export const ROOT = path.resolve(__dirname, '../..');
 
 /** Names of the punch servers compared side by side. */
-export type PunchServerName = 'ours' | 'postgrest' | 'raw';
+type PunchServerName = 'ours' | 'postgrest' | 'raw';
 
 /** All servers the harness can start. */
-export type ServerName = PunchServerName | 'ordering' | 'payment-sim';
+type ServerName = PunchServerName | 'ordering' | 'payment-sim';
 
 /** A started server process. */
 export interface RunningServer {
@@ -43,7 +43,7 @@ export function postgrestBinary(): string {
 }
 
 /** A free TCP port on 127.0.0.1. */
-export async function freePort(): Promise<number> {
+async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const srv = net.createServer();
     srv.once('error', reject);
@@ -238,7 +238,7 @@ const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
  * service at `orderingBaseUrl` (as `pnpm start` subscribes it); resolves once it answers. It stands for the
  * external provider, so the report gives its CPU and memory apart from the ordering service's.
  */
-export async function startPaymentSimulator(orderingBaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
+async function startPaymentSimulator(orderingBaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
   const env = {
     ...process.env,
@@ -301,7 +301,7 @@ export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promis
 }
 
 /** Resident set size of a process in bytes (Linux `/proc/<pid>/status`), or null when unavailable. */
-export function rssBytes(pid: number): number | null {
+function rssBytes(pid: number): number | null {
   try {
     const m = /VmRSS:\s+(\d+)\s+kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
     return m ? Number(m[1]) * 1024 : null;

@@ -56,7 +56,7 @@ export interface LatencyReport {
 }
 
 /** `q`-quantile (nearest rank) of ascending `sorted`. */
-export function quantile(sorted: readonly number[], q: number): number {
+function quantile(sorted: readonly number[], q: number): number {
   if (sorted.length === 0) return NaN;
   return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
 }

@@ -18,7 +18,7 @@ import { deref, type Schema, type Spec } from '../fuzz/openapi-arbitraries';
 import { errorShapeProblem, operationsOf, requestArb, type BuiltRequest, type Operation } from '../fuzz/spec-fuzz';
 
 /** The variants of {@link attackSpec}. */
-export type HostileVariant = 'prototype-keys' | 'mass-assignment' | 'deep-nesting' | 'oversized' | 'wrong-role';
+type HostileVariant = 'prototype-keys' | 'mass-assignment' | 'deep-nesting' | 'oversized' | 'wrong-role';
 
 /** Options of {@link attackSpec}. */
 export interface HostileOptions {
@@ -58,7 +58,7 @@ export interface HostileReport {
 /** Nesting depth of the deep-nesting variant. */
 export const DEEP = 5_000;
 /** Size of the oversized variant's body: above the largest body limit of either service (10 MiB uploads). */
-export const OVERSIZED_BYTES = 11 * 1024 * 1024;
+const OVERSIZED_BYTES = 11 * 1024 * 1024;
 const SENTINEL = 987_654_321;
 const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
 const SERVER_OWNED = ['id', 'oid', 'userId', 'ownerId', 'owner', 'roles', 'role', 'isAdmin', 'status', 'createdAt', 'updatedAt', 'paid', 'verified', 'emailVerified'];

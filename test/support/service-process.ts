@@ -28,7 +28,7 @@ export interface StartOptions {
 }
 
 /** Runs `.ts` entries through tsx, `.js` entries as compiled output (dist export condition, source maps). */
-export function nodeArgs(entry: string): string[] {
+function nodeArgs(entry: string): string[] {
   const file = path.join(ROOT, entry);
   return entry.endsWith('.ts') ? ['--import', 'tsx', file] : ['--conditions=dist', '--enable-source-maps', file];
 }

@@ -4,7 +4,7 @@
  */
 
 /** Body of a 200 (ordering `SiCardBatteryResponse`; dates `YYYY-MM-DD`, null when unknown). */
-export interface BatteryInfo {
+interface BatteryInfo {
   cardNumber: string;
   batteryDate: string | null;
   replaceBefore: string | null;

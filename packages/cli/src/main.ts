@@ -45,7 +45,7 @@ export function defaultOrderingUrl(env: Record<string, string | undefined> = pro
 }
 
 /** Builds the program; `exit` is set when a command fails (exit code). */
-export function buildProgram(io: CliIo, state: { exit: number }): Command {
+function buildProgram(io: CliIo, state: { exit: number }): Command {
   const program = new Command('punches')
     .description('Organisers\' tool for the timing service: follow punches live, replay punch files, look up card batteries.')
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })

@@ -8,13 +8,13 @@ import { readFileSync } from 'node:fs';
 import type { NewPunch } from '@sports-timing/timing-client';
 
 /** Codes given to Start/Finish rows without a code (as the demo loader does). */
-export const START_CODE = 1;
-export const FINISH_CODE = 2;
+const START_CODE = 1;
+const FINISH_CODE = 2;
 
 const TYPES = new Set(['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear']);
 
 /** `2020-02-01T19:16:03[.sss]` (local, no offset) or integer ms → local wall-clock ms written as if UTC. */
-export function parseLocalTime(text: string): number {
+function parseLocalTime(text: string): number {
   if (/^\d+(\.0+)?$/.test(text)) return Math.trunc(Number(text));
   const m = /^(\d{4})-(\d{2})-(\d{2})[T ](\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(text);
   if (!m) throw new Error(`not a local time: ${text}`);

@@ -8,7 +8,7 @@ import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync
 import { TimingApiError, type Punch, type PunchFilter, type TimingClient } from '@sports-timing/timing-client';
 
 /** Header row of the download CSV format (timing spec §2.1). */
-export const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
+const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
 
 /** Options of {@link tail}. */
 export interface TailOptions {
@@ -31,7 +31,7 @@ export interface TailOptions {
 }
 
 /** One punch as a CSV row of the download format (numbers unquoted). */
-export function csvRow(p: Punch): string {
+function csvRow(p: Punch): string {
   return [p.id, p.card, p.time, p.code, p.type, p.modem, p.receptionTimeUtc].join(',');
 }
 
@@ -44,7 +44,7 @@ export function localTime(ms: number): string {
  * Last id in a CSV file written by tail. A row cut short by a crash (no final newline) is removed first,
  * so the file again ends with a complete row; it is fetched again.
  */
-export function lastIdInCsv(file: string): number {
+function lastIdInCsv(file: string): number {
   if (!existsSync(file)) return 0;
   const fd = openSync(file, 'r+');
   try {

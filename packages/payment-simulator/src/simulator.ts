@@ -122,7 +122,7 @@ const ok = (data: unknown[]): SimResponse => ({ status: 200, json: { status: 'su
 const errorBody = (message: string) => ({ status: 'error', message });
 
 /** ISO 8601 with a fixed offset of `offsetMinutes` (`2025-01-13T10:12:44+01:00`). */
-export function payrexxTime(ms: number, offsetMinutes: number): string {
+function payrexxTime(ms: number, offsetMinutes: number): string {
   const local = new Date(ms + offsetMinutes * 60_000).toISOString().slice(0, 19);
   const sign = offsetMinutes < 0 ? '-' : '+';
   const abs = Math.abs(offsetMinutes);
@@ -135,7 +135,7 @@ function utcFilter(v: string): number {
 }
 
 /** Flattens an object to PHP form fields: `transaction[invoice][products][0][name]=…`; nulls are left out. */
-export function toFormFields(value: unknown, prefix: string, out: [string, string][] = []): [string, string][] {
+function toFormFields(value: unknown, prefix: string, out: [string, string][] = []): [string, string][] {
   if (value === null || value === undefined) return out;
   if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) toFormFields(v, `${prefix}[${k}]`, out);

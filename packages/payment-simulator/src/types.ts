@@ -6,7 +6,7 @@
  */
 
 /** Status of a paylink or gateway. */
-export type PaymentRequestStatus = 'waiting' | 'confirmed' | 'cancelled' | 'declined' | 'expired';
+type PaymentRequestStatus = 'waiting' | 'confirmed' | 'cancelled' | 'declined' | 'expired';
 
 /**
  * Status of a transaction. Payrexx names; the simulator produces `waiting`, `confirmed`, `cancelled`,

@@ -20,7 +20,7 @@ export interface HasRoles {
 export type Authenticator<P extends HasRoles> = (req: Request) => Promise<P | null>;
 
 /** The roles an operation allows (its `x-roles`); an operation without the extension is admin-only. */
-export function rolesOf(req: Request): string[] {
+function rolesOf(req: Request): string[] {
   const roles = operationOf(req)?.['x-roles'];
   return Array.isArray(roles) ? roles.map(String) : ['admin'];
 }

@@ -71,5 +71,3 @@ export function envReader(env: Env = process.env) {
     },
   };
 }
-
-export type EnvReader = ReturnType<typeof envReader>;

@@ -69,7 +69,7 @@ const TITLES: Record<number, string> = {
 };
 
 /** Title used by ASP.NET Core for validation problems; the battery lookup clients know it. */
-export const VALIDATION_TITLE = 'One or more validation errors occurred.';
+const VALIDATION_TITLE = 'One or more validation errors occurred.';
 
 /** Options of an {@link ApiError}. */
 export interface ApiErrorOptions {
@@ -105,7 +105,7 @@ export function validationError(errors: FieldErrors, detail?: string): ApiError 
 }
 
 /** HTTP status → gRPC code (the reverse of gRPC-JSON transcoding's table). */
-export function grpcCodeForStatus(status: number): number {
+function grpcCodeForStatus(status: number): number {
   switch (status) {
     case 400:
     case 406:
@@ -157,7 +157,7 @@ interface ValidatorItem {
  * (`/body/0/card`, `/query/afterId`) and sometimes dotted paths (`.body.items[0].quantity`):
  * both become `[0].card`, `afterId`, `items[0].quantity`.
  */
-export function fieldName(path: string | undefined): string {
+function fieldName(path: string | undefined): string {
   if (!path) return '';
   let dotted = path;
   if (path.startsWith('/')) {
@@ -208,7 +208,7 @@ export function normalizeError(err: unknown): Normalized {
 }
 
 /** Whether an error means PostgreSQL is unreachable (restart, connection refused): answer 503, not 500. */
-export function isDatabaseUnavailable(err: unknown): boolean {
+function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code)) return true;
@@ -221,7 +221,7 @@ export function isDatabaseUnavailable(err: unknown): boolean {
  * `connectionTimeoutMillis` ran out in its queue): the instance is overloaded, the database is fine. Answered
  * 503 "busy" with a short `Retry-After`; readiness stays up (it checks the database on its own connection).
  */
-export function isPoolExhausted(err: unknown): boolean {
+function isPoolExhausted(err: unknown): boolean {
   const msg = typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '';
   return msg === 'timeout exceeded when trying to connect';
 }
@@ -254,7 +254,7 @@ export function problemBody(n: Pick<Normalized, 'status' | 'title' | 'detail' | 
 }
 
 /** The google.rpc.Status body of a normalized error, with field violations as google.rpc.BadRequest. */
-export function statusBody(n: Pick<Normalized, 'status' | 'detail' | 'errors' | 'grpcCode' | 'title'>): Record<string, unknown> {
+function statusBody(n: Pick<Normalized, 'status' | 'detail' | 'errors' | 'grpcCode' | 'title'>): Record<string, unknown> {
   const details: Record<string, unknown>[] = [];
   if (n.errors) {
     details.push({

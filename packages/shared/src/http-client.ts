@@ -80,7 +80,7 @@ export class HttpTransportError extends Error {
 }
 
 /** Whether an answer with this status is worth repeating. */
-export function isRetryableStatus(status: number): boolean {
+function isRetryableStatus(status: number): boolean {
   return status >= 500 && status <= 599;
 }
 

@@ -9,7 +9,7 @@ import pinoHttp from 'pino-http';
 import pinoPretty from 'pino-pretty';
 
 /** Header names whose values are secrets. */
-export const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
+const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
 
 /**
  * Header names that carry credentials by convention though no service of ours reads them (`X-Auth-Token`,
@@ -19,7 +19,7 @@ export const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie'
 const SECRET_HEADER_NAME = /token|secret|passw|api-?key|auth|cookie|session|signature|credential/i;
 
 /** Whether the header's value is a secret ({@link SECRET_HEADERS}, or a name like one). */
-export function isSecretHeader(name: string): boolean {
+function isSecretHeader(name: string): boolean {
   const n = name.toLowerCase();
   return SECRET_HEADERS.includes(n) || SECRET_HEADER_NAME.test(n);
 }

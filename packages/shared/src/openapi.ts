@@ -201,13 +201,13 @@ type Get<T, K extends PropertyKey> = T extends Record<K, infer V> ? V : never;
 type Defined<T> = [T] extends [never] ? Record<string, never> : T extends undefined ? Record<string, never> : NonNullable<T>;
 
 /** Path parameters of an operation. */
-export type PathOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'path'>>;
+type PathOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'path'>>;
 /** Query parameters of an operation. */
-export type QueryOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'query'>>;
+type QueryOf<Op> = Defined<Get<Get<Op, 'parameters'>, 'query'>>;
 /** JSON request body of an operation. */
-export type BodyOf<Op> = Op extends { requestBody?: { content: infer C } } ? (C extends Record<'application/json', infer B> ? B : C[keyof C]) : never;
+type BodyOf<Op> = Op extends { requestBody?: { content: infer C } } ? (C extends Record<'application/json', infer B> ? B : C[keyof C]) : never;
 /** JSON body of the success response (200, else 201) of an operation. */
-export type OkOf<Op> = Op extends { responses: { 200: { content: infer C } } }
+type OkOf<Op> = Op extends { responses: { 200: { content: infer C } } }
   ? C extends Record<'application/json', infer B>
     ? B
     : C[keyof C]
@@ -218,9 +218,9 @@ export type OkOf<Op> = Op extends { responses: { 200: { content: infer C } } }
     : unknown;
 
 /** An Express request typed from an operation. */
-export type OpRequest<Op> = Request<PathOf<Op>, unknown, BodyOf<Op>, QueryOf<Op>>;
+type OpRequest<Op> = Request<PathOf<Op>, unknown, BodyOf<Op>, QueryOf<Op>>;
 /** A handler typed from an operation; `res.json` takes the 200 body. */
-export type OpHandler<Op> = (req: OpRequest<Op>, res: Response<OkOf<Op>>, next: NextFunction) => unknown;
+type OpHandler<Op> = (req: OpRequest<Op>, res: Response<OkOf<Op>>, next: NextFunction) => unknown;
 
 /** Handlers for some operations of a spec, each checked against openapi-typescript's `operations`. */
 export type Handlers<Ops> = { [K in keyof Ops]?: OpHandler<Ops[K]> };

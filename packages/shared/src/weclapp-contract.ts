@@ -32,13 +32,13 @@ interface Schema extends Json {
 }
 
 /** The vendored description (OpenAPI 3.0 JSON). */
-export const WECLAPP_CONTRACT_FILE = path.join(__dirname, '../contracts/weclapp-v1.structure.json');
+const WECLAPP_CONTRACT_FILE = path.join(__dirname, '../contracts/weclapp-v1.structure.json');
 
 /**
  * What weclapp cannot create a document without (a customer, positions, and per position the article and
  * quantity), by schema name: the part of "required" that holds for creation requests.
  */
-export const CREATION_REQUIRED: Readonly<Record<string, readonly string[]>> = {
+const CREATION_REQUIRED: Readonly<Record<string, readonly string[]>> = {
   salesOrder: ['customerId', 'orderItems'],
   salesOrderItem: ['articleId', 'quantity'],
   quotation: ['customerId', 'quotationItems'],

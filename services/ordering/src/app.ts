@@ -23,10 +23,10 @@ import type { Redis } from 'ioredis';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
-export const SHOP_PREFIX = '/api/grpc-json/v1/shop';
+const SHOP_PREFIX = '/api/grpc-json/v1/shop';
 
 /** JSON media types accepted for request bodies (ordering spec §4). */
-export const JSON_TYPES = ['application/json', 'application/json-patch+json', 'text/json', 'application/*+json'];
+const JSON_TYPES = ['application/json', 'application/json-patch+json', 'text/json', 'application/*+json'];
 
 /**
  * The spec accepts `application/*+json` bodies (ordering spec §4), but the validator matches media types
@@ -141,6 +141,6 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
-  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
+  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
   return app;
 }

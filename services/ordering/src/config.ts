@@ -6,7 +6,7 @@ import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared'
 import { defaultHashConcurrency } from './identity/hash-gate';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
-export const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
+const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
 export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
 
 /** ERP webhook secret of development and test (`ERP_WEBHOOK_SECRET` default there; never in staging/production). */

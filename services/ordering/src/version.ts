@@ -10,6 +10,3 @@ export const SPEC_FILE = path.join(__dirname, '../../../specs/ordering.yaml');
 
 /** Version of this service's package. */
 export const PACKAGE_VERSION = (JSON.parse(readFileSync(path.join(__dirname, '../package.json'), 'utf8')) as { version: string }).version;
-
-/** Moment the process started (for uptime reports). */
-export const STARTED_AT = new Date();

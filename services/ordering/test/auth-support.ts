@@ -73,7 +73,7 @@ export async function createUser(app: Express, adminBearer: string, user: NewUse
 }
 
 /** The code of the newest verification mail to `email` still waiting in the outbox. */
-export async function verificationCodeFor(ctx: OrderingTestContext, email: string): Promise<string | undefined> {
+async function verificationCodeFor(ctx: OrderingTestContext, email: string): Promise<string | undefined> {
   const rows = await ctx.database.db.selectFrom('outbox_messages').select('payload').where('dedupe_key', 'like', 'email-verification:%').orderBy('id', 'desc').execute();
   for (const { payload } of rows) {
     const mail = (typeof payload === 'string' ? JSON.parse(payload) : payload) as { to: string; text: string };

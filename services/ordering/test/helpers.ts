@@ -48,7 +48,7 @@ export async function createOrderingDatabase(): Promise<{ database: Database<DB>
  * The token version of user `id`, after inserting a placeholder user with that id when there is none
  * (the identity sequence is moved past it, so users created later get other ids).
  */
-export async function ensureTestUser(database: Database<DB>, id: number): Promise<number> {
+async function ensureTestUser(database: Database<DB>, id: number): Promise<number> {
   await sql`
     insert into users (id, user_name, email, roles) overriding system value
     values (${id}, ${`test-user-${id}`}, ${`test-user-${id}@example.invalid`}, '{customer}')

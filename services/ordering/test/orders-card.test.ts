@@ -4,8 +4,7 @@
  */
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';
-import { toOrderResponse } from '../src/orders/orders.mapper';
-import { findOrder } from '../src/orders/orders.service';
+import { findOrder, toOrderResponse } from '../src/orders/orders.mapper';
 import { CARD_NUMBER_RANGES } from '../src/siid/card-types';
 import { createCodes, snapshot, startShop, type NewContact, type TestShop } from './orders.support';
 

@@ -4,8 +4,8 @@
  */
 import { sql } from 'kysely';
 import request from 'supertest';
-import { toShopOrderDTO } from '../src/orders/orders.mapper';
-import { findOrder, orderNumberFor } from '../src/orders/orders.service';
+import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
+import { orderNumberFor } from '../src/orders/orders.service';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import type { components } from '../src/generated/openapi';
 import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';

@@ -7,9 +7,11 @@ import express, { type Express } from 'express';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { plainListQuery, shopArticlesFastLane } from '../src/http/shop-articles.fast';
+import { loadSpec } from '@sports-timing/shared';
+import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast';
 import { caches } from '../src/maintenance/caches';
 import { maintenanceOf } from '../src/maintenance/maintenance.service';
+import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
 const ARTICLES = '/api/grpc-json/v1/shop/articles';
@@ -28,7 +30,7 @@ beforeAll(async () => {
   fast = createApp({ ...ctx.deps, validateResponses: false });
   pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false });
   laneOnly = express();
-  const lane = shopArticlesFastLane({ database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger });
+  const lane = shopArticlesFastLane({ spec: loadSpec(SPEC_FILE), database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger });
   laneOnly.use((req, res, next) => lane(req, res, () => next()));
   laneOnly.use((_req, res) => {
     res.status(418).end();
@@ -110,6 +112,9 @@ it('leaves lists to the pipeline while maintenance mode is on (503 there)', asyn
   await request(laneOnly).get(ARTICLES).expect(200);
 });
 
+/** The lane's rules as the app compiles them from the spec it loads. */
+const { plainListQuery } = compileShopArticlesLaneRules(loadSpec(SPEC_FILE));
+
 it('reads the flags of a plain query and refuses anything else', () => {
   expect(plainListQuery('')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: false });
   expect(plainListQuery('includeSubitemArticles=true')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: true });
@@ -117,4 +122,22 @@ it('reads the flags of a plain query and refuses anything else', () => {
   for (const q of ['includeSubitemArticles', 'includeSubitemArticles=', 'includeSubitemArticles=TRUE', 'includeSubitemArticles=1', 'a=1', '&', 'includeSubitemArticles=true&includeSubitemArticles=true', 'filterByArticleNumbers=']) {
     expect(plainListQuery(q)).toBeNull();
   }
+});
+
+it('follows the spec it is given: the flags it declares as booleans, its Accept-Language limit', () => {
+  const spec = loadSpec(SPEC_FILE);
+  const operation = spec.paths[ARTICLES].get as { parameters: { $ref?: string; name?: string; in?: string; schema?: unknown }[] };
+  // The spec's AcceptLanguage parameter, cut to 5 characters; includeSubitemArticles no longer declared.
+  const components = spec.components as { parameters: Record<string, { schema: { maxLength: number } }> };
+  const acceptLanguage = Object.values(components.parameters).find((p) => (p as unknown as { name: string }).name === 'Accept-Language')!;
+  acceptLanguage.schema.maxLength = 5;
+  operation.parameters = operation.parameters.filter((p) => p.name !== 'includeSubitemArticles');
+  const rules = compileShopArticlesLaneRules(spec);
+  expect(rules.plainListQuery('includeSubitemArticles=true')).toBeNull();
+  expect(rules.plainListQuery('includeUnavailableArticles=true')).toEqual({ includeUnavailableArticles: true, includeSubitemArticles: false });
+  expect(rules.plainAcceptLanguage('de-CH')).toBe(true);
+  expect(rules.plainAcceptLanguage('de-CH,de')).toBe(false);
+  // A keyword the lane cannot check stops the app from being built rather than letting the lane guess.
+  (acceptLanguage.schema as Record<string, unknown>).format = 'date';
+  expect(() => compileShopArticlesLaneRules(spec)).toThrow(/format/);
 });

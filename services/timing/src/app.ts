@@ -117,6 +117,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(problemErrorHandler(deps.logger));
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
+      spec,
       punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger },
       metrics,
       timingMetrics,

@@ -7,10 +7,11 @@
 import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
 import request from 'supertest';
-import { createLogger } from '@sports-timing/shared';
+import { createLogger, loadSpec, resolveRef } from '@sports-timing/shared';
 import { createApp } from '../src/app';
 import { uploadPunchesByKey } from '../src/punches/punches.service';
-import { isPlainUpload, plainPunchQuery } from '../src/http/punches.fast-lane';
+import { compilePunchLaneRules } from '../src/http/punches.fast-lane';
+import { SPEC_FILE } from '../src/version';
 import { localMs, postRaw, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
@@ -150,6 +151,9 @@ describe('requests the fast lane passes on: the pipeline answers them', () => {
   });
 });
 
+/** The lane's rules as the app compiles them from the spec it loads. */
+const { plainPunchQuery, isPlainUpload } = compilePunchLaneRules(loadSpec(SPEC_FILE));
+
 describe('plainPunchQuery', () => {
   it('takes only the plain, valid case', () => {
     expect(plainPunchQuery('eventId=7&afterId=12&after=1580584563000.0')).toEqual({ eventId: '7', afterId: 12, after: 1580584563000 });
@@ -269,5 +273,27 @@ describe('isPlainUpload', () => {
     expect(isPlainUpload([{ card: '1', time: 0, code: 1, type: 'Clear', extra: 'M' }])).toBe(false);
     expect(isPlainUpload([null])).toBe(false);
     expect(isPlainUpload({ 0: p })).toBe(false);
+  });
+});
+
+describe('rules from the spec', () => {
+  it('follow the spec they are compiled from: parameter patterns, PunchType values, limits', () => {
+    const spec = loadSpec(SPEC_FILE);
+    const schemas = (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    const read = spec.paths['/api/rest/v1/punches'].get as { parameters: { name?: string; schema?: Record<string, unknown> }[] };
+    resolveRef(spec, read.parameters.find((p) => p.name === 'user')!.schema!).pattern = '^[a-z]{1,8}$';
+    read.parameters = read.parameters.filter((p) => p.name !== 'after');
+    (schemas.PunchType.enum as string[]).push('Lap');
+    (schemas.NewPunch.properties as Record<string, Record<string, unknown>>).code.maximum = 999;
+    const rules = compilePunchLaneRules(spec);
+    expect(rules.plainPunchQuery('user=org')).toEqual({ user: 'org' });
+    expect(rules.plainPunchQuery('user=Org1')).toBeNull();
+    expect(rules.plainPunchQuery('eventId=7&after=1')).toBeNull();
+    const p = { card: '1', time: 0, code: 999, type: 'Lap', modem: 'M:1' };
+    expect(rules.isPlainUpload([p])).toBe(true);
+    expect(rules.isPlainUpload([{ ...p, code: 1000 }])).toBe(false);
+    // A keyword the lane cannot check stops the app from being built rather than letting the lane guess.
+    schemas.ModemSerial.format = 'hostname';
+    expect(() => compilePunchLaneRules(spec)).toThrow(/format/);
   });
 });

@@ -15,7 +15,7 @@ import { CARD_NUMBER_RANGES } from '../siid/card-types';
 import * as repo from './battery.repository';
 
 /** Years after the battery date by which the battery should be replaced. */
-export const BATTERY_LIFE_YEARS = 3;
+const BATTERY_LIFE_YEARS = 3;
 
 const ACTIVE = CARD_NUMBER_RANGES.siac1;
 
@@ -73,7 +73,7 @@ export async function lookupBattery(db: Kysely<DB>, raw: string): Promise<SiCard
 const MAX_REPORTED_ERRORS = 50;
 
 /** A validated battery CSV: distinct card numbers and their dates (null = unknown). */
-export interface BatteryRows {
+interface BatteryRows {
   cardNumbers: number[];
   batteryDates: (string | null)[];
 }
@@ -82,7 +82,7 @@ export interface BatteryRows {
  * Parses and validates a battery CSV (header `cardNumber,batteryDate`). Every row is checked before
  * anything is stored; problems answer 400 with `errors` keyed `rows[<n>].<column>` (n = 1-based data row).
  */
-export function parseBatteryCsv(text: string): BatteryRows {
+function parseBatteryCsv(text: string): BatteryRows {
   let records: string[][];
   try {
     records = parse(text, { bom: true, trim: true, skip_empty_lines: true, relax_column_count: true }) as string[][];

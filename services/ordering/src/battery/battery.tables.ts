@@ -4,7 +4,7 @@
 import type { ColumnType } from 'kysely';
 
 /** `battery_records`: battery date of an active card (SIAC 8000001–8999999); null date = unknown. */
-export interface BatteryRecordsTable {
+interface BatteryRecordsTable {
   card_number: number;
   /** `YYYY-MM-DD` (dates are read as strings, never as local-midnight instants). */
   battery_date: string | null;

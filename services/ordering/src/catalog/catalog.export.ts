@@ -9,7 +9,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 
 /** Header row of the export. */
-export const SHOP_ARTICLE_CSV_COLUMNS = ['articleNumber', 'name', 'userGroup', 'isSubitemOnly', 'cardType', 'netPriceCents', 'currency', 'vatRatePercent', 'erpVersion'] as const;
+const SHOP_ARTICLE_CSV_COLUMNS = ['articleNumber', 'name', 'userGroup', 'isSubitemOnly', 'cardType', 'netPriceCents', 'currency', 'vatRatePercent', 'erpVersion'] as const;
 
 /** All shop articles (catalogue order) as CSV text; the English name is the fallback text. */
 export async function shopArticlesCsv(db: Kysely<DB>): Promise<string> {

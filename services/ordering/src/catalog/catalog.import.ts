@@ -37,7 +37,7 @@ export interface ArticleImportResult {
 }
 
 /** Known configurable attributes (the ERP lists only their keys). Unknown keys become free text ≤ 100. */
-export const KNOWN_CONFIGURABLE_ATTRIBUTES: Readonly<Record<string, AttributeDefinition>> = {
+const KNOWN_CONFIGURABLE_ATTRIBUTES: Readonly<Record<string, AttributeDefinition>> = {
   cardNumber: { key: 'cardNumber', type: 'text', required: false, maxLength: 7, options: [], defaultValue: null },
   personalDataFirstName: { key: 'personalDataFirstName', type: 'text', required: false, maxLength: 20, options: [], defaultValue: null },
   personalDataLastName: { key: 'personalDataLastName', type: 'text', required: false, maxLength: 20, options: [], defaultValue: null },
@@ -75,7 +75,7 @@ async function articleFields(erp: ErpClient, system: ErpSystem): Promise<Article
 }
 
 /** Exact cents of a decimal string (`"50.34"` → 5034); null when it is not a non-negative amount. */
-export function decimalToCents(text: string): number | null {
+function decimalToCents(text: string): number | null {
   const m = /^(\d{1,12})(?:\.(\d{1,2})(0*))?$/.exec(text.trim());
   if (!m) return null;
   return Number(m[1]) * 100 + Number((m[2] ?? '').padEnd(2, '0'));

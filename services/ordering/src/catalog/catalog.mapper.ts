@@ -13,7 +13,7 @@ type Schemas = components['schemas'];
 /** Spec `ArticleDTO`. */
 export type ArticleDTO = Schemas['ArticleDTO'];
 /** Spec `ArticleBomItemDTO`. */
-export type ArticleBomItemDTO = Schemas['ArticleBomItemDTO'];
+type ArticleBomItemDTO = Schemas['ArticleBomItemDTO'];
 /** Spec `ConfigurableAttribute`. */
 export type ConfigurableAttributeDTO = Schemas['ConfigurableAttribute'];
 

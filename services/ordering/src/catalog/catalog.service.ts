@@ -18,10 +18,10 @@ import { registerCache } from '../maintenance/caches';
 import { JsonBody } from '../http/json-body';
 
 /** Most article numbers in `filterByArticleNumbers` (spec). */
-export const MAX_FILTER_NUMBERS = 200;
+const MAX_FILTER_NUMBERS = 200;
 
 /** Loads articles with their BOM slots (one statement), ordered by sort order then article number. */
-export async function loadArticles(db: Kysely<DB>, sel: repo.ArticleSelection = {}): Promise<CatalogArticle[]> {
+async function loadArticles(db: Kysely<DB>, sel: repo.ArticleSelection = {}): Promise<CatalogArticle[]> {
   const rows = await repo.selectArticlesWithBom(db, sel);
   return rows.map(({ bom_items, ...row }) => toCatalogArticle(row, bom_items));
 }
@@ -171,7 +171,7 @@ export interface ShopArticleQuery {
 }
 
 /** The article numbers of a `filterByArticleNumbers` value; 400 above {@link MAX_FILTER_NUMBERS}. */
-export function parseArticleNumberFilter(raw: string | undefined): Set<string> {
+function parseArticleNumberFilter(raw: string | undefined): Set<string> {
   const numbers = new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean));
   if (numbers.size > MAX_FILTER_NUMBERS) throw validationError({ filterByArticleNumbers: [`At most ${MAX_FILTER_NUMBERS} article numbers.`] });
   return numbers;
@@ -184,7 +184,7 @@ export function parseArticleNumberFilter(raw: string | undefined): Set<string> {
  * `includeUnavailableArticles`, articles the caller's group may not order are left out at both steps.
  * Ordered by sort order, then article number.
  */
-export async function listShopArticles(db: Kysely<DB>, q: ShopArticleQuery): Promise<ArticleDTO[]> {
+async function listShopArticles(db: Kysely<DB>, q: ShopArticleQuery): Promise<ArticleDTO[]> {
   return (await shopArticleListBody(db, q)).value;
 }
 
@@ -202,7 +202,7 @@ export async function shopArticleListBody(db: Kysely<DB>, q: ShopArticleQuery): 
 export const ARTICLE_LIST_FRESH_MS = 1_000;
 
 /** Answers up to this age (ms) are still served while one request refreshes them in the background. */
-export const ARTICLE_LIST_MAX_AGE_MS = 30_000;
+const ARTICLE_LIST_MAX_AGE_MS = 30_000;
 
 /** Most cached answers per database (distinct group × flags × filter × language preferences). */
 const ARTICLE_LIST_MAX_ENTRIES = 1_000;

@@ -64,7 +64,7 @@ export interface ArticleBomItemsTable {
 }
 
 /** One localized option value label as stored in `localized_product_options.options`. */
-export interface StoredOptionLabel {
+interface StoredOptionLabel {
   value: string;
   label: string;
 }

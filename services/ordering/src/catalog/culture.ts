@@ -5,7 +5,7 @@
  */
 
 /** The fallback culture of every localized text. */
-export const FALLBACK_CULTURE = 'en';
+const FALLBACK_CULTURE = 'en';
 
 const TAG = /^[A-Za-z]{1,8}(-[A-Za-z0-9]{1,8})*$/;
 const QVALUE = /^q=(0(\.\d{0,3})?|1(\.0{0,3})?)$/i;

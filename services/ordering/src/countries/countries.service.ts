@@ -29,10 +29,10 @@ import * as repo from './countries.repository';
 for (const locale of [cs, da, de, en, es, fi, fr, hu, it, ja, nb, nl, pl, sv]) countries.registerLocale(locale);
 
 /** Locales of the built-in country names. */
-export const BUILT_IN_COUNTRY_LOCALES = ['en', 'de', 'fr', 'it', 'es', 'cs', 'sv', 'nb', 'fi', 'da', 'nl', 'pl', 'hu', 'ja'] as const;
+const BUILT_IN_COUNTRY_LOCALES = ['en', 'de', 'fr', 'it', 'es', 'cs', 'sv', 'nb', 'fi', 'da', 'nl', 'pl', 'hu', 'ja'] as const;
 
 /** A country and its localized name (spec `CountryOption`). */
-export interface CountryOption {
+interface CountryOption {
   /** ISO 3166-1 alpha-2, upper case. */
   countryCode: string;
   name: string;

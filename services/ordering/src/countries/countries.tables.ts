@@ -3,7 +3,7 @@
  */
 
 /** `localized_countries`: imported country names per culture (maintenance import of localized countries). */
-export interface LocalizedCountriesTable {
+interface LocalizedCountriesTable {
   culture: string;
   /** ISO 3166-1 alpha-2, upper case. */
   country_code: string;

@@ -52,7 +52,7 @@ export function normalizeIp(raw: string): string | null {
 }
 
 /** Whether a normalized literal lies in a private, loopback, link-local, documentation or other special range. */
-export function isNonPublicAddress(ip: string): boolean {
+function isNonPublicAddress(ip: string): boolean {
   const family = isIP(ip);
   if (family === 0) return true;
   return NON_PUBLIC.check(ip, family === 4 ? 'ipv4' : 'ipv6');

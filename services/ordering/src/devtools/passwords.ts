@@ -15,8 +15,8 @@ export const PASSWORD_CLASSES = {
 const ALPHABET = Object.values(PASSWORD_CLASSES).join('');
 
 /** Shortest and longest supported length (spec: `length` 8–128, default 20). */
-export const PASSWORD_MIN_LENGTH = 8;
-export const PASSWORD_MAX_LENGTH = 128;
+const PASSWORD_MIN_LENGTH = 8;
+const PASSWORD_MAX_LENGTH = 128;
 
 /**
  * A password of `length` characters, each drawn uniformly from the whole alphabet with `crypto.randomInt`

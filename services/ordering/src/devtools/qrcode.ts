@@ -22,7 +22,7 @@ export type QrEcc = 'L' | 'M' | 'Q' | 'H';
 /** Largest rendered image side (png, svg), pixels. */
 export const MAX_QR_IMAGE_SIDE = 2048;
 /** Quiet zone around the code, modules (ISO/IEC 18004 minimum). */
-export const QR_MARGIN = 4;
+const QR_MARGIN = 4;
 
 /** A rendered code: body and its media type. */
 export interface RenderedQrCode {
@@ -111,7 +111,7 @@ function worker(): Worker {
  * `QRCode.toBuffer(content, options)` on the PNG worker thread: the same bytes, without blocking the event
  * loop. Rejects when the worker fails (a 500 to the caller).
  */
-export function renderPngOffThread(content: string, options: QRCode.QRCodeToBufferOptions & { rendererOpts?: object }): Promise<Buffer> {
+function renderPngOffThread(content: string, options: QRCode.QRCodeToBufferOptions & { rendererOpts?: object }): Promise<Buffer> {
   return new Promise((resolve, reject) => {
     const id = nextPngId++;
     pendingPngs.set(id, { resolve, reject });

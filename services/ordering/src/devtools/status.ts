@@ -29,7 +29,7 @@ export interface StatusProbes {
 }
 
 /** Default bound of one check, ms (spec: "time out after 3 seconds"). */
-export const CHECK_TIMEOUT_MS = 3_000;
+const CHECK_TIMEOUT_MS = 3_000;
 
 /**
  * A probe that sends `HEAD <url>`: any HTTP answer below 500 (including 401/404: the server is there) is

@@ -10,7 +10,7 @@
 import { allocateProportionally, percentOf } from '../orders/money';
 
 /** Why a code does not apply (spec `DiscountCodeValidationResult.reason`). */
-export type DiscountRejection =
+type DiscountRejection =
   | 'notFound'
   | 'duplicateCode'
   | 'notYetValid'

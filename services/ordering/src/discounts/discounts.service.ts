@@ -28,7 +28,7 @@ export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
 export const GENERATED_CODE_LENGTH = 12;
 
 /** A crypto-random code: `prefix` followed by {@link GENERATED_CODE_LENGTH} characters of {@link CODE_ALPHABET}. */
-export function generateCode(prefix = ''): string {
+function generateCode(prefix = ''): string {
   let code = prefix;
   for (let i = 0; i < GENERATED_CODE_LENGTH; i++) code += CODE_ALPHABET[randomInt(CODE_ALPHABET.length)];
   return code;

@@ -31,7 +31,7 @@ export interface DiscountCampaignsTable {
 }
 
 /** `discount_codes`: one code (upper case) and its redemption counter (`redemptions <= max_redemptions`). */
-export interface DiscountCodesTable {
+interface DiscountCodesTable {
   id: Generated<number>;
   campaign_id: number;
   code: string;
@@ -41,7 +41,7 @@ export interface DiscountCodesTable {
 }
 
 /** `discount_redemptions`: which order redeemed which code, and the net cents it deducted. */
-export interface DiscountRedemptionsTable {
+interface DiscountRedemptionsTable {
   code_id: number;
   order_id: number;
   net_amount_cents: number;

@@ -58,9 +58,3 @@ export async function completeJob(db: Kysely<DB>, id: string, generation: number
 export async function failJob(db: Kysely<DB>, id: string, error: string, nextAttemptAt: Date): Promise<void> {
   await db.updateTable('erp_webhook_jobs').set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
 }
-
-/** Pending jobs (tests, metrics). */
-export async function countPendingJobs(db: Kysely<DB>): Promise<number> {
-  const r = await db.selectFrom('erp_webhook_jobs').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow();
-  return Number(r.n);
-}

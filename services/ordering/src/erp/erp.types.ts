@@ -35,8 +35,6 @@ export { ERP_ATTRIBUTE_KEYS } from '@sports-timing/shared/src/erp-contract';
 /** ERP tenant: `weclapp` (production) or `weclappSandbox` (spec `ErpSystem`). */
 export type ErpSystem = components['schemas']['ErpSystem'];
 
-/** Every ERP tenant. */
-export const ERP_SYSTEMS: readonly ErpSystem[] = ['weclapp', 'weclappSandbox'];
 
 /** Writable article properties for `updateArticle` (partial update). */
 export type ErpArticleChanges = Partial<Pick<ErpArticle, 'name' | 'description' | 'active' | 'articlePrices' | 'customAttributes' | 'salesBillOfMaterialItems'>>;

@@ -19,7 +19,7 @@ export const TOKEN_PATH = '/api/rest/v1/auth/token';
  * form-urlencoded, then joined by `:`). Null without a Basic header; OAuthError `invalid_client` when
  * the header is malformed.
  */
-export function basicCredentials(header: string | undefined): ClientCredentials | null {
+function basicCredentials(header: string | undefined): ClientCredentials | null {
   const m = header ? /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header) : null;
   if (!header || !/^Basic\s/i.test(header)) return null;
   const decoded = m ? Buffer.from(m[1], 'base64').toString('utf8') : '';

@@ -20,7 +20,7 @@ import type { operations } from '../generated/openapi';
 import { maintenanceOf } from '../maintenance/maintenance.service';
 
 /** Authenticated data of the encrypt/decrypt utilities: their ciphertexts never decrypt as stored secrets. */
-export const DEV_UTILITY_AAD = 'dev-utility';
+const DEV_UTILITY_AAD = 'dev-utility';
 
 /** Development-utility handlers; one dependency monitor (30-second cache) per app. */
 export function devHandlers(ctx: OrderingDeps): Handlers<operations> {

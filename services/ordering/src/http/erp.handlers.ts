@@ -32,7 +32,7 @@ function actor(p: Principal | null): string {
 const ERP_RETRY_AFTER_SECONDS = 30;
 
 /** Runs `work`; an `ErpError` becomes the documented 503 (message names system and operation, never a token). */
-export async function withErp<T>(work: () => Promise<T>): Promise<T> {
+async function withErp<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {

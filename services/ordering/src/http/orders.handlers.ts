@@ -22,7 +22,7 @@ import { orderLimitsOf } from '../orders/order-limits';
 type Schemas = components['schemas'];
 
 /** Most cards one card order may hold (each card is an order item with its own number). */
-export const MAX_CARDS_PER_CARD_ORDER = 1000;
+const MAX_CARDS_PER_CARD_ORDER = 1000;
 
 function shopItem(it: Schemas['NewShopOrderItemDTO'], path: string, lineNo: number): OrderItemInput {
   return {
@@ -38,7 +38,7 @@ function shopItem(it: Schemas['NewShopOrderItemDTO'], path: string, lineNo: numb
 }
 
 /** The cart of a shop request (`orderItems`) as pipeline items. */
-export function shopItems(items: readonly Schemas['NewShopOrderItemDTO'][]): OrderItemInput[] {
+function shopItems(items: readonly Schemas['NewShopOrderItemDTO'][]): OrderItemInput[] {
   return items.map((it, i) => shopItem(it, `orderItems[${i}]`, i));
 }
 
@@ -114,7 +114,7 @@ const cardAddressPaths = (prefix: string, phone: string): AddressPaths => ({
  * be claimed. ApiError 400 when `cardNumbers` does not hold `quantity` numbers, the configuration names
  * a card number itself, or the order holds more than {@link MAX_CARDS_PER_CARD_ORDER} cards.
  */
-export function cardOrderInput(body: Schemas['OrderRequest']): OrderInput {
+function cardOrderInput(body: Schemas['OrderRequest']): OrderInput {
   const errors: Record<string, string[]> = {};
   const add = (f: string, m: string) => addFieldError(errors, f, m);
   const items: OrderItemInput[] = [];

@@ -14,7 +14,7 @@ import { listOrders } from '../orders/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
 
 /** `transaction.id` of a JSON (number) or form (digit string) webhook body, or null. */
-export function webhookTransactionId(raw: unknown): number | null {
+function webhookTransactionId(raw: unknown): number | null {
   const n = typeof raw === 'number' ? raw : typeof raw === 'string' && /^[1-9][0-9]{0,9}$/.test(raw) ? Number(raw) : NaN;
   return Number.isSafeInteger(n) && n >= 1 && n <= 2_147_483_647 ? n : null;
 }

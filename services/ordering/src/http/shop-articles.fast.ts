@@ -8,8 +8,9 @@
  *
  * It takes only the plain anonymous case: `GET /api/grpc-json/v1/shop/articles`, optionally with
  * `includeUnavailableArticles` and `includeSubitemArticles` (each at most once, `true` or `false`), no
- * `Authorization`, no service-client header, an `Accept-Language` within the spec's 500 characters, an
- * `Accept` that allows JSON, and maintenance mode off. Everything else — a filter, a token, a client
+ * `Authorization`, no service-client header, an `Accept-Language` the spec accepts, an `Accept` that allows
+ * JSON, and maintenance mode off. The parameter schemas are read from the loaded spec and compiled once when
+ * the app is built ({@link compileShopArticlesLaneRules}), so a change of the spec changes the lane with it. Everything else — a filter, a token, a client
  * identifier, maintenance mode, and any failure while loading the list — goes on to the full pipeline,
  * which answers it from scratch, so validation, access control, the maintenance gate and error mapping
  * have one implementation, the pipeline's. The fast lane repeats what a successful anonymous list does
@@ -20,7 +21,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { sendFastLaneAnswer, type AppMetrics, type Database, type FastLane } from '@sports-timing/shared';
+import { compileTextCheck, operationParameters, resolveRef, sendFastLaneAnswer, type AppMetrics, type Database, type FastLane, type OpenApiDocument } from '@sports-timing/shared';
 import { shopArticleListBody, type ShopArticleQuery } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../catalog/culture';
 import type { DB } from '../db/schema';
@@ -31,35 +32,63 @@ import { GZIP_MIN_BYTES } from './json-body';
 /** Path of `listShopArticles`. */
 const PATH = '/api/grpc-json/v1/shop/articles';
 
-/** Longest `Accept-Language` the spec accepts (parameter `AcceptLanguage`). */
-const ACCEPT_LANGUAGE_MAX_LENGTH = 500;
-
 /** What the fast lane needs. */
 export interface ShopArticlesFastLaneDeps {
+  /** The loaded ordering spec, the one the request validator uses: the lane's rules come from it. */
+  spec: OpenApiDocument;
   database: Database<DB>;
   maintenance: MaintenanceMode;
   metrics: AppMetrics;
   logger: Logger;
 }
 
+/** The flags of a list query the lane reads, as the service takes them. */
+type ListFlags = Pick<ShopArticleQuery, 'includeUnavailableArticles' | 'includeSubitemArticles'>;
+const FLAGS: readonly (keyof ListFlags)[] = ['includeUnavailableArticles', 'includeSubitemArticles'];
+
+/** What the lane takes as plain, compiled from the spec once (see {@link compileShopArticlesLaneRules}). */
+export interface ShopArticlesLaneRules {
+  /**
+   * The flags of a plain list request's query (`search`: the part after `?`, '' for none), or null when the
+   * request must take the pipeline (another parameter, a repeated one, or a value the spec's schema refuses).
+   */
+  plainListQuery(search: string): ListFlags | null;
+  /** Whether an `Accept-Language` header (undefined: none) is plainly valid by the spec's `AcceptLanguage`. */
+  plainAcceptLanguage(value: string | undefined): boolean;
+}
+
 /**
- * The flags of a plain list request's query (`search`: the part after `?`, '' for none), or null when the
- * request must take the pipeline (another parameter, a repeated one, or a value other than true/false).
+ * The lane's rules from the loaded ordering spec (the document the request validator uses): the boolean
+ * query flags of `listShopArticles` that the spec declares (a flag it no longer declares, or no longer as a
+ * boolean, is not taken) and its `Accept-Language` schema. Throws when the spec uses a schema keyword the lane
+ * cannot check (shared fast-lane.ts).
  */
-export function plainListQuery(search: string): Pick<ShopArticleQuery, 'includeUnavailableArticles' | 'includeSubitemArticles'> | null {
-  const flags = { includeUnavailableArticles: false, includeSubitemArticles: false };
-  if (search === '') return flags;
-  const seen = new Set<string>();
-  for (const part of search.split('&')) {
-    const eq = part.indexOf('=');
-    const name = eq < 0 ? part : part.slice(0, eq);
-    const value = eq < 0 ? undefined : part.slice(eq + 1);
-    if (seen.has(name) || (name !== 'includeUnavailableArticles' && name !== 'includeSubitemArticles')) return null;
-    seen.add(name);
-    if (value !== 'true' && value !== 'false') return null;
-    flags[name] = value === 'true';
+export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticlesLaneRules {
+  const flags = new Map<string, (value: string) => boolean>();
+  let acceptLanguage: (value: string) => boolean = () => true;
+  for (const p of operationParameters(spec, PATH, 'get')) {
+    const where = `listShopArticles ${p.name}`;
+    if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean') flags.set(p.name, compileTextCheck(spec, p.schema, where));
+    if (p.in === 'header' && p.name.toLowerCase() === 'accept-language') acceptLanguage = compileTextCheck(spec, p.schema, where);
   }
-  return flags;
+  return {
+    plainListQuery(search) {
+      const result: ListFlags = { includeUnavailableArticles: false, includeSubitemArticles: false };
+      if (search === '') return result;
+      const seen = new Set<string>();
+      for (const part of search.split('&')) {
+        const eq = part.indexOf('=');
+        const name = eq < 0 ? part : part.slice(0, eq);
+        const value = eq < 0 ? undefined : part.slice(eq + 1);
+        const check = flags.get(name);
+        if (seen.has(name) || check === undefined || value === undefined || !check(value)) return null;
+        seen.add(name);
+        result[name as keyof ListFlags] = value === 'true';
+      }
+      return result;
+    },
+    plainAcceptLanguage: (value) => value === undefined || acceptLanguage(value),
+  };
 }
 
 /**
@@ -67,6 +96,7 @@ export function plainListQuery(search: string): Pick<ShopArticleQuery, 'includeU
  * every other request on untouched (see the module comment).
  */
 export function shopArticlesFastLane(deps: ShopArticlesFastLaneDeps): FastLane {
+  const { plainListQuery, plainAcceptLanguage } = compileShopArticlesLaneRules(deps.spec);
   return (req, res, next) => {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();
@@ -80,7 +110,7 @@ export function shopArticlesFastLane(deps: ShopArticlesFastLaneDeps): FastLane {
     const h = req.headers;
     if (h.authorization !== undefined || SERVICE_CLIENT_HEADERS.some((name) => h[name] !== undefined)) return next();
     const acceptLanguage = h['accept-language'];
-    if (acceptLanguage !== undefined && acceptLanguage.length > ACCEPT_LANGUAGE_MAX_LENGTH) return next();
+    if (!plainAcceptLanguage(acceptLanguage)) return next();
     const negotiator = accepts(req);
     if (!negotiator.type(['application/json'])) return next();
     const gzipAccepted = h['accept-encoding'] !== undefined && negotiator.encoding(['gzip', 'identity']) === 'gzip';

@@ -46,10 +46,10 @@ export type TokenResponse = components['schemas']['TokenResponse'];
 export type UserInfo = components['schemas']['UserInfo'];
 
 /** Scopes a client may ask for; informational (roles decide access). */
-export const KNOWN_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
+const KNOWN_SCOPES = ['openid', 'profile', 'email', 'offline_access'] as const;
 
 /** Lifetime of refresh tokens: 30 days. */
-export const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
+const REFRESH_TOKEN_TTL_SECONDS = 30 * 24 * 3600;
 
 /** Client credentials taken from the body or an HTTP Basic header (RFC 6749 §2.3.1). */
 export interface ClientCredentials {

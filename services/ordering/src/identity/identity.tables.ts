@@ -30,7 +30,7 @@ export interface UsersTable {
 }
 
 /** `email_verifications`: pending e-mail changes, each confirmed by a mailed single-use token. */
-export interface EmailVerificationsTable {
+interface EmailVerificationsTable {
   id: Generated<number>;
   user_id: number;
   /** The address the user asked for; it replaces `users.email` only when the token is presented. */

@@ -39,7 +39,7 @@ const KEY_LENGTH = 64;
 const SALT_LENGTH = 16;
 
 /** Minimum password length (also stated by the spec's `minLength`). */
-export const MIN_PASSWORD_LENGTH = 12;
+const MIN_PASSWORD_LENGTH = 12;
 
 function scrypt(password: string, salt: Buffer, keylen: number, params: ScryptParams): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; Node's default maxmem (32 MiB) is below the 128 MiB of N=2^17, r=8.

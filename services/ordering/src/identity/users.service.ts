@@ -30,10 +30,10 @@ export type UpdateRolesDto = components['schemas']['UpdateRolesRequest'];
 export type VerifyEmailDto = components['schemas']['VerifyEmailRequest'];
 
 /** Lifetime of an e-mail verification token: 24 hours. */
-export const EMAIL_VERIFICATION_TTL_SECONDS = 24 * 3600;
+const EMAIL_VERIFICATION_TTL_SECONDS = 24 * 3600;
 
 /** The spec's `User` of a row (timestamps as RFC 3339 UTC; never the password hash). */
-export function toUserDto(row: UserRow): UserDto {
+function toUserDto(row: UserRow): UserDto {
   return {
     id: row.id,
     userName: row.user_name,

@@ -19,7 +19,7 @@ export interface MailPayload {
 }
 
 /** A message ready to send: payload plus sender and stable Message-ID. */
-export interface MailMessage extends MailPayload {
+interface MailMessage extends MailPayload {
   from: string;
   messageId: string;
 }

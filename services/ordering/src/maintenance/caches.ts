@@ -25,7 +25,7 @@ import pg from 'pg';
 import type { Logger } from 'pino';
 
 /** PostgreSQL notification channel of cache clears. */
-export const CLEAR_CACHES_CHANNEL = 'ordering_clear_caches';
+const CLEAR_CACHES_CHANNEL = 'ordering_clear_caches';
 
 /** Result of clearing: the names cleared and the names whose `clear` failed. */
 export interface ClearResult {
@@ -79,7 +79,7 @@ export function registerCache(name: string, clear: () => void | Promise<void>): 
 }
 
 /** Identifies this process in notifications, so that the sender does not clear twice. */
-export const INSTANCE_ID = randomUUID();
+const INSTANCE_ID = randomUUID();
 
 /** Tells every instance (including those of other processes) to clear its caches, once the caller's transaction commits. */
 export async function notifyClearCaches<T>(db: Kysely<T>, senderId: string = INSTANCE_ID): Promise<void> {

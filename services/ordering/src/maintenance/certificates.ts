@@ -31,7 +31,7 @@ export interface GeneratedCertificate {
 }
 
 /** Validity of generated certificates, in years. */
-export const CERTIFICATE_VALIDITY_YEARS = 2;
+const CERTIFICATE_VALIDITY_YEARS = 2;
 
 const crypto = webcrypto;
 

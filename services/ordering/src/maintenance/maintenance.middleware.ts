@@ -25,7 +25,7 @@ import { maintenanceOf, type MaintenanceMode } from './maintenance.service';
 export const MAINTENANCE_GATED_TAGS: readonly string[] = ['shop', 'card-reservation'];
 
 /** Whether an operation (by its spec tags) is closed during maintenance. */
-export function isGatedByMaintenance(tags: readonly unknown[] | undefined): boolean {
+function isGatedByMaintenance(tags: readonly unknown[] | undefined): boolean {
   return !!tags && tags.some((t) => MAINTENANCE_GATED_TAGS.includes(String(t)));
 }
 

@@ -14,7 +14,7 @@ import type { DB } from '../db/schema';
 import { readMaintenanceState, setMaintenanceEnabled } from './maintenance.repository';
 
 /** Longest time an instance keeps serving a stale flag, ms (spec: "within a second" across instances). */
-export const DEFAULT_CACHE_MS = 1_000;
+const DEFAULT_CACHE_MS = 1_000;
 
 /** The shared maintenance-mode flag with a short per-instance cache. */
 export class MaintenanceMode {

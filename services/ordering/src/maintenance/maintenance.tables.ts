@@ -4,7 +4,7 @@
 import type { ColumnType } from 'kysely';
 
 /** `maintenance_mode`: exactly one row (primary key `singleton = true`), the flag shared by all instances. */
-export interface MaintenanceModeTable {
+interface MaintenanceModeTable {
   singleton: ColumnType<boolean, true | undefined, never>;
   enabled: boolean;
   /** When the flag last changed (UTC). */

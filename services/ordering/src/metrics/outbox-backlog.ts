@@ -19,7 +19,7 @@ interface BacklogRow {
 }
 
 /** Per-kind backlog figures (one row per kind with unsent messages). */
-export async function readOutboxBacklog(db: Kysely<DB>): Promise<BacklogRow[]> {
+async function readOutboxBacklog(db: Kysely<DB>): Promise<BacklogRow[]> {
   const { rows } = await sql<BacklogRow>`
     select kind,
            (count(*) filter (where dead_at is null))::int as pending,

@@ -6,7 +6,7 @@
  */
 
 /** Couriers (spec `Courier`). */
-export type CourierId = 'dhlParcel' | 'dhlParcelInternational' | 'ups' | 'fedex' | 'dhlExpress';
+type CourierId = 'dhlParcel' | 'dhlParcelInternational' | 'ups' | 'fedex' | 'dhlExpress';
 
 /** A courier and its terms. */
 export interface Courier {
@@ -20,7 +20,7 @@ export interface Courier {
 }
 
 /** The couriers and their terms. */
-export const COURIERS: Readonly<Record<CourierId, Courier>> = {
+const COURIERS: Readonly<Record<CourierId, Courier>> = {
   dhlParcel: { id: 'dhlParcel', name: 'DHL Paket', shippingNetCents: 590, needsPhone: false },
   dhlParcelInternational: { id: 'dhlParcelInternational', name: 'DHL Paket International', shippingNetCents: 1290, needsPhone: false },
   ups: { id: 'ups', name: 'UPS Standard', shippingNetCents: 2490, needsPhone: true },
@@ -29,20 +29,20 @@ export const COURIERS: Readonly<Record<CourierId, Courier>> = {
 };
 
 /** Country of dispatch (domestic rate). */
-export const HOME_COUNTRY = 'DE';
+const HOME_COUNTRY = 'DE';
 
 /** EU member states (ISO 3166-1 alpha-2). */
-export const EU_COUNTRIES: ReadonlySet<string> = new Set([
+const EU_COUNTRIES: ReadonlySet<string> = new Set([
   'AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK',
 ]);
 
 /** European countries outside the EU, served by UPS. */
-export const UPS_COUNTRIES: ReadonlySet<string> = new Set([
+const UPS_COUNTRIES: ReadonlySet<string> = new Set([
   'CH', 'LI', 'NO', 'IS', 'GB', 'AD', 'MC', 'SM', 'VA', 'AL', 'BA', 'ME', 'MK', 'RS', 'MD', 'UA', 'TR', 'GI', 'FO', 'GL', 'JE', 'GG', 'IM',
 ]);
 
 /** North American countries served by FedEx. */
-export const FEDEX_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA', 'MX', 'PR']);
+const FEDEX_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA', 'MX', 'PR']);
 
 /** The courier for a destination (ISO alpha-2, upper case); everything not listed goes by DHL Express. */
 export function courierFor(countryCode: string): Courier {

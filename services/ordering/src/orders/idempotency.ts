@@ -10,7 +10,7 @@ import type { DB } from '../db/schema';
 import * as repo from './orders.repository';
 
 /** How long a key and its response are kept. */
-export const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
+const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;
 /** How long a retry waits for the first request with its key before answering 409. */
 export const IDEMPOTENCY_WAIT_MS = 10_000;
 /** Expired records deleted by each request that takes a new key (keeps the table bounded without a job). */
@@ -22,7 +22,7 @@ export function callerOf(principal: Principal | null): string {
 }
 
 /** JSON with object keys sorted at every level, so equal bodies hash equally whatever the key order. */
-export function canonicalJson(value: unknown): string {
+function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   if (value && typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)

@@ -11,7 +11,7 @@ export function divRoundHalfAwayFromZero(numerator: bigint, denominator: bigint)
 }
 
 /** A percentage in hundredths of a percent (basis points), e.g. 19 → 1900, 8.1 → 810, 12.345 → 1235. */
-export function basisPoints(percent: number): bigint {
+function basisPoints(percent: number): bigint {
   return BigInt(Math.round(percent * 100));
 }
 

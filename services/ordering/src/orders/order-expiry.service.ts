@@ -31,7 +31,7 @@ export interface PaylinkDeletePayload {
 const SWEEP_BATCH = 100;
 
 /** Reason stored with an expired order (`orders.cancellation_reason`, history `reason`). */
-export const EXPIRED = 'expired';
+const EXPIRED = 'expired';
 
 /**
  * One sweep transaction: cancels up to `limit` `pending_payment` orders created at or before

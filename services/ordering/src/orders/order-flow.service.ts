@@ -40,24 +40,24 @@ import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
 import type { OrderAddress, OrderState, StoredOrder } from './order.types';
-import { findOrder } from './orders.service';
+import { findOrder } from './orders.mapper';
 import { insertStateChange, type OrderRow } from './orders.repository';
 
 /** Job kinds of the order flow. */
-export const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
+const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
 
 /** Payload of a `payment-paylink` or `erp-sales-order` job. */
-export interface OrderJobPayload {
+interface OrderJobPayload {
   orderId: number;
 }
 /** Payload of a `payment-status` job. */
-export interface PaymentStatusJobPayload {
+interface PaymentStatusJobPayload {
   deliveryId: number;
   transactionId: number;
 }
 
 /** How long dispatchers leave a new order's paylink job to the request that placed the order (its reservation), ms. */
-export const PAYLINK_INLINE_GRACE_MS = 15_000;
+const PAYLINK_INLINE_GRACE_MS = 15_000;
 
 /** After a failed inline paylink attempt, dispatchers retry the job after this long (ms). */
 const INLINE_PAYLINK_RETRY_MS = 2_000;
@@ -67,12 +67,12 @@ const INLINE_PAYLINK_RETRY_MS = 2_000;
  * `paylinkUrl: null`; their jobs stay with the dispatchers. Any paylink created since (by a dispatcher)
  * ends the pause early.
  */
-export const INLINE_PAYLINK_PAUSE_MS = 5_000;
+const INLINE_PAYLINK_PAUSE_MS = 5_000;
 
 /** The ERP system orders are handed to. */
-export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
+const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
 /** ERP customer number of all public shop orders (the buyer's address is on each sales order). */
-export const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
+const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
 
 /**
  * The jobs a new order needs, to enqueue in the order transaction (`outboxRows`): its paylink (prepaid) or
@@ -146,7 +146,7 @@ function euros(cents: number): string {
  * (`manualUnitPrice`), a set's sub items under the position number of their main item. `articleIds` maps
  * article numbers to ERP ids; an article without one is a `PermanentJobError` (it cannot be ordered in the ERP).
  */
-export function toErpSalesOrder(order: StoredOrder, customerId: string, articleIds: ReadonlyMap<string, string>): ErpSalesOrderDraft {
+function toErpSalesOrder(order: StoredOrder, customerId: string, articleIds: ReadonlyMap<string, string>): ErpSalesOrderDraft {
   const positionOf = new Map<number, number>();
   const draft: ErpSalesOrderDraft = {
     order: {

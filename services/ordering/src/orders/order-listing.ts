@@ -11,7 +11,7 @@ import type { StoredAddress, StoredContact } from './order.types';
 /** Spec `OrderPage`. */
 export type OrderPage = components['schemas']['OrderPage'];
 /** Spec `OrderSummary`. */
-export type OrderSummary = components['schemas']['OrderSummary'];
+type OrderSummary = components['schemas']['OrderSummary'];
 
 /** Filters and paging of a listing (already validated by the spec). */
 export interface OrderListQuery {

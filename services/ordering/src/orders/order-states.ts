@@ -37,7 +37,7 @@ export function canTransition(from: OrderState, to: OrderState): boolean {
 }
 
 /** The states an order may be in to move to `to`. */
-export function sourcesOf(to: OrderState): OrderState[] {
+function sourcesOf(to: OrderState): OrderState[] {
   return ORDER_STATES.filter((s) => ORDER_TRANSITIONS[s].includes(to));
 }
 

@@ -13,7 +13,7 @@ export type OrderState = (typeof ORDER_STATES)[number];
 export type PaymentMethod = 'paylink' | 'invoice';
 
 /** Which operation created an order. */
-export type OrderSource = 'shop' | 'cardOrder';
+type OrderSource = 'shop' | 'cardOrder';
 
 /**
  * The initial state and payment method of a new order (docs/decisions.md §6): retailer and internal orders are on

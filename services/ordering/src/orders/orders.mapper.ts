@@ -1,27 +1,30 @@
 /**
  * Stored rows → domain order → spec DTOs: `ShopOrderDTO` (shop order, §2.6) and `OrderResponse` (card
- * order, §4.2). Country ids are mapped back to ISO 3166-1 alpha-2 codes here.
+ * order, §4.2). Country ids are mapped back to ISO 3166-1 alpha-2 codes here. `findOrder` reads a stored
+ * order as its domain order for both placing orders and the order flow.
  */
+import type { Kysely } from 'kysely';
 import { isUserGroup } from '../catalog/user-groups';
 import { codeForCountryId } from '../countries/countries.service';
 import type { components } from '../generated/openapi';
 import { isCardType } from '../siid/card-types';
 import { ORDER_STATES, type OrderAddress, type OrderState, type StoredAddress, type StoredOrder, type StoredOrderItem } from './order.types';
-import type { OrderItemRow, OrderRow } from './orders.repository';
+import type { DB } from '../db/schema';
+import { selectItems, selectOrder, type OrderItemRow, type OrderRow } from './orders.repository';
 
 type Schemas = components['schemas'];
 /** Spec `ShopOrderDTO`. */
 export type ShopOrderDTO = Schemas['ShopOrderDTO'];
 /** Spec `ShopOrderItemDTO`. */
-export type ShopOrderItemDTO = Schemas['ShopOrderItemDTO'];
+type ShopOrderItemDTO = Schemas['ShopOrderItemDTO'];
 /** Spec `AddressDTO`. */
-export type AddressDTO = Schemas['AddressDTO'];
+type AddressDTO = Schemas['AddressDTO'];
 /** Spec `OrderResponse`. */
 export type OrderResponse = Schemas['OrderResponse'];
 /** Spec `Address` (card order page). */
-export type CardOrderAddress = Schemas['Address'];
+type CardOrderAddress = Schemas['Address'];
 /** Spec `Courier`. */
-export type CourierDTO = Schemas['Courier'];
+type CourierDTO = Schemas['Courier'];
 
 function isOrderState(s: string): s is OrderState {
   return (ORDER_STATES as readonly string[]).includes(s);
@@ -89,7 +92,7 @@ function courierOf(id: string): CourierDTO {
 }
 
 /** Spec `AddressDTO` of an address; absent optional fields are left out (the schema has no nulls). */
-export function toAddressDTO(a: OrderAddress): AddressDTO {
+function toAddressDTO(a: OrderAddress): AddressDTO {
   const dto: AddressDTO = { address1: a.address1, city: a.city, countryCode: a.countryCode };
   if (a.firstName !== null) dto.firstName = a.firstName;
   if (a.lastName !== null) dto.lastName = a.lastName;
@@ -158,7 +161,7 @@ export function toShopOrderDTO(o: StoredOrder): ShopOrderDTO {
 }
 
 /** Spec `Address` of the card order page: the organisation is the club, `fullName` is computed. */
-export function toCardOrderAddress(a: OrderAddress): CardOrderAddress {
+function toCardOrderAddress(a: OrderAddress): CardOrderAddress {
   const firstName = a.firstName ?? '';
   const lastName = a.lastName ?? '';
   return {
@@ -217,4 +220,10 @@ export function toOrderResponse(o: StoredOrder): OrderResponse {
     ...totals(o),
     createdAt: o.createdAt.toISOString(),
   };
+}
+
+/** A stored order by id (items included), or null. */
+export async function findOrder(db: Kysely<DB>, id: number): Promise<StoredOrder | null> {
+  const row = await selectOrder(db, id);
+  return row ? toStoredOrder(row, await selectItems(db, id)) : null;
 }

@@ -21,7 +21,7 @@ import { checkAddresses } from './addresses';
 import { buildCart, CARD_NUMBER_KEY, loadCartArticles, summarize, type CartLine } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
 import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
-import { toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import { findOrder, toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
 import * as repo from './orders.repository';
 import type { OrderLimits } from './order-limits';
 import { computeTotals } from './totals';
@@ -64,7 +64,7 @@ export function orderNumberFor(id: number, at: Date): string {
 }
 
 /** `SO-<year>-`, the part of the order number before the id (the year in UTC); see {@link orderNumberFor}. */
-export function orderNumberPrefix(at: Date): string {
+function orderNumberPrefix(at: Date): string {
   return `SO-${at.getUTCFullYear()}-`;
 }
 
@@ -254,10 +254,4 @@ export function placeShopOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrde
 /** Spec `createOrder` (§4.2): places a card order and returns the stored `OrderResponse`. */
 export function placeCardOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext): Promise<PlacedOrder<OrderResponse>> {
   return placeOrder(db, input, ctx, 'createOrder', toOrderResponse);
-}
-
-/** A stored order by id (items included), or null. */
-export async function findOrder(db: Kysely<DB>, id: number): Promise<StoredOrder | null> {
-  const row = await repo.selectOrder(db, id);
-  return row ? toStoredOrder(row, await repo.selectItems(db, id)) : null;
 }

@@ -84,7 +84,7 @@ export interface OrderItemsTable {
 }
 
 /** `order_state_changes`: the state history of an order (the first row is the initial state). */
-export interface OrderStateChangesTable {
+interface OrderStateChangesTable {
   id: Generated<number>;
   order_id: number;
   from_state: string | null;

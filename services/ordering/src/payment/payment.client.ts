@@ -100,7 +100,7 @@ function optionalInt(v: unknown): number | null {
  * Provider time → ISO 8601 UTC with `Z`. `YYYY-MM-DD HH:MM:SS` without an offset is UTC; a time with an
  * offset (`2025-10-01T11:36:07+02:00`) is converted, keeping the instant (docs/payrexx.md, Times).
  */
-export function payrexxTimeToIso(v: unknown): string {
+function payrexxTimeToIso(v: unknown): string {
   const m = typeof v === 'string' ? /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/.exec(v) : null;
   if (!m) throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not YYYY-MM-DD HH:MM:SS`);
   const offset = m[3] === undefined || m[3] === 'Z' ? 'Z' : m[3].includes(':') ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
@@ -134,7 +134,7 @@ function toPaylink(r: PayrexxPaymentRequest): PaymentPaylink {
  * A provider transaction (API answer or webhook body) in the spec's shape. Unknown statuses are kept; a
  * refund keeps its `originalTransactionId` and carries the refunded amount as `amountCents`.
  */
-export function toPaymentTransaction(t: PayrexxTransaction): PaymentTransaction {
+function toPaymentTransaction(t: PayrexxTransaction): PaymentTransaction {
   const id = optionalInt(t.id);
   if (id === null) throw new InvalidAnswer('transaction id is not an integer');
   return {
@@ -197,7 +197,7 @@ function toPayoutDetails(p: PayrexxPayout): PaymentPayoutDetails {
  * The accounting CSV of a payout, built from its details (docs/payrexx.md, Payouts): one line per
  * transaction transfer, then a `total` line; amounts in currency units with two decimals.
  */
-export function payoutAccountingCsv(p: PaymentPayoutDetails): string {
+function payoutAccountingCsv(p: PaymentPayoutDetails): string {
   const money = (c: number) => (c / 100).toFixed(2);
   const rows: (string | number)[][] = [['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency']];
   for (const t of p.transactions) rows.push([p.uuid, p.date, t.transferType, t.transactionId, t.uuid, t.referenceId ?? '', t.time, money(t.amountCents), money(t.feeCents), money(t.netAmountCents), t.currency]);

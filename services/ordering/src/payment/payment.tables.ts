@@ -4,7 +4,7 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /** `payment_deliveries`: every payment-provider webhook delivery and what it led to. */
-export interface PaymentDeliveriesTable {
+interface PaymentDeliveriesTable {
   id: Generated<number>;
   received_at: ColumnType<Date, Date | undefined, never>;
   content_type: string | null;
@@ -26,7 +26,7 @@ export interface PaymentDeliveriesTable {
 }
 
 /** `payment_refunds`: a refund transaction of an order's paying transaction, recorded once. */
-export interface PaymentRefundsTable {
+interface PaymentRefundsTable {
   /** The refund's own provider transaction id. */
   transaction_id: number;
   order_id: number;

@@ -12,8 +12,6 @@ import type { components } from '../generated/openapi';
 export type PaymentPaylink = components['schemas']['PaymentPaylink'];
 /** A transaction (spec `PaymentTransaction`). */
 export type PaymentTransaction = components['schemas']['PaymentTransaction'];
-/** Transaction status as the provider reports it (spec `PaymentTransactionStatus`). */
-export type PaymentTransactionStatus = components['schemas']['PaymentTransactionStatus'];
 /** A payout (spec `PaymentPayout`). */
 export type PaymentPayout = components['schemas']['PaymentPayout'];
 /** A payout with its transactions (spec `PaymentPayoutDetails`). */
@@ -80,7 +78,7 @@ export interface PayrexxTransaction {
 }
 
 /** A transfer of a payout (`payrexx-contract.ts` `TransferSchema`): signed cents. */
-export interface PayrexxTransfer {
+interface PayrexxTransfer {
   type: string;
   amount: number;
   date_time: string;

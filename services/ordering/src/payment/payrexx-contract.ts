@@ -31,58 +31,11 @@
  * without notice [DOC-WH changelog].
  */
 
-/** Paths we call, relative to the API base URL (`https://api.payrexx.com/v1.0`) [SDK Communicator API_URL_FORMAT]. */
-export const PAYREXX_PATHS = {
-  signatureCheck: 'SignatureCheck/',
-  invoices: 'Invoice/',
-  invoice: (id: number) => `Invoice/${id}/`,
-  gateways: 'Gateway/',
-  gateway: (id: number) => `Gateway/${id}/`,
-  transactions: 'Transaction/',
-  transaction: (id: number) => `Transaction/${id}/`,
-  payouts: 'Payout/',
-  payout: (uuid: string) => `Payout/${encodeURIComponent(uuid)}/`,
-  // [SDK Communicator: method `details` → GET, act `details`]; there is no `accounting-export` in SDK or docs.
-  payoutDetails: (uuid: string) => `Payout/${encodeURIComponent(uuid)}/details/`,
-} as const;
-
-/**
- * Transaction statuses Payrexx knows: the SDK's constants [SDK Response/Transaction.php] plus `chargeback`
- * [DOC-TX, DOC-WH changelog 2019-02-13]. A status outside this list is kept as a string, never rejected.
- */
-export const PAYREXX_TRANSACTION_STATUSES = [
-  'initiated',
-  'waiting',
-  'confirmed',
-  'authorized',
-  'reserved',
-  'cancelled',
-  'refunded',
-  'disputed',
-  'declined',
-  'error',
-  'expired',
-  'partially-refunded',
-  'refund_pending',
-  'insecure',
-  'uncaptured',
-  'chargeback',
-] as const;
-export type PayrexxTransactionStatus = (typeof PAYREXX_TRANSACTION_STATUSES)[number];
-
-/** True for a status in {@link PAYREXX_TRANSACTION_STATUSES}. */
-export function isKnownTransactionStatus(s: string): s is PayrexxTransactionStatus {
-  return (PAYREXX_TRANSACTION_STATUSES as readonly string[]).includes(s);
-}
-
-/** Payout statuses [DOC-PO: `sent`, `failed`; the payout webhook adds `initiated`, `pending`, `under-review`, `processing`]. */
-export const PAYREXX_PAYOUT_STATUSES = ['initiated', 'pending', 'under-review', 'processing', 'sent', 'failed'] as const;
-
 /** Transfer types of a payout [DOC-PO]. */
-export const PAYREXX_TRANSFER_TYPES = ['transaction', 'transaction-reversal', 'dispute', 'dispute-reversal', 'payout', 'payout-reversal', 'adjustment', 'manual-adjustment', 'payout-fee', 'payout-reserve', 'payout-reserve-reversal'] as const;
+const PAYREXX_TRANSFER_TYPES = ['transaction', 'transaction-reversal', 'dispute', 'dispute-reversal', 'payout', 'payout-reversal', 'adjustment', 'manual-adjustment', 'payout-fee', 'payout-reserve', 'payout-reserve-reversal'] as const;
 
 /** Transfer item types: the transfer types plus fee types [DOC-PO]. */
-export const PAYREXX_TRANSFER_ITEM_TYPES = [
+const PAYREXX_TRANSFER_ITEM_TYPES = [
   ...PAYREXX_TRANSFER_TYPES,
   'transaction-fee',
   'transaction-fee-reversal',
@@ -120,7 +73,7 @@ function closed(properties: Record<string, JsonSchema>, required: string[] = [])
  * The request schema of an object schema: `readOnly` properties dropped, unknown properties refused,
  * `required` restricted to `writeRequired` (what the API needs on create).
  */
-export function requestSchemaOf(object: JsonSchema, writeRequired: string[]): JsonSchema {
+function requestSchemaOf(object: JsonSchema, writeRequired: string[]): JsonSchema {
   const props = object.properties as Record<string, JsonSchema>;
   const writable = Object.fromEntries(Object.entries(props).filter(([, s]) => s.readOnly !== true).map(([k, s]) => [k, s]));
   return { type: 'object', additionalProperties: false, required: writeRequired, properties: writable };

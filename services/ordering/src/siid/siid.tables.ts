@@ -7,7 +7,7 @@ import type { ColumnType } from 'kysely';
  * `card_numbers`: every claimed card number. `service_id` is the primary key across all card types, so a
  * number can be claimed once only (docs/decisions.md §6: a database constraint, not a check).
  */
-export interface CardNumbersTable {
+interface CardNumbersTable {
   service_id: number;
   card_type: string;
   /** `reserved` by an order not yet paid/transferred, `sold` afterwards. */

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 
 /** Recognisable prefix of generated keys. */
-export const KEY_PREFIX = 'tk_';
+const KEY_PREFIX = 'tk_';
 
 /**
  * The key format a configured key (`TIMING_BOOTSTRAP_API_KEY`) must have: the prefix and at least 43

@@ -20,7 +20,7 @@ import { readVenottePunches, VENOTTE_FILE, VENOTTE_WINDOW } from './venotte';
 /** Name of the demo event. */
 export const DEMO_EVENT_NAME = 'VeNotte 2020';
 /** Owner of the demo event and its modems. */
-export const DEMO_USER = 'demo';
+const DEMO_USER = 'demo';
 /** Punches per upload while loading (the service limit is 10,000). */
 const BATCH = 1000;
 

@@ -21,13 +21,13 @@ import type { PunchUpload } from '../punches/punches.service';
 export const VENOTTE_FILE = path.join(__dirname, '../../demo/venotte2020-punches.csv');
 
 /** Serial number of the demo modem at the control with `code`: `2020000 + code` (a positive integer, see above). */
-export function venotteModemSerial(code: number): string {
+function venotteModemSerial(code: number): string {
   return String(2_020_000 + code);
 }
 /** Code given to Start punches (modem 2020001). */
-export const VENOTTE_START_CODE = 1;
+const VENOTTE_START_CODE = 1;
 /** Code given to Finish punches (modem 2020002). */
-export const VENOTTE_FINISH_CODE = 2;
+const VENOTTE_FINISH_CODE = 2;
 
 /** CET offset on the event day: local = UTC + 1 h. */
 const CET_OFFSET_MS = 60 * 60 * 1000;

@@ -13,10 +13,10 @@ import type { DB } from '../db/schema';
 import { findEvent, type EventRow } from './events.repository';
 
 /** Lifetime of an entry (ms). */
-export const EVENT_CACHE_TTL_MS = 5_000;
+const EVENT_CACHE_TTL_MS = 5_000;
 
 /** Most entries per cache; the oldest is dropped beyond. */
-export const EVENT_CACHE_MAX = 10_000;
+const EVENT_CACHE_MAX = 10_000;
 
 /** Channel of event-change notifications; the payload is the event id. */
 export const EVENT_CHANNEL = 'timing_events';

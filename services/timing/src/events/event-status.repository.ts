@@ -14,7 +14,7 @@ export interface EventScope {
 }
 
 /** A modem row as read (bigints as numbers; null times without punches). */
-export interface ModemStatusRow {
+interface ModemStatusRow {
   serial: string;
   codes: number[];
   punches: number;
@@ -23,7 +23,7 @@ export interface ModemStatusRow {
 }
 
 /** A punch as the API `Punch`. */
-export interface StatusPunch {
+interface StatusPunch {
   id: number;
   card: string;
   time: number;

@@ -8,7 +8,6 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { keyRequired } from '../users/users.service';
 import { claimModems } from '../modems/modems.service';
 import * as repo from './events.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
@@ -54,7 +53,7 @@ export function noSuchEvent(id: number | string, caller: Principal | null): ApiE
 }
 
 /** Whether `caller` may read the event: public, or the owner, or an admin. */
-export function canRead(caller: Principal | null, ev: { is_public: boolean; owner_id: number }): boolean {
+function canRead(caller: Principal | null, ev: { is_public: boolean; owner_id: number }): boolean {
   return ev.is_public || isAdmin(caller) || caller?.userId === ev.owner_id;
 }
 

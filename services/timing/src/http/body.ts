@@ -8,10 +8,10 @@ import express, { type RequestHandler } from 'express';
 import { ApiError, operationOf } from '@sports-timing/shared';
 
 /** Upload body limit after decompression (10 MiB). */
-export const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
+const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
 
 /** Body limit of every other operation. */
-export const SMALL_BODY_LIMIT_BYTES = 256 * 1024;
+const SMALL_BODY_LIMIT_BYTES = 256 * 1024;
 
 const JSON_TYPES = ['application/json', 'application/*+json'];
 

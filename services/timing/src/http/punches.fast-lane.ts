@@ -9,7 +9,9 @@
  * Reads:
  * It takes only requests whose every part is the plain, valid case: `GET /api/rest/v1/punches?…` with only
  * `modem`, `eventId`, `user`, `afterId`, `after` (each at most once, each matching its spec schema), no
- * `wait`, and an `Accept` the operation can answer. Everything else — and every request that would end in
+ * `wait`, and an `Accept` the operation can answer. Uploads: a JSON batch of punches each valid by the spec's
+ * `NewPunch` as it stands, with an API key. The schemas are read from the loaded spec and compiled once when
+ * the app is built ({@link compilePunchLaneRules}), so a change of the spec changes the lane with it. Everything else — and every request that would end in
  * an error (401, 403, 404, 400 from the service), and key-bearing reads while a per-key read limit is
  * configured — goes on to the full pipeline, which then answers it from scratch. So validation errors,
  * long polls and rate limiting have one implementation, the pipeline's; the fast lane only repeats what a
@@ -23,10 +25,10 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { preferredType, sendFastLaneAnswer, type AppMetrics, type FastLane } from '@sports-timing/shared';
+import { compileJsonCheck, compileTextCheck, jsonBodySchema, operationParameters, preferredType, sendFastLaneAnswer, type AppMetrics, type FastLane, type OpenApiDocument } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
-import { cardNumberProblem, MAX_TIME, MODEM_PATTERN, PUNCH_TYPES, type NewPunch } from '../punches/punches.csv';
+import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
 import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
@@ -38,49 +40,69 @@ const gzip = promisify(zlib.gzip);
 /** Path of `getPunches`. */
 const PATH = '/api/rest/v1/punches';
 
-/** Value patterns of the parameters the fast lane takes (as in specs/timing.yaml; `modem` by its length). */
-const PARAM_PATTERNS = new Map<string, RegExp>([
-  ['eventId', /^[0-9]{1,10}$/],
-  ['user', /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/],
-  // Up to 15 digits: exact as a JavaScript number; longer values take the pipeline.
-  ['afterId', /^[0-9]{1,15}$/],
-  ['after', /^-?[0-9]{1,15}(\.[0-9]{1,6})?$/],
-]);
-
-/** Longest `modem` value (spec `maxLength`). */
-const MODEM_MAX_LENGTH = 13_000;
-
 /** A percent sign that does not start an escape: the pipeline's query parser decodes such input its own way. */
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
 
+/** The query parameters the lane reads (`wait`, a long poll, always takes the pipeline), as the service takes them. */
+const READ_PARAMETERS: Record<string, (q: PunchQuery, value: string) => void> = {
+  modem: (q, v) => (q.modem = v),
+  eventId: (q, v) => (q.eventId = v),
+  user: (q, v) => (q.user = v),
+  afterId: (q, v) => (q.afterId = Number(v)),
+  after: (q, v) => (q.after = Number(v)),
+};
+
+/** What the lane takes as plain, compiled from the spec once (see {@link compilePunchLaneRules}). */
+export interface PunchLaneRules {
+  /**
+   * The query of a plain `getPunches` request (see the module comment), or null when the request must take
+   * the pipeline. `search` is the part after `?`.
+   */
+  plainPunchQuery(search: string): PunchQuery | null;
+  /** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
+  isPlainUpload(body: unknown): body is NewPunch[];
+}
+
 /**
- * The query of a plain `getPunches` request (see the module comment), or null when the request must take
- * the pipeline. `search` is the part after `?`.
+ * The lane's rules from the loaded timing spec (the document the request validator uses): each read
+ * parameter's schema of `getPunches` (a parameter the spec no longer declares is not taken) and the JSON body
+ * schema of `postPunches` (`NewPunch` with `PunchType` and `ModemSerial`). Card numbers are also held to the
+ * service's 24-bit limit (`cardNumberProblem`, a rule the spec states in prose only). Throws when the spec
+ * uses a schema keyword the lane cannot check (shared fast-lane.ts).
  */
-export function plainPunchQuery(search: string): PunchQuery | null {
-  if (BAD_ESCAPE.test(search)) return null;
-  const q: PunchQuery = {};
-  const seen = new Set<string>();
-  for (const [name, value] of new URLSearchParams(search)) {
-    if (seen.has(name)) return null;
-    seen.add(name);
-    if (name === 'modem') {
-      if (value.length > MODEM_MAX_LENGTH) return null;
-      q.modem = value;
-      continue;
-    }
-    const pattern = PARAM_PATTERNS.get(name);
-    if (pattern === undefined || !pattern.test(value)) return null;
-    if (name === 'eventId') q.eventId = value;
-    else if (name === 'user') q.user = value;
-    else if (name === 'afterId') q.afterId = Number(value);
-    else q.after = Number(value);
+export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
+  const checks = new Map<string, { check: (value: string) => boolean; set: (q: PunchQuery, value: string) => void }>();
+  for (const p of operationParameters(spec, PATH, 'get')) {
+    const set = READ_PARAMETERS[p.name];
+    if (p.in === 'query' && set !== undefined) checks.set(p.name, { check: compileTextCheck(spec, p.schema, `getPunches ${p.name}`), set });
   }
-  return q.modem !== undefined || q.eventId !== undefined || q.user !== undefined ? q : null;
+  const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, PATH, 'post'), 'postPunches body');
+  return {
+    plainPunchQuery(search) {
+      if (BAD_ESCAPE.test(search)) return null;
+      const q: PunchQuery = {};
+      const seen = new Set<string>();
+      for (const [name, value] of new URLSearchParams(search)) {
+        if (seen.has(name)) return null;
+        seen.add(name);
+        const param = checks.get(name);
+        if (param === undefined || !param.check(value)) return null;
+        param.set(q, value);
+      }
+      return q.modem !== undefined || q.eventId !== undefined || q.user !== undefined ? q : null;
+    },
+    isPlainUpload(body): body is NewPunch[] {
+      if (!Array.isArray(body) || body.length === 0 || !batchValid(body)) return false;
+      for (const p of body as NewPunch[]) if (cardNumberProblem(p.card) !== undefined) return false;
+      return true;
+    },
+  };
 }
 
 /** What the fast lane needs: the punch service's dependencies, metrics and logger, and whether key reads are rate limited. */
 export interface FastLaneDeps {
+  /** The loaded timing spec, the one the request validator uses: the lane's rules come from it. */
+  spec: OpenApiDocument;
   punches: PunchDeps;
   metrics: AppMetrics;
   timingMetrics: TimingMetrics;
@@ -101,22 +123,6 @@ function apiKeyOf(req: IncomingMessage): string | undefined {
 }
 
 const PLAIN_JSON = /^application\/json\s*(;\s*charset="?utf-8"?\s*)?$/i;
-const MAX_CODE = 65_535;
-
-/** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
-export function isPlainUpload(body: unknown): body is NewPunch[] {
-  if (!Array.isArray(body) || body.length === 0) return false;
-  for (const p of body as unknown[]) {
-    if (typeof p !== 'object' || p === null || Array.isArray(p) || Object.keys(p).length !== 5) return false;
-    const { card, time, code, type, modem } = p as Record<string, unknown>;
-    if (typeof card !== 'string' || cardNumberProblem(card) !== undefined) return false;
-    if (typeof time !== 'number' || !Number.isInteger(time) || time < 0 || time > MAX_TIME) return false;
-    if (typeof code !== 'number' || !Number.isInteger(code) || code < 0 || code > MAX_CODE) return false;
-    if (typeof type !== 'string' || !(PUNCH_TYPES as readonly string[]).includes(type)) return false;
-    if (typeof modem !== 'string' || !MODEM_PATTERN.test(modem)) return false;
-  }
-  return true;
-}
 
 /** Whether an upload request qualifies by its headers alone (other encodings get the pipeline's 415). */
 function plainUploadRequest(req: IncomingMessage): boolean {
@@ -133,6 +139,7 @@ function plainUploadRequest(req: IncomingMessage): boolean {
  */
 export function punchFastLane(deps: FastLaneDeps): FastLane {
   const uploadJson = uploadJsonParser();
+  const { plainPunchQuery, isPlainUpload } = compilePunchLaneRules(deps.spec);
   return (req: LaneRequest, res: LaneResponse, pipeline) => {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();

@@ -19,10 +19,10 @@ import type { Logger } from 'pino';
 import { ApiError } from '@sports-timing/shared';
 
 /** Delay between visibility checks of a notified punch (ms). */
-export const VISIBILITY_RETRY_MS = 10;
+const VISIBILITY_RETRY_MS = 10;
 
 /** Quick visibility checks before the hub slows down to one check per 100 ms. */
-export const VISIBILITY_MAX_TRIES = 20;
+const VISIBILITY_MAX_TRIES = 20;
 
 /** Options of {@link LiveHub}. */
 export interface LiveHubOptions {

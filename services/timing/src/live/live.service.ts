@@ -9,10 +9,10 @@ import type { PunchReadResult } from '../punches/punches.service';
 import type { LiveHub } from './hub';
 
 /** Interval of `: keep-alive` comments on an idle stream (ms). */
-export const SSE_HEARTBEAT_MS = 15_000;
+const SSE_HEARTBEAT_MS = 15_000;
 
 /** A read of the client's filter from `afterId` (exclusive). */
-export type ReadFrom = (afterId: number) => Promise<PunchReadResult>;
+type ReadFrom = (afterId: number) => Promise<PunchReadResult>;
 
 /**
  * Holds a long-poll: re-reads after each wake-up (and at least every `hub.safetyPollMs`) until the read

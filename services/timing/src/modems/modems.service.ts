@@ -24,7 +24,7 @@ export function foreignModemsError(foreign: string[]): ApiError {
 /** Most new modems one upload may register (non-admin callers); the `postPunches` description in the spec. */
 export const MAX_NEW_MODEMS_PER_UPLOAD = 100;
 /** Most modems a (non-admin) user holds, uploads and events alike; the `postPunches` description in the spec. */
-export const MAX_MODEMS_PER_USER = 1_000;
+const MAX_MODEMS_PER_USER = 1_000;
 
 /**
  * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign` (admins), a

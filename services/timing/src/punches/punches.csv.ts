@@ -11,20 +11,20 @@ import type { components } from '../generated/openapi';
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
 /** API `PunchType`. */
-export type PunchType = components['schemas']['PunchType'];
+type PunchType = components['schemas']['PunchType'];
 
 /** Values of `PunchType` in this version of the API. */
-export const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
+const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
 
 /** Most time value accepted: 9999-12-31T23:59:59.999 as local ms (matches the spec's maximum). */
-export const MAX_TIME = 253402300799999;
+const MAX_TIME = 253402300799999;
 
 /**
  * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
  * a number above 16,777,215, and result software parses them into 32-bit integers (MeOS `std::stoi`,
  * SIRAPimport `uint.Parse`): a larger number would make those clients fail on every poll from that punch on.
  */
-export const MAX_CARD_NUMBER = 16_777_215;
+const MAX_CARD_NUMBER = 16_777_215;
 
 /** What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid. */
 export function cardNumberProblem(card: string | number): string | undefined {
@@ -35,7 +35,7 @@ export function cardNumberProblem(card: string | number): string | undefined {
 }
 
 /** Same pattern as the spec's `ModemSerial`. */
-export const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
+const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
 
 const REQUIRED = ['card', 'time', 'code', 'type', 'modem'] as const;
 const IGNORED = new Set(['id', 'receptionTimeUtc']);

@@ -47,10 +47,10 @@ export const PUNCH_SESSION_SETTINGS: Record<string, number | string> = {
 };
 
 /** Punches per response (timing spec §4.1 rule 2, §8). */
-export const PAGE_SIZE = 1000;
+const PAGE_SIZE = 1000;
 
 /** Header row of the CSV format (timing spec §2.1). */
-export const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
+const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
 
 /** A punch to insert: `time` local wall-clock ms, `receptionTimeUtc` UTC ms. */
 export interface PunchInsert {

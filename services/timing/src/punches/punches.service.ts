@@ -20,10 +20,10 @@ import { cardNumberProblem, parsePunchCsv, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
 /** Most punches per upload (400 beyond). */
-export const MAX_BATCH = 10_000;
+const MAX_BATCH = 10_000;
 
 /** Most serial numbers in a `modem` filter (400 beyond). */
-export const MAX_MODEMS_PER_QUERY = 200;
+const MAX_MODEMS_PER_QUERY = 200;
 
 /** Largest event id (int4); larger `eventId` values cannot exist. */
 const MAX_EVENT_ID = 2_147_483_647;
@@ -281,7 +281,7 @@ export function punchesFromCsv(text: string): NewPunch[] {
 }
 
 /** Interval of the counter compaction (ms). */
-export const COUNT_COMPACTION_MS = 5_000;
+const COUNT_COMPACTION_MS = 5_000;
 
 /**
  * Folds the punch-counter deltas of ended transactions every `everyMs` (migration 0002): each upload

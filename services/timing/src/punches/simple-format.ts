@@ -8,13 +8,8 @@
  * PostgreSQL): none of its fields can hold a comma, a quote or a line break (digits, the `PunchType` words
  * and `ModemSerial`, whose pattern excludes them), so a row splits on commas exactly.
  */
-import type { components } from '../generated/openapi';
-
-/** API `SimplePunch`. */
-export type SimplePunch = components['schemas']['SimplePunch'];
-
 /** Header row of the simple format's CSV. */
-export const SIMPLE_CSV_HEADER = 'id,modem,card,time,code,mode,receptionTime';
+const SIMPLE_CSV_HEADER = 'id,modem,card,time,code,mode,receptionTime';
 
 /** `PunchType` → the Center's `mode` (spec `SimplePunch.mode`); a type added later passes through as it is. */
 const MODES: Record<string, string> = {
@@ -27,7 +22,7 @@ const MODES: Record<string, string> = {
 };
 
 /** The Center's `mode` of a punch type. */
-export function modeOfType(type: string): string {
+function modeOfType(type: string): string {
   return MODES[type] ?? type;
 }
 

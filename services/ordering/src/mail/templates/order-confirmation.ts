@@ -19,7 +19,7 @@ export interface ConfirmationContext {
 }
 
 /** The language of the e-mail for a contact culture (BCP 47), with English as the fallback. */
-export function confirmationLanguage(culture: string): ConfirmationLanguage {
+function confirmationLanguage(culture: string): ConfirmationLanguage {
   const lang = resolveCulture([canonicalCulture(culture)], CONFIRMATION_LANGUAGES);
   return (CONFIRMATION_LANGUAGES as readonly string[]).includes(lang) ? (lang as ConfirmationLanguage) : 'en';
 }
@@ -49,7 +49,7 @@ const moneyCache = new Map<string, Intl.NumberFormat>();
  * The currency formatter of an `Intl` locale and an ISO 4217 currency, made once (building one costs far
  * more than using it; bounded like the formatter sets). Throws RangeError for an unknown currency.
  */
-export function moneyFormat(locale: string, currency: string): Intl.NumberFormat {
+function moneyFormat(locale: string, currency: string): Intl.NumberFormat {
   const key = `${locale}\u0000${currency}`;
   let f = moneyCache.get(key);
   if (!f) {
@@ -81,7 +81,7 @@ function formattersFor(culture: string, lang: string, currency: string): Formatt
 }
 
 /** Escapes text for HTML element content and attribute values. */
-export function escapeHtml(text: string): string {
+function escapeHtml(text: string): string {
   return text.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] ?? c);
 }
 
