@@ -159,9 +159,44 @@ export async function migratedSchemaDump(service: SchemaService): Promise<string
   }
 }
 
+/**
+ * What is left in `service`'s schema besides Kysely's migration tables, as `kind name` lines (relations,
+ * functions, types, sorted): after every down() ran, nothing.
+ */
+export async function leftovers(database: Database<unknown>, service: SchemaService): Promise<string[]> {
+  const { rows } = await database.pool.query<{ what: string }>(
+    `select 'relation ' || c.relname as what from pg_class c
+       where c.relnamespace = $1::regnamespace and c.relname !~ '^kysely_migration'
+     union all
+     select 'function ' || p.proname from pg_proc p where p.pronamespace = $1::regnamespace
+     union all
+     select 'type ' || t.typname from pg_type t
+       where t.typnamespace = $1::regnamespace and t.typrelid = 0 and t.typelem = 0
+     order by 1`,
+    [service.schema],
+  );
+  return rows.map((r) => r.what);
+}
+
 /** The checked-in dump of `service`. */
 export function checkedInDump(service: SchemaService): string {
   return readFileSync(path.join(root, service.dumpFile), 'utf8');
+}
+
+/**
+ * Why `actual` (what the code produces now) differs from `expected` (the checked-in `file`): the first
+ * differing line of each, with its number, and the command that regenerates the file. Undefined when equal.
+ */
+export function driftMessage(file: string, actual: string, expected: string, command: string): string | undefined {
+  if (actual === expected) return undefined;
+  const a = actual.split('\n');
+  const e = expected.split('\n');
+  let i = 0;
+  while (i < a.length && i < e.length && a[i] === e[i]) i++;
+  return (
+    `${file} is out of date: run \`${command}\` and commit the result (review the diff: it is what changed).\n` +
+    `first difference at line ${i + 1}:\n  checked in: ${e[i] ?? '(end of file)'}\n  now:        ${a[i] ?? '(end of file)'}`
+  );
 }
 
 async function main(): Promise<void> {
