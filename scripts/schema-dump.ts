@@ -14,7 +14,7 @@
 import { execFileSync } from 'node:child_process';
 import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { Migrator, NO_MIGRATIONS, type Migration } from 'kysely';
+import { Migrator, NO_MIGRATIONS, sql, type Migration, type MigrationResultSet } from 'kysely';
 import { createDatabase, migrateToLatest, type Database } from '@sports-timing/shared';
 import { migrations as orderingMigrations } from '../services/ordering/src/db/migrations';
 import { migrations as timingMigrations } from '../services/timing/src/db/migrations';
@@ -134,13 +134,25 @@ export async function migrateUp(database: Database<unknown>, service: SchemaServ
   await migrateToLatest(database, service.migrations);
 }
 
-/** Runs every applied migration's `down()`, newest first; throws the first error, or when one has no `down()`. */
-export async function migrateAllDown(database: Database<unknown>, service: SchemaService): Promise<void> {
-  const missing = Object.keys(service.migrations).filter((name) => !service.migrations[name].down);
-  if (missing.length) throw new Error(`migrations without down(): ${missing.join(', ')}`);
+/** Creates `service`'s schema and Kysely's migration tables in it, applying no migration. */
+export async function createEmptySchema(database: Database<unknown>, service: SchemaService): Promise<void> {
+  await sql`create schema ${sql.id(service.schema)}`.execute(database.db);
+  await stepMigrator(database, service).allDown();
+}
+
+/**
+ * Kysely's Migrator over `service`'s migrations, as {@link migrateToLatest} configures it (without its
+ * advisory lock), for moving one migration at a time; each method throws the migration's error. The schema
+ * must exist ({@link migrateUp} creates it).
+ */
+export function stepMigrator(database: Database<unknown>, service: SchemaService): { up(): Promise<string[]>; down(): Promise<string[]>; allDown(): Promise<string[]> } {
   const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => service.migrations }, migrationTableSchema: service.schema });
-  const { error } = await migrator.migrateTo(NO_MIGRATIONS);
-  if (error) throw error instanceof Error ? error : new Error(String(error));
+  const run = async (result: Promise<MigrationResultSet>): Promise<string[]> => {
+    const { error, results } = await result;
+    if (error) throw error instanceof Error ? error : new Error(String(error));
+    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  };
+  return { up: () => run(migrator.migrateUp()), down: () => run(migrator.migrateDown()), allDown: () => run(migrator.migrateTo(NO_MIGRATIONS)) };
 }
 
 /** The schema-only dump of `service` after all migrations on a fresh database of a fresh private cluster. */

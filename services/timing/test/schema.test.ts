@@ -1,18 +1,20 @@
 /**
  * The `timing` schema as its migrations build it (docs/database.md "What the tests check"): a freshly
- * migrated database dumps exactly as the checked-in src/db/schema.sql; every migration's down() runs and
- * leaves nothing behind, and the migrations applied again build the same schema. On a private PostgreSQL 15
+ * migrated database dumps exactly as the checked-in src/db/schema.sql; each migration's down() restores the
+ * schema from before its up(), all of them leave nothing behind, and the migrations applied again build the
+ * same schema. On a private PostgreSQL 15
  * cluster (scripts/schema-dump.ts), so the dump does not depend on the server of DATABASE_URL.
  */
 import {
   SCHEMA_SERVICES,
   checkedInDump,
+  createEmptySchema,
   driftMessage,
   leftovers,
-  migrateAllDown,
   migrateUp,
   serviceDatabase,
   startPrivateCluster,
+  stepMigrator,
   type PrivateCluster,
 } from '../../../scripts/schema-dump';
 
@@ -35,15 +37,28 @@ test('a freshly migrated database has exactly the schema of src/db/schema.sql', 
   expect(driftMessage(service.dumpFile, dump, checkedInDump(service), 'pnpm schema:dump')).toBeUndefined();
 });
 
-test('up → down → up: every down() runs, leaves an empty schema, and the second up builds the same schema', async () => {
+test('each down() restores the schema before its up(); all down leaves nothing; up again builds the same schema', async () => {
   const database = await serviceDatabase(cluster, service, 'round_trip');
+  const dump = () => cluster.dump('round_trip', service.schema);
   try {
-    await migrateUp(database, service);
-    const first = cluster.dump('round_trip', service.schema);
-    await migrateAllDown(database, service);
+    await createEmptySchema(database, service);
+    const steps = stepMigrator(database, service);
+    const empty = dump();
+    for (const migration of Object.keys(service.migrations).sort()) {
+      const before = dump();
+      expect(await steps.up()).toEqual([migration]);
+      const after = dump();
+      expect(await steps.down()).toEqual([migration]); // [] when it has no down()
+      expect({ migration, schema: dump() }).toEqual({ migration, schema: before });
+      expect(await steps.up()).toEqual([migration]);
+      expect({ migration, schema: dump() }).toEqual({ migration, schema: after });
+    }
+    const full = dump();
+    await steps.allDown();
     expect(await leftovers(database, service)).toEqual([]);
+    expect(dump()).toBe(empty);
     await migrateUp(database, service);
-    expect(cluster.dump('round_trip', service.schema)).toBe(first);
+    expect(dump()).toBe(full);
   } finally {
     await database.close();
   }
