@@ -2,8 +2,8 @@
  * The `timing` schema as its migrations build it (docs/database.md "What the tests check"): a freshly
  * migrated database dumps exactly as the checked-in src/db/schema.sql; each migration's down() restores the
  * schema from before its up(), all of them leave nothing behind, and the migrations applied again build the
- * same schema. On a private PostgreSQL 15
- * cluster (scripts/schema-dump.ts), so the dump does not depend on the server of DATABASE_URL.
+ * same schema. On a private PostgreSQL 15 cluster (scripts/schema-dump.ts), so the dump does not depend on
+ * the server of DATABASE_URL.
  */
 import {
   SCHEMA_SERVICES,
