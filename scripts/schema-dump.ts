@@ -24,6 +24,9 @@ const root = path.join(__dirname, '..');
 /** Binaries of the pinned PostgreSQL major version (initdb, pg_ctl, pg_dump). */
 const PG_BIN_DIR = process.env.PG_BIN_DIR ?? '/usr/lib/postgresql/15/bin';
 
+/** Port of the private cluster: only names its socket file (no TCP); explicit so that a PGPORT setting cannot redirect a client. */
+const PORT = 5432;
+
 /** A service whose schema is dumped: its PostgreSQL schema, its migrations and the checked-in dump. */
 export interface SchemaService {
   schema: string;
@@ -65,13 +68,13 @@ export function startPrivateCluster(): PrivateCluster {
   const data = path.join(dir, 'data');
   try {
     pgServerBin('initdb', ['-D', data, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8', '--locale=C']);
-    const opts = `-c listen_addresses= -c unix_socket_directories=${dir} -c fsync=off`;
+    const opts = `-p ${PORT} -c listen_addresses= -c unix_socket_directories=${dir} -c fsync=off`;
     pgServerBin('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', opts, '-l', path.join(dir, 'server.log'), 'start']);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
     throw new Error(`could not start a private PostgreSQL from ${PG_BIN_DIR} (set PG_BIN_DIR to PostgreSQL 15's bin directory): ${String(err)}`);
   }
-  const url = (database: string) => `postgres://postgres@${encodeURIComponent(dir)}/${database}`;
+  const url = (database: string) => `postgres://postgres@${encodeURIComponent(dir)}:${PORT}/${database}`;
   return {
     url,
     async createDatabase(name) {
@@ -85,7 +88,7 @@ export function startPrivateCluster(): PrivateCluster {
     dump(database, schema) {
       const out = execFileSync(
         path.join(PG_BIN_DIR, 'pg_dump'),
-        ['--host', dir, '--username', 'postgres', '--dbname', database, '--schema-only', `--schema=${schema}`, '--no-owner', '--no-privileges'],
+        ['--host', dir, '--port', String(PORT), '--username', 'postgres', '--dbname', database, '--schema-only', `--schema=${schema}`, '--no-owner', '--no-privileges'],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       return normaliseDump(out);
@@ -143,7 +146,7 @@ export async function createEmptySchema(database: Database<unknown>, service: Sc
 /**
  * Kysely's Migrator over `service`'s migrations, as {@link migrateToLatest} configures it (without its
  * advisory lock), for moving one migration at a time; each method throws the migration's error. The schema
- * must exist ({@link migrateUp} creates it).
+ * must exist ({@link createEmptySchema} or {@link migrateUp} creates it).
  */
 export function stepMigrator(database: Database<unknown>, service: SchemaService): { up(): Promise<string[]>; down(): Promise<string[]>; allDown(): Promise<string[]> } {
   const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => service.migrations }, migrationTableSchema: service.schema });
