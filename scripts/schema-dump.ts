@@ -12,7 +12,7 @@
  * lines and its per-run `\restrict` key are normalised away ({@link normaliseDump}).
  */
 import { execFileSync } from 'node:child_process';
-import { chownSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chownSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import { Migrator, NO_MIGRATIONS, sql, type Migration, type MigrationResultSet } from 'kysely';
 import { createDatabase, migrateToLatest, type Database } from '@sports-timing/shared';
@@ -191,6 +191,19 @@ export async function leftovers(database: Database<unknown>, service: SchemaServ
     [service.schema],
   );
   return rows.map((r) => r.what);
+}
+
+/**
+ * Modules imported by the migration files (`NNNN_*.ts`) of `service`, other than `kysely`, as
+ * `file: module` lines: a frozen migration imports nothing that can change (docs/database.md), so none.
+ */
+export function foreignMigrationImports(service: SchemaService): string[] {
+  const dir = path.join(root, path.dirname(service.dumpFile), 'migrations');
+  return readdirSync(dir)
+    .filter((f) => /^\d{4}_.*\.ts$/.test(f))
+    .sort()
+    .flatMap((f) => [...readFileSync(path.join(dir, f), 'utf8').matchAll(/\b(?:from|import|require)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => `${f}: ${m[1]}`))
+    .filter((line) => !line.endsWith(': kysely'));
 }
 
 /** The checked-in dump of `service`. */

@@ -1,15 +1,16 @@
 /**
- * The `timing` schema as its migrations build it (docs/database.md "What the tests check"): a freshly
- * migrated database dumps exactly as the checked-in src/db/schema.sql; each migration's down() restores the
- * schema from before its up(), all of them leave nothing behind, and the migrations applied again build the
- * same schema. On a private PostgreSQL 15 cluster (scripts/schema-dump.ts), so the dump does not depend on
- * the server of DATABASE_URL.
+ * The `timing` schema as its migrations build it (docs/database.md "What the tests check"): the migrations
+ * import nothing but kysely; a freshly migrated database dumps exactly as the checked-in src/db/schema.sql;
+ * each migration's down() restores the schema from before its up(), all of them leave nothing behind, and
+ * the migrations applied again build the same schema. On a private PostgreSQL 15 cluster
+ * (scripts/schema-dump.ts), so the dump does not depend on the server of DATABASE_URL.
  */
 import {
   SCHEMA_SERVICES,
   checkedInDump,
   createEmptySchema,
   driftMessage,
+  foreignMigrationImports,
   leftovers,
   migrateUp,
   serviceDatabase,
@@ -25,6 +26,10 @@ beforeAll(() => {
   cluster = startPrivateCluster();
 });
 afterAll(() => cluster?.stop());
+
+test('every migration imports nothing but kysely (frozen migrations)', () => {
+  expect(foreignMigrationImports(service)).toEqual([]);
+});
 
 test('a freshly migrated database has exactly the schema of src/db/schema.sql', async () => {
   const database = await serviceDatabase(cluster, service, 'fresh');
