@@ -582,7 +582,8 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       email: c.email,
       phone: c.phone,
       ...(c.website ? { website: c.website } : {}),
-      blocked: false,
+      customer: true,
+      customerBlocked: false,
       addresses: [
         {
           id: addressId,

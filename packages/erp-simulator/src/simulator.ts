@@ -4,7 +4,7 @@
  * API, per tenant under `/<prefix>/webapp/api/v1` (main tenant: no prefix, `/webapp/api/v1`; sandbox:
  * `/sandbox/webapp/api/v1`), header `AuthenticationToken` (missing or wrong → 401):
  * - `GET /article`, `/article/count`, `/article/id/{id}`, `PUT /article/id/{id}`
- * - `GET /customer`, `/customer/count`, `/customer/id/{id}`
+ * - `GET /party`, `/party/count`, `/party/id/{id}` (parties in their customer role); the deprecated `GET /customer`, `/customer/count`, `/customer/id/{id}` answer the same parties in the older customer shape
  * - `GET|POST /salesOrder`, `GET /salesOrder/count`, `GET|PUT /salesOrder/id/{id}`
  * - `GET|POST /quotation`, `GET /quotation/count`, `GET /quotation/id/{id}`
  * - `GET /salesInvoice`, `/salesInvoice/count`, `/salesInvoice/id/{id}`
@@ -39,7 +39,7 @@
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
-import { toWire } from './wire';
+import { toCustomerView, toWire } from './wire';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
 import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
@@ -74,6 +74,15 @@ export interface ErpContractViolation {
   /** The contract's path template, e.g. `/salesOrder/id/{id}`. */
   path: string;
   errors: string[];
+}
+
+interface PendingExchange {
+  side: 'request' | 'answer';
+  method: string;
+  /** Path below the API root, e.g. `/salesOrder/id/1001`. */
+  apiPath: string;
+  /** JSON text. */
+  body: string;
 }
 
 /** One webhook delivery attempt. */
@@ -133,7 +142,7 @@ const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'art
 const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
   salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems'],
-  customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'blocked'],
+  customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'customerBlocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
 const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced', 'paid', 'netAmount', 'grossAmount']);
@@ -144,13 +153,8 @@ export class ErpSimulator {
   readonly server: SimServer;
   /** Every webhook delivery, oldest first. */
   readonly deliveries: ErpWebhookDelivery[] = [];
-  /**
-   * Every departure from weclapp's published contract seen on the API, oldest first: requests a client sent
-   * (unknown, read-only, deprecated or missing properties) and answers the simulator gave. Tests assert it
-   * stays empty (docs/weclapp.md "Contract").
-   */
-  readonly contractViolations: ErpContractViolation[] = [];
-  private readonly contract = loadWeclappContract();
+  private readonly pendingExchanges: PendingExchange[] = [];
+  private readonly violations: ErpContractViolation[] = [];
   private readonly tenants = new Map<string, Tenant>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly webhookTimeoutMs: number;
@@ -216,7 +220,8 @@ export class ErpSimulator {
       this.tenants.set(options.name, { options, data: seedTenant(nextId, now), subscriptions: new Set(), nextId, orderSeq: 20000, quotationSeq: 30000, invoiceSeq: 100 });
     }
     this.deliveries.length = 0;
-    this.contractViolations.length = 0;
+    this.pendingExchanges.length = 0;
+    this.violations.length = 0;
     this.server.clearFaults();
   }
 
@@ -300,7 +305,7 @@ export class ErpSimulator {
     const token = req.headers['authenticationtoken'];
     if (typeof token !== 'string' || token !== tenant.options.token) return { status: 401, json: errorBody(401, 'invalid or missing AuthenticationToken') };
     const apiPath = `/${m[2]!}`;
-    if (req.body.trim() !== '') this.checkContract('request', req.method, apiPath, () => this.contract.requestErrors(req.method, apiPath, JSON.parse(req.body)));
+    if (req.body.trim() !== '') this.recordExchange({ side: 'request', method: req.method, apiPath, body: req.body });
     let answer: SimResponse;
     try {
       answer = this.route(tenant, req, m[2]!.split('/'));
@@ -309,24 +314,46 @@ export class ErpSimulator {
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
       throw err;
     }
-    if (answer.status < 300 && answer.json !== undefined) this.checkContract('answer', req.method, apiPath, () => this.contract.answerErrors(req.method, apiPath, answer.json));
+    if (answer.status < 300 && answer.json !== undefined) this.recordExchange({ side: 'answer', method: req.method, apiPath, body: JSON.stringify(answer.json) });
     return answer;
   }
 
-  /** Records the contract violations `check` finds (none recorded when the body is not JSON: that is answered as a 400 anyway). */
-  private checkContract(side: 'request' | 'answer', method: string, apiPath: string, check: () => string[] | null): void {
-    let errors: string[] | null;
-    try {
-      errors = check();
-    } catch {
-      return;
-    }
-    if (errors === null) errors = ['not an operation of the contract'];
-    if (errors.length > 0) this.contractViolations.push({ side, method, path: this.contract.templateOf(method, apiPath) ?? apiPath, errors });
+  /** Keeps a request or answer for the contract check (validated when {@link contractViolations} is read; at most 5000 wait). */
+  private recordExchange(x: PendingExchange): void {
+    this.pendingExchanges.push(x);
+    if (this.pendingExchanges.length > 5_000) this.pendingExchanges.shift();
   }
 
+  /**
+   * Every departure from weclapp's published contract seen on the API so far, oldest first: requests a client
+   * sent (unknown, read-only, deprecated or missing properties) and answers the simulator gave. Checked when
+   * read (compiling the contract's validators takes seconds, which no request should wait for); tests assert it
+   * stays empty (docs/weclapp.md "Contract").
+   */
+  get contractViolations(): ErpContractViolation[] {
+    const contract = loadWeclappContract();
+    for (const x of this.pendingExchanges.splice(0)) {
+      let errors: string[] | null;
+      try {
+        const body: unknown = JSON.parse(x.body);
+        errors = x.side === 'request' ? contract.requestErrors(x.method, x.apiPath, body) : contract.answerErrors(x.method, x.apiPath, body);
+      } catch {
+        continue; // not JSON: answered as a 400 anyway
+      }
+      if (errors === null) errors = ['not an operation of the contract'];
+      if (errors.length > 0) this.violations.push({ side: x.side, method: x.method, path: contract.templateOf(x.method, x.apiPath) ?? x.apiPath, errors });
+    }
+    return [...this.violations];
+  }
+
+
+
   private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
-    const [entity, second, id, ...rest] = parts;
+    const [requested, second, id, ...rest] = parts;
+    // Parties in their customer role live in the `customer` collection: `/party` answers them as parties,
+    // the deprecated `/customer` in its older shape.
+    const entity = requested === 'party' ? 'customer' : requested;
+    const wire = (n: EntityName, e: object) => (n === 'customer' && requested === 'customer' ? toCustomerView(e) : toWire(n, e));
     if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return this.translations(t, req.query);
     const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition'];
     if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
@@ -335,7 +362,7 @@ export class ErpSimulator {
     if (second === undefined) {
       if (req.method === 'GET') {
         const q = parseListQuery(req.query);
-        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q).map((e) => toWire(name, e)) } };
+        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q).map((e) => wire(name, e)) } };
       }
       if (req.method === 'POST' && name === 'salesOrder') return this.createSalesOrder(t, jsonObject(req.body));
       if (req.method === 'POST' && name === 'quotation') return this.createQuotation(t, jsonObject(req.body));
@@ -349,11 +376,11 @@ export class ErpSimulator {
       const found = collection.get(id);
       if (req.method === 'GET') {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: toWire(name, found) };
+        return { status: 200, json: wire(name, found) };
       }
       if (req.method === 'PUT' && WRITABLE[name]) {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: toWire(name, this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true })) };
+        return { status: 200, json: wire(name, this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true })) };
       }
       throw new HttpError(405, `${req.method} not allowed on ${name}/id`);
     }
@@ -440,7 +467,7 @@ export class ErpSimulator {
           ? [...t.data.customer.values()].find((c) => c.customerNumber === body.customerNumber)
           : undefined;
     if (!customer) throw new HttpError(400, 'customerId or customerNumber of an existing customer is required');
-    if (customer.blocked) throw new HttpError(400, `customer ${customer.customerNumber} is blocked`);
+    if (customer.customerBlocked) throw new HttpError(400, `customer ${customer.customerNumber} is blocked`);
     return customer;
   }
 

@@ -30,16 +30,30 @@ const ENTITY_DEFAULTS: Record<EntityName, Json> = {
     useSalesBillOfMaterialSubitemCosts: false,
   },
   customer: {
-    deliveryBlock: false,
-    insolvent: false,
-    insured: false,
+    allowPurchaseOrderCreation: false,
+    commissionBlock: false,
+    competitor: false,
+    customerAllowDropshippingOrderCreation: false,
+    customerBusinessType: 'B2B',
+    customerDeliveryBlock: false,
+    customerInsolvent: false,
+    customerInsured: false,
+    customerUseCustomsTariffNumber: false,
+    enableDropshippingInNewSupplySources: false,
+    factoring: false,
+    fixedResponsibleUser: false,
+    formerSalesPartner: false,
+    habitualExporter: false,
     invoiceBlock: false,
-    optIn: false,
+    optInEmail: false,
     optInLetter: false,
     optInPhone: false,
     optInSms: false,
-    responsibleUserFixed: false,
-    useCustomsTariffNumber: false,
+    purchaseViaPlafond: false,
+    salesPartner: false,
+    supplier: false,
+    supplierMergeItemsForOcrInvoiceUpload: false,
+    supplierOrderBlock: false,
   },
   salesOrder: {
     sentToRecipient: false,
@@ -103,7 +117,22 @@ function compact(value: unknown): unknown {
   return out;
 }
 
-/** An entity of collection `name` as weclapp answers it (see the module comment). */
+/** What the deprecated `/customer` view has that `/party` has not, and the other way round. */
+const CUSTOMER_VIEW_DEFAULTS: Json = { deliveryBlock: false, insolvent: false, insured: false, optIn: false, responsibleUserFixed: false, useCustomsTariffNumber: false };
+const PARTY_ONLY = ['customer', 'customerBlocked', 'allowPurchaseOrderCreation', 'commissionBlock', 'competitor', 'customerAllowDropshippingOrderCreation', 'customerBusinessType', 'customerDeliveryBlock', 'customerInsolvent', 'customerInsured', 'customerUseCustomsTariffNumber', 'enableDropshippingInNewSupplySources', 'factoring', 'fixedResponsibleUser', 'formerSalesPartner', 'habitualExporter', 'optInEmail', 'purchaseViaPlafond', 'salesPartner', 'supplier', 'supplierMergeItemsForOcrInvoiceUpload', 'supplierOrderBlock'];
+
+/**
+ * A party in its customer role as the deprecated `/customer` endpoint answers it (`blocked` for
+ * `customerBlocked`, no party-only properties).
+ */
+export function toCustomerView(party: object): Json {
+  const p = toWire('customer', party);
+  const out: Json = { ...CUSTOMER_VIEW_DEFAULTS, blocked: p.customerBlocked };
+  for (const [k, v] of Object.entries(p)) if (!PARTY_ONLY.includes(k)) out[k] = v;
+  return out;
+}
+
+/** An entity of collection `name` as weclapp answers it (see the module comment; the `customer` collection holds parties). */
 export function toWire(name: EntityName, entity: object): Json {
   const e = compact(entity) as Json;
   for (const key of PRIVATE[name] ?? []) delete e[key];

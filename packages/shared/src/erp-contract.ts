@@ -30,7 +30,7 @@ export const ERP_ATTRIBUTE_KEYS = {
   shopSubitemOnly: 'shopSubitemOnly',
   /** STRING (article): comma list of configuration keys (`cardNumber,feedbackSignal`). */
   shopConfigurableAttributes: 'shopConfigurableAttributes',
-  /** BOOLEAN (customer): a retailer. */
+  /** BOOLEAN (party in its customer role): a retailer. */
   retailer: 'retailer',
   /** BOOLEAN (customer): listed publicly. */
   retailerPublic: 'retailerPublic',
@@ -152,10 +152,14 @@ export interface ErpPartyAddress {
   invoiceAddress?: boolean;
 }
 
-/** weclapp `customer` (a party of type customer). */
+/**
+ * A weclapp `party` in its customer role (`customer: true`), read from `/party` (`/customer` is deprecated in
+ * v1 and gone in v2). `customerBlocked`: no new documents for it.
+ */
 export interface ErpCustomer {
   id: string;
   version: string;
+  customer: boolean;
   customerNumber?: string;
   partyType?: 'ORGANIZATION' | 'PERSON';
   company?: string;
@@ -165,7 +169,7 @@ export interface ErpCustomer {
   /** E.164. */
   phone?: string;
   website?: string;
-  blocked: boolean;
+  customerBlocked: boolean;
   /** The address used unless a document names another. */
   primaryAddressId?: string;
   addresses?: ErpPartyAddress[];
@@ -373,7 +377,7 @@ export type ErpShapesAreWeclapps = [
   // contract tests hold that one.
   Subset<Omit<ErpArticle, 'salesBillOfMaterialItems'>, W['article']>,
   Subset<ErpArticlePrice, W['articlePriceWithoutArticleReference']>,
-  Subset<ErpCustomer, W['customer']>,
+  Subset<ErpCustomer, W['party']>,
   Subset<ErpPartyAddress, W['address']>,
   Subset<ErpRecordAddress, W['recordAddress']>,
   Subset<ErpSalesOrder, W['salesOrder']>,

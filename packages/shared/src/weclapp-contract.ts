@@ -107,7 +107,8 @@ export class WeclappContract {
     const key = `answer:${method} ${op.template}`;
     let v = this.compiled.get(key);
     if (!v) {
-      v = this.ajv.compile({ ...this.convert(op.answer, 'answer'), definitions: this.definitions('answer') });
+      this.register('answer');
+      v = this.ajv.compile(this.convert(op.answer, 'answer'));
       this.compiled.set(key, v);
     }
     return this.run(v, body);
@@ -122,22 +123,23 @@ export class WeclappContract {
     const key = `${mode}:${schemaName}`;
     let v = this.compiled.get(key);
     if (!v) {
-      v = this.ajv.compile({ $ref: `#/definitions/${mode}_${schemaName}`, definitions: this.definitions(mode) });
+      this.register(mode);
+      v = this.ajv.compile({ $ref: `weclapp-${mode}-${schemaName}` });
       this.compiled.set(key, v);
     }
     return v;
   }
 
-  private readonly definitionCache = new Map<Mode, Record<string, Json>>();
+  private readonly registered = new Set<Mode>();
 
-  private definitions(mode: Mode): Record<string, Json> {
-    let defs = this.definitionCache.get(mode);
-    if (!defs) {
-      defs = {};
-      for (const name of Object.keys(this.schemas)) defs[`${mode}_${name}`] = this.convert({ $ref: `#/components/schemas/${name}` }, mode, true);
-      this.definitionCache.set(mode, defs);
-    }
-    return defs;
+  /**
+   * Adds every schema of the description, converted for `mode`, to ajv once, each under its own id: a validator
+   * compiles only the schemas it reaches, each once.
+   */
+  private register(mode: Mode): void {
+    if (this.registered.has(mode)) return;
+    for (const name of Object.keys(this.schemas)) this.ajv.addSchema({ $id: `weclapp-${mode}-${name}`, ...this.convert({ $ref: `#/components/schemas/${name}` }, mode, true) });
+    this.registered.add(mode);
   }
 
   /** All properties of a schema with its `allOf` bases merged (weclapp composes entities from base schemas). */
@@ -158,7 +160,7 @@ export class WeclappContract {
   /** JSON Schema (draft 7) of a description schema under the rules of `mode` (see the module comment). */
   private convert(s: Schema, mode: Mode, expand = false): Json {
     const name = s.$ref?.split('/').pop();
-    if (name && !expand) return { $ref: `#/definitions/${mode}_${name}` };
+    if (name && !expand) return { $ref: `weclapp-${mode}-${name}` };
     const target = name ? this.schemas[name]! : s;
     const flat = target.allOf || target.properties ? this.flatten(target) : null;
     if (!flat) {

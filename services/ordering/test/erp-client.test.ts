@@ -174,7 +174,7 @@ describe('failure discipline', () => {
   it('never retries a 4xx', async () => {
     sim.server.fail({ status: 400, count: 1 });
     const err = await client().listCustomers('weclapp').catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'badRequest', status: 400, retryable: false, entity: 'customer' });
+    expect(err).toMatchObject({ code: 'badRequest', status: 400, retryable: false, entity: 'party' });
     expect(apiRequests()).toHaveLength(1);
   });
 

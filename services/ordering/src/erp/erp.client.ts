@@ -320,12 +320,12 @@ export class ErpClient {
     return res!;
   }
 
-  /** All customers (every page), optionally only retailers or changed ones. */
+  /** All parties in their customer role (every page; `/party`, as `/customer` is deprecated), optionally only retailers or changed ones. */
   async listCustomers(system: ErpSystem, filter: ErpCustomerFilter = {}): Promise<ErpCustomer[]> {
     const q: Record<string, string> = {};
     if (filter.modifiedAfter !== undefined) q['lastModifiedDate-gt'] = String(filter.modifiedAfter);
     if (filter.retailersOnly) q[`customAttribute${(await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.retailer)).id}-eq`] = 'true';
-    return this.list<ErpCustomer>(system, 'customer', q);
+    return this.list<ErpCustomer>(system, 'party', { 'customer-eq': 'true', ...q });
   }
 
   private readonly customerIds = new Map<string, string>();
@@ -338,9 +338,9 @@ export class ErpClient {
     const key = `${system}\u0000${customerNumber}`;
     const cached = this.customerIds.get(key);
     if (cached) return cached;
-    const res = await this.call<{ result: ErpCustomer[] }>(system, 'GET', { entity: 'customer', path: 'customer', query: { 'customerNumber-eq': customerNumber }, idempotent: true });
+    const res = await this.call<{ result: ErpCustomer[] }>(system, 'GET', { entity: 'party', path: 'party', query: { 'customerNumber-eq': customerNumber }, idempotent: true });
     const id = res?.result[0]?.id;
-    if (!id) throw new ErpError({ system, operation: 'GET customer', entity: 'customer', status: null, code: 'configuration', detail: `has no customer ${customerNumber}` });
+    if (!id) throw new ErpError({ system, operation: 'GET party', entity: 'party', status: null, code: 'configuration', detail: `has no customer ${customerNumber}` });
     this.customerIds.set(key, id);
     return id;
   }
@@ -359,9 +359,9 @@ export class ErpClient {
     return res?.result ?? [];
   }
 
-  /** A customer by ERP id; null when unknown. */
+  /** A party (customer) by ERP id; null when unknown. */
   getCustomer(system: ErpSystem, id: string): Promise<ErpCustomer | null> {
-    return this.call<ErpCustomer>(system, 'GET', { entity: 'customer', path: `customer/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
+    return this.call<ErpCustomer>(system, 'GET', { entity: 'party', path: `party/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
   }
 
   private async findByReference<T>(system: ErpSystem, entity: 'salesOrder' | 'quotation', reference: string): Promise<T | null> {

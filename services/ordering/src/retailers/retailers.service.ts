@@ -29,7 +29,7 @@ export interface RetailerImportResult {
 }
 
 function mapCustomer(c: ErpCustomer, isPublic: boolean, served: string | null): Insertable<RetailersTable> | null {
-  if (c.blocked) return null;
+  if (c.customerBlocked) return null;
   const address = c.addresses?.find((a) => a.id === c.primaryAddressId) ?? c.addresses?.find((a) => a.invoiceAddress) ?? c.addresses?.[0];
   const name = c.company?.trim() || [c.firstName, c.lastName].filter(Boolean).join(' ').trim();
   const country = address?.countryCode?.trim().toUpperCase();
