@@ -16,7 +16,7 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
-import { ERP_ATTRIBUTE_KEYS, type ErpArticle, type ErpCustomAttributeDefinition, type ErpPropertyTranslation, type ErpSetSlotConfiguration, type ErpSystem } from '../erp/erp.types';
+import { ERP_ATTRIBUTE_KEYS, type ErpArticle, type ErpArticlePrice, type ErpCustomAttributeDefinition, type ErpPropertyTranslation, type ErpSetSlotConfiguration, type ErpSystem } from '../erp/erp.types';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
 import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
@@ -84,6 +84,16 @@ function decimalToCents(text: string): number | null {
 /** The mapped rows of one ERP article, or why it cannot be a shop article. */
 type Mapped = { ok: true; isShop: boolean; row: Insertable<ArticlesTable>; bom: Insertable<ArticleBomItemsTable>[] } | { ok: false; reason: string };
 
+/**
+ * The shop's net EUR price among an article's weclapp prices: the first net price list (`NET1`), for every
+ * customer (no `customerId`), valid at `now` (epoch ms; `startDate`/`endDate` absent = open), from one unit on
+ * (the lowest `SCALE_FROM` scale); undefined when there is none.
+ */
+function listPrice(prices: ErpArticlePrice[], now: number): ErpArticlePrice | undefined {
+  const usable = prices.filter((p) => p.currencyName === 'EUR' && p.salesChannel === 'NET1' && !p.customerId && (p.startDate ?? -Infinity) <= now && now < (p.endDate ?? Infinity) && p.priceScaleType !== 'SCALE_TO');
+  return usable.sort((x, y) => Number(x.priceScaleValue) - Number(y.priceScaleValue))[0];
+}
+
 /** The set configurator rules of an article's custom attribute `shopSetConfiguration` by position; null when it is not a JSON array. */
 function setSlots(text: string | boolean | null): Map<number, ErpSetSlotConfiguration> | null {
   if (typeof text !== 'string' || text.trim() === '') return new Map();
@@ -102,13 +112,13 @@ function setSlots(text: string | boolean | null): Map<number, ErpSetSlotConfigur
  * `translations` (weclapp's property translations of `name` and `description`), the set configurator rules
  * from `shopSetConfiguration` (docs/weclapp.md "Articles").
  */
-function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translations: ErpPropertyTranslation[]): Mapped {
+function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translations: ErpPropertyTranslation[], now = Date.now()): Mapped {
   const value = (d: ErpCustomAttributeDefinition | null) => (d ? customAttributeValue(a.customAttributes, d) : null);
   const isShop = value(f.shop) === true && a.active;
   const groupValue = value(f.group);
   // An unknown or missing group exposes the article to the fewest callers.
   const userGroup = typeof groupValue === 'string' && USER_GROUPS.includes(groupValue) ? groupValue : 'internal';
-  const price = a.articlePrices?.find((p) => p.currencyName === 'EUR' && (p.priceScaleValue === undefined || Number(p.priceScaleValue) <= 1)) ?? a.articlePrices?.find((p) => p.currencyName === 'EUR');
+  const price = listPrice(a.articlePrices ?? [], now);
   const cents = price ? decimalToCents(price.price) : null;
   if (isShop && cents === null) return { ok: false, reason: 'no net EUR price' };
   const name: Record<string, string> = { en: a.name };
