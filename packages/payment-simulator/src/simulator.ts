@@ -43,6 +43,7 @@
  * - `GET /__control/deliveries` — every webhook attempt; `GET /__control/state` — everything.
  * - `POST /__control/reset` — back to the seed.
  */
+import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import { createHash, randomUUID } from 'node:crypto';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
 import type { PaymentRequest, PaymentRequestField, Payout, PayoutTransfer, Transaction, TransactionContact, TransactionProduct, TransactionStatus } from './types';
@@ -148,19 +149,7 @@ function toFormFields(value: unknown, prefix: string, out: [string, string][] = 
 /** Parses a form body with PHP bracket names (`fields[email][defaultValue]`) or a JSON body into an object. */
 function bodyFields(req: SimRequest): Record<string, unknown> {
   const type = String(req.headers['content-type'] ?? '');
-  if (!type.includes('application/x-www-form-urlencoded')) return jsonObject(req.body);
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of new URLSearchParams(req.body)) {
-    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
-    if (!m) continue;
-    const keys = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
-    let node = out;
-    keys.forEach((k, i) => {
-      if (i === keys.length - 1) node[k] = value;
-      else node = (typeof node[k] === 'object' && node[k] !== null ? node[k] : (node[k] = {})) as Record<string, unknown>;
-    });
-  }
-  return out;
+  return type.includes('application/x-www-form-urlencoded') ? parseBracketForm(req.body) : jsonObject(req.body);
 }
 
 function fee(amount: number): number {

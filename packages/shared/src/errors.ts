@@ -186,6 +186,7 @@ export function normalizeError(err: unknown): Normalized {
     const type = typeof e.type === 'string' ? e.type : undefined;
     if (type === 'entity.parse.failed') return { status: 400, detail: 'The request body is not valid JSON.', internal: false };
     if (type === 'entity.too.large') return { status: 413, detail: 'The request body is too large.', internal: false };
+    if (type === 'parameters.too.many') return { status: 413, detail: 'The request body has too many parameters.', internal: false };
     if (type === 'encoding.unsupported') return { status: 415, detail: 'Unsupported Content-Encoding.', internal: false };
     if (type === 'charset.unsupported') return { status: 415, detail: 'Unsupported charset.', internal: false };
     if (type === 'request.aborted') return { status: 400, detail: 'The request was aborted.', internal: false };

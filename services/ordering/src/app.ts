@@ -4,6 +4,7 @@
  * everywhere else (docs/decisions.md §4). `server.ts` wires configuration, the database and the listener.
  */
 import compression from 'compression';
+import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
@@ -50,11 +51,23 @@ const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
 /**
  * The payment webhook's form body is the whole transaction flattened (contact with billing and delivery
  * address, invoice with custom fields and products: well over 100 parameters, docs/payrexx.md): a higher
- * parameter bound for that route only, still bounded. Runs before the general parser, which then skips
- * the already read body.
+ * parameter bound for that route only, still bounded, and parsed as Payrexx's PHP-style names mean it, numeric
+ * keys as object keys (`customFields[1]`), so a form body has the shape of the same webhook sent as JSON. Runs
+ * before the general parser, which then skips the already read body.
  */
-const paymentWebhookForm = express.urlencoded({ extended: true, depth: 6, limit: '256kb', parameterLimit: 1000 } as Parameters<typeof express.urlencoded>[0] & { depth: number });
-const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => (req.path === PAYMENT_WEBHOOK_PATH ? paymentWebhookForm(req, res, next) : next());
+const paymentWebhookText = express.text({ type: 'application/x-www-form-urlencoded', limit: '256kb' });
+const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => {
+  if (req.path !== PAYMENT_WEBHOOK_PATH) return next();
+  paymentWebhookText(req, res, (err?: unknown) => {
+    if (err || typeof req.body !== 'string') return next(err);
+    try {
+      req.body = parseBracketForm(req.body, { parameterLimit: 1000, depth: 6 });
+      next();
+    } catch (e) {
+      next(e);
+    }
+  });
+};
 
 /**
  * Rate limits of the ordering spec (§ Errors: order creation, battery lookup, payment webhooks; login and

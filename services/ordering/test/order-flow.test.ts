@@ -67,6 +67,19 @@ function postWebhook(body: unknown, form = false) {
   return form ? req.type('form').send(body as string) : req.send(body as object);
 }
 
+test('a form-encoded webhook is read as Payrexx means its names (numeric keys as object keys) and bounded at 1000 parameters', async () => {
+  const placed = await placeOrder();
+  const row = await orderRow(placed.id);
+  const { transaction } = await control('pay', { invoiceId: row.paylink_id });
+  const fields = Array.from({ length: 50 }, (_, i) => `transaction[invoice][customFields][${i + 1}][value]=v${i}`).join('&');
+  expect((await postWebhook(`transaction[id]=${transaction.id}&transaction[status]=confirmed&${fields}`, true)).status).toBe(200);
+  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
+  const tooMany = Array.from({ length: 1001 }, (_, i) => `transaction[invoice][products][${i}][sku]=x`).join('&');
+  const res = await postWebhook(`transaction[id]=${transaction.id}&${tooMany}`, true);
+  expect(res.status).toBe(413);
+  expect(res.text).not.toMatch(/RangeError|at .*\.ts/);
+});
+
 test('a set reaches weclapp as weclapp nests it: main items by article id at the shop’s prices, sub items under their main item, nothing off the contract', async () => {
   const res = await request(url)
     .post('/api/grpc-json/v1/shop/orders')

@@ -314,25 +314,8 @@ export const SignatureCheckSchema: JsonSchema = closed({ id: int }, ['id']);
  * subscription event `{ subscription }`. Form-encoded bodies nest with brackets (`transaction[invoice][…]`)
  * and carry every value as a string, which the `intish`/`boolish` schemas admit.
  */
+export { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
+
 export const WebhookBodySchema: JsonSchema = {
   oneOf: [closed({ transaction: TransactionSchema }, ['transaction']), closed({ payout: PayoutSchema }, ['payout']), closed({ subscription: { type: 'object' } }, ['subscription'])],
 };
-
-/**
- * Parses a form body with PHP bracket names (`a[b][0][c]=v`) into nested objects (numeric keys stay object
- * keys), as PHP's `$_POST` and Express's extended parser read it [DOC-WH "PHP-Post"]. For contract checks.
- */
-export function parseBracketForm(body: string): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [name, value] of new URLSearchParams(body)) {
-    const m = /^([^[\]]+)((?:\[[^[\]]*\])*)$/.exec(name);
-    if (!m) continue;
-    const keys = [m[1]!, ...[...m[2]!.matchAll(/\[([^[\]]*)\]/g)].map((x) => x[1]!)];
-    let node = out;
-    keys.forEach((k, i) => {
-      if (i === keys.length - 1) node[k] = value;
-      else node = (node[k] ??= {}) as Record<string, unknown>;
-    });
-  }
-  return out;
-}
