@@ -81,3 +81,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`create index licenses_free_idx on licenses (product, seq) where email is null`.execute(db);
   await sql`create index licenses_email_idx on licenses (lower(email), product)`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table licenses, service_clients, refresh_tokens, users`.execute(db);
+}

@@ -96,3 +96,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       updated_at timestamptz not null default now()
     )`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table battery_records, card_numbers, localized_product_options, localized_countries, article_bom_items, articles`.execute(db);
+}

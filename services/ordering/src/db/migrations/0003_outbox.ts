@@ -18,3 +18,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index outbox_messages_pending_idx on outbox_messages (next_attempt_at, id) where sent_at is null`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table outbox_messages`.execute(db);
+}

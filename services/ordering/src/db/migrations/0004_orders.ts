@@ -154,3 +154,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index idempotency_keys_expires_idx on idempotency_keys (expires_at)`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table idempotency_keys, order_state_changes, discount_redemptions, order_items, orders, discount_codes, discount_campaigns`.execute(db);
+}

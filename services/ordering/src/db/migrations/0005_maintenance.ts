@@ -14,3 +14,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`insert into maintenance_mode (singleton, enabled) values (true, false)`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table maintenance_mode`.execute(db);
+}

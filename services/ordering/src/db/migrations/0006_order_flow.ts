@@ -38,3 +38,22 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index payment_deliveries_order_idx on payment_deliveries (order_id, id)`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table payment_deliveries`.execute(db);
+  await sql`drop index orders_paylink_id_idx`.execute(db);
+  await sql`alter table orders drop column erp_sales_order_id, drop column payment_transaction_id, drop column paylink_id`.execute(db);
+
+  // Fails (and changes nothing) while jobs of the new kinds, or without a message id, are stored: the older
+  // schema cannot hold them, and a rollback does not delete them silently.
+  await sql`drop index outbox_messages_pending_idx`.execute(db);
+  await sql`create index outbox_messages_pending_idx on outbox_messages (next_attempt_at, id) where sent_at is null`.execute(db);
+  await sql`alter table outbox_messages drop constraint outbox_messages_check`.execute(db);
+  await sql`alter table outbox_messages drop column dead_at`.execute(db);
+  await sql`alter table outbox_messages alter column message_id set not null`.execute(db);
+  await sql`alter table outbox_messages drop constraint outbox_messages_kind_dedupe_key_key`.execute(db);
+  await sql`alter table outbox_messages add constraint outbox_messages_dedupe_key_key unique (dedupe_key)`.execute(db);
+  await sql`alter table outbox_messages drop constraint outbox_messages_kind_check`.execute(db);
+  await sql`alter table outbox_messages alter column kind set default 'mail'`.execute(db);
+  await sql`alter table outbox_messages add constraint outbox_messages_kind_check check (kind in ('mail'))`.execute(db);
+}

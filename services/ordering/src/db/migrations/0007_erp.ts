@@ -59,3 +59,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
     )`.execute(db);
   await sql`create index erp_webhook_jobs_due_idx on erp_webhook_jobs (next_attempt_at)`.execute(db);
 }
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table erp_webhook_jobs, retailers, erp_api_tokens`.execute(db);
+}

@@ -9,7 +9,7 @@ import { sql, type Kysely, type Migration } from 'kysely';
 /** Advisory lock key of punch id allocation; fixed here because a migration must not change with the code. */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
-/** Creates the tables, indexes and the `insert_punch_batch` function of the timing schema. */
+/** Creates the tables, indexes and the `insert_punch_batch` function (dropped by migration 0007) of the timing schema. */
 export const m0001Timing: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
     await sql`

@@ -19,7 +19,7 @@
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
-/** Advisory lock key of punch id allocation (the same value as in migration 0001). */
+/** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Creates the counters (backfilled), their triggers, the compaction and `upload_punch_batch`. */

@@ -9,14 +9,6 @@
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
-const levels = (table: string, sign: string) => `
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, ${sign}count(*), txid from ${table} group by modem, id >> 16, txid
-        union all
-        select modem, 13::int2, id >> 13, ${sign}count(*), txid from ${table} group by modem, id >> 13, txid
-        union all
-        select modem, 10::int2, id >> 10, ${sign}count(*), txid from ${table} group by modem, id >> 10, txid;`;
-
 /** Adds level 13 to the counters and their triggers. */
 export const m0003PunchCountsMidLevel: Migration = {
   async up(db: Kysely<unknown>): Promise<void> {
@@ -27,27 +19,36 @@ export const m0003PunchCountsMidLevel: Migration = {
       insert into punch_counts (modem, shift, bucket, n, txid)
       select modem, 13::int2, bucket >> 3, sum(n), txid from punch_counts where shift = 10 group by modem, bucket >> 3, txid;
     `.execute(db);
-    await sql
-      .raw(
-        `create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin${levels('new_rows', '')}
+    await sql`
+      create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
+      begin
+        insert into punch_counts (modem, shift, bucket, n, txid)
+        select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
+        union all
+        select modem, 13::int2, id >> 13, count(*), txid from new_rows group by modem, id >> 13, txid
+        union all
+        select modem, 10::int2, id >> 10, count(*), txid from new_rows group by modem, id >> 10, txid;
         return null;
       end
       $fn$;
       create or replace function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin${levels('old_rows', '-')}
+      begin
+        insert into punch_counts (modem, shift, bucket, n, txid)
+        select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
+        union all
+        select modem, 13::int2, id >> 13, -count(*), txid from old_rows group by modem, id >> 13, txid
+        union all
+        select modem, 10::int2, id >> 10, -count(*), txid from old_rows group by modem, id >> 10, txid;
         return null;
       end
-      $fn$;`,
-      )
-      .execute(db);
+      $fn$;
+    `.execute(db);
   },
   async down(db: Kysely<unknown>): Promise<void> {
     await sql`lock table punches in share row exclusive mode`.execute(db);
     await sql`delete from punch_counts where shift = 13`.execute(db);
-    await sql
-      .raw(
-        `create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
+    await sql`
+      create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
       begin
         insert into punch_counts (modem, shift, bucket, n, txid)
         select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
@@ -66,8 +67,7 @@ export const m0003PunchCountsMidLevel: Migration = {
       end
       $fn$;
       alter table punch_counts drop constraint punch_counts_shift_check;
-      alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 16));`,
-      )
-      .execute(db);
+      alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 16));
+    `.execute(db);
   },
 };

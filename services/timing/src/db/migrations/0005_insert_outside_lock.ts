@@ -13,17 +13,29 @@
  * two concurrent batches that share punches then wait for each other's key in one global order and cannot
  * deadlock (they could when each wrote in its own batch order). Ids still follow the batch order, and of two
  * equal punches in one batch the first is stored, as before.
+ *
+ * Frozen (docs/database.md): the function texts are written out in full, down to the line of blanks after
+ * `begin` in up(), which the text applied to existing databases has (schema.sql compares byte for byte).
  */
 import { sql, type Kysely, type Migration } from 'kysely';
 
-/** The advisory lock key of the id critical section (migration 0001). */
+/** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
-const signature = sql.raw(`p_user_id integer, p_admin boolean,
+/** Replaces `upload_punch_batch` (same signature and results). */
+export const m0005InsertOutsideLock: Migration = {
+  async up(db: Kysely<unknown>): Promise<void> {
+    await sql`
+      create or replace function upload_punch_batch(
+        p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
-        out stored integer, out max_id bigint, out unknown_modems text[], out foreign_modems text[]`);
-
-const modemCheck = sql.raw(`
+        out stored integer, out max_id bigint, out unknown_modems text[], out foreign_modems text[]
+      ) language plpgsql as $fn$
+      declare
+        v_ids bigint[];
+        v_seq regclass := pg_get_serial_sequence('punches', 'id')::regclass;
+      begin
+        
         select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
                coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
           into unknown_modems, foreign_modems
@@ -32,21 +44,7 @@ const modemCheck = sql.raw(`
         if cardinality(unknown_modems) > 0 or cardinality(foreign_modems) > 0 then
           stored := 0;
           return;
-        end if;`);
-
-/**
- * Creates (or replaces) `upload_punch_batch` with the insert outside the lock, writing the rows in
- * `rowOrder` (an ORDER BY list over the unnested batch `t`, ending in `t.ord`). Migration 0006 reuses it
- * with the re-send key's new column order.
- */
-export async function createUploadPunchBatch(db: Kysely<unknown>, rowOrder: string): Promise<void> {
-  await sql`
-      create or replace function upload_punch_batch(${signature}) language plpgsql as $fn$
-      declare
-        v_ids bigint[];
-        v_seq regclass := pg_get_serial_sequence('punches', 'id')::regclass;
-      begin
-        ${modemCheck}
+        end if;
         perform pg_advisory_lock(${sql.lit(PUNCH_ID_LOCK)});
         perform pg_current_xact_id();
         select array_agg(nextval(v_seq) order by g) into v_ids
@@ -57,7 +55,7 @@ export async function createUploadPunchBatch(db: Kysely<unknown>, rowOrder: stri
           select v_ids[t.ord], t.card, t.time, t.code, t.type, t.modem, t.rt
           from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
                as t(card, time, code, type, modem, rt, ord)
-          order by ${sql.raw(rowOrder)}
+          order by t.modem, t.card, t.code, t.time, t.type, t.ord
           on conflict on constraint punches_resend do nothing
           returning id
         )
@@ -65,18 +63,25 @@ export async function createUploadPunchBatch(db: Kysely<unknown>, rowOrder: stri
       end
       $fn$;
     `.execute(db);
-}
-
-/** Replaces `upload_punch_batch` (same signature and results). */
-export const m0005InsertOutsideLock: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await createUploadPunchBatch(db, 't.modem, t.card, t.code, t.time, t.type, t.ord');
   },
+  /** Restores migration 0002's function. */
   async down(db: Kysely<unknown>): Promise<void> {
     await sql`
-      create or replace function upload_punch_batch(${signature}) language plpgsql as $fn$
+      create or replace function upload_punch_batch(
+        p_user_id integer, p_admin boolean,
+        p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
+        out stored integer, out max_id bigint, out unknown_modems text[], out foreign_modems text[]
+      ) language plpgsql as $fn$
       begin
-        ${modemCheck}
+        select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
+               coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
+          into unknown_modems, foreign_modems
+          from (select distinct unnest(p_modems) as serial) s
+          left join modems m on m.serial = s.serial;
+        if cardinality(unknown_modems) > 0 or cardinality(foreign_modems) > 0 then
+          stored := 0;
+          return;
+        end if;
         perform pg_advisory_lock(${sql.lit(PUNCH_ID_LOCK)});
         perform pg_current_xact_id();
         with ins as (

@@ -8,6 +8,7 @@ import { m0003PunchCountsMidLevel } from './0003_punch_counts_mid_level';
 import { m0004UploadByKey } from './0004_upload_by_key';
 import { m0005InsertOutsideLock } from './0005_insert_outside_lock';
 import { m0006ResendKeyTimeOrder } from './0006_resend_key_time_order';
+import { m0007DropInsertPunchBatch } from './0007_drop_insert_punch_batch';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -17,4 +18,5 @@ export const migrations: Record<string, Migration> = {
   '0004_upload_by_key': m0004UploadByKey,
   '0005_insert_outside_lock': m0005InsertOutsideLock,
   '0006_resend_key_time_order': m0006ResendKeyTimeOrder,
+  '0007_drop_insert_punch_batch': m0007DropInsertPunchBatch,
 };
