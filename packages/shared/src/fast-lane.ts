@@ -79,8 +79,10 @@ function numericBounds(schema: Schema): (n: number) => boolean {
   const range = typeof schema.format === 'string' ? FORMAT_RANGES[schema.format] : undefined;
   const min = Math.max(typeof schema.minimum === 'number' ? schema.minimum : -Infinity, range?.[0] ?? -Infinity);
   const max = Math.min(typeof schema.maximum === 'number' ? schema.maximum : Infinity, range?.[1] ?? Infinity);
-  const exMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : -Infinity;
-  const exMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : Infinity;
+  // OpenAPI 3.0 marks `minimum`/`maximum` exclusive with `true`; 3.1 gives the exclusive bound as a number.
+  const exclusive = (v: unknown, bound: unknown, none: number) => (typeof v === 'number' ? v : v === true && typeof bound === 'number' ? bound : none);
+  const exMin = exclusive(schema.exclusiveMinimum, schema.minimum, -Infinity);
+  const exMax = exclusive(schema.exclusiveMaximum, schema.maximum, Infinity);
   return (n) => n >= min && n <= max && n > exMin && n < exMax;
 }
 
