@@ -6,6 +6,7 @@
  * catalogue and tests refer to them (import these constants rather than repeating the strings). Prices are
  * net euros as decimal strings, like weclapp; VAT is the German standard rate (19 %).
  */
+import { ERP_ATTRIBUTE_KEYS, type ErpSetSlotConfiguration } from '@sports-timing/shared/src/erp-contract';
 import type { Article, CustomAttributeDefinition, Customer, SalesInvoice, TenantData } from './types';
 
 /** Stable article numbers of the demo catalogue. */
@@ -34,31 +35,17 @@ export const ARTICLE_NUMBERS = {
 } as const;
 
 /**
- * `attributeKey` of the custom attribute definitions. Clients find a definition's id by its key
- * (`GET /customAttributeDefinition`), never by a hard-coded id.
+ * `attributeKey` of the custom attribute definitions (the shared contract's list). Clients find a definition's
+ * id by its key (`GET /customAttributeDefinition`), never by a hard-coded id.
  */
-export const ATTRIBUTE_KEYS = {
-  /** BOOLEAN on articles: the article is sold in the shop. */
-  shopArticle: 'shopArticle',
-  /** LIST on articles: who may order it — `public`, `retailer`, `internal`. */
-  shopUserGroup: 'shopUserGroup',
-  /** LIST on articles: shop category. */
-  shopCategory: 'shopCategory',
-  /** LIST on articles: card type of a card article (`sicard9`, `sicard10`, `siac1`). */
-  shopCardType: 'shopCardType',
-  /** BOOLEAN on articles: only sold as a sub item of a set. */
-  shopSubitemOnly: 'shopSubitemOnly',
-  /** STRING on articles: comma list of configuration keys the customer fills in (`cardNumber,feedbackSignal`). */
-  shopConfigurableAttributes: 'shopConfigurableAttributes',
-  /** BOOLEAN on customers: the customer is a retailer. */
-  retailer: 'retailer',
-  /** BOOLEAN on customers: the retailer appears in the public retailer list. */
-  retailerPublic: 'retailerPublic',
-  /** STRING on customers: comma list of ISO 3166-1 alpha-2 countries the retailer serves. */
-  retailerServedCountries: 'retailerServedCountries',
-  /** STRING on sales orders and quotations: the ordering service's idempotency reference (order number). */
-  shopReference: 'shopReference',
-} as const;
+export const ATTRIBUTE_KEYS = ERP_ATTRIBUTE_KEYS;
+
+/** Id of the unit "piece" every seed article is counted in (weclapp: a `unit` entity). */
+export const UNIT_ID_PIECE = '10';
+/** Id of the currency EUR (weclapp: a `currency` entity; tenant-specific in a real weclapp). */
+export const CURRENCY_ID_EUR = '248';
+/** The user the simulator's own changes are recorded as (weclapp's `lastModifiedByUserId`). */
+export const SYSTEM_USER_ID = '1';
 
 /** Values of the LIST attribute `shopUserGroup`. */
 export const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
@@ -494,6 +481,7 @@ function defs(nextId: IdAllocator, now: number): CustomAttributeDefinition[] {
     def(k.retailerPublic, 'Retailer: public listing', 'BOOLEAN', ['customer']),
     def(k.retailerServedCountries, 'Retailer: served countries', 'STRING', ['customer']),
     def(k.shopReference, 'Shop reference', 'STRING', ['salesOrder', 'quotation']),
+    def(k.shopSetConfiguration, 'Shop: set configurator', 'LARGE_TEXT', ['article']),
   ];
 }
 
@@ -503,7 +491,7 @@ export function attributeValue(definitions: Iterable<CustomAttributeDefinition>,
   if (!def) throw new Error(`unknown custom attribute ${key}`);
   if (def.attributeType === 'BOOLEAN') return { attributeDefinitionId: def.id, booleanValue: Boolean(value) };
   if (def.attributeType === 'LIST') {
-    const sel = def.selectableValues.find((v) => v.value === value);
+    const sel = (def.selectableValues ?? []).find((v) => v.value === value);
     if (!sel) throw new Error(`custom attribute ${key} has no value ${String(value)}`);
     return { attributeDefinitionId: def.id, selectedValueId: sel.id };
   }
@@ -538,12 +526,12 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       description: s.description.en,
       active: true,
       articleType: s.bom ? 'SALES_BILL_OF_MATERIAL' : s.service ? 'SERVICE' : 'STORABLE',
-      unitName: 'Stk.',
+      unitId: UNIT_ID_PIECE,
       taxRateType: 'STANDARD',
-      articlePrices: [{ id: nextId(), price: s.netPrice, currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' }],
+      articlePrices: [{ id: nextId(), price: s.netPrice, currencyId: CURRENCY_ID_EUR, currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' }],
       customAttributes,
       salesBillOfMaterialItems: [],
-      translations: (['de', 'fr'] as const).map((lang) => ({ languageCode: lang, name: s.name[lang], description: s.description[lang] })),
+      translations: (['de', 'fr'] as const).map((locale) => ({ locale, name: s.name[locale], description: s.description[locale] })),
       createdDate: now,
       lastModifiedDate: now,
     };
@@ -558,13 +546,22 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       articleId: byNumber.get(b.defaultArticle)!.id,
       articleNumber: b.defaultArticle,
       quantity: String(b.quantity ?? 1),
-      locked: b.locked ?? false,
-      configurable: b.configurable ?? false,
-      optional: b.optional ?? false,
-      validArticleNumbers: b.valid,
-      defaultConfiguration: b.configuration ?? {},
-      excludedCustomAttributes: b.excluded ?? [],
+      createdDate: now,
+      lastModifiedDate: now,
+      version: '0',
     }));
+    if (s.bom) {
+      const slots: ErpSetSlotConfiguration[] = s.bom.map((b) => ({
+        positionNumber: b.position,
+        locked: b.locked ?? false,
+        configurable: b.configurable ?? false,
+        optional: b.optional ?? false,
+        validArticleNumbers: b.valid,
+        defaultConfiguration: b.configuration ?? {},
+        excludedCustomAttributes: b.excluded ?? [],
+      }));
+      article.customAttributes!.push(attr(ATTRIBUTE_KEYS.shopSetConfiguration, JSON.stringify(slots)));
+    }
   }
 
   const customers = new Map<string, Customer>();
@@ -574,29 +571,28 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       customAttributes.push(attr(ATTRIBUTE_KEYS.retailerPublic, c.retailerPublic ?? false));
       customAttributes.push(attr(ATTRIBUTE_KEYS.retailerServedCountries, (c.servedCountries ?? []).join(',')));
     }
+    const addressId = nextId();
     const customer: Customer = {
       id: nextId(),
+      primaryAddressId: addressId,
       version: '0',
       customerNumber: c.customerNumber,
       partyType: 'ORGANIZATION',
       company: c.company,
-      firstName: null,
-      lastName: null,
       email: c.email,
       phone: c.phone,
-      website: c.website,
-      currencyName: 'EUR',
-      blocked: false,
+      ...(c.website ? { website: c.website } : {}),
+      customer: true,
+      customerBlocked: false,
       addresses: [
         {
-          id: nextId(),
+          id: addressId,
           street1: c.street1,
-          street2: c.street2 ?? null,
+          ...(c.street2 ? { street2: c.street2 } : {}),
           zipcode: c.zipcode,
           city: c.city,
-          state: c.state ?? null,
+          ...(c.state ? { state: c.state } : {}),
           countryCode: c.countryCode,
-          primeAddress: true,
           deliveryAddress: true,
           invoiceAddress: true,
         },
@@ -613,18 +609,16 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
     const customer = customers.get(inv.customerNumber)!;
     const items = inv.items.map((it, i) => {
       const a = byNumber.get(it.articleNumber)!;
-      const unit = toCents(a.articlePrices[0]!.price);
+      const unit = toCents(a.articlePrices![0]!.price);
       return {
         id: nextId(),
         positionNumber: i + 1,
         articleId: a.id,
         articleNumber: a.articleNumber,
         title: a.name,
-        description: null,
         quantity: String(it.quantity),
         unitPrice: toEuros(unit),
         netAmount: toEuros(unit * it.quantity),
-        parentItemId: null,
       };
     });
     const net = items.reduce((sum, it) => sum + toCents(it.netAmount), 0);
@@ -637,9 +631,7 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       invoiceDate,
       customerId: customer.id,
       customerNumber: customer.customerNumber,
-      salesOrderId: null,
       status: inv.status ?? 'OPEN_ITEM_CREATED',
-      recordCurrencyName: 'EUR',
       salesInvoiceItems: items,
       netAmount: toEuros(net),
       grossAmount: toEuros(net + tax),

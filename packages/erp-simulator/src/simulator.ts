@@ -4,11 +4,17 @@
  * API, per tenant under `/<prefix>/webapp/api/v1` (main tenant: no prefix, `/webapp/api/v1`; sandbox:
  * `/sandbox/webapp/api/v1`), header `AuthenticationToken` (missing or wrong → 401):
  * - `GET /article`, `/article/count`, `/article/id/{id}`, `PUT /article/id/{id}`
- * - `GET /customer`, `/customer/count`, `/customer/id/{id}`
+ * - `GET /party`, `/party/count`, `/party/id/{id}` (parties in their customer role); the deprecated `GET /customer`, `/customer/count`, `/customer/id/{id}` answer the same parties in the older customer shape
  * - `GET|POST /salesOrder`, `GET /salesOrder/count`, `GET|PUT /salesOrder/id/{id}`
  * - `GET|POST /quotation`, `GET /quotation/count`, `GET /quotation/id/{id}`
  * - `GET /salesInvoice`, `/salesInvoice/count`, `/salesInvoice/id/{id}`
  * - `GET /customAttributeDefinition`, `/customAttributeDefinition/id/{id}`
+ * - `GET /propertyTranslation/readPropertyTranslations?entityName=article&entityId=…[&locale=…]`: an article's
+ *   `name` and `description` in the other languages
+ * Entities are answered as weclapp answers them (`wire.ts`): no `null`s, weclapp's always-present properties
+ * filled. A sales order is created with its main items; a set's sub items are added by a `PUT` whose new items
+ * name an existing item as `parentItemId` (ids exist only after the creation). A position's `unitPrice` is kept
+ * only with `manualUnitPrice: true`, else the article's EUR price applies (weclapp prices it itself).
  * Lists answer `{ "result": [...] }`, counts `{ "result": n }`; filters, sort and paging as in `query.ts`.
  * `PUT` updates the properties it is given (as weclapp's `ignoreMissingProperties=true`); a `version` that
  * is not the entity's current one → 409 (optimistic lock), and every successful write increments
@@ -33,6 +39,8 @@
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
+import { toCustomerView, toWire } from './wire';
+import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
 import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
 /** A tenant of the simulator. */
@@ -59,6 +67,24 @@ export interface ErpSimulatorOptions {
   log?: (line: string) => void;
 }
 
+/** A request or answer that departs from weclapp's contract. */
+export interface ErpContractViolation {
+  side: 'request' | 'answer';
+  method: string;
+  /** The contract's path template, e.g. `/salesOrder/id/{id}`. */
+  path: string;
+  errors: string[];
+}
+
+interface PendingExchange {
+  side: 'request' | 'answer';
+  method: string;
+  /** Path below the API root, e.g. `/salesOrder/id/1001`. */
+  apiPath: string;
+  /** JSON text. */
+  body: string;
+}
+
 /** One webhook delivery attempt. */
 export interface ErpWebhookDelivery {
   tenant: string;
@@ -82,6 +108,7 @@ export interface ErpPatchAnswer<T extends Article | Customer | SalesOrder = Arti
 export interface ErpSimulatorState {
   tenants: Record<string, ErpTenantState>;
   deliveries: ErpWebhookDelivery[];
+  contractViolations: ErpContractViolation[];
   attributeKeys: typeof ATTRIBUTE_KEYS;
 }
 
@@ -114,11 +141,11 @@ const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'art
 /** Properties a client may write with PUT, per entity. */
 const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
-  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'paid'],
-  customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'blocked'],
+  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems'],
+  customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'customerBlocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
-const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced']);
+const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced', 'paid', 'netAmount', 'grossAmount']);
 
 /** The ERP simulator. Create with {@link createErpSimulator}. */
 export class ErpSimulator {
@@ -126,6 +153,8 @@ export class ErpSimulator {
   readonly server: SimServer;
   /** Every webhook delivery, oldest first. */
   readonly deliveries: ErpWebhookDelivery[] = [];
+  private readonly pendingExchanges: PendingExchange[] = [];
+  private readonly violations: ErpContractViolation[] = [];
   private readonly tenants = new Map<string, Tenant>();
   private readonly pending = new Set<Promise<unknown>>();
   private readonly webhookTimeoutMs: number;
@@ -191,6 +220,8 @@ export class ErpSimulator {
       this.tenants.set(options.name, { options, data: seedTenant(nextId, now), subscriptions: new Set(), nextId, orderSeq: 20000, quotationSeq: 30000, invoiceSeq: 100 });
     }
     this.deliveries.length = 0;
+    this.pendingExchanges.length = 0;
+    this.violations.length = 0;
     this.server.clearFaults();
   }
 
@@ -273,17 +304,57 @@ export class ErpSimulator {
     if (!m || !tenant) return { status: 404, json: errorBody(404, `no API at ${req.path}`) };
     const token = req.headers['authenticationtoken'];
     if (typeof token !== 'string' || token !== tenant.options.token) return { status: 401, json: errorBody(401, 'invalid or missing AuthenticationToken') };
+    const apiPath = `/${m[2]!}`;
+    if (req.body.trim() !== '') this.recordExchange({ side: 'request', method: req.method, apiPath, body: req.body });
+    let answer: SimResponse;
     try {
-      return this.route(tenant, req, m[2]!.split('/'));
+      answer = this.route(tenant, req, m[2]!.split('/'));
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
       throw err;
     }
+    if (answer.status < 300 && answer.json !== undefined) this.recordExchange({ side: 'answer', method: req.method, apiPath, body: JSON.stringify(answer.json) });
+    return answer;
   }
 
+  /** Keeps a request or answer for the contract check (validated when {@link contractViolations} is read; at most 5000 wait). */
+  private recordExchange(x: PendingExchange): void {
+    this.pendingExchanges.push(x);
+    if (this.pendingExchanges.length > 5_000) this.pendingExchanges.shift();
+  }
+
+  /**
+   * Every departure from weclapp's published contract seen on the API so far, oldest first: requests a client
+   * sent (unknown, read-only, deprecated or missing properties) and answers the simulator gave. Checked when
+   * read (compiling the contract's validators takes seconds, which no request should wait for); tests assert it
+   * stays empty (docs/weclapp.md "Contract").
+   */
+  get contractViolations(): ErpContractViolation[] {
+    const contract = loadWeclappContract();
+    for (const x of this.pendingExchanges.splice(0)) {
+      let errors: string[] | null;
+      try {
+        const body: unknown = JSON.parse(x.body);
+        errors = x.side === 'request' ? contract.requestErrors(x.method, x.apiPath, body) : contract.answerErrors(x.method, x.apiPath, body);
+      } catch {
+        continue; // not JSON: answered as a 400 anyway
+      }
+      if (errors === null) errors = ['not an operation of the contract'];
+      if (errors.length > 0) this.violations.push({ side: x.side, method: x.method, path: contract.templateOf(x.method, x.apiPath) ?? x.apiPath, errors });
+    }
+    return [...this.violations];
+  }
+
+
+
   private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
-    const [entity, second, id, ...rest] = parts;
+    const [requested, second, id, ...rest] = parts;
+    // Parties in their customer role live in the `customer` collection: `/party` answers them as parties,
+    // the deprecated `/customer` in its older shape.
+    const entity = requested === 'party' ? 'customer' : requested;
+    const wire = (n: EntityName, e: object) => (n === 'customer' && requested === 'customer' ? toCustomerView(e) : toWire(n, e));
+    if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return this.translations(t, req.query);
     const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition'];
     if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
     const name = entity as EntityName;
@@ -291,7 +362,7 @@ export class ErpSimulator {
     if (second === undefined) {
       if (req.method === 'GET') {
         const q = parseListQuery(req.query);
-        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q) } };
+        return { status: 200, json: { result: pageOf(applyFilters(collection.values(), q), q).map((e) => wire(name, e)) } };
       }
       if (req.method === 'POST' && name === 'salesOrder') return this.createSalesOrder(t, jsonObject(req.body));
       if (req.method === 'POST' && name === 'quotation') return this.createQuotation(t, jsonObject(req.body));
@@ -305,15 +376,29 @@ export class ErpSimulator {
       const found = collection.get(id);
       if (req.method === 'GET') {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: found };
+        return { status: 200, json: wire(name, found) };
       }
       if (req.method === 'PUT' && WRITABLE[name]) {
         if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
-        return { status: 200, json: this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true }) };
+        return { status: 200, json: wire(name, this.update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true })) };
       }
       throw new HttpError(405, `${req.method} not allowed on ${name}/id`);
     }
     throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+  }
+
+  /** weclapp's property translations of an article: `name` and `description` per locale (optionally one locale). */
+  private translations(t: Tenant, query: URLSearchParams): SimResponse {
+    const entityName = query.get('entityName');
+    const entityId = query.get('entityId');
+    if (!entityName || !entityId) throw new HttpError(400, 'entityName and entityId are required');
+    if (entityName !== 'article') return { status: 200, json: { result: [] } };
+    const article = t.data.article.get(entityId);
+    if (!article) throw new HttpError(404, `article with id ${entityId} not found`);
+    const locale = query.get('locale');
+    const texts = (article.translations ?? []).filter((x) => !locale || x.locale === locale);
+    const result = (['name', 'description'] as const).map((propertyName) => ({ propertyName, values: texts.filter((x) => x[propertyName]).map((x) => ({ locale: x.locale, text: x[propertyName] })) }));
+    return { status: 200, json: { result } };
   }
 
   private checkCustomAttributes(t: Tenant, value: unknown, entityName: string): CustomAttributeValue[] {
@@ -322,10 +407,10 @@ export class ErpSimulator {
       const a = v as CustomAttributeValue;
       const def = a && typeof a === 'object' ? t.data.customAttributeDefinition.get(String(a.attributeDefinitionId)) : undefined;
       if (!def) throw new HttpError(400, `customAttributes[${i}]: unknown attributeDefinitionId`);
-      if (!def.entities.includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
       if (def.attributeType === 'BOOLEAN' && typeof a.booleanValue !== 'boolean') throw new HttpError(400, `customAttributes[${i}]: booleanValue required`);
-      if (def.attributeType === 'LIST' && !def.selectableValues.some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
-      if (def.attributeType === 'STRING' && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
+      if (!(def.entities ?? []).includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
+      if (def.attributeType === 'LIST' && !(def.selectableValues ?? []).some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
+      if ((def.attributeType === 'STRING' || def.attributeType === 'LARGE_TEXT') && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
       return a;
     });
   }
@@ -348,6 +433,11 @@ export class ErpSimulator {
       next[key] = value;
     }
     if (body.customAttributes !== undefined) next.customAttributes = this.checkCustomAttributes(t, body.customAttributes, name);
+    if (name === 'salesOrder' && body.orderItems !== undefined) {
+      const items = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? []);
+      next.orderItems = items;
+      Object.assign(next, this.totals(items));
+    }
     if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
       throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
     }
@@ -377,67 +467,77 @@ export class ErpSimulator {
           ? [...t.data.customer.values()].find((c) => c.customerNumber === body.customerNumber)
           : undefined;
     if (!customer) throw new HttpError(400, 'customerId or customerNumber of an existing customer is required');
-    if (customer.blocked) throw new HttpError(400, `customer ${customer.customerNumber} is blocked`);
+    if (customer.customerBlocked) throw new HttpError(400, `customer ${customer.customerNumber} is blocked`);
     return customer;
   }
 
-  /** Validates positions; amounts net euros, `unitPrice` defaults to the article's EUR price. */
-  private items(t: Tenant, raw: unknown, field: string): RecordItem[] {
-    if (!Array.isArray(raw) || raw.length === 0) throw new HttpError(400, `${field}: at least one position is required`);
+  /**
+   * Validates new positions; amounts net euros. `unitPrice` is kept only with `manualUnitPrice: true`, else the
+   * article's EUR price applies. `parentItemId` must name one of `existing` (items already on the document).
+   */
+  private items(t: Tenant, raw: unknown, field: string, existing: RecordItem[] = []): RecordItem[] {
+    if (!Array.isArray(raw)) throw new HttpError(400, `${field} must be an array`);
     const items: RecordItem[] = [];
-    const byPosition = new Map<number, string>();
     raw.forEach((r: unknown, i) => {
       const it = (r ?? {}) as Record<string, unknown>;
+      if (typeof it.id === 'string') {
+        const kept = existing.find((x) => x.id === it.id);
+        if (!kept) throw new HttpError(400, `${field}[${i}].id ${it.id} is not an item of this document`);
+        items.push(kept);
+        return;
+      }
+      if ('parentPositionNumber' in it || 'paid' in it) throw new HttpError(400, `${field}[${i}]: unknown property`);
       const article =
         typeof it.articleId === 'string'
           ? t.data.article.get(it.articleId)
           : typeof it.articleNumber === 'string'
             ? [...t.data.article.values()].find((a) => a.articleNumber === it.articleNumber)
             : undefined;
-      if (!article) throw new HttpError(400, `${field}[${i}]: articleId or articleNumber of an existing article is required`);
+      if (!article) throw new HttpError(400, `${field}[${i}]: articleId of an existing article is required`);
       const quantity = Number(it.quantity);
       if (!Number.isFinite(quantity) || quantity <= 0) throw new HttpError(400, `${field}[${i}].quantity must be a positive number`);
-      const price = it.unitPrice !== undefined ? String(it.unitPrice) : article.articlePrices.find((p) => p.currencyName === 'EUR')?.price ?? '0';
-      if (!/^-?\d+(\.\d{1,2})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal with at most two places`);
-      const positionNumber = typeof it.positionNumber === 'number' ? it.positionNumber : i + 1;
-      let parentItemId: string | null = null;
-      if (it.parentPositionNumber !== undefined) {
-        parentItemId = byPosition.get(Number(it.parentPositionNumber)) ?? null;
-        if (!parentItemId) throw new HttpError(400, `${field}[${i}].parentPositionNumber must name an earlier position`);
+      const listPrice = article.articlePrices?.find((p) => p.currencyName === 'EUR')?.price ?? '0';
+      const manual = it.manualUnitPrice === true && it.unitPrice !== undefined;
+      const price = manual ? String(it.unitPrice) : listPrice;
+      if (!/^-?\d+(\.\d{1,5})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal`);
+      let parentItemId: string | undefined;
+      if (it.parentItemId !== undefined) {
+        parentItemId = String(it.parentItemId);
+        if (!existing.some((x) => x.id === parentItemId && x.parentItemId === undefined)) throw new HttpError(400, `${field}[${i}].parentItemId must name a main item of this document`);
       }
-      const id = t.nextId();
-      byPosition.set(positionNumber, id);
       items.push({
-        id,
-        positionNumber,
+        id: t.nextId(),
+        positionNumber: typeof it.positionNumber === 'number' ? it.positionNumber : existing.length + items.length + 1,
         articleId: article.id,
         articleNumber: article.articleNumber,
         title: typeof it.title === 'string' ? it.title : article.name,
-        description: typeof it.description === 'string' ? it.description : null,
+        ...(typeof it.description === 'string' ? { description: it.description } : {}),
         quantity: String(quantity),
         unitPrice: toEuros(toCents(price)),
+        manualUnitPrice: manual,
         netAmount: toEuros(Math.round(quantity * toCents(price))),
-        parentItemId,
+        ...(parentItemId ? { parentItemId } : {}),
       });
     });
     return items;
   }
 
-  private totals(items: RecordItem[]): { netAmount: string; taxAmount: string; grossAmount: string } {
-    const net = items.reduce((s, it) => s + toCents(it.netAmount), 0);
+  private totals(items: RecordItem[]): { netAmount: string; grossAmount: string } {
+    const net = items.reduce((s, it) => s + toCents(it.netAmount ?? '0'), 0);
     const tax = Math.round((net * VAT_RATE_PERCENT) / 100);
-    return { netAmount: toEuros(net), taxAmount: toEuros(tax), grossAmount: toEuros(net + tax) };
+    return { netAmount: toEuros(net), grossAmount: toEuros(net + tax) };
   }
 
-  private address(raw: unknown, field: string): RecordAddress | null {
-    if (raw === undefined || raw === null) return null;
+  private address(raw: unknown, field: string): RecordAddress | undefined {
+    if (raw === undefined || raw === null) return undefined;
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(400, `${field} must be an object`);
     return raw as RecordAddress;
   }
 
   private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
-    const orderItems = this.items(t, body.orderItems, 'orderItems');
+    if ('paid' in body) throw new HttpError(400, 'paid is read-only');
+    const orderItems = this.items(t, body.orderItems ?? [], 'orderItems');
     const status = body.status ?? 'ORDER_ENTRY_IN_PROGRESS';
     if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
     const now = Date.now();
@@ -446,17 +546,15 @@ export class ErpSimulator {
       version: '0',
       orderNumber: String(++t.orderSeq),
       customerId: customer.id,
-      customerNumber: customer.customerNumber,
       status: status as SalesOrder['status'],
       orderDate: typeof body.orderDate === 'number' ? body.orderDate : now,
-      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
-      orderNumberAtCustomer: typeof body.orderNumberAtCustomer === 'string' ? body.orderNumberAtCustomer : null,
-      commission: typeof body.commission === 'string' ? body.commission : null,
+      ...(typeof body.orderNumberAtCustomer === 'string' ? { orderNumberAtCustomer: body.orderNumberAtCustomer } : {}),
+      ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
       deliveryAddress: this.address(body.deliveryAddress, 'deliveryAddress'),
       invoiceAddress: this.address(body.invoiceAddress, 'invoiceAddress'),
       orderItems,
       ...this.totals(orderItems),
-      paid: body.paid === true,
+      paid: false,
       shipped: false,
       invoiced: false,
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'salesOrder'),
@@ -465,23 +563,21 @@ export class ErpSimulator {
     };
     t.data.salesOrder.set(order.id, order);
     this.notify(t, 'salesOrder', order.id, 'create');
-    return { status: 201, json: order };
+    return { status: 201, json: toWire('salesOrder', order) };
   }
 
   private createQuotation(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
-    const quotationItems = this.items(t, body.quotationItems, 'quotationItems');
+    const quotationItems = this.items(t, body.quotationItems ?? [], 'quotationItems');
     const now = Date.now();
     const quotation: Quotation = {
       id: t.nextId(),
       version: '0',
       quotationNumber: String(++t.quotationSeq),
       customerId: customer.id,
-      customerNumber: customer.customerNumber,
       status: 'OPEN',
       quotationDate: now,
-      recordCurrencyName: typeof body.recordCurrencyName === 'string' ? body.recordCurrencyName : 'EUR',
-      commission: typeof body.commission === 'string' ? body.commission : null,
+      ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
       quotationItems,
       ...this.totals(quotationItems),
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'quotation'),
@@ -490,23 +586,23 @@ export class ErpSimulator {
     };
     t.data.quotation.set(quotation.id, quotation);
     this.notify(t, 'quotation', quotation.id, 'create');
-    return { status: 201, json: quotation };
+    return { status: 201, json: toWire('quotation', quotation) };
   }
 
   private invoiceSalesOrder(t: Tenant, order: SalesOrder): void {
     const today = new Intl.DateTimeFormat('en-CA', { timeZone: TENANT_TIME_ZONE, year: 'numeric', month: '2-digit', day: '2-digit' }).format(new Date());
     const invoiceDate = localMidnightMs(today);
+    const customer = order.customerId ? t.data.customer.get(order.customerId) : undefined;
     const invoice: SalesInvoice = {
       id: t.nextId(),
       version: '0',
       invoiceNumber: `RE-${today.slice(0, 4)}-${String(++t.invoiceSeq).padStart(4, '0')}`,
       invoiceDate,
       customerId: order.customerId,
-      customerNumber: order.customerNumber,
+      customerNumber: customer?.customerNumber,
       salesOrderId: order.id,
       status: 'OPEN_ITEM_CREATED',
-      recordCurrencyName: order.recordCurrencyName,
-      salesInvoiceItems: order.orderItems.map((it) => ({ ...it, id: t.nextId() })),
+      salesInvoiceItems: (order.orderItems ?? []).map(({ manualUnitPrice: _m, ...it }) => ({ ...it, id: t.nextId() })),
       netAmount: order.netAmount,
       grossAmount: order.grossAmount,
       createdDate: Date.now(),
@@ -560,7 +656,7 @@ export class ErpSimulator {
       for (const [entity, map] of Object.entries(t.data)) entities[entity] = [...(map as Map<string, unknown>).values()];
       tenants[name] = { ...entities, subscriptions: [...t.subscriptions], baseUrl: this.baseUrl(name) };
     }
-    return { tenants, deliveries: this.deliveries, attributeKeys: ATTRIBUTE_KEYS };
+    return { tenants, deliveries: this.deliveries, contractViolations: this.contractViolations, attributeKeys: ATTRIBUTE_KEYS };
   }
 }
 

@@ -4,7 +4,7 @@
  * here under the simulator's short names.
  */
 import type {
-  ErpArticle,
+  ErpArticle as WireArticle,
   ErpCustomAttributeDefinition,
   ErpCustomer,
   ErpQuotation,
@@ -13,9 +13,7 @@ import type {
 } from '@sports-timing/shared/src/erp-contract';
 
 export type {
-  ErpArticle as Article,
   ErpArticlePrice as ArticlePrice,
-  ErpArticleTranslation as ArticleTranslation,
   ErpBomItem as SalesBillOfMaterialItem,
   ErpCustomAttribute as CustomAttributeValue,
   ErpCustomAttributeDefinition as CustomAttributeDefinition,
@@ -31,6 +29,17 @@ export type {
   ErpWebhookPayload,
 } from '@sports-timing/shared/src/erp-contract';
 export { ERP_SALES_ORDER_STATUSES as SALES_ORDER_STATUSES } from '@sports-timing/shared/src/erp-contract';
+
+/** An article's name and description in one locale (ISO 639-1), answered as property translations. */
+export interface ArticleTranslation {
+  locale: string;
+  name: string;
+  description: string;
+}
+
+/** An article as the simulator stores it: weclapp's article plus its texts in the other languages (weclapp keeps those apart, under `/propertyTranslation`). */
+export type Article = WireArticle & { translations?: ArticleTranslation[] };
+type ErpArticle = Article;
 
 /** Entity collections of one tenant, by weclapp entity name. */
 export interface TenantData {

@@ -2,11 +2,45 @@
  * The ERP wire contract: entity types of the weclapp-style REST API (v1) as the ERP simulator
  * (`@sports-timing/erp-simulator`) serves them and the ordering service's ERP client reads and writes them
  * (docs/decisions.md §6 ERP). One definition for both sides, so the simulator cannot drift from what the client expects.
+ * The shapes are subsets of weclapp's own description (vendored in `packages/shared/contracts/`, its generated
+ * types in `generated/weclapp-v1.ts`; `test` files hold both sides to it, docs/weclapp.md "Contract").
  * weclapp conventions: ids and `version` are strings; money amounts, prices and quantities are decimal strings
  * with a dot, in euros (`"50.34"`), net unless named gross; timestamps are epoch milliseconds (UTC instants);
  * document dates (`invoiceDate`, `orderDate`) are local midnight of the tenant's time zone (Europe/Berlin).
- * A real tenant's entities carry more properties than typed here; only the ones this product uses are listed.
+ * weclapp leaves empty properties out of its answers (it never sends `null`), so everything not always set is
+ * optional here. A real tenant's entities carry more properties than typed here; only the ones this product
+ * uses are listed.
  */
+import type { components } from './generated/weclapp-v1';
+
+/**
+ * `attributeKey`s of the ERP custom attribute definitions this service relies on (their ids differ per
+ * tenant; look them up by key: `GET /customAttributeDefinition`). The ERP simulator seeds them, the ERP client reads by them.
+ */
+export const ERP_ATTRIBUTE_KEYS = {
+  /** BOOLEAN (article): sold in the shop. */
+  shopArticle: 'shopArticle',
+  /** LIST (article): `public` | `retailer` | `internal`. */
+  shopUserGroup: 'shopUserGroup',
+  /** LIST (article): shop category. */
+  shopCategory: 'shopCategory',
+  /** LIST (article): `sicard9` | `sicard10` | `siac1`. */
+  shopCardType: 'shopCardType',
+  /** BOOLEAN (article): only sold as a sub item of a set. */
+  shopSubitemOnly: 'shopSubitemOnly',
+  /** STRING (article): comma list of configuration keys (`cardNumber,feedbackSignal`). */
+  shopConfigurableAttributes: 'shopConfigurableAttributes',
+  /** BOOLEAN (party in its customer role): a retailer. */
+  retailer: 'retailer',
+  /** BOOLEAN (customer): listed publicly. */
+  retailerPublic: 'retailerPublic',
+  /** STRING (customer): comma list of ISO 3166-1 alpha-2 countries served. */
+  retailerServedCountries: 'retailerServedCountries',
+  /** STRING (salesOrder, quotation): the service's idempotency reference (its order number). */
+  shopReference: 'shopReference',
+  /** LARGE_TEXT (article): a set's configurator rules per BOM slot, JSON array of {@link ErpSetSlotConfiguration}. */
+  shopSetConfiguration: 'shopSetConfiguration',
+} as const;
 
 /** Value of a custom attribute on an entity; exactly one value field is set, by the definition's type. */
 export interface ErpCustomAttribute {
@@ -17,68 +51,89 @@ export interface ErpCustomAttribute {
   stringValue?: string;
 }
 
-/** Price of an article: `price` in `currencyName`, net, valid from `priceScaleValue` units. */
+/** Price of an article: `price` in `currencyName`, net (sales channel `NET1`), valid from `priceScaleValue` units. */
 export interface ErpArticlePrice {
   id: string;
   price: string;
-  currencyName: string;
-  priceScaleType: 'SCALE_FROM';
+  currencyId: string;
+  /** Deprecated in weclapp v1 (the id is the reference) but answered; the ISO code the product selects prices by. */
+  currencyName?: string;
+  priceScaleType: 'SCALE_FROM' | 'SCALE_TO';
   priceScaleValue: string;
-  salesChannel: 'NET1';
+  /** weclapp's `distributionChannel` (`NET1`: the first net price list). */
+  salesChannel: components['schemas']['distributionChannel'];
+  /** Customer-specific price when set (the product uses only prices without a customer). */
+  customerId?: string;
+  /** Validity, epoch ms; absent = open. */
+  startDate?: number;
+  endDate?: number;
 }
 
 /**
- * One slot of an article's sales bill of material (weclapp: `salesBillOfMaterialItems`). weclapp stores
- * `articleId`, `articleNumber`, `quantity` and `positionNumber`; the configurator fields (`locked`,
- * `configurable`, `optional`, `validArticleNumbers`, `defaultConfiguration`, `excludedCustomAttributes`)
- * are this product's additions, kept on the slot so the shop can import a set in one read; the simulator always
- * sends them, a client must still read an absent one as false / only the default article / none.
+ * One slot of an article's sales bill of material (weclapp `salesBillOfMaterialArticleItem`: article, position,
+ * quantity, nothing else). What the shop's set configurator needs per slot lives in the set article's custom
+ * attribute `shopSetConfiguration` ({@link ErpSetSlotConfiguration}).
  */
 export interface ErpBomItem {
   id: string;
   positionNumber: number;
   /** Default article of the slot. */
   articleId: string;
-  articleNumber: string;
+  /** Deprecated in weclapp v1 but still answered; the id is the reference. */
+  articleNumber?: string;
   /** Units per set, decimal string (`"5"`). */
   quantity: string;
+  createdDate: number;
+  lastModifiedDate: number;
+  version: string;
+}
+
+/**
+ * The configurator rules of one set slot, kept as JSON (an array, one entry per slot) in the set article's
+ * LARGE_TEXT custom attribute `shopSetConfiguration` — weclapp's BOM item has no place for them. A client
+ * reads an absent entry or field as false / only the default article / none.
+ */
+export interface ErpSetSlotConfiguration {
+  positionNumber: number;
   /** Shown but not changeable by the customer. */
-  locked: boolean;
+  locked?: boolean;
   /** The customer may change the configuration of the slot's article. */
-  configurable: boolean;
+  configurable?: boolean;
   /** The customer may leave the slot out. */
-  optional: boolean;
+  optional?: boolean;
   /** Article numbers the customer may choose for this slot (the default included). */
-  validArticleNumbers: string[];
+  validArticleNumbers?: string[];
   /** Preset configuration of the slot's article (configuration key → value). */
-  defaultConfiguration: Record<string, string>;
+  defaultConfiguration?: Record<string, string>;
   /** Configuration keys not applicable inside this set. */
-  excludedCustomAttributes: string[];
+  excludedCustomAttributes?: string[];
 }
 
-/** Name and description of an article in one language (ISO 639-1). */
-export interface ErpArticleTranslation {
-  languageCode: string;
-  name: string;
-  description: string;
+/**
+ * Translations of an entity's texts (`GET /propertyTranslation/readPropertyTranslations?entityName=article&entityId=…`):
+ * per property (`name`, `description`) its texts by locale. weclapp's article carries its texts in the tenant's
+ * language only.
+ */
+export interface ErpPropertyTranslation {
+  propertyName?: string;
+  values?: { locale?: string; text?: string }[];
 }
 
-/** weclapp `article`. `name`/`description` are the English texts; `translations` holds the others. */
+/** weclapp `article`. `name`/`description` are the tenant-language (English) texts; the others are property translations ({@link ErpPropertyTranslation}). */
 export interface ErpArticle {
   id: string;
   version: string;
   articleNumber: string;
   name: string;
-  description: string;
+  description?: string;
   active: boolean;
-  articleType: 'STORABLE' | 'SERVICE' | 'SALES_BILL_OF_MATERIAL';
-  unitName: string;
+  articleType: 'STORABLE' | 'SERVICE' | 'SALES_BILL_OF_MATERIAL' | 'BASIC';
+  unitId: string;
   /** Tax rate class; `STANDARD` is 19 % in Germany. */
   taxRateType: 'STANDARD' | 'REDUCED' | 'ZERO';
-  articlePrices: ErpArticlePrice[];
-  customAttributes: ErpCustomAttribute[];
-  salesBillOfMaterialItems: ErpBomItem[];
-  translations: ErpArticleTranslation[];
+  articlePrices?: ErpArticlePrice[];
+  customAttributes?: ErpCustomAttribute[];
+  salesBillOfMaterialItems?: ErpBomItem[];
   createdDate: number;
   lastModifiedDate: number;
 }
@@ -86,66 +141,74 @@ export interface ErpArticle {
 /** Address of a party (weclapp `address`). */
 export interface ErpPartyAddress {
   id: string;
-  street1: string;
-  street2: string | null;
-  zipcode: string | null;
-  city: string;
-  state: string | null;
+  street1?: string;
+  street2?: string;
+  zipcode?: string;
+  city?: string;
+  state?: string;
   /** ISO 3166-1 alpha-2. */
-  countryCode: string;
-  primeAddress: boolean;
-  deliveryAddress: boolean;
-  invoiceAddress: boolean;
+  countryCode?: string;
+  deliveryAddress?: boolean;
+  invoiceAddress?: boolean;
 }
 
-/** weclapp `customer` (a party of type customer). */
+/**
+ * A weclapp `party` in its customer role (`customer: true`), read from `/party` (`/customer` is deprecated in
+ * v1 and gone in v2). `customerBlocked`: no new documents for it.
+ */
 export interface ErpCustomer {
   id: string;
   version: string;
-  customerNumber: string;
-  partyType: 'ORGANIZATION' | 'PERSON';
-  company: string | null;
-  firstName: string | null;
-  lastName: string | null;
-  email: string | null;
+  customer: boolean;
+  customerNumber?: string;
+  partyType?: 'ORGANIZATION' | 'PERSON';
+  company?: string;
+  firstName?: string;
+  lastName?: string;
+  email?: string;
   /** E.164. */
-  phone: string | null;
-  website: string | null;
-  currencyName: string;
-  blocked: boolean;
-  addresses: ErpPartyAddress[];
-  customAttributes: ErpCustomAttribute[];
+  phone?: string;
+  website?: string;
+  customerBlocked: boolean;
+  /** The address used unless a document names another. */
+  primaryAddressId?: string;
+  addresses?: ErpPartyAddress[];
+  customAttributes?: ErpCustomAttribute[];
   createdDate: number;
   lastModifiedDate: number;
 }
 
 /** Address printed on a sales document (free text, not a party address). */
 export interface ErpRecordAddress {
-  company?: string | null;
-  firstName?: string | null;
-  lastName?: string | null;
-  street1?: string | null;
-  street2?: string | null;
-  zipcode?: string | null;
-  city?: string | null;
-  state?: string | null;
-  countryCode?: string | null;
-  phoneNumber?: string | null;
+  company?: string;
+  firstName?: string;
+  lastName?: string;
+  street1?: string;
+  street2?: string;
+  zipcode?: string;
+  city?: string;
+  state?: string;
+  countryCode?: string;
+  phoneNumber?: string;
 }
 
 /** A position of a sales order, quotation or invoice. Amounts net, euros. */
 export interface ErpRecordItem {
   id: string;
-  positionNumber: number;
-  articleId: string;
-  articleNumber: string;
-  title: string;
-  description: string | null;
-  quantity: string;
-  unitPrice: string;
-  netAmount: string;
-  /** Parent position for a set's sub item, null for a main item. */
-  parentItemId: string | null;
+  positionNumber?: number;
+  articleId?: string;
+  /** Deprecated in weclapp v1, still answered. */
+  articleNumber?: string;
+  title?: string;
+  description?: string;
+  quantity?: string;
+  unitPrice?: string;
+  /** The price was set by hand (kept; else weclapp computes it from the article's prices). */
+  manualUnitPrice?: boolean;
+  netAmount?: string;
+  grossAmount?: string;
+  /** The main item of a set's sub item (absent for a main item). */
+  parentItemId?: string;
 }
 
 /**
@@ -157,51 +220,48 @@ export type ErpSalesOrderStatus = 'ORDER_ENTRY_IN_PROGRESS' | 'ORDER_CONFIRMATIO
 /** Every sales order status, in process order. */
 export const ERP_SALES_ORDER_STATUSES: readonly ErpSalesOrderStatus[] = ['ORDER_ENTRY_IN_PROGRESS', 'ORDER_CONFIRMATION_PRINTED', 'CLOSED', 'MANUALLY_CLOSED', 'CANCELLED'];
 
-/** weclapp `salesOrder`. Amounts: decimal euro strings; `netAmount` + `taxAmount` = `grossAmount`. */
+/** weclapp `salesOrder`. Amounts: read-only decimal euro strings, net and gross (tax = gross − net). */
 export interface ErpSalesOrder {
   id: string;
   version: string;
   orderNumber: string;
-  customerId: string;
-  customerNumber: string;
+  customerId?: string;
   status: ErpSalesOrderStatus;
   orderDate: number;
-  recordCurrencyName: string;
-  orderNumberAtCustomer: string | null;
-  commission: string | null;
-  deliveryAddress: ErpRecordAddress | null;
-  invoiceAddress: ErpRecordAddress | null;
-  orderItems: ErpRecordItem[];
-  netAmount: string;
-  taxAmount: string;
-  grossAmount: string;
-  /** Payment already received (prepaid shop orders), for the ERP's open-item handling. */
+  orderNumberAtCustomer?: string;
+  commission?: string;
+  deliveryAddress?: ErpRecordAddress;
+  invoiceAddress?: ErpRecordAddress;
+  orderItems?: ErpRecordItem[];
+  netAmount?: string;
+  grossAmount?: string;
+  /** Read-only in weclapp: the order's payments cover it (booked in the ERP's accounting, not by this product). */
   paid: boolean;
   /** Read-only in weclapp: the goods have left (a shipment was booked). */
   shipped: boolean;
   /** Read-only in weclapp: a sales invoice was created for the order. */
   invoiced: boolean;
-  customAttributes: ErpCustomAttribute[];
+  customAttributes?: ErpCustomAttribute[];
   createdDate: number;
   lastModifiedDate: number;
 }
+
+/** Status of a weclapp quotation (`offerStatusType`). */
+export type ErpQuotationStatus = 'INQUIRED' | 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'CANCELLED';
 
 /** weclapp `quotation`. */
 export interface ErpQuotation {
   id: string;
   version: string;
   quotationNumber: string;
-  customerId: string;
-  customerNumber: string;
-  status: 'OPEN' | 'ACCEPTED' | 'REJECTED';
+  customerId?: string;
+  status: ErpQuotationStatus;
   quotationDate: number;
-  recordCurrencyName: string;
-  commission: string | null;
-  quotationItems: ErpRecordItem[];
-  netAmount: string;
-  taxAmount: string;
-  grossAmount: string;
-  customAttributes: ErpCustomAttribute[];
+  commission?: string;
+  quotationItems?: ErpRecordItem[];
+  netAmount?: string;
+  grossAmount?: string;
+  customAttributes?: ErpCustomAttribute[];
   createdDate: number;
   lastModifiedDate: number;
 }
@@ -221,16 +281,24 @@ export interface ErpSalesInvoice {
   version: string;
   invoiceNumber: string;
   invoiceDate: number;
-  customerId: string;
-  customerNumber: string;
-  salesOrderId: string | null;
+  customerId?: string;
+  /** Deprecated in weclapp v1, still answered. */
+  customerNumber?: string;
+  salesOrderId?: string;
   status: ErpSalesInvoiceStatus;
-  recordCurrencyName: string;
-  salesInvoiceItems: ErpRecordItem[];
-  netAmount: string;
-  grossAmount: string;
+  /** Deprecated in weclapp v1 (the id is the reference), still answered; absent = the tenant's currency (EUR). */
+  recordCurrencyName?: string;
+  salesInvoiceItems?: ErpRecordItem[];
+  netAmount?: string;
+  grossAmount?: string;
   createdDate: number;
   lastModifiedDate: number;
+}
+
+/** One value of a LIST custom attribute definition. */
+export interface ErpCustomAttributeListValue {
+  id: string;
+  value: string;
 }
 
 /** weclapp `customAttributeDefinition`: `attributeKey` is the stable name clients look definitions up by. */
@@ -239,54 +307,50 @@ export interface ErpCustomAttributeDefinition {
   version: string;
   attributeKey: string;
   label: string;
-  attributeType: 'BOOLEAN' | 'LIST' | 'STRING';
+  /** LARGE_TEXT and STRING carry `stringValue`, LIST `selectedValueId`, BOOLEAN `booleanValue`. */
+  attributeType: 'BOOLEAN' | 'LIST' | 'STRING' | 'LARGE_TEXT';
+  selectableValues?: ErpCustomAttributeListValue[];
   /** Entities the attribute applies to (`article`, `customer`, `salesOrder`, `quotation`). */
-  entities: string[];
-  selectableValues: { id: string; value: string }[];
+  entities?: string[];
   active: boolean;
   createdDate: number;
   lastModifiedDate: number;
 }
 
 /**
- * A position to create: the article by `articleNumber` (or `articleId`), `quantity` as a decimal string,
- * `unitPrice` net euros (decimal string; default: the ERP's price), `parentPositionNumber` for a set's sub
- * item (the position number of its main item, listed earlier).
+ * A position to create: the article by `articleId`, `quantity` as a decimal string, `unitPrice` net euros
+ * (decimal string) kept as given because `manualUnitPrice` is true (else weclapp prices it itself); a set's sub
+ * item names its main item by `parentItemId` (an existing item's id: sub items are added once the main items
+ * exist, see `ErpClient.createSalesOrder`).
  */
 export interface NewErpRecordItem {
-  articleNumber?: string;
-  articleId?: string;
+  articleId: string;
   positionNumber?: number;
   quantity: string;
   unitPrice?: string;
+  manualUnitPrice?: boolean;
   title?: string;
   description?: string;
-  parentPositionNumber?: number;
+  parentItemId?: string;
 }
 
-/** A sales order to create (the customer by `customerId` or `customerNumber`). */
+/** A sales order to create (the customer by its id; the tenant's currency). */
 export interface NewErpSalesOrder {
-  customerId?: string;
-  customerNumber?: string;
+  customerId: string;
   orderItems: NewErpRecordItem[];
   deliveryAddress?: ErpRecordAddress;
   invoiceAddress?: ErpRecordAddress;
   /** The buyer's own reference (a retailer's order number). */
   orderNumberAtCustomer?: string;
   commission?: string;
-  recordCurrencyName?: string;
-  /** Already paid (prepaid shop orders). */
-  paid?: boolean;
   customAttributes?: ErpCustomAttribute[];
 }
 
 /** A quotation to create. */
 export interface NewErpQuotation {
-  customerId?: string;
-  customerNumber?: string;
+  customerId: string;
   quotationItems: NewErpRecordItem[];
   commission?: string;
-  recordCurrencyName?: string;
   customAttributes?: ErpCustomAttribute[];
 }
 
@@ -301,3 +365,29 @@ export interface ErpWebhookPayload {
   entityName: string;
   type: string;
 }
+
+/**
+ * Compile-time proof that the shapes above are subsets of weclapp's own generated types (`generated/weclapp-v1.ts`):
+ * a property weclapp does not have, or one of another type, fails `pnpm typecheck`.
+ */
+type Subset<T extends U, U> = T;
+type W = components['schemas'];
+export type ErpShapesAreWeclapps = [
+  // openapi-typescript renders weclapp's BOM item (`salesBillOfMaterialArticleItem`) as an empty record: the
+  // contract tests hold that one.
+  Subset<Omit<ErpArticle, 'salesBillOfMaterialItems'>, W['article']>,
+  Subset<ErpArticlePrice, W['articlePriceWithoutArticleReference']>,
+  Subset<ErpCustomer, W['party']>,
+  Subset<ErpPartyAddress, W['address']>,
+  Subset<ErpRecordAddress, W['recordAddress']>,
+  Subset<ErpSalesOrder, W['salesOrder']>,
+  Subset<ErpRecordItem, W['salesOrderItem']>,
+  Subset<ErpQuotation, W['quotation']>,
+  Subset<ErpSalesInvoice, W['salesInvoice']>,
+  Subset<ErpCustomAttributeDefinition, W['customAttributeDefinition']>,
+  Subset<ErpCustomAttribute, W['customAttribute']>,
+  Subset<ErpPropertyTranslation, W['propertyTranslation']>,
+  Subset<NewErpSalesOrder, W['salesOrder']>,
+  Subset<NewErpRecordItem, W['salesOrderItem']>,
+  Subset<NewErpQuotation, W['quotation']>,
+];

@@ -20,6 +20,13 @@ function client(opts: { timeoutMs?: number; pageSize?: number; token?: string } 
     retry: FAST,
   });
 }
+/** The simulator's id of an article (straight from its store: no API request is logged). */
+const articleId = async (articleNumber: string) => [...sim.data().article.values()].find((a) => a.articleNumber === articleNumber)!.id;
+/** A one-item order of the German retailer, as `createSalesOrder` takes it. */
+const retailerOrder = async () => ({
+  order: { customerId: [...sim.data().customer.values()].find((c) => c.customerNumber === CUSTOMER_NUMBERS.retailerGermany)!.id, orderItems: [{ articleId: await articleId('BSF8'), quantity: '1' }] },
+  subItems: [],
+});
 const apiRequests = () => sim.server.requests.filter((r) => r.path.includes('/webapp/api/v1/'));
 
 beforeAll(async () => {
@@ -95,14 +102,16 @@ describe('reads and writes', () => {
   it('creates a sales order once per reference and reads it back', async () => {
     const erp = client();
     const order = {
-      customerNumber: CUSTOMER_NUMBERS.webshop,
-      orderItems: [{ articleNumber: ARTICLE_NUMBERS.siCard10, quantity: '3' }],
-      deliveryAddress: { firstName: 'Ada', lastName: 'Runner', street1: 'Weg 1', zipcode: '10115', city: 'Berlin', countryCode: 'DE' },
-      paid: true,
+      order: {
+        customerId: await erp.customerIdByNumber('weclapp', CUSTOMER_NUMBERS.webshop),
+        orderItems: [{ articleId: await articleId(ARTICLE_NUMBERS.siCard10), quantity: '3' }],
+        deliveryAddress: { firstName: 'Ada', lastName: 'Runner', street1: 'Weg 1', zipcode: '10115', city: 'Berlin', countryCode: 'DE' },
+      },
+      subItems: [],
     };
     const first = await erp.createSalesOrder('weclapp', order, 'ORD-2026-000001');
     expect(first.created).toBe(true);
-    expect(first.salesOrder).toMatchObject({ netAmount: '100.59', grossAmount: '119.70', status: 'ORDER_ENTRY_IN_PROGRESS', paid: true });
+    expect(first.salesOrder).toMatchObject({ netAmount: '100.59', grossAmount: '119.70', status: 'ORDER_ENTRY_IN_PROGRESS', paid: false });
     const again = await erp.createSalesOrder('weclapp', order, 'ORD-2026-000001');
     expect(again).toEqual({ salesOrder: first.salesOrder, created: false });
     expect(sim.data().salesOrder.size).toBe(1);
@@ -111,13 +120,13 @@ describe('reads and writes', () => {
     expect(shipped.status).toBe('ORDER_CONFIRMATION_PRINTED');
     expect((await erp.getSalesOrder('weclapp', first.salesOrder.id))!.version).toBe(shipped.version);
     expect(await erp.getSalesOrder('weclapp', '424242')).toBeNull();
-    const bad = await erp.createSalesOrder('weclapp', { customerNumber: 'nobody', orderItems: [] }, 'ORD-X').catch((e: unknown) => e);
+    const bad = await erp.createSalesOrder('weclapp', { order: { customerId: 'nobody', orderItems: [] }, subItems: [] }, 'ORD-X').catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: 'badRequest', status: 400, retryable: false });
   });
 
   it('creates a quotation once per reference', async () => {
     const erp = client();
-    const q = { customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland, quotationItems: [{ articleNumber: ARTICLE_NUMBERS.siac, quantity: '100' }] };
+    const q = { customerId: await erp.customerIdByNumber('weclapp', CUSTOMER_NUMBERS.retailerSwitzerland), quotationItems: [{ articleId: await articleId(ARTICLE_NUMBERS.siac), quantity: '100' }] };
     const first = await erp.createQuotation('weclapp', q, 'SUB-7');
     expect(first.created).toBe(true);
     expect((await erp.createQuotation('weclapp', q, 'SUB-7')).created).toBe(false);
@@ -165,7 +174,7 @@ describe('failure discipline', () => {
   it('never retries a 4xx', async () => {
     sim.server.fail({ status: 400, count: 1 });
     const err = await client().listCustomers('weclapp').catch((e: unknown) => e);
-    expect(err).toMatchObject({ code: 'badRequest', status: 400, retryable: false, entity: 'customer' });
+    expect(err).toMatchObject({ code: 'badRequest', status: 400, retryable: false, entity: 'party' });
     expect(apiRequests()).toHaveLength(1);
   });
 
@@ -178,7 +187,7 @@ describe('failure discipline', () => {
     expect(Date.now() - started).toBeLessThan(1_500);
     sim.server.clearFaults();
     sim.server.delay({ ms: 400, count: 1 });
-    expect(await client({ timeoutMs: 150 }).listCustomAttributeDefinitions('weclapp')).toHaveLength(10);
+    expect(await client({ timeoutMs: 150 }).listCustomAttributeDefinitions('weclapp')).toHaveLength(11);
   });
 
   it('reports a wrong token clearly, without the token', async () => {
@@ -197,7 +206,7 @@ describe('failure discipline', () => {
 
   it('does not repeat a sales order POST that failed with 503 before it was carried out, but creates it once', async () => {
     sim.server.fail({ status: 503, count: 1, method: 'POST' });
-    const r = await client().createSalesOrder('weclapp', { customerNumber: CUSTOMER_NUMBERS.retailerGermany, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] }, 'ORD-503');
+    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503');
     expect(r.created).toBe(true);
     expect(sim.data().salesOrder.size).toBe(1);
     expect(apiRequests().filter((x) => x.method === 'POST').map((x) => x.status)).toEqual([503, 201]);
@@ -205,7 +214,7 @@ describe('failure discipline', () => {
 
   it('finds a sales order whose POST was carried out but whose answer was lost, instead of creating a second', async () => {
     sim.server.fail({ mode: 'resetAfterProcessing', method: 'POST' });
-    const r = await client().createSalesOrder('weclapp', { customerNumber: CUSTOMER_NUMBERS.retailerGermany, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] }, 'ORD-LOST');
+    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST');
     expect(r.created).toBe(true);
     expect(sim.data().salesOrder.size).toBe(1);
     expect(apiRequests().filter((x) => x.method === 'POST')).toHaveLength(1);

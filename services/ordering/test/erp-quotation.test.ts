@@ -68,7 +68,7 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
   await eventually(async () => (await jobs())[0]?.sent_at !== null);
   const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
   const quotation = await erp.findQuotationByReference('weclapp', payload.reference);
-  expect(quotation).toMatchObject({ customerNumber: 'C-9000', quotationItems: [{ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: '3' }] });
+  expect(quotation).toMatchObject({ customerId: await erp.customerIdByNumber('weclapp', 'C-9000'), quotationItems: [{ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: '3' }] });
   expect(quotation!.commission).toContain('eva@example.com');
   const all = (sim.state() as { tenants: { main: { quotation: unknown[] } } }).tenants.main.quotation;
   expect(all).toHaveLength(1);

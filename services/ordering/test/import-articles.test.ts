@@ -78,9 +78,23 @@ describe('import-articles', () => {
     expect((await runImport({ updateEvenIfErpVersionMatches: 'true' }).expect(200)).body).toMatchObject({ imported: SHOP_COUNT, unchanged: 0 });
     expect(await snapshot()).toEqual(first);
     // A changed price bumps the version: only that article is imported again.
-    await sim.patchEntity('article', ARTICLE_NUMBERS.bsf8, { articlePrices: [{ price: '170.00', currencyName: 'EUR', priceScaleValue: '1' }] });
+    // weclapp's price list carries other channels, customer prices and validity dates: only the NET1 list price for
+    // everyone, valid today, from one unit on, is the shop's price.
+    const day = 86_400_000;
+    const price = (p: Record<string, unknown>) => ({ id: `p${Math.random()}`, currencyId: '248', currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1', ...p });
+    await sim.patchEntity('article', ARTICLE_NUMBERS.bsf8, {
+      articlePrices: [
+        price({ price: '99.00', salesChannel: 'NET2' }),
+        price({ price: '98.00', customerId: '1234' }),
+        price({ price: '97.00', endDate: Date.now() - day }),
+        price({ price: '96.00', startDate: Date.now() + day }),
+        price({ price: '95.00', priceScaleValue: '10' }),
+        price({ price: '170.00' }),
+      ],
+    });
     expect((await runImport().expect(200)).body).toMatchObject({ imported: 1, unchanged: SHOP_COUNT - 1 });
     expect((await ctx.database.db.selectFrom('articles').select('net_price_cents').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).net_price_cents).toBe(17000);
+    expect(sim.contractViolations).toEqual([]);
   });
 
   it('takes articles out of the shop when the shop field is cleared, and back in when set', async () => {

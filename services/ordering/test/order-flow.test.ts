@@ -67,6 +67,28 @@ function postWebhook(body: unknown, form = false) {
   return form ? req.type('form').send(body as string) : req.send(body as object);
 }
 
+test('a set reaches weclapp as weclapp nests it: main items by article id at the shop’s prices, sub items under their main item, nothing off the contract', async () => {
+  const res = await request(url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .send(orderBody({ orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }] }] }));
+  expect(res.status).toBe(200);
+  const placed = res.body as { oid: number; orderNumber: string; orderItems: { netAmountCents: number; subitems: unknown[] }[] };
+  const row = await orderRow(placed.oid);
+  await control('pay', { invoiceId: row.paylink_id });
+  await until('transferred', async () => (await orderRow(placed.oid)).state === 'transferred');
+  const [so] = salesOrdersOf(placed.orderNumber);
+  const items = so!.orderItems!;
+  const articleIdOf = (n: string) => [...erp.data('main').article.values()].find((a) => a.articleNumber === n)!.id;
+  const main = items.filter((it) => it.parentItemId === undefined);
+  expect(main).toEqual([expect.objectContaining({ articleId: articleIdOf('TRAINING-SET'), unitPrice: '899.16', manualUnitPrice: true, quantity: '1' })]);
+  const subs = items.filter((it) => it.parentItemId === main[0]!.id);
+  expect(subs.map((it) => it.articleId)).toEqual(['BSF8', 'SI-CARD10', 'CARD-HOLDER', 'BAT-BSF8'].map(articleIdOf));
+  expect(subs.every((it) => it.unitPrice === '0.00' && it.manualUnitPrice === true)).toBe(true);
+  expect(subs[1]!.description).toContain('cardNumber: 7000123');
+  expect(so!.customerId).toBe([...erp.data('main').customer.values()].find((c) => c.customerNumber === 'C-9000')!.id);
+  expect(erp.contractViolations).toEqual([]);
+});
+
 test('order → paylink → paid in the simulator → paid → transferred; 5 repeats and a stale cancel leave it there', async () => {
   const placed = await placeOrder();
   expect(placed.state).toBe('pending_payment');

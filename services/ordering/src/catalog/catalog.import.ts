@@ -16,7 +16,7 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
-import { ERP_ATTRIBUTE_KEYS, type ErpArticle, type ErpCustomAttributeDefinition, type ErpSystem } from '../erp/erp.types';
+import { ERP_ATTRIBUTE_KEYS, type ErpArticle, type ErpArticlePrice, type ErpCustomAttributeDefinition, type ErpPropertyTranslation, type ErpSetSlotConfiguration, type ErpSystem } from '../erp/erp.types';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
 import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
@@ -57,19 +57,21 @@ interface ArticleFields {
   cardType: ErpCustomAttributeDefinition | null;
   subitemOnly: ErpCustomAttributeDefinition | null;
   configurable: ErpCustomAttributeDefinition | null;
+  setConfiguration: ErpCustomAttributeDefinition | null;
 }
 
 async function articleFields(erp: ErpClient, system: ErpSystem): Promise<ArticleFields> {
   const optional = (key: string) => erp.attributeDefinition(system, key).catch(() => null);
-  const [shop, group, category, cardType, subitemOnly, configurable] = await Promise.all([
+  const [shop, group, category, cardType, subitemOnly, configurable, setConfiguration] = await Promise.all([
     erp.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopArticle),
     erp.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopUserGroup),
     optional(ERP_ATTRIBUTE_KEYS.shopCategory),
     optional(ERP_ATTRIBUTE_KEYS.shopCardType),
     optional(ERP_ATTRIBUTE_KEYS.shopSubitemOnly),
     optional(ERP_ATTRIBUTE_KEYS.shopConfigurableAttributes),
+    optional(ERP_ATTRIBUTE_KEYS.shopSetConfiguration),
   ]);
-  return { shop, group, category, cardType, subitemOnly, configurable };
+  return { shop, group, category, cardType, subitemOnly, configurable, setConfiguration };
 }
 
 /** Exact cents of a decimal string (`"50.34"` → 5034); null when it is not a non-negative amount. */
@@ -82,23 +84,52 @@ function decimalToCents(text: string): number | null {
 /** The mapped rows of one ERP article, or why it cannot be a shop article. */
 type Mapped = { ok: true; isShop: boolean; row: Insertable<ArticlesTable>; bom: Insertable<ArticleBomItemsTable>[] } | { ok: false; reason: string };
 
-/** Maps an ERP article to the `articles` row and its BOM slots (pure; exported for tests). */
-function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number): Mapped {
+/**
+ * The shop's net EUR price among an article's weclapp prices: the first net price list (`NET1`), for every
+ * customer (no `customerId`), valid at `now` (epoch ms; `startDate`/`endDate` absent = open), from one unit on
+ * (the lowest `SCALE_FROM` scale); undefined when there is none.
+ */
+function listPrice(prices: ErpArticlePrice[], now: number): ErpArticlePrice | undefined {
+  const usable = prices.filter((p) => p.currencyName === 'EUR' && p.salesChannel === 'NET1' && !p.customerId && (p.startDate ?? -Infinity) <= now && now < (p.endDate ?? Infinity) && p.priceScaleType !== 'SCALE_TO');
+  return usable.sort((x, y) => Number(x.priceScaleValue) - Number(y.priceScaleValue))[0];
+}
+
+/** The set configurator rules of an article's custom attribute `shopSetConfiguration` by position; null when it is not a JSON array. */
+function setSlots(text: string | boolean | null): Map<number, ErpSetSlotConfiguration> | null {
+  if (typeof text !== 'string' || text.trim() === '') return new Map();
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return null;
+  }
+  if (!Array.isArray(parsed) || !parsed.every((x) => x !== null && typeof x === 'object' && Number.isInteger((x as ErpSetSlotConfiguration).positionNumber))) return null;
+  return new Map((parsed as ErpSetSlotConfiguration[]).map((x) => [x.positionNumber, x]));
+}
+
+/**
+ * Maps an ERP article to the `articles` row and its BOM slots (pure): texts in the tenant language plus
+ * `translations` (weclapp's property translations of `name` and `description`), the set configurator rules
+ * from `shopSetConfiguration` (docs/weclapp.md "Articles").
+ */
+function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translations: ErpPropertyTranslation[], now = Date.now()): Mapped {
   const value = (d: ErpCustomAttributeDefinition | null) => (d ? customAttributeValue(a.customAttributes, d) : null);
   const isShop = value(f.shop) === true && a.active;
   const groupValue = value(f.group);
   // An unknown or missing group exposes the article to the fewest callers.
   const userGroup = typeof groupValue === 'string' && USER_GROUPS.includes(groupValue) ? groupValue : 'internal';
-  const price = a.articlePrices?.find((p) => p.currencyName === 'EUR' && (p.priceScaleValue === undefined || Number(p.priceScaleValue) <= 1)) ?? a.articlePrices?.find((p) => p.currencyName === 'EUR');
+  const price = listPrice(a.articlePrices ?? [], now);
   const cents = price ? decimalToCents(price.price) : null;
   if (isShop && cents === null) return { ok: false, reason: 'no net EUR price' };
   const name: Record<string, string> = { en: a.name };
   const description: Record<string, string> = a.description ? { en: a.description } : {};
-  for (const t of a.translations ?? []) {
-    const lang = t.languageCode.toLowerCase();
-    if (!/^[a-z]{2,3}(-[a-z0-9]{2,8})*$/.test(lang) || lang === 'en') continue;
-    if (t.name) name[lang] = t.name;
-    if (t.description) description[lang] = t.description;
+  for (const p of translations) {
+    const target = p.propertyName === 'name' ? name : p.propertyName === 'description' ? description : null;
+    for (const v of target ? (p.values ?? []) : []) {
+      const lang = (v.locale ?? '').toLowerCase().replace('_', '-');
+      if (!/^[a-z]{2,3}(-[a-z0-9]{2,8})*$/.test(lang) || lang === 'en' || !v.text) continue;
+      target![lang] = v.text;
+    }
   }
   const cardType = value(f.cardType);
   const category = value(f.category);
@@ -108,7 +139,11 @@ function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number): Mapped 
     .filter((k) => /^[A-Za-z][A-Za-z0-9_]{0,63}$/.test(k))
     .map((key) => KNOWN_CONFIGURABLE_ATTRIBUTES[key] ?? { key, type: 'text', required: false, maxLength: 100, options: [], defaultValue: null });
   const bom: Insertable<ArticleBomItemsTable>[] = [];
-  for (const item of a.salesBillOfMaterialItems ?? []) {
+  const slots = setSlots(value(f.setConfiguration));
+  if (!slots) return { ok: false, reason: 'shopSetConfiguration is not a JSON array of slots' };
+  for (const bomItem of a.salesBillOfMaterialItems ?? []) {
+    const item = { ...slots.get(bomItem.positionNumber), ...bomItem };
+    if (!item.articleNumber) return { ok: false, reason: `BOM position ${item.positionNumber}: no article number` };
     const valid = item.validArticleNumbers?.length ? item.validArticleNumbers : [item.articleNumber];
     const quantity = Number(item.quantity);
     if (!valid.includes(item.articleNumber)) return { ok: false, reason: `BOM position ${item.positionNumber}: default article not among the valid ones` };
@@ -165,8 +200,11 @@ async function apply(deps: ArticleImportDeps, system: ErpSystem, articles: ErpAr
   const stored = await repo.selectErpVersions(deps.db);
   const leave: { articleNumber: string; erpVersion: string | null }[] = [];
   for (const [i, a] of articles.entries()) {
-    const mapped = mapArticle(a, fields, (i + 1) * 10);
     const before = stored.get(a.articleNumber);
+    let mapped = mapArticle(a, fields, (i + 1) * 10, []);
+    // The other-language texts are read only for an article that is about to be written.
+    const willWrite = mapped.ok && mapped.isShop && (force || !before || before.erpVersion !== a.version || !before.isShopArticle);
+    if (willWrite) mapped = mapArticle(a, fields, (i + 1) * 10, await deps.erp.articleTranslations(system, a.id));
     if (!mapped.ok) {
       result.rejected.push({ articleNumber: a.articleNumber, reason: mapped.reason });
       if (before?.isShopArticle) leave.push({ articleNumber: a.articleNumber, erpVersion: a.version });

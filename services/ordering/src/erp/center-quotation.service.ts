@@ -66,11 +66,11 @@ export function registerQuotationJob(erp: () => ErpClient): void {
   registerOutboxHandler<QuotationJobPayload>(ERP_QUOTATION_JOB, async (job: OutboxJob<QuotationJobPayload>) => {
     const p = job.payload;
     try {
-      await erp().createQuotation(
-        QUOTATION_ERP_SYSTEM,
-        { customerNumber: QUOTATION_CUSTOMER_NUMBER, commission: p.commission, quotationItems: [{ articleNumber: p.articleNumber, quantity: String(p.quantity) }] },
-        p.reference,
-      );
+      const client = erp();
+      const article = await client.findArticleByNumber(QUOTATION_ERP_SYSTEM, p.articleNumber);
+      if (!article) throw new PermanentJobError(`the ERP has no article ${p.articleNumber}`);
+      const customerId = await client.customerIdByNumber(QUOTATION_ERP_SYSTEM, QUOTATION_CUSTOMER_NUMBER);
+      await client.createQuotation(QUOTATION_ERP_SYSTEM, { customerId, commission: p.commission, quotationItems: [{ articleId: article.id, quantity: String(p.quantity) }] }, p.reference);
     } catch (err) {
       if (err instanceof ErpError && !err.retryable && err.code !== 'configuration') throw new PermanentJobError(err.message);
       throw err;

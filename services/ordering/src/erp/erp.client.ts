@@ -30,14 +30,27 @@ import {
   type ErpCustomAttributeDefinition,
   type ErpCustomer,
   type ErpPingResult,
+  type ErpPropertyTranslation,
   type ErpQuotation,
+  type ErpRecordItem,
   type ErpSalesInvoice,
   type ErpSalesOrder,
   type ErpSalesOrderChanges,
   type ErpSystem,
   type NewErpQuotation,
+  type NewErpRecordItem,
   type NewErpSalesOrder,
 } from './erp.types';
+
+/**
+ * A sales order to hand over: `order.orderItems` are the main positions; a set's sub items name their main
+ * position by number, because weclapp links a sub item to its main item by the main item's id
+ * (`parentItemId`), which exists only once the order does.
+ */
+export interface ErpSalesOrderDraft {
+  order: NewErpSalesOrder;
+  subItems: { parentPositionNumber: number; item: Omit<NewErpRecordItem, 'parentItemId'> }[];
+}
 
 /** Kind of an ERP failure. */
 export type ErpErrorCode =
@@ -307,17 +320,48 @@ export class ErpClient {
     return res!;
   }
 
-  /** All customers (every page), optionally only retailers or changed ones. */
+  /** All parties in their customer role (every page; `/party`, as `/customer` is deprecated), optionally only retailers or changed ones. */
   async listCustomers(system: ErpSystem, filter: ErpCustomerFilter = {}): Promise<ErpCustomer[]> {
     const q: Record<string, string> = {};
     if (filter.modifiedAfter !== undefined) q['lastModifiedDate-gt'] = String(filter.modifiedAfter);
     if (filter.retailersOnly) q[`customAttribute${(await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.retailer)).id}-eq`] = 'true';
-    return this.list<ErpCustomer>(system, 'customer', q);
+    return this.list<ErpCustomer>(system, 'party', { 'customer-eq': 'true', ...q });
   }
 
-  /** A customer by ERP id; null when unknown. */
+  private readonly customerIds = new Map<string, string>();
+
+  /**
+   * The id of the customer with `customerNumber` (cached: a customer number never moves to another customer);
+   * `ErpError` code `configuration` when the tenant has none (e.g. the web-shop customer is not set up).
+   */
+  async customerIdByNumber(system: ErpSystem, customerNumber: string): Promise<string> {
+    const key = `${system}\u0000${customerNumber}`;
+    const cached = this.customerIds.get(key);
+    if (cached) return cached;
+    const res = await this.call<{ result: ErpCustomer[] }>(system, 'GET', { entity: 'party', path: 'party', query: { 'customerNumber-eq': customerNumber }, idempotent: true });
+    const id = res?.result[0]?.id;
+    if (!id) throw new ErpError({ system, operation: 'GET party', entity: 'party', status: null, code: 'configuration', detail: `has no customer ${customerNumber}` });
+    this.customerIds.set(key, id);
+    return id;
+  }
+
+  /**
+   * An article's texts in other languages (`name`, `description` by locale, weclapp's property translations);
+   * empty when there are none.
+   */
+  async articleTranslations(system: ErpSystem, articleId: string): Promise<ErpPropertyTranslation[]> {
+    const res = await this.call<{ result: ErpPropertyTranslation[] }>(system, 'GET', {
+      entity: 'propertyTranslation',
+      path: 'propertyTranslation/readPropertyTranslations',
+      query: { entityName: 'article', entityId: articleId },
+      idempotent: true,
+    });
+    return res?.result ?? [];
+  }
+
+  /** A party (customer) by ERP id; null when unknown. */
   getCustomer(system: ErpSystem, id: string): Promise<ErpCustomer | null> {
-    return this.call<ErpCustomer>(system, 'GET', { entity: 'customer', path: `customer/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
+    return this.call<ErpCustomer>(system, 'GET', { entity: 'party', path: `party/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
   }
 
   private async findByReference<T>(system: ErpSystem, entity: 'salesOrder' | 'quotation', reference: string): Promise<T | null> {
@@ -360,10 +404,44 @@ export class ErpClient {
   /**
    * Creates a sales order carrying `reference` (custom attribute `shopReference`; use the shop's order
    * number), at most once per reference: when one exists already it is returned with `created: false`.
+   * Sub items follow in one optimistic update once the main items have ids; an order found by its reference
+   * without them (an earlier attempt stopped in between) gets them then, never twice.
    */
-  async createSalesOrder(system: ErpSystem, order: NewErpSalesOrder, reference: string): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
-    const r = await this.createOnce<ErpSalesOrder>(system, 'salesOrder', order, reference);
-    return { salesOrder: r.entity, created: r.created };
+  async createSalesOrder(system: ErpSystem, draft: ErpSalesOrderDraft, reference: string): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
+    const r = await this.createOnce<ErpSalesOrder>(system, 'salesOrder', draft.order, reference);
+    const salesOrder = draft.subItems.length > 0 ? await this.attachSubItems(system, r.entity, draft.subItems) : r.entity;
+    return { salesOrder, created: r.created };
+  }
+
+  /** Adds the sub items under their main items (matched by position number) unless the order has sub items already. */
+  private async attachSubItems(system: ErpSystem, order: ErpSalesOrder, subItems: ErpSalesOrderDraft['subItems']): Promise<ErpSalesOrder> {
+    let current = order;
+    for (let attempt = 1; ; attempt++) {
+      const items: ErpRecordItem[] = current.orderItems ?? [];
+      if (items.some((it) => it.parentItemId !== undefined)) return current;
+      const byPosition = new Map(items.map((it) => [it.positionNumber, it.id]));
+      const added = subItems.map((s) => {
+        const parentItemId = byPosition.get(s.parentPositionNumber);
+        if (!parentItemId) throw new ErpError({ system, operation: `PUT salesOrder/id/${current.id}`, entity: 'salesOrder', status: null, code: 'invalidResponse', detail: `has no main item at position ${s.parentPositionNumber}` });
+        return { ...s.item, parentItemId };
+      });
+      try {
+        const res = await this.call<ErpSalesOrder>(system, 'PUT', {
+          entity: 'salesOrder',
+          path: `salesOrder/id/${encodeURIComponent(current.id)}`,
+          query: { ignoreMissingProperties: 'true' },
+          body: { id: current.id, version: current.version, orderItems: [...items.map((it) => ({ id: it.id })), ...added] },
+          idempotent: true,
+        });
+        return res!;
+      } catch (err) {
+        // A newer version: someone (or our own earlier attempt) changed the order; look again.
+        if (!(err instanceof ErpError) || err.code !== 'conflict' || attempt >= 3) throw err;
+        const fresh = await this.getSalesOrder(system, current.id);
+        if (!fresh) throw err;
+        current = fresh;
+      }
+    }
   }
 
   /** A sales order by ERP id; null when unknown. */

@@ -11,7 +11,8 @@ import type { components } from '../generated/openapi';
 export type {
   ErpArticle,
   ErpArticlePrice,
-  ErpArticleTranslation,
+  ErpPropertyTranslation,
+  ErpSetSlotConfiguration,
   ErpBomItem,
   ErpCustomAttribute,
   ErpCustomAttributeDefinition,
@@ -29,42 +30,17 @@ export type {
   NewErpRecordItem,
   NewErpSalesOrder,
 } from '@sports-timing/shared/src/erp-contract';
+export { ERP_ATTRIBUTE_KEYS } from '@sports-timing/shared/src/erp-contract';
 
 /** ERP tenant: `weclapp` (production) or `weclappSandbox` (spec `ErpSystem`). */
 export type ErpSystem = components['schemas']['ErpSystem'];
 
-/**
- * `attributeKey`s of the ERP custom attribute definitions this service relies on (their ids differ per
- * tenant; look them up with `ErpClient.attributeDefinition`).
- */
-export const ERP_ATTRIBUTE_KEYS = {
-  /** BOOLEAN (article): sold in the shop. */
-  shopArticle: 'shopArticle',
-  /** LIST (article): `public` | `retailer` | `internal`. */
-  shopUserGroup: 'shopUserGroup',
-  /** LIST (article): shop category. */
-  shopCategory: 'shopCategory',
-  /** LIST (article): `sicard9` | `sicard10` | `siac1`. */
-  shopCardType: 'shopCardType',
-  /** BOOLEAN (article): only sold as a sub item of a set. */
-  shopSubitemOnly: 'shopSubitemOnly',
-  /** STRING (article): comma list of configuration keys (`cardNumber,feedbackSignal`). */
-  shopConfigurableAttributes: 'shopConfigurableAttributes',
-  /** BOOLEAN (customer): a retailer. */
-  retailer: 'retailer',
-  /** BOOLEAN (customer): listed publicly. */
-  retailerPublic: 'retailerPublic',
-  /** STRING (customer): comma list of ISO 3166-1 alpha-2 countries served. */
-  retailerServedCountries: 'retailerServedCountries',
-  /** STRING (salesOrder, quotation): the service's idempotency reference (its order number). */
-  shopReference: 'shopReference',
-} as const;
 
 /** Writable article properties for `updateArticle` (partial update). */
-export type ErpArticleChanges = Partial<Pick<ErpArticle, 'name' | 'description' | 'active' | 'articlePrices' | 'customAttributes' | 'salesBillOfMaterialItems' | 'translations'>>;
+export type ErpArticleChanges = Partial<Pick<ErpArticle, 'name' | 'description' | 'active' | 'articlePrices' | 'customAttributes' | 'salesBillOfMaterialItems'>>;
 
 /** Writable sales order properties for `updateSalesOrder`. */
-export type ErpSalesOrderChanges = Partial<Pick<ErpSalesOrder, 'status' | 'deliveryAddress' | 'invoiceAddress' | 'commission' | 'orderNumberAtCustomer' | 'paid' | 'customAttributes'>>;
+export type ErpSalesOrderChanges = Partial<Pick<ErpSalesOrder, 'status' | 'deliveryAddress' | 'invoiceAddress' | 'commission' | 'orderNumberAtCustomer' | 'customAttributes'>>;
 
 /** Outcome of `ErpClient.ping`: never throws, reports. */
 export interface ErpPingResult {

@@ -44,8 +44,8 @@ export async function salesInvoicesCsv(erp: ErpClient, system: ErpSystem, year: 
     orderNumbers.set(id, (await erp.getSalesOrder(system, id))?.orderNumber ?? null);
   }
   const rows = invoices.map((inv) => {
-    const c = customers.get(inv.customerId);
-    const address = c?.addresses?.find((a) => a.invoiceAddress) ?? c?.addresses?.find((a) => a.primeAddress) ?? c?.addresses?.[0];
+    const c = inv.customerId ? customers.get(inv.customerId) : undefined;
+    const address = c?.addresses?.find((a) => a.invoiceAddress) ?? c?.addresses?.find((a) => a.id === c.primaryAddressId) ?? c?.addresses?.[0];
     const name = c ? c.company || [c.firstName, c.lastName].filter(Boolean).join(' ') : '';
     return [
       inv.invoiceNumber,
@@ -54,7 +54,7 @@ export async function salesInvoicesCsv(erp: ErpClient, system: ErpSystem, year: 
       name ?? '',
       address?.countryCode ?? '',
       signedCents(inv.netAmount) ?? '',
-      vatCents(inv.netAmount, inv.grossAmount),
+      vatCents(inv.netAmount ?? '0', inv.grossAmount ?? '0'),
       signedCents(inv.grossAmount) ?? '',
       inv.recordCurrencyName ?? 'EUR',
       inv.salesOrderId ? (orderNumbers.get(inv.salesOrderId) ?? '') : '',

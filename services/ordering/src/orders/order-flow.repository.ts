@@ -92,6 +92,16 @@ export async function setPaymentTransaction(db: Kysely<DB>, orderId: number, tra
 }
 
 /** Records the ERP sales order of an order (first one wins). */
+/**
+ * What the ERP hand-off of an order needs besides the order: the retailer's ERP customer id (null for a shop
+ * order) and the ERP article id of each of `articleNumbers` (absent when the article never came from the ERP).
+ */
+export async function erpHandOffFacts(db: Kysely<DB>, orderId: number, articleNumbers: string[]): Promise<{ retailerEntityId: string | null; articleIds: Map<string, string> }> {
+  const row = await db.selectFrom('orders').select(['erp_retailer_entity_id']).where('id', '=', orderId).executeTakeFirstOrThrow();
+  const articles = articleNumbers.length === 0 ? [] : await db.selectFrom('articles').select(['article_number', 'erp_id']).where('article_number', 'in', articleNumbers).where('erp_id', 'is not', null).execute();
+  return { retailerEntityId: row.erp_retailer_entity_id, articleIds: new Map(articles.map((a) => [a.article_number, a.erp_id!])) };
+}
+
 export async function setErpSalesOrder(db: Kysely<DB>, orderId: number, salesOrderId: string): Promise<void> {
   await db.updateTable('orders').set({ erp_sales_order_id: salesOrderId }).where('id', '=', orderId).where('erp_sales_order_id', 'is', null).execute();
 }

@@ -27,10 +27,10 @@ import type { Logger } from 'pino';
 import { ApiError, type Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
-import { ErpError } from '../erp/erp.client';
+import { ErpError, type ErpSalesOrderDraft } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
-import type { ErpRecordAddress, ErpSystem, NewErpRecordItem, NewErpSalesOrder } from '../erp/erp.types';
+import type { ErpRecordAddress, ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
@@ -117,18 +117,20 @@ export async function recordPaymentDelivery(
 }
 
 function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
-  return {
-    company: a.organisation,
-    firstName: a.firstName,
-    lastName: a.lastName,
-    street1: a.address1,
-    street2: a.address2,
-    zipcode: a.zip,
-    city: a.city,
-    state: a.state,
-    countryCode: a.countryCode,
-    phoneNumber: a.phoneNumber ?? phoneFallback,
+  const out: ErpRecordAddress = {
+    company: a.organisation ?? undefined,
+    firstName: a.firstName ?? undefined,
+    lastName: a.lastName ?? undefined,
+    street1: a.address1 ?? undefined,
+    street2: a.address2 ?? undefined,
+    zipcode: a.zip ?? undefined,
+    city: a.city ?? undefined,
+    state: a.state ?? undefined,
+    countryCode: a.countryCode ?? undefined,
+    phoneNumber: a.phoneNumber ?? phoneFallback ?? undefined,
   };
+  // weclapp has no empty properties: an unset field is left out, never sent as null or "".
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== '')) as ErpRecordAddress;
 }
 
 /** Euros as the ERP's decimal string, from integer cents. */
@@ -138,32 +140,44 @@ function euros(cents: number): string {
   return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
 }
 
-/** The ERP sales order of a stored order: positions in order, sub items under their main item. */
-function toErpSalesOrder(order: StoredOrder, retailerEntityId: string | null): NewErpSalesOrder {
+/**
+ * The ERP sales order of a stored order (docs/weclapp.md "Sales orders"): the customer by id (the retailer, or
+ * the web-shop customer `customerId`), positions by ERP article id with the shop's net unit price kept
+ * (`manualUnitPrice`), a set's sub items under the position number of their main item. `articleIds` maps
+ * article numbers to ERP ids; an article without one is a `PermanentJobError` (it cannot be ordered in the ERP).
+ */
+function toErpSalesOrder(order: StoredOrder, customerId: string, articleIds: ReadonlyMap<string, string>): ErpSalesOrderDraft {
   const positionOf = new Map<number, number>();
-  const items: NewErpRecordItem[] = order.items.map((it, i) => {
+  const draft: ErpSalesOrderDraft = {
+    order: {
+      customerId,
+      orderItems: [],
+      deliveryAddress: erpAddress(order.shippingAddress),
+      invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
+      commission: order.orderNumber,
+      ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
+    },
+    subItems: [],
+  };
+  order.items.forEach((it, i) => {
+    const articleId = articleIds.get(it.articleNumber);
+    if (!articleId) throw new PermanentJobError(`article ${it.articleNumber} has no ERP id`);
     positionOf.set(it.id, i + 1);
     const details = Object.entries(it.configuration).map(([k, v]) => `${k}: ${v}`);
-    return {
-      articleNumber: it.articleNumber,
+    const item = {
+      articleId,
       positionNumber: i + 1,
       quantity: String(it.quantity),
       unitPrice: euros(it.unitNetPriceCents),
+      manualUnitPrice: true,
       title: it.articleName,
       ...(details.length > 0 ? { description: details.join('\n') } : {}),
-      ...(it.parentItemId !== null && positionOf.has(it.parentItemId) ? { parentPositionNumber: positionOf.get(it.parentItemId) } : {}),
     };
+    const parent = it.parentItemId !== null ? positionOf.get(it.parentItemId) : undefined;
+    if (parent !== undefined) draft.subItems.push({ parentPositionNumber: parent, item });
+    else draft.order.orderItems.push(item);
   });
-  return {
-    ...(retailerEntityId ? { customerId: retailerEntityId } : { customerNumber: WEBSHOP_CUSTOMER_NUMBER }),
-    orderItems: items,
-    deliveryAddress: erpAddress(order.shippingAddress),
-    invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
-    commission: order.orderNumber,
-    ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
-    recordCurrencyName: order.currency,
-    paid: order.paymentMethod === 'paylink',
-  };
+  return draft;
 }
 
 /** Dependencies of {@link OrderFlow}. */
@@ -435,11 +449,19 @@ export class OrderFlow {
     const order = await findOrder(db, orderId);
     if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
     if (order.state !== 'paid' && order.state !== 'received') return;
-    const row = await db.selectFrom('orders').select(['erp_retailer_entity_id']).where('id', '=', orderId).executeTakeFirstOrThrow();
+    const articleNumbers = [...new Set(order.items.map((it) => it.articleNumber))];
+    const facts = await flowRepo.erpHandOffFacts(db, orderId, articleNumbers);
     const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
     let salesOrderId: string;
     try {
-      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, row.erp_retailer_entity_id), order.orderNumber)).salesOrder.id;
+      const customerId = facts.retailerEntityId ?? (await erp.customerIdByNumber(ORDER_ERP_SYSTEM, WEBSHOP_CUSTOMER_NUMBER));
+      // Articles that did not come from the ERP import (the demo catalogue) are found in the ERP by number.
+      const articleIds = new Map(facts.articleIds);
+      for (const n of articleNumbers.filter((x) => !articleIds.has(x))) {
+        const found = await erp.findArticleByNumber(ORDER_ERP_SYSTEM, n);
+        if (found) articleIds.set(n, found.id);
+      }
+      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, customerId, articleIds), order.orderNumber)).salesOrder.id;
     } catch (err) {
       if (err instanceof ErpError && err.code === 'badRequest') throw new PermanentJobError(err.message);
       throw err;

@@ -29,8 +29,8 @@ export interface RetailerImportResult {
 }
 
 function mapCustomer(c: ErpCustomer, isPublic: boolean, served: string | null): Insertable<RetailersTable> | null {
-  if (c.blocked) return null;
-  const address = c.addresses?.find((a) => a.primeAddress) ?? c.addresses?.find((a) => a.invoiceAddress) ?? c.addresses?.[0];
+  if (c.customerBlocked) return null;
+  const address = c.addresses?.find((a) => a.id === c.primaryAddressId) ?? c.addresses?.find((a) => a.invoiceAddress) ?? c.addresses?.[0];
   const name = c.company?.trim() || [c.firstName, c.lastName].filter(Boolean).join(' ').trim();
   const country = address?.countryCode?.trim().toUpperCase();
   if (!name || !address?.street1 || !address.city || !country || !/^[A-Z]{2}$/.test(country)) return null;
@@ -39,7 +39,7 @@ function mapCustomer(c: ErpCustomer, isPublic: boolean, served: string | null): 
     erp_system: RETAILER_ERP_SYSTEM,
     erp_id: c.id,
     erp_version: c.version,
-    customer_number: c.customerNumber,
+    customer_number: c.customerNumber ?? c.id,
     company: name,
     is_public: isPublic,
     email: c.email ?? null,
@@ -73,7 +73,7 @@ export async function importRetailers(deps: { db: Kysely<DB>; erp: ErpClient; lo
     const served = customAttributeValue(c.customAttributes, servedDef);
     const row = mapCustomer(c, customAttributeValue(c.customAttributes, publicDef) === true, typeof served === 'string' ? served : null);
     if (row) rows.push(row);
-    else skipped.push(c.customerNumber);
+    else skipped.push(c.customerNumber ?? c.id);
   }
   const { removed } = await replaceRetailers(deps.db, system, rows);
   const result = { imported: rows.length, public: rows.filter((r) => r.is_public).length, removed, skipped };
