@@ -79,8 +79,10 @@ function numericBounds(schema: Schema): (n: number) => boolean {
   const range = typeof schema.format === 'string' ? FORMAT_RANGES[schema.format] : undefined;
   const min = Math.max(typeof schema.minimum === 'number' ? schema.minimum : -Infinity, range?.[0] ?? -Infinity);
   const max = Math.min(typeof schema.maximum === 'number' ? schema.maximum : Infinity, range?.[1] ?? Infinity);
-  const exMin = typeof schema.exclusiveMinimum === 'number' ? schema.exclusiveMinimum : -Infinity;
-  const exMax = typeof schema.exclusiveMaximum === 'number' ? schema.exclusiveMaximum : Infinity;
+  // OpenAPI 3.0 marks `minimum`/`maximum` exclusive with `true`; 3.1 gives the exclusive bound as a number.
+  const exclusive = (v: unknown, bound: unknown, none: number) => (typeof v === 'number' ? v : v === true && typeof bound === 'number' ? bound : none);
+  const exMin = exclusive(schema.exclusiveMinimum, schema.minimum, -Infinity);
+  const exMax = exclusive(schema.exclusiveMaximum, schema.maximum, Infinity);
   return (n) => n >= min && n <= max && n > exMin && n < exMax;
 }
 
@@ -90,8 +92,10 @@ function stringCheck(schema: Schema): (s: string) => boolean {
   const maxLength = typeof schema.maxLength === 'number' ? schema.maxLength : Infinity;
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const allowed = Array.isArray(schema.enum) ? new Set(schema.enum as unknown[]) : undefined;
-  // UTF-16 length ≥ code points (the validator's measure): above maxLength by it is only ever conservative.
-  return (s) => s.length <= maxLength && (minLength === 0 || [...s].length >= minLength) && (pattern === undefined || pattern.test(s)) && (allowed === undefined || allowed.has(s));
+  // The validator counts code points; a UTF-16 length is at least that and at most twice that, so the
+  // lengths are compared in code points only where the UTF-16 length leaves it open.
+  const longEnough = (s: string) => s.length >= 2 * minLength || (s.length >= minLength && [...s].length >= minLength);
+  return (s) => s.length <= maxLength && longEnough(s) && (pattern === undefined || pattern.test(s)) && (allowed === undefined || allowed.has(s));
 }
 
 const KEYWORDS: Record<string, readonly string[]> = {
@@ -169,19 +173,22 @@ export function compileJsonCheck(spec: OpenApiDocument, raw: Schema, where: stri
       return (v) => Array.isArray(v) && v.length >= minItems && v.length <= maxItems && v.every(items);
     }
     case 'object': {
-      const properties = new Map(Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([name, s]) => [name, compileJsonCheck(spec, s, `${where}.${name}`)]));
-      const required = (schema.required ?? []) as string[];
+      const required = new Set((schema.required ?? []) as string[]);
+      const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([name, s]) => ({ name, required: required.has(name), check: compileJsonCheck(spec, s, `${where}.${name}`) }));
       // Only a closed object is plain: an extra property would need the validator's own handling.
       if (schema.additionalProperties !== false) throw unsupported(where, 'an open object (additionalProperties)');
       return (v) => {
         if (typeof v !== 'object' || v === null || Array.isArray(v)) return false;
         const o = v as Record<string, unknown>;
-        for (const name of required) if (!Object.hasOwn(o, name)) return false;
-        for (const name of Object.keys(o)) {
-          const check = properties.get(name);
-          if (check === undefined || !check(o[name])) return false;
+        let present = 0;
+        for (const p of properties) {
+          if (!Object.hasOwn(o, p.name)) {
+            if (p.required) return false;
+          } else if (!p.check(o[p.name])) return false;
+          else present++;
         }
-        return true;
+        // Any key beyond the declared properties: not plain.
+        return Object.keys(o).length === present;
       };
     }
     default:

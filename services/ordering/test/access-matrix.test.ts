@@ -9,9 +9,9 @@
 import type { Express } from 'express';
 import request from 'supertest';
 import { loadSpec } from '@sports-timing/shared';
-import { verifyLicenseKey } from '../src/identity/license-keys';
 import { SPEC_FILE } from '../src/version';
 import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, verifyOwnEmail, type IdentityTestContext, type User } from './auth-support';
+import { verifyLicenseKey } from './support/license-keys';
 
 type Schema = { $ref?: string; type?: string; enum?: unknown[]; minimum?: number; format?: string; default?: unknown };
 type Parameter = { $ref?: string; name: string; in: string; required?: boolean; schema?: Schema };

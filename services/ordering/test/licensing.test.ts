@@ -5,8 +5,8 @@
  */
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { verifyLicenseKey } from '../src/identity/license-keys';
 import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, verifyOwnEmail, type IdentityTestContext } from './auth-support';
+import { verifyLicenseKey } from './support/license-keys';
 
 let ctx: IdentityTestContext;
 let admin: string;

@@ -6,8 +6,9 @@ import { sql } from 'kysely';
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
 import { enqueue, enqueueMail, failReservedJob, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
-import { completeJobSql, countDead, countPending, findMessage, insertMessages } from '../src/outbox/outbox.repository';
+import { completeJobSql, countPending, insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './helpers';
+import { countDead, findMessage } from './support/outbox';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
 let ctx: Awaited<ReturnType<typeof createOrderingDatabase>>;

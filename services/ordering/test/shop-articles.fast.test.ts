@@ -4,6 +4,7 @@
  * lane answers exactly as the app without it (status, headers but the request id and date, body).
  */
 import express, { type Express } from 'express';
+import fc from 'fast-check';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
@@ -11,6 +12,7 @@ import { loadSpec } from '@sports-timing/shared';
 import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast';
 import { caches } from '../src/maintenance/caches';
 import { maintenanceOf } from '../src/maintenance/maintenance.service';
+import { deref, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
@@ -81,6 +83,32 @@ it.each(CASES)('answers %s %j exactly as the pipeline does', async (url, headers
   await caches.clearAll();
   const viaPipeline = await answer(pipeline, url, headers);
   expect(await answer(fast, url, headers)).toEqual(viaPipeline);
+});
+
+it('answers generated requests exactly as the pipeline does (spec arbitraries of test/fuzz, fixed seed)', async () => {
+  const spec = loadSpec(SPEC_FILE) as unknown as Spec;
+  const parameters = ((spec.paths[ARTICLES].get as Schema).parameters as unknown[]).map((p) => deref(spec, p));
+  // Each parameter: valid by its schema, or any short text (service-client headers left out: an unknown
+  // client id is refused, a known one needs a client of this test).
+  const valueOf = (p: Schema) => fc.oneof(valueArb(spec, p.schema).map((v) => String(v)), fc.string({ maxLength: 8, unit: 'grapheme-ascii' }));
+  const query = fc.record(Object.fromEntries(parameters.filter((p) => p.in === 'query').map((p) => [p.name as string, valueOf(p)])), { requiredKeys: [] });
+  const headers = fc.record(
+    {
+      ...Object.fromEntries(parameters.filter((p) => p.in === 'header' && p.name === 'Accept-Language').map((p) => [p.name.toLowerCase(), valueOf(p)])),
+      accept: fc.constantFrom('application/json', '*/*', 'text/csv'),
+      'accept-encoding': fc.constantFrom('gzip', 'identity'),
+    },
+    { requiredKeys: [] },
+  );
+  await fc.assert(
+    fc.asyncProperty(query, headers, async (q, h) => {
+      const search = new URLSearchParams(q as Record<string, string>).toString();
+      const url = search === '' ? ARTICLES : `${ARTICLES}?${search}`;
+      const viaPipeline = await answer(pipeline, url, h as Record<string, string>);
+      expect(await answer(fast, url, h as Record<string, string>)).toEqual(viaPipeline);
+    }),
+    { seed: 20261126, numRuns: 60 },
+  );
 });
 
 it('answers like the pipeline for a caller with a token (the token decides the user group)', async () => {

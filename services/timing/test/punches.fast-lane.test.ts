@@ -6,12 +6,14 @@
  */
 import { gzipSync } from 'node:zlib';
 import type { Express } from 'express';
+import fc from 'fast-check';
 import request from 'supertest';
 import { createLogger, loadSpec, resolveRef } from '@sports-timing/shared';
 import { createApp } from '../src/app';
 import { uploadPunchesByKey } from '../src/punches/punches.service';
 import { compilePunchLaneRules } from '../src/http/punches.fast-lane';
 import { SPEC_FILE } from '../src/version';
+import { deref, invalidBodyArb, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { localMs, postRaw, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
@@ -295,5 +297,63 @@ describe('rules from the spec', () => {
     // A keyword the lane cannot check stops the app from being built rather than letting the lane guess.
     schemas.ModemSerial.format = 'hostname';
     expect(() => compilePunchLaneRules(spec)).toThrow(/format/);
+  });
+});
+
+/** Seed of the generated requests (fixed, so a failure repeats). */
+const FUZZ_SEED = 20261126;
+
+describe('generated requests (spec arbitraries, test/fuzz): same answer as the pipeline', () => {
+  const spec = loadSpec(SPEC_FILE) as unknown as Spec;
+  const operation = (method: string) => spec.paths['/api/rest/v1/punches'][method] as Schema;
+
+  it('reads: every query parameter valid by its schema, any text, or a value of this test', async () => {
+    // `wait` is a long poll (the pipeline's alone) and would hold each request up to its value in seconds.
+    const parameters = (operation('get').parameters as unknown[]).map((p) => deref(spec, p)).filter((p) => p.in === 'query' && p.name !== 'wait');
+    const known: Record<string, () => string[]> = {
+      eventId: () => [String(publicEventId), String(privateEventId)],
+      modem: () => ['F-1', 'F-1,F-2', 'F-3'],
+      user: () => ['org', 'other'],
+    };
+    const query = fc.record(
+      Object.fromEntries(
+        parameters.map((p) => [
+          p.name as string,
+          fc.oneof(valueArb(spec, p.schema).map((v) => String(v)), fc.string({ maxLength: 12 }), fc.constantFrom(...(known[p.name]?.() ?? ['0']))),
+        ]),
+      ),
+      { requiredKeys: [] },
+    );
+    const headers = fc.record(
+      { apikey: fc.constantFrom('org', 'other', 'admin', ' '), accept: fc.constantFrom('text/csv', 'application/json', '*/*', 'text/xml'), 'accept-encoding': fc.constantFrom('gzip', 'identity') },
+      { requiredKeys: [] },
+    );
+    const keys: Record<string, () => string> = { org: () => org.key, other: () => other.key, admin: () => ctx.adminKey, ' ': () => ' ' };
+    await fc.assert(
+      fc.asyncProperty(query, headers, async (q, h) => {
+        const path = `/api/rest/v1/punches?${new URLSearchParams(q as Record<string, string>).toString()}`;
+        await expectSameAnswer(path, { ...h, ...(h.apikey === undefined ? {} : { apikey: keys[h.apikey]() }) } as Record<string, string>);
+      }),
+      { seed: FUZZ_SEED, numRuns: 60 },
+    );
+  });
+
+  it('uploads: batches valid by the spec, and batches certainly invalid for it', async () => {
+    const body = ((operation('post').requestBody as Schema).content as Record<string, Schema>)['application/json'].schema;
+    // Card numbers and first-seen modems are made per app (see expectSameUpload); the rest is generated.
+    const valid = (valueArb(spec, body) as fc.Arbitrary<Record<string, unknown>[]>).chain((batch) =>
+      fc.constantFrom('F-1', 'NEW').map((modem) => (card: string) => JSON.stringify(batch.map((p) => ({ ...p, card, modem: modem === 'NEW' ? `G-${card}` : modem })))),
+    );
+    const invalid = (invalidBodyArb(spec, body) as fc.Arbitrary<unknown>).map((b) => () => JSON.stringify(b));
+    const mistypedField = fc
+      .tuple(valueArb(spec, body) as fc.Arbitrary<Record<string, unknown>[]>, fc.constantFrom('card', 'time', 'code', 'type', 'modem'), fc.jsonValue({ maxDepth: 1 }))
+      .filter(([batch]) => batch.length > 0)
+      .map(([batch, field, value]) => (card: string) => JSON.stringify(batch.map((p, i) => ({ ...p, card, modem: 'F-1', ...(i === 0 ? { [field]: value } : {}) }))));
+    await fc.assert(
+      fc.asyncProperty(fc.oneof(valid, invalid, mistypedField), fc.constantFrom('org', 'other'), async (make, who) => {
+        await expectSameUpload(make, { apikey: who === 'org' ? org.key : other.key });
+      }),
+      { seed: FUZZ_SEED, numRuns: 60 },
+    );
   });
 });

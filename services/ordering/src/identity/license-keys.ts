@@ -4,7 +4,7 @@
  * Ed25519 over exactly those payload bytes, so licensed software verifies a key offline with the public
  * key published at `GET /api/rest/v1/licensing/public-key`.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, verify, type KeyObject } from 'node:crypto';
+import { createPrivateKey, createPublicKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { calculateJwkThumbprint, exportJWK } from 'jose';
 import type { components } from '../generated/openapi';
 
@@ -56,25 +56,5 @@ export class LicenseSigner {
       publicKeyPem: this.publicKey.export({ type: 'spki', format: 'pem' }).toString(),
       jwk: { kty: String(jwk.kty), crv: String(jwk.crv), x: String(jwk.x), kid: await calculateJwkThumbprint(jwk) },
     };
-  }
-}
-
-/**
- * Verifies a license key offline with the public key (SPKI PEM or KeyObject): returns its payload, or null
- * when the key is malformed or the signature does not match (any changed byte).
- */
-export function verifyLicenseKey(key: string, publicKey: string | KeyObject): LicenseKeyPayload | null {
-  const m = /^([A-Za-z0-9_-]+)\.([A-Za-z0-9_-]+)$/.exec(key);
-  if (!m) return null;
-  const bytes = Buffer.from(m[1], 'base64url');
-  const signature = Buffer.from(m[2], 'base64url');
-  // base64url decoding ignores trailing bits: insist on the canonical text so no two keys verify alike.
-  if (bytes.toString('base64url') !== m[1] || signature.toString('base64url') !== m[2]) return null;
-  const pub = typeof publicKey === 'string' ? createPublicKey(publicKey) : publicKey;
-  if (!verify(null, bytes, pub, signature)) return null;
-  try {
-    return JSON.parse(bytes.toString('utf8')) as LicenseKeyPayload;
-  } catch {
-    return null;
   }
 }

@@ -31,11 +31,6 @@ export const ORDER_TRANSITIONS: Readonly<Record<OrderState, readonly OrderState[
   refunded: [],
 };
 
-/** Whether `from → to` is an allowed transition. */
-export function canTransition(from: OrderState, to: OrderState): boolean {
-  return ORDER_TRANSITIONS[from].includes(to);
-}
-
 /** The states an order may be in to move to `to`. */
 function sourcesOf(to: OrderState): OrderState[] {
   return ORDER_STATES.filter((s) => ORDER_TRANSITIONS[s].includes(to));

@@ -118,17 +118,6 @@ export async function countPending(db: Kysely<DB>, kind?: string): Promise<numbe
   return Number(r.n);
 }
 
-/** Number of dead jobs (for metrics and status). */
-export async function countDead(db: Kysely<DB>): Promise<number> {
-  const r = await db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('dead_at', 'is not', null).executeTakeFirstOrThrow();
-  return Number(r.n);
-}
-
-/** One job by kind and dedupe key (tests and diagnostics). */
-export async function findMessage(db: Kysely<DB>, kind: string, dedupeKey: string): Promise<OutboxMessage | undefined> {
-  return db.selectFrom('outbox_messages').selectAll().where('kind', '=', kind).where('dedupe_key', '=', dedupeKey).executeTakeFirst();
-}
-
 /**
  * The fragment that marks the job (`kind`, `dedupeKey`) done, to embed as a data-modifying CTE of a
  * caller's statement (so the job's effect and its completion commit together): counts the attempt, ends
