@@ -5,4 +5,4 @@
 export * from './simulator';
 export * from './seed';
 export * from './types';
-export { SimServer, type SimRequest, type SimResponse, type LoggedRequest, type SimRequestsAnswer } from './sim-server';
+export type { SimRequestsAnswer } from './sim-server';

@@ -41,18 +41,18 @@ export const ARTICLE_NUMBERS = {
 export const ATTRIBUTE_KEYS = ERP_ATTRIBUTE_KEYS;
 
 /** Id of the unit "piece" every seed article is counted in (weclapp: a `unit` entity). */
-export const UNIT_ID_PIECE = '10';
+const UNIT_ID_PIECE = '10';
 /** Id of the currency EUR (weclapp: a `currency` entity; tenant-specific in a real weclapp). */
 export const CURRENCY_ID_EUR = '248';
 /** The user the simulator's own changes are recorded as (weclapp's `lastModifiedByUserId`). */
 export const SYSTEM_USER_ID = '1';
 
 /** Values of the LIST attribute `shopUserGroup`. */
-export const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
+const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
 /** Values of the LIST attribute `shopCategory`. */
-export const CATEGORIES = ['cards', 'stations', 'accessories', 'sets', 'services', 'spare-parts', 'subscriptions'] as const;
+const CATEGORIES = ['cards', 'stations', 'accessories', 'sets', 'services', 'spare-parts', 'subscriptions'] as const;
 /** Values of the LIST attribute `shopCardType`. */
-export const CARD_TYPES = ['sicard9', 'sicard10', 'siac1'] as const;
+const CARD_TYPES = ['sicard9', 'sicard10', 'siac1'] as const;
 
 /** Stable customer numbers: three retailers in different countries and the web-shop end-customer account. */
 export const CUSTOMER_NUMBERS = {
@@ -68,7 +68,7 @@ export const CUSTOMER_NUMBERS = {
 export const DEFAULT_TOKENS = { main: 'dev-erp-token-weclapp', sandbox: 'dev-erp-token-weclapp-sandbox' } as const;
 
 /** A BOM slot of a demo set. */
-export interface SeedBomItem {
+interface SeedBomItem {
   position: number;
   defaultArticle: string;
   valid: string[];
@@ -309,7 +309,7 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
 ];
 
 /** A demo customer. */
-export interface SeedCustomer {
+interface SeedCustomer {
   customerNumber: string;
   company: string;
   email: string;
@@ -327,7 +327,7 @@ export interface SeedCustomer {
 }
 
 /** Three retailers in different countries (one not public) and the web-shop account. */
-export const SEED_CUSTOMERS: readonly SeedCustomer[] = [
+const SEED_CUSTOMERS: readonly SeedCustomer[] = [
   {
     customerNumber: CUSTOMER_NUMBERS.retailerGermany,
     company: 'OL-Sport Nord GmbH',
@@ -387,7 +387,7 @@ export const SEED_CUSTOMERS: readonly SeedCustomer[] = [
 ];
 
 /** A demo booked invoice: `date` is the local (Europe/Berlin) invoice date, amounts net euros. */
-export interface SeedInvoice {
+interface SeedInvoice {
   invoiceNumber: string;
   date: string;
   customerNumber: string;
@@ -400,7 +400,7 @@ export interface SeedInvoice {
  * Booked invoices of early 2025, for the monthly CSV export. `RE-2025-0004` is dated 1 March: local
  * midnight in Berlin is still 28 February in UTC, so a month filter in UTC would file it wrongly.
  */
-export const SEED_INVOICES: readonly SeedInvoice[] = [
+const SEED_INVOICES: readonly SeedInvoice[] = [
   { invoiceNumber: 'RE-2025-0001', date: '2025-01-14', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.siac, quantity: 20 }] },
   { invoiceNumber: 'RE-2025-0002', date: '2025-02-03', customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 10 }, { articleNumber: ARTICLE_NUMBERS.stationBattery, quantity: 10 }] },
   { invoiceNumber: 'RE-2025-0003', date: '2025-02-28', customerNumber: CUSTOMER_NUMBERS.retailerNorway, items: [{ articleNumber: ARTICLE_NUMBERS.siCard10, quantity: 50 }] },
@@ -419,7 +419,7 @@ export const VAT_RATE_PERCENT = 19;
 export const TENANT_TIME_ZONE = 'Europe/Berlin';
 
 /** Offset of `timeZone` from UTC at instant `utcMs`, in ms (positive east of Greenwich). */
-export function zoneOffsetMs(timeZone: string, utcMs: number): number {
+function zoneOffsetMs(timeZone: string, utcMs: number): number {
   const parts = new Intl.DateTimeFormat('en-US', {
     timeZone,
     hourCycle: 'h23',

@@ -43,7 +43,7 @@ export interface SimResponse {
 }
 
 /** A handler of API or control requests. */
-export type SimHandler = (req: SimRequest) => Promise<SimResponse> | SimResponse;
+type SimHandler = (req: SimRequest) => Promise<SimResponse> | SimResponse;
 
 /** One logged API request. */
 export interface LoggedRequest {

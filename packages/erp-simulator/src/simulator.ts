@@ -44,7 +44,7 @@ import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract'
 import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
 
 /** A tenant of the simulator. */
-export interface ErpTenantOptions {
+interface ErpTenantOptions {
   /** `main` or `sandbox` (any word; used by `?tenant=`). */
   name: string;
   /** Path prefix before `/webapp/api/v1`, empty for none. */

@@ -13,25 +13,20 @@ import type {
 } from '@sports-timing/shared/src/erp-contract';
 
 export type {
-  ErpArticlePrice as ArticlePrice,
-  ErpBomItem as SalesBillOfMaterialItem,
   ErpCustomAttribute as CustomAttributeValue,
   ErpCustomAttributeDefinition as CustomAttributeDefinition,
   ErpCustomer as Customer,
   ErpListResponse,
-  ErpPartyAddress as PartyAddress,
   ErpQuotation as Quotation,
   ErpRecordAddress as RecordAddress,
   ErpRecordItem as RecordItem,
   ErpSalesInvoice as SalesInvoice,
   ErpSalesOrder as SalesOrder,
-  ErpSalesOrderStatus as SalesOrderStatus,
-  ErpWebhookPayload,
 } from '@sports-timing/shared/src/erp-contract';
 export { ERP_SALES_ORDER_STATUSES as SALES_ORDER_STATUSES } from '@sports-timing/shared/src/erp-contract';
 
 /** An article's name and description in one locale (ISO 639-1), answered as property translations. */
-export interface ArticleTranslation {
+interface ArticleTranslation {
   locale: string;
   name: string;
   description: string;

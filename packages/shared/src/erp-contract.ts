@@ -74,7 +74,7 @@ export interface ErpArticlePrice {
  * quantity, nothing else). What the shop's set configurator needs per slot lives in the set article's custom
  * attribute `shopSetConfiguration` ({@link ErpSetSlotConfiguration}).
  */
-export interface ErpBomItem {
+interface ErpBomItem {
   id: string;
   positionNumber: number;
   /** Default article of the slot. */
@@ -139,7 +139,7 @@ export interface ErpArticle {
 }
 
 /** Address of a party (weclapp `address`). */
-export interface ErpPartyAddress {
+interface ErpPartyAddress {
   id: string;
   street1?: string;
   street2?: string;
@@ -247,7 +247,7 @@ export interface ErpSalesOrder {
 }
 
 /** Status of a weclapp quotation (`offerStatusType`). */
-export type ErpQuotationStatus = 'INQUIRED' | 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'CANCELLED';
+type ErpQuotationStatus = 'INQUIRED' | 'OPEN' | 'ACCEPTED' | 'REJECTED' | 'CANCELLED';
 
 /** weclapp `quotation`. */
 export interface ErpQuotation {
@@ -270,7 +270,7 @@ export interface ErpQuotation {
  * Status of a weclapp sales invoice (`salesInvoiceStatusType`): `NEW` is a draft, `DOCUMENT_CREATED` has its
  * document, `ENTRY_COMPLETED` is booked, `OPEN_ITEM_CREATED` is booked with its open item, `CANCELLED` is void.
  */
-export type ErpSalesInvoiceStatus = 'NEW' | 'DOCUMENT_CREATED' | 'ENTRY_COMPLETED' | 'OPEN_ITEM_CREATED' | 'CANCELLED';
+type ErpSalesInvoiceStatus = 'NEW' | 'DOCUMENT_CREATED' | 'ENTRY_COMPLETED' | 'OPEN_ITEM_CREATED' | 'CANCELLED';
 
 /**
  * weclapp `salesInvoice`. `invoiceDate` is local midnight (Europe/Berlin) of the invoice's date. Amounts are
@@ -296,7 +296,7 @@ export interface ErpSalesInvoice {
 }
 
 /** One value of a LIST custom attribute definition. */
-export interface ErpCustomAttributeListValue {
+interface ErpCustomAttributeListValue {
   id: string;
   value: string;
 }
@@ -360,7 +360,7 @@ export interface ErpListResponse<T> {
 }
 
 /** Body of an ERP webhook call (weclapp, unsigned): which entity changed and how (`create` | `update` | `delete`). */
-export interface ErpWebhookPayload {
+interface ErpWebhookPayload {
   entityId: string;
   entityName: string;
   type: string;
@@ -372,7 +372,7 @@ export interface ErpWebhookPayload {
  */
 type Subset<T extends U, U> = T;
 type W = components['schemas'];
-export type ErpShapesAreWeclapps = [
+type ErpShapesAreWeclapps = [
   // openapi-typescript renders weclapp's BOM item (`salesBillOfMaterialArticleItem`) as an empty record: the
   // contract tests hold that one.
   Subset<Omit<ErpArticle, 'salesBillOfMaterialItems'>, W['article']>,

@@ -18,9 +18,9 @@ import type { ErpSystem } from './erp.types';
 /** Outbox job kind. */
 export const ERP_QUOTATION_JOB = 'erp-quotation';
 /** Category (ERP custom field `shopCategory`) of subscription articles. */
-export const SUBSCRIPTION_CATEGORY = 'subscriptions';
+const SUBSCRIPTION_CATEGORY = 'subscriptions';
 /** ERP customer account of requests by end customers (same account as the web shop's sales orders). */
-export const QUOTATION_CUSTOMER_NUMBER = 'C-9000';
+const QUOTATION_CUSTOMER_NUMBER = 'C-9000';
 const QUOTATION_ERP_SYSTEM: ErpSystem = 'weclapp';
 
 type CenterSubscription = components['schemas']['CenterSubscription'];

@@ -23,10 +23,10 @@ import { findStoredToken, upsertStoredToken } from './erp-token.repository';
 import type { ErpSystem } from './erp.types';
 
 /** How long a decrypted token is reused before the store is read again, ms. */
-export const TOKEN_CACHE_MS = 60_000;
+const TOKEN_CACHE_MS = 60_000;
 
 /** Authenticated data binding a stored token's ciphertext to its ERP system (a swapped row fails). */
-export function erpTokenAad(system: ErpSystem): string {
+function erpTokenAad(system: ErpSystem): string {
   return `erp-api-token:${system}`;
 }
 

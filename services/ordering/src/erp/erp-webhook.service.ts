@@ -29,7 +29,7 @@ import type { ErpSystem } from './erp.types';
 import { claimDueJobs, completeJob, failJob, recordDelivery } from './erp-webhook.repository';
 
 /** What an entity handler gets: the ERP system, the entity id and the latest delivery's `type`. */
-export interface ErpEntityEvent {
+interface ErpEntityEvent {
   erpSystem: ErpSystem;
   entityName: string;
   entityId: string;
@@ -38,7 +38,7 @@ export interface ErpEntityEvent {
 }
 
 /** Dependencies handed to entity handlers. */
-export interface ErpEntityHandlerContext {
+interface ErpEntityHandlerContext {
   db: Kysely<DB>;
   erp: ErpClient;
   logger: Logger;
@@ -50,7 +50,7 @@ export type ErpEntityHandler = (event: ErpEntityEvent, ctx: ErpEntityHandlerCont
 const handlers = new Map<string, ErpEntityHandler>();
 
 /** Registers the handler of an ERP `entityName` for this process (a later registration replaces it). */
-export function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler): void {
+function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler): void {
   handlers.set(entityName, handler);
 }
 
@@ -64,7 +64,7 @@ export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): voi
 }
 
 /** Whether a handler exists for `entityName`. */
-export function hasErpEntityHandler(entityName: string): boolean {
+function hasErpEntityHandler(entityName: string): boolean {
   return handlers.has(entityName);
 }
 

@@ -4,7 +4,7 @@
 import type { ColumnType, Generated } from 'kysely';
 
 /** `erp_api_tokens`: the ERP API token per ERP system, encrypted (AAD `erp-api-token:<erp_system>`). */
-export interface ErpApiTokensTable {
+interface ErpApiTokensTable {
   erp_system: string;
   /** Output of `EnvelopeEncryption.encrypt` (key version byte first). */
   ciphertext: string;

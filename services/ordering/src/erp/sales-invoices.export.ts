@@ -10,13 +10,13 @@ import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
 
 /** Header row of the export. */
-export const SALES_INVOICE_CSV_COLUMNS = ['invoiceNumber', 'invoiceDate', 'customerNumber', 'customerName', 'countryCode', 'netAmountCents', 'vatAmountCents', 'grossAmountCents', 'currency', 'orderNumber'] as const;
+const SALES_INVOICE_CSV_COLUMNS = ['invoiceNumber', 'invoiceDate', 'customerNumber', 'customerName', 'countryCode', 'netAmountCents', 'vatAmountCents', 'grossAmountCents', 'currency', 'orderNumber'] as const;
 
 /** Invoice statuses the export leaves out: drafts and cancelled invoices are not revenue. */
 const NOT_EXPORTED = new Set<string>(['NEW', 'CANCELLED']);
 
 /** Signed exact cents of an ERP decimal string (`"-12.5"` → -1250); null when malformed. */
-export function signedCents(text: string | undefined | null): number | null {
+function signedCents(text: string | undefined | null): number | null {
   const m = /^(-?)(\d{1,13})(?:\.(\d{1,2})0*)?$/.exec((text ?? '').trim());
   if (!m) return null;
   const cents = Number(m[2]) * 100 + Number((m[3] ?? '').padEnd(2, '0'));

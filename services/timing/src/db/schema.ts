@@ -27,14 +27,14 @@ export interface ApiKeysTable {
 }
 
 /** `modems`: serial number → the user it belongs to. */
-export interface ModemsTable {
+interface ModemsTable {
   serial: string;
   user_id: number;
   created_at: CreatedAt;
 }
 
 /** `events`: a named set of modems with an optional local-time window (local wall-clock ms). */
-export interface EventsTable {
+interface EventsTable {
   id: GeneratedAlways<number>;
   name: string;
   owner_id: number;
@@ -45,13 +45,13 @@ export interface EventsTable {
 }
 
 /** `event_modems`: the modems of each event. */
-export interface EventModemsTable {
+interface EventModemsTable {
   event_id: number;
   modem: string;
 }
 
 /** `punches`: `time` local wall-clock ms, `reception_time_utc` UTC ms; `txid` set by the database. */
-export interface PunchesTable {
+interface PunchesTable {
   id: GeneratedAlways<number>;
   card: string;
   time: number;
