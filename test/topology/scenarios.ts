@@ -5,6 +5,8 @@
  * skip, never repeat), order idempotency and one confirmation e-mail per order (specs/ordering.yaml
  * `createShopOrder`), maintenance mode and `clearCaches` on every instance, shared rate limits.
  */
+import { readFileSync } from 'node:fs';
+import os from 'node:os';
 import { createOrderingClient, TokenSession } from '@sports-timing/ordering-client';
 import { readEventStream } from '../../packages/timing-client/src';
 import type { Instance, Topology } from './topology';
@@ -59,6 +61,77 @@ async function disrupt(t: Topology, d: Disruption, events: string[], t0: number)
 
 // ─────────────────────────── (a) punches: uploaders + afterId pollers ───────────────────────────
 
+/** Running uploaders of {@link startUploaders}. */
+export interface Uploaders {
+  /** `modem/card` of every acknowledged punch (cards are unique within a run). */
+  expected: Set<string>;
+  readonly uploads: number;
+  readonly retries: number;
+  readonly lastAckAt: number;
+  /** Ends the loops after their current batch is acknowledged. */
+  stop(): Promise<void>;
+}
+
+/**
+ * `uploaders` loops posting batches of `batch` = [min, max] punches (unique cards, spread over `modems`)
+ * through the balancer with the admin key; a batch answered 5xx or lost on the network is re-sent unchanged
+ * until acknowledged (a re-sent punch is stored once: specs/timing.yaml `postPunches`); a 4xx is a violation.
+ */
+export function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; batch?: [number, number]; violations: string[]; firstCard?: number }): Uploaders {
+  const headers = { apikey: t.timingAdminKey, 'content-type': 'application/json' };
+  const [minBatch, maxBatch] = o.batch ?? [1, 20];
+  let seq = o.firstCard ?? 0;
+  let stopped = false;
+  const state = { expected: new Set<string>(), uploads: 0, retries: 0, lastAckAt: Date.now() };
+  const loop = async () => {
+    while (!stopped) {
+      const n = minBatch + Math.floor(Math.random() * (maxBatch - minBatch + 1));
+      const batch = Array.from({ length: n }, () => {
+        const s = ++seq;
+        return { card: String(s), time: 1_700_000_000_000 + s, code: 31 + (s % 200), type: 'Control', modem: o.modems[s % o.modems.length] };
+      });
+      const body = JSON.stringify(batch);
+      for (;;) {
+        let status = 0;
+        try {
+          const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
+          status = res.status;
+          await res.arrayBuffer();
+        } catch {
+          status = 0;
+        }
+        if (status === 200) break;
+        if (status >= 400 && status < 500) {
+          o.violations.push(`upload answered ${status}`);
+          break;
+        }
+        state.retries++;
+        await sleep(50);
+      }
+      state.uploads++;
+      for (const p of batch) state.expected.add(`${p.modem}/${p.card}`);
+      state.lastAckAt = Date.now();
+    }
+  };
+  const runs = Array.from({ length: o.uploaders }, () => loop());
+  return {
+    expected: state.expected,
+    get uploads() {
+      return state.uploads;
+    },
+    get retries() {
+      return state.retries;
+    },
+    get lastAckAt() {
+      return state.lastAckAt;
+    },
+    async stop() {
+      stopped = true;
+      await Promise.all(runs);
+    },
+  };
+}
+
 /** Figures of {@link punchDelivery}. */
 export interface PunchDeliveryResult {
   uploaders: number;
@@ -97,51 +170,14 @@ export async function punchDelivery(
   o: { uploaders: number; pollers: number; durationMs: number; tag: string; disruption?: Disruption; batch?: [number, number] },
 ): Promise<PunchDeliveryResult> {
   const modems = Array.from({ length: 8 }, (_, i) => `TOPO-${o.tag}-${i + 1}`);
-  const headers = { apikey: t.timingAdminKey, 'content-type': 'application/json' };
-  const [minBatch, maxBatch] = o.batch ?? [1, 20];
-  const expected = new Set<string>();
-  let seq = 0;
-  let uploads = 0;
-  let uploadRetries = 0;
-  let polls = 0;
-  let pollRetries = 0;
   const violations: string[] = [];
   const events: string[] = [];
   const spread = new Spread();
-  let stop = false;
-  let lastUploadAt = 0;
+  let polls = 0;
+  let pollRetries = 0;
   const t0 = Date.now();
-
-  const uploader = async () => {
-    while (!stop) {
-      const n = minBatch + Math.floor(Math.random() * (maxBatch - minBatch + 1));
-      const batch = Array.from({ length: n }, () => {
-        const s = ++seq;
-        return { card: String(s), time: 1_700_000_000_000 + s, code: 31 + (s % 200), type: 'Control', modem: modems[s % modems.length] };
-      });
-      const body = JSON.stringify(batch);
-      for (;;) {
-        let status = 0;
-        try {
-          const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
-          status = res.status;
-          await res.arrayBuffer();
-        } catch {
-          status = 0;
-        }
-        if (status === 200) break;
-        if (status >= 400 && status < 500) {
-          violations.push(`upload answered ${status}`);
-          break;
-        }
-        uploadRetries++;
-        await sleep(50);
-      }
-      uploads++;
-      for (const p of batch) expected.add(`${p.modem}/${p.card}`);
-      lastUploadAt = Date.now();
-    }
-  };
+  const up = startUploaders(t, { uploaders: o.uploaders, modems, batch: o.batch, violations });
+  const expected = up.expected;
 
   const received: Map<string, number>[] = [];
   const catchUp: number[] = [];
@@ -177,10 +213,10 @@ export async function punchDelivery(
         got.set(key, (got.get(key) ?? 0) + 1);
       }
       if (uploadsDone && got.size >= expected.size) {
-        catchUp.push(Date.now() - lastUploadAt);
+        catchUp.push(Date.now() - up.lastAckAt);
         return;
       }
-      if (uploadsDone && Date.now() - lastUploadAt > 30_000) {
+      if (uploadsDone && Date.now() - up.lastAckAt > 30_000) {
         violations.push(`poller ${k}: gave up waiting, ${got.size} of ${expected.size}`);
         return;
       }
@@ -189,11 +225,9 @@ export async function punchDelivery(
   };
 
   const pollerRuns = Array.from({ length: o.pollers }, (_, k) => poller(k));
-  const uploaderRuns = Array.from({ length: o.uploaders }, () => uploader());
   const disruption = o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve();
   await sleep(o.durationMs);
-  stop = true;
-  await Promise.all(uploaderRuns);
+  await up.stop();
   const durationMs = Date.now() - t0;
   uploadsDone = true;
   await Promise.all(pollerRuns);
@@ -211,12 +245,12 @@ export async function punchDelivery(
     uploaders: o.uploaders,
     pollers: o.pollers,
     durationMs,
-    uploads,
+    uploads: up.uploads,
     punches: expected.size,
-    uploadsPerSecond: uploads / (durationMs / 1000),
+    uploadsPerSecond: up.uploads / (durationMs / 1000),
     polls,
     pollsPerSecond: polls / (durationMs / 1000),
-    uploadRetries,
+    uploadRetries: up.retries,
     pollRetries,
     stored,
     storedDistinct,
@@ -318,31 +352,7 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
   const durationMs = Date.now() - t0;
   await disruption;
 
-  // Replays: the same key (and body) again, twice per key from one client, so consecutive replays alternate instances.
-  const replaySpread = new Spread();
-  let replayMismatches = 0;
-  for (const [key, first] of acked) {
-    const i = Number(key.split('-').pop());
-    for (let r = 0; r < 2; r++) {
-      const again = await place(key, JSON.stringify(shopOrder(o.firstCard + i, `buyer-${o.tag}-${i}@example.com`)), 0, replaySpread);
-      if (!again || again.oid !== first.oid) replayMismatches++;
-    }
-  }
-  if (replayMismatches) violations.push(`${replayMismatches} replays answered another order`);
-
   const numbers = [...acked.values()].map((a) => a.orderNumber);
-  const { rows } = await t.primary.pool.query<{ order_number: string; n: string }>('select order_number, count(*) n from ordering.orders where order_number = any($1) group by 1', [numbers]);
-  const stored = rows.reduce((s, r) => s + Number(r.n), 0);
-  if (rows.length !== numbers.length || rows.some((r) => Number(r.n) !== 1)) violations.push(`stored ${stored} rows for ${numbers.length} acknowledged orders (${rows.length} distinct)`);
-  // Every key of the run names one order, and no order of the run exists without a key (no half-retried duplicate).
-  const { rows: keyed } = await t.primary.pool.query<{ keys: string; orders: string }>(
-    `select count(*) keys, count(distinct order_id) orders from ordering.idempotency_keys where key like $1`,
-    [`topo-${o.tag}-%`],
-  );
-  if (Number(keyed[0].keys) !== acked.size || Number(keyed[0].orders) !== acked.size) violations.push(`${keyed[0].keys} idempotency records naming ${keyed[0].orders} orders for ${acked.size} acknowledged orders`);
-  const { rows: byMail } = await t.primary.pool.query<{ n: string }>(`select count(*) n from ordering.orders where contact->>'email' like $1`, [`buyer-${o.tag}-%`]);
-  if (Number(byMail[0].n) !== acked.size) violations.push(`${byMail[0].n} orders carry the run's contact addresses, ${acked.size} were acknowledged`);
-
   // Confirmations at the SMTP server: wait for one per order, then a little longer for duplicates.
   const confirmations = () => {
     const count = new Map<string, number>();
@@ -360,6 +370,30 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
     counted = confirmations();
   }
   const mailDrainMs = Date.now() - drainStart;
+  // Replays (after the mails, so that a replay that sent another mail shows in the count below): the same key (and body) again, twice per key from one client, so consecutive replays alternate instances.
+  const replaySpread = new Spread();
+  let replayMismatches = 0;
+  for (const [key, first] of acked) {
+    const i = Number(key.split('-').pop());
+    for (let r = 0; r < 2; r++) {
+      const again = await place(key, JSON.stringify(shopOrder(o.firstCard + i, `buyer-${o.tag}-${i}@example.com`)), 0, replaySpread);
+      if (!again || again.oid !== first.oid) replayMismatches++;
+    }
+  }
+  if (replayMismatches) violations.push(`${replayMismatches} replays answered another order`);
+
+  const { rows } = await t.primary.pool.query<{ order_number: string; n: string }>('select order_number, count(*) n from ordering.orders where order_number = any($1) group by 1', [numbers]);
+  const stored = rows.reduce((s, r) => s + Number(r.n), 0);
+  if (rows.length !== numbers.length || rows.some((r) => Number(r.n) !== 1)) violations.push(`stored ${stored} rows for ${numbers.length} acknowledged orders (${rows.length} distinct)`);
+  // Every key of the run names one order, and no order of the run exists without a key (no half-retried duplicate).
+  const { rows: keyed } = await t.primary.pool.query<{ keys: string; orders: string }>(
+    `select count(*) keys, count(distinct order_id) orders from ordering.idempotency_keys where key like $1`,
+    [`topo-${o.tag}-%`],
+  );
+  if (Number(keyed[0].keys) !== acked.size || Number(keyed[0].orders) !== acked.size) violations.push(`${keyed[0].keys} idempotency records naming ${keyed[0].orders} orders for ${acked.size} acknowledged orders`);
+  const { rows: byMail } = await t.primary.pool.query<{ n: string }>(`select count(*) n from ordering.orders where contact->>'email' like $1`, [`buyer-${o.tag}-%`]);
+  if (Number(byMail[0].n) !== acked.size) violations.push(`${byMail[0].n} orders carry the run's contact addresses, ${acked.size} were acknowledged`);
+
   await sleep(1500);
   counted = confirmations();
   const ordersWithoutExactlyOneMail = numbers.filter((n) => counted.get(n) !== 1).length;
@@ -506,4 +540,383 @@ export async function rollingRestart(t: Topology, o: { clients: number; tag: str
   await Promise.all(runs);
   const violations = failures.length ? [`${failures.length} of ${requests} requests failed: ${failures.slice(0, 5).join('; ')}`] : [];
   return { durationMs: Date.now() - t0, requests, failed: failures.length, failures, byKind, events, violations };
+}
+
+// ─────────────────────────── (b) SSE and long-poll clients resuming after their instance died ───────────────────────────
+
+/** Figures of {@link liveResume}. */
+export interface LiveResumeResult {
+  streams: number;
+  longPolls: number;
+  punches: number;
+  /** Reconnects of SSE clients (with `Last-Event-ID`) and repeated long-polls after a failure. */
+  reconnects: number;
+  longPollRetries: number;
+  /** Per client: punches missed and received twice (all must be 0). */
+  missed: number[];
+  repeated: number[];
+  events: string[];
+  violations: string[];
+}
+
+/**
+ * `streams` SSE clients (`getPunchStream`) and `longPolls` long-poll clients (`getPunches` with `wait`) follow
+ * the punches of uploaders through the balancer while `disruption` kills a timing instance. A stream that
+ * ends or breaks reconnects through the balancer with `Last-Event-ID` = the last id received (as EventSource
+ * does); a failed long-poll is repeated with the same `afterId`. Every client must hold every punch once.
+ */
+export async function liveResume(t: Topology, o: { streams: number; longPolls: number; uploaders: number; durationMs: number; tag: string; disruption?: Disruption }): Promise<LiveResumeResult> {
+  const modems = Array.from({ length: 4 }, (_, i) => `TOPO-${o.tag}-${i + 1}`);
+  const violations: string[] = [];
+  const events: string[] = [];
+  const filter = `modem=${modems.join(',')}`;
+  const received: Map<string, number>[] = [];
+  let reconnects = 0;
+  let longPollRetries = 0;
+  const abort = new AbortController();
+  const t0 = Date.now();
+
+  const stream = async (k: number) => {
+    const got = new Map<string, number>();
+    received.push(got);
+    let lastId: string | undefined;
+    while (!abort.signal.aborted) {
+      try {
+        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches/stream?${filter}`, {
+          headers: { apikey: t.timingAdminKey, accept: 'text/event-stream', ...(lastId ? { 'last-event-id': lastId } : {}) },
+          signal: abort.signal,
+        });
+        if (res.status !== 200 || !res.body) {
+          await res.arrayBuffer();
+          if (res.status < 500) violations.push(`stream ${k} answered ${res.status}`);
+        } else {
+          await readEventStream(
+            res.body,
+            (e) => {
+              if (e.event !== 'punch') return;
+              const p = JSON.parse(e.data) as { id: number; modem: string; card: string };
+              if (lastId !== undefined && p.id <= Number(lastId)) violations.push(`stream ${k}: id ${p.id} after ${lastId}`);
+              lastId = e.id;
+              const key = `${p.modem}/${p.card}`;
+              got.set(key, (got.get(key) ?? 0) + 1);
+            },
+            undefined,
+            abort.signal,
+          );
+        }
+      } catch {
+        // instance gone mid-stream, or our own abort
+      }
+      if (abort.signal.aborted) return;
+      reconnects++;
+      await sleep(100);
+    }
+  };
+  const longPoll = async (k: number) => {
+    const got = new Map<string, number>();
+    received.push(got);
+    let afterId = 0;
+    while (!abort.signal.aborted) {
+      try {
+        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?${filter}&afterId=${afterId}&wait=5`, { headers: { apikey: t.timingAdminKey }, signal: abort.signal });
+        if (res.status === 200) {
+          for (const p of (await res.json()) as { id: number; modem: string; card: string }[]) {
+            afterId = Math.max(afterId, p.id);
+            const key = `${p.modem}/${p.card}`;
+            got.set(key, (got.get(key) ?? 0) + 1);
+          }
+          continue;
+        }
+        await res.arrayBuffer();
+        if (res.status < 500) violations.push(`long-poll ${k} answered ${res.status}`);
+      } catch {
+        if (abort.signal.aborted) return;
+      }
+      longPollRetries++;
+      await sleep(100);
+    }
+  };
+  const clients = [...Array.from({ length: o.streams }, (_, k) => stream(k)), ...Array.from({ length: o.longPolls }, (_, k) => longPoll(o.streams + k))];
+  await sleep(300); // every client connected before the first punch
+  const up = startUploaders(t, { uploaders: o.uploaders, modems, batch: [1, 5], violations });
+  const disruption = o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve();
+  await sleep(o.durationMs);
+  await up.stop();
+  await disruption;
+  const until = Date.now() + 20_000;
+  while (Date.now() < until && received.some((g) => g.size < up.expected.size)) await sleep(50);
+  await sleep(300); // room for a repeat to show up
+  abort.abort();
+  await Promise.all(clients);
+  const missed = received.map((got) => [...up.expected].filter((key) => !got.has(key)).length);
+  const repeated = received.map((got) => [...got.values()].filter((c) => c > 1).length);
+  missed.forEach((m, k) => m && violations.push(`client ${k} missed ${m} punches`));
+  repeated.forEach((r, k) => r && violations.push(`client ${k} received ${r} punches twice`));
+  return { streams: o.streams, longPolls: o.longPolls, punches: up.expected.size, reconnects, longPollRetries, missed, repeated, events, violations };
+}
+
+// ─────────────────────────── (d) rate limits shared through Redis ───────────────────────────
+
+/** Figures of {@link sharedRateLimit}. */
+export interface SharedRateLimitResult {
+  limitPerMinute: number;
+  requests: number;
+  accepted: number;
+  limited: number;
+  byInstance: Record<string, { accepted: number; limited: number }>;
+  violations: string[];
+}
+
+/**
+ * Discount-code validations of one caller (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`, default 120 per
+ * minute; the caller is the client address HAProxy forwards, a fresh documentation address per run) spread
+ * over every ordering instance: exactly the limit is accepted in total, not the limit per instance.
+ */
+export async function sharedRateLimit(t: Topology, o: { limitPerMinute: number; requests: number; callerIp: string }): Promise<SharedRateLimitResult> {
+  const byInstance: Record<string, { accepted: number; limited: number }> = {};
+  let accepted = 0;
+  let limited = 0;
+  const violations: string[] = [];
+  const body = JSON.stringify({ codes: ['NO-SUCH-CODE'], orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8999999', personalDataFirstName: 'Topo' } }] });
+  for (let i = 0; i < o.requests; i += 10) {
+    await Promise.all(
+      Array.from({ length: Math.min(10, o.requests - i) }, async () => {
+        const res = await fetch(`${t.orderingUrl}/api/grpc-json/v1/shop/discount-codes/validate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': o.callerIp }, body });
+        await res.arrayBuffer();
+        const by = res.headers.get('x-served-by') ?? '?';
+        byInstance[by] ??= { accepted: 0, limited: 0 };
+        if (res.status === 200) {
+          accepted++;
+          byInstance[by].accepted++;
+        } else if (res.status === 429) {
+          limited++;
+          byInstance[by].limited++;
+          if (!res.headers.get('retry-after')) violations.push('429 without Retry-After');
+        } else violations.push(`validation answered ${res.status}`);
+      }),
+    );
+  }
+  if (accepted !== Math.min(o.limitPerMinute, o.requests)) violations.push(`${accepted} accepted, limit ${o.limitPerMinute} per minute across all instances`);
+  return { limitPerMinute: o.limitPerMinute, requests: o.requests, accepted, limited, byInstance, violations };
+}
+
+// ─────────────────────────── (e) replica lag and reads ───────────────────────────
+
+/** Figures of {@link replicaLag}. */
+export interface ReplicaLagResult {
+  samples: number;
+  /** Time from an upload's acknowledgement until its punch was readable on the standby, ms. */
+  visibleP50Ms: number;
+  visibleP95Ms: number;
+  visibleMaxMs: number;
+  /** `replay_lag` of pg_stat_replication at the end of the load (ms; null when idle). */
+  replayLagMs: number | null;
+  /** Punches of the run read from the primary and from the standby (by id order) after catch-up; equal when both lists match. */
+  primaryRows: number;
+  replicaRows: number;
+  readsEqual: boolean;
+  violations: string[];
+}
+
+function quantile(xs: number[], q: number): number {
+  const s = [...xs].sort((a, b) => a - b);
+  return s.length ? s[Math.min(s.length - 1, Math.floor(q * s.length))] : 0;
+}
+
+/**
+ * While `uploaders` load the primary through the balancer, a probe uploads one punch at a time and measures
+ * how long the standby takes to show it (`samples` probes). Afterwards the run's punches read from the standby
+ * equal those from the primary.
+ */
+export async function replicaLag(t: Topology, o: { uploaders: number; samples: number; tag: string }): Promise<ReplicaLagResult> {
+  if (!t.replica) throw new Error('replicaLag needs a topology started with replica: true');
+  const violations: string[] = [];
+  const modems = [`TOPO-${o.tag}-1`, `TOPO-${o.tag}-2`];
+  const up = startUploaders(t, { uploaders: o.uploaders, modems: [modems[0]], violations, firstCard: 1_000_000 });
+  const lags: number[] = [];
+  let replayLagMs: number | null = null;
+  for (let i = 0; i < o.samples; i++) {
+    const card = String(i + 1);
+    const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, {
+      method: 'POST',
+      headers: { apikey: t.timingAdminKey, 'content-type': 'application/json' },
+      body: JSON.stringify([{ card, time: 1_700_000_000_000 + i, code: 99, type: 'Control', modem: modems[1] }]),
+    });
+    await res.arrayBuffer();
+    if (res.status !== 200) {
+      violations.push(`probe upload answered ${res.status}`);
+      continue;
+    }
+    const acked = Date.now();
+    for (;;) {
+      const { rows } = await t.replica.pool.query('select 1 from timing.punches where modem = $1 and card = $2', [modems[1], card]);
+      if (rows.length) break;
+      if (Date.now() - acked > 10_000) {
+        violations.push(`probe ${card} not on the standby after 10 s`);
+        break;
+      }
+      await sleep(1);
+    }
+    lags.push(Date.now() - acked);
+    if (i === o.samples - 1) {
+      const { rows } = await t.primary.pool.query<{ ms: number | null }>(`select (extract(epoch from replay_lag) * 1000)::float8 ms from pg_stat_replication limit 1`);
+      replayLagMs = rows[0]?.ms ?? null;
+    }
+  }
+  await up.stop();
+  const read = async (db: NonNullable<Topology['replica']>) =>
+    (await db.pool.query<{ id: string; card: string }>('select id, card from timing.punches where modem = any($1) order by id', [modems])).rows.map((r) => `${r.id}:${r.card}`).join(',');
+  const primaryList = await read(t.primary);
+  let replicaList = '';
+  const until = Date.now() + 10_000;
+  while (Date.now() < until && (replicaList = await read(t.replica)) !== primaryList) await sleep(50);
+  const readsEqual = replicaList === primaryList;
+  if (!readsEqual) violations.push('the standby answered other punches than the primary after catch-up');
+  return {
+    samples: lags.length,
+    visibleP50Ms: quantile(lags, 0.5),
+    visibleP95Ms: quantile(lags, 0.95),
+    visibleMaxMs: Math.max(0, ...lags),
+    replayLagMs,
+    primaryRows: primaryList ? primaryList.split(',').length : 0,
+    replicaRows: replicaList ? replicaList.split(',').length : 0,
+    readsEqual,
+    violations,
+  };
+}
+
+// ─────────────────────────── (g) throughput per number of instances ───────────────────────────
+
+/** CPU seconds used during a phase, by process group. */
+export type CpuShare = Record<'services' | 'postgres' | 'haproxy' | 'loadGenerator', number>;
+
+/** Figures of {@link throughput}. */
+export interface ThroughputResult {
+  instances: number;
+  uploadsPerSecond: number;
+  punchesPerSecond: number;
+  pollsPerSecond: number;
+  uploadSeconds: number;
+  pollSeconds: number;
+  uploadCpu: CpuShare;
+  pollCpu: CpuShare;
+  /** What PostgreSQL's active backends were doing, sampled every 100 ms: `CPU` or `<wait type>:<wait event>` → share of samples. */
+  uploadWaits: Record<string, number>;
+  pollWaits: Record<string, number>;
+  /** The machine's 1-minute load average at the end of each phase (other work on the machine shows here). */
+  loadAverage: [number, number];
+  violations: string[];
+}
+
+/** Samples pg_stat_activity of the topology's database every 100 ms until stopped; answers shares per state. */
+function sampleWaits(t: Topology): { stop(): Promise<Record<string, number>> } {
+  const counts: Record<string, number> = {};
+  let total = 0;
+  let stopped = false;
+  const run = (async () => {
+    while (!stopped) {
+      const { rows } = await t.primary.pool.query<{ w: string; n: string }>(
+        `select coalesce(wait_event_type || ':' || wait_event, 'CPU') w, count(*) n from pg_stat_activity
+          where datname = current_database() and state = 'active' and pid <> pg_backend_pid() and backend_type = 'client backend' group by 1`,
+      );
+      for (const r of rows) {
+        counts[r.w] = (counts[r.w] ?? 0) + Number(r.n);
+        total += Number(r.n);
+      }
+      await sleep(100);
+    }
+  })();
+  return {
+    async stop() {
+      stopped = true;
+      await run;
+      return Object.fromEntries(Object.entries(counts).map(([k, v]) => [k, v / (total || 1)]));
+    },
+  };
+}
+
+/** CPU seconds (user + system) of the given pids from /proc, children of PostgreSQL's postmaster included. */
+export function cpuSeconds(pids: number[]): number {
+  const tick = 100; // USER_HZ on Linux
+  let total = 0;
+  for (const pid of pids) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+      const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      total += (Number(f[11]) + Number(f[12])) / tick;
+    } catch {
+      // process gone
+    }
+  }
+  return total;
+}
+
+/**
+ * Upload throughput (`uploaders` clients, batches of 20) and then poll throughput (`pollers` clients, each
+ * poll a page of up to 1000 punches of an 8-modem filter from a random afterId), each for `phaseMs`, through
+ * the balancer; with the CPU each process group used, which names the bottleneck.
+ */
+export async function throughput(t: Topology, o: { uploaders: number; pollers: number; phaseMs: number; tag: string; processes: () => Record<keyof CpuShare, number[]> }): Promise<ThroughputResult> {
+  const violations: string[] = [];
+  const modems = Array.from({ length: 8 }, (_, i) => `TOPO-${o.tag}-${i + 1}`);
+  const cpu = () => {
+    const p = o.processes();
+    const self = process.cpuUsage();
+    return { services: cpuSeconds(p.services), postgres: cpuSeconds(p.postgres), haproxy: cpuSeconds(p.haproxy), loadGenerator: (self.user + self.system) / 1e6 };
+  };
+  const diff = (a: CpuShare, b: CpuShare): CpuShare => ({ services: b.services - a.services, postgres: b.postgres - a.postgres, haproxy: b.haproxy - a.haproxy, loadGenerator: b.loadGenerator - a.loadGenerator });
+
+  let c0 = cpu();
+  let s0 = Date.now();
+  let waits = sampleWaits(t);
+  const up = startUploaders(t, { uploaders: o.uploaders, modems, batch: [20, 20], violations });
+  await sleep(o.phaseMs);
+  await up.stop();
+  const uploadSeconds = (Date.now() - s0) / 1000;
+  const uploadCpu = diff(c0, cpu());
+  const uploadWaits = await waits.stop();
+  const uploadLoad = os.loadavg()[0];
+  const uploads = up.uploads;
+
+  const { rows } = await t.primary.pool.query<{ max: string }>('select max(id) max from timing.punches where modem = any($1)', [modems]);
+  const maxId = Number(rows[0].max ?? 0);
+  let polls = 0;
+  let stop = false;
+  c0 = cpu();
+  s0 = Date.now();
+  waits = sampleWaits(t);
+  const poller = async () => {
+    while (!stop) {
+      const afterId = Math.max(0, maxId - 1000 - Math.floor(Math.random() * 5000));
+      try {
+        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modems.join(',')}&afterId=${afterId}`, { headers: { apikey: t.timingAdminKey } });
+        await res.arrayBuffer();
+        if (res.status === 200) polls++;
+        else violations.push(`poll answered ${res.status}`);
+      } catch (err) {
+        violations.push(`poll failed: ${(err as Error).message}`);
+      }
+    }
+  };
+  const runs = Array.from({ length: o.pollers }, () => poller());
+  await sleep(o.phaseMs);
+  stop = true;
+  await Promise.all(runs);
+  const pollSeconds = (Date.now() - s0) / 1000;
+  const pollCpu = diff(c0, cpu());
+  const pollWaits = await waits.stop();
+  return {
+    instances: t.timing.length,
+    uploadsPerSecond: uploads / uploadSeconds,
+    punchesPerSecond: (uploads * 20) / uploadSeconds,
+    pollsPerSecond: polls / pollSeconds,
+    uploadSeconds,
+    pollSeconds,
+    uploadCpu,
+    pollCpu,
+    uploadWaits,
+    pollWaits,
+    loadAverage: [uploadLoad, os.loadavg()[0]],
+    violations: [...new Set(violations)].slice(0, 10),
+  };
 }

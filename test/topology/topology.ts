@@ -10,7 +10,7 @@
  * (default `/usr/sbin/haproxy`); Redis: `TOPOLOGY_REDIS_URL` (default `redis://127.0.0.1:6379`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, rmSync, statSync, writeFileSync, readdirSync } from 'node:fs';
+import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
@@ -79,6 +79,8 @@ export interface Topology {
   serverStatus(name: string): Promise<string>;
   /** Resolves once HAProxy reports the server `UP` (throws after `timeoutMs`, default 15 s). */
   waitUp(name: string, timeoutMs?: number): Promise<void>;
+  /** Process ids by group (service instances, PostgreSQL servers and their backends, HAProxy), for CPU accounting. */
+  pids(): { services: number[]; postgres: number[]; haproxy: number[] };
   /** Stops everything started, in reverse order; never throws. */
   stop(): Promise<void>;
 }
@@ -122,7 +124,7 @@ export function haproxyConfig(o: { basePort: number; timing: Instance[]; orderin
       '  http-check expect status 200',
       // Which instance answered: the scenarios prove that consecutive requests spread over the instances.
       '  http-response set-header X-Served-By %s',
-      '  default-server inter 250ms fastinter 100ms downinter 250ms rise 2 fall 2',
+      '  default-server inter 250ms fastinter 100ms downinter 250ms rise 2 fall 3',
       ...list.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check`),
       '',
     ].join('\n');
@@ -136,6 +138,9 @@ export function haproxyConfig(o: { basePort: number; timing: Instance[]; orderin
     '  timeout client 90s',
     '  timeout server 90s',
     '  timeout http-keep-alive 10s',
+    // Without it a check must answer within `inter`: on a loaded machine a slow /readyz would take an instance
+    // (or all of them: HAProxy's own 503) out of the pool although it serves.
+    '  timeout check 2s',
     // A refused or reset connection before any byte of the answer is retried on another instance: this
     // covers the moments between an instance's death and its health check failing. A request the instance
     // already received is never re-sent by the balancer (clients retry with Idempotency-Key / re-upload).
@@ -148,10 +153,7 @@ export function haproxyConfig(o: { basePort: number; timing: Instance[]; orderin
     `  bind 127.0.0.1:${o.basePort + PORTS.timingFrontend}`,
     '  default_backend timing',
     '',
-    `frontend ordering_in`,
-    `  bind 127.0.0.1:${o.basePort + PORTS.orderingFrontend}`,
-    '  default_backend ordering',
-    '',
+    ...(o.ordering.length ? [`frontend ordering_in`, `  bind 127.0.0.1:${o.basePort + PORTS.orderingFrontend}`, '  default_backend ordering', ''] : []),
     'listen stats',
     `  bind 127.0.0.1:${o.basePort + PORTS.stats}`,
     '  stats enable',
@@ -367,6 +369,28 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       replica,
       serverStatus,
       waitUp,
+      pids: () => {
+        const postmasters = [primaryDir, replicaDir]
+          .map((d) => path.join(d, 'postmaster.pid'))
+          .filter((f) => existsSync(f))
+          .map((f) => Number(readFileSync(f, 'utf8').split('\n')[0]));
+        const children = readdirSync('/proc')
+          .filter((d) => /^\d+$/.test(d))
+          .filter((d) => {
+            try {
+              const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
+              return postmasters.includes(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
+            } catch {
+              return false;
+            }
+          })
+          .map(Number);
+        return {
+          services: [...timing, ...ordering].map((i) => i.proc?.child.pid).filter((p): p is number => p !== undefined),
+          postgres: [...postmasters, ...children],
+          haproxy: haproxy.pid ? [haproxy.pid] : [],
+        };
+      },
       stop: stopAll,
     };
   } catch (err) {
