@@ -10,13 +10,21 @@ import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { liveResume, maintenanceAndCaches, orderDelivery, punchDelivery, replicaLag, rollingRestart, sharedRateLimit, throughput, type ThroughputResult } from '../test/topology/scenarios';
-import { startTopology } from '../test/topology/topology';
+import { runSettings, startTopology } from '../test/topology/topology';
 import { renderScaling, type Figures } from '../test/topology/report';
 
-const BASE = Number(process.env.TOPOLOGY_BASE_PORT ?? 9510);
-const QUICK = process.env.TOPOLOGY_QUICK === '1';
+const { basePort: BASE, quick: QUICK } = runSettings();
 const scale = (ms: number) => (QUICK ? Math.round(ms / 3) : ms);
 const log = (line: string) => process.stdout.write(`[topology] ${line}\n`);
+
+/** The topology running now, stopped on Ctrl-C or SIGTERM so that no server outlives the run. */
+let current: { stop(): Promise<void> } | undefined;
+for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+  process.once(signal, () => {
+    log(`${signal}: stopping the topology`);
+    void (current?.stop() ?? Promise.resolve()).then(() => process.exit(130));
+  });
+}
 
 async function main(): Promise<number> {
   const started = new Date();
@@ -24,6 +32,7 @@ async function main(): Promise<number> {
   const f: Partial<Figures> = {};
   log('topology: 3 timing + 2 ordering instances, primary + standby');
   const t = await startTopology({ basePort: BASE, timing: 3, ordering: 2, replica: true, log });
+  current = t;
   try {
     log('(a) 32 uploaders + 8 pollers');
     f.punches = await punchDelivery(t, { uploaders: 32, pollers: 8, durationMs: scale(15_000), tag: 'a1' });
@@ -47,6 +56,7 @@ async function main(): Promise<number> {
   for (const n of [1, 2, 3]) {
     log(`(g) throughput with ${n} timing instance(s)`);
     const tt = await startTopology({ basePort: BASE, timing: n, ordering: 0, log });
+    current = tt;
     try {
       f.throughput.push(await throughput(tt, { uploaders: 32, pollers: 32, phaseMs: scale(10_000), tag: `g${n}`, processes: () => ({ ...tt.pids(), loadGenerator: [] }) }));
     } finally {

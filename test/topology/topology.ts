@@ -7,18 +7,23 @@
  *
  * Ports: everything lives in `basePort … basePort + 39` (see {@link PORTS}), so the CLI and the test run apart.
  * PostgreSQL binaries: `PG_BIN` (default Debian's `/usr/lib/postgresql/15/bin`); HAProxy: `HAPROXY_BIN`
- * (default `/usr/sbin/haproxy`); Redis: `TOPOLOGY_REDIS_URL` (default `redis://127.0.0.1:6379`).
+ * (default `/usr/sbin/haproxy`); Redis: `TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
-import { startTestSmtp, type TestSmtp } from '../../services/ordering/test/support/smtp';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { startTopologySmtp, type TopologySmtp } from './smtp';
 
 export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
+
+/** Settings of a `pnpm topology` run: `TOPOLOGY_BASE_PORT` (default 9510), `TOPOLOGY_QUICK=1` (phases a third as long). */
+export function runSettings(): { basePort: number; quick: boolean } {
+  return { basePort: Number(process.env.TOPOLOGY_BASE_PORT ?? 9510), quick: process.env.TOPOLOGY_QUICK === '1' };
+}
 
 /** Offsets from `basePort` of every listener the topology opens. */
 export const PORTS = { primary: 0, replica: 1, timingFrontend: 2, orderingFrontend: 3, erp: 4, payment: 5, smtp: 6, stats: 7, timing: 10, ordering: 20 } as const;
@@ -71,7 +76,7 @@ export interface Topology {
   orderingAdminPassword: string;
   timing: Instance[];
   ordering: Instance[];
-  smtp: TestSmtp | undefined;
+  smtp: TopologySmtp | undefined;
   /** A pool on the primary (schema-qualified SQL) and, with `replica`, on the standby. */
   primary: Database<unknown>;
   replica: Database<unknown> | undefined;
@@ -213,17 +218,17 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     if (replica) cleanups.push(() => replica.close());
 
     const runId = `topo-${process.pid}-${Date.now().toString(36)}`;
-    const redisUrl = process.env.TOPOLOGY_REDIS_URL ?? 'redis://127.0.0.1:6379';
+    const redisUrl = process.env.TEST_REDIS_URL ?? 'redis://127.0.0.1:6379';
     const timingAdminKey = `tk_${Buffer.from(`${runId}-timing-admin-key-0123456789abcdef`).toString('base64url')}`.slice(0, 60);
     const orderingAdminPassword = `Topo-admin-${runId}`;
     const dataDir = path.join(dir, 'data');
     mkdirSync(dataDir);
 
-    let smtp: TestSmtp | undefined;
+    let smtp: TopologySmtp | undefined;
     let erp: ServiceProcess | undefined;
     let payment: ServiceProcess | undefined;
     if (opts.ordering > 0) {
-      smtp = await startTestSmtp();
+      smtp = await startTopologySmtp(base + PORTS.smtp);
       cleanups.push(() => smtp!.stop());
       log('simulators');
       [erp, payment] = await Promise.all([
