@@ -122,16 +122,16 @@ was read until each appeared: p50 ${n0(f.replica.visibleP50Ms)} ms, p95 ${n0(f.r
 acknowledgement (\`pg_stat_replication.replay_lag\` at the end: ${f.replica.replayLagMs === null ? 'idle' : `${n1(f.replica.replayLagMs)} ms`}). After catch-up the
 standby answered the same ${n0(f.replica.replicaRows)} punches in the same id order as the primary (${n0(f.replica.primaryRows)}). ${ok(f.replica.violations)}.
 
-**Why the services do not read from the replica (no \`TIMING_READ_DATABASE_URL\`)**: the gap-free rule of
-\`getPunches\` exposes a punch only once every lower id is committed, judged by the snapshot's xmin. On a hot
-standby the snapshot is that of the replayed WAL, so a replica never shows a row the primary could still
-precede with a lower id: reads there are *correct* — but late by the lag above, and a poller that moves
-between primary and standby (consecutive requests land on different instances) could see the head go
-backwards. Live delivery (long-poll, SSE, LISTEN/NOTIFY) and the polling head therefore stay on the primary;
-only bulk/historic reads (CSV exports, whole-event downloads of finished events) would gain from the standby,
-and on the figures below they are not what saturates first. The switch is left for when they are (see the
-capacity model); it needs a second pool per instance and a rule "whole-event download of an event whose
-window ended → standby", nothing in the polling path.
+**Reading from the replica (\`TIMING_READ_DATABASE_URL\`)**: the gap-free rule of \`getPunches\` exposes a punch
+only once every lower id is committed, judged by the snapshot's xmin; a hot standby's snapshot counts every
+transaction the primary had open as running until its commit is replayed, so the standby never shows a row the
+primary could still precede with a lower id — its answers are a gap-free prefix of the primary's, late by the lag
+above. So the timing service sends only **whole downloads** there (\`getPunches\` without \`afterId\` and
+without \`wait\`: exports, whole-event downloads, a poller's first page) and keeps polls with \`afterId\`,
+long-polls and streams (LISTEN/NOTIFY) on the primary, where the lag would delay every new punch; an
+unreachable replica falls back to the primary. \`test/topology/read-replica.test.ts\` proves the routing with
+WAL replay paused on the standby. This scenario's instances read from the primary (the switch is off), so the
+figures above are the replication itself.
 
 ## (f) Rolling restart under load
 

@@ -38,6 +38,8 @@ export interface TopologyOptions {
   ordering: number;
   /** Also start a hot-standby replica of the primary. */
   replica?: boolean;
+  /** With `replica`: timing instances send whole punch downloads there (`TIMING_READ_DATABASE_URL`). */
+  readFromReplica?: boolean;
   /** Progress lines (default: none). */
   log?: (line: string) => void;
   /** Extra environment of every service instance (e.g. rate limits of a scenario). */
@@ -80,6 +82,8 @@ export interface Topology {
   /** A pool on the primary (schema-qualified SQL) and, with `replica`, on the standby. */
   primary: Database<unknown>;
   replica: Database<unknown> | undefined;
+  /** Stops the standby (`pg_ctl stop -m fast`); the topology's stop() then skips it. */
+  stopReplica(): void;
   /** HAProxy's view of a server: `UP`, `DOWN`, `MAINT`, … (`UP 1/2` while rising counts as not up). */
   serverStatus(name: string): Promise<string>;
   /** Resolves once HAProxy reports the server `UP` (throws after `timeoutMs`, default 15 s). */
@@ -209,7 +213,9 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       log('pg_basebackup replica');
       pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(base + PORTS.primary), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
       pg('pg_ctl', ['-D', replicaDir, '-w', '-t', '60', '-o', serverOpts(base + PORTS.replica), '-l', path.join(dir, 'replica.log'), 'start']);
-      cleanups.push(() => pg('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']));
+      cleanups.push(() => {
+        if (existsSync(path.join(replicaDir, 'postmaster.pid'))) pg('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']);
+      });
       replicaUrl = `postgres://postgres@127.0.0.1:${base + PORTS.replica}/topo`;
     }
     const primary = createDatabase<unknown>({ url: primaryUrl, schema: 'public', logger: createLogger('topology', 'silent'), applicationName: 'topology', max: 4 });
@@ -248,6 +254,7 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       TIMING_BOOTSTRAP_API_KEY: timingAdminKey,
       RATE_LIMIT_KEY_PREFIX: `${runId}:timing`,
       TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: '1000',
+      ...(opts.readFromReplica && replicaUrl ? { TIMING_READ_DATABASE_URL: replicaUrl } : {}),
       ...opts.env,
     });
     const orderingEnv = (port: number) => ({
@@ -374,6 +381,7 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       replica,
       serverStatus,
       waitUp,
+      stopReplica: () => pg('pg_ctl', ['-D', replicaDir, '-m', 'fast', '-w', 'stop']),
       pids: () => {
         const postmasters = [primaryDir, replicaDir]
           .map((d) => path.join(d, 'postmaster.pid'))
