@@ -198,7 +198,10 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     const primaryDir = path.join(dir, 'primary');
     const replicaDir = path.join(dir, 'replica');
     mkdirSync(primaryDir);
-    if (process.getuid?.() === 0) chownSync(dir, uidOf('postgres'), gidOf('postgres')), chownSync(primaryDir, uidOf('postgres'), gidOf('postgres'));
+    if (process.getuid?.() === 0) {
+      // PostgreSQL runs as `postgres` (runuser) and must own its data directory and be able to create the replica's.
+      for (const d of [dir, primaryDir]) chownSync(d, uidOf('postgres'), gidOf('postgres'));
+    }
     log('initdb primary');
     pg('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
     const serverOpts = (port: number) => `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c wal_level=replica -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB`;
