@@ -158,7 +158,18 @@ was stopped with SIGTERM one at a time, started again and awaited UP before the 
       ? 'Some requests failed: see the list; the drain or the balancer settings need attention before rolling releases are invisible.'
       : 'The drain (an instance keeps accepting until no new connection came for 100 ms, then closes its listener and answers in-flight requests with `Connection: close`) and HAProxy retrying a refused connection on another instance make a restart invisible to clients.'
   }
-Events: ${f.rolling.events.join('; ')}.
+Events: ${f.rolling.events.join('; ')}.${
+    f.rolling.events.some((e) => / exited (null|[1-9])/.test(e))
+      ? `
+
+**Finding**: an instance that "exited null" did not finish its graceful stop within 30 s and was SIGKILLed by the harness.
+Its HTTP side was done at once (no inbound connection is left a few seconds after SIGTERM, so clients saw nothing);
+what hangs is the ordering service's shutdown after the HTTP drain (\`onStopped\` in services/ordering/src/server.ts:
+expiry sweeper, outbox dispatcher, listeners, pool) while orders were being placed; with only reads (shop articles) it
+stops within about a second. An orchestrator's grace period (Kubernetes: 30 s) then ends it the same way: no request is
+lost, but outbox jobs it had claimed wait for their lease (60 s) — see the late confirmations in (c).`
+      : ''
+  }
 
 ## (g) Throughput by number of timing instances
 
