@@ -14,7 +14,7 @@ import type { Instance, Topology } from './topology';
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Counts of which instance answered (`X-Served-By`), and how often two consecutive requests of one client went to different instances. */
-export class Spread {
+class Spread {
   readonly byInstance: Record<string, number> = {};
   switches = 0;
   consecutive = 0;
@@ -62,7 +62,7 @@ async function disrupt(t: Topology, d: Disruption, events: string[], t0: number)
 // ─────────────────────────── (a) punches: uploaders + afterId pollers ───────────────────────────
 
 /** Running uploaders of {@link startUploaders}. */
-export interface Uploaders {
+interface Uploaders {
   /** `modem/card` of every acknowledged punch (cards are unique within a run). */
   expected: Set<string>;
   readonly uploads: number;
@@ -77,7 +77,7 @@ export interface Uploaders {
  * through the balancer with the admin key; a batch answered 5xx or lost on the network is re-sent unchanged
  * until acknowledged (a re-sent punch is stored once: specs/timing.yaml `postPunches`); a 4xx is a violation.
  */
-export function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; batch?: [number, number]; violations: string[]; firstCard?: number }): Uploaders {
+function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; batch?: [number, number]; violations: string[]; firstCard?: number }): Uploaders {
   const headers = { apikey: t.timingAdminKey, 'content-type': 'application/json' };
   const [minBatch, maxBatch] = o.batch ?? [1, 20];
   let seq = o.firstCard ?? 0;
@@ -290,7 +290,7 @@ export interface OrderDeliveryResult {
 }
 
 /** The order body of the demo shop (article `SIAC1` with a personal card number). */
-export function shopOrder(card: number, email: string): unknown {
+function shopOrder(card: number, email: string): unknown {
   return {
     contact: { firstName: 'Topo', lastName: 'Logy', email, culture: 'en' },
     shippingAddress: { firstName: 'Topo', lastName: 'Logy', address1: 'Teststraße 5', zip: '10115', city: 'Berlin', countryCode: 'DE' },
@@ -445,7 +445,7 @@ export interface MaintenanceResult {
 }
 
 /** Admin session of the ordering service through the balancer. */
-export async function orderingAdmin(t: Topology) {
+async function orderingAdmin(t: Topology) {
   const session = await TokenSession.password('admin', t.orderingAdminPassword, { baseUrl: t.orderingUrl });
   return createOrderingClient({ baseUrl: t.orderingUrl, auth: session });
 }
@@ -852,7 +852,7 @@ function sampleWaits(t: Topology): { stop(): Promise<Record<string, number>> } {
 }
 
 /** CPU seconds (user + system) of the given pids from /proc, children of PostgreSQL's postmaster included. */
-export function cpuSeconds(pids: number[]): number {
+function cpuSeconds(pids: number[]): number {
   const tick = 100; // USER_HZ on Linux
   let total = 0;
   for (const pid of pids) {

@@ -8,7 +8,7 @@ import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
 
 /** A received message: parsed, with its envelope recipients. */
-export interface TopologyMail {
+interface TopologyMail {
   parsed: ParsedMail;
   envelopeTo: string[];
 }

@@ -17,7 +17,7 @@ import { createDatabase, createLogger, type Database } from '@sports-timing/shar
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { startTopologySmtp, type TopologySmtp } from './smtp';
 
-export const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
+const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
 export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
 
 /** Settings of a `pnpm topology` run: `TOPOLOGY_BASE_PORT` (default 9510), `TOPOLOGY_QUICK=1` (phases a third as long). */
@@ -26,7 +26,7 @@ export function runSettings(): { basePort: number; quick: boolean } {
 }
 
 /** Offsets from `basePort` of every listener the topology opens. */
-export const PORTS = { primary: 0, replica: 1, timingFrontend: 2, orderingFrontend: 3, erp: 4, payment: 5, smtp: 6, stats: 7, timing: 10, ordering: 20 } as const;
+const PORTS = { primary: 0, replica: 1, timingFrontend: 2, orderingFrontend: 3, erp: 4, payment: 5, smtp: 6, stats: 7, timing: 10, ordering: 20 } as const;
 
 /** Options of {@link startTopology}. */
 export interface TopologyOptions {
@@ -104,7 +104,7 @@ function pg(name: string, args: string[]): void {
 }
 
 /** `pnpm build` when a compiled entry is missing or older than a source file of its package. */
-export function ensureBuilt(log: (line: string) => void = () => undefined): void {
+function ensureBuilt(log: (line: string) => void = () => undefined): void {
   const newest = (dir: string): number => {
     let t = 0;
     for (const e of readdirSync(dir, { withFileTypes: true })) {
@@ -124,7 +124,7 @@ export function ensureBuilt(log: (line: string) => void = () => undefined): void
 }
 
 /** The HAProxy configuration: one front end per service, roundrobin, `/readyz` checks, retries on refused connections. */
-export function haproxyConfig(o: { basePort: number; timing: Instance[]; ordering: Instance[] }): string {
+function haproxyConfig(o: { basePort: number; timing: Instance[]; ordering: Instance[] }): string {
   const backend = (name: string, list: Instance[]) =>
     [
       `backend ${name}`,
