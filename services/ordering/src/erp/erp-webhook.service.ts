@@ -120,6 +120,8 @@ export class ErpWebhookWorker {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  /** Set by stop(): a drain in progress claims no further batch (tests' direct drain() calls run while never started). */
+  private stopping = false;
   private listener: pg.Client | null = null;
 
   constructor(private readonly o: ErpWebhookWorkerOptions) {}
@@ -127,6 +129,7 @@ export class ErpWebhookWorker {
   /** Starts polling (and listening when `listenUrl` is given). */
   async start(): Promise<void> {
     this.stopped = false;
+    this.stopping = false;
     if (this.o.listenUrl) {
       try {
         const client = new pg.Client({ connectionString: this.o.listenUrl });
@@ -151,6 +154,7 @@ export class ErpWebhookWorker {
   /** Stops and waits for the batch in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     await this.listener?.end().catch(() => undefined);
     this.listener = null;
@@ -178,12 +182,15 @@ export class ErpWebhookWorker {
   /** Processes due jobs until none is left; answers how many were processed (tests call it directly). */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
+    // A stopping instance finishes the batch in hand and leaves the rest to the others (a steady stream of
+    // webhooks would otherwise keep it from ever stopping).
+    while (!this.stopping) {
       const jobs = await claimDueJobs(this.o.db, 10, this.o.leaseSeconds ?? 120);
       if (jobs.length === 0) return total;
       for (const job of jobs) await this.process(job);
       total += jobs.length;
     }
+    return total;
   }
 
   private async process(job: Awaited<ReturnType<typeof claimDueJobs>>[number]): Promise<void> {
