@@ -55,9 +55,10 @@ function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler)
 }
 
 /**
- * The hook for `salesOrder` webhooks (owned by the order flow): `handler` re-reads the sales order by
- * `event.entityId` through `ctx.erp.getSalesOrder(event.erpSystem, id)` and moves the shop order (found
- * by the sales order's `shopReference`) to `shipped` once the ERP marks it `shipped`.
+ * The hook for `salesOrder` webhooks (owned by the order flow, `OrderFlow.applyErpSalesOrder`): `handler`
+ * re-reads the sales order `event.entityId` from the ERP, finds the shop order by that sales order id (else
+ * by the sales order's `commission`, the order number) and moves it to `shipped` (the ERP's `shipped` flag)
+ * or to `shipped` then `completed` (status `CLOSED` or `MANUALLY_CLOSED`).
  */
 export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): void {
   registerErpEntityHandler('salesOrder', handler);
