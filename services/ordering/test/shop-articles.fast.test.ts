@@ -11,7 +11,7 @@ import { loadDemoCatalog } from '../src/demo/catalog';
 import { loadSpec } from '@sports-timing/shared';
 import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast';
 import { caches } from '../src/maintenance/caches';
-import { maintenanceOf } from '../src/maintenance/maintenance.service';
+import { maintenanceOf } from '../src/composition';
 import { deref, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './helpers';

@@ -62,7 +62,7 @@ export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscri
   return reference;
 }
 
-/** Registers the `erp-quotation` job handler for this process, using `erp`. */
+/** Registers the `erp-quotation` job handler for this process, using `erp` (called by the composition root, `composeOrdering`). */
 export function registerQuotationJob(erp: () => ErpClient): void {
   registerOutboxHandler<QuotationJobPayload>(ERP_QUOTATION_JOB, async (job: OutboxJob<QuotationJobPayload>) => {
     const p = job.payload;

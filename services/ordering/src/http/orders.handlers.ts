@@ -8,7 +8,7 @@
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { effectiveUserGroup } from '../catalog/user-groups';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import { createDiscountCodes, validateDiscountCodes } from '../discounts/discounts.service';
 import type { components, operations } from '../generated/openapi';
 import { CARD_NUMBER_KEY } from '../orders/cart';
@@ -17,8 +17,6 @@ import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../
 import { placeCardOrder, placeShopOrder } from '../orders/orders.service';
 import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
 import { requestCaller } from './caller';
-import { identityOf } from '../identity/identity';
-import { orderLimitsOf } from '../orders/order-limits';
 
 type Schemas = components['schemas'];
 
@@ -90,9 +88,9 @@ function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>
 }
 
 /** Discount-code and order handlers. */
-export function ordersHandlers(ctx: OrderingDeps): Handlers<operations> {
+export function ordersHandlers(ctx: OrderingContext): Handlers<operations> {
   const db = ctx.database.db;
-  const limits = orderLimitsOf(ctx, identityOf(ctx).redis);
+  const limits = ctx.services.orderLimits;
   return {
     async createDiscountCodes(req, res) {
       res.json(await createDiscountCodes(db, req.body, callerOf(principalOf<Principal>(res))));

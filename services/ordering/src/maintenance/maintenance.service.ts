@@ -68,19 +68,3 @@ export class MaintenanceMode {
     return changed;
   }
 }
-
-const byDatabase = new WeakMap<Database<DB>, MaintenanceMode>();
-
-/**
- * The instance's maintenance flag: `deps.maintenance` when the composition root supplies one, otherwise one
- * per database handle, so that the gate in `app.ts` and the handlers share a cache without further wiring.
- */
-export function maintenanceOf(deps: { maintenance?: MaintenanceMode; database: Database<DB>; logger?: Logger }): MaintenanceMode {
-  if (deps.maintenance) return deps.maintenance;
-  let m = byDatabase.get(deps.database);
-  if (!m) {
-    m = new MaintenanceMode(deps.database.db, { logger: deps.logger });
-    byDatabase.set(deps.database, m);
-  }
-  return m;
-}

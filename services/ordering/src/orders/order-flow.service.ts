@@ -494,16 +494,3 @@ export class OrderFlow {
     });
   }
 }
-
-const byDatabase = new WeakMap<object, OrderFlow>();
-
-/** `deps.orderFlow`, else one built once per database handle. */
-export function orderFlowOf(deps: { orderFlow?: OrderFlow; database: Database<DB>; logger: Logger; config: OrderingConfig; erpClients?: ErpClients }, erpClients: () => ErpClients): OrderFlow {
-  if (deps.orderFlow) return deps.orderFlow;
-  let f = byDatabase.get(deps.database);
-  if (!f) {
-    f = new OrderFlow({ database: deps.database, logger: deps.logger, config: deps.config, erpClients: erpClients() });
-    byDatabase.set(deps.database, f);
-  }
-  return f;
-}
