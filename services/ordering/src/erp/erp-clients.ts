@@ -16,7 +16,6 @@
 import type { Kysely } from 'kysely';
 import type { OrderingConfig } from '../config';
 import type { EnvelopeEncryption } from '../crypto/aead';
-import { encryptionOf } from '../crypto/encryption';
 import type { DB } from '../db/schema';
 import { createErpClient, type ErpClient, type ErpClientOptions } from './erp.client';
 import { findStoredToken, upsertStoredToken } from './erp-token.repository';

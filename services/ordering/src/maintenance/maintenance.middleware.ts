@@ -15,10 +15,8 @@
  * rights still gets 401/403, and during maintenance no request body is read.
  */
 import type { RequestHandler } from 'express';
-import type { Logger } from 'pino';
-import { ApiError, GrpcCode, operationOf, type Database } from '@sports-timing/shared';
+import { ApiError, GrpcCode, operationOf } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
-import type { DB } from '../db/schema';
 import type { MaintenanceMode } from './maintenance.service';
 
 /** Spec tags whose operations answer 503 while maintenance mode is on. */

@@ -9,7 +9,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { readMaintenanceState, setMaintenanceEnabled } from './maintenance.repository';
 
