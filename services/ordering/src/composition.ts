@@ -2,7 +2,7 @@
  * The one place the ordering app's long-lived objects are built from its dependencies (docs/architecture.md
  * "Composition roots"): `server.ts` calls {@link composeOrdering} before it starts the background workers,
  * `createApp` calls it for apps built without `server.ts` (tests), and both get the same objects for one deps
- * object. Handlers, middleware and workers receive what was built here; nothing builds them on first use.
+ * object. Handlers, middleware and workers receive what was built here; nothing else builds them.
  * The process-wide registrations (the `erp-quotation` outbox job, the ERP webhook's entity handlers) are made
  * here too.
  */
