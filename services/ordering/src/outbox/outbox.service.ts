@@ -15,7 +15,7 @@ import type { Mailer, MailPayload } from '../mail/mailer';
 import { claimDue, insertMessage, markDead, markFailed, markSentMany, releaseReservedJob, type NewOutboxMessage, type OutboxMessage } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
-export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
+export type OutboxKind = 'mail' | 'erp-sales-order' | 'payment-paylink' | (string & {});
 
 /** A claimed job as given to its handler. */
 export interface OutboxJob<P = unknown> {
