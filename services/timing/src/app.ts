@@ -36,8 +36,8 @@ export interface TimingDeps {
   live?: LiveHub;
   /**
    * Serve plain successful punch reads and uploads outside the Express pipeline (http/punches.fast-lane.ts);
-   * default on.
-   * Off only in the test that compares both paths.
+   * default on. Off (`TIMING_FAST_LANE=off`; in tests, so that response validation sees those answers too)
+   * every request takes the pipeline.
    */
   fastLane?: boolean;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
@@ -106,7 +106,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps, live, timingMetrics),
+      ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),

@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { ApiError, validationError } from '@sports-timing/shared';
+import { ApiError, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
@@ -15,7 +15,7 @@ import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
-import { cardNumberProblem, parsePunchCsv, type NewPunch } from './punches.csv';
+import { cardNumberProblem, compilePunchCsvParser, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
 /** Most punches per upload (400 beyond). */
@@ -256,9 +256,13 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
   return uploaded(deps, punches.length, result);
 }
 
-/** Parses a CSV upload body (see punches.csv.ts) within the batch limit. */
-export function punchesFromCsv(text: string): NewPunch[] {
-  return parsePunchCsv(text, MAX_BATCH);
+/**
+ * The reader of CSV upload bodies (punches.csv.ts) within the batch limit, its rules compiled from the loaded
+ * spec `spec`: build it once per app.
+ */
+export function punchCsvReader(spec: OpenApiDocument): (text: string) => NewPunch[] {
+  const parse = compilePunchCsvParser(spec);
+  return (text) => parse(text, MAX_BATCH);
 }
 
 /** Interval of the counter compaction (ms). */

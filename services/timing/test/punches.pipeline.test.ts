@@ -1,0 +1,13 @@
+/**
+ * The punch read and upload tests (punches.read.test.ts, punches.upload.test.ts) once more with the fast lane
+ * off (`TIMING_FAST_LANE=off`): every plain `getPunches` (JSON and CSV) and `postPunches` request then takes
+ * the Express pipeline, whose validator checks the answers against the spec (`validateResponses`), which
+ * it cannot do for the answers the fast lane sends. The cases are the same files' own, loaded after the
+ * switch is set; punches.fast-lane.test.ts compares both paths answer by answer.
+ */
+import { useFastLane } from './helpers';
+
+useFastLane(false);
+// Loaded after the switch (imports would run before it): their beforeAll hooks build the app without the lane.
+require('./punches.read.test');
+require('./punches.upload.test');
