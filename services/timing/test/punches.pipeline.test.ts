@@ -5,9 +5,19 @@
  * it cannot do for the answers the fast lane sends. The cases are the same files' own, loaded after the
  * switch is set; punches.fast-lane.test.ts compares both paths answer by answer.
  */
+import { loadTimingConfig } from '../src/config';
 import { useFastLane } from './helpers';
 
 useFastLane(false);
 // Loaded after the switch (imports would run before it): their beforeAll hooks build the app without the lane.
 require('./punches.read.test');
 require('./punches.upload.test');
+
+describe('TIMING_FAST_LANE', () => {
+  it('is on by default, off with off, and refuses any other value at start', () => {
+    expect(loadTimingConfig({}).fastLane).toBe(true);
+    expect(loadTimingConfig({ TIMING_FAST_LANE: 'on' }).fastLane).toBe(true);
+    expect(loadTimingConfig({ TIMING_FAST_LANE: 'off' }).fastLane).toBe(false);
+    expect(() => loadTimingConfig({ TIMING_FAST_LANE: 'no' })).toThrow(/TIMING_FAST_LANE/);
+  });
+});
