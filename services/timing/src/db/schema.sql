@@ -24,6 +24,19 @@ CREATE SCHEMA timing;
 
 
 --
+-- Name: active_key_owner(bytea); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.active_key_owner(p_key_hash bytea) RETURNS TABLE(key_id integer, user_id integer, user_name text, role text)
+    LANGUAGE sql STABLE
+    AS $$
+        select k.id, u.id, u.user_name, u.role
+          from api_keys k join users u on u.id = k.user_id
+          where k.key_hash = p_key_hash and k.revoked_at is null
+      $$;
+
+
+--
 -- Name: compact_punch_counts(); Type: FUNCTION; Schema: timing; Owner: -
 --
 
@@ -123,6 +136,28 @@ CREATE FUNCTION timing.upload_punch_batch(p_user_id integer, p_admin boolean, p_
           returning id
         )
         select count(*)::int, max(ins.id) into stored, max_id from ins;
+      end
+      $$;
+
+
+--
+-- Name: upload_punch_batch_by_key(bytea, text[], bigint[], integer[], text[], text[], bigint[]); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.upload_punch_batch_by_key(p_key_hash bytea, p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[], OUT key_id integer, OUT user_id integer, OUT user_name text, OUT role text, OUT stored integer, OUT max_id bigint, OUT unknown_modems text[], OUT foreign_modems text[]) RETURNS record
+    LANGUAGE plpgsql
+    AS $$
+      begin
+        select o.key_id, o.user_id, o.user_name, o.role into key_id, user_id, user_name, role
+          from active_key_owner(p_key_hash) o;
+        if key_id is null then
+          stored := 0;
+          unknown_modems := '{}';
+          foreign_modems := '{}';
+          return;
+        end if;
+        select b.stored, b.max_id, b.unknown_modems, b.foreign_modems into stored, max_id, unknown_modems, foreign_modems
+          from upload_punch_batch(user_id, role = 'admin', p_cards, p_times, p_codes, p_types, p_modems, p_reception) b;
       end
       $$;
 

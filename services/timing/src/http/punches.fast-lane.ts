@@ -29,7 +29,7 @@ import { compileJsonCheck, compileTextCheck, jsonBodySchema, operationParameters
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
-import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
+import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
@@ -175,9 +175,7 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
 }
 
 async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], key: string): Promise<void> {
-  // The key goes through the one key service, as in the pipeline, then the same upload as postPunches.
-  const caller = await authenticateKey(deps.punches.db, key);
-  const result = await uploadPunches(deps.punches, caller, punches, Number(res.locals?.receivedAtUtc));
+  const result = await uploadPunchesByKey(deps.punches, key, punches, Number(res.locals?.receivedAtUtc));
   countIngested(deps.timingMetrics, result.stored);
   const body = JSON.stringify(result);
   sendFastLaneAnswer(deps, req, res, start, 'postPunches', body, {

@@ -52,8 +52,8 @@ export type PunchCsvParser = (text: string, maxRows: number) => NewPunch[];
 /**
  * The CSV upload parser with each column held to its `NewPunch` property schema in the loaded spec (the
  * document the request validator uses), compiled once when the app is built with the fast lane's
- * `compileTextCheck` (shared fast-lane.ts: a cell is the text the lane checks a query value as), so a
- * change of the spec changes CSV uploads with it. Card numbers are also held to the 24-bit limit
+ * `compileTextCheck` (shared fast-lane.ts; a cell is checked as text, as the lane checks a query value), so
+ * a change of the spec changes CSV uploads with it. Card numbers are also held to the 24-bit limit
  * ({@link cardNumberProblem}, stated in the spec's prose only). Throws at build time when the spec uses a
  * keyword the check cannot apply.
  */

@@ -106,12 +106,35 @@ export interface InsertResult {
  */
 export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boolean, rows: readonly PunchInsert[]): Promise<InsertResult> {
   if (rows.length === 0) return { stored: 0, maxId: null, unknownModems: [], foreignModems: [] };
-  const r = await callUpload(pool, {
+  const r = await callUpload<UploadRow>(pool, {
     name: 'upload_punch_batch',
     text: 'select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, $3::text[], $4::int8[], $5::int4[], $6::text[], $7::text[], $8::int8[])',
     values: [userId, admin, ...batchArrays(rows)],
   });
   return insertResult(r);
+}
+
+/** The key's owner as `upload_punch_batch_by_key` returns it (null: unknown or revoked key). */
+export interface KeyOwner {
+  keyId: number;
+  userId: number;
+  userName: string;
+  role: 'admin' | 'user';
+}
+
+/**
+ * {@link uploadPunchBatch} for the owner of the API key whose SHA-256 is `keyHash`, with the key lookup in
+ * the same call (migration 0004; since 0008 through `active_key_owner`, the lookup `authenticateKey` runs):
+ * one round trip. `owner` is null, and nothing is written, for a key that is not active. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
+ */
+export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, rows: readonly PunchInsert[]): Promise<{ owner: KeyOwner | null; result: InsertResult }> {
+  const r = await callUpload<UploadRow & { key_id: number | null; user_id: number; user_name: string; role: 'admin' | 'user' }>(pool, {
+    name: 'upload_punch_batch_by_key',
+    text: 'select key_id, user_id, user_name, role, stored, max_id, unknown_modems, foreign_modems from upload_punch_batch_by_key($1::bytea, $2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::int8[])',
+    values: [keyHash, ...batchArrays(rows)],
+  });
+  const owner = r.key_id === null ? null : { keyId: r.key_id, userId: r.user_id, userName: r.user_name, role: r.role };
+  return { owner, result: insertResult(r) };
 }
 
 interface UploadRow {
@@ -162,13 +185,13 @@ function insertResult(r: UploadRow): InsertResult {
 }
 
 /**
- * Runs `upload_punch_batch` as one autocommitted statement on a connection of its own; on any error the
+ * Runs an upload function as one autocommitted statement on a connection of its own; on any error the
  * connection is destroyed rather than returned (see {@link uploadPunchBatch}).
  */
-async function callUpload(pool: pg.Pool, query: { name: string; text: string; values: unknown[] }): Promise<UploadRow> {
+async function callUpload<R extends UploadRow>(pool: pg.Pool, query: { name: string; text: string; values: unknown[] }): Promise<R> {
   const client = await pool.connect();
   try {
-    const { rows } = await client.query<UploadRow>(query);
+    const { rows } = await client.query<R>(query);
     client.release();
     return rows[0];
   } catch (err) {
