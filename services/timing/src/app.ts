@@ -20,6 +20,7 @@ import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
+import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
 
@@ -74,6 +75,7 @@ export function createApp(deps: TimingDeps): Express {
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
+  app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const timingMetrics = registerTimingMetrics(metrics, live);
   app.use(httpLogger(deps.logger));

@@ -85,8 +85,9 @@ export interface ReadPunch {
 }
 
 /**
- * Checks a JSON punch array against the spec's Punch schema by hand: punch reads send PostgreSQL-built
- * text, which the validator's response check (it hooks `res.json`) does not see.
+ * Checks a JSON punch array against the spec's Punch schema by hand: the fast lane sends PostgreSQL-built
+ * text, which the validator's response check (it hooks `res.json`) does not see; the pipeline's answers it
+ * checks as well (`sendText` in tests, punches.pipeline.test.ts).
  */
 export function expectPunchArray(body: unknown): asserts body is ReadPunch[] {
   expect(Array.isArray(body)).toBe(true);
