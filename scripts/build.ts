@@ -13,7 +13,7 @@
  * Type-checking is `pnpm typecheck` (tsc --noEmit over the workspace); this step only emits.
  * Usage: `pnpm build [package-dir…]` (default: every package with a src/ folder).
  */
-import { existsSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 
@@ -41,10 +41,17 @@ function sourceFiles(dir: string): string[] {
   return out;
 }
 
-/** Compiles one package's `src/` into a fresh `dist/`; returns the number of files written. */
+/**
+ * Compiles one package's `src/` into a fresh `dist/`; returns the number of files written. The output is
+ * written beside `dist/` and swapped in by two renames, so a process starting from `dist/` while a build runs
+ * (a test starting compiled services during another test's build) finds a whole build, old or new, never a
+ * half-written or missing one.
+ */
 async function buildPackage(dir: string): Promise<number> {
   const pkgDir = path.join(root, dir);
-  const outdir = path.join(pkgDir, 'dist');
+  const dist = path.join(pkgDir, 'dist');
+  const outdir = path.join(pkgDir, `dist.next-${process.pid}`);
+  const old = path.join(pkgDir, `dist.old-${process.pid}`);
   rmSync(outdir, { recursive: true, force: true });
   const entryPoints = sourceFiles(path.join(pkgDir, 'src'));
   await build({
@@ -63,6 +70,19 @@ async function buildPackage(dir: string): Promise<number> {
     supported: { 'dynamic-import': false },
     logLevel: 'warning',
   });
+  // Another build may swap its own output in between: then move that one aside too and try again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (existsSync(dist)) renameSync(dist, old);
+      renameSync(outdir, dist);
+      break;
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      if (attempt >= 5 || (code !== 'ENOTEMPTY' && code !== 'EEXIST' && code !== 'ENOENT')) throw err;
+      rmSync(old, { recursive: true, force: true });
+    }
+  }
+  rmSync(old, { recursive: true, force: true });
   return entryPoints.length;
 }
 

@@ -9,7 +9,7 @@ import { startOrdering, type OrderingTestContext } from '../../services/ordering
 import { createApp } from '../../services/ordering/src/app';
 
 type Express = ReturnType<typeof createApp>;
-import { identityOf } from '../../services/ordering/src/identity/identity';
+import { identityOf } from '../../services/ordering/src/composition';
 import { loadOrderingConfig } from '../../services/ordering/src/config';
 import type { OrderingDeps } from '../../services/ordering/src/context';
 import { createApp as createTimingApp } from '../../services/timing/src/app';

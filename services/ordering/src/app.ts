@@ -8,19 +8,17 @@ import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import express, { type Express, type Request, type RequestHandler } from 'express';
 import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
+import { composeOrdering, type OrderingContext } from './composition';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
-import { identityOf } from './identity/identity';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
-import { maintenanceOf } from './maintenance/maintenance.service';
 import { shopArticlesFastLane } from './http/shop-articles.fast';
 import { requestCaller } from './http/caller';
-import { orderLimitsOf } from './orders/order-limits';
-import type { Redis } from 'ioredis';
+import type { OrderLimits } from './orders/order-limits';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -94,16 +92,20 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
  * `validateDiscountCodes` costs one point of the discount-code check budget, before the body is read (a
  * malformed request is charged too); orders with codes draw on the same budget (`orders/order-limits.ts`).
  */
-function discountCheckLimit(deps: OrderingDeps, redis: Redis | undefined): RequestHandler {
-  const limits = orderLimitsOf(deps, redis);
+function discountCheckLimit(limits: OrderLimits): RequestHandler {
   return (req, res, next) => {
     if (operationOf(req)?.operationId !== 'validateDiscountCodes') return next();
     limits.chargeDiscountCheck(requestCaller(req, res)).then(() => next(), next);
   };
 }
 
-/** Builds the app. */
+/**
+ * Builds the app over `deps` and the services {@link composeOrdering} built from them (built here when the
+ * composition root has not done it yet, e.g. in tests).
+ */
 export function createApp(deps: OrderingDeps): Express {
+  const services = composeOrdering(deps);
+  const ctx: OrderingContext = { ...deps, services };
   const spec = loadSpec(SPEC_FILE);
   const app = express();
   app.disable('x-powered-by');
@@ -118,7 +120,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(compression({ level: 4, threshold: 1024 }));
   app.use(corsFromSpec(spec, deps.config.corsOrigins));
 
-  const identity = identityOf(deps);
+  const identity = services.identity;
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.authorization;
     // The token endpoint authenticates clients itself (HTTP Basic, RFC 6749 §2.3.1).
@@ -137,10 +139,10 @@ export function createApp(deps: OrderingDeps): Express {
       validateResponses: deps.validateResponses,
       beforeValidation: [
         enforceRoles(authenticate, 'Bearer'),
-        maintenanceGate(deps),
+        maintenanceGate({ config: deps.config, maintenance: services.maintenance }),
         identifyServiceClient(identity.clients, deps.logger),
         orderingRateLimits(deps, identity.redis),
-        discountCheckLimit(deps, identity.redis),
+        discountCheckLimit(services.orderLimits),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
         paymentWebhookUrlencoded,
@@ -150,10 +152,10 @@ export function createApp(deps: OrderingDeps): Express {
       ],
     }),
   );
-  app.use(dispatch(allHandlers(deps, String((spec.info as { version: string }).version))));
+  app.use(dispatch(allHandlers(ctx, String((spec.info as { version: string }).version))));
   app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
-  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: maintenanceOf(deps), metrics, logger: deps.logger }));
+  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: services.maintenance, metrics, logger: deps.logger }));
   return app;
 }

@@ -1,6 +1,7 @@
 /**
  * What the ordering app needs from the outside (the composition root is `server.ts`; tests build their
- * own). Area handler factories receive this and construct their domain services from it.
+ * own). `composeOrdering` (composition.ts) builds the shared services from it once; handler factories get
+ * both (`OrderingContext`).
  */
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
@@ -29,11 +30,11 @@ export interface OrderingDeps {
    * on. Off in the tests that need every list validated by the pipeline or that compare both paths.
    */
   fastLane?: boolean;
-  /** AES-256-GCM key ring; read it through `encryptionOf(deps)` (crypto/encryption.ts), which also covers tests. */
+  /** AES-256-GCM key ring; absent → `encryptionOf` (crypto/encryption.ts) when the services are composed. */
   encryption?: EnvelopeEncryption;
-  /** The shared maintenance flag; read it through `maintenanceOf(deps)` (one per database handle when absent). */
+  /** The shared maintenance flag; absent → one per composed app. */
   maintenance?: MaintenanceMode;
-  /** ERP clients and token store; read it through `erpClientsOf(deps)` (erp/erp-clients.ts), which also covers tests. */
+  /** ERP clients and token store; absent → one per composed app. */
   erpClients?: ErpClients;
   /** Paylinks, payment webhooks and the ERP hand-off (orders/order-flow.service.ts); absent → new orders get no inline paylink (the outbox job still exists). */
   orderFlow?: OrderFlow;

@@ -5,6 +5,8 @@ import path from 'node:path';
 import { createDatabase, createLogger, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
+import { composeOrdering } from './composition';
+import type { OrderingDeps } from './context';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
@@ -13,7 +15,6 @@ import { ErpClients } from './erp/erp-clients';
 import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
-import { identityOf } from './identity/identity';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
 import { OrderFlow } from './orders/order-flow.service';
@@ -61,12 +62,15 @@ async function main(): Promise<void> {
   const erpClients = new ErpClients({ db: database.db, config, encryption });
   // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
   const orderFlow = new OrderFlow({ database, logger, config, erpClients });
+  const deps: OrderingDeps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
+  // Everything else the app shares (identity and its Redis connection, limits, maintenance flag) is built
+  // here once; this also registers the `erp-quotation` job and the ERP webhook's entity handlers.
+  const services = composeOrdering(deps);
   orderFlow.registerWith(outbox);
   const expiry = new OrderExpirySweeper({ db: database.db, logger, expiryMinutes: config.orderPaymentExpiryMinutes, intervalMs: config.orderExpirySweepSeconds * 1000 });
   expiry.start();
   const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
   await erpWebhooks.start();
-  const deps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
   const app = createApp(deps);
   const running = await startHttpServer(app, {
     port: config.port,
@@ -79,7 +83,7 @@ async function main(): Promise<void> {
       await erpWebhooks.stop();
       mailer.close();
       // The rate-limit connection (REDIS_URL) of the app's identity services.
-      identityOf(deps).redis?.disconnect();
+      services.identity.redis?.disconnect();
       await database.close();
       await embedded?.stop();
     },

@@ -157,7 +157,7 @@ describe('client credentials grant', () => {
 
   it('recognises a registered X-Service-Client-Id and treats an unknown one as anonymous', async () => {
     const { identifyServiceClient } = await import('../src/identity/access');
-    const { identityOf } = await import('../src/identity/identity');
+    const { identityOf } = await import('../src/composition');
     const mw = identifyServiceClient(identityOf(ctx.deps).clients, ctx.deps.logger);
     const run = async (headers: Record<string, string>) => {
       const res = { locals: {} as Record<string, unknown> };

@@ -104,7 +104,7 @@ it('reads the article again once the freshness interval has passed', async () =>
 it('prices the next order with what an article import brought, at once', async () => {
   await caches.clearAll();
   const before = await orderedPrice();
-  await sim.patchEntity('article', BSF8, { articlePrices: [{ price: '171.23', currencyName: 'EUR', priceScaleValue: '1' }] });
+  await sim.patchEntity('article', BSF8, { articlePrices: [{ id: 'p-171', price: '171.23', currencyId: '248', currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' }] });
   await request(ctx.app).post('/api/rest/v1/maintenance/import-articles').query({ erpSystem: 'weclapp' }).set('authorization', admin).expect(200);
   expect(await storedPrice()).toBe(17123);
   expect(before).not.toBe(17123);

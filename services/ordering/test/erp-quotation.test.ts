@@ -9,7 +9,7 @@ import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-
 import { createLogger } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
 import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/erp/center-quotation.service';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './helpers';

@@ -8,7 +8,8 @@
 import request from 'supertest';
 import { DEFAULT_TOKENS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { DecryptionError } from '../src/crypto/aead';
-import { erpClientsOf, maskToken } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
+import { maskToken } from '../src/erp/erp-clients';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
 let sim: ErpSimulator;

@@ -12,7 +12,7 @@ import request from 'supertest';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
 import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
 

@@ -14,7 +14,7 @@ import { importArticles } from '../src/catalog/catalog.import';
 import type { OrderingConfig } from '../src/config';
 import type { components } from '../src/generated/openapi';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { startOrdering, type OrderingTestContext } from './helpers';
 import { orderBody, snapshot } from './orders.support';
 

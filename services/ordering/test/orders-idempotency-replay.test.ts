@@ -10,7 +10,7 @@ import { createLogger } from '@sports-timing/shared';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
 import { orderBody } from './orders.support';

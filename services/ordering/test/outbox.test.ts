@@ -330,6 +330,38 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
     release();
     await d.stop();
   }
+  // The slow jobs in hand finished at stop; the ones not yet claimed are left for the next dispatcher, which takes them.
+  expect(await countPending(db, 'test-slow')).toBeLessThanOrEqual(5);
+  const next = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow-2'), pollIntervalMs: 30, batchSize: 20 });
+  next.register('test-slow', async () => undefined);
+  await next.drain();
   expect(await countPending(db, 'test-slow')).toBe(0);
   await db.deleteFrom('outbox_messages').where('kind', 'in', ['test-slow', 'test-fast']).execute();
+});
+
+test('stop() returns while new jobs keep arriving: the jobs in hand finish, no new batch is claimed', async () => {
+  let ran = 0;
+  let next = 0;
+  // Every job enqueues the next one, as orders placed through another instance would: the backlog never empties.
+  const d = dispatcher().register('test-stream', (async () => {
+    ran++;
+    await new Promise((r) => setTimeout(r, 5));
+    await ctx.database.db.transaction().execute(async (trx) => {
+      await enqueue(trx, 'test-stream', `s${++next}`, {});
+    });
+  }) as OutboxHandler<never>);
+  await ctx.database.db.transaction().execute(async (trx) => {
+    await enqueue(trx, 'test-stream', `s${++next}`, {});
+  });
+  d.start();
+  await untilTrue(async () => ran >= 20);
+  const started = Date.now();
+  await d.stop();
+  const ranAtStop = ran;
+  expect(Date.now() - started).toBeLessThan(5_000);
+  await new Promise((r) => setTimeout(r, 200));
+  expect(ran).toBe(ranAtStop);
+  // Left for another instance, not lost.
+  expect(await countPending(ctx.database.db, 'test-stream')).toBeGreaterThanOrEqual(1);
+  await ctx.database.db.deleteFrom('outbox_messages').where('kind', '=', 'test-stream').execute();
 });

@@ -13,7 +13,7 @@ import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './helpers';

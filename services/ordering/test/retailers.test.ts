@@ -10,7 +10,7 @@ import request from 'supertest';
 import { parse } from 'csv-parse/sync';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
-import { erpClientsOf } from '../src/erp/erp-clients';
+import { erpClientsOf } from '../src/composition';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
 let sim: ErpSimulator;

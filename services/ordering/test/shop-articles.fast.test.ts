@@ -11,7 +11,7 @@ import { loadDemoCatalog } from '../src/demo/catalog';
 import { loadSpec } from '@sports-timing/shared';
 import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast';
 import { caches } from '../src/maintenance/caches';
-import { maintenanceOf } from '../src/maintenance/maintenance.service';
+import { maintenanceOf } from '../src/composition';
 import { deref, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './helpers';
@@ -28,11 +28,13 @@ let userToken: string;
 beforeAll(async () => {
   ctx = await startOrdering();
   await loadDemoCatalog(ctx.database.db);
-  // As in production: no response validation (the pipeline then sends the cached body too).
-  fast = createApp({ ...ctx.deps, validateResponses: false });
-  pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false });
+  // As in production: no response validation (the pipeline then sends the cached body too). The three apps
+  // share ctx's maintenance flag reader, as the parts of one instance do.
+  const maintenance = maintenanceOf(ctx.deps);
+  fast = createApp({ ...ctx.deps, validateResponses: false, maintenance });
+  pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false, maintenance });
   laneOnly = express();
-  const lane = shopArticlesFastLane({ spec: loadSpec(SPEC_FILE), database: ctx.database, maintenance: maintenanceOf(ctx.deps), metrics: fast.locals.metrics, logger: ctx.deps.logger });
+  const lane = shopArticlesFastLane({ spec: loadSpec(SPEC_FILE), database: ctx.database, maintenance, metrics: fast.locals.metrics, logger: ctx.deps.logger });
   laneOnly.use((req, res, next) => lane(req, res, () => next()));
   laneOnly.use((_req, res) => {
     res.status(418).end();

@@ -5,6 +5,7 @@
  */
 import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
 import type { Redis } from 'ioredis';
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import { corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
@@ -27,6 +28,8 @@ import { SPEC_FILE, versionRecord } from './version';
 /** What the app needs from the outside. */
 export interface TimingDeps {
   database: Database<DB>;
+  /** Pool on a streaming replica for whole punch downloads (`TIMING_READ_DATABASE_URL`; punches.service.ts `readPunches`). */
+  historyPool?: pg.Pool;
   logger: Logger;
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
@@ -104,7 +107,7 @@ export function createApp(deps: TimingDeps): Express {
       beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
-  const handlerDeps = { database: deps.database, logger: deps.logger };
+  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -120,7 +123,7 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger },
+      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool },
       metrics,
       timingMetrics,
       logger: deps.logger,

@@ -11,6 +11,11 @@ export interface TimingConfig {
   host: string;
   /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
   databaseUrl: string | undefined;
+  /**
+   * postgres:// URL of a streaming replica for whole punch downloads (`TIMING_READ_DATABASE_URL`); undefined →
+   * every read on the primary. Follow-up polls and live reads always use the primary (punches.service.ts `readPunches`).
+   */
+  readDatabaseUrl: string | undefined;
   /** Working data directory (embedded database, dev keys). */
   dataDir: string;
   /** Port of the embedded PostgreSQL started when no database URL is set (`EMBEDDED_PG_PORT`, default 5441). */
@@ -53,6 +58,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     port: e.int('TIMING_PORT', 8081, 0, 65535),
     host: e.string('HOST', '127.0.0.1')!,
     databaseUrl: e.url('TIMING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
+    readDatabaseUrl: e.url('TIMING_READ_DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5441, 1, 65535),
     bootstrapApiKey,

@@ -29,13 +29,16 @@ async function main(): Promise<void> {
     url = embedded.url;
   }
   const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing', settings: PUNCH_SESSION_SETTINGS });
+  const history = config.readDatabaseUrl
+    ? createDatabase<DB>({ url: config.readDatabaseUrl, schema: 'timing', logger, applicationName: 'timing-history', settings: PUNCH_SESSION_SETTINGS })
+    : undefined;
   const applied = await migrateToLatest(database, migrations);
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const app = createApp({ database, logger, live, corsOrigins: config.corsOrigins, fastLane: config.fastLane, trustedProxies: config.trustedProxies, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const app = createApp({ database, historyPool: history?.pool, logger, live, corsOrigins: config.corsOrigins, fastLane: config.fastLane, trustedProxies: config.trustedProxies, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
@@ -46,6 +49,7 @@ async function main(): Promise<void> {
       await listener.stop();
       redis?.disconnect();
       await database.close();
+      await history?.close();
       await embedded?.stop();
     },
   });

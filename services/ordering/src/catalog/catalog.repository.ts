@@ -66,3 +66,19 @@ export async function replaceBomItems(db: Kysely<DB>, mainArticleNumber: string,
   await db.deleteFrom('article_bom_items').where('main_article_number', '=', mainArticleNumber).execute();
   if (items.length > 0) await db.insertInto('article_bom_items').values(items).execute();
 }
+
+/** The shop articles (`is_shop_article`) with the columns of the CSV export, by `sort_order` then article number. */
+export async function selectShopArticlesForExport(db: Kysely<DB>) {
+  return db
+    .selectFrom('articles')
+    .select(['article_number', 'name', 'user_group', 'is_subitem_only', 'card_type', 'net_price_cents', 'currency', 'vat_rate_percent', 'erp_version'])
+    .where('is_shop_article', '=', true)
+    .orderBy('sort_order')
+    .orderBy('article_number')
+    .execute();
+}
+
+/** Article number and category of article `articleNumber`, or undefined when there is none. */
+export async function selectArticleCategory(db: Kysely<DB>, articleNumber: string): Promise<{ article_number: string; category: string | null } | undefined> {
+  return db.selectFrom('articles').select(['article_number', 'category']).where('article_number', '=', articleNumber).executeTakeFirst();
+}

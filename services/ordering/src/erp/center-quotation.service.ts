@@ -9,6 +9,7 @@
 import { randomUUID } from 'node:crypto';
 import { validationError } from '@sports-timing/shared';
 import type { Kysely } from 'kysely';
+import { selectArticleCategory } from '../catalog/catalog.repository';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { enqueue, PermanentJobError, registerOutboxHandler, type OutboxJob } from '../outbox/outbox.service';
@@ -42,7 +43,7 @@ export interface QuotationJobPayload {
  * article. The quotation itself is created by the outbox job (see {@link registerQuotationJob}).
  */
 export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscription, requestedBy: string): Promise<string> {
-  const article = await db.selectFrom('articles').select(['article_number', 'category']).where('article_number', '=', body.subscriptionArticleNumber).executeTakeFirst();
+  const article = await selectArticleCategory(db, body.subscriptionArticleNumber);
   if (!article || article.category !== SUBSCRIPTION_CATEGORY) throw validationError({ subscriptionArticleNumber: [`'${body.subscriptionArticleNumber}' is not a subscription article.`] });
   const reference = `CQ-${randomUUID()}`;
   const a = body.address as { fullName?: string | null; firstName?: string | null; lastName?: string | null; club?: string | null };
@@ -61,7 +62,7 @@ export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscri
   return reference;
 }
 
-/** Registers the `erp-quotation` job handler for this process, using `erp`. */
+/** Registers the `erp-quotation` job handler for this process, using `erp` (called by the composition root, `composeOrdering`). */
 export function registerQuotationJob(erp: () => ErpClient): void {
   registerOutboxHandler<QuotationJobPayload>(ERP_QUOTATION_JOB, async (job: OutboxJob<QuotationJobPayload>) => {
     const p = job.payload;

@@ -4,10 +4,10 @@
  * stored, from the configuration (`ERP_API_TOKEN_WECLAPP` / `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development
  * and test the ERP simulator's development tokens).
  *
- * Usage from handlers and background workers:
+ * Built once per app by the composition root (`composeOrdering`, or `server.ts` for its workers); handlers
+ * get it as `ctx.services.erpClients`:
  *
- *     import { erpClientsOf } from '../erp/erp-clients';
- *     const erp = erpClientsOf(deps).erpClientFor('weclapp');
+ *     const erp = ctx.services.erpClients.erpClientFor('weclapp');
  *     const order = await erp.createSalesOrder('weclapp', body, reference); // ErpError on failure
  *
  * Tokens are decrypted on demand and cached per process for {@link TOKEN_CACHE_MS}; setting a token
@@ -16,7 +16,6 @@
 import type { Kysely } from 'kysely';
 import type { OrderingConfig } from '../config';
 import type { EnvelopeEncryption } from '../crypto/aead';
-import { encryptionOf } from '../crypto/encryption';
 import type { DB } from '../db/schema';
 import { createErpClient, type ErpClient, type ErpClientOptions } from './erp.client';
 import { findStoredToken, upsertStoredToken } from './erp-token.repository';
@@ -125,20 +124,4 @@ export class ErpClients {
     }
     return { erpSystem: system, isSet: true, maskedToken: masked, keyVersion: stored.keyVersion, updatedAt: stored.updatedAt.toISOString() };
   }
-}
-
-const byDatabase = new WeakMap<object, ErpClients>();
-
-/**
- * `deps.erpClients`, else one built once per database handle (tests that build apps without it still get
- * one shared by their handlers and workers).
- */
-export function erpClientsOf(deps: { erpClients?: ErpClients; database: { db: Kysely<DB> }; config: OrderingConfig; encryption?: EnvelopeEncryption }): ErpClients {
-  if (deps.erpClients) return deps.erpClients;
-  let c = byDatabase.get(deps.database);
-  if (!c) {
-    c = new ErpClients({ db: deps.database.db, config: deps.config, encryption: encryptionOf(deps) });
-    byDatabase.set(deps.database, c);
-  }
-  return c;
 }

@@ -13,9 +13,9 @@
  *   delivery arrived during processing).
  *
  * Handlers: `article` (created/changed/deleted → re-import that one article) and `customer`/`party` (→
- * re-import of the retailer list of `weclapp`) are registered here. The hook
- * for sales orders is {@link registerSalesOrderWebhookHandler}: the order-flow module registers there what a
- * changed sales order means for the shop order (e.g. shipped → order state `shipped`).
+ * re-import of the retailer list of `weclapp`), registered by {@link registerErpEntityHandlers} from the
+ * composition root. The hook for sales orders is {@link registerSalesOrderWebhookHandler}: the order flow
+ * registers there what a changed sales order means for the shop order (`shipped`, then `completed`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -55,9 +55,10 @@ function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler)
 }
 
 /**
- * The hook for `salesOrder` webhooks (owned by the order flow): `handler` re-reads the sales order by
- * `event.entityId` through `ctx.erp.getSalesOrder(event.erpSystem, id)` and moves the shop order (found
- * by the sales order's `shopReference`) to `shipped` once the ERP marks it `shipped`.
+ * The hook for `salesOrder` webhooks (owned by the order flow, `OrderFlow.applyErpSalesOrder`): `handler`
+ * re-reads the sales order `event.entityId` from the ERP, finds the shop order by that sales order id (else
+ * by the sales order's `commission`, the order number) and moves it to `shipped` (the ERP's `shipped` flag)
+ * or to `shipped` then `completed` (status `CLOSED` or `MANUALLY_CLOSED`).
  */
 export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): void {
   registerErpEntityHandler('salesOrder', handler);
@@ -68,18 +69,25 @@ function hasErpEntityHandler(entityName: string): boolean {
   return handlers.has(entityName);
 }
 
-registerErpEntityHandler('article', async (event, ctx) => {
-  await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
-});
-
 // A changed customer may be a retailer (or stop being one): the retailer list is re-imported from the ERP
 // (a few customers; the whole list keeps the replace-atomically rule of `import-retailers`).
 const reimportRetailers: ErpEntityHandler = async (event, ctx) => {
   if (event.erpSystem !== RETAILER_ERP_SYSTEM) return;
   await importRetailers({ db: ctx.db, erp: ctx.erp, logger: ctx.logger });
 };
-registerErpEntityHandler('customer', reimportRetailers);
-registerErpEntityHandler('party', reimportRetailers);
+
+/**
+ * Registers the catalogue and retailer handlers for this process: `article` (re-import that one article),
+ * `customer` and `party` (re-import the retailer list). Called by the composition root (`composeOrdering`);
+ * repeated calls replace the same handlers.
+ */
+export function registerErpEntityHandlers(): void {
+  registerErpEntityHandler('article', async (event, ctx) => {
+    await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
+  });
+  registerErpEntityHandler('customer', reimportRetailers);
+  registerErpEntityHandler('party', reimportRetailers);
+}
 
 /** Constant-time check of a presented webhook secret; false when none is configured or presented. */
 export function verifyWebhookSecret(configured: string | undefined, presented: string | undefined): boolean {
@@ -120,6 +128,8 @@ export class ErpWebhookWorker {
   private running: Promise<void> | null = null;
   private again = false;
   private stopped = true;
+  /** Set by stop(): a drain in progress claims no further batch (tests' direct drain() calls run while never started). */
+  private stopping = false;
   private listener: pg.Client | null = null;
 
   constructor(private readonly o: ErpWebhookWorkerOptions) {}
@@ -127,6 +137,7 @@ export class ErpWebhookWorker {
   /** Starts polling (and listening when `listenUrl` is given). */
   async start(): Promise<void> {
     this.stopped = false;
+    this.stopping = false;
     if (this.o.listenUrl) {
       try {
         const client = new pg.Client({ connectionString: this.o.listenUrl });
@@ -151,6 +162,7 @@ export class ErpWebhookWorker {
   /** Stops and waits for the batch in progress. */
   async stop(): Promise<void> {
     this.stopped = true;
+    this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
     await this.listener?.end().catch(() => undefined);
     this.listener = null;
@@ -178,12 +190,15 @@ export class ErpWebhookWorker {
   /** Processes due jobs until none is left; answers how many were processed (tests call it directly). */
   async drain(): Promise<number> {
     let total = 0;
-    for (;;) {
+    // A stopping instance finishes the batch in hand and leaves the rest to the others (a steady stream of
+    // webhooks would otherwise keep it from ever stopping).
+    while (!this.stopping) {
       const jobs = await claimDueJobs(this.o.db, 10, this.o.leaseSeconds ?? 120);
       if (jobs.length === 0) return total;
       for (const job of jobs) await this.process(job);
       total += jobs.length;
     }
+    return total;
   }
 
   private async process(job: Awaited<ReturnType<typeof claimDueJobs>>[number]): Promise<void> {

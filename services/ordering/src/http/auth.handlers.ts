@@ -6,10 +6,9 @@ import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
 import { normalizeError, principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
 import { OAuthError, type ClientCredentials } from '../identity/auth.service';
-import { identityOf } from '../identity/identity';
 
 /** Path of the token endpoint (its errors are rendered by {@link tokenEndpointErrorHandler}). */
 export const TOKEN_PATH = '/api/rest/v1/auth/token';
@@ -34,8 +33,8 @@ function basicCredentials(header: string | undefined): ClientCredentials | null 
 }
 
 /** auth handlers. */
-export function authHandlers(ctx: OrderingDeps): Handlers<operations> {
-  const identity = identityOf(ctx);
+export function authHandlers(ctx: OrderingContext): Handlers<operations> {
+  const identity = ctx.services.identity;
   return {
     async issueToken(req, res) {
       const reply = await identity.auth.grant(req.body, basicCredentials(req.headers.authorization), req.ip ?? '');

@@ -6,10 +6,9 @@
  */
 import type { Response } from 'express';
 import { validationError, type Handlers } from '@sports-timing/shared';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import { geoIpLookup, normalizeIp } from '../countries/geoip';
 import { DecryptionError } from '../crypto/aead';
-import { encryptionOf } from '../crypto/encryption';
 import { describeEnvironment } from '../devtools/environment';
 import { randomPassword } from '../devtools/passwords';
 import { renderQrCode } from '../devtools/qrcode';
@@ -17,20 +16,19 @@ import { remoteIpOf, requestHeaders } from '../devtools/request-info';
 import { DependencyMonitor, overallStatus } from '../devtools/status';
 import { toAscii } from '../devtools/transliterate';
 import type { operations } from '../generated/openapi';
-import { maintenanceOf } from '../maintenance/maintenance.service';
 
 /** Authenticated data of the encrypt/decrypt utilities: their ciphertexts never decrypt as stored secrets. */
 const DEV_UTILITY_AAD = 'dev-utility';
 
 /** Development-utility handlers; one dependency monitor (30-second cache) per app. */
-export function devHandlers(ctx: OrderingDeps): Handlers<operations> {
+export function devHandlers(ctx: OrderingContext): Handlers<operations> {
   const monitor = new DependencyMonitor({
     pool: ctx.database.pool,
     mailer: ctx.mailer,
     smtpConfigured: !!ctx.config.smtpUrl,
     probes: ctx.statusProbes,
   });
-  const maintenance = maintenanceOf(ctx);
+  const maintenance = ctx.services.maintenance;
   return {
     async devGetEnvironment(_req, res) {
       const [report, maintenanceMode] = await Promise.all([monitor.report(true), maintenance.isOn()]);
@@ -49,12 +47,12 @@ export function devHandlers(ctx: OrderingDeps): Handlers<operations> {
       res.json({ ip: ip ?? '', countryCode: ip ? geoIpLookup.countryOf(ip) : null });
     },
     devEncrypt(req, res) {
-      const enc = encryptionOf(ctx);
+      const enc = ctx.services.encryption;
       res.json({ ciphertext: enc.encrypt(req.query.text, DEV_UTILITY_AAD), keyVersion: enc.currentVersion });
     },
     devDecrypt(req, res) {
       try {
-        res.json({ text: encryptionOf(ctx).decrypt(req.query.text, DEV_UTILITY_AAD) });
+        res.json({ text: ctx.services.encryption.decrypt(req.query.text, DEV_UTILITY_AAD) });
       } catch (err) {
         if (err instanceof DecryptionError) throw validationError({ text: ['is not a valid ciphertext of this service.'] });
         throw err;

@@ -6,17 +6,14 @@
  */
 import { ApiError, principalOf, validationError, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import { shopArticlesCsv } from '../catalog/catalog.export';
 import { importArticles } from '../catalog/catalog.import';
 import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
 import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
-import { registerQuotationJob, requestCenterQuotation } from '../erp/center-quotation.service';
+import { requestCenterQuotation } from '../erp/center-quotation.service';
 import { effectiveUserGroup } from '../catalog/user-groups';
-import { identityOf } from '../identity/identity';
-import { orderLimitsOf } from '../orders/order-limits';
 import { requestCaller } from './caller';
-import { erpClientsOf } from '../erp/erp-clients';
 import { ErpError } from '../erp/erp.client';
 import { acceptWebhook, verifyWebhookSecret } from '../erp/erp-webhook.service';
 import { salesInvoicesCsv } from '../erp/sales-invoices.export';
@@ -42,11 +39,9 @@ async function withErp<T>(work: () => Promise<T>): Promise<T> {
 }
 
 /** ERP handlers. */
-export function erpHandlers(ctx: OrderingDeps): Handlers<operations> {
-  const clients = erpClientsOf(ctx);
-  // Outbox jobs of this process create quotations with this app's ERP client.
-  registerQuotationJob(() => clients.erpClientFor('weclapp'));
-  const limits = orderLimitsOf(ctx, identityOf(ctx).redis);
+export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
+  const clients = ctx.services.erpClients;
+  const limits = ctx.services.orderLimits;
   return {
     async createQuotationForSubscription(req, res) {
       // The ERP mails the quotation to an address the caller picks: the order pipeline's mail limits apply.

@@ -2,7 +2,7 @@
  * All operation handlers of the ordering service, by operationId.
  */
 import type { HandlerMap } from '@sports-timing/shared';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import { authHandlers } from './auth.handlers';
 import { batteryHandlers } from './battery.handlers';
 import { cardReservationHandlers } from './card-reservation.handlers';
@@ -18,7 +18,7 @@ import { systemHandlers } from './system.handlers';
 import { usersHandlers } from './users.handlers';
 
 /** Every handler; an operation of the spec without one answers 501. */
-export function allHandlers(ctx: OrderingDeps, apiVersion: string): HandlerMap {
+export function allHandlers(ctx: OrderingContext, apiVersion: string): HandlerMap {
   return {
     ...systemHandlers(ctx, apiVersion),
     ...authHandlers(ctx),

@@ -4,13 +4,12 @@
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { identityOf } from '../identity/identity';
 
 /** licensing handlers. */
-export function licensingHandlers(ctx: OrderingDeps): Handlers<operations> {
-  const identity = identityOf(ctx);
+export function licensingHandlers(ctx: OrderingContext): Handlers<operations> {
+  const identity = ctx.services.identity;
   const caller = (res: { locals: Record<string, unknown> }) => principalOf<Principal>(res as never)!;
   return {
     async createLicenses(req, res) {

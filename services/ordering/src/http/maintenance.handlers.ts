@@ -4,11 +4,10 @@
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import { certificateSubject, createCertificate, type CertificatePurpose } from '../maintenance/certificates';
-import { maintenanceOf } from '../maintenance/maintenance.service';
 
 /** `user:<id>:<name>` / `client:<id>:<name>` of the caller, for the flag's audit columns and logs. */
 function actor(p: Principal | null): string {
@@ -16,8 +15,8 @@ function actor(p: Principal | null): string {
 }
 
 /** Maintenance-mode, certificate and cache handlers. */
-export function maintenanceHandlers(ctx: OrderingDeps): Handlers<operations> {
-  const mode = maintenanceOf(ctx);
+export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> {
+  const mode = ctx.services.maintenance;
   const certificate = async (purpose: CertificatePurpose) => (await createCertificate(purpose, certificateSubject('ordering', ctx.config.environment, purpose))).pem;
   return {
     async enableMaintenanceMode(_req, res) {

@@ -6,10 +6,9 @@
  * rejected API key → 503 with `Retry-After`; an object the provider does not know → 404.
  */
 import { ApiError, validationError, type Handlers } from '@sports-timing/shared';
-import type { OrderingDeps } from '../context';
-import { erpClientsOf } from '../erp/erp-clients';
+import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { recordPaymentDelivery, orderFlowOf } from '../orders/order-flow.service';
+import { recordPaymentDelivery } from '../orders/order-flow.service';
 import { listOrders } from '../orders/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
 
@@ -42,9 +41,9 @@ function found<T>(value: T | null, what: string): T {
 }
 
 /** Payment and order-utility handlers. */
-export function paymentHandlers(ctx: OrderingDeps): Handlers<operations> {
+export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
   const db = ctx.database.db;
-  const flow = () => orderFlowOf(ctx, () => erpClientsOf(ctx));
+  const flow = () => ctx.services.orderFlow;
   const client = () => flow().payment;
   return {
     async receivePaymentProviderStatus(req, res) {

@@ -4,13 +4,12 @@
  */
 import { clientIp, principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { identityOf } from '../identity/identity';
 
 /** users handlers. */
-export function usersHandlers(ctx: OrderingDeps): Handlers<operations> {
-  const { users, clients } = identityOf(ctx);
+export function usersHandlers(ctx: OrderingContext): Handlers<operations> {
+  const { users, clients } = ctx.services.identity;
   const caller = (res: { locals: Record<string, unknown> }) => principalOf<Principal>(res as never)!;
   return {
     async getUser(req, res) {

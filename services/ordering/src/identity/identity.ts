@@ -1,12 +1,14 @@
 /**
- * The identity area's services for one app instance (one per `OrderingDeps`, shared by the auth, users,
- * licensing and dev handlers and by the access checks in `app.ts`), so that the login limiter, caches and
- * the Redis connection exist once.
+ * The identity area's services for one app instance (built once by `composeOrdering`, shared by the auth,
+ * users, licensing and dev handlers and by the access checks in `app.ts`), so that the login limiter, caches
+ * and the Redis connection exist once.
  */
 import path from 'node:path';
 import type { Redis } from 'ioredis';
-import { devSecret } from '@sports-timing/shared';
-import type { OrderingDeps } from '../context';
+import { devSecret, type Database } from '@sports-timing/shared';
+import type { TokenService } from '../auth/tokens';
+import type { OrderingConfig } from '../config';
+import type { DB } from '../db/schema';
 import { AccessCheck } from './access';
 import { AuthService } from './auth.service';
 import { HashGate } from './hash-gate';
@@ -29,19 +31,11 @@ export interface Identity {
   redis: Redis | undefined;
 }
 
-const instances = new WeakMap<OrderingDeps, Identity>();
-
-/** The identity services of `deps` (created on first call). */
-export function identityOf(deps: OrderingDeps): Identity {
-  let identity = instances.get(deps);
-  if (!identity) {
-    identity = createIdentity(deps);
-    instances.set(deps, identity);
-  }
-  return identity;
-}
-
-function createIdentity(deps: OrderingDeps): Identity {
+/**
+ * Builds the identity services of one app (the composition root, `composeOrdering`, calls it once per app):
+ * with `config.redisUrl` this opens the Redis connection of the shared rate limits, which the root closes.
+ */
+export function createIdentity(deps: { config: OrderingConfig; database: Database<DB>; tokens: TokenService }): Identity {
   const { config, database } = deps;
   const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const access = new AccessCheck(database);

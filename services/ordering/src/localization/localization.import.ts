@@ -6,13 +6,14 @@
  * Duplicate codes/keys and unknown country codes are rejected (400) before anything is written.
  */
 import { validationError } from '@sports-timing/shared';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { canonicalCulture } from '../catalog/culture';
 import { isKnownCountryCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { caches, notifyClearCaches } from '../maintenance/caches';
+import { replaceLocalizedCountries, replaceLocalizedProductOptions } from './localization.repository';
 
 type CountriesBody = components['schemas']['LocalizedCountriesResourceDTO'];
 type ProductOptionsBody = components['schemas']['LocalizedProductOptionsResourceDTO'];
@@ -36,10 +37,8 @@ export async function importLocalizedCountries(db: Kysely<DB>, logger: Logger, b
   });
   if (Object.keys(errors).length) throw validationError(errors);
   await db.transaction().execute(async (trx) => {
-    // Two imports of one culture would both delete nothing and then collide on insert: serialize them.
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`localized-countries:${culture}`}, 0))`.execute(trx);
-    await trx.deleteFrom('localized_countries').where('culture', '=', culture).execute();
-    await trx.insertInto('localized_countries').values(rows).execute();
+    // Two imports of one culture would both delete nothing and then collide on insert: the repository serializes them.
+    await replaceLocalizedCountries(trx, culture, rows);
   });
   await changed(db, logger);
   return `Imported ${rows.length} countries for culture ${culture}.`;
@@ -62,9 +61,7 @@ export async function importLocalizedProductOptions(db: Kysely<DB>, logger: Logg
   });
   if (Object.keys(errors).length) throw validationError(errors);
   await db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`localized-product-options:${culture}`}, 0))`.execute(trx);
-    await trx.deleteFrom('localized_product_options').where('culture', '=', culture).execute();
-    await trx.insertInto('localized_product_options').values(rows).execute();
+    await replaceLocalizedProductOptions(trx, culture, rows);
   });
   await changed(db, logger);
   return `Imported ${rows.length} product options for culture ${culture}.`;

@@ -20,12 +20,10 @@
  * should still use a TTL of its own: a notification sent while an instance's listener reconnects is lost.
  */
 import { randomUUID } from 'node:crypto';
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-
-/** PostgreSQL notification channel of cache clears. */
-const CLEAR_CACHES_CHANNEL = 'ordering_clear_caches';
+import { CLEAR_CACHES_CHANNEL, notifyClearCachesChannel } from './maintenance.repository';
 
 /** Result of clearing: the names cleared and the names whose `clear` failed. */
 export interface ClearResult {
@@ -83,7 +81,7 @@ const INSTANCE_ID = randomUUID();
 
 /** Tells every instance (including those of other processes) to clear its caches, once the caller's transaction commits. */
 export async function notifyClearCaches<T>(db: Kysely<T>, senderId: string = INSTANCE_ID): Promise<void> {
-  await sql`select pg_notify(${CLEAR_CACHES_CHANNEL}, ${senderId})`.execute(db);
+  await notifyClearCachesChannel(db, senderId);
 }
 
 /**

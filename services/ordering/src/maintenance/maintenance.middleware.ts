@@ -15,11 +15,9 @@
  * rights still gets 401/403, and during maintenance no request body is read.
  */
 import type { RequestHandler } from 'express';
-import type { Logger } from 'pino';
-import { ApiError, GrpcCode, operationOf, type Database } from '@sports-timing/shared';
+import { ApiError, GrpcCode, operationOf } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
-import type { DB } from '../db/schema';
-import { maintenanceOf, type MaintenanceMode } from './maintenance.service';
+import type { MaintenanceMode } from './maintenance.service';
 
 /** Spec tags whose operations answer 503 while maintenance mode is on. */
 export const MAINTENANCE_GATED_TAGS: readonly string[] = ['shop', 'card-reservation'];
@@ -29,14 +27,9 @@ function isGatedByMaintenance(tags: readonly unknown[] | undefined): boolean {
   return !!tags && tags.some((t) => MAINTENANCE_GATED_TAGS.includes(String(t)));
 }
 
-/** The gate middleware over the instance's shared flag (see {@link maintenanceOf}). */
-export function maintenanceGate(deps: {
-  config: Pick<OrderingConfig, 'maintenanceRetryAfterSeconds'>;
-  database: Database<DB>;
-  logger?: Logger;
-  maintenance?: MaintenanceMode;
-}): RequestHandler {
-  const mode = maintenanceOf(deps);
+/** The gate middleware over the instance's shared flag `maintenance` (built by the composition root). */
+export function maintenanceGate(deps: { config: Pick<OrderingConfig, 'maintenanceRetryAfterSeconds'>; maintenance: MaintenanceMode }): RequestHandler {
+  const mode = deps.maintenance;
   const retryAfter = String(deps.config.maintenanceRetryAfterSeconds);
   return async (req, _res, next) => {
     const tags = operationOf(req)?.tags;

@@ -30,3 +30,11 @@ export async function setMaintenanceEnabled(db: Kysely<DB>, enabled: boolean, ch
     .executeTakeFirst();
   return Number(r.numUpdatedRows) > 0;
 }
+
+/** PostgreSQL notification channel of cache clears. */
+export const CLEAR_CACHES_CHANNEL = 'ordering_clear_caches';
+
+/** `NOTIFY ordering_clear_caches` with payload `senderId`, delivered when the caller's transaction commits. */
+export async function notifyClearCachesChannel<T>(db: Kysely<T>, senderId: string): Promise<void> {
+  await sql`select pg_notify(${CLEAR_CACHES_CHANNEL}, ${senderId})`.execute(db);
+}

@@ -9,7 +9,6 @@
  */
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { readMaintenanceState, setMaintenanceEnabled } from './maintenance.repository';
 
@@ -67,20 +66,4 @@ export class MaintenanceMode {
     if (changed) this.opts.logger?.info({ maintenanceMode: enabled, changedBy }, enabled ? 'maintenance mode enabled' : 'maintenance mode disabled');
     return changed;
   }
-}
-
-const byDatabase = new WeakMap<Database<DB>, MaintenanceMode>();
-
-/**
- * The instance's maintenance flag: `deps.maintenance` when the composition root supplies one, otherwise one
- * per database handle, so that the gate in `app.ts` and the handlers share a cache without further wiring.
- */
-export function maintenanceOf(deps: { maintenance?: MaintenanceMode; database: Database<DB>; logger?: Logger }): MaintenanceMode {
-  if (deps.maintenance) return deps.maintenance;
-  let m = byDatabase.get(deps.database);
-  if (!m) {
-    m = new MaintenanceMode(deps.database.db, { logger: deps.logger });
-    byDatabase.set(deps.database, m);
-  }
-  return m;
 }

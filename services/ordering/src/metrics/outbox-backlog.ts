@@ -5,39 +5,20 @@
  * - `outbox_dead_messages{kind}`: given up after the retry limit (need an operator);
  * - `outbox_oldest_pending_age_seconds{kind}`: age of the oldest waiting message — alert on this, since a
  *   steady backlog is normal under load but an old one means delivery is stuck (SMTP, ERP, payment down).
- * Kept apart from the outbox module: it only reads the table the dispatcher maintains.
+ * Kept apart from the outbox service: it only reads the table the dispatcher maintains (`selectOutboxBacklog`).
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { AppMetrics } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-
-interface BacklogRow {
-  kind: string;
-  pending: number;
-  dead: number;
-  oldest_age_seconds: number | null;
-}
-
-/** Per-kind backlog figures (one row per kind with unsent messages). */
-async function readOutboxBacklog(db: Kysely<DB>): Promise<BacklogRow[]> {
-  const { rows } = await sql<BacklogRow>`
-    select kind,
-           (count(*) filter (where dead_at is null))::int as pending,
-           (count(*) filter (where dead_at is not null))::int as dead,
-           extract(epoch from now() - min(created_at) filter (where dead_at is null))::float8 as oldest_age_seconds
-      from outbox_messages
-     where sent_at is null
-     group by kind`.execute(db);
-  return rows;
-}
+import { selectOutboxBacklog, type OutboxBacklogRow } from '../outbox/outbox.repository';
 
 /** Registers the outbox backlog gauges on the app's metrics. */
 export function registerOutboxBacklogMetrics(metrics: AppMetrics, db: Kysely<DB>): void {
   // One query feeds all three gauges of a scrape: the gauges are collected one after another, so the
   // first read is shared for a short moment instead of querying three times.
-  let cached: { at: number; rows: Promise<BacklogRow[]> } | undefined;
+  let cached: { at: number; rows: Promise<OutboxBacklogRow[]> } | undefined;
   const read = () => {
-    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), rows: readOutboxBacklog(db) };
+    if (!cached || Date.now() - cached.at > 1_000) cached = { at: Date.now(), rows: selectOutboxBacklog(db) };
     const rows = cached.rows;
     rows.catch(() => (cached = undefined));
     return rows;

@@ -7,13 +7,13 @@
  * are released first, so numbers can be swapped between items in one request. A history row (state
  * unchanged) records who changed the numbers and why.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { addFieldError, ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isInRange, type CardType } from '../siid/card-types';
-import { insertClaims } from '../siid/siid.repository';
+import { deleteClaimPairs, insertClaims } from '../siid/siid.repository';
 import { CARD_NUMBER_KEY } from './cart';
-import { insertStateChange } from './orders.repository';
+import { insertStateChange, lockCardItems, setItemCardNumber } from './orders.repository';
 
 /** One change. */
 export interface CardItemUpdate {
@@ -38,20 +38,14 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
 
   return db.transaction().execute(async (trx) => {
     // Lock the items (in id order, so concurrent bulk updates cannot deadlock) and their orders' state.
-    const ids = [...seenItems.keys()].sort((a, b) => a - b);
-    const rows = await sql<{ id: number; card_type: CardType | null; card_number: number | null; order_id: number; order_number: string; state: string }>`
-      select i.id, i.card_type, i.card_number, i.order_id, o.order_number, o.state
-      from order_items i join orders o on o.id = i.order_id
-      where i.id = any(${ids}::int[])
-      order by i.id
-      for update of i, o`.execute(trx);
-    const byId = new Map(rows.rows.map((r) => [r.id, r]));
+    const rows = await lockCardItems(trx, [...seenItems.keys()]);
+    const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = updates.filter((u) => !byId.get(u.orderItemOid)?.card_type).map((u) => u.orderItemOid);
     if (missing.length > 0) throw new ApiError(404, `Not a card order item: ${missing.join(', ')}.`);
-    const frozen = rows.rows.filter((r) => FROZEN_STATES.has(r.state));
+    const frozen = rows.filter((r) => FROZEN_STATES.has(r.state));
     if (frozen.length > 0) throw new ApiError(409, `Orders ${[...new Set(frozen.map((r) => r.order_number))].join(', ')} can no longer be changed (${[...new Set(frozen.map((r) => r.state))].join(', ')}).`);
     updates.forEach((u, i) => {
-      const type = byId.get(u.orderItemOid)!.card_type!;
+      const type = byId.get(u.orderItemOid)!.card_type! as CardType;
       if (!isInRange(type, u.cardNumber)) addFieldError(errors, `items[${i}].cardNumber`, `${u.cardNumber} is not a valid ${type} card number`);
     });
     if (Object.keys(errors).length > 0) throw validationError(errors, 'Card numbers must be valid for the card type of their item.');
@@ -60,14 +54,11 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
     if (changes.length === 0) return 0;
     // Release the old numbers of the changed items (only the claims of their own order), keeping each claim's state.
     const old = changes.map((u) => byId.get(u.orderItemOid)!).filter((r) => r.card_number !== null);
-    const released = old.length
-      ? (
-          await sql<{ service_id: number; state: string; order_ref: string }>`
-            delete from card_numbers c using unnest(${old.map((r) => r.card_number!)}::int[], ${old.map((r) => r.order_number)}::text[]) as t(n, ref)
-            where c.service_id = t.n and c.order_ref = t.ref
-            returning c.service_id, c.state, c.order_ref`.execute(trx)
-        ).rows
-      : [];
+    const released = await deleteClaimPairs(
+      trx,
+      old.map((r) => r.card_number!),
+      old.map((r) => r.order_number),
+    );
     const stateOfOrder = new Map(released.map((r) => [r.order_ref, r.state]));
     // Claim the new numbers, grouped by card type, order and claim state; a number someone else holds is not inserted → 409.
     const groups = new Map<string, { type: CardType; ref: string; state: string; numbers: number[] }>();
@@ -75,7 +66,7 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
       const r = byId.get(u.orderItemOid)!;
       const state = stateOfOrder.get(r.order_number) ?? (r.state === 'pending_payment' || r.state === 'received' ? 'reserved' : 'sold');
       const key = `${r.card_type}|${r.order_number}|${state}`;
-      const g = groups.get(key) ?? { type: r.card_type!, ref: r.order_number, state, numbers: [] };
+      const g = groups.get(key) ?? { type: r.card_type! as CardType, ref: r.order_number, state, numbers: [] };
       g.numbers.push(u.cardNumber);
       groups.set(key, g);
     }
@@ -85,13 +76,10 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
       if (taken.length > 0) throw new ApiError(409, `Card numbers already taken: ${taken.join(', ')}.`);
     }
     for (const u of changes) {
-      await sql`
-        update order_items set card_number = ${u.cardNumber},
-          configuration = jsonb_set(configuration, ${sql.lit(`{${CARD_NUMBER_KEY}}`)}::text[], to_jsonb(${String(u.cardNumber)}::text))
-        where id = ${u.orderItemOid}`.execute(trx);
+      await setItemCardNumber(trx, u.orderItemOid, u.cardNumber, CARD_NUMBER_KEY);
     }
     for (const orderId of new Set(changes.map((u) => byId.get(u.orderItemOid)!.order_id))) {
-      const r = rows.rows.find((x) => x.order_id === orderId)!;
+      const r = rows.find((x) => x.order_id === orderId)!;
       await insertStateChange(trx, { orderId, from: r.state, to: r.state, actor: meta.actor, reason: `card numbers changed${meta.reason ? `: ${meta.reason}` : ''}`.slice(0, 500) });
     }
     return changes.length;

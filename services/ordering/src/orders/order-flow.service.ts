@@ -1,5 +1,5 @@
 /**
- * The order flow after an order is stored (docs/decisions.md §6 order states, payment provider, ERP; issues #6/#7):
+ * The order flow after an order is stored (docs/decisions.md §6 order states, payment provider, ERP):
  *
  * 1. Paylink (prepaid orders, `pending_payment`): the order transaction enqueues a `payment-paylink` job;
  *    right after the commit the request runs that job inline (under the job's lease, no DB transaction
@@ -41,7 +41,7 @@ import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.se
 import { transitionOrder } from './order-states';
 import type { OrderAddress, OrderState, StoredOrder } from './order.types';
 import { findOrder } from './orders.mapper';
-import { insertStateChange, type OrderRow } from './orders.repository';
+import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink, type OrderRow } from './orders.repository';
 
 /** Job kinds of the order flow. */
 const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
@@ -299,10 +299,10 @@ export class OrderFlow {
     const order = await findOrder(db, orderId);
     if (!order) throw new ApiError(404, `Order ${orderId} does not exist.`);
     if (order.state !== 'pending_payment' && order.state !== 'received') throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
-    const row = await db.selectFrom('orders').select('paylink_id').where('id', '=', orderId).executeTakeFirstOrThrow();
-    if (row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
+    const row = await selectPaylinkOf(db, orderId);
+    if (row && row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
     const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, description: paylinkDescription(order), purpose: order.orderNumber, email: order.contact.email });
-    await db.updateTable('orders').set({ paylink_id: link.id, paylink_url: link.link, updated_at: new Date() }).where('id', '=', orderId).execute();
+    await setOrderPaylink(db, orderId, link.id, link.link);
     return link;
   }
 
@@ -324,11 +324,11 @@ export class OrderFlow {
   /** `dev/delete-erp-order-paylink`: deletes the order's paylink at the provider and on the order. 404 / 409 as documented. */
   async deleteOrderPaylink(orderId: number): Promise<void> {
     const db = this.deps.database.db;
-    const row = await db.selectFrom('orders').select(['paylink_id', 'order_number']).where('id', '=', orderId).executeTakeFirst();
+    const row = await selectPaylinkOf(db, orderId);
     if (!row) throw new ApiError(404, `Order ${orderId} does not exist.`);
     if (row.paylink_id === null) throw new ApiError(404, `Order ${row.order_number} has no paylink.`);
     await this.deleteAtProvider(row.paylink_id);
-    await db.updateTable('orders').set({ paylink_id: null, paylink_url: null, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', '=', row.paylink_id).execute();
+    await clearOrderPaylink(db, orderId, row.paylink_id);
   }
 
   private async deleteAtProvider(paylinkId: number): Promise<void> {
@@ -434,8 +434,8 @@ export class OrderFlow {
       const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(refund.amountCents)} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
       return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
     }
-    const now = await trx.selectFrom('orders').select('state').where('id', '=', order.id).executeTakeFirstOrThrow();
-    await insertStateChange(trx, { orderId: order.id, from: now.state as OrderState, to: now.state as OrderState, actor, reason: `partial refund ${money(refund.amountCents)} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
+    const now = await selectOrderState(trx, order.id);
+    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(refund.amountCents)} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
     return `refundRecorded:${r.totalCents}`;
   }
 
@@ -490,21 +490,7 @@ export class OrderFlow {
       const closed = so.status === 'CLOSED' || so.status === 'MANUALLY_CLOSED';
       if (so.shipped || closed) await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.shipped ? 'shipped' : so.status}` });
       if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
-      const now = await trx.selectFrom('orders').select('state').where('id', '=', order.id).executeTakeFirstOrThrow();
-      return now.state as OrderState;
+      return (await selectOrderState(trx, order.id)) as OrderState;
     });
   }
-}
-
-const byDatabase = new WeakMap<object, OrderFlow>();
-
-/** `deps.orderFlow`, else one built once per database handle. */
-export function orderFlowOf(deps: { orderFlow?: OrderFlow; database: Database<DB>; logger: Logger; config: OrderingConfig; erpClients?: ErpClients }, erpClients: () => ErpClients): OrderFlow {
-  if (deps.orderFlow) return deps.orderFlow;
-  let f = byDatabase.get(deps.database);
-  if (!f) {
-    f = new OrderFlow({ database: deps.database, logger: deps.logger, config: deps.config, erpClients: erpClients() });
-    byDatabase.set(deps.database, f);
-  }
-  return f;
 }

@@ -86,15 +86,3 @@ export class OrderLimits {
     }
   }
 }
-
-const instances = new WeakMap<object, OrderLimits>();
-
-/** The {@link OrderLimits} of an app's dependencies (one per deps object, so middleware and handlers share counters). */
-export function orderLimitsOf(deps: { config: OrderingConfig; logger: Logger }, redis: Redis | undefined): OrderLimits {
-  let l = instances.get(deps);
-  if (!l) {
-    l = new OrderLimits(deps.config, redis, deps.logger);
-    instances.set(deps, l);
-  }
-  return l;
-}

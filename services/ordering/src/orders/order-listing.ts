@@ -2,11 +2,12 @@
  * Order listing of `dev/get-orders` (ordering spec §4.9, §8 paging defaults): filters by states, retailer,
  * shipping country and a case-insensitive substring search; sort from an allow-list, ties by id.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import { codeForCountryId, countryIdForCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { StoredAddress, StoredContact } from './order.types';
+import { selectOrderPage } from './orders.repository';
 
 /** Spec `OrderPage`. */
 export type OrderPage = components['schemas']['OrderPage'];
@@ -29,46 +30,26 @@ export interface OrderListQuery {
 
 const SORT_COLUMNS = { oid: 'id', orderNumber: 'order_number', createdAt: 'created_at', grossTotalCents: 'gross_total_cents' } as const;
 
-/** `%`, `_` and `\` taken literally in an ILIKE pattern. */
-function likeLiteral(text: string): string {
-  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
-}
-
 /** One page of orders with the number of all matching orders. */
 export async function listOrders(db: Kysely<DB>, q: OrderListQuery): Promise<OrderPage> {
   const [field, direction] = q.sort.split(' ') as [keyof typeof SORT_COLUMNS, 'asc' | 'desc'];
   const column = SORT_COLUMNS[field] ?? 'id';
   const dir = direction === 'asc' ? 'asc' : 'desc';
-  let base = db.selectFrom('orders');
   const states = (q.states ?? '').split(',').filter(Boolean);
-  if (states.length > 0) base = base.where('state', 'in', states);
-  if (q.erpRetailerEntityId) base = base.where('erp_retailer_entity_id', '=', q.erpRetailerEntityId);
-  if (q.countryCode) {
-    const id = countryIdForCode(q.countryCode);
-    base = base.where('shipping_country_id', '=', id ?? -1);
-  }
-  if (q.searchText) {
-    const pattern = `%${likeLiteral(q.searchText)}%`;
-    base = base.where(
-      sql<boolean>`(order_number ilike ${pattern} or (contact->>'firstName') || ' ' || (contact->>'lastName') ilike ${pattern}
-        or contact->>'email' ilike ${pattern} or coalesce(shipping_address->>'organisation', '') ilike ${pattern}
-        or coalesce(retailer_customer_order_reference, '') ilike ${pattern})`,
-    );
-  }
-  const [{ n }, rows] = await Promise.all([
-    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
-    base
-      .selectAll()
-      .orderBy(column, dir)
-      .orderBy('id', dir)
-      .limit(q.size)
-      .offset(q.page * q.size)
-      .execute(),
-  ]);
+  const { total, rows } = await selectOrderPage(db, {
+    states,
+    erpRetailerEntityId: q.erpRetailerEntityId || undefined,
+    shippingCountryId: q.countryCode ? (countryIdForCode(q.countryCode) ?? null) : undefined,
+    searchText: q.searchText || undefined,
+    column,
+    direction: dir,
+    limit: q.size,
+    offset: q.page * q.size,
+  });
   return {
     page: q.page,
     size: q.size,
-    totalCount: Number(n),
+    totalCount: total,
     items: rows.map((r) => {
       const contact = r.contact as StoredContact;
       const address = r.shipping_address as StoredAddress;

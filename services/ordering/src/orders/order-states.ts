@@ -14,10 +14,10 @@
  * Every transition is a conditional UPDATE (`where state = any(allowed sources)`) plus a history row in the
  * same transaction, so two racing transitions from one state yield exactly one winner.
  */
-import { sql, type Kysely } from 'kysely';
+import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import { ORDER_STATES, type OrderState } from './order.types';
-import { insertStateChange } from './orders.repository';
+import { insertStateChange, updateOrderStateIf } from './orders.repository';
 
 /** Allowed transitions: state → states it may move to. */
 export const ORDER_TRANSITIONS: Readonly<Record<OrderState, readonly OrderState[]>> = {
@@ -59,16 +59,10 @@ export type TransitionResult =
  */
 export async function transitionOrder(trx: Kysely<DB>, orderId: number, to: OrderState, meta: TransitionMeta): Promise<TransitionResult> {
   const allowed = sourcesOf(to).filter((s) => !meta.from || meta.from.includes(s));
-  // `old` locks the row and (after waiting for a concurrent writer) sees its committed state; the UPDATE
-  // applies only if that state is an allowed source, so the check and the change are one atomic step.
-  const r = await sql<{ from_state: OrderState; changed: boolean }>`
-    with old as (select id, state from orders where id = ${orderId} for update),
-    upd as (
-      update orders o set state = ${to}, updated_at = now()
-      from old where o.id = old.id and old.state = any(${allowed}::text[])
-      returning o.id)
-    select old.state as from_state, exists (select 1 from upd) as changed from old`.execute(trx);
-  const row = r.rows[0];
+  // One statement locks the row and applies the change only from an allowed source, so the check and the
+  // change are one atomic step.
+  const found = await updateOrderStateIf(trx, orderId, to, allowed);
+  const row = found && { from_state: found.from_state as OrderState, changed: found.changed };
   if (!row) return { changed: false, current: null, to };
   if (!row.changed) return { changed: false, current: row.from_state, to };
   await insertStateChange(trx, { orderId, from: row.from_state, to, actor: meta.actor, reason: meta.reason ?? null });

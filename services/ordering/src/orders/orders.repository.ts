@@ -160,6 +160,117 @@ export async function insertStateChange(db: Kysely<DB>, change: { orderId: numbe
   await db.insertInto('order_state_changes').values({ order_id: change.orderId, from_state: change.from, to_state: change.to, actor: change.actor, reason: change.reason }).execute();
 }
 
+/**
+ * Moves order `orderId` to state `to` if its current state is one of `allowed`, in one statement: the row is
+ * locked (`for update`, waiting for a concurrent writer) and the UPDATE applies only to that committed state.
+ * Returns the state before and whether it changed; undefined when the order does not exist.
+ */
+export async function updateOrderStateIf(trx: Kysely<DB>, orderId: number, to: string, allowed: readonly string[]): Promise<{ from_state: string; changed: boolean } | undefined> {
+  const r = await sql<{ from_state: string; changed: boolean }>`
+    with old as (select id, state from orders where id = ${orderId} for update),
+    upd as (
+      update orders o set state = ${to}, updated_at = now()
+      from old where o.id = old.id and old.state = any(${allowed}::text[])
+      returning o.id)
+    select old.state as from_state, exists (select 1 from upd) as changed from old`.execute(trx);
+  return r.rows[0];
+}
+
+/** The current state of order `orderId` (no lock); throws (Kysely `NoResultError`) when the order does not exist. */
+export async function selectOrderState(db: Kysely<DB>, orderId: number): Promise<string> {
+  const row = await db.selectFrom('orders').select('state').where('id', '=', orderId).executeTakeFirstOrThrow();
+  return row.state;
+}
+
+/** Paylink id (null when none) and order number of order `orderId`; undefined when the order does not exist. */
+export async function selectPaylinkOf(db: Kysely<DB>, orderId: number): Promise<{ paylink_id: number | null; order_number: string } | undefined> {
+  return db.selectFrom('orders').select(['paylink_id', 'order_number']).where('id', '=', orderId).executeTakeFirst();
+}
+
+/** Stores paylink `paylinkId` (`url`) on order `orderId` unconditionally, replacing any previous one. */
+export async function setOrderPaylink(db: Kysely<DB>, orderId: number, paylinkId: number, url: string): Promise<void> {
+  await db.updateTable('orders').set({ paylink_id: paylinkId, paylink_url: url, updated_at: new Date() }).where('id', '=', orderId).execute();
+}
+
+/** Removes paylink `paylinkId` from order `orderId`; no change when the order has another paylink by now. */
+export async function clearOrderPaylink(db: Kysely<DB>, orderId: number, paylinkId: number): Promise<void> {
+  await db.updateTable('orders').set({ paylink_id: null, paylink_url: null, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', '=', paylinkId).execute();
+}
+
+/** A card order item with its order, as locked by {@link lockCardItems}. */
+export interface LockedCardItem {
+  id: number;
+  card_type: string | null;
+  card_number: number | null;
+  order_id: number;
+  order_number: string;
+  state: string;
+}
+
+/**
+ * Order items `ids` with their orders' number and state, locking both rows (`for update of i, o`) in item id
+ * order so concurrent callers cannot deadlock. Unknown ids are missing from the answer.
+ */
+export async function lockCardItems(trx: Kysely<DB>, ids: readonly number[]): Promise<LockedCardItem[]> {
+  const sorted = [...ids].sort((a, b) => a - b);
+  const r = await sql<LockedCardItem>`
+    select i.id, i.card_type, i.card_number, i.order_id, o.order_number, o.state
+    from order_items i join orders o on o.id = i.order_id
+    where i.id = any(${sorted}::int[])
+    order by i.id
+    for update of i, o`.execute(trx);
+  return r.rows;
+}
+
+/** Sets order item `itemId`'s card number, also as the text value of `configuration[configurationKey]`. */
+export async function setItemCardNumber(trx: Kysely<DB>, itemId: number, cardNumber: number, configurationKey: string): Promise<void> {
+  await sql`
+    update order_items set card_number = ${cardNumber},
+      configuration = jsonb_set(configuration, ${sql.lit(`{${configurationKey}}`)}::text[], to_jsonb(${String(cardNumber)}::text))
+    where id = ${itemId}`.execute(trx);
+}
+
+/** Filters, sort and page of {@link selectOrderPage}. */
+export interface OrderPageFilter {
+  /** Empty → all states. */
+  states: readonly string[];
+  erpRetailerEntityId?: string;
+  /** Shipping country id; null matches nothing (an unknown country code). */
+  shippingCountryId?: number | null;
+  /** Case-insensitive substring of order number, contact name or e-mail, organisation or customer reference. */
+  searchText?: string;
+  column: 'id' | 'order_number' | 'created_at' | 'gross_total_cents';
+  direction: 'asc' | 'desc';
+  limit: number;
+  offset: number;
+}
+
+/** `%`, `_` and `\` taken literally in an ILIKE pattern. */
+function likeLiteral(text: string): string {
+  return text.replace(/[\\%_]/g, (c) => `\\${c}`);
+}
+
+/** One page of `orders` rows (sorted by `column`, ties by id in the same direction) and the number of all matching rows. */
+export async function selectOrderPage(db: Kysely<DB>, f: OrderPageFilter): Promise<{ total: number; rows: OrderRow[] }> {
+  let base = db.selectFrom('orders');
+  if (f.states.length > 0) base = base.where('state', 'in', [...f.states]);
+  if (f.erpRetailerEntityId) base = base.where('erp_retailer_entity_id', '=', f.erpRetailerEntityId);
+  if (f.shippingCountryId !== undefined) base = base.where('shipping_country_id', '=', f.shippingCountryId ?? -1);
+  if (f.searchText) {
+    const pattern = `%${likeLiteral(f.searchText)}%`;
+    base = base.where(
+      sql<boolean>`(order_number ilike ${pattern} or (contact->>'firstName') || ' ' || (contact->>'lastName') ilike ${pattern}
+        or contact->>'email' ilike ${pattern} or coalesce(shipping_address->>'organisation', '') ilike ${pattern}
+        or coalesce(retailer_customer_order_reference, '') ilike ${pattern})`,
+    );
+  }
+  const [{ n }, rows] = await Promise.all([
+    base.select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow(),
+    base.selectAll().orderBy(f.column, f.direction).orderBy('id', f.direction).limit(f.limit).offset(f.offset).execute(),
+  ]);
+  return { total: Number(n), rows };
+}
+
 /** An order row by id, or undefined. */
 export async function selectOrder(db: Kysely<DB>, id: number): Promise<OrderRow | undefined> {
   return db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirst();

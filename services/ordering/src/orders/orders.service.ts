@@ -18,6 +18,7 @@ import { mailEntry, outboxRows } from '../outbox/outbox.service';
 import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
 import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
 import { checkAddresses } from './addresses';
+import { cardOrderInput, type CardOrderRequest } from './card-order';
 import { buildCart, CARD_NUMBER_KEY, loadCartArticles, summarize, type CartLine } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
 import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
@@ -251,7 +252,9 @@ export function placeShopOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrde
   return placeOrder(db, input, ctx, 'createShopOrder', toShopOrderDTO);
 }
 
-/** Spec `createOrder` (§4.2): places a card order and returns the stored `OrderResponse`. */
-export function placeCardOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext): Promise<PlacedOrder<OrderResponse>> {
+/** Spec `createOrder` (§4.2): places a card order and returns the stored `OrderResponse`; 400 for a request breaking the card-order rules (`cardOrderInput`). */
+export function placeCardOrder(db: Kysely<DB>, body: CardOrderRequest, ctx: PlaceOrderContext): Promise<PlacedOrder<OrderResponse>> {
+  // The request's own rules (400) come before the pipeline, as for any malformed body.
+  const input = cardOrderInput(body);
   return placeOrder(db, input, ctx, 'createOrder', toOrderResponse);
 }

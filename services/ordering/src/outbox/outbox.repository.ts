@@ -137,3 +137,24 @@ export async function releaseReservedJob(db: Kysely<DB>, kind: string, dedupeKey
   await sql`update outbox_messages set attempts = attempts + 1, locked_until = null, last_error = ${error.slice(0, 500)}, next_attempt_at = ${nextAttemptAt}
     where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`.execute(db);
 }
+
+/** Backlog figures of one message kind: unsent and not dead, dead, and the age of the oldest unsent one (s). */
+export interface OutboxBacklogRow {
+  kind: string;
+  pending: number;
+  dead: number;
+  oldest_age_seconds: number | null;
+}
+
+/** Per-kind backlog of unsent messages (one grouped read on the partial index of unsent rows; one row per kind with unsent messages). */
+export async function selectOutboxBacklog(db: Kysely<DB>): Promise<OutboxBacklogRow[]> {
+  const { rows } = await sql<OutboxBacklogRow>`
+    select kind,
+           (count(*) filter (where dead_at is null))::int as pending,
+           (count(*) filter (where dead_at is not null))::int as dead,
+           extract(epoch from now() - min(created_at) filter (where dead_at is null))::float8 as oldest_age_seconds
+      from outbox_messages
+     where sent_at is null
+     group by kind`.execute(db);
+  return rows;
+}

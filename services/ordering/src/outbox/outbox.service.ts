@@ -15,7 +15,7 @@ import type { Mailer, MailPayload } from '../mail/mailer';
 import { claimDue, insertMessage, markDead, markFailed, markSentMany, releaseReservedJob, type NewOutboxMessage, type OutboxMessage } from './outbox.repository';
 
 /** Kinds of jobs known to the service (free-form strings are allowed; these are the ones in use). */
-export type OutboxKind = 'mail' | 'erp-sales-order' | 'erp-webhook' | 'payment-paylink' | (string & {});
+export type OutboxKind = 'mail' | 'erp-sales-order' | 'payment-paylink' | (string & {});
 
 /** A claimed job as given to its handler. */
 export interface OutboxJob<P = unknown> {
@@ -257,7 +257,9 @@ export class OutboxDispatcher {
   async drain(): Promise<number> {
     const db = this.opts.database.db;
     let done = 0;
-    for (;;) {
+    // After stop() no new batch is claimed: the jobs in hand finish, the rest is left to the other instances
+    // (or to this one's next start). Without this a stream of new jobs kept a stopping instance draining.
+    while (!this.stopped) {
       const batch = await claimDue(db, this.kinds(), this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
       if (batch.length === 0) return done;
       const byKind = new Map<string, OutboxMessage[]>();
@@ -267,6 +269,7 @@ export class OutboxDispatcher {
       const counts = await Promise.all([...byKind].map(([kind, jobs]) => this.drainKind(kind, jobs)));
       done += counts.reduce((a, b) => a + b, 0);
     }
+    return done;
   }
 
   /**
@@ -276,7 +279,7 @@ export class OutboxDispatcher {
   private async drainKind(kind: string, jobs: OutboxMessage[]): Promise<number> {
     const db = this.opts.database.db;
     const maxAttempts = this.attemptsOf.get(kind) ?? this.opts.maxAttempts ?? 50;
-    const claim = () => claimDue(db, [kind], this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60);
+    const claim = async () => (this.stopped ? [] : claimDue(db, [kind], this.opts.batchSize ?? 20, this.opts.leaseSeconds ?? 60));
     let done = 0;
     for (let batch = jobs.length > 0 ? jobs : await claim(); batch.length > 0; batch = await claim()) {
       // Jobs of one batch run concurrently: one slow call does not hold up the others' work.

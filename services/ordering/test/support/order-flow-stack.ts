@@ -10,7 +10,7 @@ import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simula
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../../src/app';
 import { loadDemoCatalog } from '../../src/demo/catalog';
-import { erpClientsOf } from '../../src/erp/erp-clients';
+import { erpClientsOf } from '../../src/composition';
 import { OrderFlow } from '../../src/orders/order-flow.service';
 import { OutboxDispatcher } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from '../helpers';

@@ -1,12 +1,15 @@
 /**
  * What the handlers need from the app.
  */
+import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 
-/** Dependencies of the HTTP handlers: the database (Kysely and its pool) and the root logger. */
+/** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool. */
 export interface HandlerDeps {
   database: Database<DB>;
   logger: Logger;
+  /** Replica pool for whole punch downloads (`getPunches` only; punches.service.ts `readPunches`). */
+  historyPool?: pg.Pool;
 }

@@ -28,16 +28,16 @@ function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
  * timing spec, compiled here once).
  */
 export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics, spec: OpenApiDocument): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool };
   const punchesFromCsv = punchCsvReader(spec);
   return {
     async getPunches(req, res) {
       const format = punchFormat(req);
       const caller = callerOf(res);
-      const read = () => readPunches(svc, caller, req.query, format);
+      const waitMs = (req.query.wait ?? 0) * 1000;
+      const read = () => readPunches(svc, caller, req.query, format, { live: waitMs > 0 });
       const seen = live.current;
       let page = await read();
-      const waitMs = (req.query.wait ?? 0) * 1000;
       if (page.total === 0 && waitMs > 0 && !live.isClosing) {
         const release = live.acquire(liveClientOf(req, res));
         const gone = clientGone(res);

@@ -33,6 +33,11 @@ export interface PunchDeps {
   db: Kysely<DB>;
   pool: pg.Pool;
   logger?: Logger;
+  /**
+   * Pool on a streaming replica (`TIMING_READ_DATABASE_URL`) for whole downloads, see {@link readPunches}.
+   * Absent: every read on `pool`.
+   */
+  historyPool?: pg.Pool;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
@@ -126,21 +131,38 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
  * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as CSV (JSON converted from it,
  * or rendered by PostgreSQL when the CSV does not qualify, see page-json.ts), and the
  * `X-Total-Count`: the page's own size when it is not full, otherwise the exact total from the punch
- * counters (migration 0002) — all in one statement.
+ * counters (migration 0002) — all in one statement. With `deps.historyPool`, a read without `afterId` that is
+ * not `live` (long-poll, stream) is answered by the replica (infra/README.md "Read replicas for punch reads").
  */
-export async function readPunches(deps: PunchDeps, caller: Principal | null, q: PunchQuery, format: repo.PunchFormat): Promise<PunchReadResult> {
+export async function readPunches(deps: PunchDeps, caller: Principal | null, q: PunchQuery, format: repo.PunchFormat, opts: { live?: boolean } = {}): Promise<PunchReadResult> {
   const scope = await resolveScope(deps, caller, q);
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
     return { body: repo.emptyBody(format), total: 0 };
   }
+  // A whole download (no afterId) may come from the replica: the gap-free rule holds there too (a standby's
+  // snapshot counts every transaction the primary had open as running until its commit is replayed), so it
+  // answers a prefix of what the primary would, late by the replication lag. Follow-up polls (afterId set)
+  // and live reads (long-poll, stream) stay on the primary, so the lag never delays a new punch.
+  // An unreachable replica is not an outage: the read falls back to the primary.
+  if (deps.historyPool && !q.afterId && !opts.live) {
+    try {
+      return await readPage(deps.historyPool, scope, format);
+    } catch (err) {
+      deps.logger?.warn({ err: { message: (err as Error).message } }, 'punch read on the replica failed; reading from the primary');
+    }
+  }
+  return readPage(deps.pool, scope, format);
+}
+
+async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
   // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
   // JSON is converted from the cheaper CSV rendering when the text qualifies (page-json.ts).
   if (format === 'json') {
-    const csv = await repo.readPunchPage(deps.pool, scope, 'csv');
+    const csv = await repo.readPunchPage(pool, scope, 'csv');
     const body = jsonFromCsvPage(csv.body, csv.count);
     if (body !== null) return { body, total: csv.total };
   }
-  const page = await repo.readPunchPage(deps.pool, scope, format);
+  const page = await repo.readPunchPage(pool, scope, format);
   return { body: page.body, total: page.total };
 }
 

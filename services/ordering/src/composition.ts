@@ -1,0 +1,88 @@
+/**
+ * The one place the ordering app's long-lived objects are built from its dependencies (docs/architecture.md
+ * "Composition roots"): `server.ts` calls {@link composeOrdering} before it starts the background workers,
+ * `createApp` calls it for apps built without `server.ts` (tests), and both get the same objects for one deps
+ * object. Handlers, middleware and workers receive what was built here; nothing else builds them.
+ * The process-wide registrations (the `erp-quotation` outbox job, the ERP webhook's entity handlers) are made
+ * here too.
+ */
+import type { OrderingDeps } from './context';
+import type { EnvelopeEncryption } from './crypto/aead';
+import { encryptionOf } from './crypto/encryption';
+import { registerQuotationJob } from './erp/center-quotation.service';
+import { ErpClients } from './erp/erp-clients';
+import { registerErpEntityHandlers } from './erp/erp-webhook.service';
+import { createIdentity, type Identity } from './identity/identity';
+import { MaintenanceMode } from './maintenance/maintenance.service';
+import { OrderFlow } from './orders/order-flow.service';
+import { OrderLimits } from './orders/order-limits';
+
+/** The objects built once per app from its {@link OrderingDeps}. */
+export interface OrderingServices {
+  /** `deps.encryption`, else the key ring of `config.encryptionKeys` (or an ephemeral one, `crypto/encryption.ts`). */
+  encryption: EnvelopeEncryption;
+  /** `deps.maintenance`, else a flag reader of its own (shared by the gate, the fast lane and the handlers). */
+  maintenance: MaintenanceMode;
+  /** `deps.erpClients`, else ERP clients over the encrypted token store. */
+  erpClients: ErpClients;
+  /** `deps.orderFlow`, else one for the payment webhook and the utilities (inline paylinks still need `deps.orderFlow`). */
+  orderFlow: OrderFlow;
+  /** Users, auth, service clients, licensing and the Redis connection of `REDIS_URL`. */
+  identity: Identity;
+  /** Order abuse limits, shared by the discount-check middleware and the order and quotation handlers. */
+  orderLimits: OrderLimits;
+}
+
+/** What handler factories receive: the dependencies and the objects built from them. */
+export type OrderingContext = OrderingDeps & { services: OrderingServices };
+
+const composed = new WeakMap<OrderingDeps, OrderingServices>();
+
+/**
+ * Builds the {@link OrderingServices} of `deps` (once: a second call with the same object returns the same
+ * services) and registers this process's outbox job `erp-quotation` and ERP entity handlers, bound to them.
+ * The caller owns what it built: `identity.redis` is disconnected at shutdown (`server.ts`).
+ */
+export function composeOrdering(deps: OrderingDeps): OrderingServices {
+  const done = composed.get(deps);
+  if (done) return done;
+  const { config, database, logger } = deps;
+  const encryption = encryptionOf(deps);
+  const erpClients = deps.erpClients ?? new ErpClients({ db: database.db, config, encryption });
+  const identity = createIdentity(deps);
+  const services: OrderingServices = {
+    encryption,
+    maintenance: deps.maintenance ?? new MaintenanceMode(database.db, { logger }),
+    erpClients,
+    orderFlow: deps.orderFlow ?? new OrderFlow({ database, logger, config, erpClients }),
+    identity,
+    orderLimits: new OrderLimits(config, identity.redis, logger),
+  };
+  // Outbox jobs of this process create quotations with this app's ERP client.
+  registerQuotationJob(() => erpClients.erpClientFor('weclapp'));
+  registerErpEntityHandlers();
+  composed.set(deps, services);
+  return services;
+}
+
+/** The services {@link composeOrdering} built for `deps`; throws when `deps` was never composed. */
+function servicesOf(deps: OrderingDeps): OrderingServices {
+  const s = composed.get(deps);
+  if (!s) throw new Error('composeOrdering(deps) (or createApp(deps)) must run first');
+  return s;
+}
+
+/** The identity services built for `deps` (an app's dependencies already passed to `createApp`). */
+export function identityOf(deps: OrderingDeps): Identity {
+  return servicesOf(deps).identity;
+}
+
+/** The ERP clients built for `deps`. */
+export function erpClientsOf(deps: OrderingDeps): ErpClients {
+  return servicesOf(deps).erpClients;
+}
+
+/** The maintenance flag reader built for `deps`. */
+export function maintenanceOf(deps: OrderingDeps): MaintenanceMode {
+  return servicesOf(deps).maintenance;
+}

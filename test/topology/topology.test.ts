@@ -1,0 +1,76 @@
+/**
+ * The production topology, reduced (SCALING.md has the full run, `pnpm topology`): HAProxy in front of two
+ * timing and two ordering instances of the compiled services, a private PostgreSQL primary, the machine's
+ * Redis, both simulators and a real SMTP server. Through the balancer: punch uploaders and afterId pollers
+ * while a timing instance is SIGKILLed and restarted (every punch delivered exactly once to every poller and
+ * stored once), shop orders while an ordering instance is SIGKILLed and restarted (every acknowledged order
+ * stored once, one confirmation message (Message-ID) each at the SMTP server, Idempotency-Keys answered alike by both
+ * instances), maintenance mode and clear-caches on every instance.
+ *
+ * Needs Debian's HAProxy (`apt-get install haproxy`; `.ci/run` installs it). Without it the tests are
+ * reported as skipped locally, and fail in CI (`CI=true`).
+ */
+import { existsSync } from 'node:fs';
+import { maintenanceAndCaches, orderDelivery, punchDelivery } from './scenarios';
+import { HAPROXY_BIN, startTopology, type Topology } from './topology';
+
+jest.setTimeout(120_000);
+
+const BASE_PORT = Number(process.env.TOPOLOGY_TEST_BASE_PORT ?? 9560);
+const haveHaproxy = existsSync(HAPROXY_BIN);
+
+if (!haveHaproxy && process.env.CI === 'true') {
+  test('HAProxy is installed (CI)', () => {
+    throw new Error(`${HAPROXY_BIN} is missing: apt-get install -y haproxy (.ci/run does this)`);
+  });
+}
+if (!haveHaproxy && process.env.CI !== 'true') {
+  // eslint-disable-next-line no-console
+  console.warn(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
+}
+
+(haveHaproxy ? describe : describe.skip)('topology: 2 timing + 2 ordering instances behind HAProxy', () => {
+  let t: Topology;
+  beforeAll(async () => {
+    t = await startTopology({ basePort: BASE_PORT, timing: 2, ordering: 2 });
+  }, 90_000);
+  afterAll(async () => {
+    await t?.stop();
+  });
+
+  test('16 uploaders and 4 afterId pollers while a timing instance is killed: every punch delivered exactly once', async () => {
+    const r = await punchDelivery(t, { uploaders: 16, pollers: 4, durationMs: 6_000, tag: 'test-a', disruption: { mode: 'kill', instance: t.timing[1], atMs: 2_000, downMs: 1_000 } });
+    expect(r.violations).toEqual([]);
+    expect(r.punches).toBeGreaterThan(500);
+    expect(r.missed).toEqual([0, 0, 0, 0]);
+    expect(r.repeated).toEqual([0, 0, 0, 0]);
+    expect(r.stored).toBe(r.punches);
+    // Both instances served polls, and a poller's consecutive requests often went to different instances (roundrobin
+    // is over all clients' requests, and while timing2 is down every request goes to timing1).
+    expect(Object.keys(r.pollSpread.byInstance).sort()).toEqual(['timing1', 'timing2']);
+    expect(r.pollSpread.switches).toBeGreaterThanOrEqual(5);
+    expect(r.pollSpread.switchShare).toBeGreaterThan(0.1);
+    expect(r.events.join('\n')).toMatch(/SIGKILL timing2[\s\S]*timing2 UP again/);
+  });
+
+  test('orders while an ordering instance is killed: each stored once, one confirmation mail each, keys honoured by both instances', async () => {
+    const r = await orderDelivery(t, { clients: 4, orders: 60, firstCard: 8_400_000, tag: 'test-c', disruption: { mode: 'kill', instance: t.ordering[0], atMs: 1_500, downMs: 1_000 } });
+    expect(r.violations).toEqual([]);
+    expect(r.orders).toBe(60);
+    expect(r.stored).toBe(60);
+    // One message (Message-ID) per order; a job the killed instance had claimed may be delivered again after its lease.
+    expect(r.confirmationsReceived).toBe(60);
+    expect(r.replayMismatches).toBe(0);
+    expect(Object.keys(r.replaySpread.byInstance).sort()).toEqual(['ordering1', 'ordering2']);
+    expect(r.events.join('\n')).toMatch(/SIGKILL ordering1[\s\S]*ordering1 UP again/);
+  }, 150_000);
+
+  test('maintenance mode and clear-caches, called once through the balancer, take effect on every instance', async () => {
+    const r = await maintenanceAndCaches(t);
+    expect(r.violations).toEqual([]);
+    expect(r.instancesCleared).toBe(2);
+    // The flag is cached for at most one second per instance (specs/ordering.yaml enableMaintenanceMode).
+    expect(r.enableSpreadMs).toBeLessThan(2_000);
+    expect(r.disableSpreadMs).toBeLessThan(2_000);
+  });
+});
