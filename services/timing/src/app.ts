@@ -21,6 +21,7 @@ import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
+import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
 
@@ -39,8 +40,8 @@ export interface TimingDeps {
   live?: LiveHub;
   /**
    * Serve plain successful punch reads and uploads outside the Express pipeline (http/punches.fast-lane.ts);
-   * default on.
-   * Off only in the test that compares both paths.
+   * default on. Off (`TIMING_FAST_LANE=off`; in tests, so that response validation sees those answers too)
+   * every request takes the pipeline.
    */
   fastLane?: boolean;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
@@ -77,6 +78,7 @@ export function createApp(deps: TimingDeps): Express {
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
   const metrics = createMetrics('timing', deps.database.pool);
   app.locals.metrics = metrics;
+  app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const timingMetrics = registerTimingMetrics(metrics, live);
   app.use(httpLogger(deps.logger));
@@ -109,7 +111,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps, live, timingMetrics),
+      ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),

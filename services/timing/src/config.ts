@@ -41,6 +41,11 @@ export interface TimingConfig {
   rateLimitKeyReadsPerMinute: number;
   /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list); public reads answer any origin. */
   corsOrigins: string[];
+  /**
+   * Serve plain punch reads and uploads in the fast lane before Express (`TIMING_FAST_LANE`, `on` or `off`,
+   * default on); off sends every request through the Express pipeline (docs/architecture.md §1).
+   */
+  fastLane: boolean;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
@@ -65,5 +70,6 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
+    fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
   };
 }

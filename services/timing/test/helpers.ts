@@ -1,6 +1,6 @@
 /**
  * Test harness of the timing service: a fresh database per test file, migrations applied, the real app
- * with response validation on, an admin key, and helpers to create users with keys.
+ * with response validation on (and the fast lane unless {@link useFastLane} turned it off), an admin key, and helpers to create users with keys.
  */
 import type { AddressInfo } from 'node:net';
 import type { Express } from 'express';
@@ -33,13 +33,25 @@ export interface TimingTestContext {
   close(): Promise<void>;
 }
 
+/**
+ * Whether {@link startTiming} builds the app with the fast lane (the app's default). A test file that sets it
+ * to false and then loads other test files (`require`, after the call) runs their cases through the Express
+ * pipeline alone, where the validator checks the answers too (punches.pipeline.test.ts).
+ */
+let fastLane = true;
+
+/** Sets the fast-lane switch of the apps {@link startTiming} builds from now on in this test file. */
+export function useFastLane(on: boolean): void {
+  fastLane = on;
+}
+
 /** Creates database, schema, admin (unless `withAdmin: false`) and app. Call `close()` in afterAll. */
 export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
   const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
   await migrateToLatest(database, migrations);
-  const app = createApp({ database, logger, validateResponses: true });
+  const app = createApp({ database, logger, validateResponses: true, fastLane });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
@@ -73,8 +85,9 @@ export interface ReadPunch {
 }
 
 /**
- * Checks a JSON punch array against the spec's Punch schema by hand: punch reads send PostgreSQL-built
- * text, which the validator's response check (it hooks `res.json`) does not see.
+ * Checks a JSON punch array against the spec's Punch schema by hand: the fast lane sends PostgreSQL-built
+ * text, which the validator's response check (it hooks `res.json`) does not see; the pipeline's answers it
+ * checks as well (`sendText` in tests, punches.pipeline.test.ts).
  */
 export function expectPunchArray(body: unknown): asserts body is ReadPunch[] {
   expect(Array.isArray(body)).toBe(true);

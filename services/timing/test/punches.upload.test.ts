@@ -5,7 +5,10 @@
 import { gzipSync } from 'node:zlib';
 import pg from 'pg';
 import request from 'supertest';
+import { loadSpec, resolveRef } from '@sports-timing/shared';
+import { compilePunchCsvParser } from '../src/punches/punches.csv';
 import { uploadPunches } from '../src/punches/punches.service';
+import { SPEC_FILE } from '../src/version';
 import { authenticateKey } from '../src/users/users.service';
 import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
@@ -112,6 +115,38 @@ describe('CSV', () => {
     await post('card,time,code,type,modem\n1,2,3,Control').expect(400);
     const rows = Array.from({ length: 10_001 }, (_, i) => `1,${i},31,Control,C-3`);
     await post(['card,time,code,type,modem', ...rows].join('\n')).expect(400);
+  });
+});
+
+describe('CSV rules from the spec', () => {
+  it('follow the spec they are compiled from: PunchType values, limits, the modem pattern; the card range stays', () => {
+    const spec = loadSpec(SPEC_FILE);
+    const schemas = (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+    (schemas.PunchType.enum as string[]).push('Lap');
+    (schemas.NewPunch.properties as Record<string, Record<string, unknown>>).code.maximum = 999;
+    resolveRef(spec, schemas.ModemSerial).pattern = '^[A-Z]{1,3}$';
+    const parse = compilePunchCsvParser(spec);
+    const csv = (...rows: string[]) => ['card,time,code,type,modem', ...rows].join('\n');
+    expect(parse(csv('17,5,999,Lap,ABC'), 10)).toEqual([{ card: '17', time: 5, code: 999, type: 'Lap', modem: 'ABC' }]);
+    const refused = (row: string) => {
+      try {
+        parse(csv(row), 10);
+      } catch (err) {
+        return (err as { options?: { errors?: Record<string, string[]> } }).options?.errors;
+      }
+      throw new Error(`accepted ${row}`);
+    };
+    expect(refused('17,5,1000,Lap,ABC')).toEqual({ '[0].code': ['must be an integer from 0 to 999'] });
+    expect(refused('17,5,1,Control,A-1')).toEqual({ '[0].modem': ['must match ^[A-Z]{1,3}$'] });
+    expect(refused('16777216,5,1,Lap,ABC')).toEqual({ '[0].card': ['must be at most 16777215: no SPORTident card carries a larger number'] });
+    // The spec as shipped: every PunchType value and the time bound of NewPunch.
+    const shipped = compilePunchCsvParser(loadSpec(SPEC_FILE));
+    expect(() => shipped(csv('1,5,1,Lap,A-1'), 10)).toThrow();
+    expect(shipped(csv('1,253402300799999,1,Clear,A-1'), 10)).toHaveLength(1);
+    expect(() => shipped(csv('1,253402300800000,1,Clear,A-1'), 10)).toThrow();
+    // A keyword the check cannot apply stops the app from being built.
+    schemas.ModemSerial.format = 'hostname';
+    expect(() => compilePunchCsvParser(spec)).toThrow(/format/);
   });
 });
 

@@ -18,7 +18,7 @@ export const KEY_FORMAT = /^tk_[A-Za-z0-9_-]{43,250}$/;
 export const KEY_FORMAT_TEXT = 'a timing API key: "tk_" and at least 43 base64url characters (A-Z a-z 0-9 - _), e.g. from: node -e "console.log(\'tk_\' + require(\'crypto\').randomBytes(32).toString(\'base64url\'))"';
 
 /** Keys longer than this are rejected without a lookup (generated ones have 46 characters). */
-export const MAX_KEY_LENGTH = 256;
+const MAX_KEY_LENGTH = 256;
 
 /** A new random API key (46 characters). */
 export function generateApiKey(): string {
@@ -28,6 +28,16 @@ export function generateApiKey(): string {
 /** SHA-256 of the key's UTF-8 bytes (32 bytes), as stored in `api_keys.key_hash`. */
 export function hashApiKey(key: string): Buffer {
   return createHash('sha256').update(key, 'utf8').digest();
+}
+
+/**
+ * The hash to look a presented key up by, or undefined for text that cannot be a key (longer than
+ * {@link MAX_KEY_LENGTH}): the service's half of the key rules, applied by every path that authenticates a key
+ * (`authenticateKey`, `uploadPunchesByKey`). The database's half, which keys are active and whose they are, is
+ * the SQL function `active_key_owner` (timing migration 0008).
+ */
+export function keyLookupHash(key: string): Buffer | undefined {
+  return key.length <= MAX_KEY_LENGTH ? hashApiKey(key) : undefined;
 }
 
 /** The part of a key shown in listings (first 10 characters; 7 random characters for generated keys). */

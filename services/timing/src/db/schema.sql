@@ -24,6 +24,19 @@ CREATE SCHEMA timing;
 
 
 --
+-- Name: active_key_owner(bytea); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.active_key_owner(p_key_hash bytea) RETURNS TABLE(key_id integer, user_id integer, user_name text, role text)
+    LANGUAGE sql STABLE
+    AS $$
+        select k.id, u.id, u.user_name, u.role
+          from api_keys k join users u on u.id = k.user_id
+          where k.key_hash = p_key_hash and k.revoked_at is null
+      $$;
+
+
+--
 -- Name: compact_punch_counts(); Type: FUNCTION; Schema: timing; Owner: -
 --
 
@@ -135,9 +148,8 @@ CREATE FUNCTION timing.upload_punch_batch_by_key(p_key_hash bytea, p_cards text[
     LANGUAGE plpgsql
     AS $$
       begin
-        select k.id, u.id, u.user_name, u.role into key_id, user_id, user_name, role
-          from api_keys k join users u on u.id = k.user_id
-          where k.key_hash = p_key_hash and k.revoked_at is null;
+        select o.key_id, o.user_id, o.user_name, o.role into key_id, user_id, user_name, role
+          from active_key_owner(p_key_hash) o;
         if key_id is null then
           stored := 0;
           unknown_modems := '{}';

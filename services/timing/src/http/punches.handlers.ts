@@ -2,11 +2,11 @@
  * Handlers of the punch operations (timing spec §4.1): content negotiation and headers here, everything
  * else in punches.service.ts.
  */
-import { ApiError, preferredType, type Handlers } from '@sports-timing/shared';
+import { ApiError, preferredType, type Handlers, type OpenApiDocument } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
-import { punchesFromCsv, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
+import { punchCsvReader, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
 import { countIngested, type TimingMetrics } from '../metrics';
 import type { HandlerDeps } from './deps';
 import { callerOf, liveClientOf, requireCaller, sendText } from './respond';
@@ -24,10 +24,12 @@ function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
 
 /**
  * `getPunches` (with the `wait` long-poll on `live`), `getPublicEventPunches` (the Center's simple format),
- * `postPunches` (counting stored punches in `timingMetrics`).
+ * `postPunches` (counting stored punches in `timingMetrics`; CSV bodies read by the rules of `spec`, the loaded
+ * timing spec, compiled here once).
  */
-export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics): Handlers<operations> {
+export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics, spec: OpenApiDocument): Handlers<operations> {
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool };
+  const punchesFromCsv = punchCsvReader(spec);
   return {
     async getPunches(req, res) {
       const format = punchFormat(req);

@@ -39,9 +39,14 @@ export function sendNoContent(res: Response<never>): void {
   res.status(204).end();
 }
 
+/** `app.locals` key set by the app when the validator checks responses (tests and CI). */
+export const VALIDATED_RESPONSES = 'validateResponses';
+
 /**
  * Sends a body built elsewhere (PostgreSQL) as is: explicit length so the compression filter can apply
  * its threshold, no ETag (off app-wide), `Vary: Accept` because the format follows the Accept header.
+ * Where responses are validated (tests and CI, {@link VALIDATED_RESPONSES}), a JSON body goes through
+ * `res.json` instead, parsed: the validator checks only what passes there, and the same compact JSON results.
  */
 export function sendText<T>(res: Response<T>, contentType: string, body: string | Buffer, headers: Record<string, string> = {}): void {
   res.status(200);
@@ -50,5 +55,9 @@ export function sendText<T>(res: Response<T>, contentType: string, body: string 
   res.setHeader('Cache-Control', 'no-cache');
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.vary('Accept');
+  if (res.app.locals[VALIDATED_RESPONSES] === true && contentType.startsWith('application/json')) {
+    (res as Response).json(JSON.parse(body.toString()));
+    return;
+  }
   res.end(body);
 }

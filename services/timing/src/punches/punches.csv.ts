@@ -1,23 +1,17 @@
 /**
  * CSV upload parsing (docs/decisions.md §5): the download's columns, header row required. `card,time,code,type,modem`
  * must be present (any order); `id` and `receptionTimeUtc` are accepted and ignored (the service assigns
- * them); any other column is an error. Rows are checked with the same rules as the JSON `NewPunch` schema
- * (the spec cannot describe CSV content), errors keyed `[index].field` like the JSON validator's.
+ * them); any other column is an error. Rows are checked against the spec's `NewPunch` schema, compiled from the
+ * loaded spec (the spec cannot describe CSV content itself), errors keyed `[index].field` like the JSON validator's.
  */
 import { parse } from 'csv-parse/sync';
-import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
+import { addFieldError, compileTextCheck, resolveRef, validationError, type FieldErrors, type OpenApiDocument } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
 
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
 /** API `PunchType`. */
 type PunchType = components['schemas']['PunchType'];
-
-/** Values of `PunchType` in this version of the API. */
-const PUNCH_TYPES: readonly PunchType[] = ['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear'];
-
-/** Most time value accepted: 9999-12-31T23:59:59.999 as local ms (matches the spec's maximum). */
-const MAX_TIME = 253402300799999;
 
 /**
  * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
@@ -34,9 +28,6 @@ export function cardNumberProblem(card: string | number): string | undefined {
   return undefined;
 }
 
-/** Same pattern as the spec's `ModemSerial`. */
-const MODEM_PATTERN = /^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$/;
-
 const REQUIRED = ['card', 'time', 'code', 'type', 'modem'] as const;
 const IGNORED = new Set(['id', 'receptionTimeUtc']);
 /** Invalid rows listed in a 400 at most; the detail gives the total. */
@@ -44,26 +35,48 @@ const MAX_REPORTED_ERRORS = 100;
 
 type Column = (typeof REQUIRED)[number];
 
-function checkField(col: Column, v: string): string | undefined {
-  switch (col) {
-    case 'card':
-      return cardNumberProblem(v);
-    case 'time':
-      return /^[0-9]{1,15}$/.test(v) && Number(v) <= MAX_TIME ? undefined : `must be an integer from 0 to ${MAX_TIME}`;
-    case 'code':
-      return /^[0-9]{1,5}$/.test(v) && Number(v) <= 65535 ? undefined : 'must be an integer from 0 to 65535';
-    case 'type':
-      return (PUNCH_TYPES as readonly string[]).includes(v) ? undefined : `must be one of ${PUNCH_TYPES.join(', ')}`;
-    case 'modem':
-      return MODEM_PATTERN.test(v) ? undefined : 'must match ^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$';
-  }
+/** What is wrong with a field's text, or undefined when it is valid. */
+type FieldCheck = (value: string) => string | undefined;
+
+/** The message for a value its schema refuses, in the schema's own terms (bounds, values, pattern). */
+function schemaRule(schema: Record<string, unknown>): string {
+  if (schema.type === 'integer') return `must be an integer from ${String(schema.minimum)} to ${String(schema.maximum)}`;
+  if (Array.isArray(schema.enum)) return `must be one of ${schema.enum.join(', ')}`;
+  if (typeof schema.pattern === 'string') return `must match ${schema.pattern}`;
+  return `must be a valid ${String(schema.type)}`;
+}
+
+/** A CSV upload parser (see {@link compilePunchCsvParser}): the text and the most rows allowed. */
+export type PunchCsvParser = (text: string, maxRows: number) => NewPunch[];
+
+/**
+ * The CSV upload parser with each column held to its `NewPunch` property schema in the loaded spec (the
+ * document the request validator uses), compiled once when the app is built with the fast lane's
+ * `compileTextCheck` (shared fast-lane.ts; a cell is checked as text, as the lane checks a query value), so
+ * a change of the spec changes CSV uploads with it. Card numbers are also held to the 24-bit limit
+ * ({@link cardNumberProblem}, stated in the spec's prose only). Throws at build time when the spec uses a
+ * keyword the check cannot apply.
+ */
+export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
+  const properties = (resolveRef(spec, (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas.NewPunch).properties ?? {}) as Record<string, Record<string, unknown>>;
+  const checks = Object.fromEntries(
+    REQUIRED.map((col): [Column, FieldCheck] => {
+      const schema = properties[col];
+      if (schema === undefined) throw new Error(`CSV upload: the spec's NewPunch has no property ${col}`);
+      const valid = compileTextCheck(spec, schema, `NewPunch.${col}`);
+      const rule = schemaRule(resolveRef(spec, schema));
+      if (col === 'card') return [col, (v) => cardNumberProblem(v) ?? (valid(v) ? undefined : rule)];
+      return [col, (v) => (valid(v) ? undefined : rule)];
+    }),
+  ) as Record<Column, FieldCheck>;
+  return (text, maxRows) => parsePunchCsv(checks, text, maxRows);
 }
 
 /**
  * Parses an uploaded CSV text into punches. Throws a 400 problem (nothing stored) on a malformed file,
  * a bad header, more than `maxRows` rows, or any invalid field.
  */
-export function parsePunchCsv(text: string, maxRows: number): NewPunch[] {
+function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows: number): NewPunch[] {
   let records: string[][];
   try {
     records = parse(text, { bom: true, trim: true, skip_empty_lines: true, relax_column_count: false }) as string[][];
@@ -86,7 +99,7 @@ export function parsePunchCsv(text: string, maxRows: number): NewPunch[] {
   rows.forEach((row, i) => {
     let rowInvalid = false;
     for (const c of REQUIRED) {
-      const problem = checkField(c, row[at[c]]);
+      const problem = checks[c](row[at[c]]);
       if (!problem) continue;
       rowInvalid = true;
       if (invalidRows < MAX_REPORTED_ERRORS) addFieldError(errors, `[${i}].${c}`, problem);

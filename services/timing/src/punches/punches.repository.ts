@@ -124,8 +124,8 @@ export interface KeyOwner {
 
 /**
  * {@link uploadPunchBatch} for the owner of the API key whose SHA-256 is `keyHash`, with the key lookup in
- * the same call (migration 0004): one round trip. `owner` is null, and nothing is written, for an unknown
- * or revoked key. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
+ * the same call (migration 0004; since 0008 through `active_key_owner`, the lookup `authenticateKey` runs):
+ * one round trip. `owner` is null, and nothing is written, for a key that is not active. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
  */
 export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, rows: readonly PunchInsert[]): Promise<{ owner: KeyOwner | null; result: InsertResult }> {
   const r = await callUpload<UploadRow & { key_id: number | null; user_id: number; user_name: string; role: 'admin' | 'user' }>(pool, {

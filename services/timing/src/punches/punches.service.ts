@@ -5,7 +5,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { ApiError, validationError } from '@sports-timing/shared';
+import { ApiError, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
@@ -13,10 +13,10 @@ import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired, unknownKey } from '../users/users.service';
-import { hashApiKey, MAX_KEY_LENGTH } from '../auth/keys';
+import { keyLookupHash } from '../auth/keys';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
-import { cardNumberProblem, parsePunchCsv, type NewPunch } from './punches.csv';
+import { cardNumberProblem, compilePunchCsvParser, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
 
 /** Most punches per upload (400 beyond). */
@@ -281,15 +281,17 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
 
 /**
  * {@link uploadPunches} for the owner of API key `key`, authenticated in the same database call as the
- * insert (one round trip; migration 0004): the upload fast lane's path. An unknown or revoked key is the
- * 401 of authenticateKey; a batch with a modem not registered yet takes {@link uploadPunches}. Same rules,
- * errors and limits otherwise.
+ * insert (one round trip; migrations 0004, 0008): the upload fast lane's path. The key is checked by the
+ * same rules as `authenticateKey` — `keyLookupHash`, then the SQL function `active_key_owner` inside
+ * `upload_punch_batch_by_key` — so an unknown, revoked or malformed key is its 401. A batch with a modem not
+ * registered yet takes {@link uploadPunches}. Same rules, errors and limits otherwise.
  */
 export async function uploadPunchesByKey(deps: PunchDeps, key: string, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
   if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
-  if (key.length > MAX_KEY_LENGTH) throw unknownKey();
+  const hash = keyLookupHash(key);
+  if (hash === undefined) throw unknownKey();
   if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
-  const { owner, result } = await repo.uploadPunchBatchByKey(deps.pool, hashApiKey(key), insertRows(punches, receivedAtUtc));
+  const { owner, result } = await repo.uploadPunchBatchByKey(deps.pool, hash, insertRows(punches, receivedAtUtc));
   if (owner === null) throw unknownKey();
   if (result.unknownModems.length > 0 && result.foreignModems.length === 0) {
     return uploadPunches(deps, { ...owner, roles: [owner.role] }, punches, receivedAtUtc);
@@ -297,9 +299,13 @@ export async function uploadPunchesByKey(deps: PunchDeps, key: string, punches: 
   return uploaded(deps, punches.length, result);
 }
 
-/** Parses a CSV upload body (see punches.csv.ts) within the batch limit. */
-export function punchesFromCsv(text: string): NewPunch[] {
-  return parsePunchCsv(text, MAX_BATCH);
+/**
+ * The reader of CSV upload bodies (punches.csv.ts) within the batch limit, its rules compiled from the loaded
+ * spec `spec`: build it once per app.
+ */
+export function punchCsvReader(spec: OpenApiDocument): (text: string) => NewPunch[] {
+  const parse = compilePunchCsvParser(spec);
+  return (text) => parse(text, MAX_BATCH);
 }
 
 /** Interval of the counter compaction (ms). */

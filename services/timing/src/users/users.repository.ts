@@ -1,7 +1,7 @@
 /**
  * SQL of users and API keys. Free functions taking the Kysely executor first (a transaction or the pool).
  */
-import type { Kysely, Selectable } from 'kysely';
+import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB, ApiKeysTable, UsersTable } from '../db/schema';
 import type { Role } from '../auth/principal';
 
@@ -53,15 +53,14 @@ export async function insertApiKey(db: Kysely<DB>, key: { userId: number; hash: 
     .executeTakeFirstOrThrow();
 }
 
-/** The user of a non-revoked key with this hash: one lookup through the unique index on `key_hash`. */
+/**
+ * The user of an active key with this hash, by the SQL function `active_key_owner` (migration 0008): the one
+ * definition of an active key, which `upload_punch_batch_by_key` applies as well. One lookup through the
+ * unique index on `key_hash`.
+ */
 export async function findActiveKeyOwner(db: Kysely<DB>, hash: Buffer): Promise<ActiveKeyOwner | undefined> {
-  return db
-    .selectFrom('api_keys as k')
-    .innerJoin('users as u', 'u.id', 'k.user_id')
-    .select(['k.id as key_id', 'u.id as user_id', 'u.user_name', 'u.role'])
-    .where('k.key_hash', '=', hash)
-    .where('k.revoked_at', 'is', null)
-    .executeTakeFirst();
+  const { rows } = await sql<ActiveKeyOwner>`select key_id, user_id, user_name, role from active_key_owner(${hash})`.execute(db);
+  return rows[0];
 }
 
 /** The keys of a user, ascending id. */

@@ -6,7 +6,7 @@ import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ApiError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { generateApiKey, hashApiKey, keyDisplayPrefix, MAX_KEY_LENGTH } from '../auth/keys';
+import { generateApiKey, hashApiKey, keyDisplayPrefix, keyLookupHash } from '../auth/keys';
 import type { Principal, Role } from '../auth/principal';
 import * as repo from './users.repository';
 import { toApiKeyDto, toUserDto, type ApiKeyCreatedDto, type ApiKeyDto, type UserDto } from './users.mapper';
@@ -26,10 +26,12 @@ export function unknownKey(): ApiError {
 
 /**
  * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
- * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}).
+ * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}). The rules: `keyLookupHash` and the SQL
+ * function `active_key_owner`, which the fast lane's one-call upload applies too (`uploadPunchesByKey`).
  */
 export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
-  const owner = key.length <= MAX_KEY_LENGTH ? await repo.findActiveKeyOwner(db, hashApiKey(key)) : undefined;
+  const hash = keyLookupHash(key);
+  const owner = hash === undefined ? undefined : await repo.findActiveKeyOwner(db, hash);
   if (!owner) throw unknownKey();
   return { userId: owner.user_id, userName: owner.user_name, role: owner.role, keyId: owner.key_id, roles: [owner.role] };
 }

@@ -9,6 +9,7 @@ import { m0004UploadByKey } from './0004_upload_by_key';
 import { m0005InsertOutsideLock } from './0005_insert_outside_lock';
 import { m0006ResendKeyTimeOrder } from './0006_resend_key_time_order';
 import { m0007DropInsertPunchBatch } from './0007_drop_insert_punch_batch';
+import { m0008ActiveKeyOwner } from './0008_active_key_owner';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -19,4 +20,5 @@ export const migrations: Record<string, Migration> = {
   '0005_insert_outside_lock': m0005InsertOutsideLock,
   '0006_resend_key_time_order': m0006ResendKeyTimeOrder,
   '0007_drop_insert_punch_batch': m0007DropInsertPunchBatch,
+  '0008_active_key_owner': m0008ActiveKeyOwner,
 };
