@@ -1,7 +1,7 @@
 /**
  * Fast lanes: a service's hottest plain requests (timing's punch reads and uploads, the shop's
- * article list) served before Express sets the request up — Express's per-request set-up alone costs
- * ≈0.13 ms of CPU on the benchmark machine, its whole pipeline about 1 ms — and answered the way the pipeline
+ * article list) served before Express sets the request up — Express's per-request set-up and pipeline cost
+ * more CPU than a poll's page statement (bench/README.md, finding 14) — and answered the way the pipeline
  * would answer them: the same request id, metrics and log line. A lane passes every request it does not
  * serve completely to the pipeline, which then answers it from scratch.
  *

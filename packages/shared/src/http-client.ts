@@ -2,8 +2,8 @@
  * One outbound HTTP call with a deadline and bounded retries, shared by the third-party clients of the
  * ordering service (ERP, payment provider). It uses `node:http`/`node:https` with keep-alive agents, and
  * behaves as Node's `fetch` did before (redirects are errors, gzip/deflate/br answers are decoded, a UTF-8
- * BOM is dropped): `fetch` cost about 0.3 ms more CPU per call (measured against the payment simulator),
- * a visible part of an order, which makes one provider call.
+ * BOM is dropped): `fetch` cost measurably more CPU per call, a visible part of an order, which makes one
+ * provider call (bench/README.md, finding 14).
  *
  * Retry rules (docs/decisions.md §6, third parties):
  * - Retried: HTTP 5xx answers, timeouts and connection errors, with exponential backoff and jitter;

@@ -7,7 +7,7 @@
  * {@link MAX_QR_IMAGE_SIDE} and a larger request is a 400 naming `pixels`.
  *
  * PNGs are encoded on a worker thread ({@link renderPngOffThread}): pngjs filters and deflates in plain
- * JavaScript, ≈1.5 s of CPU for the largest allowed image, which on the event loop would hold up every other
+ * JavaScript, more than a second of CPU for the largest allowed image, which on the event loop would hold up every other
  * request of the service for as long.
  */
 import { Worker } from 'node:worker_threads';

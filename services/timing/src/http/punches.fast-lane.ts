@@ -2,9 +2,9 @@
  * The fast lane of `getPunches` and `postPunches` (timing spec §4.1): the read that result software
  * repeats several times a second per event, and the uploads modems send (often one punch each), served without the
  * Express pipeline (request and response set-up, request logger, metrics middleware, spec validator, access
- * middleware, compression stream, dispatcher), which cost about 1 ms of CPU per request — more than the page
+ * middleware, compression stream, dispatcher), which cost more CPU per request than the page
  * statement of a poll at the head. It runs before Express touches the request (app.ts): Express's own
- * set-up alone (it re-prototypes `req` and `res`) costs ≈0.13 ms per request on the benchmark machine.
+ * set-up alone (it re-prototypes `req` and `res`) is a measurable part of a poll (bench/README.md, finding 14).
  *
  * Reads:
  * It takes only requests whose every part is the plain, valid case: `GET /api/rest/v1/punches?…` with only

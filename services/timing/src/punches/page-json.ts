@@ -1,7 +1,7 @@
 /**
  * JSON page bodies from the CSV text PostgreSQL renders. PostgreSQL builds a 1000-punch CSV page
- * in about half the time of the same page as JSON (`row_to_json` per row: ≈1.7 ms more per page of the
- * 1-million-punch event), and turning that CSV into the JSON array here costs well under that: one pass over
+ * in about half the time of the same page as JSON (`row_to_json` per row; bench/README.md, finding 14), and
+ * turning that CSV into the JSON array here costs well under that: one pass over
  * the characters into a buffer of the exact size, ready for the socket. (Building a string instead cost
  * more than the pass itself when it was written: joining ~15,000 pieces, then measuring and encoding
  * the result as UTF-8.)

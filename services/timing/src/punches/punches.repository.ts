@@ -31,11 +31,11 @@ import type pg from 'pg';
  * too), for the page statement, which runs as a prepared statement ({@link pageQuery}):
  * - `plan_cache_mode = force_generic_plan`: the statement is built so that one plan serves every afterId
  *   (its strategy is chosen at run time by one-time filters). Left to itself PostgreSQL keeps re-planning
- *   it per execution, because custom plans look cheaper: ≈20 ms of planning per request for a 60-modem
- *   event, against ≈1 ms for a tail poll with the cached plan (measured on the 5 M-punch bench data).
+ *   it per execution, because custom plans look cheaper, and the planning of a many-modem event costs many
+ *   times the execution of a tail poll on the cached plan (bench/README.md, finding 14).
  * - `enable_bitmapscan = off`, `random_page_cost = 1.1`: a generic plan does not know afterId, so PostgreSQL
  *   assumes a third of each modem's rows qualify and would read every later row of each modem by a bitmap
- *   heap scan and sort them (≈95 ms for a mid-event page of the 1-million-punch event) instead of walking
+ *   heap scan and sort them (many times a page walk: bench/README.md, finding 14) instead of walking
  *   the (modem, id) index for at most a page. Every read of this service is such an ordered keyset walk
  *   or a small lookup; 1.1 is the usual value for SSDs or a cached working set.
  * test/explain.test.ts checks the generic plan.
@@ -253,7 +253,8 @@ const AFTER_BUCKET_END = `((($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT})`;
 /**
  * Columns of the page's one aggregate (next to its count and body) that {@link PARTIAL_BUCKET_FROM_PAGE}
  * needs: the page's last id and its rows below the end of afterId's fine bucket. Taken in the same pass
- * that renders the body; reading the page CTE again for them cost ≈0.3–0.6 ms per full page.
+ * that renders the body; reading the page CTE again for them cost a measurable part of a full page
+ * (bench/README.md, finding 14).
  */
 const PAGE_EDGE_COLUMNS = `max(id) as last_id, count(*) filter (where id < ${AFTER_BUCKET_END}) as in_bucket`;
 
@@ -261,8 +262,8 @@ const PAGE_EDGE_COLUMNS = `max(id) as last_id, count(*) filter (where id < ${AFT
  * The same count taken from a full page when the page reaches past the end of afterId's fine bucket: the
  * page holds every visible punch of the modems from afterId up to its last id (keyset order, same snapshot),
  * so its rows below the bucket's end ({@link PAGE_EDGE_COLUMNS}) are exactly those punches. Otherwise
- * {@link PARTIAL_BUCKET_COUNT}. Saves the heap reads of up to 1,023 rows of other modems (≈0.5–1.2 ms per
- * page of the 1 M-punch event).
+ * {@link PARTIAL_BUCKET_COUNT}. Saves the heap reads of up to 1,023 rows of other modems (bench/README.md,
+ * finding 14).
  */
 const PARTIAL_BUCKET_FROM_PAGE = `(case when last_id >= ${AFTER_BUCKET_END} - 1 then in_bucket else ${PARTIAL_BUCKET_COUNT} end)`;
 
@@ -372,7 +373,8 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * The `walk` statement picks the way at run time and walks when it may; when the way is `sparse` it reads
  * nothing and says so (column `sparse`), and the caller runs the `sparse` statement. Two statements rather
  * than one holding both: PostgreSQL sets up every branch of a statement on each execution, even those cut
- * off by one-time filters, and the 60 index branches of a large event cost ≈0.6 ms of a tail poll's 1.5 ms.
+ * off by one-time filters, and the index branches of a large event are a large part of a tail poll
+ * (bench/README.md, finding 14).
  *
  * PostgreSQL renders the body (JSON array or CSV with header), and the `X-Total-Count` in the same
  * statement and snapshot: the page's size when the page is not full; otherwise from the counters

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Order flow (docs/decisions.md §6, issues #6/#7):
+ * Order flow (docs/decisions.md §6):
  * - `outbox_messages` becomes a job outbox: any `kind` (e.g. `mail`, `erp-sales-order`, `erp-webhook`,
  *   `payment-paylink`), the dedupe key unique per kind, `message_id` only for mail, and a dead state
  *   (`dead_at`) after the dispatcher's maximum attempts or a permanent failure;
