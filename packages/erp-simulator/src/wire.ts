@@ -117,9 +117,8 @@ function compact(value: unknown): unknown {
   return out;
 }
 
-/** What the deprecated `/customer` view has that `/party` has not, and the other way round. */
-const CUSTOMER_VIEW_DEFAULTS: Json = { deliveryBlock: false, insolvent: false, insured: false, optIn: false, responsibleUserFixed: false, useCustomsTariffNumber: false };
-const PARTY_ONLY = ['customer', 'customerBlocked', 'allowPurchaseOrderCreation', 'commissionBlock', 'competitor', 'customerAllowDropshippingOrderCreation', 'customerBusinessType', 'customerDeliveryBlock', 'customerInsolvent', 'customerInsured', 'customerUseCustomsTariffNumber', 'enableDropshippingInNewSupplySources', 'factoring', 'fixedResponsibleUser', 'formerSalesPartner', 'habitualExporter', 'optInEmail', 'purchaseViaPlafond', 'salesPartner', 'supplier', 'supplierMergeItemsForOcrInvoiceUpload', 'supplierOrderBlock'];
+/** The deprecated `/customer` view's always-present flags (its own names for what a party says in its customer role). */
+const CUSTOMER_VIEW_DEFAULTS: Json = { deliveryBlock: false, insolvent: false, insured: false, invoiceBlock: false, optIn: false, optInLetter: false, optInPhone: false, optInSms: false, responsibleUserFixed: false, useCustomsTariffNumber: false };
 
 /**
  * A party in its customer role as the deprecated `/customer` endpoint answers it (`blocked` for
@@ -127,8 +126,9 @@ const PARTY_ONLY = ['customer', 'customerBlocked', 'allowPurchaseOrderCreation',
  */
 export function toCustomerView(party: object): Json {
   const p = toWire('customer', party);
+  const partyOnly = new Set(['customer', 'customerBlocked', ...Object.keys(ENTITY_DEFAULTS.customer)]);
   const out: Json = { ...CUSTOMER_VIEW_DEFAULTS, blocked: p.customerBlocked };
-  for (const [k, v] of Object.entries(p)) if (!PARTY_ONLY.includes(k)) out[k] = v;
+  for (const [k, v] of Object.entries(p)) if (!partyOnly.has(k)) out[k] = v;
   return out;
 }
 

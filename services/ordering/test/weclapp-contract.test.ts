@@ -135,3 +135,12 @@ test('the contract module itself: weclapp’s read-only flags, required flags an
     expect.arrayContaining(['/: missing paymentStatus', '/status: must be equal to one of the allowed values']),
   );
 });
+
+test('the deprecated /customer view of the same parties conforms too', async () => {
+  const res = await fetch(`${sim.baseUrl()}/customer?pageSize=100`, { headers: { AuthenticationToken: DEFAULT_TOKENS.main } });
+  const { result } = (await res.json()) as { result: { id: string; blocked: boolean }[] };
+  expect(result.length).toBeGreaterThan(3);
+  expect(result.every((c) => c.blocked === false)).toBe(true);
+  await (await fetch(`${sim.baseUrl()}/customer/id/${result[0]!.id}`, { headers: { AuthenticationToken: DEFAULT_TOKENS.main } })).arrayBuffer();
+  expect(sim.contractViolations).toEqual([]);
+});
