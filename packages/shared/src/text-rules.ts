@@ -72,3 +72,18 @@ export function isStrictInteger(text: string, negative: boolean): boolean {
   const n = BigInt(text);
   return n >= -(2n ** 63n) && n <= 2n ** 63n - 1n;
 }
+
+const NOT_SINGLE_LINE = new RegExp(`[${NOT_TEXT}\\u0009\\u000A\\u000D]+`, 'gu');
+
+/**
+ * `text` as one bounded line for a place where customer-supplied text is repeated to someone else (an
+ * e-mail, docs/mails.md): every character `single-line` refuses (controls, line breaks, bidi overrides,
+ * lone surrogates) becomes a space, runs of white space one space, and more than `maxLength` code points
+ * are cut with `…`. Input that passed validation is unchanged except for the bound; this also holds text
+ * stored before the rule or arriving from elsewhere.
+ */
+export function asSingleLine(text: string, maxLength: number): string {
+  const line = text.replace(NOT_SINGLE_LINE, ' ').replace(/\s+/g, ' ').trim();
+  const points = [...line];
+  return points.length <= maxLength ? line : `${points.slice(0, maxLength - 1).join('').trimEnd()}…`;
+}

@@ -43,8 +43,10 @@ export interface OrderingConfig {
   licenseSigningKeyPem: string | undefined;
   /** Secret (≥ 32 characters) from which license secrets are derived (§4.7); generated into `.data/keys` in development. */
   licenseSecretKey: string | undefined;
-  /** Failed logins per account (15-minute window) before the token endpoint answers 429. */
+  /** Password attempts per account and client IP address (1-hour window) before growing delays (429) start. */
   loginMaxFailuresPerAccount: number;
+  /** Failed logins of one account from all sources in an hour before every source is delayed after one attempt. */
+  loginMaxFailuresPerAccountAllSources: number;
   /** Failed logins per client IP address (1-hour window) before the token endpoint answers 429. */
   loginMaxFailuresPerIp: number;
   /** Password hashes running at once (`PASSWORD_HASH_CONCURRENCY`; default one less than the CPU count, 1–2). */
@@ -153,6 +155,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
+    loginMaxFailuresPerAccountAllSources: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES', 100, 1, 1_000_000),
     passwordHashConcurrency: e.int('PASSWORD_HASH_CONCURRENCY', defaultHashConcurrency(), 1, 64),
     passwordHashQueue: e.int('PASSWORD_HASH_QUEUE', 8, 0, 10_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
