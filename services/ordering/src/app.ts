@@ -119,7 +119,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
-  const metrics = createMetrics('ordering', deps.database.pool);
+  const metrics = createMetrics('ordering', deps.database.pool, { token: deps.config.metricsToken, production: deps.config.environment === 'production' });
   app.locals.metrics = metrics;
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);

@@ -91,6 +91,8 @@ export interface OrderingConfig {
   orderMailsPerRecipientPerHour: number;
   /** Load demo data on start. */
   demoData: boolean;
+  /** Bearer token `/metrics` requires (`METRICS_TOKEN`); without one, `/metrics` is open, and off in production. */
+  metricsToken: string | undefined;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
   trustedProxies: string[];
   /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list: the shop and admin front ends); public reads answer any origin. */
@@ -179,7 +181,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderPublicOrdersPerCallerPerHour: e.int('ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR', 60, 0, 1_000_000),
     orderPublicCardsPerCallerPerHour: e.int('ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR', 300, 0, 1_000_000),
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
-    demoData: e.bool('DEMO_DATA', true),
+    demoData: e.bool('DEMO_DATA', environment !== 'production'),
+    metricsToken: e.string('METRICS_TOKEN'),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
