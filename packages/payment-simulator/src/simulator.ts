@@ -67,6 +67,8 @@ export interface PaymentSimulatorOptions {
   /** Offset of the times the simulator writes, in minutes east of UTC; default 60 (Payrexx is in Switzerland). */
   timeOffsetMinutes?: number;
   log?: (line: string) => void;
+  /** Token the control API (`/__control/…`) requires in `X-Control-Token`; absent → loopback clients only. */
+  controlToken?: string;
 }
 
 /** Body format of webhook deliveries. */
@@ -213,6 +215,7 @@ export class PaymentSimulator {
       host: options.host ?? '127.0.0.1',
       api: (req) => this.api(req),
       control: (req) => this.control(req),
+      controlToken: options.controlToken,
       errorBody: (_status, message) => errorBody(message),
     });
     this.reset();

@@ -90,7 +90,7 @@ export function apiDocs(specFile: string, spec: OpenApiDocument): Router {
   });
   router.get('/docs/assets/:file', (req, res, next) => {
     if (!DOCS_ASSETS.has(req.params.file)) return next();
-    res.sendFile(path.join(ASSETS_DIR, req.params.file), { maxAge: '1d' });
+    res.sendFile(req.params.file, { root: ASSETS_DIR, maxAge: '1d' });
   });
   return router;
 }
