@@ -182,3 +182,24 @@ export async function recordRefund(
 export async function setDeliveryOutcome(db: Kysely<DB>, id: number, o: { providerStatus: string | null; orderId: number | null; outcome: string }): Promise<void> {
   await db.updateTable('payment_deliveries').set({ provider_status: o.providerStatus, order_id: o.orderId, outcome: o.outcome }).where('id', '=', id).execute();
 }
+
+/**
+ * Claims the POST of order `orderId`'s ERP sales order for this caller: true when no POST was started within
+ * the last `settleMs` (then now is recorded), false when one was (it may still be in weclapp's queue). One
+ * conditional update, so of concurrent callers (any instance) exactly one wins.
+ */
+export async function claimErpCreate(db: Kysely<DB>, orderId: number, settleMs: number): Promise<boolean> {
+  const now = new Date();
+  const r = await db
+    .updateTable('orders')
+    .set({ erp_create_started_at: now })
+    .where('id', '=', orderId)
+    .where((eb) => eb.or([eb('erp_create_started_at', 'is', null), eb('erp_create_started_at', '<', new Date(now.getTime() - settleMs))]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Gives the claim of {@link claimErpCreate} back (the ERP refused the POST for certain, so it did not create anything). */
+export async function releaseErpCreate(db: Kysely<DB>, orderId: number): Promise<void> {
+  await db.updateTable('orders').set({ erp_create_started_at: null }).where('id', '=', orderId).execute();
+}

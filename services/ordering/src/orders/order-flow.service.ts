@@ -27,10 +27,10 @@ import type { Logger } from 'pino';
 import { ApiError, type Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
-import { ErpError, type ErpSalesOrderDraft } from '../erp/erp.client';
+import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
-import type { ErpRecordAddress, ErpSystem } from '../erp/erp.types';
+import type { ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
@@ -39,7 +39,8 @@ import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
-import type { OrderAddress, OrderState, StoredOrder } from './order.types';
+import type { OrderState, StoredOrder } from './order.types';
+import { toErpSalesOrder, vatRatesOf } from './erp-sales-order';
 import { findOrder } from './orders.mapper';
 import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink, type OrderRow } from './orders.repository';
 
@@ -114,70 +115,6 @@ export async function recordPaymentDelivery(
   });
   await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);
   return recorded;
-}
-
-function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
-  const out: ErpRecordAddress = {
-    company: a.organisation ?? undefined,
-    firstName: a.firstName ?? undefined,
-    lastName: a.lastName ?? undefined,
-    street1: a.address1 ?? undefined,
-    street2: a.address2 ?? undefined,
-    zipcode: a.zip ?? undefined,
-    city: a.city ?? undefined,
-    state: a.state ?? undefined,
-    countryCode: a.countryCode ?? undefined,
-    phoneNumber: a.phoneNumber ?? phoneFallback ?? undefined,
-  };
-  // weclapp has no empty properties: an unset field is left out, never sent as null or "".
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== '')) as ErpRecordAddress;
-}
-
-/** Euros as the ERP's decimal string, from integer cents. */
-function euros(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
-/**
- * The ERP sales order of a stored order (docs/weclapp.md "Sales orders"): the customer by id (the retailer, or
- * the web-shop customer `customerId`), positions by ERP article id with the shop's net unit price kept
- * (`manualUnitPrice`), a set's sub items under the position number of their main item. `articleIds` maps
- * article numbers to ERP ids; an article without one is a `PermanentJobError` (it cannot be ordered in the ERP).
- */
-function toErpSalesOrder(order: StoredOrder, customerId: string, articleIds: ReadonlyMap<string, string>): ErpSalesOrderDraft {
-  const positionOf = new Map<number, number>();
-  const draft: ErpSalesOrderDraft = {
-    order: {
-      customerId,
-      orderItems: [],
-      deliveryAddress: erpAddress(order.shippingAddress),
-      invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
-      commission: order.orderNumber,
-      ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
-    },
-    subItems: [],
-  };
-  order.items.forEach((it, i) => {
-    const articleId = articleIds.get(it.articleNumber);
-    if (!articleId) throw new PermanentJobError(`article ${it.articleNumber} has no ERP id`);
-    positionOf.set(it.id, i + 1);
-    const details = Object.entries(it.configuration).map(([k, v]) => `${k}: ${v}`);
-    const item = {
-      articleId,
-      positionNumber: i + 1,
-      quantity: String(it.quantity),
-      unitPrice: euros(it.unitNetPriceCents),
-      manualUnitPrice: true,
-      title: it.articleName,
-      ...(details.length > 0 ? { description: details.join('\n') } : {}),
-    };
-    const parent = it.parentItemId !== null ? positionOf.get(it.parentItemId) : undefined;
-    if (parent !== undefined) draft.subItems.push({ parentPositionNumber: parent, item });
-    else draft.order.orderItems.push(item);
-  });
-  return draft;
 }
 
 /** Dependencies of {@link OrderFlow}. */
@@ -440,18 +377,21 @@ export class OrderFlow {
   }
 
   /**
-   * `erp-sales-order` job: creates the order's sales order in the ERP (idempotent by order number) and
-   * moves the order `paid|received → transferred`. Retried while the ERP is unreachable; a request the
-   * ERP refuses as invalid makes the job dead (visible in the outbox) instead of retrying forever.
+   * `erp-sales-order` job: creates the order's sales order in the ERP (exactly once, docs/weclapp.md "Load
+   * management and exactly one sales order") and moves the order `paid|received → transferred`. The sales
+   * order carries what the customer pays, to the cent (`erp-sales-order.ts`). Retried while the ERP is
+   * unreachable or a creation may still be in its queue; a request the ERP refuses as invalid makes the job
+   * dead (visible in the outbox) instead of retrying forever.
    */
   async handOffToErp(orderId: number): Promise<void> {
     const db = this.deps.database.db;
     const order = await findOrder(db, orderId);
     if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
     if (order.state !== 'paid' && order.state !== 'received') return;
-    const articleNumbers = [...new Set(order.items.map((it) => it.articleNumber))];
+    const articleNumbers = [...new Set([...order.items.map((it) => it.articleNumber)])];
     const facts = await flowRepo.erpHandOffFacts(db, orderId, articleNumbers);
     const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
+    const settleMs = this.deps.config.erpCreateSettleMs;
     let salesOrderId: string;
     try {
       const customerId = facts.retailerEntityId ?? (await erp.customerIdByNumber(ORDER_ERP_SYSTEM, WEBSHOP_CUSTOMER_NUMBER));
@@ -461,9 +401,15 @@ export class OrderFlow {
         const found = await erp.findArticleByNumber(ORDER_ERP_SYSTEM, n);
         if (found) articleIds.set(n, found.id);
       }
-      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, customerId, articleIds), order.orderNumber)).salesOrder.id;
+      const shipping = order.shippingNetCents > 0 ? await erp.findArticleByNumber(ORDER_ERP_SYSTEM, this.deps.config.erpShippingArticleNumber) : null;
+      if (order.shippingNetCents > 0 && !shipping) throw new PermanentJobError(`the ERP has no shipping article ${this.deps.config.erpShippingArticleNumber} (ERP_SHIPPING_ARTICLE_NUMBER)`);
+      const taxIdByRate = new Map<number, string>();
+      for (const rate of vatRatesOf(order)) taxIdByRate.set(rate, await erp.salesTaxIdByRate(ORDER_ERP_SYSTEM, rate));
+      const draft = toErpSalesOrder(order, { customerId, articleIds, currencyId: await erp.currencyIdByCode(ORDER_ERP_SYSTEM, order.currency), taxIdByRate, shippingArticleId: shipping?.id ?? '' });
+      const guard = { claim: () => flowRepo.claimErpCreate(db, orderId, settleMs), release: () => flowRepo.releaseErpCreate(db, orderId) };
+      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, draft, order.orderNumber, guard)).salesOrder.id;
     } catch (err) {
-      if (err instanceof ErpError && err.code === 'badRequest') throw new PermanentJobError(err.message);
+      if (err instanceof ErpError && (err.code === 'badRequest' || err.code === 'configuration')) throw new PermanentJobError(err.message);
       throw err;
     }
     await db.transaction().execute(async (trx) => {
