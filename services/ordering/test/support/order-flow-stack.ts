@@ -34,12 +34,12 @@ export interface OrderFlowStack {
   close(): Promise<void>;
 }
 
-/** Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out. */
-export async function startOrderFlowStack(name: string, opts: { erp?: boolean } = {}): Promise<OrderFlowStack> {
+/** Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `env` adds configuration. */
+export async function startOrderFlowStack(name: string, opts: { erp?: boolean; env?: Record<string, string> } = {}): Promise<OrderFlowStack> {
   const erp = opts.erp === false ? undefined : await createErpSimulator().start();
   const pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
   const payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}) });
+  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}), ...opts.env });
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
   const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
