@@ -28,7 +28,9 @@
  * duplicate and reorder deliveries.
  *
  * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
- * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?}` — the payer pays:
+ * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?}` — the payer pays
+ *   (`pending: true`: by bank transfer, the transaction stays `waiting` until `transaction-status`; `amountCents`:
+ *   another amount than asked, a partial or excess payment):
  *   a confirmed transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
  * - `POST /__control/cancel {invoiceId | gatewayId}` — the payer aborts: a cancelled transaction, one webhook.
  * - `POST /__control/refund {transactionId, amountCents?}` — full or partial refund of a charge: a new
@@ -378,11 +380,16 @@ export class PaymentSimulator {
   }
 
   /** The payer pays `request`: a transaction that is `waiting`, then `confirmed` — one webhook for each. */
-  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact } = {}): Transaction {
+  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {}): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
     const email = request.fields.email?.defaultValue ?? null;
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
+    const tx = this.newTransaction({ referenceId: request.referenceId, amount: extra.amountCents ?? request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
     const waiting = structuredClone(tx);
+    if (extra.pending) {
+      // A bank transfer or purchase on invoice: the money is on its way; `transaction-status` confirms it later.
+      this.dispatchBatch([waiting]);
+      return tx;
+    }
     tx.status = 'confirmed';
     tx.refundable = true;
     tx.partiallyRefundable = true;
@@ -702,7 +709,8 @@ export class PaymentSimulator {
         case 'POST /__control/pay': {
           const products = Array.isArray(body.products) ? (body.products as TransactionProduct[]) : undefined;
           const contact = typeof body.contact === 'object' && body.contact !== null ? (body.contact as TransactionContact) : undefined;
-          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact }) } };
+          const amountCents = typeof body.amountCents === 'number' && Number.isInteger(body.amountCents) && body.amountCents > 0 ? body.amountCents : undefined;
+          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact, pending: body.pending === true, amountCents }) } };
         }
         case 'POST /__control/cancel':
           return { status: 200, json: { transaction: this.cancel(this.requestFor(body)) } };

@@ -3988,7 +3988,7 @@ export interface components {
              * @description Paylink status.
              * @enum {string}
              */
-            status: "waiting" | "confirmed" | "cancelled" | "declined" | "expired";
+            status: "waiting" | "authorized" | "reserved" | "confirmed" | "cancelled" | "declined" | "expired";
             /** @description Title. */
             title: string;
             /** @description Description. */

@@ -65,6 +65,8 @@ export async function lockExpiredUnpaidOrders(trx: Kysely<DB>, cutoff: Date, lim
     .selectFrom('orders')
     .select(['id', 'order_number', 'paylink_id'])
     .where('state', '=', 'pending_payment')
+    // A payment on its way (bank transfer) or a mismatching one keeps the order: it is on hold for staff, not expired.
+    .where('payment_on_hold_at', 'is', null)
     .where('created_at', '<=', cutoff)
     .orderBy('created_at')
     .limit(limit)
@@ -202,4 +204,10 @@ export async function claimErpCreate(db: Kysely<DB>, orderId: number, settleMs: 
 /** Gives the claim of {@link claimErpCreate} back (the ERP refused the POST for certain, so it did not create anything). */
 export async function releaseErpCreate(db: Kysely<DB>, orderId: number): Promise<void> {
   await db.updateTable('orders').set({ erp_create_started_at: null }).where('id', '=', orderId).execute();
+}
+
+/** Puts order `orderId` on hold (no expiry) if it still awaits payment; true when it was not on hold before. */
+export async function holdForPayment(db: Kysely<DB>, orderId: number): Promise<boolean> {
+  const r = await db.updateTable('orders').set({ payment_on_hold_at: new Date() }).where('id', '=', orderId).where('state', '=', 'pending_payment').where('payment_on_hold_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

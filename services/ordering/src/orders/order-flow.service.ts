@@ -289,7 +289,10 @@ export class OrderFlow {
     try {
       tx = await this.payment.getTransaction(transactionId);
     } catch (err) {
-      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden') {
+      // An answer we could not read (`invalidResponse`) is retried like an outage, never recorded as unknown:
+      // a real payment must not be dropped because one value came in an unexpected form (the job, after its
+      // attempts, stays visible as dead in the outbox).
+      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden' && err.code !== 'invalidResponse') {
         await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
         return;
       }
@@ -310,7 +313,8 @@ export class OrderFlow {
     // retry): the order is cancelled only when the provider says the paylink itself is no longer open.
     if ((found.status === 'cancelled' || found.status === 'declined') && order.paylink_id !== null) {
       const link = await this.payment.getPaylink(order.paylink_id);
-      if (link && link.status === 'waiting') {
+      // `authorized`/`reserved`: a payment holds the paylink (reserved, not captured): not cancelled either.
+      if (link && (link.status === 'waiting' || link.status === 'authorized' || link.status === 'reserved')) {
         await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: order.id, outcome: 'noChange:paylinkOpen' });
         return;
       }
@@ -318,23 +322,40 @@ export class OrderFlow {
     await db.transaction().execute(async (trx) => {
       let outcome = `noChange:${order.state}`;
       const isRefund = found.originalTransactionId !== null && found.originalTransactionId !== undefined;
-      if (found.status === 'confirmed' && !isRefund) {
-        if (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency) outcome = 'amountMismatch';
-        else {
-          const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
-          if (r.changed) {
-            await flowRepo.setPaymentTransaction(trx, order.id, found.id);
-            await markCardNumbersSold(trx, order.order_number);
-            await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
-            outcome = `applied:${r.from}->paid`;
-          } else if (r.current === 'cancelled') {
-            // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
-            // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
-            await flowRepo.flagLatePayment(trx, order.id, found.id);
-            await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
-            this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
-            outcome = 'latePayment:refundNeeded';
-          }
+      const money = (c: number) => `${(c / 100).toFixed(2)} ${found.currency}`;
+      if (found.status === 'waiting' && !isRefund) {
+        // The payer chose a way that pays later (bank transfer, purchase on invoice): the order stays, on hold.
+        if (await flowRepo.holdForPayment(trx, order.id)) {
+          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} is on its way (provider status waiting); the order is on hold and does not expire` });
+          outcome = 'onHold:waiting';
+        }
+      } else if ((found.status === 'confirmed' || found.status === 'authorized' || found.status === 'reserved') && !isRefund && (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency)) {
+        // A partial or excess payment (e.g. a bank transfer of another amount): money arrived, someone must act.
+        await flowRepo.holdForPayment(trx, order.id);
+        const now = await selectOrderState(trx, order.id);
+        await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `payment ${found.id} (${found.status}) of ${money(found.amountCents)} does not match the order total ${(Number(order.gross_total_cents) / 100).toFixed(2)} ${order.currency}; check and settle it` });
+        this.deps.logger.warn({ orderId: order.id, transactionId: found.id, amountCents: found.amountCents, orderCents: Number(order.gross_total_cents) }, 'payment amount does not match the order; flagged for an operator');
+        outcome = 'amountMismatch:flagged';
+      } else if ((found.status === 'authorized' || found.status === 'reserved') && !isRefund) {
+        // Reserved on the card, not yet captured: the order waits (on hold) until the capture confirms it.
+        if (await flowRepo.holdForPayment(trx, order.id)) {
+          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} ${found.status}, not yet captured; the order is on hold` });
+          outcome = `onHold:${found.status}`;
+        }
+      } else if (found.status === 'confirmed' && !isRefund) {
+        const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
+        if (r.changed) {
+          await flowRepo.setPaymentTransaction(trx, order.id, found.id);
+          await markCardNumbersSold(trx, order.order_number);
+          await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
+          outcome = `applied:${r.from}->paid`;
+        } else if (r.current === 'cancelled') {
+          // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
+          // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
+          await flowRepo.flagLatePayment(trx, order.id, found.id);
+          await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
+          this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
+          outcome = 'latePayment:refundNeeded';
         }
       } else if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund) {
         const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
@@ -364,15 +385,17 @@ export class OrderFlow {
   private async applyRefund(trx: Kysely<DB>, order: OrderRow, refund: PaymentTransaction, actor: string): Promise<string> {
     if (order.payment_transaction_id === null || order.payment_transaction_id !== refund.originalTransactionId) return 'noChange:foreignRefund';
     const paid = Number(order.gross_total_cents);
-    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: refund.amountCents, currency: refund.currency, status: refund.status });
+    // Payrexx reports refunds with a sign in some answers; the amount refunded is its absolute value (as the
+    // official WooCommerce plugin takes it).
+    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: Math.abs(refund.amountCents), currency: refund.currency, status: refund.status });
     if (!r.isNew) return 'noChange:refundKnown';
     const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
     if (r.totalCents >= paid) {
-      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(refund.amountCents)} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
+      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(Math.abs(refund.amountCents))} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
       return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
     }
     const now = await selectOrderState(trx, order.id);
-    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(refund.amountCents)} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
+    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(Math.abs(refund.amountCents))} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
     return `refundRecorded:${r.totalCents}`;
   }
 

@@ -69,7 +69,7 @@ export interface PaymentClientOptions {
   retry?: RetryPolicy;
 }
 
-const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'confirmed', 'cancelled', 'declined', 'expired'];
+const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'authorized', 'reserved', 'confirmed', 'cancelled', 'declined', 'expired'];
 
 class InvalidAnswer extends Error {}
 
