@@ -68,8 +68,17 @@ export interface PaymentSimulatorOptions {
   webhookTimeoutMs?: number;
   /** Offset of the times the simulator writes, in minutes east of UTC; default 60 (Payrexx is in Switzerland). */
   timeOffsetMinutes?: number;
+  /**
+   * Paylink, gateway and transaction ids never below the tenths of seconds since 2025-01-01 (a restarted
+   * simulator keeps its data only in memory, so ids counted from a fixed start would repeat ids that a
+   * running shop already stores); default false (fixed starts, for tests). `pnpm start` sets it.
+   */
+  idsFromTime?: boolean;
   log?: (line: string) => void;
 }
+
+/** 2025-01-01T00:00:00Z, epoch ms: the origin of time-derived ids. */
+const ID_EPOCH_MS = Date.UTC(2025, 0, 1);
 
 /** Body format of webhook deliveries. */
 export type WebhookFormat = 'json' | 'form';
@@ -313,6 +322,17 @@ export class PaymentSimulator {
     return this.transactions.get(id);
   }
 
+  /**
+   * The next id of `kind`: one above the last, and with `idsFromTime` at least the tenths of seconds since
+   * 2025 (fits PostgreSQL `integer` until 2031), so a restart does not hand out ids of an earlier run unless
+   * that run made more than ten per second on average.
+   */
+  private allocate(kind: 'invoice' | 'gateway' | 'transaction'): number {
+    const floor = this.options.idsFromTime ? Math.floor((Date.now() - ID_EPOCH_MS) / 100) : 0;
+    this.nextId[kind] = Math.max(this.nextId[kind] + 1, floor);
+    return this.nextId[kind];
+  }
+
   // ───────────── payer actions ─────────────
 
   private requestFor(body: Record<string, unknown>): PaymentRequest {
@@ -328,7 +348,7 @@ export class PaymentSimulator {
     status: TransactionStatus,
     opts: { brand?: string; at?: number; original?: Transaction } = {},
   ): Transaction {
-    const id = ++this.nextId.transaction;
+    const id = this.allocate('transaction');
     const at = opts.at ?? Date.now();
     const brand = opts.original?.payment.brand ?? opts.brand ?? 'visa';
     const contact = opts.original ? opts.original.contact : src.contact !== undefined ? src.contact : defaultContact(src.email, ++this.nextId.contact);
@@ -560,7 +580,7 @@ export class PaymentSimulator {
         fields[type] = { ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}), ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
       }
     }
-    const id = kind === 'invoice' ? ++this.nextId.invoice : ++this.nextId.gateway;
+    const id = this.allocate(kind);
     const hash = createHash('sha256').update(`${kind}-${id}-${Date.now()}-${Math.random()}`).digest('hex').slice(0, 32);
     const r: PaymentRequest = {
       id,
