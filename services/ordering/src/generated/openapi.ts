@@ -4073,9 +4073,9 @@ export interface components {
             status: string;
             /**
              * Format: date
-             * @description Payout date.
+             * @description Payout date; null only on an item with `readError` whose date could not be read.
              */
-            date: string;
+            date: string | null;
             /**
              * Format: int32
              * @description Number of transactions in the payout.
@@ -4085,6 +4085,12 @@ export interface components {
             statementDescriptor?: string | null;
             /** @description Whether the payout was triggered by hand. */
             isManualPayout: boolean;
+            /**
+             * @description Set when a value of this payout came in a form the service cannot read (e.g. fees that are not whole
+             *     cents): the payout is listed so that it is not lost, the unreadable amounts are 0 and the text
+             *     says which value it was. The other payouts of the list are unaffected. Absent otherwise.
+             */
+            readError?: string | null;
         };
         /**
          * @description A transfer of a payout that concerns a transaction: a charge (`transaction`) or its reversal
