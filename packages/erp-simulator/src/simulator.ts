@@ -606,6 +606,8 @@ export class ErpSimulator {
   private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
     if ('paid' in body) throw new HttpError(400, 'paid is read-only');
+    // weclapp's limits (its description's maxLength): a longer value is refused with 400.
+    if (typeof body.orderNumberAtCustomer === 'string' && body.orderNumberAtCustomer.length > 64) throw new HttpError(400, 'orderNumberAtCustomer: at most 64 characters');
     const deliveryAddress = this.address(body.deliveryAddress, 'deliveryAddress');
     const orderItems = this.items(t, body.orderItems ?? [], 'orderItems', [], deliveryAddress?.countryCode);
     const shippingCostItems = body.shippingCostItems === undefined ? undefined : this.shippingCostItems(t, body.shippingCostItems);

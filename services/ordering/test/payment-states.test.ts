@@ -63,3 +63,19 @@ test('a re-fetched transaction that does not parse is retried, not dropped', asy
   await until('paid after retries', async () => ['paid', 'transferred'].includes((await row(o.id)).state), 30_000);
   expect(await outcomes(o.id)).not.toContain('unknownTransaction');
 });
+
+test('what needs a person is listed for an admin: the flagged partial payment and a refused ERP hand-off, with the ERP answer', async () => {
+  // A hand-off the ERP refuses for good (400: an order reference longer than weclapp's 64 characters, as
+  // stored before the spec limited it): the job dies at once, with the ERP's answer.
+  const o = await placeOrder();
+  await stack.ctx.database.db.updateTable('orders').set({ state: 'paid', retailer_customer_order_reference: 'R'.repeat(65) }).where('id', '=', o.id).execute();
+  await stack.ctx.database.db.insertInto('outbox_messages').values({ kind: 'erp-sales-order', dedupe_key: `order:${o.id}`, payload: JSON.stringify({ orderId: o.id }) } as never).execute();
+  const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', o.id).executeTakeFirstOrThrow();
+  await until('hand-off dead', async () => (await stack.ctx.database.db.selectFrom('outbox_messages').select('dead_at').where('dedupe_key', '=', `order:${o.id}`).where('kind', '=', 'erp-sales-order').executeTakeFirstOrThrow()).dead_at !== null);
+  const res = await request(stack.url).get('/api/rest/v1/dev/get-operator-attention').set('Authorization', await stack.ctx.bearer({ roles: ['admin'] }));
+  expect(res.status).toBe(200);
+  const items = res.body as { kind: string; orderNumber: string | null; detail: string | null }[];
+  expect(items).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'paymentMismatch' }), expect.objectContaining({ kind: 'erpHandOffRefused', orderNumber: order_number, detail: expect.stringMatching(/400.*orderNumberAtCustomer/) })]));
+  const metrics = await request(stack.url).get('/metrics');
+  expect(metrics.text).toMatch(/operator_attention_items\{[^}]*kind="erpHandOffRefused"[^}]*\} 1/);
+});

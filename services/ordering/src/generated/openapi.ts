@@ -1685,6 +1685,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/dev/get-operator-attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person (refused ERP hand-offs, payments without a matching order)
+         * @description The 200 newest items, newest first: orders whose sales order the ERP refused for good (with the ERP's
+         *     answer) and payments that found no order, did not match their order's total, or arrived after it was
+         *     cancelled. Each is also logged when it happens and counted in the metric `operator_attention_items{kind}`.
+         */
+        get: operations["devGetOperatorAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/dev/get-payment-payouts": {
         parameters: {
             query?: never;
@@ -2725,7 +2747,10 @@ export interface components {
              * @default []
              */
             discountCodes: string[];
-            /** @description Free reference of the retailer (e.g. its customer's order number). */
+            /**
+             * @description Free reference of the retailer (e.g. its customer's order number); at most 64 characters, the limit
+             *     of the ERP's `orderNumberAtCustomer` it is handed over as.
+             */
             retailerCustomerOrderReference?: string | null;
             /** @description Free text for the operator. */
             notes?: string | null;
@@ -3811,6 +3836,39 @@ export interface components {
              *     money arrived for an order that no longer exists and has to be refunded; null when none.
              */
             latePaymentTransactionId: number | null;
+            /**
+             * Format: date-time
+             * @description Since when the order is on hold for its payment: the provider reported the money on its way
+             *     (`waiting`: bank transfer, purchase on invoice; `authorized`/`reserved`: not yet captured) or a payment
+             *     that does not match the order total arrived (listed in `dev/get-operator-attention`). Such an order
+             *     does not expire. Null when not on hold.
+             */
+            paymentOnHoldAt: string | null;
+        };
+        /** @description Something that went wrong for good and needs a person (ERP hand-off refused, a payment without a matching order). */
+        OperatorAttentionItem: {
+            /**
+             * @description `erpHandOffRefused`: the ERP refused the order's sales order for good (e.g. 400) or is not set up for
+             *     it; `paymentUnmatched`: a payment that names no order of the shop; `paymentMismatch`: a payment whose
+             *     amount or currency differs from its order's total (partial or excess); `latePayment`: a payment
+             *     confirmed after its order was cancelled (to refund).
+             * @enum {string}
+             */
+            kind: "erpHandOffRefused" | "paymentUnmatched" | "paymentMismatch" | "latePayment";
+            /** @description The order concerned; null when none was found. */
+            orderNumber: string | null;
+            /**
+             * Format: int32
+             * @description The payment provider's transaction; null for an ERP hand-off.
+             */
+            transactionId: number | null;
+            /** @description The reason as recorded (for an ERP hand-off its error with the ERP's answer; for a payment the provider's status). */
+            detail: string | null;
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            at: string;
         };
         /** @description A page of orders. */
         OrderPage: {
@@ -6982,6 +7040,30 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
             503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    devGetOperatorAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAttentionItem"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
             default: components["responses"]["ProblemDefault"];
         };
     };

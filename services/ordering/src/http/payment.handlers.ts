@@ -8,6 +8,7 @@
 import { ApiError, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
+import { operatorAttention } from '../orders/attention.service';
 import { recordPaymentDelivery } from '../orders/order-flow.service';
 import { listOrders } from '../orders/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
@@ -117,6 +118,9 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async devGetPaymentTransactions(_req, res) {
       res.json(await provider(() => client().listTransactions({ limit: 100 }), 'Transactions', { notFound: 503 }));
+    },
+    async devGetOperatorAttention(_req, res) {
+      res.json(await operatorAttention(db));
     },
     async devGetPaymentPayouts(_req, res) {
       const payouts = await provider(() => client().listPayouts(), 'Payouts', { notFound: 503 });

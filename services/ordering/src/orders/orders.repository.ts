@@ -50,6 +50,8 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
   'erp_sales_order_id',
   'cancellation_reason',
   'late_payment_transaction_id',
+  'erp_create_started_at',
+  'payment_on_hold_at',
   'created_at',
   'updated_at',
 ];
