@@ -1946,7 +1946,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Webhook of the ERP system, delivered as GET
+         * @description The same change notification as the `POST` form, for a weclapp webhook whose `requestMethod` is `GET`:
+         *     the notification's fields as query parameters (`entityId`, `entityName`, `type`) beside `erpSystem`
+         *     and `secret`. Secret, recording and processing exactly as for `POST`.
+         */
+        get: operations["receiveErpWebhookByGet"];
         put?: never;
         /**
          * Webhook of the ERP system
@@ -7327,6 +7333,39 @@ export interface operations {
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             429: components["responses"]["ProblemTooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    receiveErpWebhookByGet: {
+        parameters: {
+            query: {
+                /** @description ERP system (tenant). */
+                erpSystem: components["parameters"]["ErpSystemRequired"];
+                /** @description Webhook secret of the subscribed URL (see `POST`). */
+                secret?: string;
+                /** @description ERP entity id. */
+                entityId: string;
+                /** @description ERP entity name. */
+                entityName: string;
+                /** @description Kind of change. */
+                type: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delivery recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
