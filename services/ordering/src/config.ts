@@ -119,6 +119,8 @@ export interface OrderingConfig {
   erpCreateSettleMs: number;
   /** Article number of the ERP article shipping costs are booked on (`ERP_SHIPPING_ARTICLE_NUMBER`). */
   erpShippingArticleNumber: string;
+  /** Interval of the periodic check of changed ERP sales orders, seconds (`ERP_SALES_ORDER_POLL_SECONDS`). */
+  erpSalesOrderPollSeconds: number;
   /**
    * Secret carried in the ERP webhook URL (`ERP_WEBHOOK_SECRET`, ≥ 16 characters); in development and test a
    * fixed development value; elsewhere unset → every webhook delivery is refused (401).
@@ -197,6 +199,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 60_000, 100, 300_000),
     erpCreateSettleMs: e.int('ERP_CREATE_SETTLE_MS', 120_000, 100, 3_600_000),
     erpShippingArticleNumber: e.string('ERP_SHIPPING_ARTICLE_NUMBER', 'SHIPPING')!,
+    erpSalesOrderPollSeconds: e.int('ERP_SALES_ORDER_POLL_SECONDS', 900, 10, 86_400),
     erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,

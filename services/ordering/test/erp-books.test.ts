@@ -266,3 +266,31 @@ describe("exactly one sales order under weclapp's queue", () => {
     expect(made).toHaveLength(2);
   }, 30_000);
 });
+
+describe('shipped without webhooks', () => {
+  let stack: OrderFlowStack;
+  beforeAll(async () => {
+    stack = await startOrderFlowStack('erp-poll-test');
+    await stack.control('subscribe', { url: `${stack.url}${WEBHOOK_PATH}`, format: 'json' });
+  });
+  afterAll(() => stack.close());
+
+  test('the periodic check of changed sales orders moves a transferred order to shipped and completed; without it the order stays', async () => {
+    const res = await request(stack.url).post('/api/grpc-json/v1/shop/orders').send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }));
+    const id = (res.body as { oid: number }).oid;
+    const db = stack.ctx.database.db;
+    const { paylink_id } = await db.selectFrom('orders').select('paylink_id').where('id', '=', id).executeTakeFirstOrThrow();
+    await stack.control('pay', { invoiceId: paylink_id });
+    await until('transferred', async () => (await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state === 'transferred');
+    const { erp_sales_order_id } = await db.selectFrom('orders').select('erp_sales_order_id').where('id', '=', id).executeTakeFirstOrThrow();
+    const before = Date.now() - 1;
+    // The ERP ships it; no webhook subscription reaches the shop (silent or deactivated).
+    await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { shipped: true });
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('transferred');
+    expect(await stack.orderFlow.pollErpSalesOrders('weclapp', before)).toBeGreaterThanOrEqual(1);
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('shipped');
+    await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { status: 'CLOSED' });
+    await stack.orderFlow.pollErpSalesOrders('weclapp', before);
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('completed');
+  });
+});

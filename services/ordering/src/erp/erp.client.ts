@@ -538,6 +538,14 @@ export class ErpClient {
     }
   }
 
+  /**
+   * Sales orders changed after `modifiedAfter` (epoch ms, exclusive; weclapp's `lastModifiedDate-gt`), every page,
+   * by id: the periodic check that moves orders to shipped/completed when webhooks are silent.
+   */
+  listSalesOrdersModifiedAfter(system: ErpSystem, modifiedAfter: number): Promise<ErpSalesOrder[]> {
+    return this.list<ErpSalesOrder>(system, 'salesOrder', { 'lastModifiedDate-gt': String(modifiedAfter) });
+  }
+
   /** A sales order by ERP id; null when unknown. */
   getSalesOrder(system: ErpSystem, id: string): Promise<ErpSalesOrder | null> {
     return this.call<ErpSalesOrder>(system, 'GET', { entity: 'salesOrder', path: `salesOrder/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });

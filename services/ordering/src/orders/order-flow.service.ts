@@ -30,7 +30,7 @@ import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
-import type { ErpSystem } from '../erp/erp.types';
+import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
@@ -442,15 +442,35 @@ export class OrderFlow {
   }
 
   /**
-   * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and moves its order to
-   * `shipped` (its read-only `shipped` flag) or `shipped` then `completed` (status `CLOSED` or
-   * `MANUALLY_CLOSED`; weclapp has no shipped status). Returns the order's state after,
-   * or null when the sales order or its order is unknown. Repeated calls change nothing.
+   * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and applies it
+   * ({@link applySalesOrderState}). Returns the order's state after, or null when the sales order or its order
+   * is unknown. Repeated calls change nothing.
    */
   async applyErpSalesOrder(system: ErpSystem, salesOrderId: string): Promise<OrderState | null> {
-    const db = this.deps.database.db;
     const so = await this.deps.erpClients.erpClientFor(system).getSalesOrder(system, salesOrderId);
     if (!so) return null;
+    return this.applySalesOrderState(system, so);
+  }
+
+  /**
+   * The periodic check for when weclapp's webhooks are silent or deactivated (docs/weclapp.md "Shipped and
+   * completed"): applies every sales order changed after `modifiedAfter` (epoch ms) that belongs to an order of
+   * the shop. Returns how many sales orders were read. Idempotent, so it may overlap with webhooks and with
+   * other instances.
+   */
+  async pollErpSalesOrders(system: ErpSystem, modifiedAfter: number): Promise<number> {
+    const changed = await this.deps.erpClients.erpClientFor(system).listSalesOrdersModifiedAfter(system, modifiedAfter);
+    for (const so of changed) await this.applySalesOrderState(system, so);
+    return changed.length;
+  }
+
+  /**
+   * Moves the order of sales order `so` (as just read) to `shipped` (its read-only `shipped` flag) or `shipped`
+   * then `completed` (status `CLOSED` or `MANUALLY_CLOSED`; weclapp has no shipped status). Null when no order
+   * of the shop belongs to it.
+   */
+  private async applySalesOrderState(system: ErpSystem, so: ErpSalesOrder): Promise<OrderState | null> {
+    const db = this.deps.database.db;
     const reference = so.commission ?? null;
     const order = await flowRepo.findOrderForSalesOrder(db, so.id, reference);
     if (!order) return null;
@@ -461,5 +481,43 @@ export class OrderFlow {
       if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
       return (await selectOrderState(trx, order.id)) as OrderState;
     });
+  }
+}
+
+/**
+ * Runs {@link OrderFlow.pollErpSalesOrders} every `intervalMs` (docs/weclapp.md "Shipped and completed"), each time
+ * for the sales orders changed since the previous run started (minus a minute of overlap for clock skew between
+ * us and the ERP; the first run looks back a day). A failed run is logged and repeated from the same point.
+ */
+export class ErpSalesOrderPoller {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private since = Date.now() - 86_400_000;
+
+  constructor(private readonly opts: { flow: OrderFlow; logger: Logger; intervalMs: number; system?: ErpSystem }) {}
+
+  /** Starts the periodic check (unref'd timer). */
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running = this.running.then(() => this.runOnce());
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  private async runOnce(): Promise<void> {
+    const started = Date.now();
+    try {
+      const n = await this.opts.flow.pollErpSalesOrders(this.opts.system ?? ORDER_ERP_SYSTEM, this.since - 60_000);
+      this.since = started;
+      if (n > 0) this.opts.logger.debug({ salesOrders: n }, 'periodic sales order check applied');
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'periodic sales order check failed; repeated at the next interval');
+    }
+  }
+
+  /** Stops it and waits for a run in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
   }
 }
