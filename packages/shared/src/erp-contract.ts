@@ -386,7 +386,7 @@ export interface NewErpRecordItem {
 }
 
 /** A shipping cost position to create (see {@link ErpShippingCostItem}). */
-export interface NewErpShippingCostItem {
+interface NewErpShippingCostItem {
   articleId: string;
   unitPrice: string;
   manualUnitPrice: true;

@@ -7,7 +7,7 @@ import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 
 /** Payment delivery outcomes an operator has to act on. */
-export const PAYMENT_ATTENTION_OUTCOMES = ['unknownOrder', 'amountMismatch:flagged', 'latePayment:refundNeeded'] as const;
+const PAYMENT_ATTENTION_OUTCOMES = ['unknownOrder', 'amountMismatch:flagged', 'latePayment:refundNeeded'] as const;
 
 /** One row of the attention list, newest first. */
 export interface AttentionRow {
