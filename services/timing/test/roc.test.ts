@@ -130,6 +130,18 @@ describe('ROC read (getRocPunches)', () => {
     await request(ctx.app).get(`/getpunches.asp?unitId=${privateEvent}&lastId=0`).set('apikey', owner.key).expect(200);
   });
 
+  it('one answer holds up to 10,000 punches (10 gap-free pages), ascending; the rest on the next poll', async () => {
+    const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
+    const punches = Array.from({ length: 10_500 }, (_, i) => ({ modem: 'BIG-1', card: String(10_000 + i), time: localMs(8) + i * 1000, code: 99, type: 'Control' }));
+    await upload(ctx, owner.key, punches.slice(0, 6000));
+    await upload(ctx, owner.key, punches.slice(6000));
+    const expected = (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) => Number(r.id));
+    const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
+    expect(first.map((r) => r.id)).toEqual(expected.slice(0, 10_000));
+    const rest = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${first[first.length - 1].id}`).expect(200)).text);
+    expect(rest.map((r) => r.id)).toEqual(expected.slice(10_000));
+  }, 60_000);
+
   it('the key in the path never reaches a log line', async () => {
     const lines: string[] = [];
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });

@@ -387,7 +387,7 @@ export interface paths {
          *     original server does.
          *
          *     - `unitId` is our event id; the answer holds the event's punches (its modems, inside its window) with an
-         *       id above `lastId`, ascending, at most 1000 per answer. The polling guarantee of `getPunches` holds:
+         *       id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
          *       repeating with `lastId` = the highest id received never skips or repeats a punch.
          *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
          *       on the punch time in the event's local wall clock, the clock the punch `time` is kept in; `date`

@@ -21,16 +21,23 @@ function rocTimestamp(localMs: number): string {
   return `${iso.slice(0, 10)} ${iso.slice(11, 19)}`;
 }
 
-/** ROC lines of a page in the service's CSV (header row first, lines ending in `\n`); empty text for no punch. */
-export function rocPunchLines(csvPage: string): string {
+/**
+ * ROC lines of a page in the service's CSV (header row first, lines ending in `\n`): the text (empty for no
+ * punch), the number of punches and the last (highest) id, 0 when there is none.
+ */
+export function rocPunchLines(csvPage: string): { text: string; count: number; lastId: number } {
   const rows = csvPage.split('\n').slice(1);
-  let out = '';
+  let text = '';
+  let count = 0;
+  let lastId = 0;
   for (const row of rows) {
     if (row.length === 0) continue;
     const [id, card, time, code] = row.split(',');
-    out += `${id};${code};${card};${rocTimestamp(Number(time))}${CRLF}`;
+    text += `${id};${code};${card};${rocTimestamp(Number(time))}${CRLF}`;
+    count++;
+    lastId = Number(id);
   }
-  return out;
+  return { text, count, lastId };
 }
 
 /**

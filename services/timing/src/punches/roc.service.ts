@@ -19,15 +19,32 @@ export interface RocQuery {
 }
 
 /**
- * The ROC text of event `unitId`'s punches after `lastId` (at most 1000, ascending id, each line
- * `punchId;controlCode;cardNumber;YYYY-MM-DD HH:MM:SS` + CRLF), from `date`/`time` on (local wall clock,
- * inclusive) when given. Access, the event window and the polling guarantee are those of `readPunches` by
- * `eventId` (404 for an unknown event or a private one the caller may not read); 400 for `time` without `date`.
+ * Most `readPunches` pages in one ROC answer (10 × 1000 punches). ROC readers expect the whole backlog in one
+ * answer: fartOLa takes its first answer as the history it skips, and MeOS polls every 10 s by default, so
+ * 1000 punches per answer would take minutes to catch up with a big event.
+ */
+const ROC_MAX_PAGES = 10;
+
+/**
+ * The ROC text of event `unitId`'s punches after `lastId` (at most {@link ROC_MAX_PAGES} × 1000, ascending id,
+ * each line `punchId;controlCode;cardNumber;YYYY-MM-DD HH:MM:SS` + CRLF), from `date`/`time` on (local wall
+ * clock, inclusive) when given. Pages of `readPunches` by `eventId`, each after the last id of the one before,
+ * exactly as a client would poll them, so access, the event window and the polling guarantee are that read's
+ * (404 for an unknown event or a private one the caller may not read); 400 for `time` without `date`.
  */
 export async function readRocPunches(deps: PunchDeps, caller: Principal | null, q: RocQuery): Promise<string> {
   const after = rocLowerBound(q.date, q.time);
-  const page = await readPunches(deps, caller, { eventId: q.unitId, afterId: q.lastId, after }, 'csv');
-  return rocPunchLines(page.body.toString());
+  let text = '';
+  let afterId = q.lastId;
+  for (let page = 0; page < ROC_MAX_PAGES; page++) {
+    const read = await readPunches(deps, caller, { eventId: q.unitId, afterId, after }, 'csv');
+    const lines = rocPunchLines(read.body.toString());
+    text += lines.text;
+    // `total` counts every punch after afterId: more than this page means another page is waiting.
+    if (lines.count === 0 || read.total <= lines.count) break;
+    afterId = lines.lastId;
+  }
+  return text;
 }
 
 /**
