@@ -154,11 +154,14 @@ class MeosRocInput {
     private readonly cmpId: string,
     private readonly date: string,
     private readonly zeroTime: string,
+    /** "Använd enhets-id istället för tävlings-id": `cmpId` is then the unit id, sent as typed. */
+    private readonly useUnitId = false,
   ) {}
 
   /** `OnlineInput::process`: one download and `processPunches`; returns the number of lines read. */
   async process(): Promise<number> {
-    const q = `?unitId=${sanitizeId(this.cmpId)}&lastId=${this.lastImportedId}&date=${this.date}&time=${this.zeroTime}`;
+    const unit = this.useUnitId ? this.cmpId : sanitizeId(this.cmpId);
+    const q = `?unitId=${unit}&lastId=${this.lastImportedId}&date=${this.date}&time=${this.zeroTime}`;
     const res = await fetch(this.url + q);
     if (res.status !== 200) throw new Error(`download failed: ${res.status} ${await res.text()}`);
     const rocData = meosCsvParse(await res.text());
@@ -483,6 +486,12 @@ describe("yaroc's ROC sender (RocClient.send_punch)", () => {
     expect(status.recent.some((p) => p.id === id)).toBe(true);
     const roc = await (await fetch(`${base}/getpunches.asp?unitId=${eventId}&lastId=${id - 1}`)).text();
     expect(roc).toBe(`${id};77;8621484;2020-02-01 21:30:15\r\n`);
+  });
+
+  it('MeOS with "use unit id" reads that unit by its MAC', async () => {
+    const meos = new MeosRocInput(`${base}/getpunches.asp`, mac, '2020-02-01', '00:00:00', true);
+    while ((await meos.process()) > 0);
+    expect(meos.punches.map((p) => [p.code, p.card, p.time])).toEqual([[77, 8621484, 21 * 3600 + 30 * 60 + 15]]);
   });
 
   it('a unit of another user is refused (yaroc raises), nothing stored', async () => {

@@ -103,7 +103,7 @@ describe('ROC read (getRocPunches)', () => {
   });
 
   it('refuses bad parameters with 400 and an unknown event with 404; ignores cache busters; any case of the file name', async () => {
-    const bad = ['lastId=0', `unitId=${publicEvent}`, `unitId=x&lastId=0`, `unitId=${publicEvent}&lastId=-1`, `unitId=${publicEvent}&lastId=0&time=09:00:00`,
+    const bad = ['lastId=0', `unitId=${publicEvent}`, `unitId=a,b&lastId=0`, `unitId=-x&lastId=0`, `unitId=${publicEvent}&lastId=-1`, `unitId=${publicEvent}&lastId=0&time=09:00:00`,
       `unitId=${publicEvent}&lastId=0&date=2020-02-30`, `unitId=${publicEvent}&lastId=0&date=2020-13-01`, `unitId=${publicEvent}&lastId=0&date=2020-02-01&time=25:00:00`];
     for (const q of bad) {
       const res = await request(ctx.app).get(`/getpunches.asp?${q}`);
@@ -130,6 +130,21 @@ describe('ROC read (getRocPunches)', () => {
     await request(ctx.app).get(`/getpunches.asp?unitId=${privateEvent}&lastId=0`).set('apikey', owner.key).expect(200);
   });
 
+  it('unitId that is not all digits names one unit (modem or ROC unit): readable as getPunches by modem', async () => {
+    await postForm(owner.key, yarocForm({ code: 35, card: 42, mode: 2, date: '2020-02-01', time: '08:00:00', ms: '001' })).expect(200);
+    await upload(ctx, owner.key, [{ modem: 'R-1', card: '43', time: localMs(8), code: 36, type: 'Control' }]);
+    const unit = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${UNIT}&lastId=0`).expect(200)).text);
+    const expected = (await ctx.database.pool.query<{ id: string }>('select id from punches where modem = $1 order by id', [UNIT])).rows.map((r) => Number(r.id));
+    expect(unit.map((r) => r.id)).toEqual(expected);
+    expect(unit.some((r) => r.code === 35 && r.card === 42 && r.at === '2020-02-01 08:00:00')).toBe(true);
+    // A unit of no public event answers nothing without its owner's key, as an unknown one.
+    expect((await request(ctx.app).get('/getpunches.asp?unitId=P-1&lastId=0').expect(200)).text).toBe('');
+    expect((await request(ctx.app).get('/getpunches.asp?unitId=NO-SUCH&lastId=0').expect(200)).text).toBe('');
+    expect(rocRows((await request(ctx.app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=P-1&lastId=0`).expect(200)).text).length).toBe(1);
+    // MeOS sends a typed MAC as it is, colons unencoded.
+    await request(ctx.app).get('/getpunches.asp?unitId=b8:27:eb:00:00:01&lastId=0').expect(200, '');
+  });
+
   it('one answer holds up to 10,000 punches (10 gap-free pages), ascending; the rest on the next poll', async () => {
     const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
     const punches = Array.from({ length: 10_500 }, (_, i) => ({ modem: 'BIG-1', card: String(10_000 + i), time: localMs(8) + i * 1000, code: 99, type: 'Control' }));
@@ -147,7 +162,7 @@ describe('ROC read (getRocPunches)', () => {
     const sink = new Writable({ write: (chunk, _enc, done) => (lines.push(String(chunk)), done()) });
     const app = createApp({ database: ctx.database, logger: createLogger('roc-log', 'info', sink), fastLane: true });
     await request(app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=${privateEvent}&lastId=0`).expect(200);
-    await request(app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=x&lastId=0`).expect(400);
+    await request(app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=a,b&lastId=0`).expect(400);
     await request(app).post(`/roc/key/${owner.key}/sendpunches_v2.php`).type('form').send({ macaddr: UNIT }).expect(400);
     const log = lines.join('');
     expect(log).toContain('/roc/key/***/getpunches.asp');
@@ -164,7 +179,7 @@ describe('ROC write (postRocPunches, yaroc form)', () => {
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.text).toBe('OK\r\n');
     await postForm(owner.key, form).expect(200, 'OK\r\n');
-    const rows = (await ctx.database.pool.query(`select card, code, time, type, modem from punches where modem = $1`, [UNIT])).rows;
+    const rows = (await ctx.database.pool.query(`select card, code, time, type, modem from punches where modem = $1 and code = 31`, [UNIT])).rows;
     expect(rows).toEqual([{ card: '8621484', code: 31, time: Date.UTC(2020, 1, 1, 19, 16, 3, 125), type: 'Control', modem: UNIT }]);
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
     expect(modems.body.map((m: { serial: string }) => m.serial)).toContain(UNIT);

@@ -386,8 +386,10 @@ export interface paths {
          *     The file name is matched without regard to case (`/getPunches.asp`, as RadioSender sends it), as the
          *     original server does.
          *
-         *     - `unitId` is our event id; the answer holds the event's punches (its modems, inside its window) with an
-         *       id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
+         *     - `unitId` is our event id (the answer holds the event's punches: its modems, inside its window) or,
+         *       when it is not all digits, one unit's serial number (that modem's punches, readable as by `getPunches`
+         *       with `modem`: anonymously when the unit belongs to a public event; a unit the caller may not read
+         *       answers nothing, as an unknown one); only punches with an id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
          *       repeating with `lastId` = the highest id received never skips or repeats a punch.
          *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
          *       on the punch time in the event's local wall clock, the clock the punch `time` is kept in; `date`
@@ -1000,10 +1002,13 @@ export interface components {
         /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
         RocKeyPath: string;
         /**
-         * @description The event id (decimal digits, as `getPunches`'s `eventId`).
+         * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+         *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+         *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+         *     unencoded.
          * @example 1
          */
-        RocUnitId: string;
+        RocUnitId: components["schemas"]["ModemSerial"];
         /**
          * @description Return only punches with an id greater than this value (exclusive); start with 0.
          * @example 0
@@ -1674,7 +1679,10 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The event id (decimal digits, as `getPunches`'s `eventId`).
+                 * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+                 *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+                 *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+                 *     unencoded.
                  * @example 1
                  */
                 unitId: components["parameters"]["RocUnitId"];
@@ -1713,7 +1721,10 @@ export interface operations {
         parameters: {
             query: {
                 /**
-                 * @description The event id (decimal digits, as `getPunches`'s `eventId`).
+                 * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+                 *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+                 *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+                 *     unencoded.
                  * @example 1
                  */
                 unitId: components["parameters"]["RocUnitId"];

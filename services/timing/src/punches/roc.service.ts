@@ -18,6 +18,11 @@ export interface RocQuery {
   time?: string;
 }
 
+/** `unitId` as a `getPunches` filter: digits alone name an event, anything else one unit (modem serial). */
+function rocScope(unitId: string): { eventId: string } | { modem: string } {
+  return /^[0-9]+$/.test(unitId) ? { eventId: unitId } : { modem: unitId };
+}
+
 /**
  * Most `readPunches` pages in one ROC answer (10 × 1000 punches). ROC readers expect the whole backlog in one
  * answer: fartOLa takes its first answer as the history it skips, and MeOS polls every 10 s by default, so
@@ -26,7 +31,8 @@ export interface RocQuery {
 const ROC_MAX_PAGES = 10;
 
 /**
- * The ROC text of event `unitId`'s punches after `lastId` (at most {@link ROC_MAX_PAGES} × 1000, ascending id,
+ * The ROC text of the punches of event `unitId` (or of the unit with that serial when it is not all digits,
+ * `rocScope`) after `lastId` (at most {@link ROC_MAX_PAGES} × 1000, ascending id,
  * each line `punchId;controlCode;cardNumber;YYYY-MM-DD HH:MM:SS` + CRLF), from `date`/`time` on (local wall
  * clock, inclusive) when given. Pages of `readPunches` by `eventId`, each after the last id of the one before,
  * exactly as a client would poll them, so access, the event window and the polling guarantee are that read's
@@ -37,7 +43,7 @@ export async function readRocPunches(deps: PunchDeps, caller: Principal | null, 
   let text = '';
   let afterId = q.lastId;
   for (let page = 0; page < ROC_MAX_PAGES; page++) {
-    const read = await readPunches(deps, caller, { eventId: q.unitId, afterId, after }, 'csv');
+    const read = await readPunches(deps, caller, { ...rocScope(q.unitId), afterId, after }, 'csv');
     const lines = rocPunchLines(read.body.toString());
     text += lines.text;
     // `total` counts every punch after afterId: more than this page means another page is waiting.
