@@ -94,7 +94,7 @@ export async function requestToken(grant: TokenGrant, opts: TokenOptions): Promi
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
     body: new URLSearchParams(grant as Record<string, string>).toString(),
   });
-  const body = (await res.json().catch(() => undefined)) as unknown;
+  const body: unknown = await res.json().catch(() => undefined);
   if (!res.ok) throw apiError(res, body);
   return body as TokenResponse;
 }

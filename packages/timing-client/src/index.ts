@@ -247,7 +247,7 @@ export function createTimingClient(opts: TimingClientOptions): TimingClient {
     if (error !== undefined || data === undefined) throw await problemError(response, error);
     // The 200 lists JSON and CSV; with Accept: application/json the body is the JSON array.
     if (!Array.isArray(data)) throw new TimingApiError(response.status, undefined);
-    return { punches: data as Punch[], total: totalOf(response) };
+    return { punches: data, total: totalOf(response) };
   }
 
   async function readCsv(filter: PunchFilter, o: ReadOptions): Promise<CsvPage> {
