@@ -57,7 +57,7 @@ const registry = new Map<string, OutboxHandler<never>>();
  * {@link OutboxDispatcherOptions.handlers} or {@link OutboxDispatcher.register} wins over this one).
  */
 export function registerOutboxHandler<P>(kind: OutboxKind, handler: OutboxHandler<P>): void {
-  registry.set(kind, handler as OutboxHandler<never>);
+  registry.set(kind, handler);
 }
 
 /** The stable Message-ID of a dedupe key, e.g. `<3f2a…@sports-timing.ordering>`. */
@@ -178,7 +178,7 @@ export class OutboxDispatcher {
     if (mailer) {
       this.own.set('mail', (async (job: OutboxJob<MailPayload>) => {
         await mailer.send({ ...job.payload, from: opts.from ?? 'shop@localhost', messageId: job.messageId ?? messageIdFor(job.dedupeKey) });
-      }) as OutboxHandler<never>);
+      }));
     }
     for (const [kind, h] of Object.entries(opts.handlers ?? {})) this.own.set(kind, h);
   }
@@ -188,7 +188,7 @@ export class OutboxDispatcher {
    * limit for this kind (e.g. a hand-off that must outlast a long outage of a third party).
    */
   register<P>(kind: OutboxKind, handler: OutboxHandler<P>, opts: { maxAttempts?: number } = {}): this {
-    this.own.set(kind, handler as OutboxHandler<never>);
+    this.own.set(kind, handler);
     if (opts.maxAttempts !== undefined) this.attemptsOf.set(kind, opts.maxAttempts);
     this.wake();
     return this;
