@@ -308,7 +308,7 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
       outboxRows(Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } }))),
     ),
   );
-  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, batchSize: 20 });
+  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, concurrency: 20 });
   d.register('test-slow', async () => {
     await hanging;
   });
@@ -332,7 +332,7 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
   }
   // The slow jobs in hand finished at stop; the ones not yet claimed are left for the next dispatcher, which takes them.
   expect(await countPending(db, 'test-slow')).toBeLessThanOrEqual(5);
-  const next = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow-2'), pollIntervalMs: 30, batchSize: 20 });
+  const next = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow-2'), pollIntervalMs: 30, concurrency: 20 });
   next.register('test-slow', async () => undefined);
   await next.drain();
   expect(await countPending(db, 'test-slow')).toBe(0);
