@@ -36,10 +36,18 @@ function untilNoPending(): Promise<void> {
   return untilTrue(async () => (await countPending(ctx.database.db)) === 0);
 }
 
+/** Mailers of the tests' dispatchers: closed after each test, so no pooled connection outlives it. */
+const mailers: ReturnType<typeof smtpMailer>[] = [];
+afterEach(() => {
+  for (const m of mailers.splice(0)) m.close();
+});
+
 function dispatcher() {
+  const mailer = smtpMailer(smtp.url);
+  mailers.push(mailer);
   return new OutboxDispatcher({
     database: ctx.database,
-    mailer: smtpMailer(smtp.url),
+    mailer,
     logger: createLogger('outbox-test'),
     from: 'Shop <shop@example.com>',
     pollIntervalMs: 50,
