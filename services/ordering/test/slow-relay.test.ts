@@ -106,12 +106,13 @@ test(
     const refused = await placeOrder('refused@example.com');
     const greylisted = await placeOrder('greylisted@example.com');
     const start = Date.now();
-    const others = [];
-    for (let i = 0; i < 4; i++) others.push(await placeOrder(`customer${i}@example.com`));
+    const others: { id: number; orderNumber: string; placedAt: number }[] = [];
+    for (let i = 0; i < 4; i++) others.push({ ...(await placeOrder(`customer${i}@example.com`)), placedAt: Date.now() });
 
-    // Other customers: confirmation and payment link each, within 10 s, while the relay sits on stalled@.
-    await until('the other customers’ mail', async () => others.every((_, i) => deliveredTo(`customer${i}@example.com`).length === 2), 10_000);
-    expect(Date.now() - start).toBeLessThan(10_000);
+    // Other customers: confirmation and payment link each, within 10 s of their order, while the relay sits on stalled@.
+    await until('the other customers’ mail', async () => others.every((_, i) => deliveredTo(`customer${i}@example.com`).length === 2), 15_000);
+    const othersMs = Math.max(...others.flatMap((o, i) => deliveredTo(`customer${i}@example.com`).map((d) => d.at - o.placedAt)));
+    expect(othersMs).toBeLessThan(10_000);
     expect(deliveredTo('stalled@example.com')).toHaveLength(0);
 
     // A payment confirmed meanwhile makes its order paid within 10 s (the webhook's job does not queue behind mail).
@@ -120,7 +121,8 @@ test(
     const payAt = Date.now();
     await stack.control('pay', { invoiceId: row.paylink_id });
     await until('paid', async () => ['paid', 'transferred'].includes((await db.selectFrom('orders').select('state').where('id', '=', paidOrder.id).executeTakeFirstOrThrow()).state), 10_000);
-    expect(Date.now() - payAt).toBeLessThan(10_000);
+    const paidMs = Date.now() - payAt;
+    expect(paidMs).toBeLessThan(10_000);
     expect(deliveredTo('stalled@example.com')).toHaveLength(0);
 
     // Greylisted: deferred once, then delivered (both of its messages), each once.
@@ -173,6 +175,10 @@ test(
     expect(new Set(deliveredTo('stalled@example.com').map((d) => d.messageId)).size).toBe(2);
     const stalledRows = await db.selectFrom('outbox_messages').select('attempts').where('dedupe_key', 'like', `order-%:${stalled.id}`).execute();
     expect(stalledRows.map((r) => r.attempts)).toEqual([1, 1]);
+    console.info(
+      `slow-relay figures: other customers' 8 messages delivered at most ${othersMs} ms after their order; paid ${paidMs} ms after the payment; ` +
+        `stalled messages delivered ${Math.max(...deliveredTo('stalled@example.com').map((d) => d.at)) - start} ms after the orders (stall ${STALL_MS} ms)`,
+    );
     // Every other message exactly once.
     const ids = relay.delivered.map((d) => d.messageId);
     expect(new Set(ids).size).toBe(ids.length);

@@ -4,7 +4,6 @@
  */
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { Readable } from 'node:stream';
 import nodemailer from 'nodemailer';
 
 /** What is stored in the outbox for one e-mail. */
@@ -94,18 +93,23 @@ interface SmtpError extends Error {
  */
 export function smtpMailer(url: string, overrides: Partial<{ pool: boolean; maxConnections: number; connectionTimeout: number; greetingTimeout: number; socketTimeout: number }> = {}): Mailer {
   const transport = nodemailer.createTransport({ url, ...SMTP_POOL, ...overrides } as never);
-  const composer = nodemailer.createTransport({ streamTransport: true, buffer: true });
+  // The stream the transport sends is read only once the relay has said 354 to DATA, and it ends when the
+  // transport has written all of it, right before the final dot. A 'stream' plugin (it runs for every
+  // message before the transport takes it) watches that end for the message's own callback.
+  transport.use('stream', (mail, done) => {
+    const onHandedOver = (mail.data as { onHandedOver?: () => void }).onHandedOver;
+    const message = mail.message as unknown as { createReadStream: (...a: unknown[]) => NodeJS.ReadableStream };
+    if (onHandedOver) {
+      const create = message.createReadStream.bind(message);
+      message.createReadStream = (...a: unknown[]) => create(...a).once('end', onHandedOver);
+    }
+    done();
+  });
   return {
     async send(m) {
-      // The message is built first, then streamed from a source we watch: once the transport has read all
-      // of it, the relay has (or is about to have) the whole message, and a lost answer means the outcome is
-      // unknown, not that nothing was sent.
-      const built = (await composer.sendMail(toNodemailer(m))) as unknown as { message: Buffer };
       let handedOver = false;
-      const source = Readable.from([built.message]);
-      source.on('end', () => (handedOver = true));
       try {
-        await transport.sendMail({ envelope: { from: m.from, to: [m.to] }, raw: source });
+        await transport.sendMail({ ...toNodemailer(m), onHandedOver: () => (handedOver = true) } as never);
       } catch (e) {
         const err = e as SmtpError;
         if (err.responseCode && err.permanent) throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response);
