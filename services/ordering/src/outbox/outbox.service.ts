@@ -198,7 +198,7 @@ export interface OutboxDispatcherOptions {
  * always reports first and a message is never abandoned while the relay may still accept it
  * (docs/outbox.md, "Mail").
  */
-export const MAIL_LANE: Required<Pick<LaneOptions, 'concurrency' | 'deadlineMs'>> = { concurrency: SMTP_POOL.maxConnections, deadlineMs: SMTP_POOL.socketTimeout + 60_000 };
+const MAIL_LANE: Required<Pick<LaneOptions, 'concurrency' | 'deadlineMs'>> = { concurrency: SMTP_POOL.maxConnections, deadlineMs: SMTP_POOL.socketTimeout + 60_000 };
 
 /** A job past its lane's deadline (see {@link LaneOptions.deadlineMs}). */
 class JobDeadlineError extends Error {
