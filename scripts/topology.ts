@@ -66,7 +66,7 @@ async function main(): Promise<number> {
   const figures = f as Figures;
   const md = renderScaling(figures, { date: started.toISOString(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '?', node: process.version, quick: QUICK, loadAverage });
   writeFileSync(path.join(__dirname, '..', 'SCALING.md'), md);
-  const violations = Object.entries(figures).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x: string) => `${k}: ${x}`));
+  const violations = (Object.entries(figures) as [string, Figures[keyof Figures]][]).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x) => `${k}: ${x}`));
   for (const v of violations) log(`VIOLATION ${v}`);
   log(`SCALING.md written; ${violations.length} violations`);
   return violations.length ? 1 : 0;
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    // eslint-disable-next-line no-console
+     
     console.error(err);
     process.exit(1);
   },

@@ -196,7 +196,7 @@ async function checkRead(sc: Scenario, instance: InstanceName, server: RunningSe
   const shape = sc.request(instance, ds);
   try {
     const res = await request(server.baseUrl, shape);
-    const encoding = (res.headers['content-encoding'] as string | undefined) ?? null;
+    const encoding = (res.headers['content-encoding']) ?? null;
     const text = (encoding === 'gzip' ? zlib.gunzipSync(res.body) : res.body).toString('utf8');
     // PostgREST answers a counted partial result with 206 Partial Content.
     if (res.status !== 200 && res.status !== 206) return { scenario: sc.id, instance, status: res.status, bodyBytes: res.body.length, contentEncoding: encoding, error: text.slice(0, 300) };

@@ -92,7 +92,7 @@ function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; b
       });
       const body = JSON.stringify(batch);
       for (;;) {
-        let status = 0;
+        let status: number;
         try {
           const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
           status = res.status;
@@ -318,7 +318,7 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
   const t0 = Date.now();
   const place = async (key: string, body: string, client: number, s: Spread): Promise<{ oid: string; orderNumber: string } | undefined> => {
     for (let attempt = 0; attempt < 200; attempt++) {
-      let status = 0;
+      let status: number;
       let json: { oid?: string; orderNumber?: string } = {};
       try {
         const res = await fetch(`${t.orderingUrl}/api/grpc-json/v1/shop/orders`, {
@@ -530,7 +530,7 @@ export async function rollingRestart(t: Topology, o: { clients: number; tag: str
       await res.arrayBuffer();
       if (res.status !== ok) failures.push(`${Date.now() - t0} ms ${kind}: ${res.status} from ${res.headers.get('x-served-by')}`);
     } catch (err) {
-      failures.push(`${Date.now() - t0} ms ${kind}: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? '')}`);
+      failures.push(`${Date.now() - t0} ms ${kind}: ${(err as Error).message} ${(err as { cause?: Error }).cause?.message ?? ''}`);
     }
   };
   const client = async (c: number) => {

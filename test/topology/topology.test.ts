@@ -25,7 +25,7 @@ if (!haveHaproxy && process.env.CI === 'true') {
   });
 }
 if (!haveHaproxy && process.env.CI !== 'true') {
-  // eslint-disable-next-line no-console
+   
   console.warn(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
 }
 

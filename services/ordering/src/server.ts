@@ -92,11 +92,11 @@ async function main(): Promise<void> {
     },
   });
   logger.info({ port: running.port, host: config.host }, 'ordering service listening');
-  stopOnSignals(running.stop, logger);
+  stopOnSignals(() => running.stop(), logger);
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
+   
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });

@@ -145,8 +145,8 @@ describe('job outbox', () => {
       // Same dedupe key under another kind is another job (a mail with that key does not block the job).
       expect(await enqueue(trx, 'test-other', 'k0', { n: 0 })).toBe(true);
     });
-    const d1 = jobDispatcher({ 'test-job': handler as OutboxHandler<never> });
-    const d2 = jobDispatcher({ 'test-job': handler as OutboxHandler<never> });
+    const d1 = jobDispatcher({ 'test-job': handler });
+    const d2 = jobDispatcher({ 'test-job': handler });
     d1.start();
     d2.start();
     try {
@@ -169,7 +169,7 @@ describe('job outbox', () => {
         'test-fail': (async () => {
           calls++;
           throw new Error('ERP refused: AuthenticationToken: s3cr3t-token at http://admin:hunter2@erp.local/x?token=abc123');
-        }) as OutboxHandler<never>,
+        }),
       },
       { maxAttempts: 3 },
     );
@@ -199,10 +199,10 @@ describe('job outbox', () => {
     const d = jobDispatcher({
       'test-perm': (async () => {
         throw new PermanentJobError('order 42 does not exist');
-      }) as OutboxHandler<never>,
+      }),
       'test-flaky': (async () => {
         if (++flaky < 3) throw new Error('503 from ERP');
-      }) as OutboxHandler<never>,
+      }),
     });
     d.start();
     try {
@@ -270,7 +270,7 @@ test('a reserved job is left to its enqueuer: done in its own statement, or give
   const runs: string[] = [];
   const d = dispatcher().register('test-reserved', (async (job: { dedupeKey: string }) => {
     runs.push(job.dedupeKey);
-  }) as OutboxHandler<never>);
+  }));
   const reserve = (key: string, reserveMs: number) => db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-reserved', dedupeKey: key, payload: {}, reserveMs }])));
   d.start();
   try {
@@ -358,7 +358,7 @@ test('stop() returns while new jobs keep arriving: the jobs in hand finish, no n
     await ctx.database.db.transaction().execute(async (trx) => {
       await enqueue(trx, 'test-stream', `s${++next}`, {});
     });
-  }) as OutboxHandler<never>);
+  }));
   await ctx.database.db.transaction().execute(async (trx) => {
     await enqueue(trx, 'test-stream', `s${++next}`, {});
   });

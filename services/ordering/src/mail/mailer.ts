@@ -137,7 +137,7 @@ export function fileMailer(dir: string): Mailer {
   // Created once, not per message (a mkdir per message was a visible part of an order's CPU); created again
   // when it has gone away since.
   let dirReady: Promise<unknown> | undefined;
-  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err))));
+  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err instanceof Error ? err : new Error(String(err))))));
   return {
     async send(m) {
       const info = (await transport.sendMail(toNodemailer(m))) as unknown as { message: Buffer };
@@ -153,7 +153,7 @@ export function fileMailer(dir: string): Mailer {
         await writeFile(file, info.message);
       }
     },
-    isUp: async () => true,
+    isUp: () => Promise.resolve(true),
     close: () => transport.close(),
   };
 }

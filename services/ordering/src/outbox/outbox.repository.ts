@@ -86,7 +86,7 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
     where id in (
       select id from outbox_messages
       where sent_at is null and dead_at is null and next_attempt_at <= now()
-        and (locked_until is null or locked_until < now()) and kind = any(${kinds as string[]}::text[])
+        and (locked_until is null or locked_until < now()) and kind = any(${kinds}::text[])
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked)

@@ -62,7 +62,7 @@ const registry = new Map<string, OutboxHandler<never>>();
  * {@link OutboxDispatcherOptions.handlers} or {@link OutboxDispatcher.register} wins over this one).
  */
 export function registerOutboxHandler<P>(kind: OutboxKind, handler: OutboxHandler<P>): void {
-  registry.set(kind, handler as OutboxHandler<never>);
+  registry.set(kind, handler);
 }
 
 /** The stable Message-ID of a dedupe key, e.g. `<3f2a…@sports-timing.ordering>`. */
@@ -251,7 +251,7 @@ export class OutboxDispatcher {
           if (err instanceof MailNotRetriedError) throw new PermanentJobError(err.message);
           throw err;
         }
-      }) as OutboxHandler<never>);
+      }));
       this.laneOpts.set('mail', { ...MAIL_LANE });
     }
     for (const [kind, h] of Object.entries(opts.handlers ?? {})) this.own.set(kind, h);
@@ -264,7 +264,7 @@ export class OutboxDispatcher {
    * and `deadlineMs` its lane's limits.
    */
   register<P>(kind: OutboxKind, handler: OutboxHandler<P>, opts: LaneOptions = {}): this {
-    this.own.set(kind, handler as OutboxHandler<never>);
+    this.own.set(kind, handler);
     const defined = Object.fromEntries(Object.entries(opts).filter(([, v]) => v !== undefined));
     this.laneOpts.set(kind, { ...this.laneOpts.get(kind), ...defined });
     this.wake();
