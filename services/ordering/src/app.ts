@@ -12,6 +12,7 @@ import { composeOrdering, type OrderingContext } from './composition';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
+import { registerOperatorAttentionMetrics } from './metrics/operator-attention';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
@@ -125,6 +126,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
   registerOutboxBacklogMetrics(metrics, deps.database.db);
+  registerOperatorAttentionMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
   app.use(corsFromSpec(spec, deps.config.corsOrigins));
 

@@ -114,8 +114,17 @@ export interface OrderingConfig {
    * simulator's development tokens, elsewhere to none.
    */
   erpApiTokens: { weclapp: string | undefined; weclappSandbox: string | undefined };
-  /** Deadline of one ERP API attempt in ms (`ERP_TIMEOUT_MS`). */
+  /** Deadline of one ERP API attempt in ms (`ERP_TIMEOUT_MS`, default 60 s as weclapp's guide asks). */
   erpTimeoutMs: number;
+  /**
+   * After an unanswered sales order POST, how long (ms) no instance POSTs it again and only looks for it by its
+   * reference (`ERP_CREATE_SETTLE_MS`; default 120 s: weclapp's queue of about 30 s plus processing).
+   */
+  erpCreateSettleMs: number;
+  /** Article number of the ERP article shipping costs are booked on (`ERP_SHIPPING_ARTICLE_NUMBER`). */
+  erpShippingArticleNumber: string;
+  /** Interval of the periodic check of changed ERP sales orders, seconds (`ERP_SALES_ORDER_POLL_SECONDS`). */
+  erpSalesOrderPollSeconds: number;
   /**
    * Secret carried in the ERP webhook URL (`ERP_WEBHOOK_SECRET`, ≥ 16 characters); in development and test a
    * fixed development value; elsewhere unset → every webhook delivery is refused (401).
@@ -193,7 +202,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
       weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
       weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
     },
-    erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 10_000, 100, 120_000),
+    erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 60_000, 100, 300_000),
+    erpCreateSettleMs: e.int('ERP_CREATE_SETTLE_MS', 120_000, 100, 3_600_000),
+    erpShippingArticleNumber: e.string('ERP_SHIPPING_ARTICLE_NUMBER', 'SHIPPING')!,
+    erpSalesOrderPollSeconds: e.int('ERP_SALES_ORDER_POLL_SECONDS', 900, 10, 86_400),
     erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,

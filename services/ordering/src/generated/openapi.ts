@@ -1262,6 +1262,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/maintenance/dead-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dead background jobs (dead letters)
+         * @description Background jobs (e-mails, paylinks, payment webhooks, ERP hand-offs, quotations) that were given
+         *     up: refused for good by the third party (an SMTP 5xx answer, an ERP 400), cut off after the whole
+         *     message was sent (outcome unknown: the relay may have delivered it), or out of attempts. Newest first;
+         *     page with `beforeId` (the smallest `id` of the previous page). Each carries its last error (for
+         *     e-mail the relay's answer, e.g. `550 5.1.1 mailbox unavailable`). A refused order e-mail is also
+         *     written to its order's history. What to do with each: the runbook in `docs/outbox.md`.
+         */
+        get: operations["listDeadJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/maintenance/dead-jobs/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a dead background job
+         * @description Gives a dead job another run: due at once, its attempts counted from zero, the last error kept
+         *     until the next attempt. Only a dead job can be retried (a job that is pending or done answers 404,
+         *     and nothing changes). The job keeps its identity (kind and dedupe key; for e-mail the Message-ID),
+         *     so a receiver can recognise a second copy of a message whose first outcome was unknown.
+         */
+        post: operations["retryDeadJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/dev/environment": {
         parameters: {
             query?: never;
@@ -1690,6 +1738,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/dev/get-operator-attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person (refused ERP hand-offs, payments without a matching order)
+         * @description The 200 newest items, newest first: orders whose sales order the ERP refused for good (with the ERP's
+         *     answer) and payments that found no order, did not match their order's total, or arrived after it was
+         *     cancelled. Each is also logged when it happens and counted in the metric `operator_attention_items{kind}`.
+         */
+        get: operations["devGetOperatorAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/dev/get-payment-payouts": {
         parameters: {
             query?: never;
@@ -1929,7 +1999,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Webhook of the ERP system, delivered as GET
+         * @description The same change notification as the `POST` form, for a weclapp webhook whose `requestMethod` is `GET`:
+         *     the notification's fields as query parameters (`entityId`, `entityName`, `type`) beside `erpSystem`
+         *     and `secret`. Secret, recording and processing exactly as for `POST`.
+         */
+        get: operations["receiveErpWebhookByGet"];
         put?: never;
         /**
          * Webhook of the ERP system
@@ -2829,7 +2905,8 @@ export interface components {
             discountCodes: string[];
             /**
              * Format: single-line
-             * @description Free reference of the retailer (e.g. its customer's order number).
+             * @description Free reference of the retailer (e.g. its customer's order number); at most 64 characters, the limit
+             *     of the ERP's `orderNumberAtCustomer` it is handed over as.
              */
             retailerCustomerOrderReference?: string | null;
             /**
@@ -3820,6 +3897,34 @@ export interface components {
             /** @description Attributes; keys unique. */
             attributes: components["schemas"]["LocalizedProductOption"][];
         };
+        /** @description A background job of the transactional outbox (a dead letter, or one given another run). */
+        DeadJob: {
+            /** Format: int64 */
+            id: number;
+            /** @description `mail`, `payment-paylink`, `payment-status`, `erp-sales-order`, `erp-quotation`, … */
+            kind: string;
+            /** @description The business identity of the job within its kind, e.g. `order-confirmation:42`. */
+            dedupeKey: string;
+            /**
+             * Format: int64
+             * @description The order the job belongs to, when its dedupe key names one.
+             */
+            orderId?: number;
+            /**
+             * Format: int32
+             * @description Attempts made (0 once given another run).
+             */
+            attempts: number;
+            /** @description The last failure, secrets masked, at most 500 characters (for e-mail the relay's answer). */
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was given up (UTC); null once given another run.
+             */
+            deadAt: string | null;
+        };
         /** @description Runtime environment of the instance (never secrets). */
         DevEnvironment: {
             /**
@@ -3975,6 +4080,39 @@ export interface components {
              *     money arrived for an order that no longer exists and has to be refunded; null when none.
              */
             latePaymentTransactionId: number | null;
+            /**
+             * Format: date-time
+             * @description Since when the order is on hold for its payment: the provider reported the money on its way
+             *     (`waiting`: bank transfer, purchase on invoice; `authorized`/`reserved`: not yet captured) or a payment
+             *     that does not match the order total arrived (listed in `dev/get-operator-attention`). Such an order
+             *     does not expire. Null when not on hold.
+             */
+            paymentOnHoldAt: string | null;
+        };
+        /** @description Something that went wrong for good and needs a person (ERP hand-off refused, a payment without a matching order). */
+        OperatorAttentionItem: {
+            /**
+             * @description `erpHandOffRefused`: the ERP refused the order's sales order for good (e.g. 400) or is not set up for
+             *     it; `paymentUnmatched`: a payment that names no order of the shop; `paymentMismatch`: a payment whose
+             *     amount or currency differs from its order's total (partial or excess); `latePayment`: a payment
+             *     confirmed after its order was cancelled (to refund).
+             * @enum {string}
+             */
+            kind: "erpHandOffRefused" | "paymentUnmatched" | "paymentMismatch" | "latePayment";
+            /** @description The order concerned; null when none was found. */
+            orderNumber: string | null;
+            /**
+             * Format: int32
+             * @description The payment provider's transaction; null for an ERP hand-off.
+             */
+            transactionId: number | null;
+            /** @description The reason as recorded (for an ERP hand-off its error with the ERP's answer; for a payment the provider's status). */
+            detail: string | null;
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            at: string;
         };
         /** @description A page of orders. */
         OrderPage: {
@@ -4162,7 +4300,7 @@ export interface components {
              * @description Paylink status.
              * @enum {string}
              */
-            status: "waiting" | "confirmed" | "cancelled" | "declined" | "expired";
+            status: "waiting" | "authorized" | "reserved" | "confirmed" | "cancelled" | "declined" | "expired";
             /** @description Title. */
             title: string;
             /** @description Description. */
@@ -4247,9 +4385,9 @@ export interface components {
             status: string;
             /**
              * Format: date
-             * @description Payout date.
+             * @description Payout date; null only on an item with `readError` whose date could not be read.
              */
-            date: string;
+            date: string | null;
             /**
              * Format: int32
              * @description Number of transactions in the payout.
@@ -4259,6 +4397,12 @@ export interface components {
             statementDescriptor?: string | null;
             /** @description Whether the payout was triggered by hand. */
             isManualPayout: boolean;
+            /**
+             * @description Set when a value of this payout came in a form the service cannot read (e.g. fees that are not whole
+             *     cents): the payout is listed so that it is not lost, the unreadable amounts are 0 and the text
+             *     says which value it was. The other payouts of the list are unaffected. Absent otherwise.
+             */
+            readError?: string | null;
         };
         /**
          * @description A transfer of a payout that concerns a transaction: a charge (`transaction`) or its reversal
@@ -6610,6 +6754,65 @@ export interface operations {
             default: components["responses"]["ProblemDefault"];
         };
     };
+    listDeadJobs: {
+        parameters: {
+            query?: {
+                /** @description Only jobs of this kind, e.g. `mail`, `payment-paylink`, `payment-status`, `erp-sales-order`. */
+                kind?: string;
+                /** @description Only jobs with a smaller id (the next page). */
+                beforeId?: number;
+                /** @description Most jobs to return. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Dead jobs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadJob"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    retryDeadJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's `id` from `listDeadJobs`. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job, pending again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadJob"];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            404: components["responses"]["ProblemNotFound"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
     devGetEnvironment: {
         parameters: {
             query?: never;
@@ -7195,6 +7398,30 @@ export interface operations {
             default: components["responses"]["ProblemDefault"];
         };
     };
+    devGetOperatorAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAttentionItem"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
     devGetPaymentPayouts: {
         parameters: {
             query?: never;
@@ -7455,6 +7682,39 @@ export interface operations {
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             429: components["responses"]["ProblemTooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    receiveErpWebhookByGet: {
+        parameters: {
+            query: {
+                /** @description ERP system (tenant). */
+                erpSystem: components["parameters"]["ErpSystemRequired"];
+                /** @description Webhook secret of the subscribed URL (see `POST`). */
+                secret?: string;
+                /** @description ERP entity id. */
+                entityId: string;
+                /** @description ERP entity name. */
+                entityName: string;
+                /** @description Kind of change. */
+                type: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delivery recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
