@@ -73,6 +73,16 @@ export function isStrictInteger(text: string, negative: boolean): boolean {
   return n >= -(2n ** 63n) && n <= 2n ** 63n - 1n;
 }
 
+/**
+ * Whether `text` is a number as the specs take it in parameters (`type: number`): decimal, with an optional
+ * fraction and exponent (`1.5`, `5e-3`), finite (`1e309` is not), a leading `-` only when `negative`; no
+ * spaces, `+` sign, `0x`/`0b` prefixes, `Infinity` or `NaN`.
+ */
+export function isStrictNumber(text: string, negative: boolean): boolean {
+  if (!(negative ? /^-?([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/ : /^([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/).test(text)) return false;
+  return Number.isFinite(Number(text));
+}
+
 const NOT_SINGLE_LINE = new RegExp(`[${NOT_TEXT}\\u0009\\u000A\\u000D]+`, 'gu');
 
 /**

@@ -4,7 +4,7 @@
  * single-line form in which mails repeat customer text.
  */
 import { asSingleLine } from '../src';
-import { findForbiddenText, isStrictInteger, TEXT_FORMATS } from '../src/text-rules';
+import { findForbiddenText, isStrictInteger, isStrictNumber, TEXT_FORMATS } from '../src/text-rules';
 
 test('single-line refuses controls, line breaks, bidi overrides and lone surrogates; text admits TAB, CR, LF', () => {
   const single = TEXT_FORMATS['single-line'];
@@ -33,6 +33,12 @@ test('strict integers: decimal digits within int64, a sign only where negatives 
   expect(['0', '16', '007', '9223372036854775807'].map((v) => isStrictInteger(v, false))).toEqual([true, true, true, true]);
   expect(['0x10', '0b11', '1e3', ' 5', '5 ', '+5', '-1', '1e309', '1.0', '', '9223372036854775808'].map((v) => isStrictInteger(v, false))).toEqual(Array(11).fill(false));
   expect(['-1', '-9223372036854775808', '-9223372036854775809'].map((v) => isStrictInteger(v, true))).toEqual([true, true, false]);
+});
+
+test('strict numbers: decimal with fraction and exponent, finite', () => {
+  expect(['0', '1.5', '.5', '5e-3', '1E3', '-5e-324'].map((v) => isStrictNumber(v, true))).toEqual([true, true, true, true, true, true]);
+  expect(['0x10', '0b11', ' 5', '+5', '1e309', 'Infinity', 'NaN', '', '1.'].map((v) => isStrictNumber(v, true))).toEqual(Array(9).fill(false));
+  expect(isStrictNumber('-1', false)).toBe(false);
 });
 
 test('asSingleLine: what a mail repeats of customer text is one bounded line', () => {
