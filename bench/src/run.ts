@@ -167,9 +167,15 @@ function request(baseUrl: string, shape: RequestShape): Promise<RawResponse> {
   });
 }
 
-/** Punch ids of a JSON array or CSV body (first column after the header). */
-export function punchIds(text: string, format: 'json' | 'csv'): number[] {
+/** Punch ids of a JSON array, a CSV body (first column after the header) or ROC text (first field of each CRLF line). */
+export function punchIds(text: string, format: 'json' | 'csv' | 'roc'): number[] {
   if (format === 'json') return (JSON.parse(text) as { id: number }[]).map((p) => Number(p.id));
+  if (format === 'roc') {
+    return text
+      .split('\r\n')
+      .filter((l) => l.length > 0)
+      .map((l) => Number(l.split(';', 1)[0]));
+  }
   return text
     .split('\n')
     .slice(1)
