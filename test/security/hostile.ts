@@ -150,9 +150,9 @@ function inputRuleCases(opts: HostileOptions, o: Operation, valid: BuiltRequest,
       if (typeof v === 'string' || s.type === 'string') for (const text of forbiddenFor(s)) add('forbidden-text', where, json(text));
       if (s.oneOf) continue;
       if (s.type === 'string') add('typed-body', where, json(12345));
-      if (s.type === 'integer' || s.type === 'number') add('typed-body', where, json(String(v ?? 1)));
+      if (s.type === 'integer' || s.type === 'number') add('typed-body', where, json(typeof v === 'number' ? String(v) : '1'));
       if (s.type === 'boolean') {
-        add('typed-body', where, json(String(v ?? true)));
+        add('typed-body', where, json(typeof v === 'boolean' ? String(v) : 'true'));
         if (!s.nullable) add('typed-body', where, json(null));
       }
     }

@@ -25,7 +25,12 @@ test('demo data: on in development, off in production unless DEMO_DATA=true', ()
   expect(loadTimingConfig({ APP_ENV: 'production' }).demoData).toBe(false);
   expect(loadTimingConfig({ APP_ENV: 'production', DEMO_DATA: 'true' }).demoData).toBe(true);
   expect(loadOrderingConfig({}).demoData).toBe(true);
-  const prod = { APP_ENV: 'production', ERP_WEBHOOK_SECRET: 'a-webhook-secret-of-16+', ERP_API_TOKEN_WECLAPP: 'x', ERP_API_TOKEN_WECLAPP_SANDBOX: 'x' };
+  const prod = {
+    APP_ENV: 'production',
+    ERP_WEBHOOK_SECRET: 'a-webhook-secret-of-16+',
+    ERP_API_TOKEN_WECLAPP: 'x',
+    ERP_API_TOKEN_WECLAPP_SANDBOX: 'x',
+  };
   expect(loadOrderingConfig(prod).demoData).toBe(false);
   expect(loadOrderingConfig({ ...prod, DEMO_DATA: 'true' }).demoData).toBe(true);
 });
@@ -35,7 +40,11 @@ test('/metrics: open in development, 404 in production without METRICS_TOKEN, 40
   await request(t.app).get('/metrics').expect(200);
   const prod = createApp({ database: t.database, logger, metricsAccess: { production: true } });
   await request(prod).get('/metrics').expect(404);
-  const guarded = createApp({ database: t.database, logger, metricsAccess: { production: true, token: 'scrape-token-0123456789' } });
+  const guarded = createApp({
+    database: t.database,
+    logger,
+    metricsAccess: { production: true, token: 'scrape-token-0123456789' },
+  });
   const refused = await request(guarded).get('/metrics').expect(401);
   expect(refused.text).not.toContain('http_requests_total');
   await request(guarded).get('/metrics').set('Authorization', 'Bearer wrong-token').expect(401);
@@ -69,7 +78,9 @@ describe('simulators', () => {
     expect(() => controlTokenFromEnv({ APP_ENV: 'production' })).toThrow(/SIM_CONTROL_TOKEN/);
     expect(() => controlTokenFromEnv({ APP_ENV: 'staging' })).toThrow(/SIM_CONTROL_TOKEN/);
     expect(controlTokenFromEnv({})).toBeUndefined();
-    expect(controlTokenFromEnv({ APP_ENV: 'production', SIM_CONTROL_TOKEN: 'control-token-0123456789' })).toBe('control-token-0123456789');
+    expect(controlTokenFromEnv({ APP_ENV: 'production', SIM_CONTROL_TOKEN: 'control-token-0123456789' })).toBe(
+      'control-token-0123456789',
+    );
   });
 
   test('with a token the control API answers only requests carrying it', async () => {
@@ -77,6 +88,8 @@ describe('simulators', () => {
     const base = sim.baseUrl('main').replace(/\/webapp\/api\/v1$/, '');
     expect((await fetch(`${base}/__control/state`)).status).toBe(401);
     expect((await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'wrong' } })).status).toBe(401);
-    expect((await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'control-token-0123456789' } })).status).toBe(200);
+    expect(
+      (await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'control-token-0123456789' } })).status,
+    ).toBe(200);
   });
 });
