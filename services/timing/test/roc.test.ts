@@ -277,5 +277,8 @@ describe('ROC write (postRocPunches, yaroc form)', () => {
     expect(foreign.body.modems).toEqual([UNIT]);
     expect(Number((await ctx.database.pool.query('select count(*) n from punches')).rows[0].n)).toBe(before);
     await postForm(owner.key, good, 'SendPunches_V2.php').expect(200);
+    // Field names like Object.prototype members are plain unknown fields: ignored, never a 500.
+    const hostile = `__proto__=x&constructor=y&hasOwnProperty=z&${new URLSearchParams({ ...good, control1: '46' }).toString()}`;
+    await request(ctx.app).post(`/roc/key/${owner.key}/sendpunches_v2.php`).type('form').send(hostile).expect(200);
   });
 });
