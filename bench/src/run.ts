@@ -17,6 +17,7 @@
  * Exit code 1 when a check failed (different punches) or a punch server could not be started.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { measureMail } from './mail';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -388,7 +389,10 @@ async function resetShopSchema(url: string): Promise<void> {
 /** Runs the harness; writes the report and results when paths are given. */
 export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const log = opts.log ?? ((msg: string) => process.stdout.write(`[bench] ${msg}\n`));
-  const scenarios = selectScenarios(opts.only);
+  // `mail` is not an HTTP scenario: the mail dispatch measurement (src/mail.ts) runs when selected or when nothing is.
+  const mailSelected = opts.only.length === 0 || opts.only.includes('mail');
+  const httpOnly = opts.only.filter((o) => o !== 'mail');
+  const scenarios = httpOnly.length === 0 && opts.only.length > 0 ? [] : selectScenarios(httpOnly);
   const startedAt = new Date().toISOString();
   const loadAvgBefore = os.loadavg();
   log(`load average before: ${loadAvgBefore.map((x) => x.toFixed(2)).join(' ')}`);
@@ -541,6 +545,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     await paymentSimulator?.stop();
   }
 
+  // 1,000 messages per round from scale 0.01 up (a few seconds each), fewer for the tiny harness test.
+  const mail = mailSelected ? await measureMail({ messages: Math.max(100, Math.round(1_000 * Math.min(1, opts.scale * 100))), rounds: opts.rounds, log }) : undefined;
+
   const loadAvgAfter = os.loadavg();
   log(`load average after: ${loadAvgAfter.map((x) => x.toFixed(2)).join(' ')}`);
   const summaries = summarize(measurements, checks);
@@ -564,6 +571,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     summaries,
     unavailable,
     targets: evaluateTargets(summaries, scenarios, unavailable),
+    ...(mail ? { mail } : {}),
   };
   if (opts.reportPath) {
     writeFileSync(opts.reportPath, renderMarkdown(results, scenarios));
