@@ -4,6 +4,7 @@
  * ROC readers; and under concurrent uploads of both kinds a ROC poller and a Center poller each receive every
  * punch exactly once.
  */
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { localMs, startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 import { rocRows, UNIT, yarocForm } from './roc-clients';
@@ -30,6 +31,41 @@ beforeAll(async () => {
 afterAll(async () => ctx?.close());
 
 describe('both directions', () => {
+  it('the live page: a ROC unit’s punch arrives on the event’s punch stream (what the page follows) while it is open', async () => {
+    const server = ctx.app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const { port } = server.address() as AddressInfo;
+    const abort = new AbortController();
+    try {
+      const afterId = Number((await ctx.database.pool.query('select coalesce(max(id), 0) m from punches')).rows[0].m);
+      const res = await fetch(
+        `http://127.0.0.1:${port}/api/rest/v1/punches/stream?eventId=${publicEvent}&afterId=${afterId}`,
+        {
+          headers: { Accept: 'text/event-stream' },
+          signal: abort.signal,
+        },
+      );
+      expect(res.status).toBe(200);
+      await postForm(
+        owner.key,
+        yarocForm({ code: 51, card: 2_000_002, mode: 4, date: '2020-02-01', time: '13:20:00', ms: '5' }),
+      ).expect(200);
+      const reader = res.body!.getReader();
+      let text = '';
+      while (!/"card":"2000002"/.test(text)) {
+        const { value, done } = await reader.read();
+        if (done) throw new Error(`stream ended: ${text}`);
+        text += new TextDecoder().decode(value);
+      }
+      expect(text).toMatch(new RegExp(`"modem":"${UNIT}"`));
+      expect(text).toMatch(/"type":"Finish"/);
+    } finally {
+      abort.abort();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    }
+  });
+
   it('a ROC unit’s punch is read by SI Center clients, getPunches, the live status and the ROC read; a modem’s punch by the ROC read', async () => {
     const form = yarocForm({ code: 50, card: 2_000_001, mode: 2, date: '2020-02-01', time: '13:14:15', ms: '987' });
     await postForm(owner.key, form).expect(200);
