@@ -153,7 +153,7 @@ Examples:
     .option('--modem-base <n>', 'numeric modem serials, one per control: N + control code (Start rows code 1, Finish rows code 2), as MeOS\'s modem mode needs them; default: the file\'s modem column', integerAtLeast(1))
     .option('--modem-prefix <prefix>', 'modem serial = prefix + control code (START/FINISH for start/finish rows); not numeric, so MeOS\'s modem mode cannot read them')
     .option('--list-modems', 'print the modem serials of the file as a JSON array (for an event\'s "modems") and exit without uploading')
-    .option('--now', 'shift the punch times so that the first punch happens now (this machine\'s local wall clock); the gaps between punches stay')
+    .option('--now', 'send each punch with the time it is sent (this machine\'s local wall clock) instead of the file\'s: a rehearsal happening now; with --speed 1 at the real pace')
     .option('--speed <factor>', 'event time runs this many times faster than real time', positiveNumber, 60)
     .option('--max-gap <seconds>', 'shorten quiet stretches between punches to this many event seconds', positiveNumber, 60)
     .option('--url <url>', 'timing service base URL (default: $TIMING_URL, else http://127.0.0.1:$TIMING_PORT, port 8081)')
@@ -167,7 +167,7 @@ Examples:
   pnpm punches replay downloaded.csv --speed 600      # a download (id,card,time,code,type,modem,...) keeps its modems`)
     .action(async (file: string, o: { modemBase?: number; modemPrefix?: string; listModems?: boolean; now?: boolean; speed: number; maxGap: number; url?: string; key?: string; ackLog?: string }) => {
       if (o.modemBase !== undefined && o.modemPrefix !== undefined) throw new Error('give --modem-base or --modem-prefix, not both');
-      let punches = readPunchFile(file, { modemBase: o.modemBase, modemPrefix: o.modemPrefix });
+      const punches = readPunchFile(file, { modemBase: o.modemBase, modemPrefix: o.modemPrefix });
       const modemList = [...new Set(punches.map((p) => p.modem))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
       if (o.listModems) {
         io.out(JSON.stringify(modemList));
@@ -175,17 +175,13 @@ Examples:
       }
       const url = serviceUrl(o.url, defaultTimingUrl);
       if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
-      if (o.now && punches.length > 0) {
-        const shift = localWallClockNow() - punches[0].time;
-        punches = punches.map((p) => ({ ...p, time: p.time + shift }));
-      }
       io.err(`replay: ${punches.length} punches from ${modemList.length} modems at ${o.speed}x to ${url}`);
       const ackLog = o.ackLog;
       const onAck = ackLog
         ? (batch: readonly NewPunch[], ackAtMs: number) =>
             appendFileSync(ackLog, batch.map((p) => `${ackAtMs}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}\n`).join(''))
         : undefined;
-      const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, signal: io.signal, progress: io.err, onAck });
+      const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, timeAtSend: o.now ? localWallClockNow : undefined, signal: io.signal, progress: io.err, onAck });
       io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}`);
     });
 

@@ -14,6 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/ordering/src/config';
+import { liveDemoSpeed, startLiveDemo } from './live-demo';
 
 const root = path.join(__dirname, '../../..');
 
@@ -66,6 +67,8 @@ function startDatabase(prod: boolean, dir: string, port: number): Promise<{ url:
 
 async function main(): Promise<void> {
   const prod = process.argv.includes('--prod');
+  const liveSpeed = liveDemoSpeed(process.env.DEMO_LIVE);
+  if (liveSpeed !== undefined && prod) throw new Error('DEMO_LIVE: the live demo replay runs with `pnpm start` (development) only');
   const args = new Map(SERVICES.map((s) => [s.name, serviceArgs(s.entry, prod)]));
   const env = { ...process.env };
   // Readable logs for a person at a terminal; JSON when the output goes to a file or a collector.
@@ -124,13 +127,30 @@ async function main(): Promise<void> {
     });
     children.set(s.name, child);
   }
+  if (liveSpeed !== undefined) {
+    const timingUrl = `http://127.0.0.1:${env.TIMING_PORT ?? 8081}`;
+    startLiveDemo({ timingUrl, dataDir, speed: liveSpeed, env })
+      .then(({ child, page }) => {
+        console.log(`[start] DEMO_LIVE=${liveSpeed}: replaying VeNotte 2020 now at ${liveSpeed}x; live page ${page}`);
+        prefixLines('live-demo', child.stdout!, process.stdout);
+        prefixLines('live-demo', child.stderr!, process.stderr);
+        // The replay ends by itself (the event is over); only a stop of everything ends it early.
+        children.set('live-demo', child);
+        child.on('exit', (code) => {
+          children.delete('live-demo');
+          if (!stopping) console.log(`[start] the live demo replay ended (exit code ${code})`);
+        });
+      })
+      .catch((err: unknown) => console.error(`[start] live demo not started: ${err instanceof Error ? err.message : String(err)}`));
+  }
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
   // A parent that goes away without a signal reaching us (a supervisor killed hard): stop as well.
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void stopAll(0), 500);
 }
 
-main().catch((err) => {
-  console.error(err);
+main().catch((err: unknown) => {
+  // A configuration mistake is one line naming its variable; anything else keeps its stack.
+  console.error(err instanceof Error && /^[A-Z][A-Z0-9_]+: /.test(err.message) ? `[start] ${err.message}` : err);
   process.exit(1);
 });
