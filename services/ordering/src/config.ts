@@ -2,8 +2,9 @@
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { defaultHashConcurrency } from './identity/hash-gate';
+import { scryptLnFromEnv } from './identity/passwords';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -140,6 +141,10 @@ function defaultPublicBaseUrl(host: string, port: number): string {
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
+  // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
+  // so that a bad one stops the service at start with its name.
+  loadProcessConfig(env);
+  scryptLnFromEnv(env);
   const environment = e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development');
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
