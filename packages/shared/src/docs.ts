@@ -56,8 +56,20 @@ export function apiDocs(specFile: string, spec: OpenApiDocument, home: { service
 `;
   // "Try it out" targets the address the page was loaded from (whatever host and port the service runs on),
   // listed first; the spec's own servers stay selectable after it.
+  // A parameter marked \`x-try-it-out: empty\` in the spec starts empty in "Try it out" instead of holding its
+  // example, so that trying an operation with the examples as filled in succeeds (e.g. getPunches' \`user\`,
+  // which an anonymous caller may not send).
   const init = `fetch('/openapi.json').then((r) => r.json()).then((spec) => {
   spec.servers = [{ url: window.location.origin, description: 'this server' }].concat(spec.servers || []);
+  Object.values(spec.paths || {}).forEach((item) => Object.values(item).forEach((op) => (op && op.parameters || []).forEach((p) => {
+    if (p['x-try-it-out'] !== 'empty') return;
+    // The page would fill in the schema's example too: give the parameter a copy of its schema without one.
+    var ref = p.schema && p.schema.$ref;
+    p.schema = Object.assign({}, ref ? spec.components.schemas[ref.split('/').pop()] : p.schema);
+    delete p.schema.example;
+    delete p.example;
+    delete p.examples;
+  })));
   window.ui = SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true, displayOperationId: true, docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false });
 });\n`;
   const version = String((spec.info as { version?: string } | undefined)?.version ?? '');
