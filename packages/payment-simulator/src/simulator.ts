@@ -28,7 +28,9 @@
  * duplicate and reorder deliveries.
  *
  * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
- * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?}` — the payer pays:
+ * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?}` — the payer pays
+ *   (`pending: true`: by bank transfer, the transaction stays `waiting` until `transaction-status`; `amountCents`:
+ *   another amount than asked, a partial or excess payment):
  *   a confirmed transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
  * - `POST /__control/cancel {invoiceId | gatewayId}` — the payer aborts: a cancelled transaction, one webhook.
  * - `POST /__control/refund {transactionId, amountCents?}` — full or partial refund of a charge: a new
@@ -66,8 +68,17 @@ export interface PaymentSimulatorOptions {
   webhookTimeoutMs?: number;
   /** Offset of the times the simulator writes, in minutes east of UTC; default 60 (Payrexx is in Switzerland). */
   timeOffsetMinutes?: number;
+  /**
+   * Paylink, gateway and transaction ids never below the tenths of seconds since 2025-01-01 (a restarted
+   * simulator keeps its data only in memory, so ids counted from a fixed start would repeat ids that a
+   * running shop already stores); default false (fixed starts, for tests). `pnpm start` sets it.
+   */
+  idsFromTime?: boolean;
   log?: (line: string) => void;
 }
+
+/** 2025-01-01T00:00:00Z, epoch ms: the origin of time-derived ids. */
+const ID_EPOCH_MS = Date.UTC(2025, 0, 1);
 
 /** Body format of webhook deliveries. */
 export type WebhookFormat = 'json' | 'form';
@@ -141,7 +152,7 @@ function toFormFields(value: unknown, prefix: string, out: [string, string][] = 
   if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) toFormFields(v, `${prefix}[${k}]`, out);
   } else {
-    out.push([prefix, typeof value === 'boolean' ? (value ? '1' : '0') : String(value)]);
+    out.push([prefix, typeof value === 'boolean' ? (value ? '1' : '0') : `${value as string | number}`]);
   }
   return out;
 }
@@ -311,6 +322,17 @@ export class PaymentSimulator {
     return this.transactions.get(id);
   }
 
+  /**
+   * The next id of `kind`: one above the last, and with `idsFromTime` at least the tenths of seconds since
+   * 2025 (fits PostgreSQL `integer` until 2031), so a restart does not hand out ids of an earlier run unless
+   * that run made more than ten per second on average.
+   */
+  private allocate(kind: 'invoice' | 'gateway' | 'transaction'): number {
+    const floor = this.options.idsFromTime ? Math.floor((Date.now() - ID_EPOCH_MS) / 100) : 0;
+    this.nextId[kind] = Math.max(this.nextId[kind] + 1, floor);
+    return this.nextId[kind];
+  }
+
   // ───────────── payer actions ─────────────
 
   private requestFor(body: Record<string, unknown>): PaymentRequest {
@@ -326,7 +348,7 @@ export class PaymentSimulator {
     status: TransactionStatus,
     opts: { brand?: string; at?: number; original?: Transaction } = {},
   ): Transaction {
-    const id = ++this.nextId.transaction;
+    const id = this.allocate('transaction');
     const at = opts.at ?? Date.now();
     const brand = opts.original?.payment.brand ?? opts.brand ?? 'visa';
     const contact = opts.original ? opts.original.contact : src.contact !== undefined ? src.contact : defaultContact(src.email, ++this.nextId.contact);
@@ -378,11 +400,16 @@ export class PaymentSimulator {
   }
 
   /** The payer pays `request`: a transaction that is `waiting`, then `confirmed` — one webhook for each. */
-  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact } = {}): Transaction {
+  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {}): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
     const email = request.fields.email?.defaultValue ?? null;
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
+    const tx = this.newTransaction({ referenceId: request.referenceId, amount: extra.amountCents ?? request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
     const waiting = structuredClone(tx);
+    if (extra.pending) {
+      // A bank transfer or purchase on invoice: the money is on its way; `transaction-status` confirms it later.
+      this.dispatchBatch([waiting]);
+      return tx;
+    }
     tx.status = 'confirmed';
     tx.refundable = true;
     tx.partiallyRefundable = true;
@@ -484,7 +511,7 @@ export class PaymentSimulator {
         do {
           for (let i = items.length - 1; i > 0; i--) {
             const j = Math.floor(Math.random() * (i + 1));
-            [items[i], items[j]] = [items[j]!, items[i]!];
+            [items[i], items[j]] = [items[j], items[i]];
           }
         } while (items.map((i) => i.status).join() === original && new Set(items.map((i) => i.status)).size > 1);
       }
@@ -532,7 +559,7 @@ export class PaymentSimulator {
   private createRequest(kind: 'invoice' | 'gateway', f: Record<string, unknown>): PaymentRequest {
     const amount = Number(f.amount);
     if (!Number.isInteger(amount) || amount < 1) throw new HttpError(400, 'amount: a positive integer (cents) is required');
-    const currency = String(f.currency ?? '');
+    const currency = typeof f.currency === 'string' ? f.currency : '';
     if (!/^[A-Z]{3}$/.test(currency)) throw new HttpError(400, 'currency: an ISO 4217 code is required');
     const str = (k: string, max: number): string | null => {
       const v = f[k];
@@ -553,7 +580,7 @@ export class PaymentSimulator {
         fields[type] = { ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}), ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
       }
     }
-    const id = kind === 'invoice' ? ++this.nextId.invoice : ++this.nextId.gateway;
+    const id = this.allocate(kind);
     const hash = createHash('sha256').update(`${kind}-${id}-${Date.now()}-${Math.random()}`).digest('hex').slice(0, 32);
     const r: PaymentRequest = {
       id,
@@ -592,13 +619,13 @@ export class PaymentSimulator {
 
   private async api(req: SimRequest): Promise<SimResponse> {
     const pay = /^\/pay\/([0-9a-f]+)$/.exec(req.path);
-    if (pay) return this.payPage(req, pay[1]!);
+    if (pay) return this.payPage(req, pay[1]);
     const m = /^\/api\/v1\/(\w+)(?:\/([\w-]+))?(?:\/([\w-]+))?\/?$/.exec(req.path);
     if (!m) return { status: 404, json: errorBody(`no API at ${req.path}`) };
     if (req.headers['x-api-key'] !== this.apiKey) return { status: 401, json: errorBody('Authentication failed: invalid API key') };
     if (req.query.get('instance') !== this.instance) return { status: 401, json: errorBody('Authentication failed: no access to this instance') };
     try {
-      return this.route(req, m[1]!, m[2], m[3]);
+      return this.route(req, m[1], m[2], m[3]);
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: errorBody(err.message) };
       throw err;
@@ -702,18 +729,19 @@ export class PaymentSimulator {
         case 'POST /__control/pay': {
           const products = Array.isArray(body.products) ? (body.products as TransactionProduct[]) : undefined;
           const contact = typeof body.contact === 'object' && body.contact !== null ? (body.contact as TransactionContact) : undefined;
-          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact }) } };
+          const amountCents = typeof body.amountCents === 'number' && Number.isInteger(body.amountCents) && body.amountCents > 0 ? body.amountCents : undefined;
+          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact, pending: body.pending === true, amountCents }) } };
         }
         case 'POST /__control/cancel':
           return { status: 200, json: { transaction: this.cancel(this.requestFor(body)) } };
         case 'POST /__control/refund':
           return { status: 200, json: { transaction: this.refund(Number(body.transactionId), body.amountCents === undefined ? undefined : Number(body.amountCents)) } };
         case 'POST /__control/transaction-status':
-          return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), String(body.status ?? '')) } };
+          return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), typeof body.status === 'string' ? body.status : '') } };
         case 'POST /__control/subscribe':
           if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
           if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new HttpError(400, 'format: json or form');
-          this.subscribe(body.url, (body.format as WebhookFormat | undefined) ?? 'json');
+          this.subscribe(body.url, (body.format) ?? 'json');
           return { status: 200, json: { subscriptions: Object.fromEntries(this.subscriptions) } };
         case 'POST /__control/unsubscribe':
           this.subscriptions.delete(String(body.url));

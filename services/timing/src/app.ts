@@ -7,7 +7,7 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
+import { type MetricsAccess, corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, requireSupportedEncoding } from './http/body';
@@ -19,6 +19,8 @@ import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
+import { rocFileNames, rocPathKey } from './http/roc-paths';
+import { rocHandlers } from './http/roc.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
@@ -55,6 +57,8 @@ export interface TimingDeps {
   corsOrigins?: string[];
   /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
   trustedProxies?: string[];
+  /** Who may scrape `/metrics` (`METRICS_TOKEN`, `APP_ENV=production`); open when absent. */
+  metricsAccess?: MetricsAccess;
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -76,7 +80,7 @@ export function createApp(deps: TimingDeps): Express {
   // Hashing every large punch page for an ETag costs more than it saves (docs/decisions.md §7).
   app.set('etag', false);
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
-  const metrics = createMetrics('timing', deps.database.pool);
+  const metrics = createMetrics('timing', deps.database.pool, deps.metricsAccess);
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
@@ -92,9 +96,11 @@ export function createApp(deps: TimingDeps): Express {
   app.use(corsFromSpec(spec, deps.corsOrigins ?? []));
 
   // An empty apikey header counts as none: result software sends the header even when no key is configured.
+  // Without the header, the path parameter `key` of the ROC operations carries the key (clients that send no
+  // headers, docs/roc.md); it is checked by exactly the same rule.
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.apikey;
-    const key = (Array.isArray(header) ? header[0] : header)?.trim();
+    const key = (Array.isArray(header) ? header[0] : header)?.trim() || rocPathKey(req);
     return key ? authenticateKey(deps.database.db, key) : null;
   };
 
@@ -113,6 +119,7 @@ export function createApp(deps: TimingDeps): Express {
   );
   app.use(livePage());
   app.use(metrics.router);
+  app.use(rocFileNames);
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
@@ -124,6 +131,7 @@ export function createApp(deps: TimingDeps): Express {
     dispatch({
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
+      ...rocHandlers(handlerDeps, timingMetrics),
       ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),

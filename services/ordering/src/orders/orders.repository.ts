@@ -50,15 +50,17 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
   'erp_sales_order_id',
   'cancellation_reason',
   'late_payment_transaction_id',
+  'erp_create_started_at',
+  'payment_on_hold_at',
   'created_at',
   'updated_at',
 ];
 
 /** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
-export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id'>>;
+export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id' | 'erp_create_started_at' | 'payment_on_hold_at'>>;
 
 /** Columns of a new order that come from the insert itself or from their defaults. */
-const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id']);
+const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id', 'erp_create_started_at', 'payment_on_hold_at']);
 
 /** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
 const NEW_ORDER_COLUMNS = ORDER_COLUMNS.filter((c): c is keyof NewOrderRow => !NOT_GIVEN.has(c));
@@ -348,4 +350,17 @@ export async function insertOutboxAndCompleteKey(
       where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
       returning scope)
     select (select count(${notifyOutbox()}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
+}
+
+/**
+ * Adds a history row to order `orderId` that changes no state (from and to its current state), e.g. an
+ * e-mail the relay refused; returns false when no such order exists.
+ */
+export async function insertOrderNote(db: Kysely<DB>, orderId: number, actor: string, reason: string): Promise<boolean> {
+  const r = await db
+    .insertInto('order_state_changes')
+    .columns(['order_id', 'from_state', 'to_state', 'actor', 'reason'])
+    .expression((eb) => eb.selectFrom('orders').select((s) => [s.ref('id').as('order_id'), s.ref('state').as('from_state'), s.ref('state').as('to_state'), s.val(actor).as('actor'), s.val(reason).as('reason')]).where('id', '=', orderId))
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }
