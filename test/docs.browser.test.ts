@@ -80,7 +80,7 @@ describe('try it out', () => {
     const { loadDemoData } = await import('../services/timing/src/demo/load');
     const { createLogger } = await import('@sports-timing/shared');
     await loadDemoData({ db: timing.database.db, pool: timing.database.pool }, createLogger('docs-test'));
-    const base = await listen(timing.app as unknown as http.RequestListener);
+    const base = await listen(timing.app);
     const page = await browser.newPage();
     try {
       await page.goto(`${base}/docs#/punches/getPunches`);

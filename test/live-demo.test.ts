@@ -14,7 +14,14 @@ const root = path.join(__dirname, '..');
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -28,9 +35,16 @@ function localNow(): number {
 }
 
 it('DEMO_LIVE=abc: one line naming the variable, exit 1, nothing started', () => {
-  const r = spawnSync('pnpm', ['start'], { cwd: root, env: { ...process.env, DEMO_LIVE: 'abc', COREPACK_ENABLE_DOWNLOAD_PROMPT: '0' }, encoding: 'utf8', timeout: 60_000 });
+  const r = spawnSync('pnpm', ['start'], {
+    cwd: root,
+    env: { ...process.env, DEMO_LIVE: 'abc', COREPACK_ENABLE_DOWNLOAD_PROMPT: '0' },
+    encoding: 'utf8',
+    timeout: 60_000,
+  });
   expect(r.status).toBe(1);
-  expect(`${r.stdout}${r.stderr}`).toMatch(/^\[start\] DEMO_LIVE: not a replay speed \(a positive number, 1 = real pace\): abc$/m);
+  expect(`${r.stdout}${r.stderr}`).toMatch(
+    /^\[start\] DEMO_LIVE: not a replay speed \(a positive number, 1 = real pace\): abc$/m,
+  );
   expect(r.stdout).not.toMatch(/embedded PostgreSQL/);
 });
 
@@ -62,18 +76,32 @@ it('DEMO_LIVE=600: the live replay event fills with punches of now, and the stac
     while (Date.now() < deadline && total < 100) {
       await new Promise((r) => setTimeout(r, 1000));
       try {
-        const events = (await (await fetch(`${base}/api/rest/v1/events`)).json()) as { id: number; name: string; modems: string[]; from: number }[];
+        const events = (await (await fetch(`${base}/api/rest/v1/events`)).json()) as {
+          id: number;
+          name: string;
+          modems: string[];
+          from: number;
+        }[];
         event = events.find((e) => e.name === 'VeNotte 2020 (live replay)');
-        if (event) total = Number((await fetch(`${base}/api/rest/v1/punches?eventId=${event.id}`, { method: 'HEAD' })).headers.get('x-total-count'));
+        if (event)
+          total = Number(
+            (await fetch(`${base}/api/rest/v1/punches?eventId=${event.id}`, { method: 'HEAD' })).headers.get(
+              'x-total-count',
+            ),
+          );
       } catch {
         // not up yet
       }
     }
-    expect(output).toMatch(new RegExp(`DEMO_LIVE=600: replaying VeNotte 2020 now at 600x; live page ${base}/events/\\d+/live`));
+    expect(output).toMatch(
+      new RegExp(`DEMO_LIVE=600: replaying VeNotte 2020 now at 600x; live page ${base}/events/\\d+/live`),
+    );
     expect(event).toBeDefined();
     expect(total).toBeGreaterThanOrEqual(100);
     expect(event!.modems.every((m) => /^212\d{4}$/.test(m))).toBe(true);
-    const punches = (await (await fetch(`${base}/api/rest/v1/punches?eventId=${event!.id}`)).json()) as { time: number }[];
+    const punches = (await (await fetch(`${base}/api/rest/v1/punches?eventId=${event!.id}`)).json()) as {
+      time: number;
+    }[];
     // Stamped with the local time they were sent: within the last few minutes, none in the future.
     for (const p of punches) {
       expect(p.time).toBeGreaterThan(localNow() - 10 * 60_000);

@@ -44,19 +44,31 @@ beforeAll(async () => {
   dataDir = mkdtempSync(path.join(tmpdir(), 'compose-tour-'));
   mkdirSync(path.join(dataDir, 'keys'));
   writeFileSync(path.join(dataDir, 'keys', 'ordering-admin-password'), COMPOSE_ADMIN_PASSWORD);
-  execSync(`${COMPOSE} -f infra/compose.yaml -p compose-tour up -d`, { cwd: root, env, stdio: 'ignore', timeout: 300_000 });
+  execSync(`${COMPOSE} -f infra/compose.yaml -p compose-tour up -d`, {
+    cwd: root,
+    env,
+    stdio: 'ignore',
+    timeout: 300_000,
+  });
   const deadline = Date.now() + 180_000;
   await waitReady(`http://127.0.0.1:${PORTS.timing}/readyz`, deadline);
   await waitReady(`http://127.0.0.1:${PORTS.ordering}/readyz`, deadline);
 }, 500_000);
 
 afterAll(() => {
-  execSync(`${COMPOSE} -f infra/compose.yaml -p compose-tour down -v`, { cwd: root, env, stdio: 'ignore', timeout: 300_000 });
+  execSync(`${COMPOSE} -f infra/compose.yaml -p compose-tour down -v`, {
+    cwd: root,
+    env,
+    stdio: 'ignore',
+    timeout: 300_000,
+  });
   rmSync(dataDir, { recursive: true, force: true });
 }, 300_000);
 
 it('the README first tour answers against the containers as against `pnpm start`', () => {
-  const block = [...readFileSync(path.join(root, 'README.md'), 'utf8').matchAll(/```sh walkthrough\n([\s\S]*?)```/g)][0][1];
+  const block = [
+    ...readFileSync(path.join(root, 'README.md'), 'utf8').matchAll(/```sh walkthrough\n([\s\S]*?)```/g),
+  ][0][1];
   const script = block
     .replaceAll('127.0.0.1:8080', `127.0.0.1:${PORTS.ordering}`)
     .replaceAll('127.0.0.1:8081', `127.0.0.1:${PORTS.timing}`)

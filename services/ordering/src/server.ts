@@ -40,7 +40,7 @@ async function main(): Promise<void> {
   // The first use of the database: an unreachable server is named by its variable, not only by its error.
   const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {
     await database.close().catch(() => undefined);
-    throw embedded ? err : unreachableAt(databaseUrlVariable('ORDERING_DATABASE_URL'), url!, err);
+    throw embedded ? err : unreachableAt(databaseUrlVariable('ORDERING_DATABASE_URL'), url, err);
   });
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await bootstrapAdmin({ database, config, logger });

@@ -20,7 +20,11 @@ afterAll(async () => {
 });
 
 const articles = () =>
-  ctx.database.db.selectFrom('articles').select(['article_number', 'category', 'user_group']).orderBy('article_number').execute();
+  ctx.database.db
+    .selectFrom('articles')
+    .select(['article_number', 'category', 'user_group'])
+    .orderBy('article_number')
+    .execute();
 
 it('createQuotationForSubscription accepts the demo subscription article on a fresh start (no import-articles)', async () => {
   const customer = await ctx.bearer({ roles: ['customer'], id: 7 });
@@ -30,13 +34,21 @@ it('createQuotationForSubscription accepts the demo subscription article on a fr
     .send({
       subscriptionArticleNumber: ARTICLE_NUMBERS.centerSubscription,
       quantity: 1,
-      address: { firstName: 'Eva', lastName: 'Läufer', club: 'OLG Nord', address1: 'Weg 1', zip: '20457', city: 'Hamburg', country: 'DE' },
+      address: {
+        firstName: 'Eva',
+        lastName: 'Läufer',
+        club: 'OLG Nord',
+        address1: 'Weg 1',
+        zip: '20457',
+        city: 'Hamburg',
+        country: 'DE',
+      },
       email: 'eva@example.com',
     })
     .expect(200);
 });
 
-it('the demo catalogue holds every article of the ERP simulator\'s seed, with its category and user group', async () => {
+it("the demo catalogue holds every article of the ERP simulator's seed, with its category and user group", async () => {
   const demo = await articles();
   expect(demo.map((a) => a.article_number).sort()).toEqual(Object.values(ARTICLE_NUMBERS).sort());
   // Every row an import from the simulator gives is in the demo as it is: the demo anticipates the ERP's data.
@@ -44,8 +56,19 @@ it('the demo catalogue holds every article of the ERP simulator\'s seed, with it
   try {
     const imported = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main') });
     try {
-      await importArticles({ db: imported.database.db, erp: erpClientsOf(imported.deps).erpClientFor('weclapp'), logger: imported.deps.logger }, 'weclapp');
-      const fromErp = await imported.database.db.selectFrom('articles').select(['article_number', 'category', 'user_group']).orderBy('article_number').execute();
+      await importArticles(
+        {
+          db: imported.database.db,
+          erp: erpClientsOf(imported.deps).erpClientFor('weclapp'),
+          logger: imported.deps.logger,
+        },
+        'weclapp',
+      );
+      const fromErp = await imported.database.db
+        .selectFrom('articles')
+        .select(['article_number', 'category', 'user_group'])
+        .orderBy('article_number')
+        .execute();
       // (The import leaves out what the ERP marks as no shop article, such as the spare board.)
       expect(fromErp.length).toBeGreaterThan(10);
       for (const row of fromErp) expect(demo).toContainEqual(row);
