@@ -38,7 +38,7 @@ export interface TailOptions {
 }
 
 /** Thrown when {@link tail} gives up after `giveUpMs` of failures; the message names the last error. */
-export class TailGaveUp extends Error {}
+class TailGaveUp extends Error {}
 
 /** One punch as a CSV row of the download format (numbers unquoted). */
 function csvRow(p: Punch): string {
