@@ -73,11 +73,16 @@ export interface PunchScope {
 /** Response formats of a punch read. */
 export type PunchFormat = 'json' | 'csv';
 
-/** A page as built by PostgreSQL: the number of punches in it, the finished response body and the `X-Total-Count`. */
+/**
+ * A page as built by PostgreSQL: the number of punches in it, the finished response body, the `X-Total-Count`,
+ * and `snapshot`, the statement's snapshot (`pg_current_snapshot()` as text) that decided what it saw: the page
+ * is a function of the scope, the format and this value (see {@link readSnapshot}).
+ */
 export interface PunchPage {
   count: number;
   body: string;
   total: number;
+  snapshot: string;
 }
 
 /**
@@ -439,7 +444,7 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     page as (
       ${page}
     )
-    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body,
+    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body, pg_current_snapshot()::text as snapshot,
       ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${PAGE_EDGE_COLUMNS}, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
   pageTexts.set(name, text);
@@ -458,7 +463,20 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
   const walk = await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'walk'));
   let row = walk.rows[0];
   if (row.sparse) row = (await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'sparse'))).rows[0];
-  return { count: row.count, body: row.body, total: row.total };
+  return { count: row.count, body: row.body, total: row.total, snapshot: row.snapshot };
+}
+
+/**
+ * A snapshot taken now, `pg_current_snapshot()` as text (`xmin:xmax:xip,…`; one round trip, no table read).
+ * What a snapshot sees is fixed by these values alone: every transaction below xmax that is not listed in
+ * progress has ended, so its commit or rollback is final. Two statements whose snapshots print the same
+ * therefore see the same rows, counters and readers' horizon (`txid < xmin`), whatever was inserted or
+ * deleted: a page computed under snapshot S ({@link PunchPage.snapshot}) is exactly what the same read
+ * answers now when this returns S.
+ */
+export async function readSnapshot(db: pg.Pool | pg.ClientBase): Promise<string> {
+  const { rows } = await db.query<{ snapshot: string }>({ name: 'punch_current_snapshot', text: 'select pg_current_snapshot()::text as snapshot' });
+  return rows[0].snapshot;
 }
 
 /**
