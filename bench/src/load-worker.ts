@@ -5,6 +5,8 @@
  * per request (unique punches, so every punch is new and really stored), signed with the keys of many users.
  */
 import http from 'node:http';
+import pg from 'pg';
+import { notifyNewPunches, PUNCH_SESSION_SETTINGS, uploadPunchBatch } from '@sports-timing/timing/src/punches/punches.repository';
 import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import autocannon from 'autocannon';
@@ -26,6 +28,17 @@ export interface LoadSpec {
   durationSeconds: number;
   /** Fixed total request rate (req/s); unset = as fast as possible. */
   overallRate?: number;
+  /**
+   * Live clients at the head: every connection polls `template` with `{afterId}` replaced by the highest id
+   * it has received (starting at `startAfterId`), as RadioSender or a live page does.
+   */
+  follow?: { template: string; format: 'json' | 'csv'; startAfterId: number };
+  /**
+   * Punches arriving meanwhile: `ratePerSecond` batches of 1–`maxBatch` punches on `modems`, by the gap-free
+   * upload function (as the service stores them, admin user `userId`) and its NOTIFY, from this process on
+   * one connection (application_name `bench-writer`, left out of the PostgreSQL CPU figures).
+   */
+  writer?: { databaseUrl: string; modems: string[]; ratePerSecond: number; maxBatch: number; userId: number };
   upload?: {
     kind: UploadKind;
     batchSize: number;
@@ -50,6 +63,10 @@ export interface LoadResult {
   timeouts: number;
   /** Status code counts (autocannon's 1xx…5xx buckets). */
   statusBuckets: Record<string, number>;
+  /** With `follow`: per connection, the afterId it started from, the last id received, the count and sum of ids received, and ids out of order. */
+  followed?: { start: number; last: number; count: number; sum: number; outOfOrder: number }[];
+  /** With `writer`: punches written during the run. */
+  written?: number;
 }
 
 function uploadRequests(spec: NonNullable<LoadSpec['upload']>): autocannon.Request[] {
@@ -90,7 +107,154 @@ function uniqueHeaderRequests(header: string): autocannon.Request[] {
 
 /** Runs one spec: fixed-rate specs open-loop ({@link runFixedRate}), the others with autocannon. */
 async function runLoad(spec: LoadSpec): Promise<LoadResult> {
-  return spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec);
+  const writer = spec.writer ? startWriter(spec.writer) : undefined;
+  try {
+    const result = await (spec.follow ? runFollow(spec, spec.follow) : spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec));
+    if (writer) result.written = await writer.stop();
+    return result;
+  } finally {
+    await writer?.stop();
+  }
+}
+
+/** The card of punches written by {@link startWriter} (24-bit maximum: no generated card has it). */
+export const WRITER_CARD = '16777215';
+
+/** Writes batches at a fixed rate until stopped (see {@link LoadSpec.writer}); `stop` returns the punches written. */
+function startWriter(w: NonNullable<LoadSpec['writer']>): { stop(): Promise<number> } {
+  const pool = new pg.Pool({ connectionString: w.databaseUrl, max: 1, application_name: 'bench-writer', options: `-c search_path=timing ${Object.entries(PUNCH_SESSION_SETTINGS).map(([k, v]) => `-c ${k}=${v}`).join(' ')}` });
+  let written = 0;
+  let n = 0;
+  let stopped = false;
+  const start = performance.now();
+  const loop = (async () => {
+    for (let i = 0; !stopped; i++) {
+      const due = start + (i * 1000) / w.ratePerSecond;
+      const wait = due - performance.now();
+      if (wait > 0) await new Promise((r) => setTimeout(r, wait));
+      if (stopped) break;
+      const size = 1 + (i % w.maxBatch);
+      const now = Date.now();
+      const rows = Array.from({ length: size }, () => {
+        const k = n++;
+        return { card: WRITER_CARD, time: now + k, code: 31 + (k % 200), type: 'Control', modem: w.modems[k % w.modems.length], receptionTimeUtc: now };
+      });
+      const r = await uploadPunchBatch(pool, w.userId, true, rows);
+      written += r.stored;
+      if (r.maxId !== null) await notifyNewPunches(pool, r.maxId);
+    }
+  })();
+  let ended: Promise<number> | undefined;
+  return {
+    stop() {
+      stopped = true;
+      ended ??= loop.then(
+        async () => {
+          await pool.end();
+          return written;
+        },
+        async (err: Error) => {
+          await pool.end();
+          throw err;
+        },
+      );
+      return ended;
+    },
+  };
+}
+
+/**
+ * Closed-loop live clients (see {@link LoadSpec.follow}): `spec.connections` clients, each on its own
+ * keep-alive connection, each sending its next poll (from the highest id it received) when the last one
+ * was answered. autocannon cannot do this: it resets a connection's request context after every request.
+ * Latency per poll in µs; each client's punches are recorded for the gap-free check.
+ */
+async function runFollow(spec: LoadSpec, f: NonNullable<LoadSpec['follow']>): Promise<LoadResult> {
+  const target = new URL(spec.url);
+  const latencyUs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
+  const buckets: Record<string, number> = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+  const followed: NonNullable<LoadResult['followed']> = [];
+  let ok = 0;
+  let responses = 0;
+  let errors = 0;
+  let bytes = 0;
+  const start = performance.now();
+  const end = start + spec.durationSeconds * 1000;
+  const poll = (agent: http.Agent, path: string): Promise<{ status: number; body: string }> =>
+    new Promise((resolve, reject) => {
+      const req = http.request({ host: target.hostname, port: target.port, path, method: 'GET', headers: spec.headers, agent }, (res) => {
+        const chunks: Buffer[] = [];
+        bytes += 17 + res.rawHeaders.reduce((n, h) => n + h.length + 2, 0);
+        res.on('data', (c: Buffer) => {
+          chunks.push(c);
+          bytes += c.length;
+        });
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+        res.on('error', reject);
+      });
+      req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
+      req.on('error', reject);
+      req.end();
+    });
+  const client = async () => {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
+    const rec = { start: f.startAfterId, last: f.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
+    followed.push(rec);
+    try {
+      while (performance.now() < end) {
+        const sent = performance.now();
+        let r: { status: number; body: string };
+        try {
+          r = await poll(agent, f.template.replace('{afterId}', String(rec.last)));
+        } catch {
+          errors++;
+          continue;
+        }
+        latencyUs.recordValue(Math.max(1, Math.round((performance.now() - sent) * 1000)));
+        responses++;
+        const bucket = `${Math.floor(r.status / 100)}xx`;
+        if (bucket in buckets) buckets[bucket]++;
+        if (r.status !== 200) continue;
+        ok++;
+        const ids =
+          f.format === 'json'
+            ? (JSON.parse(r.body) as { id: number }[]).map((p) => Number(p.id))
+            : r.body
+                .split('\n')
+                .slice(1)
+                .filter((l) => l.length > 0)
+                .map((l) => Number(l.slice(0, l.indexOf(','))));
+        for (const id of ids) {
+          if (id <= rec.last) rec.outOfOrder++;
+          else {
+            rec.last = id;
+            rec.count++;
+            rec.sum += id;
+          }
+        }
+      }
+    } finally {
+      agent.destroy();
+    }
+  };
+  await Promise.all(Array.from({ length: spec.connections }, () => client()));
+  const elapsed = (performance.now() - start) / 1000;
+  const ms = (p: number) => latencyUs.getValueAtPercentile(p) / 1000;
+  return {
+    requests: responses,
+    durationSeconds: elapsed,
+    rps: ok / elapsed,
+    p50: ms(50),
+    p90: ms(90),
+    p99: ms(99),
+    max: latencyUs.maxValue / 1000,
+    bytesPerRequest: responses > 0 ? bytes / responses : 0,
+    non2xx: responses - ok,
+    errors,
+    timeouts: 0,
+    statusBuckets: buckets,
+    followed,
+  };
 }
 
 async function runClosedLoop(spec: LoadSpec): Promise<LoadResult> {

@@ -167,8 +167,8 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
 }
 
 /**
- * The page of `scope` in `format` on `pool`, shared with identical reads while the database's snapshot has
- * not changed (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
+ * The page of `scope` in `format` on `pool`, shared with identical reads while the visible head has not moved
+ * (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
  * depend on their order), so it never serves another scope's answer.
  */
 async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
@@ -180,13 +180,13 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
   return { body: answer.body, total: answer.total, derive: (name, make) => cache.derive(key, answer, name, make) };
 }
 
-async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; snapshot: string }> {
+async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; head: string }> {
   // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
   // JSON is converted from the cheaper CSV rendering when the text qualifies (page-json.ts).
   if (format === 'json') {
     const csv = await repo.readPunchPage(pool, scope, 'csv');
     const body = jsonFromCsvPage(csv.body, csv.count);
-    if (body !== null) return { body, total: csv.total, snapshot: csv.snapshot };
+    if (body !== null) return { body, total: csv.total, head: csv.head };
   }
   return repo.readPunchPage(pool, scope, format);
 }

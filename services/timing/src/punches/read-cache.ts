@@ -1,16 +1,17 @@
 /**
- * Identical punch reads share one answer (docs/decisions.md §7, "Shared answers"): per instance and pool,
- * the answer of a read is kept under its key (the access-checked scope, the format) together with the
- * snapshot it was computed under, and a later identical request is answered from it while the database's
- * current snapshot is still that one; concurrent identical requests wait for one computation.
+ * Identical punch reads share one answer (docs/architecture.md, "Shared punch answers"): per instance and
+ * pool, the answer of a read is kept under its key (the access-checked scope, the format) together with the
+ * visible head it was computed under, and a later identical request is answered from it while the database's
+ * visible head has not moved; concurrent identical requests wait for one computation.
  *
- * Why this is exact: what a statement sees is fixed by its snapshot (`pg_current_snapshot()`, see
- * punches.repository.ts `readSnapshot`), and the page statement returns the snapshot it ran under. An answer
- * is served only when it was computed by a statement that started after the request arrived, or when a
- * snapshot probe that started after the request arrived printed the answer's snapshot: either way the
- * answer is exactly what the database returns for that request at a moment within the request. The
- * gap-free guarantee (docs/decisions.md §5) is therefore the database's, unchanged. Probes are coalesced too:
- * one in flight per pool; every request that arrived after it started waits for the next one.
+ * Why this is exact: the punches (and totals) a statement exposes are fixed by the visible head of its
+ * snapshot (punches.repository.ts `readVisibleHead`), and the page statement returns the head it ran under.
+ * An answer is served only when it was computed by a statement that started after the request arrived, or
+ * when a head probe that started after the request arrived returned the answer's head: either way the answer
+ * is exactly what the database returns for that request at a moment within the request. The gap-free
+ * guarantee (docs/decisions.md §5) is therefore the database's, unchanged. Probes are coalesced too: one in
+ * flight per pool; every request that arrived after it started waits for the next one, and one probe serves
+ * every key.
  *
  * Access: the key is built after access was checked and holds the resolved modems and time window, so an
  * answer only ever goes to a caller who may read exactly that scope.
@@ -27,16 +28,16 @@ export const DEFAULT_READ_CACHE_BYTES = 64 * 1024 * 1024;
 /** Bytes accounted per entry beyond its bodies and key (the entry objects, the LRU's bookkeeping). */
 const ENTRY_OVERHEAD = 200;
 
-/** What a computation yields: a body, its `X-Total-Count`, and the snapshot it was read under. */
+/** What a computation yields: a body, its `X-Total-Count`, and the head it was read under. */
 export interface ComputedAnswer {
   body: string | Buffer;
   total: number;
-  snapshot: string;
+  head: string;
 }
 
 /**
  * A shared answer and the bodies derived from it (gzip encoding, the Center's simple format), all valid for
- * the answer's snapshot; derived bodies are added by the first request that needs them ({@link PunchReadCache.derive}).
+ * the answer's head; derived bodies are added by the first request that needs them ({@link PunchReadCache.derive}).
  */
 export interface SharedAnswer extends ComputedAnswer {
   /** Request sequence number when its computation started (a later computation replaces an earlier one). */
@@ -49,7 +50,7 @@ function bytesOf(value: string | Buffer): number {
 }
 
 function sizeOf(answer: SharedAnswer, key: string): number {
-  let n = ENTRY_OVERHEAD + key.length * 2 + answer.snapshot.length * 2 + bytesOf(answer.body);
+  let n = ENTRY_OVERHEAD + key.length * 2 + answer.head.length * 2 + bytesOf(answer.body);
   for (const [name, v] of answer.derived) n += name.length * 2 + bytesOf(v);
   return n;
 }
@@ -86,9 +87,9 @@ export class PunchReadCache {
   }
 
   /**
-   * The answer of the read `key`: the cached one when a probe started after this call prints its snapshot,
+   * The answer of the read `key`: the cached one when a probe started after this call returns its head,
    * else that of a computation started after this call (shared with identical requests), else `compute()`'s
-   * own. `compute` must run statements whose result is a function of the key and the snapshot they report.
+   * own. `compute` must run statements whose result is a function of the key and the head they report.
    * Its errors reach every request that waited for it; nothing failed is cached.
    */
   async get(key: string, compute: () => Promise<ComputedAnswer>): Promise<SharedAnswer> {
@@ -96,8 +97,8 @@ export class PunchReadCache {
     const cached = this.lru.get(key);
     if (cached !== undefined && this.joinable(key, mine) === undefined) {
       // A failed probe is not an error of the read: the read computes its own answer.
-      const snapshot = await this.snapshotAfter(mine).catch(() => null);
-      if (snapshot === cached.snapshot) {
+      const head = await this.headAfter(mine).catch(() => null);
+      if (head === cached.head) {
         this.stats.hits += 1;
         return cached;
       }
@@ -126,7 +127,7 @@ export class PunchReadCache {
   /** Runs `compute` for `key` now, as the key's current computation; caches its answer. */
   private start(key: string, compute: () => Promise<ComputedAnswer>, flight?: Flight): Promise<SharedAnswer> {
     const seq = this.seq;
-    const promise = compute().then((r): SharedAnswer => ({ body: r.body, total: r.total, snapshot: r.snapshot, seq, derived: new Map() }));
+    const promise = compute().then((r): SharedAnswer => ({ body: r.body, total: r.total, head: r.head, seq, derived: new Map() }));
     const current = { seq, promise };
     const f: Flight = flight ?? { current };
     f.current = current;
@@ -161,8 +162,8 @@ export class PunchReadCache {
     return f !== undefined && f.current.seq >= mine ? f.current.promise : undefined;
   }
 
-  /** The snapshot printed by a probe that started at or after request `mine` arrived (coalesced). */
-  private snapshotAfter(mine: number): Promise<string> {
+  /** The visible head returned by a probe that started at or after request `mine` arrived (coalesced). */
+  private headAfter(mine: number): Promise<string> {
     if (this.probe !== null && this.probe.seq >= mine) return this.probe.promise;
     // The next probe starts later than now, so it serves this request too.
     if (this.nextProbe !== null) return this.nextProbe;
@@ -178,7 +179,7 @@ export class PunchReadCache {
   }
 
   private startProbe(): Promise<string> {
-    const started: Started<string> = { seq: this.seq, promise: repo.readSnapshot(this.pool) };
+    const started: Started<string> = { seq: this.seq, promise: repo.readVisibleHead(this.pool) };
     this.probe = started;
     this.stats.probes += 1;
     const clear = () => {
