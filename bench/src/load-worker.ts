@@ -34,6 +34,12 @@ export interface LoadSpec {
    */
   follow?: { template: string; format: 'json' | 'csv'; startAfterId: number };
   /**
+   * Open pages of a live page: `spec.connections` Server-Sent-Events streams of `spec.url` (from `startAfterId`),
+   * held for the run; each stream's punches are recorded for the gap-free check, and each punch's delay from
+   * the writer's commit to its arrival is the latency.
+   */
+  streams?: { startAfterId: number };
+  /**
    * Punches arriving meanwhile: `ratePerSecond` batches of 1–`maxBatch` punches on `modems`, by the gap-free
    * upload function (as the service stores them, admin user `userId`) and its NOTIFY, from this process on
    * one connection (application_name `bench-writer`, left out of the PostgreSQL CPU figures).
@@ -68,6 +74,9 @@ export interface LoadResult {
   /** With `writer`: punches written during the run. */
   written?: number;
 }
+
+/** Commit times of the writer's batches: the batch's highest id and `performance.now()` right after its commit. */
+type Commits = { maxId: number; at: number }[];
 
 function uploadRequests(spec: NonNullable<LoadSpec['upload']>): autocannon.Request[] {
   // A card per load process (random) and a time counter: every punch is unique, also across runs.
@@ -107,9 +116,15 @@ function uniqueHeaderRequests(header: string): autocannon.Request[] {
 
 /** Runs one spec: fixed-rate specs open-loop ({@link runFixedRate}), the others with autocannon. */
 async function runLoad(spec: LoadSpec): Promise<LoadResult> {
+  // Streams start their writer themselves, once every stream is open.
+  if (spec.streams) return runStreams(spec, spec.streams);
   const writer = spec.writer ? startWriter(spec.writer) : undefined;
   try {
-    const result = await (spec.follow ? runFollow(spec, spec.follow) : spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec));
+    const result = await (spec.follow
+        ? runFollow(spec, spec.follow)
+        : spec.overallRate
+          ? runFixedRate(spec, spec.overallRate)
+          : runClosedLoop(spec));
     if (writer) result.written = await writer.stop();
     return result;
   } finally {
@@ -121,7 +136,7 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
 export const WRITER_CARD = '16777215';
 
 /** Writes batches at a fixed rate until stopped (see {@link LoadSpec.writer}); `stop` returns the punches written. */
-function startWriter(w: NonNullable<LoadSpec['writer']>): { stop(): Promise<number> } {
+function startWriter(w: NonNullable<LoadSpec['writer']>, commits: Commits = []): { stop(): Promise<number> } {
   const pool = new pg.Pool({ connectionString: w.databaseUrl, max: 1, application_name: 'bench-writer', options: `-c search_path=timing ${Object.entries(PUNCH_SESSION_SETTINGS).map(([k, v]) => `-c ${k}=${v}`).join(' ')}` });
   let written = 0;
   let n = 0;
@@ -141,7 +156,10 @@ function startWriter(w: NonNullable<LoadSpec['writer']>): { stop(): Promise<numb
       });
       const r = await uploadPunchBatch(pool, w.userId, true, rows);
       written += r.stored;
-      if (r.maxId !== null) await notifyNewPunches(pool, r.maxId);
+      if (r.maxId !== null) {
+        commits.push({ maxId: r.maxId, at: performance.now() });
+        await notifyNewPunches(pool, r.maxId);
+      }
     }
   })();
   let ended: Promise<number> | undefined;
@@ -254,6 +272,101 @@ async function runFollow(spec: LoadSpec, f: NonNullable<LoadSpec['follow']>): Pr
     timeouts: 0,
     statusBuckets: buckets,
     followed,
+  };
+}
+
+/**
+ * Open live pages (see {@link LoadSpec.streams}): `requests` counts punches delivered over all streams, `rps`
+ * deliveries per second, and the latencies are each punch's delay from its batch's commit by the writer (same
+ * process, same clock) to its arrival on the stream.
+ */
+async function runStreams(spec: LoadSpec, s: NonNullable<LoadSpec['streams']>): Promise<LoadResult> {
+  const commits: Commits = [];
+  const target = new URL(spec.url);
+  const latencyUs = hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 120_000_000, numberOfSignificantValueDigits: 3 });
+  const buckets: Record<string, number> = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
+  const followed: NonNullable<LoadResult['followed']> = [];
+  let delivered = 0;
+  let errors = 0;
+  let bytes = 0;
+  /** Commit time of the batch holding `id` (the first batch whose highest id is ≥ id); undefined for older punches. */
+  const committedAt = (id: number): number | undefined => {
+    let lo = 0;
+    let hi = commits.length;
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1;
+      if (commits[mid].maxId >= id) hi = mid;
+      else lo = mid + 1;
+    }
+    return commits[lo]?.at;
+  };
+  const requests: http.ClientRequest[] = [];
+  let answered = 0;
+  const open = () => {
+    const rec = { start: s.startAfterId, last: s.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
+    followed.push(rec);
+    const req = http.request({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers: spec.headers, agent: false }, (res) => {
+      const bucket = `${Math.floor((res.statusCode ?? 0) / 100)}xx`;
+      if (bucket in buckets) buckets[bucket]++;
+      answered++;
+      let rest = '';
+      res.setEncoding('utf8');
+      res.on('data', (chunk: string) => {
+        bytes += chunk.length;
+        const now = performance.now();
+        const lines = (rest + chunk).split('\n');
+        rest = lines.pop() ?? '';
+        for (const line of lines) {
+          if (!line.startsWith('id: ')) continue;
+          const id = Number(line.slice(4));
+          if (id <= rec.last) {
+            rec.outOfOrder++;
+            continue;
+          }
+          rec.last = id;
+          rec.count++;
+          rec.sum += id;
+          delivered++;
+          const at = committedAt(id);
+          if (at !== undefined) latencyUs.recordValue(Math.max(1, Math.round((now - at) * 1000)));
+        }
+      });
+      res.on('error', () => undefined);
+    });
+    req.on('error', () => {
+      errors++;
+      answered++;
+    });
+    req.end();
+    requests.push(req);
+  };
+  for (let i = 0; i < spec.connections; i++) open();
+  // Every page open (or failed) before punches arrive: at most 30 s.
+  for (const until = performance.now() + 30_000; answered < spec.connections && performance.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  const start = performance.now();
+  const writer = spec.writer ? startWriter(spec.writer, commits) : undefined;
+  await new Promise((r) => setTimeout(r, spec.durationSeconds * 1000));
+  const written = await writer?.stop();
+  const elapsed = (performance.now() - start) / 1000;
+  // Punches committed in the last moments get a second to arrive before the streams close.
+  await new Promise((r) => setTimeout(r, 1000));
+  for (const req of requests) req.destroy();
+  const ms = (p: number) => latencyUs.getValueAtPercentile(p) / 1000;
+  return {
+    requests: delivered,
+    durationSeconds: elapsed,
+    rps: delivered / elapsed,
+    p50: ms(50),
+    p90: ms(90),
+    p99: ms(99),
+    max: latencyUs.maxValue / 1000,
+    bytesPerRequest: delivered > 0 ? bytes / delivered : 0,
+    non2xx: spec.connections - buckets['2xx'],
+    errors,
+    timeouts: 0,
+    statusBuckets: buckets,
+    followed,
+    ...(written !== undefined ? { written } : {}),
   };
 }
 

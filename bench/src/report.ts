@@ -262,6 +262,16 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
       t.push({ target: `${sc}: every live client received every punch once, in order (all servers)`, measured: `${v} violations in ${n} client runs`, status: v === 0 ? 'met' : 'not met' });
     }
   }
+  {
+    const sse = find(summaries, 'popular-sse', 'ours-shared');
+    if (sse?.gapFree) {
+      t.push({
+        target: 'popular-sse: every open live page received every punch once, in order',
+        measured: `${sse.gapFree.violations} violations in ${sse.gapFree.clients} streams; ${fmt(sse.rps, 0)} punches delivered/s, commit → arrival p50 ${fmt(sse.p50, 0)} ms, p99 ${fmt(sse.p99, 0)} ms`,
+        status: sse.gapFree.violations === 0 ? 'met' : 'not met',
+      });
+    }
+  }
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 2× PostgREST', 'tail-poll', 'postgrest', 2));
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 0.6× raw', 'tail-poll', 'raw', 0.6));
   {

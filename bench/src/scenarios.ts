@@ -50,6 +50,8 @@ export interface Scenario {
    * arrive on the big event's modems; the run checks every connection's punches against the database.
    */
   follow?: { writesPerSecond: number };
+  /** The follow clients are Server-Sent-Events streams (open live pages) instead of polls. */
+  streams?: boolean;
   request(instance: InstanceName, ds: DatasetInfo): RequestShape;
 }
 
@@ -83,7 +85,7 @@ function read(instance: InstanceName, ds: DatasetInfo, q: { eventId?: number; mo
 const THREE: InstanceName[] = ['ours', 'postgrest', 'raw'];
 
 /** Connections of the popular-event scenarios: live clients of one event. */
-const POPULAR_CONNECTIONS = 500;
+const POPULAR_CONNECTIONS = 300;
 
 /** Upload batches per second on the popular event (1–3 punches each: an event's evening rate). */
 const POPULAR_WRITES = 20;
@@ -193,6 +195,17 @@ const SCENARIOS: Scenario[] = [
     connections: POPULAR_CONNECTIONS,
     follow: { writesPerSecond: POPULAR_WRITES },
     request: popularPoll(CSV_ACCEPT),
+  },
+  {
+    id: 'popular-sse',
+    group: 'popular',
+    title: "Popular event, the organiser's live page open in many browsers",
+    description: `${POPULAR_CONNECTIONS} Server-Sent-Events streams of the big event (\`GET /api/rest/v1/punches/stream\`, as the live page opens it) from its tail while ${POPULAR_WRITES} upload batches a second arrive; ours only (PostgREST and the raw server have no streams). req/s = punches delivered per second over all streams; p50/p99 = delay from the batch's commit to the punch's arrival on a stream; CPU per punch delivered`,
+    instances: ['ours-shared'],
+    connections: POPULAR_CONNECTIONS,
+    follow: { writesPerSecond: POPULAR_WRITES },
+    streams: true,
+    request: (_instance, ds) => ({ method: 'GET', path: `/api/rest/v1/punches/stream?eventId=${ds.bigEventId}&afterId={afterId}`, headers: { accept: 'text/event-stream' } }),
   },
   {
     id: 'page-first',

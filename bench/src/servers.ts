@@ -175,6 +175,9 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
     TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
     // Shared read answers only where asked (see scenarios.ts InstanceName).
     ...(opts.shared ? {} : { TIMING_READ_CACHE_MB: '0' }),
+    // The live-page scenario opens hundreds of streams from one address (the load process).
+    TIMING_MAX_LIVE_CONNECTIONS: '2000',
+    TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: '2000',
   };
   const { child, output } = launch('ours', process.execPath, serviceArgs('timing'), env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
