@@ -64,7 +64,7 @@ type Schemes = Record<string, { type?: string; in?: string; name?: string; schem
 type Param = { in?: string; name?: string; $ref?: string };
 
 function corsPaths(spec: OpenApiDocument): CorsPath[] {
-  const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {}) as Schemes;
+  const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {});
   const schemeHeader = (name: string): string | undefined => {
     const s = schemes[name];
     if (s?.type === 'apiKey' && s.in === 'header' && s.name) return s.name.toLowerCase();
