@@ -658,11 +658,12 @@ export interface components {
              * @description Card number, 1–10 decimal digits with a value of at most 16,777,215 (SPORTident card numbers are
              *     24-bit; result software parses them into 32-bit integers, so a larger number would stop it at that
              *     punch): a larger value rejects the batch with 400 (`errors` `[index].card`), in JSON and CSV uploads
-             *     alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal text. Stored
-             *     without leading zeros, so `"09790916"`, `"9790916"` and `9790916` are one card.
+             *     alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal text; any other
+             *     JSON type (`true`, `null`, `9790916.5`) is a 400. Stored without leading zeros, so `"09790916"`,
+             *     `"9790916"` and `9790916` are one card.
              * @example 9790916
              */
-            card: string;
+            card: string | number;
             /**
              * Format: int64
              * @description Punch time, local wall-clock time, milliseconds since 1970-01-01 00:00:00.
@@ -687,7 +688,10 @@ export interface components {
             duplicates: number;
         };
         NewEvent: {
-            /** @example VeNotte 2020 */
+            /**
+             * Format: single-line
+             * @example VeNotte 2020
+             */
             name: string;
             /** @description Public events and their modems' punches can be read without a key. */
             public: boolean;
@@ -791,7 +795,10 @@ export interface components {
         NewUser: {
             userName: components["schemas"]["UserName"];
             role?: components["schemas"]["Role"];
-            /** @description Name of the first key (default `default`). */
+            /**
+             * Format: single-line
+             * @description Name of the first key (default `default`).
+             */
             keyName?: string;
         };
         User: {
@@ -807,7 +814,10 @@ export interface components {
             key: components["schemas"]["ApiKeyCreated"];
         };
         NewApiKey: {
-            /** @example modem fleet */
+            /**
+             * Format: single-line
+             * @example modem fleet
+             */
             name: string;
         };
         ApiKey: {
