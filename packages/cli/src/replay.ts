@@ -20,6 +20,11 @@ export interface ReplayOptions {
   progress?: (line: string) => void;
   /** Progress at most this often (ms); default 1000. */
   progressEveryMs?: number;
+  /**
+   * When given, each punch is sent with `time` = this function's value at the moment it is sent (a rehearsal
+   * happening now: local wall-clock ms as the API counts them) instead of the file's time.
+   */
+  timeAtSend?: () => number;
   /** Called when the service acknowledged a batch (`ackAtMs`: Unix ms when the answer arrived). */
   onAck?: (batch: readonly NewPunch[], ackAtMs: number) => void;
 }
@@ -57,8 +62,9 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
     // Everything due by now, one batch per modem, modems in parallel.
     const clockNow = (Date.now() - started) * o.speed;
     const byModem = new Map<string, NewPunch[]>();
+    const sentAt = o.timeAtSend?.();
     while (i < punches.length && at[i] <= clockNow) {
-      const p = punches[i++];
+      const p = sentAt === undefined ? punches[i++] : { ...punches[i++], time: sentAt };
       byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
     }
     const results = await Promise.all(
@@ -76,7 +82,7 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
     if (Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000) || i === punches.length) {
       lastProgress = Date.now();
       const pct = ((100 * result.sent) / punches.length).toFixed(1);
-      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) event time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}`);
+      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) file time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}`);
     }
   }
   return result;

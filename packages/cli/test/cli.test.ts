@@ -96,7 +96,7 @@ function writeDemoFile(file: string): void {
 it('replays a file at high speed while a restarted tail writes every punch to its CSV exactly once', async () => {
   const punchFile = path.join(dir, 'rehearsal.csv');
   writeDemoFile(punchFile);
-  const expected = readPunchFile(punchFile, PREFIX);
+  const expected = readPunchFile(punchFile, { modemPrefix: PREFIX });
   expect(expected).toHaveLength(62);
   const modems = [...new Set(expected.map((p) => p.modem))];
   expect(modems.sort()).toEqual([...CODES.map((c) => `${PREFIX}${c}`), `${PREFIX}FINISH`, `${PREFIX}START`].sort());

@@ -66,7 +66,7 @@ test.each([
   ['connection lost after the end of DATA: outcome unknown, not retried', 'outcome-unknown', (drop: () => void): Partial<SMTPServerOptions> => ({ onData: (st) => st.on('data', () => undefined).on('end', () => drop()) })],
   ['a plain relay: sent', 'sent', (): Partial<SMTPServerOptions> => ({ onData: (st, _s, cb) => st.on('data', () => undefined).on('end', () => cb()) })],
 ] as const)('SMTP mailer: %s', async (_name, expected, behaviour) => {
-  const r = await relay(behaviour as (drop: () => void) => Partial<SMTPServerOptions>);
+  const r = await relay(behaviour);
   try {
     expect(await outcome(r.url)).toBe(expected);
   } finally {

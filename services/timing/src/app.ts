@@ -106,7 +106,19 @@ export function createApp(deps: TimingDeps): Express {
     return key ? authenticateKey(deps.database.db, key) : null;
   };
 
-  app.use(apiDocs(SPEC_FILE, spec));
+  app.use(
+    apiDocs(SPEC_FILE, spec, {
+      service: 'timing',
+      links: [
+        { title: 'Events (the live page of each: /events/{id}/live)', href: '/api/rest/v1/events' },
+        { title: 'Live page of the demo event', href: '/events/1/live' },
+        { title: 'Versions', href: '/api/rest/v1/public/versions' },
+        { title: 'Health (liveness)', href: '/healthz' },
+        { title: 'Readiness', href: '/readyz' },
+        { title: 'Metrics (Prometheus)', href: '/metrics' },
+      ],
+    }),
+  );
   app.use(livePage());
   app.use(metrics.router);
   app.use(rocFileNames);

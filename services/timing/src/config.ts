@@ -2,7 +2,7 @@
  * Timing service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
 
 /** Resolved configuration of the timing service. */
@@ -60,6 +60,9 @@ export interface TimingConfig {
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
 export function loadTimingConfig(env: Record<string, string | undefined> = process.env): TimingConfig {
   const e = envReader(env);
+  // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
+  // so that a bad one stops the service at start with its name.
+  loadProcessConfig(env);
   const production = e.oneOf('APP_ENV', ['development', 'test', 'staging', 'production'], 'development') === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.

@@ -3,7 +3,7 @@
  * data → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { createDatabase, createLogger, databaseUrlVariable, unreachableAt, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
@@ -32,7 +32,11 @@ async function main(): Promise<void> {
   const history = config.readDatabaseUrl
     ? createDatabase<DB>({ url: config.readDatabaseUrl, schema: 'timing', logger, applicationName: 'timing-history', settings: PUNCH_SESSION_SETTINGS })
     : undefined;
-  const applied = await migrateToLatest(database, migrations);
+  // The first use of the database: an unreachable server is named by its variable, not only by its error.
+  const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {
+    await database.close().catch(() => undefined);
+    throw embedded ? err : unreachableAt(databaseUrlVariable('TIMING_DATABASE_URL'), url, err);
+  });
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });

@@ -143,11 +143,13 @@ describe('MeOS (SPORTident Center online input, OnlineInput::process / processPu
 });
 
 describe('SIRAPimport (SportIdentCenter action)', () => {
-  it('?eventId=&after=<local date-time as ms, decimal>&afterId=, no Accept, no key: a bare JSON array whose cards uint.Parse', async () => {
+  // Its request carries only afterId, after (when -After is given) and modem (-Modem): -EventId and -User are never sent.
+  it('?afterId=&after=<local date-time as ms, decimal>&modem=<the event\'s modems>, no Accept, no key: a bare JSON array whose cards uint.Parse', async () => {
     const after = `${VENOTTE_WINDOW.from}.0`;
+    const modems = ((await (await fetch(`${base}/api/rest/v1/events/${eventId}`)).json()) as { modems: string[] }).modems.join(',');
     const ids = await pollAll(
       async (afterId) => {
-        const res = await fetch(`${base}/api/rest/v1/punches?eventId=${eventId}&after=${after}&afterId=${afterId}`);
+        const res = await fetch(`${base}/api/rest/v1/punches?afterId=${afterId}&after=${after}&modem=${modems}`);
         expect(res.status).toBe(200);
         const text = await res.text();
         expect(text[0]).toBe('[');

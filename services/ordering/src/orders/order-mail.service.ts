@@ -17,5 +17,7 @@ export async function recordOrderMailFailure(db: Kysely<DB>, dedupeKey: string, 
   const orderId = /^order-/.test(dedupeKey) ? orderIdOfDedupeKey(dedupeKey) : undefined;
   if (orderId === undefined) return;
   const what = dedupeKey.startsWith('order-paylink:') ? 'payment-link e-mail' : 'confirmation e-mail';
-  await insertOrderNote(db, orderId, 'system:mail', `${what} not delivered: ${reason}`.slice(0, 500));
+  // A refused message was not delivered; one whose answer was lost may have been (docs/outbox.md, "Mail").
+  const outcome = /^relay refused/.test(reason) ? 'not delivered' : 'delivery unknown';
+  await insertOrderNote(db, orderId, 'system:mail', `${what} ${outcome}: ${reason}`.slice(0, 500));
 }

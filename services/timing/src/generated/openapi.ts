@@ -573,9 +573,15 @@ export interface components {
              * @example 125
              */
             ms1?: string;
-            /** @description The unit's clock when it sent the punch (`YYYY-MM-DD HH:MM:SS`); not kept. */
+            /**
+             * Format: single-line
+             * @description The unit's clock when it sent the punch (`YYYY-MM-DD HH:MM:SS`); not kept.
+             */
             roctime1?: string;
-            /** @description A length figure yaroc computes; ignored. */
+            /**
+             * Format: single-line
+             * @description A length figure yaroc computes; ignored.
+             */
             length?: string;
         } & {
             [key: string]: string;
