@@ -46,6 +46,8 @@ export interface TimingDeps {
    * every request takes the pipeline.
    */
   fastLane?: boolean;
+  /** Bound of the cache of shared punch read answers per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
+  readCacheBytes?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
   /**
@@ -126,7 +128,7 @@ export function createApp(deps: TimingDeps): Express {
       beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
-  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool };
+  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -143,7 +145,7 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool },
+      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes },
       metrics,
       timingMetrics,
       logger: deps.logger,

@@ -50,6 +50,11 @@ export interface TimingConfig {
    * default on); off sends every request through the Express pipeline (docs/architecture.md §1).
    */
   fastLane: boolean;
+  /**
+   * Bound of the per-instance cache of shared punch read answers in bytes (`TIMING_READ_CACHE_MB`, MiB, default
+   * 64; 0 turns sharing off: every read runs its own statement). punches/read-cache.ts.
+   */
+  readCacheBytes: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
@@ -81,5 +86,6 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
+    readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
   };
 }

@@ -12,4 +12,6 @@ export interface HandlerDeps {
   logger: Logger;
   /** Replica pool for whole punch downloads (`getPunches` only; punches.service.ts `readPunches`). */
   historyPool?: pg.Pool;
+  /** Bound of the shared read answers' cache per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
+  readCacheBytes?: number;
 }

@@ -206,7 +206,10 @@ async function read(
   };
   const length = Buffer.byteLength(body);
   if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {
-    body = await gzip(body, { level: GZIP_LEVEL });
+    const plain = body;
+    const encode = () => gzip(plain, { level: GZIP_LEVEL });
+    // A shared answer is encoded once for every request served it (read-cache.ts).
+    body = page.derive ? await page.derive('gzip', encode) : await encode();
     headers['Content-Encoding'] = 'gzip';
     headers['Content-Length'] = body.length;
   } else {

@@ -73,12 +73,23 @@ export interface PunchScope {
 /** Response formats of a punch read. */
 export type PunchFormat = 'json' | 'csv';
 
-/** A page as built by PostgreSQL: the number of punches in it, the finished response body and the `X-Total-Count`. */
+/**
+ * A page as built by PostgreSQL: the number of punches in it, the finished response body, the `X-Total-Count`,
+ * and `head`, the visible head of the statement's snapshot (see {@link readVisibleHead}, decimal text): the page
+ * is a function of the scope, the format and this value.
+ */
 export interface PunchPage {
   count: number;
   body: string;
   total: number;
+  head: string;
 }
+
+/**
+ * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
+ * backward walk of the primary key past the few newest rows that are still hidden).
+ */
+const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
 
 /**
  * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
@@ -439,7 +450,7 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     page as (
       ${page}
     )
-    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body,
+    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body, ${VISIBLE_HEAD} as head,
       ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${PAGE_EDGE_COLUMNS}, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
   pageTexts.set(name, text);
@@ -458,7 +469,23 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
   const walk = await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'walk'));
   let row = walk.rows[0];
   if (row.sparse) row = (await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'sparse'))).rows[0];
-  return { count: row.count, body: row.body, total: row.total };
+  return { count: row.count, body: row.body, total: row.total, head: row.head };
+}
+
+/**
+ * The visible head now: the highest punch id that the readers' rule (`txid < xmin`) exposes in a snapshot taken
+ * now, as decimal text, "0" when there is none (one round trip; a backward walk of the primary key).
+ *
+ * Two snapshots with the same visible head expose the same punches: the readers' rule exposes whole upload
+ * transactions in xid order, and the writers' critical section gives a later xid only higher ids (see the
+ * module comment), so a punch that becomes visible later has a higher id than every punch visible before it
+ * and would move the head. Punches are never updated and the service never deletes one (a deletion of the
+ * newest punches lowers the head and is seen too). The counter totals follow the same rule. So a page
+ * computed under head H ({@link PunchPage.head}) is exactly what the same read returns now when this returns H.
+ */
+export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<string> {
+  const { rows } = await db.query<{ head: string }>({ name: 'punch_visible_head', text: `select ${VISIBLE_HEAD} as head` });
+  return rows[0].head;
 }
 
 /**

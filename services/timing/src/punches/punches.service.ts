@@ -18,6 +18,7 @@ import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { cardNumberProblem, compilePunchCsvParser, type NewPunch } from './punches.csv';
 import * as repo from './punches.repository';
+import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /** Most punches per upload (400 beyond). */
 const MAX_BATCH = 10_000;
@@ -38,6 +39,11 @@ export interface PunchDeps {
    * Absent: every read on `pool`.
    */
   historyPool?: pg.Pool;
+  /**
+   * Bound (bytes) of each pool's cache of shared read answers (read-cache.ts; `TIMING_READ_CACHE_MB`);
+   * default {@link DEFAULT_READ_CACHE_BYTES}, 0 = every read runs its own statement.
+   */
+  readCacheBytes?: number;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
@@ -56,6 +62,12 @@ export interface PunchQuery {
 export interface PunchReadResult {
   body: string | Buffer;
   total: number;
+  /**
+   * A body derived from this answer (e.g. its gzip encoding) under `name`, made by `make` only the first time
+   * for a shared answer (read-cache.ts) and reused by every request served the same answer. Absent for
+   * answers that are not shared.
+   */
+  derive?: (name: string, make: () => Promise<string | Buffer> | string | Buffer) => Promise<string | Buffer>;
 }
 
 /** API `UploadResult`. */
@@ -146,24 +158,37 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
   // An unreachable replica is not an outage: the read falls back to the primary.
   if (deps.historyPool && !q.afterId && !opts.live) {
     try {
-      return await readPage(deps.historyPool, scope, format);
+      return await sharedPage(deps, deps.historyPool, scope, format);
     } catch (err) {
       deps.logger?.warn({ err: { message: (err as Error).message } }, 'punch read on the replica failed; reading from the primary');
     }
   }
-  return readPage(deps.pool, scope, format);
+  return sharedPage(deps, deps.pool, scope, format);
 }
 
-async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
+/**
+ * The page of `scope` in `format` on `pool`, shared with identical reads while the visible head has not moved
+ * (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
+ * depend on their order), so it never serves another scope's answer.
+ */
+async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
+  const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
+  if (bytes === 0) return readPage(pool, scope, format);
+  const cache = readCacheFor(pool, bytes);
+  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}`;
+  const answer = await cache.get(key, () => readPage(pool, scope, format));
+  return { body: answer.body, total: answer.total, derive: (name, make) => cache.derive(key, answer, name, make) };
+}
+
+async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; head: string }> {
   // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
   // JSON is converted from the cheaper CSV rendering when the text qualifies (page-json.ts).
   if (format === 'json') {
     const csv = await repo.readPunchPage(pool, scope, 'csv');
     const body = jsonFromCsvPage(csv.body, csv.count);
-    if (body !== null) return { body, total: csv.total };
+    if (body !== null) return { body, total: csv.total, head: csv.head };
   }
-  const page = await repo.readPunchPage(pool, scope, format);
-  return { body: page.body, total: page.total };
+  return repo.readPunchPage(pool, scope, format);
 }
 
 /**
@@ -178,7 +203,8 @@ export async function readSimpleEventPunches(
   format: repo.PunchFormat,
 ): Promise<PunchReadResult> {
   const page = await readPunches(deps, caller, { eventId: String(q.eventId), afterId: q.afterId }, 'csv');
-  return { body: simplePunchPage(page.body.toString(), q.limit, format), total: page.total };
+  const project = () => simplePunchPage(page.body.toString(), q.limit, format);
+  return { body: page.derive ? await page.derive(`simple-${format}-${q.limit}`, project) : project(), total: page.total };
 }
 
 /**
