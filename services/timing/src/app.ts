@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
-import { bodyParsers, requireSupportedEncoding } from './http/body';
+import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
@@ -81,6 +81,10 @@ export function createApp(deps: TimingDeps): Express {
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const timingMetrics = registerTimingMetrics(metrics, live);
+  app.use((req, res, next) => {
+    closeUnreadBodies(req, res);
+    next();
+  });
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {

@@ -10,7 +10,6 @@ import fc from 'fast-check';
 import request from 'supertest';
 import { createLogger, loadSpec, resolveRef } from '@sports-timing/shared';
 import { createApp } from '../src/app';
-import { uploadPunchesByKey } from '../src/punches/punches.service';
 import { compilePunchLaneRules } from '../src/http/punches.fast-lane';
 import { SPEC_FILE } from '../src/version';
 import { deref, invalidBodyArb, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
@@ -245,16 +244,16 @@ describe('uploads: same answer as the pipeline', () => {
   });
 });
 
-describe('uploadPunchesByKey (the fast lane\'s one-call upload)', () => {
+describe('uploads with a key that stops working', () => {
   it('writes nothing for a revoked key and answers its 401; the same key worked before', async () => {
     const user = await ctx.createUser('revoked-soon');
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
     const batch = [{ card: '42', time: localMs(21), code: 99, type: 'Check' as const, modem: 'R-1' }];
-    expect(await uploadPunchesByKey(deps, user.key, batch, Date.now())).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    const ok = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch).expect(200);
+    expect(ok.body).toEqual({ received: 1, stored: 1, duplicates: 0 });
     await ctx.database.pool.query('update api_keys set revoked_at = now() where user_id = $1', [user.id]);
     const next = [{ ...batch[0], card: '43' }];
-    await expect(uploadPunchesByKey(deps, user.key, next, Date.now())).rejects.toMatchObject({ status: 401 });
-    await expect(uploadPunchesByKey(deps, 'x'.repeat(300), next, Date.now())).rejects.toMatchObject({ status: 401 });
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(next).expect(401);
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', 'x'.repeat(300)).send(next).expect(401);
     const { rows } = await ctx.database.pool.query<{ n: number }>(`select count(*)::int as n from punches where modem = 'R-1'`);
     expect(rows[0].n).toBe(1);
   });

@@ -114,29 +114,6 @@ export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boo
   return insertResult(r);
 }
 
-/** The key's owner as `upload_punch_batch_by_key` returns it (null: unknown or revoked key). */
-export interface KeyOwner {
-  keyId: number;
-  userId: number;
-  userName: string;
-  role: 'admin' | 'user';
-}
-
-/**
- * {@link uploadPunchBatch} for the owner of the API key whose SHA-256 is `keyHash`, with the key lookup in
- * the same call (migration 0004; since 0008 through `active_key_owner`, the lookup `authenticateKey` runs):
- * one round trip. `owner` is null, and nothing is written, for a key that is not active. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
- */
-export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, rows: readonly PunchInsert[]): Promise<{ owner: KeyOwner | null; result: InsertResult }> {
-  const r = await callUpload<UploadRow & { key_id: number | null; user_id: number; user_name: string; role: 'admin' | 'user' }>(pool, {
-    name: 'upload_punch_batch_by_key',
-    text: 'select key_id, user_id, user_name, role, stored, max_id, unknown_modems, foreign_modems from upload_punch_batch_by_key($1::bytea, $2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::int8[])',
-    values: [keyHash, ...batchArrays(rows)],
-  });
-  const owner = r.key_id === null ? null : { keyId: r.key_id, userId: r.user_id, userName: r.user_name, role: r.role };
-  return { owner, result: insertResult(r) };
-}
-
 interface UploadRow {
   stored: number;
   max_id: string | null;

@@ -12,8 +12,7 @@ import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
-import { keyRequired, unknownKey } from '../users/users.service';
-import { keyLookupHash } from '../auth/keys';
+import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { cardNumberProblem, compilePunchCsvParser, type NewPunch } from './punches.csv';
@@ -275,26 +274,6 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
     if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
     await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
     result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
-  }
-  return uploaded(deps, punches.length, result);
-}
-
-/**
- * {@link uploadPunches} for the owner of API key `key`, authenticated in the same database call as the
- * insert (one round trip; migrations 0004, 0008): the upload fast lane's path. The key is checked by the
- * same rules as `authenticateKey` — `keyLookupHash`, then the SQL function `active_key_owner` inside
- * `upload_punch_batch_by_key` — so an unknown, revoked or malformed key is its 401. A batch with a modem not
- * registered yet takes {@link uploadPunches}. Same rules, errors and limits otherwise.
- */
-export async function uploadPunchesByKey(deps: PunchDeps, key: string, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
-  if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
-  const hash = keyLookupHash(key);
-  if (hash === undefined) throw unknownKey();
-  if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
-  const { owner, result } = await repo.uploadPunchBatchByKey(deps.pool, hash, insertRows(punches, receivedAtUtc));
-  if (owner === null) throw unknownKey();
-  if (result.unknownModems.length > 0 && result.foreignModems.length === 0) {
-    return uploadPunches(deps, { ...owner, roles: [owner.role] }, punches, receivedAtUtc);
   }
   return uploaded(deps, punches.length, result);
 }

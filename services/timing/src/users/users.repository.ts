@@ -55,7 +55,7 @@ export async function insertApiKey(db: Kysely<DB>, key: { userId: number; hash: 
 
 /**
  * The user of an active key with this hash, by the SQL function `active_key_owner` (migration 0008): the one
- * definition of an active key, which `upload_punch_batch_by_key` applies as well. One lookup through the
+ * definition of an active key. One lookup through the
  * unique index on `key_hash`.
  */
 export async function findActiveKeyOwner(db: Kysely<DB>, hash: Buffer): Promise<ActiveKeyOwner | undefined> {

@@ -27,7 +27,7 @@ export function unknownKey(): ApiError {
 /**
  * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
  * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}). The rules: `keyLookupHash` and the SQL
- * function `active_key_owner`, which the fast lane's one-call upload applies too (`uploadPunchesByKey`).
+ * function `active_key_owner`.
  */
 export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
   const hash = keyLookupHash(key);
