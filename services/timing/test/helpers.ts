@@ -139,11 +139,11 @@ export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_00
 }
 
 /** Uploads punches as JSON with `key`; expects 200, waits until they are readable, returns the counts. */
-export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number }> {
+export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] }> {
   const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
   if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
   await waitUntilVisible(ctx);
-  return res.body as { received: number; stored: number; duplicates: number };
+  return res.body as { received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] };
 }
 
 /** Number of rows in `punches`. */

@@ -207,8 +207,10 @@ describe('uploads: same answer as the pipeline', () => {
     ['a modem uploaded for the first time', (c: string) => JSON.stringify([punch(c, { modem: `NEW-${c}` })]), () => ({ apikey: org.key }), 200],
     ['card as a JSON integer (pipeline)', (c: string) => JSON.stringify([punch(c, { card: Number(c) })]), () => ({ apikey: org.key }), 200],
     ['an empty batch (pipeline)', () => '[]', () => ({ apikey: org.key }), 200],
-    ['an invalid punch', (c: string) => JSON.stringify([punch(c), punch(c, { code: -1, type: 'Lap' })]), () => ({ apikey: org.key }), 400],
-    ['an extra field', (c: string) => JSON.stringify([punch(c, { id: 5 })]), () => ({ apikey: org.key }), 400],
+    ['an invalid punch (stored without it, pipeline)', (c: string) => JSON.stringify([punch(c), punch(c, { code: -1, type: 'Lap' })]), () => ({ apikey: org.key }), 200],
+    ['an extra field (rejected alone, pipeline)', (c: string) => JSON.stringify([punch(c, { id: 5 })]), () => ({ apikey: org.key }), 200],
+    ['a card above 24 bits (rejected alone, pipeline)', (c: string) => JSON.stringify([punch(c), punch('16777216')]), () => ({ apikey: org.key }), 200],
+    ['nested deeper than 32 levels', () => `${'['.repeat(40)}${']'.repeat(40)}`, () => ({ apikey: org.key }), 400],
     ['not an array', (c: string) => JSON.stringify(punch(c)), () => ({ apikey: org.key }), 400],
     ['malformed JSON', () => '[{"card":', () => ({ apikey: org.key }), 400],
     ['malformed JSON with an unknown key: access first', () => '[{"card":', () => ({ apikey: 'tk_unknown' }), 401],
@@ -233,7 +235,7 @@ describe('uploads: same answer as the pipeline', () => {
     const sentAt = Date.now();
     const card = String(cardSeq++);
     const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', org.key).send([punch(card, { modem: 'F-2' })]).expect(200);
-    expect(res.body).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    expect(res.body).toEqual({ received: 1, stored: 1, duplicates: 0, rejected: [] });
     expect(await metric()).toBe(before + 1);
     // Other test files' open transactions on the cluster may delay visibility (the polling rule).
     await waitUntilVisible(ctx);
@@ -249,7 +251,7 @@ describe('uploads with a key that stops working', () => {
     const user = await ctx.createUser('revoked-soon');
     const batch = [{ card: '42', time: localMs(21), code: 99, type: 'Check' as const, modem: 'R-1' }];
     const ok = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch).expect(200);
-    expect(ok.body).toEqual({ received: 1, stored: 1, duplicates: 0 });
+    expect(ok.body).toEqual({ received: 1, stored: 1, duplicates: 0, rejected: [] });
     await ctx.database.pool.query('update api_keys set revoked_at = now() where user_id = $1', [user.id]);
     const next = [{ ...batch[0], card: '43' }];
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(next).expect(401);

@@ -46,8 +46,13 @@ export interface paths {
          *
          *     - `Content-Encoding: gzip` is accepted (also `identity`); any other encoding is 415.
          *     - Limits: 10 MiB after decompression (413, checked while inflating), 10,000 punches per batch (400).
-         *     - A batch is stored completely or not at all: any invalid punch rejects the whole batch with 400 and
-         *       `errors` keyed by `[index].field` (zero-based index in the batch).
+         *     - Each punch is checked on its own: the valid punches of a batch are stored, and each invalid one (a JSON
+         *       element that is not a valid `NewPunch`, a CSV row with an invalid field, a card number above
+         *       16,777,215) is left out and listed in the answer's `rejected` with its zero-based `index` in the batch
+         *       and the `reason`. So re-sending a batch is harmless: its valid punches come back as `duplicates`, its
+         *       invalid ones as `rejected` again, and `received` = `stored` + `duplicates` + the number rejected.
+         *     - The whole batch is refused with 400 (nothing stored) only when it is not a JSON array of at most
+         *       10,000 elements, or a CSV that cannot be parsed, has a wrong header row or more than 10,000 rows.
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
@@ -531,12 +536,23 @@ export interface components {
             modem: components["schemas"]["ModemSerial"];
         };
         UploadResult: {
-            /** @description Punches in the batch. */
+            /** @description Punches in the batch (`stored` + `duplicates` + the number of `rejected`). */
             received: number;
             /** @description Punches newly stored. */
             stored: number;
-            /** @description Punches already stored before (or earlier in the same batch), not stored again. */
+            /** @description Valid punches already stored before (or earlier in the same batch), not stored again. */
             duplicates: number;
+            /** @description The invalid punches of the batch, not stored, in batch order (empty when every punch is valid). */
+            rejected: components["schemas"]["RejectedPunch"][];
+        };
+        RejectedPunch: {
+            /** @description Zero-based position of the punch in the batch (for CSV, among the rows after the header). */
+            index: number;
+            /**
+             * @description What is wrong with it, field by field, e.g. `card: must be at most 16777215 …; code: must be an integer from 0 to 65535`.
+             * @example card: must be 1 to 10 decimal digits
+             */
+            reason: string;
         };
         NewEvent: {
             /** @example VeNotte 2020 */
@@ -938,7 +954,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Batch processed; counts of received, newly stored and duplicate punches. */
+            /** @description Batch processed; counts of received, newly stored and duplicate punches, and the punches rejected as invalid. */
             200: {
                 headers: {
                     [name: string]: unknown;

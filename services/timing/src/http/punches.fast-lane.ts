@@ -77,6 +77,8 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
     const set = READ_PARAMETERS[p.name];
     if (p.in === 'query' && set !== undefined) checks.set(p.name, { check: compileTextCheck(spec, p.schema, `getPunches ${p.name}`), set });
   }
+  // Every element held to the items schema (`NewPunch`): a batch with an invalid punch (which the service
+  // stores without it, `x-items-checked-alone`) takes the pipeline.
   const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, PATH, 'post'), 'postPunches body');
   return {
     plainPunchQuery(search) {
