@@ -24,6 +24,7 @@ import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
+import { DEFAULT_QUOTAS, type TimingQuotas } from './config';
 
 /** What the app needs from the outside. */
 export interface TimingDeps {
@@ -55,6 +56,8 @@ export interface TimingDeps {
   corsOrigins?: string[];
   /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
   trustedProxies?: string[];
+  /** Per-user quotas (config.ts); default {@link DEFAULT_QUOTAS}. */
+  quotas?: TimingQuotas;
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -111,7 +114,8 @@ export function createApp(deps: TimingDeps): Express {
       beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
-  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool };
+  const quotas = deps.quotas ?? DEFAULT_QUOTAS;
+  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, quotas };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -127,7 +131,7 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool },
+      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, dailyPunchQuota: quotas.punchesPerDay },
       metrics,
       timingMetrics,
       logger: deps.logger,

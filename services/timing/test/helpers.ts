@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
+import type { TimingQuotas } from '../src/config';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
@@ -45,13 +46,13 @@ export function useFastLane(on: boolean): void {
   fastLane = on;
 }
 
-/** Creates database, schema, admin (unless `withAdmin: false`) and app. Call `close()` in afterAll. */
-export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean } = {}): Promise<TimingTestContext> {
+/** Creates database, schema, admin (unless `withAdmin: false`) and app (with `quotas` when given). Call `close()` in afterAll. */
+export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean; quotas?: TimingQuotas } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
   const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
   await migrateToLatest(database, migrations);
-  const app = createApp({ database, logger, validateResponses: true, fastLane });
+  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };

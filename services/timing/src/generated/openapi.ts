@@ -60,6 +60,11 @@ export interface paths {
          *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
          *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
          *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
+         *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
+         *       500,000; admins are not limited). A batch's valid punches are counted while it is stored and its
+         *       duplicates given back after, so a re-sent batch costs nothing once stored. A batch that does not
+         *       fit is refused whole with 429, `Retry-After` until midnight UTC, and nothing stored (once the quota is
+         *       used up, re-sends are refused too).
          *     - Requires a key.
          */
         post: operations["postPunches"];
@@ -113,7 +118,10 @@ export interface paths {
         };
         /**
          * List the events the caller may see
-         * @description Public events for everyone, plus the caller's own private events; admins see all. Ascending id.
+         * @description Public events for everyone, plus the caller's own private events; admins see all. Ascending id, paged
+         *     the way punches are: at most `limit` events (default and maximum 100) with an id greater than `afterId`;
+         *     `X-Total-Count` counts every visible event after `afterId`, so a client repeats the request with
+         *     `afterId` set to the last id received until it has `X-Total-Count` events.
          */
         get: operations["listEvents"];
         put?: never;
@@ -121,6 +129,11 @@ export interface paths {
          * Create an event
          * @description Creates an event owned by the caller. Modems named that do not exist yet are registered to the
          *     caller; a modem of another user gives 403 (admins may add any modem). `from` ≤ `to` when both are set.
+         *
+         *     - One request may register at most 100 new modems, and a user holds at most 1,000 modems, as for
+         *       uploads (400 naming the limit, nothing registered).
+         *     - Quota: a user owns at most `TIMING_QUOTA_EVENTS_PER_USER` events (default 100): beyond, 403 naming
+         *       the quota and nothing is created or registered. Admins are not limited.
          */
         post: operations["createEvent"];
         delete?: never;
@@ -303,7 +316,9 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for the caller
-         * @description The key is shown once in the response and cannot be retrieved later.
+         * @description The key is shown once in the response and cannot be retrieved later. Quota: a user holds at most
+         *     `TIMING_QUOTA_KEYS_PER_USER` active keys (default 20; revoked keys do not count): beyond, 403 naming the
+         *     quota and no key is created. Admins are not limited.
          */
         post: operations["createKey"];
         delete?: never;
@@ -821,7 +836,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Rate limit of the key exceeded; retry after the given seconds. */
+        /** @description Rate limit of the key, or a daily quota of the user, exceeded; retry after the given seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -968,6 +983,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -1037,16 +1053,29 @@ export interface operations {
     };
     listEvents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Return only events with an id greater than this value (exclusive).
+                 * @example 0
+                 */
+                afterId?: number;
+                /**
+                 * @description Most events in the answer.
+                 * @example 100
+                 */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The visible events. */
+            /** @description Up to `limit` visible events, ascending id. */
             200: {
                 headers: {
+                    /** @description Number of visible events after `afterId` (all of them, not only the `limit` returned). */
+                    "X-Total-Count"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1394,6 +1423,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["ProblemDefault"];

@@ -5,11 +5,14 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
+import type { TimingQuotas } from '../config';
 
-/** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool. */
+/** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool, the quotas. */
 export interface HandlerDeps {
   database: Database<DB>;
   logger: Logger;
   /** Replica pool for whole punch downloads (`getPunches` only; punches.service.ts `readPunches`). */
   historyPool?: pg.Pool;
+  /** Per-user quotas (config.ts). */
+  quotas: TimingQuotas;
 }

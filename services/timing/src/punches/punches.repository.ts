@@ -475,3 +475,26 @@ export async function compactPunchCounts(db: pg.Pool | pg.ClientBase): Promise<n
 export function emptyBody(format: PunchFormat): string {
   return format === 'json' ? '[]' : `${CSV_HEADER}\n`;
 }
+
+/**
+ * Charges `n` punches to the user's count of the current UTC day (database clock) unless that would exceed
+ * `limit`: one conditional upsert, so concurrent uploads are charged one after the other and never pass the
+ * limit together. Returns the day's new count, or null (nothing charged) when refused.
+ */
+export async function chargeDailyPunches(pool: pg.Pool, userId: number, n: number, limit: number): Promise<number | null> {
+  if (n > limit) return null;
+  const { rows } = await pool.query<{ punches: string }>(
+    `insert into upload_quota as q (user_id, day, punches) values ($1, (now() at time zone 'utc')::date, $2)
+     on conflict (user_id, day) do update set punches = q.punches + excluded.punches
+       where q.punches + excluded.punches <= $3
+     returning punches`,
+    [userId, n, limit],
+  );
+  return rows.length > 0 ? Number(rows[0].punches) : null;
+}
+
+/** Gives `n` punches back to the user's count of the current UTC day (duplicates, a refused upload). */
+export async function refundDailyPunches(pool: pg.Pool, userId: number, n: number): Promise<void> {
+  if (n <= 0) return;
+  await pool.query(`update upload_quota set punches = greatest(0, punches - $2) where user_id = $1 and day = (now() at time zone 'utc')::date`, [userId, n]);
+}

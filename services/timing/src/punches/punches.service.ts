@@ -37,6 +37,11 @@ export interface PunchDeps {
    * Absent: every read on `pool`.
    */
   historyPool?: pg.Pool;
+  /**
+   * Most punches a (non-admin) user may upload per UTC day (`TIMING_QUOTA_PUNCHES_PER_DAY`; docs/decisions.md
+   * §5 "Quotas"): a batch beyond is 429 with nothing stored. Absent: no limit.
+   */
+  dailyPunchQuota?: number;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
@@ -260,14 +265,39 @@ export async function uploadPunches(deps: PunchDeps, caller: Principal, punches:
   if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
-  // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
-  let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
-  for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
-    if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-    await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
-    result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+  const quota = admin ? undefined : deps.dailyPunchQuota;
+  if (quota !== undefined && (await repo.chargeDailyPunches(deps.pool, caller.userId, punches.length, quota)) === null) throw dailyQuotaReached(quota);
+  let answer: UploadResult;
+  try {
+    // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
+    let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
+      if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
+      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+      result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    }
+    answer = uploaded(deps, punches.length, rejected, result);
+  } catch (err) {
+    if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, punches.length).catch(() => undefined);
+    throw err;
   }
-  return uploaded(deps, punches.length, rejected, result);
+  // Punches already stored cost nothing: a re-sent batch gives its duplicates back.
+  if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
+  return answer;
+}
+
+/** Seconds until the next midnight UTC, when the daily upload quota starts again. */
+function secondsToUtcMidnight(now = Date.now()): number {
+  const next = new Date(now);
+  next.setUTCHours(24, 0, 0, 0);
+  return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
+}
+
+/** The 429 of an upload beyond the caller's daily quota, with `Retry-After` until midnight UTC. */
+function dailyQuotaReached(quota: number): ApiError {
+  return new ApiError(429, `Daily upload quota reached: a user stores at most ${quota} punches per UTC day; nothing of this batch was stored. Retry after midnight UTC or ask an administrator.`, {
+    headers: { 'Retry-After': String(secondsToUtcMidnight()) },
+  });
 }
 
 /**
