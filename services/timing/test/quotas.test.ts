@@ -6,7 +6,7 @@
  * default quotas let the same burst through, and admins are not limited.
  */
 import request from 'supertest';
-import { startTiming, type TimingTestContext } from './helpers';
+import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
 let roomy: TimingTestContext;
@@ -137,5 +137,23 @@ describe('listEvents pages', () => {
     expect(own.body.length).toBe(all.body.length + 1);
     await request(roomy.app).get('/api/rest/v1/events?limit=101').expect(400);
     await request(roomy.app).get('/api/rest/v1/events?limit=0').expect(400);
+  });
+});
+
+describe('getEventStatus stays bounded', () => {
+  it('6,000 minute buckets and 300 codes of one modem: the newest 5,000 buckets, the lowest 256 codes', async () => {
+    const org = await roomy.createUser('long-event');
+    const base = Date.UTC(2020, 1, 1, 0);
+    const punches = Array.from({ length: 6000 }, (_, i) => ({ card: '1', time: base + i * 60_000, code: i % 300, type: 'Control', modem: 'ST-1' }));
+    await request(roomy.app).post('/api/rest/v1/punches').set('apikey', org.key).send(punches).expect(200);
+    const ev = await request(roomy.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Long', public: true, modems: ['ST-1'] }).expect(201);
+    await waitUntilVisible(roomy);
+    const res = await request(roomy.app).get(`/api/rest/v1/events/${ev.body.id}/status`).expect(200);
+    expect(res.body.total).toBe(6000);
+    expect(res.body.perMinute).toHaveLength(5000);
+    expect(res.body.perMinute[0].minute).toBe(base + 1000 * 60_000);
+    expect(res.body.perMinute[4999].minute).toBe(base + 5999 * 60_000);
+    expect(res.body.modems[0].codes).toHaveLength(256);
+    expect(res.body.modems[0].codes[255]).toBe(255);
   });
 });

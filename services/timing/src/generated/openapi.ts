@@ -630,7 +630,7 @@ export interface components {
             serverTimeUtc: number;
             /** @description One row per modem of the event, by serial. */
             modems: components["schemas"]["ModemStatus"][];
-            /** @description Punches per minute (of punch `time`) and control code, ascending minute then code. */
+            /** @description Punches per minute (of punch `time`) and control code, ascending minute then code; the newest 5,000 (minute, code) buckets, so the answer stays bounded however long the event runs and however many codes its modems report. */
             perMinute: {
                 /**
                  * Format: int64
@@ -645,7 +645,7 @@ export interface components {
         };
         ModemStatus: {
             serial: components["schemas"]["ModemSerial"];
-            /** @description The control codes the modem reported in the event, ascending. */
+            /** @description The control codes the modem reported in the event, ascending (the lowest 256; a radio control's modem reports one or a few). */
             codes: number[];
             /** Format: int64 */
             punches: number;
