@@ -20,7 +20,7 @@ export function keyRequired(detail = 'An API key is required (header apikey).'):
 }
 
 /** The 401 for an unknown or revoked API key. */
-export function unknownKey(): ApiError {
+function unknownKey(): ApiError {
   return keyRequired('The API key is unknown or revoked.');
 }
 
