@@ -72,7 +72,7 @@ export function startPrivateCluster(): PrivateCluster {
     pgServerBin('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', opts, '-l', path.join(dir, 'server.log'), 'start']);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`could not start a private PostgreSQL from ${PG_BIN_DIR} (set PG_BIN_DIR to PostgreSQL 15's bin directory): ${String(err)}`);
+    throw new Error(`could not start a private PostgreSQL from ${PG_BIN_DIR} (set PG_BIN_DIR to PostgreSQL 15's bin directory): ${String(err)}`, { cause: err });
   }
   const url = (database: string) => `postgres://postgres@${encodeURIComponent(dir)}:${PORT}/${database}`;
   return {
@@ -149,10 +149,10 @@ export async function createEmptySchema(database: Database<unknown>, service: Sc
  * must exist ({@link createEmptySchema} or {@link migrateUp} creates it).
  */
 export function stepMigrator(database: Database<unknown>, service: SchemaService): { up(): Promise<string[]>; down(): Promise<string[]>; allDown(): Promise<string[]> } {
-  const migrator = new Migrator({ db: database.db, provider: { getMigrations: async () => service.migrations }, migrationTableSchema: service.schema });
+  const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(service.migrations) }, migrationTableSchema: service.schema });
   const run = async (result: Promise<MigrationResultSet>): Promise<string[]> => {
     const { error, results } = await result;
-    if (error) throw error instanceof Error ? error : new Error(String(error));
+    if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   };
   return { up: () => run(migrator.migrateUp()), down: () => run(migrator.migrateDown()), allDown: () => run(migrator.migrateTo(NO_MIGRATIONS)) };

@@ -41,7 +41,7 @@ async function main(): Promise<number> {
     log('(b) SSE and long-poll clients while timing3 is SIGKILLed');
     f.live = await liveResume(t, { streams: 8, longPolls: 8, uploaders: 8, durationMs: scale(10_000), tag: 'b', disruption: { mode: 'kill', instance: t.timing[2], atMs: scale(3_000), downMs: scale(2_000) } });
     log('(c) orders while ordering1 is SIGKILLed');
-    f.orders = await orderDelivery(t, { clients: 8, orders: QUICK ? 100 : 400, firstCard: 8_300_000, tag: 'c', disruption: { mode: 'kill', instance: t.ordering[0], atMs: scale(3_000), downMs: scale(2_000) } });
+    f.orders = await orderDelivery(t, { clients: 8, orders: QUICK ? 100 : 400, firstCard: 8_300_000, tag: 'c', disruption: { mode: 'kill', instance: t.ordering[0], atMs: scale(3_000), downMs: scale(2_000) }, stalledOrders: 2 });
     f.maintenance = await maintenanceAndCaches(t);
     log('(d) shared rate limit');
     f.rateLimit = await sharedRateLimit(t, { limitPerMinute: 120, requests: 300, callerIp: `198.51.100.${1 + (process.pid % 250)}` });
@@ -66,7 +66,7 @@ async function main(): Promise<number> {
   const figures = f as Figures;
   const md = renderScaling(figures, { date: started.toISOString(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '?', node: process.version, quick: QUICK, loadAverage });
   writeFileSync(path.join(__dirname, '..', 'SCALING.md'), md);
-  const violations = Object.entries(figures).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x: string) => `${k}: ${x}`));
+  const violations = (Object.entries(figures) as [string, Figures[keyof Figures]][]).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x) => `${k}: ${x}`));
   for (const v of violations) log(`VIOLATION ${v}`);
   log(`SCALING.md written; ${violations.length} violations`);
   return violations.length ? 1 : 0;
@@ -75,7 +75,7 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-    // eslint-disable-next-line no-console
+     
     console.error(err);
     process.exit(1);
   },

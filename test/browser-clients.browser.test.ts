@@ -49,8 +49,8 @@ beforeAll(async () => {
   otherOrigin = await listen(pageServer);
   [ordering, timing] = await Promise.all([startOrdering({ CORS_ORIGINS: shopOrigin }), startTiming()]);
   await loadDemoCatalog(ordering.database.db);
-  orderingBase = await listen(ordering.app as unknown as http.RequestListener);
-  timingBase = await listen(timing.app as unknown as http.RequestListener);
+  orderingBase = await listen(ordering.app);
+  timingBase = await listen(timing.app);
   const org = await timing.createUser('organiser');
   await upload(
     timing,

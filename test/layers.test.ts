@@ -26,7 +26,7 @@ function sqlCalls(text: string): string[] {
   const lines = code.split('\n');
   const hits = new Set<number>();
   for (const m of code.matchAll(SQL_CALL)) hits.add(code.slice(0, m.index).split('\n').length);
-  return [...hits].map((n) => `${n}: ${lines[n - 1]!.trim().slice(0, 120)}`);
+  return [...hits].map((n) => `${n}: ${lines[n - 1].trim().slice(0, 120)}`);
 }
 
 function tsFiles(dir: string): string[] {

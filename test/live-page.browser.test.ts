@@ -135,13 +135,13 @@ describe('the live page of the demo event', () => {
     try {
       await uploadPunch('2020056', 8_700_002, 56);
       const row = '#modems tr[data-serial="2020056"]';
-      await page.waitForFunction((sel) => (document.querySelector(sel) as HTMLElement | null)?.dataset.quiet === 'false', row, { timeout: 2_000 });
+      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'false', row, { timeout: 2_000 });
       // No more uploads from it: within the threshold plus the one-second tick it is flagged.
-      await page.waitForFunction((sel) => (document.querySelector(sel) as HTMLElement | null)?.dataset.quiet === 'true', row, { timeout: 6_000 });
+      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'true', row, { timeout: 6_000 });
       expect(await page.textContent(`${row} .badge`)).toMatch(/^quiet for (<1|\d+) min$/);
       // The threshold is the page's own: back to 5 minutes, the modem is sending again.
       await page.fill('#quiet-minutes', '5');
-      await page.waitForFunction((sel) => (document.querySelector(sel) as HTMLElement | null)?.dataset.quiet === 'false', row, { timeout: 2_000 });
+      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'false', row, { timeout: 2_000 });
     } finally {
       await page.close();
     }

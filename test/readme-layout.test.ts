@@ -25,7 +25,7 @@ test('every top-level entry, package, service, script and document is in the lay
 });
 
 test('every path the layout names exists', () => {
-  const paths = [...layout.matchAll(/^(\S+\/\S*|\S+\.(?:ts|md|json|yaml))(?=\s)/gm)].map((m) => m[1]!).flatMap((p) => p.split(','));
+  const paths = [...layout.matchAll(/^(\S+\/\S*|\S+\.(?:ts|md|json|yaml))(?=\s)/gm)].map((m) => m[1]).flatMap((p) => p.split(','));
   expect(paths.length).toBeGreaterThan(10);
   expect(paths.filter((p) => !existsSync(path.join(ROOT, p.trim())))).toEqual([]);
 });

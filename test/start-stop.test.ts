@@ -61,7 +61,7 @@ async function startAndStop(stop: (pid: number) => void): Promise<{ code: number
   };
   delete env.DATABASE_URL;
   // Its own process group, as a shell gives a foreground job: SIGINT to the group is the terminal's Ctrl-C.
-  const child = spawn('pnpm', ['start'], { cwd: root, env: env as NodeJS.ProcessEnv, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn('pnpm', ['start'], { cwd: root, env: env, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));

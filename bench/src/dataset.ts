@@ -94,10 +94,6 @@ export function uploadModem(u: number, m: number): string {
   return `${UPLOAD_MODEM_PREFIX}${String(u).padStart(2, '0')}-${m}`;
 }
 
-/** Serial of generated modem `j` (1-based). */
-function modemSerial(j: number): string {
-  return `BM-${String(j).padStart(5, '0')}`;
-}
 
 interface EventPlan {
   e: number;

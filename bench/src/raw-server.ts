@@ -144,7 +144,7 @@ async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
             ? Promise.resolve(send(res, 200, 'ok'))
             : Promise.resolve(send(res, 404, 'not found'));
     handle.catch((err: { status?: number; message?: string }) => {
-      if (!res.headersSent) send(res, err.status ?? 500, String(err.message ?? err));
+      if (!res.headersSent) send(res, err.status ?? 500, err.message ?? 'error');
       else res.destroy();
     });
   });

@@ -2,6 +2,7 @@
  * Results of a run, their per-scenario summaries (medians over rounds), the performance targets evaluated
  * on them, and the BENCHMARKS.md text.
  */
+import type { MailThroughput } from './mail';
 import type { RunMode } from './servers';
 import type { DatasetInfo } from './dataset';
 import type { LoadResult } from './load-worker';
@@ -129,6 +130,8 @@ export interface BenchResults {
   summaries: Summary[];
   unavailable: Unavailable[];
   targets: TargetResult[];
+  /** Mail dispatch throughput (src/mail.ts), when measured. */
+  mail?: MailThroughput;
 }
 
 /** Median of numbers (mean of the middle two for even counts). */
@@ -413,6 +416,23 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
       L.push('');
       L.push(`- ${INSTANCE_LABEL[g.instance]}: **not measured** — ${g.reason}`);
     }
+  }
+  if (r.mail) {
+    const pooled = median(r.mail.pooled);
+    const single = median(r.mail.perMessage);
+    L.push('');
+    L.push('## Mail dispatch');
+    L.push('');
+    L.push(`The ordering service's SMTP mailer against a real SMTP server on loopback (\`smtp-server\`, accepting every message),`);
+    L.push(`${r.mail.messagesPerRound} confirmation-sized messages per round, ${r.mail.concurrency} at a time (the mail lane's slots), interleaved rounds;`);
+    L.push('median over rounds (bench/src/mail.ts).');
+    L.push('');
+    L.push('| transport | messages/s | per round |');
+    L.push('|---|---:|---|');
+    L.push(`| pooled (production: ${r.mail.concurrency} connections reused) | ${pooled.toFixed(0)} | ${r.mail.pooled.map((x) => x.toFixed(0)).join(', ')} |`);
+    L.push(`| one connection per message | ${single.toFixed(0)} | ${r.mail.perMessage.map((x) => x.toFixed(0)).join(', ')} |`);
+    L.push('');
+    L.push(`Pooled / one per message: ${(pooled / single).toFixed(2)}×. Messages received: ${r.mail.received} (each sent once).`);
   }
   L.push('');
   L.push('## Notes');

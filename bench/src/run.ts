@@ -17,6 +17,7 @@
  * Exit code 1 when a check failed (different punches) or a punch server could not be started.
  */
 import { execFileSync, fork, type ChildProcess } from 'node:child_process';
+import { measureMail } from './mail';
 import { mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import os from 'node:os';
@@ -166,9 +167,15 @@ function request(baseUrl: string, shape: RequestShape): Promise<RawResponse> {
   });
 }
 
-/** Punch ids of a JSON array or CSV body (first column after the header). */
-export function punchIds(text: string, format: 'json' | 'csv'): number[] {
+/** Punch ids of a JSON array, a CSV body (first column after the header) or ROC text (first field of each CRLF line). */
+export function punchIds(text: string, format: 'json' | 'csv' | 'roc'): number[] {
   if (format === 'json') return (JSON.parse(text) as { id: number }[]).map((p) => Number(p.id));
+  if (format === 'roc') {
+    return text
+      .split('\r\n')
+      .filter((l) => l.length > 0)
+      .map((l) => Number(l.split(';', 1)[0]));
+  }
   return text
     .split('\n')
     .slice(1)
@@ -195,7 +202,7 @@ async function checkRead(sc: Scenario, instance: InstanceName, server: RunningSe
   const shape = sc.request(instance, ds);
   try {
     const res = await request(server.baseUrl, shape);
-    const encoding = (res.headers['content-encoding'] as string | undefined) ?? null;
+    const encoding = (res.headers['content-encoding']) ?? null;
     const text = (encoding === 'gzip' ? zlib.gunzipSync(res.body) : res.body).toString('utf8');
     // PostgREST answers a counted partial result with 206 Partial Content.
     if (res.status !== 200 && res.status !== 206) return { scenario: sc.id, instance, status: res.status, bodyBytes: res.body.length, contentEncoding: encoding, error: text.slice(0, 300) };
@@ -382,7 +389,10 @@ async function resetShopSchema(url: string): Promise<void> {
 /** Runs the harness; writes the report and results when paths are given. */
 export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const log = opts.log ?? ((msg: string) => process.stdout.write(`[bench] ${msg}\n`));
-  const scenarios = selectScenarios(opts.only);
+  // `mail` is not an HTTP scenario: the mail dispatch measurement (src/mail.ts) runs when selected or when nothing is.
+  const mailSelected = opts.only.length === 0 || opts.only.includes('mail');
+  const httpOnly = opts.only.filter((o) => o !== 'mail');
+  const scenarios = httpOnly.length === 0 && opts.only.length > 0 ? [] : selectScenarios(httpOnly);
   const startedAt = new Date().toISOString();
   const loadAvgBefore = os.loadavg();
   log(`load average before: ${loadAvgBefore.map((x) => x.toFixed(2)).join(' ')}`);
@@ -535,6 +545,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     await paymentSimulator?.stop();
   }
 
+  // 1,000 messages per round from scale 0.01 up (a few seconds each), fewer for the tiny harness test.
+  const mail = mailSelected ? await measureMail({ messages: Math.max(100, Math.round(1_000 * Math.min(1, opts.scale * 100))), rounds: opts.rounds, log }) : undefined;
+
   const loadAvgAfter = os.loadavg();
   log(`load average after: ${loadAvgAfter.map((x) => x.toFixed(2)).join(' ')}`);
   const summaries = summarize(measurements, checks);
@@ -558,6 +571,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     summaries,
     unavailable,
     targets: evaluateTargets(summaries, scenarios, unavailable),
+    ...(mail ? { mail } : {}),
   };
   if (opts.reportPath) {
     writeFileSync(opts.reportPath, renderMarkdown(results, scenarios));

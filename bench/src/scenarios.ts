@@ -31,8 +31,8 @@ export interface Scenario {
   /** What the request reads or writes, for the report. */
   description: string;
   instances: InstanceName[];
-  /** Expected response format of reads (for the id check). */
-  format?: 'json' | 'csv';
+  /** Expected response format of reads (for the id check): JSON, CSV, or ROC text lines. */
+  format?: 'json' | 'csv' | 'roc';
   connections: number;
   /** Fixed total rate (req/s) for p99 measurements; unset = throughput. */
   overallRate?: number;
@@ -148,6 +148,17 @@ const SCENARIOS: Scenario[] = [
     format: 'json',
     connections: CONNECTIONS,
     request: tailPoll,
+  },
+  {
+    id: 'roc-tail-poll',
+    group: 'read',
+    title: 'ROC tail poll at the head',
+    description:
+      'the tail poll as ROC readers (MeOS with the ROC protocol, RadioSender, fartOLa) send it: `GET /getpunches.asp?unitId=<event>&lastId=<5 below the newest>`, no headers, text lines (ours only: the other servers have no ROC read)',
+    instances: ['ours'],
+    format: 'roc',
+    connections: CONNECTIONS,
+    request: (_instance, ds) => ({ method: 'GET', path: `/getpunches.asp?unitId=${ds.bigEventId}&lastId=${ds.tailAfterId}`, headers: {} }),
   },
   {
     id: 'page-first',

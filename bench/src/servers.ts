@@ -130,7 +130,7 @@ export async function prepareRunMode(mode: RunMode, log: (msg: string) => void =
   const started = Date.now();
   execFileSync(process.execPath, [...NODE_TSX, path.join(ROOT, 'scripts/build.ts'), 'packages/shared', 'packages/erp-simulator', 'packages/payment-simulator', 'services/timing', 'services/ordering'], { cwd: ROOT, stdio: 'pipe' });
   // esbuild is a dependency of the repository root (scripts/build.ts).
-  const esbuild = require(require.resolve('esbuild', { paths: [ROOT] })) as typeof import('esbuild');
+  const esbuild = (await import(require.resolve('esbuild', { paths: [ROOT] }))) as typeof import('esbuild');
   await esbuild.build({
     entryPoints: [path.join(__dirname, 'raw-server.ts')],
     outfile: RAW_DIST,

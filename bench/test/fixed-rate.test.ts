@@ -25,7 +25,7 @@ http.createServer((req, res) => {
 
 async function startServer(stallAt: number): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, ['-e', SERVER], { env: { ...process.env, STALL_AT: String(stallAt) }, stdio: ['ignore', 'pipe', 'inherit'] });
-  const [chunk] = (await once(child.stdout!, 'data')) as [Buffer];
+  const [chunk] = (await once(child.stdout, 'data')) as [Buffer];
   return { child, url: `http://127.0.0.1:${chunk.toString().trim()}` };
 }
 

@@ -36,13 +36,14 @@ describe('benchmark harness', () => {
   it('parses CSV and JSON bodies into punch ids', () => {
     expect(punchIds('id,card,time,code,type,modem,receptionTimeUtc\n5,1,2,3,Start,M,4\n7,1,2,3,Start,M,4\n', 'csv')).toEqual([5, 7]);
     expect(punchIds('[{"id":5},{"id":7}]', 'json')).toEqual([5, 7]);
+    expect(punchIds('5;31;1;2020-02-01 19:16:03\r\n7;32;1;2020-02-01 19:16:04\r\n', 'roc')).toEqual([5, 7]);
   });
 
   it('gets the same punches from ours, PostgREST and the raw server, measures every run and writes the report', async () => {
     const opts = parseArgs([
       // --tsx: no build inside the test (another test may be writing the same dist/ folders).
       '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0', '--tsx',
-      '--only', [...READS, 'upload-single'].join(','),
+      '--only', [...READS, 'roc-tail-poll', 'upload-single'].join(','),
       '--database-url', db.url,
       '--report', path.join(dir, 'BENCHMARKS.md'),
       '--results-dir', dir,
@@ -65,6 +66,13 @@ describe('benchmark harness', () => {
     const tail = results.checks.find((c) => c.scenario === 'tail-poll' && c.instance === 'ours')!;
     expect(tail.ids).toHaveLength(TAIL_PUNCHES);
     expect(tail.lastId).toBe(ds.bigEventNewestId);
+    // The ROC poll beside it: the same punches as ROC text lines, without an error.
+    const roc = results.checks.find((c) => c.scenario === 'roc-tail-poll' && c.instance === 'ours')!;
+    expect(roc.error).toBeUndefined();
+    expect(roc.ids).toEqual(tail.ids);
+    const rocRuns = results.measurements.filter((m) => m.scenario === 'roc-tail-poll');
+    expect(rocRuns.map((m) => [m.instance, m.load.non2xx, m.load.errors])).toEqual([['ours', 0, 0]]);
+    expect(rocRuns[0].load.requests).toBeGreaterThan(0);
     // One event's whole count: ours (X-Total-Count), PostgREST (Content-Range), raw (exact count).
     for (const c of results.checks.filter((x) => x.scenario === 'count-1m')) expect(c.total).toBe(ds.bigEventPunches);
     // gzip: ours and raw compress, PostgREST does not.
@@ -89,6 +97,6 @@ describe('benchmark harness', () => {
     expect(report).not.toContain('**NO**');
     expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);
     const saved = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8')) as { summaries: unknown[] };
-    expect(saved.summaries.length).toBe(READS.length * 3 + 2);
+    expect(saved.summaries.length).toBe(READS.length * 3 + 1 + 2);
   });
 });

@@ -14,7 +14,7 @@ export type Schema = Record<string, any>; // eslint-disable-line @typescript-esl
 export function deref<T = Schema>(spec: Spec, node: unknown): T {
   let cur = node as Schema;
   for (let i = 0; cur && typeof cur.$ref === 'string' && i < 20; i++) {
-    const parts = (cur.$ref as string).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = (cur.$ref).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     cur = parts.reduce<Schema>((o, k) => o?.[k], spec as Schema);
   }
   return cur as T;

@@ -11,7 +11,6 @@ import { startTiming, type TimingTestContext } from '../../services/timing/test/
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { fuzzSpec, summarize, type FuzzReport } from './spec-fuzz';
-import type { Spec } from './openapi-arbitraries';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6);
@@ -47,7 +46,7 @@ describe('ordering', () => {
   test('every operation: no 5xx, documented statuses and error shapes, invalid → 4xx, secured → 401', async () => {
     const r = await fuzzSpec({
       app: ctx.app,
-      spec: loadSpec(ORDERING_SPEC) as Spec,
+      spec: loadSpec(ORDERING_SPEC),
       staffHeaders: { Authorization: await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD) },
       badCredentialHeaders: { Authorization: 'Bearer eyJhbGciOiJFZERTQSJ9.eyJzdWIiOiIxIn0.Zm9yZ2Vk' },
       // A PNG QR code at the largest module size takes 1.5 s of CPU (7 s on a loaded CI machine) in the
@@ -75,7 +74,7 @@ describe('timing', () => {
   test('every operation: no 5xx, documented statuses and error shapes, invalid → 4xx, secured → 401', async () => {
     const r = await fuzzSpec({
       app: t.app,
-      spec: loadSpec(TIMING_SPEC) as Spec,
+      spec: loadSpec(TIMING_SPEC),
       staffHeaders: { apikey: t.adminKey },
       badCredentialHeaders: { apikey: 'not-a-key-of-this-service' },
       seed: SEED,

@@ -161,3 +161,30 @@ describe('Dockerfiles', () => {
     for (const p of ['**/node_modules', '**/dist', '.data']) expect(ignore.split('\n')).toContain(p);
   });
 });
+
+describe('prometheus alert rules', () => {
+  const rules = (load(readFileSync(path.join(INFRA, 'prometheus', 'alerts.yaml'), 'utf8')) as Obj).groups.flatMap((g: Obj) => g.rules) as Obj[];
+  const metricsSource = readFileSync(path.join(ROOT, 'services/ordering/src/metrics/outbox-backlog.ts'), 'utf8');
+  const exported = new Set([...metricsSource.matchAll(/gauge\('([a-z_]+)'/g)].map((m) => m[1]));
+
+  test('the queue metrics are alerted on: oldest job age and dead jobs', () => {
+    const used = new Set(rules.flatMap((r) => [...String(r.expr).matchAll(/\b([a-z_]+)\{/g)].map((m) => m[1])));
+    expect([...used].sort()).toEqual(expect.arrayContaining(['outbox_dead_messages', 'outbox_oldest_pending_age_seconds']));
+    // Every metric a rule reads is one the ordering service exports (a renamed gauge would silence an alert).
+    expect([...used].filter((m) => !exported.has(m))).toEqual([]);
+  });
+
+  test.each(rules.map((r) => [r.alert as string, r] as const))('%s has an expression, a severity and points to the runbook', (_name, r) => {
+    expect(typeof r.expr).toBe('string');
+    expect(['page', 'ticket']).toContain(r.labels.severity);
+    expect(r.annotations.summary).toBeTruthy();
+    expect(r.annotations.description).toMatch(/docs\/outbox\.md/);
+    // Job kinds named in a rule exist in the code.
+    for (const m of String(r.expr).matchAll(/kind="([^"]+)"/g)) expect(readFileSync(path.join(ROOT, 'services/ordering/src/orders/order-flow.service.ts'), 'utf8')).toContain(`'${m[1]}'`);
+  });
+
+  test('the runbook exists and covers every alert', () => {
+    const runbook = readFileSync(path.join(ROOT, 'docs/outbox.md'), 'utf8');
+    for (const r of rules) expect(runbook).toContain(r.alert);
+  });
+});

@@ -12,7 +12,6 @@ import { startTiming, type TimingTestContext } from '../../services/timing/test/
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { attackSpec, DEEP, summarizeFindings, type HostileReport } from './hostile';
-import type { Spec } from '../fuzz/openapi-arbitraries';
 
 jest.setTimeout(300_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
@@ -50,7 +49,7 @@ describe('ordering', () => {
   test('every operation: hostile variants answered < 500, documented, in the error shape, without stack traces', async () => {
     const r = await attackSpec({
       app: ctx.app,
-      spec: loadSpec(ORDERING_SPEC) as Spec,
+      spec: loadSpec(ORDERING_SPEC),
       privilegedHeaders: { Authorization: admin },
       lowRole: { name: 'customer', headers: { Authorization: mallory } },
       seed: SEED,
@@ -102,7 +101,7 @@ describe('timing', () => {
   test('every operation: hostile variants answered < 500, documented, in the error shape, without stack traces', async () => {
     const r = await attackSpec({
       app: t.app,
-      spec: loadSpec(TIMING_SPEC) as Spec,
+      spec: loadSpec(TIMING_SPEC),
       privilegedHeaders: { apikey: t.adminKey },
       lowRole: { name: 'user', headers: { apikey: userKey } },
       seed: SEED,

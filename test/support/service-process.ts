@@ -37,7 +37,7 @@ function nodeArgs(entry: string): string[] {
 export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess> {
   const child = spawn(process.execPath, nodeArgs(opts.entry), {
     cwd: ROOT,
-    env: { ...process.env, LOG_LEVEL: 'info', HTTP_LOG: 'false', ...opts.env } as NodeJS.ProcessEnv,
+    env: { ...process.env, LOG_LEVEL: 'info', HTTP_LOG: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let out = '';
@@ -61,8 +61,8 @@ export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess>
         }
         if (!port) continue;
         clearTimeout(timer);
-        child.stdout!.off('data', onData);
-        child.stdout!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+        child.stdout.off('data', onData);
+        child.stdout.on('data', (c: Buffer) => (out += c.toString('utf8')));
         resolve({
           child,
           port,
@@ -80,8 +80,8 @@ export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess>
         return;
       }
     };
-    child.stdout!.on('data', onData);
-    child.stderr!.on('data', (c: Buffer) => (out += c.toString('utf8')));
+    child.stdout.on('data', onData);
+    child.stderr.on('data', (c: Buffer) => (out += c.toString('utf8')));
     void exited.then((code) => {
       clearTimeout(timer);
       reject(new Error(`${opts.entry} exited with ${code} before listening:\n${out.slice(-4000)}`));

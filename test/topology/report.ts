@@ -113,7 +113,7 @@ ${f.live.missed.join(' ')}; repeated: ${f.live.repeated.join(' ')}. Guarantee: $
 | attempts retried with the same Idempotency-Key (5xx, network) | ${n0(f.orders.retries)} |
 | stored orders | ${n0(f.orders.stored)} |
 | confirmation messages (distinct Message-IDs) at the SMTP server | ${n0(f.orders.confirmationsReceived)} (orders without exactly one: ${f.orders.ordersWithoutExactlyOneMail}); the last arrived ${n0(f.orders.mailDrainMs)} ms after the order phase ended |
-| the same message delivered again (outbox job of the killed instance re-run after its 60 s lease) | ${n0(f.orders.redeliveries)} |
+| the same message delivered again (outbox job of the killed instance re-run after its lease) | ${n0(f.orders.redeliveries)} |
 | every key replayed twice: served by | ${spread(f.orders.replaySpread.byInstance)}; answered another order: ${f.orders.replayMismatches} |
 | events | ${f.orders.events.join('; ')} |
 | guarantee | ${ok(f.orders.violations)} |

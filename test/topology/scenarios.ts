@@ -92,7 +92,7 @@ function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; b
       });
       const body = JSON.stringify(batch);
       for (;;) {
-        let status = 0;
+        let status: number;
         try {
           const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
           status = res.status;
@@ -303,9 +303,11 @@ function shopOrder(card: number, email: string): unknown {
  * `clients` place `orders` shop orders through the balancer, each with its own Idempotency-Key, retrying
  * 5xx and network failures with the same key; `disruption` kills or stops an ordering instance meanwhile.
  * Afterwards: each acknowledged order is stored once, the SMTP server received exactly one confirmation
- * per order, and replaying every key (on alternating instances) answers the same order.
+ * per order, and replaying every key (on alternating instances) answers the same order. `stalledOrders`
+ * orders placed first go to a recipient the SMTP server stalls (a slow relay): their mail must not hold up
+ * the others'.
  */
-export async function orderDelivery(t: Topology, o: { clients: number; orders: number; firstCard: number; tag: string; disruption?: Disruption }): Promise<OrderDeliveryResult> {
+export async function orderDelivery(t: Topology, o: { clients: number; orders: number; firstCard: number; tag: string; disruption?: Disruption; stalledOrders?: number }): Promise<OrderDeliveryResult> {
   if (!t.smtp) throw new Error('orderDelivery needs ordering instances (and their SMTP server)');
   const violations: string[] = [];
   const events: string[] = [];
@@ -316,7 +318,7 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
   const t0 = Date.now();
   const place = async (key: string, body: string, client: number, s: Spread): Promise<{ oid: string; orderNumber: string } | undefined> => {
     for (let attempt = 0; attempt < 200; attempt++) {
-      let status = 0;
+      let status: number;
       let json: { oid?: string; orderNumber?: string } = {};
       try {
         const res = await fetch(`${t.orderingUrl}/api/grpc-json/v1/shop/orders`, {
@@ -349,6 +351,10 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
       if (placed) acked.set(key, placed);
     }
   };
+  // The slow relay's orders first: their two messages each sit in the relay while the others are placed.
+  for (let i = 0; i < (o.stalledOrders ?? 0); i++) {
+    await place(`stalled-topo-${o.tag}-${i}`, JSON.stringify(shopOrder(o.firstCard + o.orders + i, `stalled-${o.tag}-${i}@example.com`)), 0, new Spread());
+  }
   const disruption = o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve();
   await Promise.all(Array.from({ length: o.clients }, (_, c) => client(c)));
   const durationMs = Date.now() - t0;
@@ -357,7 +363,7 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
   const numbers = [...acked.values()].map((a) => a.orderNumber);
   // Confirmations at the SMTP server, per order: deliveries and distinct Message-IDs. The outbox delivers at
   // least once with a stable Message-ID (services/ordering/src/outbox): a job whose instance died between the
-  // SMTP server's acceptance and marking it sent is delivered again after its lease (60 s) — the same message,
+  // SMTP server's acceptance and marking it sent is delivered again after its lease (10 s) — the same message,
   // which mail clients show once. So the guarantee is one Message-ID per order; repeated deliveries are a figure.
   const confirmations = () => {
     const byOrder = new Map<string, { deliveries: number; ids: Set<string> }>();
@@ -524,7 +530,7 @@ export async function rollingRestart(t: Topology, o: { clients: number; tag: str
       await res.arrayBuffer();
       if (res.status !== ok) failures.push(`${Date.now() - t0} ms ${kind}: ${res.status} from ${res.headers.get('x-served-by')}`);
     } catch (err) {
-      failures.push(`${Date.now() - t0} ms ${kind}: ${(err as Error).message} ${String((err as { cause?: unknown }).cause ?? '')}`);
+      failures.push(`${Date.now() - t0} ms ${kind}: ${(err as Error).message} ${(err as { cause?: Error }).cause?.message ?? ''}`);
     }
   };
   const client = async (c: number) => {

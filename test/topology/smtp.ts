@@ -22,19 +22,29 @@ export interface TopologySmtp {
   stop(): Promise<void>;
 }
 
-/** Starts the server on 127.0.0.1:`port` (0 = any free port). */
-export async function startTopologySmtp(port: number): Promise<TopologySmtp> {
+/**
+ * Starts the server on 127.0.0.1:`port` (0 = any free port). Messages to a recipient whose address starts
+ * with `stalled` are answered only `stallMs` after their end of DATA (default 60 s): a slow relay (content
+ * filter, tarpit) for that recipient only.
+ */
+export async function startTopologySmtp(port: number, opts: { stallMs?: number } = {}): Promise<TopologySmtp> {
   const received: TopologyMail[] = [];
   let connectionErrors = 0;
   const server = new SMTPServer({
     authOptional: true,
     disabledCommands: ['STARTTLS'],
     logger: false,
+    socketTimeout: 5 * 60_000,
     onData(stream, session, callback) {
+      const envelopeTo = session.envelope.rcptTo.map((r) => r.address);
       simpleParser(stream).then(
         (parsed) => {
-          received.push({ parsed, envelopeTo: session.envelope.rcptTo.map((r) => r.address) });
-          callback();
+          const accept = () => {
+            received.push({ parsed, envelopeTo });
+            callback();
+          };
+          if (envelopeTo.some((a) => a.startsWith('stalled'))) setTimeout(accept, opts.stallMs ?? 60_000);
+          else accept();
         },
         (err: Error) => callback(err),
       );

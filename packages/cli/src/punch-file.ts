@@ -56,7 +56,7 @@ export function readPunchFile(file: string, modemPrefix?: string): NewPunch[] {
     try {
       out.push({ p: { card: f[iCard], time: parseLocalTime(f[iTime]), code, type: type as NewPunch['type'], modem }, i });
     } catch (err) {
-      throw new Error(`${file}:${i + 2}: ${err instanceof Error ? err.message : String(err)}`);
+      throw new Error(`${file}:${i + 2}: ${err instanceof Error ? err.message : String(err)}`, { cause: err });
     }
   });
   return out.sort((a, b) => a.p.time - b.p.time || a.i - b.i).map(({ p }) => p);

@@ -3,6 +3,7 @@
  * live-results installation. Punches go out in time order at `speed` × real time (the first punch at once),
  * each modem uploading the punches due at a moment as one batch; progress goes to stderr.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import type { NewPunch, TimingClient } from '@sports-timing/timing-client';
 
 /** Options of {@link replay}. */
@@ -37,17 +38,9 @@ export interface ReplayResult {
   rejected: number;
 }
 
+/** Waits `ms` milliseconds, or less when `signal` aborts (resolves either way). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (ms <= 0 || signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return delay(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
 }
 
 /** Local ms → `HH:MM:SS` of the event's wall clock. */

@@ -61,8 +61,8 @@ function run(args: string[]): Run {
   const child = spawn(process.execPath, [BIN, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   let out = '';
   let err = '';
-  child.stdout!.on('data', (d: Buffer) => (out += d.toString()));
-  child.stderr!.on('data', (d: Buffer) => (err += d.toString()));
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (err += d.toString()));
   const exit = new Promise<number | null>((r) => child.on('exit', (code) => r(code)));
   return { child, out: () => out, err: () => err, exit };
 }

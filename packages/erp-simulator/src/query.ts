@@ -36,8 +36,8 @@ export function parseListQuery(params: URLSearchParams): ListQuery {
   for (const [key, value] of params) {
     if (RESERVED.has(key)) continue;
     const m = /^([A-Za-z][\w.]*)-([a-z]+)$/.exec(key);
-    if (!m || !(OPERATORS as readonly string[]).includes(m[2]!)) throw new QueryError(`unknown query parameter ${key}`);
-    filters.push({ property: m[1]!, operator: m[2] as Operator, value });
+    if (!m || !(OPERATORS as readonly string[]).includes(m[2])) throw new QueryError(`unknown query parameter ${key}`);
+    filters.push({ property: m[1], operator: m[2] as Operator, value });
   }
   const int = (name: string, fallback: number, max: number): number => {
     const v = params.get(name);
@@ -93,8 +93,10 @@ function parseList(value: string): string[] {
 }
 
 function matches(entity: object, f: Filter): boolean {
-  const v = valueAt(entity, f.property);
-  const isNull = v === null || v === undefined;
+  const raw = valueAt(entity, f.property);
+  const isNull = raw === null || raw === undefined;
+  // weclapp filters compare scalars; an object-valued property never equals a filter's text.
+  const v = typeof raw === 'object' ? JSON.stringify(raw) : `${raw as string | number | boolean}`;
   switch (f.operator) {
     case 'null':
       return isNull;
@@ -105,13 +107,13 @@ function matches(entity: object, f: Filter): boolean {
     case 'ne':
       return isNull || String(v) !== f.value;
     case 'lt':
-      return !isNull && compare(v, f.value) < 0;
+      return !isNull && compare(raw, f.value) < 0;
     case 'gt':
-      return !isNull && compare(v, f.value) > 0;
+      return !isNull && compare(raw, f.value) > 0;
     case 'le':
-      return !isNull && compare(v, f.value) <= 0;
+      return !isNull && compare(raw, f.value) <= 0;
     case 'ge':
-      return !isNull && compare(v, f.value) >= 0;
+      return !isNull && compare(raw, f.value) >= 0;
     case 'like':
       return !isNull && likeToRegExp(f.value, '').test(String(v));
     case 'ilike':

@@ -438,7 +438,7 @@ function zoneOffsetMs(timeZone: string, utcMs: number): number {
 /** Epoch ms of local midnight of `YYYY-MM-DD` in `timeZone`. */
 export function localMidnightMs(date: string, timeZone = TENANT_TIME_ZONE): number {
   const [y, m, d] = date.split('-').map(Number);
-  const guess = Date.UTC(y!, m! - 1, d!);
+  const guess = Date.UTC(y, m - 1, d);
   const first = guess - zoneOffsetMs(timeZone, guess);
   return guess - zoneOffsetMs(timeZone, first);
 }
@@ -609,7 +609,7 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
     const customer = customers.get(inv.customerNumber)!;
     const items = inv.items.map((it, i) => {
       const a = byNumber.get(it.articleNumber)!;
-      const unit = toCents(a.articlePrices![0]!.price);
+      const unit = toCents(a.articlePrices![0].price);
       return {
         id: nextId(),
         positionNumber: i + 1,

@@ -304,11 +304,11 @@ export class ErpSimulator {
     if (!m || !tenant) return { status: 404, json: errorBody(404, `no API at ${req.path}`) };
     const token = req.headers['authenticationtoken'];
     if (typeof token !== 'string' || token !== tenant.options.token) return { status: 401, json: errorBody(401, 'invalid or missing AuthenticationToken') };
-    const apiPath = `/${m[2]!}`;
+    const apiPath = `/${m[2]}`;
     if (req.body.trim() !== '') this.recordExchange({ side: 'request', method: req.method, apiPath, body: req.body });
     let answer: SimResponse;
     try {
-      answer = this.route(tenant, req, m[2]!.split('/'));
+      answer = this.route(tenant, req, m[2].split('/'));
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
@@ -418,8 +418,9 @@ export class ErpSimulator {
   private update(t: Tenant, name: EntityName, id: string, body: Record<string, unknown>, opts: { checkVersion: boolean; notify: boolean }): object {
     const collection = t.data[name] as unknown as Map<string, Record<string, unknown> & { id: string; version: string }>;
     const current = collection.get(id)!;
-    if (opts.checkVersion && body.version !== undefined && String(body.version) !== current.version) {
-      throw new HttpError(409, `optimistic lock error: ${name} ${id} has version ${current.version}, the request sent ${String(body.version)}`);
+    const sentVersion = body.version === undefined ? undefined : JSON.stringify(body.version).replace(/^"|"$/g, '');
+    if (opts.checkVersion && sentVersion !== undefined && sentVersion !== current.version) {
+      throw new HttpError(409, `optimistic lock error: ${name} ${id} has version ${current.version}, the request sent ${sentVersion}`);
     }
     const writable = WRITABLE[name] ?? [];
     const next: Record<string, unknown> = { ...current };
@@ -502,7 +503,7 @@ export class ErpSimulator {
       if (!/^-?\d+(\.\d{1,5})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal`);
       let parentItemId: string | undefined;
       if (it.parentItemId !== undefined) {
-        parentItemId = String(it.parentItemId);
+        parentItemId = typeof it.parentItemId === 'string' ? it.parentItemId : JSON.stringify(it.parentItemId);
         if (!existing.some((x) => x.id === parentItemId && x.parentItemId === undefined)) throw new HttpError(400, `${field}[${i}].parentItemId must name a main item of this document`);
       }
       items.push({
@@ -531,7 +532,7 @@ export class ErpSimulator {
   private address(raw: unknown, field: string): RecordAddress | undefined {
     if (raw === undefined || raw === null) return undefined;
     if (typeof raw !== 'object' || Array.isArray(raw)) throw new HttpError(400, `${field} must be an object`);
-    return raw as RecordAddress;
+    return raw;
   }
 
   private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
@@ -639,7 +640,7 @@ export class ErpSimulator {
       }
       const patch = /^PATCH \/__control\/(article|customer|salesOrder)\/([^/]+)$/.exec(route);
       if (patch) {
-        return { status: 200, json: await this.patchEntity(patch[1] as 'article' | 'customer' | 'salesOrder', decodeURIComponent(patch[2]!), body, tenant) };
+        return { status: 200, json: await this.patchEntity(patch[1] as 'article' | 'customer' | 'salesOrder', decodeURIComponent(patch[2]), body, tenant) };
       }
       throw new HttpError(404, `unknown control endpoint ${route}`);
     } catch (err) {

@@ -122,7 +122,7 @@ describe('articles', () => {
     expect(set.salesBillOfMaterialItems).toHaveLength(4);
     expect(set.salesBillOfMaterialItems![0]).toMatchObject({ articleNumber: 'BSF8', quantity: '5' });
     // weclapp's BOM item has no configurator fields: the set carries them in its LARGE_TEXT custom attribute.
-    expect(Object.keys(set.salesBillOfMaterialItems![0]!).sort()).toEqual(['articleId', 'articleNumber', 'createdDate', 'id', 'lastModifiedDate', 'positionNumber', 'quantity', 'version']);
+    expect(Object.keys(set.salesBillOfMaterialItems![0]).sort()).toEqual(['articleId', 'articleNumber', 'createdDate', 'id', 'lastModifiedDate', 'positionNumber', 'quantity', 'version']);
     const slotsDef = await definitionId(ATTRIBUTE_KEYS.shopSetConfiguration);
     const slots = JSON.parse(set.customAttributes!.find((a) => a.attributeDefinitionId === slotsDef)!.stringValue!) as { positionNumber: number }[];
     expect(slots[0]).toMatchObject({ positionNumber: 1, locked: true });
@@ -130,7 +130,7 @@ describe('articles', () => {
     expect(set).not.toHaveProperty('translations');
     const texts = (await get<{ result: { propertyName: string; values: { locale: string; text: string }[] }[] }>(`propertyTranslation/readPropertyTranslations?entityName=article&entityId=${set.id}&locale=de`)).body.result;
     expect(texts.map((t) => t.propertyName)).toEqual(['name', 'description']);
-    expect(texts[0]!.values).toEqual([{ locale: 'de', text: expect.any(String) }]);
+    expect(texts[0].values).toEqual([{ locale: 'de', text: expect.any(String) }]);
     const group = await definitionId(ATTRIBUTE_KEYS.shopUserGroup);
     const defs = (await get<ErpListResponse<CustomAttributeDefinition>>('customAttributeDefinition')).body.result;
     const retailerValue = defs.find((d) => d.id === group)?.selectableValues?.find((v) => v.value === 'retailer')?.id;
@@ -166,12 +166,12 @@ describe('customers, documents and invoices', () => {
     const retailer = await definitionId(ATTRIBUTE_KEYS.retailer);
     const retailers = (await get<ErpListResponse<Customer>>(`customer?customAttribute${retailer}-eq=true`)).body.result;
     expect(retailers.map((c) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
-    expect(new Set(retailers.map((c) => c.addresses![0]!.countryCode))).toEqual(new Set(['DE', 'CH', 'NO']));
+    expect(new Set(retailers.map((c) => c.addresses![0].countryCode))).toEqual(new Set(['DE', 'CH', 'NO']));
   });
 
   it('creates a sales order with computed totals, ships it and books an invoice', async () => {
-    const article = async (n: string) => (await get<ErpListResponse<Article>>(`article?articleNumber-eq=${n}`)).body.result[0]!.id;
-    const customerId = (await get<ErpListResponse<Customer>>(`customer?customerNumber-eq=${CUSTOMER_NUMBERS.webshop}`)).body.result[0]!.id;
+    const article = async (n: string) => (await get<ErpListResponse<Article>>(`article?articleNumber-eq=${n}`)).body.result[0].id;
+    const customerId = (await get<ErpListResponse<Customer>>(`customer?customerNumber-eq=${CUSTOMER_NUMBERS.webshop}`)).body.result[0].id;
     const created = await send<SalesOrder>('POST', 'salesOrder', {
       customerId,
       orderItems: [{ articleId: await article(ARTICLE_NUMBERS.siacStarter), quantity: '2' }],
@@ -181,7 +181,7 @@ describe('customers, documents and invoices', () => {
     expect(created.body).toMatchObject({ status: 'ORDER_ENTRY_IN_PROGRESS', netAmount: '105.88', grossAmount: '126.00', version: '0', paid: false });
     expect(created.body).not.toHaveProperty('taxAmount');
     const id = created.body.id;
-    const main = created.body.orderItems![0]!;
+    const main = created.body.orderItems![0];
     // A sub item names an existing main item by id; its price is kept only as a manual price.
     const withSub = await send<SalesOrder>('PUT', `salesOrder/id/${id}?ignoreMissingProperties=true`, {
       id,

@@ -12,6 +12,7 @@
  * Amounts are integer cents as in the API.
  */
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, paths } from '@sports-timing/ordering/src/generated/openapi';
 
@@ -94,7 +95,7 @@ export async function requestToken(grant: TokenGrant, opts: TokenOptions): Promi
     headers: { 'Content-Type': 'application/x-www-form-urlencoded', Accept: 'application/json' },
     body: new URLSearchParams(grant as Record<string, string>).toString(),
   });
-  const body = (await res.json().catch(() => undefined)) as unknown;
+  const body: unknown = await res.json().catch(() => undefined);
   if (!res.ok) throw apiError(res, body);
   return body as TokenResponse;
 }
@@ -215,10 +216,6 @@ export interface OrderingClient {
   placeOrder(order: NewShopOrder, opts?: PlaceOrderOptions): Promise<{ order: ShopOrder; idempotencyKey: string }>;
   /** One page of `dev/get-orders` (admin), e.g. `{ searchText: orderNumber }`. */
   getOrders(query?: NonNullable<paths['/api/rest/v1/dev/get-orders']['get']['parameters']['query']>): Promise<OrderPage>;
-}
-
-function sleep(ms: number): Promise<void> {
-  return new Promise((r) => setTimeout(r, ms));
 }
 
 /** Creates a client for one ordering service. */

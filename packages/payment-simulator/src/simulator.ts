@@ -141,7 +141,7 @@ function toFormFields(value: unknown, prefix: string, out: [string, string][] = 
   if (typeof value === 'object') {
     for (const [k, v] of Object.entries(value as Record<string, unknown>)) toFormFields(v, `${prefix}[${k}]`, out);
   } else {
-    out.push([prefix, typeof value === 'boolean' ? (value ? '1' : '0') : String(value)]);
+    out.push([prefix, typeof value === 'boolean' ? (value ? '1' : '0') : `${value as string | number}`]);
   }
   return out;
 }
@@ -484,7 +484,7 @@ export class PaymentSimulator {
         do {
           for (let i = items.length - 1; i > 0; i--) {
             const j = Math.floor(Math.random() * (i + 1));
-            [items[i], items[j]] = [items[j]!, items[i]!];
+            [items[i], items[j]] = [items[j], items[i]];
           }
         } while (items.map((i) => i.status).join() === original && new Set(items.map((i) => i.status)).size > 1);
       }
@@ -532,7 +532,7 @@ export class PaymentSimulator {
   private createRequest(kind: 'invoice' | 'gateway', f: Record<string, unknown>): PaymentRequest {
     const amount = Number(f.amount);
     if (!Number.isInteger(amount) || amount < 1) throw new HttpError(400, 'amount: a positive integer (cents) is required');
-    const currency = String(f.currency ?? '');
+    const currency = typeof f.currency === 'string' ? f.currency : '';
     if (!/^[A-Z]{3}$/.test(currency)) throw new HttpError(400, 'currency: an ISO 4217 code is required');
     const str = (k: string, max: number): string | null => {
       const v = f[k];
@@ -592,13 +592,13 @@ export class PaymentSimulator {
 
   private async api(req: SimRequest): Promise<SimResponse> {
     const pay = /^\/pay\/([0-9a-f]+)$/.exec(req.path);
-    if (pay) return this.payPage(req, pay[1]!);
+    if (pay) return this.payPage(req, pay[1]);
     const m = /^\/api\/v1\/(\w+)(?:\/([\w-]+))?(?:\/([\w-]+))?\/?$/.exec(req.path);
     if (!m) return { status: 404, json: errorBody(`no API at ${req.path}`) };
     if (req.headers['x-api-key'] !== this.apiKey) return { status: 401, json: errorBody('Authentication failed: invalid API key') };
     if (req.query.get('instance') !== this.instance) return { status: 401, json: errorBody('Authentication failed: no access to this instance') };
     try {
-      return this.route(req, m[1]!, m[2], m[3]);
+      return this.route(req, m[1], m[2], m[3]);
     } catch (err) {
       if (err instanceof HttpError) return { status: err.status, json: errorBody(err.message) };
       throw err;
@@ -709,11 +709,11 @@ export class PaymentSimulator {
         case 'POST /__control/refund':
           return { status: 200, json: { transaction: this.refund(Number(body.transactionId), body.amountCents === undefined ? undefined : Number(body.amountCents)) } };
         case 'POST /__control/transaction-status':
-          return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), String(body.status ?? '')) } };
+          return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), typeof body.status === 'string' ? body.status : '') } };
         case 'POST /__control/subscribe':
           if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
           if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new HttpError(400, 'format: json or form');
-          this.subscribe(body.url, (body.format as WebhookFormat | undefined) ?? 'json');
+          this.subscribe(body.url, (body.format) ?? 'json');
           return { status: 200, json: { subscriptions: Object.fromEntries(this.subscriptions) } };
         case 'POST /__control/unsubscribe':
           this.subscriptions.delete(String(body.url));

@@ -165,7 +165,7 @@ describe('webhooks', () => {
       const { transaction } = await ctl<PaymentTransactionAnswer>('/__control/pay', { invoiceId: p.id });
       await sim.idle();
       expect(rx.got.map(statusOf)).toEqual(['waiting', 'confirmed']);
-      const body = webhookJson(rx.got[1]!);
+      const body = webhookJson(rx.got[1]);
       expect(body.transaction).toMatchObject({ id: transaction.id, referenceId: 'ORD-1', amount: 5_294, invoice: { paymentRequestId: p.id, referenceId: 'ORD-1', currency: 'EUR', products: [{ name: 'Order ORD-1', quantity: 1, amount: 5_294 }] }, contact: { delivery_place: 'Zürich' } });
       await ctl('/__control/pay', { invoiceId: p.id }, 409);
     } finally {
@@ -181,8 +181,8 @@ describe('webhooks', () => {
       await ctl('/__control/cancel', { invoiceId: p.id });
       await sim.idle();
       expect(rx.got).toHaveLength(1);
-      expect(rx.got[0]!.contentType).toBe('application/x-www-form-urlencoded');
-      const form = new URLSearchParams(rx.got[0]!.raw);
+      expect(rx.got[0].contentType).toBe('application/x-www-form-urlencoded');
+      const form = new URLSearchParams(rx.got[0].raw);
       expect(form.get('transaction[status]')).toBe('cancelled');
       expect(form.get('transaction[invoice][paymentRequestId]')).toBe(String(p.id));
       expect(form.get('transaction[amount]')).toBe('5294');

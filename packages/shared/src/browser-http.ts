@@ -67,7 +67,7 @@ type Param = { in?: string; name?: string; $ref?: string };
 function corsPaths(spec: OpenApiDocument): CorsPath[] {
   // Headers browser pages send on their own (`x-cors-request-headers` of the document), allowed on every operation.
   const pageHeaders = ((spec['x-cors-request-headers'] as string[] | undefined) ?? []).map((h) => h.toLowerCase());
-  const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {}) as Schemes;
+  const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {});
   const schemeHeader = (name: string): string | undefined => {
     const s = schemes[name];
     if (s?.type === 'apiKey' && s.in === 'header' && s.name) return s.name.toLowerCase();

@@ -144,11 +144,11 @@ export async function migrateToLatest<DB>(database: Database<DB>, migrations: Re
     await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     const migrator = new Migrator({
       db,
-      provider: { getMigrations: async () => migrations },
+      provider: { getMigrations: () => Promise.resolve(migrations) },
       migrationTableSchema: schema,
     });
     const { error, results } = await migrator.migrateToLatest();
-    if (error) throw error instanceof Error ? error : new Error(String(error));
+    if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
   } finally {
     await lockClient.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
@@ -197,7 +197,7 @@ export function runMigrationCli(opts: { service: string; schema: string; urlVari
     }
   };
   main().catch((err) => {
-    // eslint-disable-next-line no-console
+     
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });

@@ -359,20 +359,13 @@ export interface ErpListResponse<T> {
   result: T[];
 }
 
-/** Body of an ERP webhook call (weclapp, unsigned): which entity changed and how (`create` | `update` | `delete`). */
-interface ErpWebhookPayload {
-  entityId: string;
-  entityName: string;
-  type: string;
-}
-
 /**
  * Compile-time proof that the shapes above are subsets of weclapp's own generated types (`generated/weclapp-v1.ts`):
  * a property weclapp does not have, or one of another type, fails `pnpm typecheck`.
  */
 type Subset<T extends U, U> = T;
 type W = components['schemas'];
-type ErpShapesAreWeclapps = [
+type _ErpShapesAreWeclapps = [
   // openapi-typescript renders weclapp's BOM item (`salesBillOfMaterialArticleItem`) as an empty record: the
   // contract tests hold that one.
   Subset<Omit<ErpArticle, 'salesBillOfMaterialItems'>, W['article']>,

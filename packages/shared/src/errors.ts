@@ -280,7 +280,7 @@ export function problemErrorHandler(logger?: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const n = prepare(err);
     logOnce(res, logger, err, n);
-    send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, String(req.id ?? '')) );
+    send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, typeof req.id === 'string' || typeof req.id === 'number' ? String(req.id) : '') );
   };
 }
 

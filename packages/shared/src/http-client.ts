@@ -21,6 +21,7 @@
 
 import http from 'node:http';
 import https from 'node:https';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 
@@ -90,10 +91,8 @@ export function backoffDelayMs(policy: RetryPolicy, retry: number, random: () =>
   return Math.round(exp / 2 + (random() * exp) / 2);
 }
 
-/** Waits `ms` milliseconds. */
-export function sleep(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms));
-}
+/** Waits `ms` milliseconds (Node's own timer promise, re-exported for the clients built on this module). */
+export { sleep };
 
 /** Connection-level error code of a failed attempt (nested in `cause` by some libraries, sometimes twice). */
 function errorCode(err: unknown): string | undefined {

@@ -27,13 +27,21 @@ function isSecretHeader(name: string): boolean {
 /** Query parameter names whose values are secrets (ERP webhook secret, tokens, keys, passwords). */
 const SECRET_QUERY = /^(secret|token|apikey|api_key|key|password|access_token|refresh_token|client_secret|text)$/i;
 
-/** The URL with secret query values replaced by `***`. */
+/**
+ * A path segment right after a segment `key` is a secret: clients that can only be given a URL (ROC readers
+ * and radio units, which send no headers and append their own query string) carry their API key there
+ * (`/roc/key/<key>/getpunches.asp`, docs/roc.md).
+ */
+const SECRET_PATH_SEGMENT = /(\/key\/)[^/?#]+/gi;
+
+/** The URL with secret query values and secret path segments ({@link SECRET_PATH_SEGMENT}) replaced by `***`. */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  if (q < 0) return url;
+  const path = (q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH_SEGMENT, '$1***');
+  if (q < 0) return path;
   const params = new URLSearchParams(url.slice(q + 1));
   for (const k of [...params.keys()]) if (SECRET_QUERY.test(k)) params.set(k, '***');
-  return `${url.slice(0, q)}?${params.toString()}`;
+  return `${path}?${params.toString()}`;
 }
 
 /** A copy of the headers with secret values masked, for logs and the `request-headers` utility. */

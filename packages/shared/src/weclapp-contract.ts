@@ -144,7 +144,7 @@ export class WeclappContract {
 
   /** All properties of a schema with its `allOf` bases merged (weclapp composes entities from base schemas). */
   private flatten(s: Schema): { properties: Record<string, Schema>; open: boolean; rest: Schema } | null {
-    if (s.$ref) return this.flatten(this.schemas[s.$ref.split('/').pop()!]!);
+    if (s.$ref) return this.flatten(this.schemas[s.$ref.split('/').pop()!]);
     if (!s.allOf && !s.properties) return null;
     const properties: Record<string, Schema> = {};
     let open = false;
@@ -161,7 +161,7 @@ export class WeclappContract {
   private convert(s: Schema, mode: Mode, expand = false): Json {
     const name = s.$ref?.split('/').pop();
     if (name && !expand) return { $ref: `weclapp-${mode}-${name}` };
-    const target = name ? this.schemas[name]! : s;
+    const target = name ? this.schemas[name] : s;
     const flat = target.allOf || target.properties ? this.flatten(target) : null;
     if (!flat) {
       const { readOnly: _r, deprecated: _d, 'x-weclapp': _x, format, ...rest } = target;
@@ -184,10 +184,10 @@ export class WeclappContract {
         continue;
       }
       const { readOnly: _r, deprecated: _d, 'x-weclapp': _x, ...inner } = p;
-      properties[key] = inner.$ref ? this.convert(inner, mode) : this.convert(inner as Schema, mode, true);
+      properties[key] = inner.$ref ? this.convert(inner, mode) : this.convert(inner, mode, true);
       if (mode === 'answer' && p['x-weclapp']?.required) required.push(key);
     }
-    if (mode === 'post' && name && CREATION_REQUIRED[name]) required.push(...CREATION_REQUIRED[name]!);
+    if (mode === 'post' && name && CREATION_REQUIRED[name]) required.push(...CREATION_REQUIRED[name]);
     return { type: 'object', properties, additionalProperties: false, ...(required.length > 0 ? { required } : {}) };
   }
 

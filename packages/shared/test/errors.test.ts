@@ -68,6 +68,10 @@ describe('config', () => {
 describe('redaction', () => {
   it('masks secret query values and headers', () => {
     expect(redactUrl('/api/rest/v1/erp/webhook?erpSystem=weclapp&secret=abc')).toBe('/api/rest/v1/erp/webhook?erpSystem=weclapp&secret=***');
+    // A key carried in the path (ROC clients): the segment after `key`, in any case, query or not.
+    expect(redactUrl('/roc/key/tk_secret/getpunches.asp?unitId=1&lastId=0')).toBe('/roc/key/***/getpunches.asp?unitId=1&lastId=0');
+    expect(redactUrl('/ROC/KEY/tk_secret/sendpunches_v2.php')).toBe('/ROC/KEY/***/sendpunches_v2.php');
+    expect(redactUrl('/api/rest/v1/keys/12')).toBe('/api/rest/v1/keys/12');
     expect(maskHeaders({ authorization: 'Bearer x', apikey: 'k', accept: '*/*' })).toEqual({ authorization: '***', apikey: '***', accept: '*/*' });
   });
 });

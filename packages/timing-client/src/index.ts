@@ -7,6 +7,7 @@
  * live over Server-Sent Events with `Last-Event-ID` resume. Times are the API's: punch `time` local
  * wall-clock ms, `receptionTimeUtc` UTC ms.
  */
+import { setTimeout as delay } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '@sports-timing/timing/src/generated/openapi';
@@ -144,17 +145,9 @@ function retryAfterOf(res: Response): number | undefined {
   return v !== null && /^\d+$/.test(v) ? Number(v) : undefined;
 }
 
+/** Waits `ms` milliseconds, or less when `signal` aborts (resolves either way). */
 function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return new Promise((resolve) => {
-    if (signal?.aborted) return resolve();
-    const t = setTimeout(done, ms);
-    function done() {
-      clearTimeout(t);
-      signal?.removeEventListener('abort', done);
-      resolve();
-    }
-    signal?.addEventListener('abort', done, { once: true });
-  });
+  return delay(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
 }
 
 function isAbort(err: unknown): boolean {
@@ -247,7 +240,7 @@ export function createTimingClient(opts: TimingClientOptions): TimingClient {
     if (error !== undefined || data === undefined) throw await problemError(response, error);
     // The 200 lists JSON and CSV; with Accept: application/json the body is the JSON array.
     if (!Array.isArray(data)) throw new TimingApiError(response.status, undefined);
-    return { punches: data as Punch[], total: totalOf(response) };
+    return { punches: data, total: totalOf(response) };
   }
 
   async function readCsv(filter: PunchFilter, o: ReadOptions): Promise<CsvPage> {

@@ -19,6 +19,7 @@ import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
 import { OrderFlow } from './orders/order-flow.service';
 import { OrderExpirySweeper } from './orders/order-expiry.service';
+import { recordOrderMailFailure } from './orders/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -51,7 +52,9 @@ async function main(): Promise<void> {
   // Fails fast on a malformed ENCRYPTION_KEYS (the message names the version, never the key).
   const encryption = EnvelopeEncryption.fromSpec(devSecret(keysDir, 'encryption-keys', config.encryptionKeys, generateKeyRingSpec));
   const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
-  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom });
+  // A refused order e-mail is written to its order's history with the relay's answer.
+  const onDead = (job: { kind: string; dedupeKey: string }, err: Error) => (job.kind === 'mail' ? recordOrderMailFailure(database.db, job.dedupeKey, err.message) : Promise.resolve());
+  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom, onDead });
   outbox.start();
   const cacheListener = new CacheClearListener({ url, logger });
   await cacheListener.start();
@@ -89,11 +92,11 @@ async function main(): Promise<void> {
     },
   });
   logger.info({ port: running.port, host: config.host }, 'ordering service listening');
-  stopOnSignals(running.stop, logger);
+  stopOnSignals(() => running.stop(), logger);
 }
 
 main().catch((err) => {
-  // eslint-disable-next-line no-console
+   
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });

@@ -142,7 +142,7 @@ describe('dev/transliterate', () => {
     const res = await post().type('text/plain').send('Zürich Ødegård, Straße – Москва 北京 😀 café').expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/plain/);
     expect(res.text).toBe('Zurich Odegard, Strasse - Moskva Bei Jing  cafe');
-    expect(res.text).toMatch(/^[\x00-\x7F]*$/);
+    expect([...res.text].every((c) => c.charCodeAt(0) < 0x80)).toBe(true);
   });
 
   it('accepts the JSON form too, and keeps line breaks', async () => {

@@ -72,7 +72,7 @@ describe('reads and writes', () => {
     const retailers = await erp.listCustomers('weclapp', { retailersOnly: true });
     expect(retailers.map((c) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
     expect(await erp.listCustomers('weclapp')).toHaveLength(4);
-    expect((await erp.getCustomer('weclapp', retailers[0]!.id))!.company).toBe('OL-Sport Nord GmbH');
+    expect((await erp.getCustomer('weclapp', retailers[0].id))!.company).toBe('OL-Sport Nord GmbH');
   });
 
   it('serves both tenants with their own base URL and token', async () => {

@@ -21,7 +21,7 @@ describe('get-erp-orders', () => {
     ids.push((await postOrder(shop, orderBody()).expect(200)).body.oid);
     ids.push((await postOrder(shop, orderBody({ shippingAddress: { firstName: 'Ola', lastName: 'Nordmann', address1: 'Ring 1', zip: '1010', city: 'Wien', countryCode: 'AT' }, contact: { firstName: 'Ola', lastName: 'Nordmann', email: 'ola@example.com' }, orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123457' } }] }), { authorization: staff }).expect(200)).body.oid);
     ids.push((await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123458' } }] }), { authorization: staff }).expect(200)).body.oid);
-    await shop.database.db.updateTable('orders').set({ erp_sales_order_id: '4711' }).where('id', '=', ids[2]!).execute();
+    await shop.database.db.updateTable('orders').set({ erp_sales_order_id: '4711' }).where('id', '=', ids[2]).execute();
   });
   afterAll(() => shop.close());
   const get = (query: Record<string, string> = {}) => request(shop.url).get('/api/rest/v1/dev/get-erp-orders').query(query).set('authorization', admin);
@@ -71,13 +71,13 @@ describe('get-sales-invoices-csv-export', () => {
     const rows = parse(res.text, { columns: true }) as Record<string, string>[];
     expect(rows.map((r) => r.invoiceNumber)).toEqual(['RE-2025-0004', 'RE-2025-0005']);
     expect(rows[0]).toMatchObject({ invoiceDate: '2025-03-01', customerNumber: 'R-1001', customerName: "'=cmd|calc", countryCode: 'DE', currency: 'EUR' });
-    expect(Number(rows[0]!.grossAmountCents)).toBe(Number(rows[0]!.netAmountCents) + Number(rows[0]!.vatAmountCents));
+    expect(Number(rows[0].grossAmountCents)).toBe(Number(rows[0].netAmountCents) + Number(rows[0].vatAmountCents));
     expect((parse((await get(2025, 2).expect(200)).text, { columns: true }) as unknown[]).length).toBe(2);
     expect((await get(2024, 2).expect(200)).text).toBe('invoiceNumber,invoiceDate,customerNumber,customerName,countryCode,netAmountCents,vatAmountCents,grossAmountCents,currency,orderNumber\n');
     // April holds a draft (NEW), a cancelled and a booked invoice: only the booked one is revenue.
     const april = parse((await get(2025, 4).expect(200)).text, { columns: true }) as Record<string, string>[];
     expect(april.map((r) => r.invoiceNumber)).toEqual(['RE-2025-0008']);
-    expect(Number(april[0]!.vatAmountCents)).toBe(Number(april[0]!.grossAmountCents) - Number(april[0]!.netAmountCents));
+    expect(Number(april[0].vatAmountCents)).toBe(Number(april[0].grossAmountCents) - Number(april[0].netAmountCents));
     await get(2025, 13).expect(400);
   });
 

@@ -59,7 +59,7 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
   await sim.server.down('reset');
   await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
   const [job] = await jobs();
-  const payload = job!.payload as QuotationJobPayload;
+  const payload = job.payload as QuotationJobPayload;
   expect(payload).toMatchObject({ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: 3, email: 'eva@example.com', requestedBy: 'user:42:test' });
   dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer('/tmp/erp-quotation-test-mail'), logger: createLogger('erp-quotation-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 200 });
   dispatcher.start();

@@ -115,7 +115,7 @@ describe('tamper resistance', () => {
 describe('test-erp-api', () => {
   it('reads a quotation by id, and reports an unknown id', async () => {
     const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
-    const customer = (await erp.listCustomers('weclapp'))[0]!;
+    const customer = (await erp.listCustomers('weclapp'))[0];
     const { quotation } = await erp.createQuotation('weclapp', { customerId: customer.id, quotationItems: [{ articleId: (await erp.findArticleByNumber('weclapp', 'SIAC1'))!.id, quantity: '1' }] }, 'test-erp-api-1');
     const res = (await testApi('weclapp', quotation.id).expect(200)).body;
     expect(res).toMatchObject({ isReachable: true, httpStatus: 200, quotation: { id: quotation.id, quotationNumber: quotation.quotationNumber } });

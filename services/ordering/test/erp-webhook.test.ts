@@ -159,7 +159,7 @@ describe('ERP webhook', () => {
     await worker.drain();
     const [job] = await jobs();
     expect(job).toMatchObject({ attempts: 1, locked_until: null });
-    expect(job!.last_error).toMatch(/ERP weclapp/);
+    expect(job.last_error).toMatch(/ERP weclapp/);
     expect(await shopList()).toContain(ARTICLE_NUMBERS.bsm8);
     await sim.server.up();
     await worker.start();

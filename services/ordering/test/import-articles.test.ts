@@ -66,8 +66,8 @@ describe('import-articles', () => {
       [3, 'CARD-HOLDER', 1, false, false],
       [4, 'BAT-BSF8', 5, true, false],
     ]);
-    expect(bom[1]!.valid_article_numbers).toEqual(['SIAC1', 'SI-CARD10']);
-    expect(bom[1]!.excluded_custom_attributes).toEqual(['personalDataFirstName', 'personalDataLastName']);
+    expect(bom[1].valid_article_numbers).toEqual(['SIAC1', 'SI-CARD10']);
+    expect(bom[1].excluded_custom_attributes).toEqual(['personalDataFirstName', 'personalDataLastName']);
   });
 
   it('skips unchanged ERP versions unless forced, and is idempotent', async () => {

@@ -11,7 +11,6 @@ import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simul
 import { storePaylink } from '../src/orders/order-flow.repository';
 import type { OrderFlow } from '../src/orders/order-flow.service';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
-import type { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { orderBody } from './orders.support';
 import type { OrderingTestContext } from './helpers';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
@@ -21,12 +20,11 @@ let erp: ErpSimulator;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
 let url: string;
-let dispatcher: OutboxDispatcher;
 let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   stack = await startOrderFlowStack('order-flow-test');
-  ({ pay, ctx, url, dispatcher, orderFlow } = stack);
+  ({ pay, ctx, url, orderFlow } = stack);
   erp = stack.erp!;
   await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
 });
@@ -90,15 +88,15 @@ test('a set reaches weclapp as weclapp nests it: main items by article id at the
   await control('pay', { invoiceId: row.paylink_id });
   await until('transferred', async () => (await orderRow(placed.oid)).state === 'transferred');
   const [so] = salesOrdersOf(placed.orderNumber);
-  const items = so!.orderItems!;
+  const items = so.orderItems!;
   const articleIdOf = (n: string) => [...erp.data('main').article.values()].find((a) => a.articleNumber === n)!.id;
   const main = items.filter((it) => it.parentItemId === undefined);
   expect(main).toEqual([expect.objectContaining({ articleId: articleIdOf('TRAINING-SET'), unitPrice: '899.16', manualUnitPrice: true, quantity: '1' })]);
-  const subs = items.filter((it) => it.parentItemId === main[0]!.id);
+  const subs = items.filter((it) => it.parentItemId === main[0].id);
   expect(subs.map((it) => it.articleId)).toEqual(['BSF8', 'SI-CARD10', 'CARD-HOLDER', 'BAT-BSF8'].map(articleIdOf));
   expect(subs.every((it) => it.unitPrice === '0.00' && it.manualUnitPrice === true)).toBe(true);
-  expect(subs[1]!.description).toContain('cardNumber: 7000123');
-  expect(so!.customerId).toBe([...erp.data('main').customer.values()].find((c) => c.customerNumber === 'C-9000')!.id);
+  expect(subs[1].description).toContain('cardNumber: 7000123');
+  expect(so.customerId).toBe([...erp.data('main').customer.values()].find((c) => c.customerNumber === 'C-9000')!.id);
   expect(erp.contractViolations).toEqual([]);
 });
 

@@ -3,7 +3,8 @@
  * rolled-back one, retried while SMTP is down, never duplicated, with a stable Message-ID.
  */
 import { sql } from 'kysely';
-import { createLogger } from '@sports-timing/shared';
+import { createDatabase, createLogger } from '@sports-timing/shared';
+import type { DB } from '../src/db/schema';
 import { smtpMailer } from '../src/mail/mailer';
 import { enqueue, enqueueMail, failReservedJob, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
 import { completeJobSql, countPending, insertMessages } from '../src/outbox/outbox.repository';
@@ -36,10 +37,18 @@ function untilNoPending(): Promise<void> {
   return untilTrue(async () => (await countPending(ctx.database.db)) === 0);
 }
 
+/** Mailers of the tests' dispatchers: closed after each test, so no pooled connection outlives it. */
+const mailers: ReturnType<typeof smtpMailer>[] = [];
+afterEach(() => {
+  for (const m of mailers.splice(0)) m.close();
+});
+
 function dispatcher() {
+  const mailer = smtpMailer(smtp.url);
+  mailers.push(mailer);
   return new OutboxDispatcher({
     database: ctx.database,
-    mailer: smtpMailer(smtp.url),
+    mailer,
     logger: createLogger('outbox-test'),
     from: 'Shop <shop@example.com>',
     pollIntervalMs: 50,
@@ -136,8 +145,8 @@ describe('job outbox', () => {
       // Same dedupe key under another kind is another job (a mail with that key does not block the job).
       expect(await enqueue(trx, 'test-other', 'k0', { n: 0 })).toBe(true);
     });
-    const d1 = jobDispatcher({ 'test-job': handler as OutboxHandler<never> });
-    const d2 = jobDispatcher({ 'test-job': handler as OutboxHandler<never> });
+    const d1 = jobDispatcher({ 'test-job': handler });
+    const d2 = jobDispatcher({ 'test-job': handler });
     d1.start();
     d2.start();
     try {
@@ -160,7 +169,7 @@ describe('job outbox', () => {
         'test-fail': (async () => {
           calls++;
           throw new Error('ERP refused: AuthenticationToken: s3cr3t-token at http://admin:hunter2@erp.local/x?token=abc123');
-        }) as OutboxHandler<never>,
+        }),
       },
       { maxAttempts: 3 },
     );
@@ -190,10 +199,10 @@ describe('job outbox', () => {
     const d = jobDispatcher({
       'test-perm': (async () => {
         throw new PermanentJobError('order 42 does not exist');
-      }) as OutboxHandler<never>,
+      }),
       'test-flaky': (async () => {
         if (++flaky < 3) throw new Error('503 from ERP');
-      }) as OutboxHandler<never>,
+      }),
     });
     d.start();
     try {
@@ -261,7 +270,7 @@ test('a reserved job is left to its enqueuer: done in its own statement, or give
   const runs: string[] = [];
   const d = dispatcher().register('test-reserved', (async (job: { dedupeKey: string }) => {
     runs.push(job.dedupeKey);
-  }) as OutboxHandler<never>);
+  }));
   const reserve = (key: string, reserveMs: number) => db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-reserved', dedupeKey: key, payload: {}, reserveMs }])));
   d.start();
   try {
@@ -308,7 +317,7 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
       outboxRows(Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } }))),
     ),
   );
-  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, batchSize: 20 });
+  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, concurrency: 20 });
   d.register('test-slow', async () => {
     await hanging;
   });
@@ -332,7 +341,7 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
   }
   // The slow jobs in hand finished at stop; the ones not yet claimed are left for the next dispatcher, which takes them.
   expect(await countPending(db, 'test-slow')).toBeLessThanOrEqual(5);
-  const next = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow-2'), pollIntervalMs: 30, batchSize: 20 });
+  const next = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow-2'), pollIntervalMs: 30, concurrency: 20 });
   next.register('test-slow', async () => undefined);
   await next.drain();
   expect(await countPending(db, 'test-slow')).toBe(0);
@@ -349,7 +358,7 @@ test('stop() returns while new jobs keep arriving: the jobs in hand finish, no n
     await ctx.database.db.transaction().execute(async (trx) => {
       await enqueue(trx, 'test-stream', `s${++next}`, {});
     });
-  }) as OutboxHandler<never>);
+  }));
   await ctx.database.db.transaction().execute(async (trx) => {
     await enqueue(trx, 'test-stream', `s${++next}`, {});
   });
@@ -365,3 +374,70 @@ test('stop() returns while new jobs keep arriving: the jobs in hand finish, no n
   expect(await countPending(ctx.database.db, 'test-stream')).toBeGreaterThanOrEqual(1);
   await ctx.database.db.deleteFrom('outbox_messages').where('kind', '=', 'test-stream').execute();
 });
+
+test('leases follow the worker: a live instance keeps its long job; a dead instance’s job is taken over within 15 s, once', async () => {
+  const db = ctx.database.db;
+  const logger = createLogger('outbox-lease');
+  const runs = { aLong: 0, bLong: 0, aTakeover: 0, bTakeover: 0 };
+  // Instance A has a pool of its own, so it can die (its pool ends: no heartbeat, no bookkeeping) while B lives.
+  const aDatabase = createDatabase<DB>({ url: ctx.database.url, schema: ctx.database.schema, max: 4 });
+  let aHasIt!: () => void;
+  const aHasTakeoverJob = new Promise<void>((r) => (aHasIt = r));
+  const a = new OutboxDispatcher({ database: aDatabase, logger, pollIntervalMs: 100 }) // the default lease, 10 s
+    .register('test-longrun', async () => {
+      runs.aLong++;
+      await new Promise((r) => setTimeout(r, 25_000)); // more than two leases
+    })
+    .register(
+      'test-takeover',
+      async () => {
+        runs.aTakeover++;
+        aHasIt();
+        await new Promise(() => undefined); // the instance dies mid-job: this never settles
+      },
+      { deadlineMs: 20_000 }, // only so that the dead instance's stop() returns by the end of the test
+    );
+  await db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-longrun', dedupeKey: 'l1', payload: {} }])));
+  a.start();
+  await untilTrue(async () => runs.aLong === 1);
+  const b = new OutboxDispatcher({ database: ctx.database, logger, pollIntervalMs: 100 }).register('test-longrun', async () => {
+    runs.bLong++;
+  });
+  b.start();
+  // The long job outlives its lease on live A: B never takes it (A's heartbeat renews it), A finishes it once.
+  const end = Date.now() + 40_000;
+  while ((await findMessage(db, 'test-longrun', 'l1'))?.sent_at == null) {
+    if (Date.now() > end) throw new Error('long job not done');
+    await new Promise((r) => setTimeout(r, 200));
+  }
+  expect(runs).toMatchObject({ aLong: 1, bLong: 0 });
+  expect((await findMessage(db, 'test-longrun', 'l1'))?.attempts).toBe(1);
+
+  // A takes a job and dies with it; B (which has the kind now) takes it over once A's lease has run out.
+  await db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-takeover', dedupeKey: 't1', payload: {} }])));
+  await aHasTakeoverJob;
+  const killedAt = Date.now();
+  const aStopped = a.stop(); // stops claiming; returns once the hanging job's deadline has passed
+  await aDatabase.close(); // … and the instance is gone: no more lease renewals
+  let takenOverAt = 0;
+  b.register('test-takeover', async () => {
+    runs.bTakeover++;
+    takenOverAt = Date.now();
+  });
+  try {
+    const until = Date.now() + 20_000;
+    while ((await findMessage(db, 'test-takeover', 't1'))?.sent_at == null) {
+      if (Date.now() > until) throw new Error('job of the dead instance not taken over');
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    expect(takenOverAt - killedAt).toBeLessThan(15_000);
+    console.info(`lease figures: a dead instance's job taken over after ${takenOverAt - killedAt} ms`);
+    await new Promise((r) => setTimeout(r, 500));
+    expect(runs).toMatchObject({ aTakeover: 1, bTakeover: 1 });
+    expect((await findMessage(db, 'test-takeover', 't1'))?.attempts).toBe(2);
+  } finally {
+    await b.stop();
+    await aStopped;
+    await db.deleteFrom('outbox_messages').where('kind', 'in', ['test-longrun', 'test-takeover']).execute();
+  }
+}, 90_000);

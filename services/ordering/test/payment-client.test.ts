@@ -59,7 +59,7 @@ describe('reads and writes', () => {
     expect(await pay.getTransaction(999_999)).toBeNull();
     const recent = await pay.listTransactions({ limit: 2 });
     expect(recent.map((t) => t.id)).toEqual([tx.id, tx.id - 1]);
-    expect((await pay.listTransactions({ limit: 1, order: 'ASC' }))[0]!.referenceId).toBe('ORD-2025-000101');
+    expect((await pay.listTransactions({ limit: 1, order: 'ASC' }))[0].referenceId).toBe('ORD-2025-000101');
     const window = await pay.listTransactions({ order: 'ASC', from: new Date('2025-01-15T00:00:00+01:00'), to: new Date('2025-01-16T09:45:01+01:00') });
     expect(window.map((t) => t.referenceId)).toEqual(['ORD-2025-000102', 'ORD-2025-000103']);
     const refund = sim.refund(tx.id, 294);
@@ -73,7 +73,7 @@ describe('reads and writes', () => {
     for (const status of ['refund_pending', 'insecure', 'disputed', 'initiated', 'expired', 'some-future-status']) {
       sim.setStatus(tx.id, status);
       expect((await pay.getTransaction(tx.id))!.status).toBe(status);
-      expect((await pay.listTransactions({ limit: 1 }))[0]!.status).toBe(status);
+      expect((await pay.listTransactions({ limit: 1 }))[0].status).toBe(status);
     }
   });
 
@@ -83,17 +83,17 @@ describe('reads and writes', () => {
     expect(payouts.map((p) => p.date)).toEqual(['2025-02-03', '2025-01-20']);
     const [newest] = payouts;
     expect(newest).toMatchObject({ status: 'sent', currency: 'EUR', transactionCount: 2, isManualPayout: false, statementDescriptor: 'PAYREXX 20250203' });
-    const details = await pay.getPayout(newest!.uuid);
-    expect(sim.server.requests.at(-1)!.path).toBe(`/api/v1/Payout/${newest!.uuid}/details/`);
+    const details = await pay.getPayout(newest.uuid);
+    expect(sim.server.requests.at(-1)!.path).toBe(`/api/v1/Payout/${newest.uuid}/details/`);
     expect(details!.transactions).toHaveLength(2);
     for (const t of details!.transactions) expect(t.netAmountCents).toBe(t.amountCents - t.feeCents);
     expect(details!.amountCents).toBe(details!.transactions.reduce((s, t) => s + t.netAmountCents, 0));
     expect(details!.feesCents).toBe(details!.transactions.reduce((s, t) => s + t.feeCents, 0));
     expect(details!.transactions[0]).toMatchObject({ transferType: 'transaction', referenceId: 'ORD-2025-000117', amountCents: 106_999, time: '2025-01-28T11:30:19Z' });
-    const csv = (await pay.getAccountingCsv(newest!.uuid))!.split('\r\n');
+    const csv = (await pay.getAccountingCsv(newest.uuid))!.split('\r\n');
     expect(csv[0]).toBe('payoutUuid,payoutDate,transferType,transactionId,transactionUuid,referenceId,time,amount,fee,net,currency');
-    expect(csv[1]).toMatch(new RegExp(`^${newest!.uuid},2025-02-03,transaction,\\d+,[0-9a-f]+,ORD-2025-000117,2025-01-28T11:30:19Z,1069.99,31.33,1038.66,EUR$`));
-    expect(csv[3]).toBe(`${newest!.uuid},2025-02-03,total,,,,,${((newest!.amountCents + newest!.feesCents) / 100).toFixed(2)},${(newest!.feesCents / 100).toFixed(2)},${(newest!.amountCents / 100).toFixed(2)},EUR`);
+    expect(csv[1]).toMatch(new RegExp(`^${newest.uuid},2025-02-03,transaction,\\d+,[0-9a-f]+,ORD-2025-000117,2025-01-28T11:30:19Z,1069.99,31.33,1038.66,EUR$`));
+    expect(csv[3]).toBe(`${newest.uuid},2025-02-03,total,,,,,${((newest.amountCents + newest.feesCents) / 100).toFixed(2)},${(newest.feesCents / 100).toFixed(2)},${(newest.amountCents / 100).toFixed(2)},EUR`);
     expect(sim.server.requests.some((r) => r.path.includes('accounting-export'))).toBe(false);
     expect(await pay.getPayout('no-such-uuid')).toBeNull();
     expect(await pay.getAccountingCsv('no-such-uuid')).toBeNull();

@@ -25,7 +25,7 @@ const FLOOD = 1_000;
 let erp: ErpSimulator;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
-let servers: http.Server[] = [];
+const servers: http.Server[] = [];
 
 beforeAll(async () => {
   erp = await createErpSimulator().start();
@@ -75,8 +75,8 @@ async function flood(url: string, ip: string, n: number, body: (i: number) => st
   return statuses;
 }
 const count = (xs: number[], s: number) => xs.filter((x) => x === s).length;
-const deliveries = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from payment_deliveries`.execute(ctx.database.db)).rows[0]!.n);
-const jobs = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status'`.execute(ctx.database.db)).rows[0]!.n);
+const deliveries = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from payment_deliveries`.execute(ctx.database.db)).rows[0].n);
+const jobs = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status'`.execute(ctx.database.db)).rows[0].n);
 const providerTransactionCalls = () => pay.server.requests.filter((r) => r.path.startsWith('/api/v1/Transaction/')).length;
 
 test('a flood of forged deliveries from one source is bounded; another source still gets through; repeats merge into one provider call', async () => {
@@ -131,7 +131,7 @@ test('deliveries older than the retention are purged as new ones arrive, with th
   const left = await ctx.database.db.selectFrom('payment_deliveries').select(['transaction_id', 'outcome']).where('received_at', '<', new Date(Date.now() - 7 * 86_400_000)).execute();
   expect(left).toEqual([{ transaction_id: 42, outcome: 'queued' }]);
   const oldJobs = await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status' and sent_at < now() - interval '7 days'`.execute(ctx.database.db);
-  expect(Number(oldJobs.rows[0]!.n)).toBe(0);
+  expect(Number(oldJobs.rows[0].n)).toBe(0);
 });
 
 test('negative control: with the limit off the same flood is recorded in full', async () => {

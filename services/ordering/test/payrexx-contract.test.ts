@@ -104,7 +104,8 @@ beforeAll(async () => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
-    req.on('end', async () => {
+    req.on('end', () => void forward());
+    const forward = async () => {
       const target = new URL(req.url!, sim.baseUrl.replace(/\/api\/v1$/, ''));
       const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length' && k !== 'connection')) as Record<string, string>;
       const answer = await fetch(target, { method: req.method, headers, body: body === '' ? undefined : body });
@@ -113,7 +114,7 @@ beforeAll(async () => {
       recorded.push({ method: req.method!, path: target.pathname, query: Object.fromEntries(target.searchParams), contentType: String(req.headers['content-type'] ?? ''), body, status: answer.status, answer: text });
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
       res.end(text);
-    });
+    };
   });
   await new Promise<void>((r) => proxy.listen(0, '127.0.0.1', r));
   proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}/api/v1`;
@@ -152,8 +153,8 @@ test('every request the client sends and every answer the simulator gives confor
   await pay.listTransactions({ order: 'ASC', limit: 10, offset: 2, from: new Date('2025-01-01T00:00:00+01:00'), to: new Date() });
   sim.payout();
   const payouts = await pay.listPayouts();
-  await pay.getPayout(payouts[0]!.uuid);
-  await pay.getAccountingCsv(payouts[0]!.uuid);
+  await pay.getPayout(payouts[0].uuid);
+  await pay.getAccountingCsv(payouts[0].uuid);
   await pay.getPayout('unknown');
   const gateway = await pay.createGateway({ amountCents: 990, currency: 'EUR', referenceId: 'ORD-C-3', title: 'not sent', purpose: 'ORD-C-3', email: 'g@example.org', successUrl: 'https://shop.example/ok', cancelUrl: 'https://shop.example/cancel' });
   await pay.getGateway(gateway.id);
@@ -202,7 +203,7 @@ test('webhook bodies (JSON and form-encoded) conform to the contract and carry t
   for (const body of json) expect(errorsOf(v.webhook, body)).toEqual([]);
   // The form is the same object flattened: scalars as strings (booleans 1/0), nulls left out.
   const asForm = (x: unknown): unknown =>
-    x === null || typeof x !== 'object' ? (typeof x === 'boolean' ? (x ? '1' : '0') : String(x)) : Object.fromEntries(Object.entries(x as object).filter(([, y]) => y !== null && !(typeof y === 'object' && Object.keys(y as object).length === 0)).map(([k, y]) => [k, asForm(y)]));
+    x === null || typeof x !== 'object' ? (typeof x === 'boolean' ? (x ? '1' : '0') : String(x)) : Object.fromEntries(Object.entries(x).filter(([, y]) => y !== null && !(typeof y === 'object' && Object.keys(y as object).length === 0)).map(([k, y]) => [k, asForm(y)]));
   expect(form).toEqual(json.map(asForm));
 });
 
@@ -239,13 +240,17 @@ describe('negative controls: the validator rejects what departs from the contrac
           p.statementDescriptor = p.statement;
         }
       }
-      if (path.startsWith('/api/v1/Transaction/')) for (const t of env.data) (t.amount = '12.50'), delete t.uuid;
+      if (path.startsWith('/api/v1/Transaction/'))
+        for (const t of env.data) {
+          t.amount = '12.50';
+          delete t.uuid;
+        }
       return JSON.stringify(env);
     };
     await client().listPayouts().catch(() => undefined);
     await client().getTransaction(1001).catch(() => undefined);
     const [payouts, tx] = recorded;
-    expect(violations(payouts!)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'total_fees'", 'answer /data/0 must NOT have additional properties (fees)', 'answer /data/0 must NOT have additional properties (statementDescriptor)']));
-    expect(violations(tx!)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'uuid'", 'answer /data/0/amount must be integer']));
+    expect(violations(payouts)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'total_fees'", 'answer /data/0 must NOT have additional properties (fees)', 'answer /data/0 must NOT have additional properties (statementDescriptor)']));
+    expect(violations(tx)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'uuid'", 'answer /data/0/amount must be integer']));
   });
 });

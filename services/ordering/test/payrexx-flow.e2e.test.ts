@@ -76,9 +76,9 @@ test('order → paylink with description and e-mail prefill → form-encoded ful
     ['form', 'waiting', 200],
     ['form', 'confirmed', 200],
   ]);
-  expect(delivered[1]!.parameterCount).toBeGreaterThan(100);
-  expect(new URLSearchParams(delivered[1]!.body).get('transaction[invoice][products][11][sku]')).toBe('SKU-12');
-  expect(new URLSearchParams(delivered[1]!.body).get('transaction[contact][delivery_place]')).toBe('Zürich');
+  expect(delivered[1].parameterCount).toBeGreaterThan(100);
+  expect(new URLSearchParams(delivered[1].body).get('transaction[invoice][products][11][sku]')).toBe('SKU-12');
+  expect(new URLSearchParams(delivered[1].body).get('transaction[contact][delivery_place]')).toBe('Zürich');
   expect((await orderRow(placed.id)).payment_transaction_id).toBe(transaction.id);
 });
 
@@ -124,7 +124,7 @@ test('two partial refunds processed at the same moment add up: the order becomes
   const ids = await Promise.all(
     [first, second].map(async (t) => (await ctx.database.db.insertInto('payment_deliveries').values({ content_type: 'test', transaction_id: t.id, claimed_status: t.status, outcome: 'queued' }).returning('id').executeTakeFirstOrThrow()).id),
   );
-  await Promise.all([orderFlow.processPaymentStatus(ids[0]!, first.id), orderFlow.processPaymentStatus(ids[1]!, second.id)]);
+  await Promise.all([orderFlow.processPaymentStatus(ids[0], first.id), orderFlow.processPaymentStatus(ids[1], second.id)]);
   expect((await orderRow(order.id)).state).toBe('refunded');
   expect((await historyOf(order.id)).filter((h) => h.change.endsWith('->refunded'))).toHaveLength(1);
   const total = await ctx.database.db.selectFrom('payment_refunds').select('amount_cents').where('order_id', '=', order.id).execute();

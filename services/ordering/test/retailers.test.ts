@@ -98,7 +98,7 @@ describe('localized imports', () => {
     const body = { culture: 'nl', attributes: [{ key: 'feedbackSignal', label: 'Terugkoppeling', options: [{ value: 'silent', label: 'Stil' }] }] };
     const answers = await Promise.all(Array.from({ length: 4 }, () => options(body)));
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
-    expect(answers[0]!.body).toBe('Imported 1 product options for culture nl.');
+    expect(answers[0].body).toBe('Imported 1 product options for culture nl.');
     await ctx.database.db.deleteFrom('articles').execute();
     await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
     const res = await request(ctx.app).get(`/api/grpc-json/v1/shop/articles/${ARTICLE_NUMBERS.siac}`).set('accept-language', 'nl').expect(200);
@@ -116,7 +116,7 @@ describe('shop-articles-as-csv', () => {
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.headers['content-disposition']).toBe('attachment; filename="shop-articles.csv"');
     const rows = parse(res.text, { columns: true }) as Record<string, string>[];
-    expect(Object.keys(rows[0]!)).toEqual(['articleNumber', 'name', 'userGroup', 'isSubitemOnly', 'cardType', 'netPriceCents', 'currency', 'vatRatePercent', 'erpVersion']);
+    expect(Object.keys(rows[0])).toEqual(['articleNumber', 'name', 'userGroup', 'isSubitemOnly', 'cardType', 'netPriceCents', 'currency', 'vatRatePercent', 'erpVersion']);
     expect(rows.find((r) => r.articleNumber === 'SIAC1')).toMatchObject({ name: 'SIAC', userGroup: 'public', isSubitemOnly: 'false', cardType: 'siac1', netPriceCents: '5034', currency: 'EUR', vatRatePercent: '19.00', erpVersion: '0' });
     expect(rows.find((r) => r.articleNumber === 'BSF8')!.name).toBe(`'=HYPERLINK("http://evil.example","x")`);
     expect(rows.some((r) => r.articleNumber === ARTICLE_NUMBERS.spareBoard)).toBe(false);

@@ -46,7 +46,7 @@ test('every request the client sends and every answer the simulator gives confor
   await erp.getArticle('weclapp', updated.id);
   await erp.getArticle('weclapp', '999999');
   const retailers = await erp.listCustomers('weclapp', { retailersOnly: true });
-  await erp.getCustomer('weclapp', retailers[0]!.id);
+  await erp.getCustomer('weclapp', retailers[0].id);
   const webshop = await erp.customerIdByNumber('weclapp', CUSTOMER_NUMBERS.webshop);
 
   // A set with a sub item: main items first, the sub item added under its main item's id.
@@ -62,7 +62,7 @@ test('every request the client sends and every answer the simulator gives confor
   };
   const { salesOrder } = await erp.createSalesOrder('weclapp', draft, 'SO-2026-000001');
   expect(salesOrder.orderItems).toHaveLength(2);
-  expect(salesOrder.orderItems![1]).toMatchObject({ parentItemId: salesOrder.orderItems![0]!.id, unitPrice: '0.00', manualUnitPrice: true });
+  expect(salesOrder.orderItems![1]).toMatchObject({ parentItemId: salesOrder.orderItems![0].id, unitPrice: '0.00', manualUnitPrice: true });
   expect(salesOrder.orderItems![0]).toMatchObject({ unitPrice: '52.94', manualUnitPrice: true });
   // Found by its reference again: no second order, no second set of sub items.
   const again = await erp.createSalesOrder('weclapp', draft, 'SO-2026-000001');
@@ -72,7 +72,7 @@ test('every request the client sends and every answer the simulator gives confor
   const printed = await erp.updateSalesOrder('weclapp', salesOrder.id, { status: 'ORDER_CONFIRMATION_PRINTED' }, again.salesOrder.version);
   await sim.patchEntity('salesOrder', printed.id, { shipped: true });
   expect(await erp.getSalesOrder('weclapp', printed.id)).toMatchObject({ shipped: true, invoiced: true });
-  const { quotation } = await erp.createQuotation('weclapp', { customerId: retailers[0]!.id, quotationItems: [{ articleId: byNumber.get(ARTICLE_NUMBERS.bsf8)!, quantity: '10' }], commission: 'Center subscription' }, 'CQ-1');
+  const { quotation } = await erp.createQuotation('weclapp', { customerId: retailers[0].id, quotationItems: [{ articleId: byNumber.get(ARTICLE_NUMBERS.bsf8)!, quantity: '10' }], commission: 'Center subscription' }, 'CQ-1');
   await erp.getQuotation('weclapp', quotation.id);
   const now = new Date();
   await erp.listSalesInvoices('weclapp', now.getUTCFullYear(), now.getUTCMonth() + 1);
@@ -141,6 +141,6 @@ test('the deprecated /customer view of the same parties conforms too', async () 
   const { result } = (await res.json()) as { result: { id: string; blocked: boolean }[] };
   expect(result.length).toBeGreaterThan(3);
   expect(result.every((c) => c.blocked === false)).toBe(true);
-  await (await fetch(`${sim.baseUrl()}/customer/id/${result[0]!.id}`, { headers: { AuthenticationToken: DEFAULT_TOKENS.main } })).arrayBuffer();
+  await (await fetch(`${sim.baseUrl()}/customer/id/${result[0].id}`, { headers: { AuthenticationToken: DEFAULT_TOKENS.main } })).arrayBuffer();
   expect(sim.contractViolations).toEqual([]);
 });

@@ -19,6 +19,8 @@ import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
+import { rocFileNames, rocPathKey } from './http/roc-paths';
+import { rocHandlers } from './http/roc.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
@@ -99,15 +101,18 @@ export function createApp(deps: TimingDeps): Express {
   app.use(corsFromSpec(spec, deps.corsOrigins ?? []));
 
   // An empty apikey header counts as none: result software sends the header even when no key is configured.
+  // Without the header, the path parameter `key` of the ROC operations carries the key (clients that send no
+  // headers, docs/roc.md); it is checked by exactly the same rule.
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.apikey;
-    const key = (Array.isArray(header) ? header[0] : header)?.trim();
+    const key = (Array.isArray(header) ? header[0] : header)?.trim() || rocPathKey(req);
     return key ? authenticateKey(deps.database.db, key) : null;
   };
 
   app.use(apiDocs(SPEC_FILE, spec));
   app.use(livePage());
   app.use(metrics.router);
+  app.use(rocFileNames);
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
@@ -120,6 +125,7 @@ export function createApp(deps: TimingDeps): Express {
     dispatch({
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
+      ...rocHandlers(handlerDeps, timingMetrics),
       ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),

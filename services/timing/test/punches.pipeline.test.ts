@@ -11,7 +11,9 @@ import { useFastLane } from './helpers';
 
 useFastLane(false);
 // Loaded after the switch (imports would run before it): their beforeAll hooks build the app without the lane.
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- must run after useFastLane(false)
 require('./punches.read.test');
+// eslint-disable-next-line @typescript-eslint/no-require-imports -- as above
 require('./punches.upload.test');
 
 describe('TIMING_FAST_LANE', () => {

@@ -154,7 +154,7 @@ export class TokenService {
     const principal: Principal = {
       kind,
       id,
-      name: String(payload.preferred_username ?? ''),
+      name: str(payload.preferred_username) ?? '',
       roles,
       userGroup: group as UserGroup,
       erpRetailerEntityId: typeof payload.retailer === 'string' ? payload.retailer : null,

@@ -158,7 +158,7 @@ async function dtoContext(db: Kysely<DB>, callerGroup: UserGroup, preferences: r
   };
 }
 
-/** Parameters of {@link listShopArticles} (spec `listShopArticles`). */
+/** Parameters of {@link shopArticleListBody} (spec `listShopArticles`). */
 export interface ShopArticleQuery {
   /** The caller's user group (see `effectiveUserGroup`). */
   callerGroup: UserGroup;
@@ -178,19 +178,12 @@ function parseArticleNumberFilter(raw: string | undefined): Set<string> {
 }
 
 /**
- * Shop articles per spec §4.3 rules 1–3: the listed articles are the shop articles named by the filter
- * (all without one), sub-item-only ones only with `includeSubitemArticles`; with that flag, every shop
- * article named in a BOM slot of a listed article is added (one level). Unless
- * `includeUnavailableArticles`, articles the caller's group may not order are left out at both steps.
- * Ordered by sort order, then article number.
- */
-async function listShopArticles(db: Kysely<DB>, q: ShopArticleQuery): Promise<ArticleDTO[]> {
-  return (await shopArticleListBody(db, q)).value;
-}
-
-/**
- * {@link listShopArticles} with its JSON body, serialized once per cached list (and gzip-compressed once on
- * first demand), so that the hot read does no per-request serialization. Same caching and invalidation.
+ * Shop articles per spec `listShopArticles` rules 1–3: the listed articles are the shop articles named by the
+ * filter (all without one), sub-item-only ones only with `includeSubitemArticles`; with that flag, every shop
+ * article named in a BOM slot of a listed article is added (one level). Unless `includeUnavailableArticles`,
+ * articles the caller's group may not order are left out at both steps. Ordered by sort order, then article
+ * number. The JSON body is serialized once per cached list (and gzip-compressed once on first demand), so
+ * that the hot read does no per-request serialization.
  */
 export async function shopArticleListBody(db: Kysely<DB>, q: ShopArticleQuery): Promise<JsonBody<ArticleDTO[]>> {
   const filter = parseArticleNumberFilter(q.filterByArticleNumbers);

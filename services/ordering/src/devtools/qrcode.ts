@@ -13,11 +13,12 @@
 import { Worker } from 'node:worker_threads';
 import QRCode from 'qrcode';
 import { validationError } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
 
 /** Output format (spec `QrCodeFileFormat`). */
-export type QrFormat = 'png' | 'svg' | 'utf8';
+export type QrFormat = components['schemas']['QrCodeFileFormat'];
 /** Error correction level (spec `ECCLevel`). */
-export type QrEcc = 'L' | 'M' | 'Q' | 'H';
+export type QrEcc = components['schemas']['ECCLevel'];
 
 /** Largest rendered image side (png, svg), pixels. */
 export const MAX_QR_IMAGE_SIDE = 2048;

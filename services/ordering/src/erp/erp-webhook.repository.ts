@@ -58,3 +58,25 @@ export async function completeJob(db: Kysely<DB>, id: string, generation: number
 export async function failJob(db: Kysely<DB>, id: string, error: string, nextAttemptAt: Date): Promise<void> {
   await db.updateTable('erp_webhook_jobs').set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
 }
+
+/**
+ * Extends the leases of running jobs to `leaseSeconds` from now (the worker's heartbeat); a job claimed
+ * again since (its `attempts` moved on) or finished is left as it is.
+ */
+export async function renewJobLeases(db: Kysely<DB>, jobs: readonly { id: string; attempts: number }[], leaseSeconds: number): Promise<void> {
+  if (jobs.length === 0) return;
+  await sql`update erp_webhook_jobs j set locked_until = now() + make_interval(secs => ${leaseSeconds})
+    from unnest(${jobs.map((x) => x.id)}::bigint[], ${jobs.map((x) => x.attempts)}::int[]) as c(id, attempts)
+    where j.id = c.id and j.attempts = c.attempts`.execute(db);
+}
+
+/** Backlog of ERP webhook jobs, as one kind of the queue metrics (`erp-webhook`): the figures of `OutboxBacklogRow`. */
+export async function selectErpWebhookBacklog(db: Kysely<DB>): Promise<{ pending: number; retrying: number; running: number; oldest_age_seconds: number | null }> {
+  const r = await sql<{ pending: number; retrying: number; running: number; oldest_age_seconds: number | null }>`
+    select count(*)::int as pending,
+           (count(*) filter (where last_error is not null))::int as retrying,
+           (count(*) filter (where locked_until > now()))::int as running,
+           extract(epoch from now() - min(received_at))::float8 as oldest_age_seconds
+      from erp_webhook_jobs`.execute(db);
+  return r.rows[0];
+}

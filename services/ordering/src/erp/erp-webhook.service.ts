@@ -26,7 +26,7 @@ import { RETAILER_ERP_SYSTEM, importRetailers } from '../retailers/retailers.ser
 import type { DB } from '../db/schema';
 import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
-import { claimDueJobs, completeJob, failJob, recordDelivery } from './erp-webhook.repository';
+import { claimDueJobs, completeJob, failJob, recordDelivery, renewJobLeases } from './erp-webhook.repository';
 
 /** What an entity handler gets: the ERP system, the entity id and the latest delivery's `type`. */
 interface ErpEntityEvent {
@@ -115,8 +115,15 @@ export interface ErpWebhookWorkerOptions {
   listenUrl?: string;
   /** Poll interval in ms; default 2000. */
   pollMs?: number;
-  /** Lease of a claimed job in seconds; default 120. */
+  /**
+   * Lease of a claimed job in seconds, renewed every third of it while the job runs (heartbeat), so a dead
+   * instance's jobs are taken over within it; default 10.
+   */
   leaseSeconds?: number;
+  /** Jobs processed at once by this worker; default 4. */
+  concurrency?: number;
+  /** Longest run of one job, ms (then it counts as failed and is retried with backoff); default 120000. */
+  deadlineMs?: number;
   /** Retry backoff: base and cap in ms; defaults 2000 and 600000. */
   baseBackoffMs?: number;
   maxBackoffMs?: number;
@@ -169,10 +176,11 @@ export class ErpWebhookWorker {
     await this.running;
   }
 
-  /** Runs a pass soon (coalesced with one in progress). */
+  /** Runs a pass soon (coalesced with one in progress, which claims again at once). */
   kick(): void {
     if (this.running) {
       this.again = true;
+      this.nudge?.();
       return;
     }
     this.running = this.drain()
@@ -187,32 +195,65 @@ export class ErpWebhookWorker {
       });
   }
 
-  /** Processes due jobs until none is left; answers how many were processed (tests call it directly). */
+  /** Resolves the wait of a drain in progress (a kick: new deliveries may be due). */
+  private nudge: (() => void) | null = null;
+
+  /**
+   * Processes due jobs until none is left; answers how many were processed (tests call it directly). Up to
+   * `concurrency` jobs run at once and a finished one frees its slot for the next due job at once, so one
+   * slow entity (an ERP call hanging until its deadline) holds one slot, not the pass.
+   */
   async drain(): Promise<number> {
+    const concurrency = this.o.concurrency ?? 4;
+    const leaseSeconds = this.o.leaseSeconds ?? 10;
+    const running = new Map<string, { attempts: number; done: Promise<void> }>();
+    const heartbeat = setInterval(() => {
+      const held = [...running].map(([id, r]) => ({ id, attempts: r.attempts }));
+      renewJobLeases(this.o.db, held, leaseSeconds).catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook lease renewal failed'));
+    }, (leaseSeconds * 1000) / 3);
+    heartbeat.unref();
     let total = 0;
-    // A stopping instance finishes the batch in hand and leaves the rest to the others (a steady stream of
-    // webhooks would otherwise keep it from ever stopping).
-    while (!this.stopping) {
-      const jobs = await claimDueJobs(this.o.db, 10, this.o.leaseSeconds ?? 120);
-      if (jobs.length === 0) return total;
-      for (const job of jobs) await this.process(job);
-      total += jobs.length;
+    try {
+      // A stopping instance finishes the jobs in hand and leaves the rest to the others (a steady stream of
+      // webhooks would otherwise keep it from ever stopping).
+      while (!this.stopping) {
+        const free = concurrency - running.size;
+        const jobs = free > 0 ? await claimDueJobs(this.o.db, free, leaseSeconds) : [];
+        for (const job of jobs) {
+          const done = this.process(job).finally(() => running.delete(job.id));
+          running.set(job.id, { attempts: job.attempts, done });
+        }
+        total += jobs.length;
+        if (running.size === 0) return total;
+        if (free > 0 && jobs.length === free) continue;
+        // Until a slot frees or a delivery (or the poll) kicks.
+        await Promise.race([...[...running.values()].map((r) => r.done), new Promise<void>((r) => (this.nudge = r))]);
+        this.nudge = null;
+      }
+      await Promise.allSettled([...running.values()].map((r) => r.done));
+      return total;
+    } finally {
+      clearInterval(heartbeat);
     }
-    return total;
   }
 
   private async process(job: Awaited<ReturnType<typeof claimDueJobs>>[number]): Promise<void> {
     const handler = handlers.get(job.entity_name);
     const event: ErpEntityEvent = { erpSystem: job.erp_system as ErpSystem, entityName: job.entity_name, entityId: job.entity_id, type: job.last_type };
+    const deadlineMs = this.o.deadlineMs ?? 120_000;
+    let timer: NodeJS.Timeout | undefined;
     try {
-      if (handler) await handler(event, { db: this.o.db, erp: this.o.erp, logger: this.o.logger });
+      const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`job exceeded its deadline of ${deadlineMs} ms`)), deadlineMs)));
+      if (handler) await Promise.race([handler(event, { db: this.o.db, erp: this.o.erp, logger: this.o.logger }), deadline]);
       await completeJob(this.o.db, job.id, job.generation);
     } catch (err) {
       const base = this.o.baseBackoffMs ?? 2_000;
       const delay = Math.min(this.o.maxBackoffMs ?? 600_000, base * 2 ** Math.min(job.attempts - 1, 20));
       const message = err instanceof Error ? err.message : String(err);
       this.o.logger.warn({ erpSystem: event.erpSystem, entityName: event.entityName, entityId: event.entityId, attempts: job.attempts, err: message }, 'ERP webhook job failed; will retry');
-      await failJob(this.o.db, job.id, message, new Date(Date.now() + delay));
+      await failJob(this.o.db, job.id, message, new Date(Date.now() + delay)).catch((e: unknown) => this.o.logger.warn({ err: (e as Error).message }, 'ERP webhook job release failed; its lease ends on its own'));
+    } finally {
+      clearTimeout(timer);
     }
   }
 }

@@ -1257,6 +1257,54 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/maintenance/dead-jobs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List dead background jobs (dead letters)
+         * @description Background jobs (e-mails, paylinks, payment webhooks, ERP hand-offs, quotations) that were given
+         *     up: refused for good by the third party (an SMTP 5xx answer, an ERP 400), cut off after the whole
+         *     message was sent (outcome unknown: the relay may have delivered it), or out of attempts. Newest first;
+         *     page with `beforeId` (the smallest `id` of the previous page). Each carries its last error (for
+         *     e-mail the relay's answer, e.g. `550 5.1.1 mailbox unavailable`). A refused order e-mail is also
+         *     written to its order's history. What to do with each: the runbook in `docs/outbox.md`.
+         */
+        get: operations["listDeadJobs"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/rest/v1/maintenance/dead-jobs/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Retry a dead background job
+         * @description Gives a dead job another run: due at once, its attempts counted from zero, the last error kept
+         *     until the next attempt. Only a dead job can be retried (a job that is pending or done answers 404,
+         *     and nothing changes). The job keeps its identity (kind and dedupe key; for e-mail the Message-ID),
+         *     so a receiver can recognise a second copy of a message whose first outcome was unknown.
+         */
+        post: operations["retryDeadJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/dev/environment": {
         parameters: {
             query?: never;
@@ -3658,6 +3706,34 @@ export interface components {
             culture: string;
             /** @description Attributes; keys unique. */
             attributes: components["schemas"]["LocalizedProductOption"][];
+        };
+        /** @description A background job of the transactional outbox (a dead letter, or one given another run). */
+        DeadJob: {
+            /** Format: int64 */
+            id: number;
+            /** @description `mail`, `payment-paylink`, `payment-status`, `erp-sales-order`, `erp-quotation`, … */
+            kind: string;
+            /** @description The business identity of the job within its kind, e.g. `order-confirmation:42`. */
+            dedupeKey: string;
+            /**
+             * Format: int64
+             * @description The order the job belongs to, when its dedupe key names one.
+             */
+            orderId?: number;
+            /**
+             * Format: int32
+             * @description Attempts made (0 once given another run).
+             */
+            attempts: number;
+            /** @description The last failure, secrets masked, at most 500 characters (for e-mail the relay's answer). */
+            lastError: string | null;
+            /** Format: date-time */
+            createdAt: string;
+            /**
+             * Format: date-time
+             * @description When it was given up (UTC); null once given another run.
+             */
+            deadAt: string | null;
         };
         /** @description Runtime environment of the instance (never secrets). */
         DevEnvironment: {
@@ -6391,6 +6467,65 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
             503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    listDeadJobs: {
+        parameters: {
+            query?: {
+                /** @description Only jobs of this kind, e.g. `mail`, `payment-paylink`, `payment-status`, `erp-sales-order`. */
+                kind?: string;
+                /** @description Only jobs with a smaller id (the next page). */
+                beforeId?: number;
+                /** @description Most jobs to return. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Dead jobs, newest first. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadJob"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    retryDeadJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description The job's `id` from `listDeadJobs`. */
+                id: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The job, pending again. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DeadJob"];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            404: components["responses"]["ProblemNotFound"];
             default: components["responses"]["ProblemDefault"];
         };
     };

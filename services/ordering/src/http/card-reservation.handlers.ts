@@ -78,7 +78,7 @@ export function cardReservationHandlers(ctx: OrderingDeps): Handlers<operations>
       const raw = req.query.ip;
       // Without `ip`: the peer address, or the client address of a trusted proxy (app `trust proxy`).
       const ip = normalizeIp(raw ?? req.ip ?? req.socket.remoteAddress ?? '');
-      if (raw !== undefined && !ip) throw validationError({ ip: [`'${raw}' is not an IPv4 or IPv6 address.`] });
+      if (raw !== undefined && !ip) throw validationError({ ip: [`'${String(raw)}' is not an IPv4 or IPv6 address.`] });
       res.json({ ip: ip ?? '', countryCode: ip ? geoIpLookup.countryOf(ip) : null });
     },
   };

@@ -43,7 +43,7 @@ export function devHandlers(ctx: OrderingContext): Handlers<operations> {
     devGetCountryByIp(req, res) {
       const raw = req.query.ip;
       const ip = normalizeIp(raw ?? remoteIpOf(req).remoteIp);
-      if (raw !== undefined && !ip) throw validationError({ ip: [`'${raw}' is not an IPv4 or IPv6 address.`] });
+      if (raw !== undefined && !ip) throw validationError({ ip: [`'${String(raw)}' is not an IPv4 or IPv6 address.`] });
       res.json({ ip: ip ?? '', countryCode: ip ? geoIpLookup.countryOf(ip) : null });
     },
     devEncrypt(req, res) {

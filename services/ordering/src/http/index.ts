@@ -33,5 +33,5 @@ export function allHandlers(ctx: OrderingContext, apiVersion: string): HandlerMa
     ...maintenanceHandlers(ctx),
     ...devHandlers(ctx),
     ...erpHandlers(ctx),
-  } as HandlerMap;
+  };
 }

@@ -1,12 +1,13 @@
 /**
- * Handlers of the maintenance area (ordering spec §4.8) owned here: maintenance mode, certificates and
- * caches. The ERP imports of the same area are registered by the ERP module.
+ * Handlers of the maintenance area (ordering spec §4.8) owned here: maintenance mode, certificates,
+ * caches and the outbox's dead letters. The ERP imports of the same area are registered by the ERP module.
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
 import { caches, notifyClearCaches } from '../maintenance/caches';
+import { listDeadJobs, retryDeadJob } from '../outbox/dead-jobs.service';
 import { certificateSubject, createCertificate, type CertificatePurpose } from '../maintenance/certificates';
 
 /** `user:<id>:<name>` / `client:<id>:<name>` of the caller, for the flag's audit columns and logs. */
@@ -33,6 +34,15 @@ export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> 
     },
     async createSigningCertificate(_req, res) {
       res.set('Cache-Control', 'no-store').json(await certificate('signing'));
+    },
+    async listDeadJobs(req, res) {
+      const { kind, beforeId, limit } = req.query;
+      res.json(await listDeadJobs(ctx.database.db, { kind, beforeId, limit }));
+    },
+    async retryDeadJob(req, res) {
+      const job = await retryDeadJob(ctx.database.db, Number(req.params.id));
+      ctx.logger.info({ outboxId: job.id, kind: job.kind, dedupeKey: job.dedupeKey, by: actor(principalOf<Principal>(res)) }, 'dead outbox job given another run');
+      res.json(job);
     },
     async clearCaches(_req, res) {
       const local = await caches.clearAll(ctx.logger);

@@ -52,9 +52,9 @@ export interface ShopArticlesLaneRules {
    * The flags of a plain list request's query (`search`: the part after `?`, '' for none), or null when the
    * request must take the pipeline (another parameter, a repeated one, or a value the spec's schema refuses).
    */
-  plainListQuery(search: string): ListFlags | null;
+  plainListQuery: (search: string) => ListFlags | null;
   /** Whether an `Accept-Language` header (undefined: none) is plainly valid by the spec's `AcceptLanguage`. */
-  plainAcceptLanguage(value: string | undefined): boolean;
+  plainAcceptLanguage: (value: string | undefined) => boolean;
 }
 
 /**

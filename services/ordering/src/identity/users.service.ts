@@ -136,7 +136,7 @@ export class UsersService {
   async create(input: NewUserDto): Promise<UserDto> {
     const problem = passwordProblem(input.password, input.userName);
     if (problem) throw validationError({ password: [problem] });
-    const roles = (input.roles ?? ['customer']) as Role[];
+    const roles = (input.roles ?? ['customer']);
     const userGroup = input.userGroup ?? defaultUserGroup(roles);
     const link = input.erpRetailerEntityId ?? null;
     checkRetailerLink(roles, userGroup, link);
@@ -199,7 +199,7 @@ export class UsersService {
       }, { bumpTokenVersion: !!passwordHash });
       if (!updated) throw notFound();
       if (passwordHash) await revokeUserRefreshTokens(trx, caller.id);
-      if (verificationWanted) await this.requestVerification(trx, updated, newEmail!);
+      if (verificationWanted) await this.requestVerification(trx, updated, newEmail);
       return updated;
     });
     return toUserDto(row);
@@ -299,7 +299,7 @@ export class UsersService {
       const admins = await repo.lockActiveAdmins(trx);
       const target = await repo.lockUser(trx, input.id);
       if (!target) throw notFound();
-      const roles = input.roles as Role[];
+      const roles = input.roles;
       const userGroup = input.userGroup ?? target.user_group;
       const link = input.erpRetailerEntityId !== undefined ? input.erpRetailerEntityId : target.erp_retailer_entity_id;
       const isActive = input.isActive ?? target.is_active;

@@ -44,12 +44,80 @@ function toNodemailer(m: MailMessage) {
   };
 }
 
-/** SMTP mailer (`smtp://user:pass@host:port` or `smtps://…`), with short timeouts so the outbox retries. */
-export function smtpMailer(url: string): Mailer {
-  const transport = nodemailer.createTransport(url, { connectionTimeout: 5_000, greetingTimeout: 5_000, socketTimeout: 10_000 } as never);
+/**
+ * Transport options of the SMTP mailer (nodemailer reads them from `createTransport`'s first argument):
+ * a pool of connections reused across messages, and the client timeouts of RFC 5321 §4.5.3.2 — 5 minutes
+ * for the greeting, 10 minutes of silence (covering the longest, the end of DATA). A relay that is slow
+ * for one recipient holds one pooled connection, never the others. Connecting gets 30 s: nothing is sent
+ * before, so giving up early is safe. Figures and reasons: docs/outbox.md, "Mail".
+ */
+export const SMTP_POOL = {
+  pool: true,
+  maxConnections: 5,
+  maxMessages: 100,
+  connectionTimeout: 30_000,
+  greetingTimeout: 5 * 60_000,
+  socketTimeout: 10 * 60_000,
+} as const;
+
+/**
+ * Mail that must not be retried by itself: the relay refused it for good (`refused`, a 5xx answer in
+ * `response`), or the connection failed after the whole message was sent (`outcome-unknown`: the relay may
+ * have accepted it; retrying blindly could deliver it twice, so an operator decides, docs/outbox.md).
+ */
+export class MailNotRetriedError extends Error {
+  constructor(
+    readonly reason: 'refused' | 'outcome-unknown',
+    message: string,
+    /** The relay's answer (e.g. `550 5.1.1 mailbox unavailable`), when there was one. */
+    readonly response?: string,
+  ) {
+    super(message);
+    this.name = 'MailNotRetriedError';
+  }
+}
+
+/** What nodemailer puts on its errors (nodemailer's `errors` module; `permanent` is set for 5xx except 503). */
+interface SmtpError extends Error {
+  code?: string;
+  response?: string;
+  responseCode?: number;
+  permanent?: boolean;
+}
+
+/**
+ * SMTP mailer (`smtp://user:pass@host:port` or `smtps://…`) on a connection pool (`SMTP_POOL`, `overrides`
+ * for tests and the benchmark). `send` throws {@link MailNotRetriedError} for a 5xx answer and for a
+ * connection lost after the message was handed over, and a plain error for what a retry may fix (4xx,
+ * connection refused or lost before the message went out).
+ */
+export function smtpMailer(url: string, overrides: Partial<{ pool: boolean; maxConnections: number; connectionTimeout: number; greetingTimeout: number; socketTimeout: number }> = {}): Mailer {
+  const transport = nodemailer.createTransport({ url, ...SMTP_POOL, ...overrides } as never);
+  // The stream the transport sends is read only once the relay has said 354 to DATA, and it ends when the
+  // transport has written all of it, right before the final dot. A 'stream' plugin (it runs for every
+  // message before the transport takes it) watches that end for the message's own callback.
+  transport.use('stream', (mail, done) => {
+    const onHandedOver = (mail.data as { onHandedOver?: () => void }).onHandedOver;
+    const message = mail.message as unknown as { createReadStream: (...a: unknown[]) => NodeJS.ReadableStream };
+    if (onHandedOver) {
+      const create = message.createReadStream.bind(message);
+      message.createReadStream = (...a: unknown[]) => create(...a).once('end', onHandedOver);
+    }
+    done();
+  });
   return {
     async send(m) {
-      await transport.sendMail(toNodemailer(m));
+      let handedOver = false;
+      try {
+        await transport.sendMail({ ...toNodemailer(m), onHandedOver: () => (handedOver = true) } as never);
+      } catch (e) {
+        const err = e as SmtpError;
+        if (err.responseCode && err.permanent) throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response);
+        if (!err.responseCode && handedOver) {
+          throw new MailNotRetriedError('outcome-unknown', `connection lost after the message was sent; the relay may have accepted it (${err.code ?? err.message})`);
+        }
+        throw err;
+      }
     },
     async isUp() {
       try {
@@ -69,7 +137,7 @@ export function fileMailer(dir: string): Mailer {
   // Created once, not per message (a mkdir per message was a visible part of an order's CPU); created again
   // when it has gone away since.
   let dirReady: Promise<unknown> | undefined;
-  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err))));
+  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err instanceof Error ? err : new Error(String(err))))));
   return {
     async send(m) {
       const info = (await transport.sendMail(toNodemailer(m))) as unknown as { message: Buffer };
@@ -85,7 +153,7 @@ export function fileMailer(dir: string): Mailer {
         await writeFile(file, info.message);
       }
     },
-    isUp: async () => true,
+    isUp: () => Promise.resolve(true),
     close: () => transport.close(),
   };
 }

@@ -4,9 +4,10 @@
  * number. UPS, FedEx and DHL Express deliver with a phone call or SMS on customs and delivery problems,
  * so the shipping address needs an E.164 phone number for them (spec §2.1).
  */
+import type { components } from '../generated/openapi';
 
-/** Couriers (spec `Courier`). */
-type CourierId = 'dhlParcel' | 'dhlParcelInternational' | 'ups' | 'fedex' | 'dhlExpress';
+/** Couriers (spec `Courier`); {@link COURIERS} has one entry for each. */
+type CourierId = components['schemas']['Courier'];
 
 /** A courier and its terms. */
 export interface Courier {

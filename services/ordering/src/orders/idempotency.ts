@@ -56,7 +56,7 @@ function isLockTimeout(err: unknown): boolean {
  * with another body. A first request still in flight is waited for up to `waitMs`; PostgreSQL then
  * raises a lock timeout, which aborts `trx` and which {@link translateIdempotencyError} turns into 409.
  */
-export async function takeIdempotencyKey(trx: Kysely<DB>, claim: IdempotencyClaim, waitMs: number): Promise<unknown | null> {
+export async function takeIdempotencyKey(trx: Kysely<DB>, claim: IdempotencyClaim, waitMs: number): Promise<unknown> {
   const existing = await repo.takeIdempotencyKey(trx, { ...claim, expiresAt: new Date(Date.now() + IDEMPOTENCY_TTL_MS), waitMs, purgeLimit: PURGE_PER_ORDER });
   if (!existing) return null;
   if (existing.request_hash !== claim.requestHash) {

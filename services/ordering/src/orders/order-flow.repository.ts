@@ -130,7 +130,7 @@ export async function insertDelivery(db: Kysely<DB>, d: { contentType: string | 
     on conflict (transaction_id, (coalesce(claimed_status, ''))) where outcome = 'queued'
     do update set repeats = payment_deliveries.repeats + 1
     returning id, (xmax = 0) as is_new`.execute(db);
-  const row = r.rows[0]!;
+  const row = r.rows[0];
   return { id: Number(row.id), isNew: row.is_new };
 }
 

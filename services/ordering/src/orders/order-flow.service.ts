@@ -130,7 +130,7 @@ function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRe
     phoneNumber: a.phoneNumber ?? phoneFallback ?? undefined,
   };
   // weclapp has no empty properties: an unset field is left out, never sent as null or "".
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== '')) as ErpRecordAddress;
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== ''));
 }
 
 /** Euros as the ERP's decimal string, from integer cents. */
@@ -209,10 +209,10 @@ export class OrderFlow {
   /** The job handlers of the flow by kind. */
   handlers(): Record<string, OutboxHandler<never>> {
     return {
-      [FLOW_JOBS.paylink]: ((job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment)) as OutboxHandler<never>,
-      [FLOW_JOBS.paymentStatus]: ((job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId)) as OutboxHandler<never>,
-      [FLOW_JOBS.erpSalesOrder]: ((job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId)) as OutboxHandler<never>,
-      [PAYLINK_DELETE_JOB]: ((job: { payload: PaylinkDeletePayload }) => this.deleteExpiredPaylink(job.payload)) as OutboxHandler<never>,
+      [FLOW_JOBS.paylink]: ((job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment)),
+      [FLOW_JOBS.paymentStatus]: ((job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId)),
+      [FLOW_JOBS.erpSalesOrder]: ((job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId)),
+      [PAYLINK_DELETE_JOB]: ((job: { payload: PaylinkDeletePayload }) => this.deleteExpiredPaylink(job.payload)),
     };
   }
 

@@ -6,7 +6,6 @@ import type { Kysely } from 'kysely';
 import { codeForCountryId, countryIdForCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
-import type { StoredAddress, StoredContact } from './order.types';
 import { selectOrderPage } from './orders.repository';
 
 /** Spec `OrderPage`. */
@@ -51,8 +50,8 @@ export async function listOrders(db: Kysely<DB>, q: OrderListQuery): Promise<Ord
     size: q.size,
     totalCount: total,
     items: rows.map((r) => {
-      const contact = r.contact as StoredContact;
-      const address = r.shipping_address as StoredAddress;
+      const contact = r.contact;
+      const address = r.shipping_address;
       return {
         oid: r.id,
         orderNumber: r.order_number,

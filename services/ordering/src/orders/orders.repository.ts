@@ -349,3 +349,16 @@ export async function insertOutboxAndCompleteKey(
       returning scope)
     select (select count(${notifyOutbox()}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
 }
+
+/**
+ * Adds a history row to order `orderId` that changes no state (from and to its current state), e.g. an
+ * e-mail the relay refused; returns false when no such order exists.
+ */
+export async function insertOrderNote(db: Kysely<DB>, orderId: number, actor: string, reason: string): Promise<boolean> {
+  const r = await db
+    .insertInto('order_state_changes')
+    .columns(['order_id', 'from_state', 'to_state', 'actor', 'reason'])
+    .expression((eb) => eb.selectFrom('orders').select((s) => [s.ref('id').as('order_id'), s.ref('state').as('from_state'), s.ref('state').as('to_state'), s.val(actor).as('actor'), s.val(reason).as('reason')]).where('id', '=', orderId))
+    .executeTakeFirst();
+  return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
+}

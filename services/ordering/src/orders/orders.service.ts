@@ -199,7 +199,7 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
       await redeemDiscountCodes(trx, evaluation.results, orderId);
       const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
-      const drawn = cart.lines.flatMap((l, i) => (cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] as number }] : []));
+      const drawn = cart.lines.flatMap((l, i) => (cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] }] : []));
       const changed = new Map((await repo.setDrawnCardNumbers(trx, orderId, drawn, CARD_NUMBER_KEY)).map((r) => [r.id, r]));
       const itemRows = inserted.items.map((r) => changed.get(r.id) ?? r);
 

@@ -86,7 +86,7 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
     where id in (
       select id from outbox_messages
       where sent_at is null and dead_at is null and next_attempt_at <= now()
-        and (locked_until is null or locked_until < now()) and kind = any(${kinds as string[]}::text[])
+        and (locked_until is null or locked_until < now()) and kind = any(${kinds}::text[])
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked)
@@ -94,20 +94,90 @@ export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: 
   return r.rows;
 }
 
-/** Marks claimed jobs as done, in one (prepared) statement. */
-export async function markSentMany(db: Kysely<DB>, ids: readonly number[]): Promise<void> {
-  if (ids.length === 0) return;
-  await sql`${PREPARED} update outbox_messages set sent_at = ${new Date()}, locked_until = null, last_error = null where id = any(${[...ids]}::bigint[])`.execute(db);
+/** A claim of a job: its id and the attempt number the claim set (the fencing token of the claim). */
+export interface JobClaim {
+  id: number;
+  attempts: number;
 }
 
-/** Releases a claimed job for a later attempt at `nextAttemptAt`. */
-export async function markFailed(db: Kysely<DB>, id: number, error: string, nextAttemptAt: Date): Promise<void> {
-  await db.updateTable('outbox_messages').set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+/**
+ * Marks claimed jobs as done, in one (prepared) statement. Only claims still held count: a job taken over
+ * by another dispatcher since (its `attempts` moved on) or done/dead already is left as it is.
+ */
+export async function markSentMany(db: Kysely<DB>, claims: readonly JobClaim[]): Promise<void> {
+  if (claims.length === 0) return;
+  await sql`${PREPARED} update outbox_messages o set sent_at = now(), locked_until = null, last_error = null
+    from unnest(${claims.map((c) => c.id)}::bigint[], ${claims.map((c) => c.attempts)}::int[]) as c(id, attempts)
+    where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null`.execute(db);
 }
 
-/** Marks a claimed job as permanently failed (dead); it is never claimed again. */
-export async function markDead(db: Kysely<DB>, id: number, error: string): Promise<void> {
-  await db.updateTable('outbox_messages').set({ locked_until: null, last_error: error.slice(0, 500), dead_at: new Date() }).where('id', '=', id).execute();
+/** Releases a claimed job (if the claim is still held) for a later attempt at `nextAttemptAt`. */
+export async function markFailed(db: Kysely<DB>, claim: JobClaim, error: string, nextAttemptAt: Date): Promise<void> {
+  await db
+    .updateTable('outbox_messages')
+    .set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt })
+    .where('id', '=', claim.id)
+    .where('attempts', '=', claim.attempts)
+    .where('sent_at', 'is', null)
+    .where('dead_at', 'is', null)
+    .execute();
+}
+
+/** Marks a claimed job (if the claim is still held) as permanently failed (dead); it is never claimed again. */
+export async function markDead(db: Kysely<DB>, claim: JobClaim, error: string): Promise<void> {
+  await db
+    .updateTable('outbox_messages')
+    .set({ locked_until: null, last_error: error.slice(0, 500), dead_at: new Date() })
+    .where('id', '=', claim.id)
+    .where('attempts', '=', claim.attempts)
+    .where('sent_at', 'is', null)
+    .where('dead_at', 'is', null)
+    .execute();
+}
+
+/**
+ * Extends the leases of running jobs to `leaseSeconds` from now (the dispatcher's heartbeat), in one
+ * statement; returns the ids whose claim is still held (a job missing from the answer was taken over, or
+ * finished elsewhere, and its runner has lost it).
+ */
+export async function renewLeases(db: Kysely<DB>, claims: readonly JobClaim[], leaseSeconds: number): Promise<number[]> {
+  if (claims.length === 0) return [];
+  const r = await sql<{ id: string | number }>`${PREPARED} update outbox_messages o set locked_until = now() + make_interval(secs => ${leaseSeconds})
+    from unnest(${claims.map((c) => c.id)}::bigint[], ${claims.map((c) => c.attempts)}::int[]) as c(id, attempts)
+    where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null
+    returning o.id`.execute(db);
+  return r.rows.map((row) => Number(row.id));
+}
+
+/** A dead job as the admin API lists it. */
+export type DeadMessage = Pick<OutboxMessage, 'id' | 'kind' | 'dedupe_key' | 'attempts' | 'last_error' | 'created_at' | 'dead_at'>;
+
+/** Dead jobs, newest first, optionally of one kind; at most `limit`, with ids below `beforeId` when given (paging). */
+export async function selectDeadMessages(db: Kysely<DB>, opts: { kind?: string; limit: number; beforeId?: number }): Promise<DeadMessage[]> {
+  let q = db
+    .selectFrom('outbox_messages')
+    .select(['id', 'kind', 'dedupe_key', 'attempts', 'last_error', 'created_at', 'dead_at'])
+    .where('dead_at', 'is not', null)
+    .where('sent_at', 'is', null);
+  if (opts.kind) q = q.where('kind', '=', opts.kind);
+  if (opts.beforeId !== undefined) q = q.where('id', '<', opts.beforeId);
+  const rows = await q.orderBy('id', 'desc').limit(opts.limit).execute();
+  return rows.map((r) => ({ ...r, id: Number(r.id) }));
+}
+
+/**
+ * Gives a dead job another life: due now, attempts from zero, no lease; wakes the dispatchers on commit.
+ * Returns the job, or undefined when no dead job has this id (unknown, or not dead: nothing changes).
+ */
+export async function reviveDeadMessage(db: Kysely<DB>, id: number): Promise<DeadMessage | undefined> {
+  const r = await sql<DeadMessage>`with revived as (
+      update outbox_messages set dead_at = null, attempts = 0, next_attempt_at = now(), locked_until = null
+      where id = ${id} and dead_at is not null and sent_at is null
+      returning id, kind, dedupe_key, attempts, last_error, created_at, dead_at)
+    select r.*, ${notifyOutbox()} as notified from revived r`.execute(db);
+  const row = r.rows[0];
+  if (!row) return undefined;
+  return { id: Number(row.id), kind: row.kind, dedupe_key: row.dedupe_key, attempts: row.attempts, last_error: row.last_error, created_at: row.created_at, dead_at: row.dead_at };
 }
 
 /** Number of jobs not yet done and not dead, optionally of one kind (for metrics and status). */
@@ -138,10 +208,16 @@ export async function releaseReservedJob(db: Kysely<DB>, kind: string, dedupeKey
     where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`.execute(db);
 }
 
-/** Backlog figures of one message kind: unsent and not dead, dead, and the age of the oldest unsent one (s). */
+/**
+ * Backlog figures of one job kind: unsent and not dead (`pending`), of those the ones whose last attempt
+ * failed (`retrying`) and the ones leased to a runner now (`running`), dead, and the age of the oldest
+ * pending one (s, from its creation).
+ */
 export interface OutboxBacklogRow {
   kind: string;
   pending: number;
+  retrying: number;
+  running: number;
   dead: number;
   oldest_age_seconds: number | null;
 }
@@ -151,6 +227,8 @@ export async function selectOutboxBacklog(db: Kysely<DB>): Promise<OutboxBacklog
   const { rows } = await sql<OutboxBacklogRow>`
     select kind,
            (count(*) filter (where dead_at is null))::int as pending,
+           (count(*) filter (where dead_at is null and last_error is not null))::int as retrying,
+           (count(*) filter (where dead_at is null and locked_until > now()))::int as running,
            (count(*) filter (where dead_at is not null))::int as dead,
            extract(epoch from now() - min(created_at) filter (where dead_at is null))::float8 as oldest_age_seconds
       from outbox_messages

@@ -296,7 +296,7 @@ export class PaymentClient {
     const list = await this.data(method, o, map);
     if (list === null) return null;
     if (list.length === 0) throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: 200, code: 'invalidResponse', providerMessage: 'empty data' });
-    return list[0]!;
+    return list[0];
   }
 
   /** Credentials and reachability check (`GET /SignatureCheck/`, one attempt). Never throws. */

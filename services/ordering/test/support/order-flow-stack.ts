@@ -12,7 +12,8 @@ import { createApp } from '../../src/app';
 import { loadDemoCatalog } from '../../src/demo/catalog';
 import { erpClientsOf } from '../../src/composition';
 import { OrderFlow } from '../../src/orders/order-flow.service';
-import { OutboxDispatcher } from '../../src/outbox/outbox.service';
+import type { Mailer } from '../../src/mail/mailer';
+import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from '../helpers';
 
 /** Path of the payment provider's webhook on the ordering service. */
@@ -34,19 +35,22 @@ export interface OrderFlowStack {
   close(): Promise<void>;
 }
 
-/** Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out. */
-export async function startOrderFlowStack(name: string, opts: { erp?: boolean } = {}): Promise<OrderFlowStack> {
+/**
+ * Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `mailer` replaces the
+ * `.eml` drop (e.g. SMTP to a test relay), `onDead` is the dispatcher's (as `server.ts` wires it).
+ */
+export async function startOrderFlowStack(name: string, opts: { erp?: boolean; mailer?: Mailer; onDead?: OutboxDispatcherOptions['onDead'] } = {}): Promise<OrderFlowStack> {
   const erp = opts.erp === false ? undefined : await createErpSimulator().start();
   const pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
   const payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}) });
+  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}) }, opts.mailer ? { mailer: opts.mailer } : {});
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
   const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
   const server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400 });
+  const dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400, onDead: opts.onDead });
   dispatcher.start();
   return {
     ctx,

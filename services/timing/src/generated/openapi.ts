@@ -391,6 +391,111 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/getpunches.asp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event's punches in the ROC text format (public events)
+         * @description The read of the ROC protocol ("Radio Online Control", `getpunches.asp`), so that ROC readers (MeOS's
+         *     online input with the ROC protocol, RadioSender's ROC source, fartOLa, speaker tools) poll our punches
+         *     unchanged: `GET /getpunches.asp?unitId={eventId}&lastId={n}[&date=YYYY-MM-DD&time=HH:MM:SS]`.
+         *     The file name is matched without regard to case (`/getPunches.asp`, as RadioSender sends it), as the
+         *     original server does.
+         *
+         *     - `unitId` is our event id (the answer holds the event's punches: its modems, inside its window) or,
+         *       when it is not all digits, one unit's serial number (that modem's punches, readable as by `getPunches`
+         *       with `modem`: anonymously when the unit belongs to a public event; a unit the caller may not read
+         *       answers nothing, as an unknown one); only punches with an id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
+         *       repeating with `lastId` = the highest id received never skips or repeats a punch.
+         *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
+         *       on the punch time in the event's local wall clock, the clock the punch `time` is kept in; `date`
+         *       alone means its midnight. `time` without `date` is a 400.
+         *     - Answer: `text/plain; charset=utf-8`, no header row, one punch per line ending in CRLF:
+         *       `punchId;controlCode;cardNumber;YYYY-MM-DD HH:MM:SS` (the punch's local time, whole seconds). A
+         *       caught-up poll answers an empty body. Every punch type is listed (Start and Finish with their codes).
+         *     - Access: public events without a key (the `apikey` header is honoured when sent). ROC readers send
+         *       no headers, so a private event is read through `getRocPunchesWithKey`, with the key in the path.
+         *       An unknown event, and a private one without the owner's or an admin's key, is 404 (the same answer).
+         *     - As every public read, undeclared query parameters are ignored.
+         */
+        get: operations["getRocPunches"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/roc/key/{key}/getpunches.asp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read an event's punches in the ROC text format, with the API key in the path (private events)
+         * @description `getRocPunches` for readers that can only be given a URL: the API key is the path segment after
+         *     `key` (`/roc/key/tk_…/getpunches.asp`), because ROC readers send no headers and append their own
+         *     query string (`?unitId=…`) to the URL typed in, so a key cannot travel as a header or a query
+         *     parameter. The key counts as if sent in the `apikey` header: unknown or revoked is 401, another user's
+         *     key on a private event 404 (as a missing event). Log lines show the segment as `***`.
+         *     Same parameters, answer and polling guarantee as `getRocPunches`; the file name is matched without
+         *     regard to case.
+         */
+        get: operations["getRocPunchesWithKey"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/roc/key/{key}/sendpunches_v2.php": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Upload a punch from a ROC radio unit (form fields, as yaroc sends them)
+         * @description The upload of the ROC protocol (`sendpunches_v2.php`), as ROC radio units such as yaroc post it:
+         *     one punch as form fields with the index 1 (`control1`, `sinumber1`, `stationmode1`, `date1`, `sitime1`,
+         *     `ms1`, `roctime1`), the unit's `macaddr`, and fields the service ignores (`1`, `length`, other
+         *     unknown names). The owner's API key is the path segment after `key` (units send no headers; log lines
+         *     show it as `***`).
+         *
+         *     - The unit is a modem whose serial number is its `macaddr` exactly as sent (yaroc: 12 lower-case hex
+         *       digits): registered to the key's user on its first upload, another user's unit is 403, with the
+         *       limits of `postPunches` and its daily quota (429 with `Retry-After`). Its punches are read by every read of this API (`getPunches`,
+         *       `getPublicEventPunches`, the ROC reads, the live page) once an event names the unit.
+         *     - `time` = `date1` + `sitime1` + `ms1` (the SI station's local wall clock, milliseconds kept);
+         *       `stationmode1` gives the type by the SPORTident station mode (2 Control, 3 Start, 4 Finish,
+         *       7 Clear, 10 Check; any other value, or none, Unknown); `code` = `control1`, `card` = `sinumber1`
+         *       (at most 16,777,215 as for every upload). `roctime1` (the unit's clock when sending) is not kept:
+         *       `receptionTimeUtc` is the service's clock at receipt.
+         *     - Re-sent punches (same unit, card, code, time and type) are stored once: a unit may repeat a post
+         *       whose answer it lost.
+         *     - Fields with an index other than 1 (`control2`, …) are refused with 400 instead of being dropped;
+         *       a missing or invalid field is 400 naming it; nothing is stored then.
+         *     - Answer: 200 `text/plain` `OK` followed by CRLF (senders such as yaroc only check for a 2xx status).
+         */
+        post: operations["postRocPunches"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/public/versions": {
         parameters: {
             query?: never;
@@ -452,6 +557,49 @@ export interface components {
          * @enum {string}
          */
         PunchType: "Unknown" | "Control" | "Start" | "Finish" | "Check" | "Clear";
+        /**
+         * @description One punch of a ROC radio unit, as yaroc posts it (form fields with the index 1). Other fields (`1`,
+         *     `length`, unknown names) are accepted and ignored, except indexed punch fields other than 1 (400).
+         */
+        RocPunchForm: {
+            macaddr: components["schemas"]["ModemSerial"];
+            /**
+             * @description Control code (0 … 65535).
+             * @example 31
+             */
+            control1: string;
+            /**
+             * @description SI card number (decimal digits, at most 16,777,215).
+             * @example 8621484
+             */
+            sinumber1: string;
+            /**
+             * @description SPORTident station mode (2 Control, 3 Start, 4 Finish, 7 Clear, 10 Check; others Unknown).
+             * @example 2
+             */
+            stationmode1?: string;
+            /**
+             * @description Local date of the punch (`YYYY-MM-DD`).
+             * @example 2020-02-01
+             */
+            date1: string;
+            /**
+             * @description Local time of day of the punch (`HH:MM:SS`).
+             * @example 19:16:03
+             */
+            sitime1: string;
+            /**
+             * @description Milliseconds of the punch time (`000` … `999`; absent means 0).
+             * @example 125
+             */
+            ms1?: string;
+            /** @description The unit's clock when it sent the punch (`YYYY-MM-DD HH:MM:SS`); not kept. */
+            roctime1?: string;
+            /** @description A length figure yaroc computes; ignored. */
+            length?: string;
+        } & {
+            [key: string]: string;
+        };
         /**
          * @description Modem serial number (letters, digits, `.`, `_`, `:`, `-`; no commas, so that lists and CSV need no quoting).
          * @example 2020054
@@ -858,6 +1006,19 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
+        /** @description The punches after `lastId`, ascending id, one per CRLF-terminated line; empty when caught up. */
+        RocPunches: {
+            headers: {
+                [name: string]: unknown;
+            };
+            content: {
+                /**
+                 * @example 1;31;9790916;2020-02-01 19:16:03
+                 *     2;32;9790916;2020-02-01 19:18:41
+                 */
+                "text/plain": string;
+            };
+        };
         /** @description Unexpected error. */
         ProblemDefault: {
             headers: {
@@ -869,6 +1030,31 @@ export interface components {
         };
     };
     parameters: {
+        /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
+        RocKeyPath: string;
+        /**
+         * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+         *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+         *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+         *     unencoded.
+         * @example 1
+         */
+        RocUnitId: components["schemas"]["ModemSerial"];
+        /**
+         * @description Return only punches with an id greater than this value (exclusive); start with 0.
+         * @example 0
+         */
+        RocLastId: number;
+        /**
+         * @description With `time`, the inclusive lower bound of the punch time (local date of the event, `YYYY-MM-DD`).
+         * @example 2020-02-01
+         */
+        RocDate: string;
+        /**
+         * @description Local time of day of the lower bound on `date` (`HH:MM:SS`, `H:MM:SS` or `HH:MM`, as MeOS formats the zero time). The colons may be sent unencoded, as MeOS does.
+         * @example 09:00:00
+         */
+        RocTime: string;
         /** @description Event id. */
         EventIdPath: number;
         /** @description User id. */
@@ -1532,6 +1718,128 @@ export interface operations {
             406: components["responses"]["NotAcceptable"];
             429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getRocPunches: {
+        parameters: {
+            query: {
+                /**
+                 * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+                 *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+                 *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+                 *     unencoded.
+                 * @example 1
+                 */
+                unitId: components["parameters"]["RocUnitId"];
+                /**
+                 * @description Return only punches with an id greater than this value (exclusive); start with 0.
+                 * @example 0
+                 */
+                lastId: components["parameters"]["RocLastId"];
+                /**
+                 * @description With `time`, the inclusive lower bound of the punch time (local date of the event, `YYYY-MM-DD`).
+                 * @example 2020-02-01
+                 */
+                date?: components["parameters"]["RocDate"];
+                /**
+                 * @description Local time of day of the lower bound on `date` (`HH:MM:SS`, `H:MM:SS` or `HH:MM`, as MeOS formats the zero time). The colons may be sent unencoded, as MeOS does.
+                 * @example 09:00:00
+                 */
+                time?: components["parameters"]["RocTime"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RocPunches"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getRocPunchesWithKey: {
+        parameters: {
+            query: {
+                /**
+                 * @description The event id (decimal digits, as `getPunches`'s `eventId`), or a unit: the serial number of one modem or
+                 *     ROC radio unit (its `macaddr`), for readers set to a unit id ("use unit id" in MeOS); it must contain a
+                 *     character other than a digit, since digits alone name an event. The colons of a MAC address may be sent
+                 *     unencoded.
+                 * @example 1
+                 */
+                unitId: components["parameters"]["RocUnitId"];
+                /**
+                 * @description Return only punches with an id greater than this value (exclusive); start with 0.
+                 * @example 0
+                 */
+                lastId: components["parameters"]["RocLastId"];
+                /**
+                 * @description With `time`, the inclusive lower bound of the punch time (local date of the event, `YYYY-MM-DD`).
+                 * @example 2020-02-01
+                 */
+                date?: components["parameters"]["RocDate"];
+                /**
+                 * @description Local time of day of the lower bound on `date` (`HH:MM:SS`, `H:MM:SS` or `HH:MM`, as MeOS formats the zero time). The colons may be sent unencoded, as MeOS does.
+                 * @example 09:00:00
+                 */
+                time?: components["parameters"]["RocTime"];
+            };
+            header?: never;
+            path: {
+                /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
+                key: components["parameters"]["RocKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            200: components["responses"]["RocPunches"];
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            404: components["responses"]["NotFound"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    postRocPunches: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
+                key: components["parameters"]["RocKeyPath"];
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": components["schemas"]["RocPunchForm"];
+            };
+        };
+        responses: {
+            /** @description The punch is stored (or was stored before). */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    /** @example OK */
+                    "text/plain": "OK\r\n";
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
+            413: components["responses"]["ContentTooLarge"];
+            415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ProblemDefault"];
         };
     };

@@ -18,6 +18,9 @@ const UPLOAD_LIMIT_BYTES = 10 * 1024 * 1024;
 /** Body limit of every other operation. */
 const SMALL_BODY_LIMIT_BYTES = 256 * 1024;
 
+/** Body limit of a ROC radio unit's post (one punch as form fields). */
+const ROC_FORM_LIMIT_BYTES = 16 * 1024;
+
 const JSON_TYPES = ['application/json', 'application/*+json'];
 
 /** 415 for any `Content-Encoding` other than gzip/identity on a request with a body. */
@@ -91,17 +94,22 @@ export function deferBodyError(res: { locals?: Record<string, unknown> }, err: u
 }
 
 /**
- * Body parsers chosen by operation: `postPunches` takes JSON or CSV up to 10 MiB, others JSON up to 256 KiB.
+ * Body parsers chosen by operation: `postPunches` takes JSON or CSV up to 10 MiB, `postRocPunches` a form up to
+ * 16 KiB, others JSON up to 256 KiB.
  * A body already read (upload fast lane) is left as it is: body-parser skips finished requests.
  */
 export function bodyParsers(): RequestHandler {
   const uploadJson = uploadJsonParser();
   const uploadCsv = express.text({ type: 'text/csv', limit: UPLOAD_LIMIT_BYTES });
   const smallJson = express.json({ type: JSON_TYPES, limit: SMALL_BODY_LIMIT_BYTES, verify: refuseDeepJson });
+  // A ROC radio unit's post: flat form fields of one punch (docs/roc.md).
+  const rocForm = express.urlencoded({ extended: false, limit: ROC_FORM_LIMIT_BYTES, parameterLimit: 100 });
   return (req, res, next) => {
     const deferred: unknown = res.locals[DEFERRED_BODY_ERROR];
     if (deferred !== undefined) return next(deferred);
-    if (operationOf(req)?.operationId !== 'postPunches') return smallJson(req, res, next);
+    const operationId = operationOf(req)?.operationId;
+    if (operationId === 'postRocPunches') return rocForm(req, res, next);
+    if (operationId !== 'postPunches') return smallJson(req, res, next);
     uploadJson(req, res, (err?: unknown) => (err ? next(err) : uploadCsv(req, res, next)));
   };
 }

@@ -59,9 +59,9 @@ export interface PunchLaneRules {
    * The query of a plain `getPunches` request (see the module comment), or null when the request must take
    * the pipeline. `search` is the part after `?`.
    */
-  plainPunchQuery(search: string): PunchQuery | null;
+  plainPunchQuery: (search: string) => PunchQuery | null;
   /** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
-  isPlainUpload(body: unknown): body is NewPunch[];
+  isPlainUpload: (body: unknown) => body is NewPunch[];
 }
 
 /**

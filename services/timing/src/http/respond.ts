@@ -10,7 +10,7 @@ import type { Principal } from '../auth/principal';
  * operations without a 200 have `Response<never>`, which shared's `principalOf` does not accept).
  */
 export function callerOf<T>(res: Response<T>): Principal | null {
-  return principalOf<Principal>(res as unknown as Response);
+  return principalOf<Principal>(res);
 }
 
 /** The caller of an operation whose `x-roles` exclude anonymous callers (access control guarantees one). */

@@ -1,0 +1,67 @@
+// `pnpm lint`'s linter: typescript-eslint's type-aware recommended rules over every TypeScript source of the
+// workspace, plus a file-length limit. Generated code and frozen migrations are left as they were written.
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+
+export default tseslint.config(
+  {
+    ignores: [
+      '**/node_modules/**',
+      '**/dist/**',
+      '.data/**',
+      '**/generated/**',
+      'services/*/src/db/migrations/**',
+      'bench/results/**',
+      '**/*.cjs',
+      '**/*.js',
+      '**/*.mjs',
+    ],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: { projectService: true, tsconfigRootDir: import.meta.dirname },
+    },
+    linterOptions: { reportUnusedDisableDirectives: 'error' },
+    rules: {
+      'max-lines': ['error', { max: 400 }],
+      // An async function that awaits nothing is how an interface's promise-returning member is written when
+      // this implementation happens to be synchronous; the rule would turn those into Promise.resolve noise.
+      '@typescript-eslint/require-await': 'off',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_', caughtErrors: 'none' }],
+    },
+  },
+  {
+    // Tests read HTTP answers (supertest's `body` is `any`) and poke at them; typing every answer in a test
+    // would restate the spec a second time, so the "unsafe any" family is off there, and only there.
+    files: ['**/test/**/*.ts', 'test/**/*.ts', 'bench/test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-unsafe-member-access': 'off',
+      '@typescript-eslint/no-unsafe-assignment': 'off',
+      '@typescript-eslint/no-unsafe-argument': 'off',
+      '@typescript-eslint/no-unsafe-call': 'off',
+      '@typescript-eslint/no-unsafe-return': 'off',
+    },
+  },
+  {
+    // Longer than the file-length rule allows, waiting to be split by responsibility (docs/architecture.md,
+    // "File length"). The list only shrinks: a new file over 400 lines fails `pnpm lint`.
+    files: [
+      'bench/src/dataset.ts',
+      'bench/src/report.ts',
+      'bench/src/run.ts',
+      'packages/erp-simulator/src/seed.ts',
+      'packages/erp-simulator/src/simulator.ts',
+      'packages/payment-simulator/src/simulator.ts',
+      'services/ordering/src/erp/erp.client.ts',
+      'services/ordering/src/orders/order-flow.service.ts',
+      'services/ordering/src/payment/payment.client.ts',
+      'services/timing/src/punches/punches.repository.ts',
+      'services/timing/test/live.test.ts',
+      'test/topology/scenarios.ts',
+      'test/topology/topology.ts',
+    ],
+    rules: { 'max-lines': 'off' },
+  },
+);
