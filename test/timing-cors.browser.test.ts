@@ -35,16 +35,43 @@ beforeAll(async () => {
     res.end('<!doctype html><title>live results</title><body></body>');
   });
   timing = await startTiming();
-  timingBase = await listen(timing.app as unknown as http.RequestListener);
+  timingBase = await listen(timing.app);
   const org = await timing.createUser('organiser');
   ownerKey = org.key;
-  const punches = (modem: string) => Array.from({ length: 3 }, (_, i) => ({ card: String(8_700_000 + i), time: Date.UTC(2026, 10, 24, 10, 0, i), code: 31 + i, type: 'Control', modem }));
+  const punches = (modem: string) =>
+    Array.from({ length: 3 }, (_, i) => ({
+      card: String(8_700_000 + i),
+      time: Date.UTC(2026, 10, 24, 10, 0, i),
+      code: 31 + i,
+      type: 'Control',
+      modem,
+    }));
   await upload(timing, org.key, [...punches('5000001'), ...punches('5000002')]);
-  eventId = (await request(timing.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Live', public: true, modems: ['5000001'] }).expect(201)).body.id;
-  privateEventId = (await request(timing.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Closed', public: false, modems: ['5000002'] }).expect(201)).body.id;
+  eventId = (
+    await request(timing.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', org.key)
+      .send({ name: 'Live', public: true, modems: ['5000001'] })
+      .expect(201)
+  ).body.id;
+  privateEventId = (
+    await request(timing.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', org.key)
+      .send({ name: 'Closed', public: false, modems: ['5000002'] })
+      .expect(201)
+  ).body.id;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -79,12 +106,21 @@ async function readFromPage(page: Page, url: string, headers: Record<string, str
 }
 
 /** The headers a page or its library adds to a GET (jQuery, axios, no-cache set-ups). */
-const PAGE_HEADERS = { 'Content-Type': 'application/json', 'Cache-Control': 'no-cache', Pragma: 'no-cache', 'X-Requested-With': 'XMLHttpRequest' };
+const PAGE_HEADERS = {
+  'Content-Type': 'application/json',
+  'Cache-Control': 'no-cache',
+  Pragma: 'no-cache',
+  'X-Requested-With': 'XMLHttpRequest',
+};
 
 describe('a live-result page on another origin', () => {
   test('reads punches of a public event with Content-Type, Cache-Control, Pragma and X-Requested-With', async () => {
     const page = await pageAt(pageOrigin);
-    const read = await readFromPage(page, `${timingBase}/api/rest/v1/punches?eventId=${eventId}&afterId=0`, PAGE_HEADERS);
+    const read = await readFromPage(
+      page,
+      `${timingBase}/api/rest/v1/punches?eventId=${eventId}&afterId=0`,
+      PAGE_HEADERS,
+    );
     expect(read).toEqual({ status: 200, punches: 3, total: '3' });
     await page.close();
   });
@@ -105,7 +141,10 @@ describe('a live-result page on another origin', () => {
 
   test('negative control: a header outside the list is refused by the browser', async () => {
     const page = await pageAt(pageOrigin);
-    const read = await readFromPage(page, `${timingBase}/api/rest/v1/punches?eventId=${eventId}`, { ...PAGE_HEADERS, 'X-Not-Allowed': '1' });
+    const read = await readFromPage(page, `${timingBase}/api/rest/v1/punches?eventId=${eventId}`, {
+      ...PAGE_HEADERS,
+      'X-Not-Allowed': '1',
+    });
     expect(read).toMatchObject({ error: expect.stringMatching(/Failed to fetch/) });
     await page.close();
   });
@@ -118,6 +157,17 @@ describe('a live-result page on another origin', () => {
       .set('Access-Control-Request-Headers', 'content-type,cache-control,pragma,x-requested-with')
       .expect(204);
     const allowed = String(res.headers['access-control-allow-headers']).toLowerCase().split(',');
-    for (const h of ['content-type', 'cache-control', 'pragma', 'x-requested-with', 'authorization', 'apikey', 'x-sportident-client-id', 'last-event-id', 'idempotency-key']) expect(allowed).toContain(h);
+    for (const h of [
+      'content-type',
+      'cache-control',
+      'pragma',
+      'x-requested-with',
+      'authorization',
+      'apikey',
+      'x-sportident-client-id',
+      'last-event-id',
+      'idempotency-key',
+    ])
+      expect(allowed).toContain(h);
   });
 });

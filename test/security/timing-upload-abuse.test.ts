@@ -55,7 +55,11 @@ interface RawAnswer {
  * `sendAll`) the rest in 64 KiB pieces while nothing has been answered yet. Resolves when the connection
  * ends or 2 s after the answer.
  */
-function rawUpload(headers: Record<string, string>, body: Buffer, opts: { firstChunk: number; sendAll: boolean }): Promise<RawAnswer> {
+function rawUpload(
+  headers: Record<string, string>,
+  body: Buffer,
+  opts: { firstChunk: number; sendAll: boolean },
+): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let received = '';
@@ -74,14 +78,25 @@ function rawUpload(headers: Record<string, string>, body: Buffer, opts: { firstC
       if (!answer && received.includes('\r\n\r\n')) {
         answeredAt = performance.now();
         const head = received.slice(0, received.indexOf('\r\n\r\n')).toLowerCase();
-        answer = { status: Number(head.slice(9, 12)), head, ms: answeredAt - started, sentBeforeAnswer: sent, closedByServer: false };
+        answer = {
+          status: Number(head.slice(9, 12)),
+          head,
+          ms: answeredAt - started,
+          sentBeforeAnswer: sent,
+          closedByServer: false,
+        };
         setTimeout(() => finish(false), 2000).unref();
       }
     });
     socket.on('end', () => finish(true));
     socket.on('close', () => finish(true));
     socket.on('connect', () => {
-      const lines = ['POST /api/rest/v1/punches HTTP/1.1', 'Host: localhost', `Content-Length: ${body.length}`, ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`)];
+      const lines = [
+        'POST /api/rest/v1/punches HTTP/1.1',
+        'Host: localhost',
+        `Content-Length: ${body.length}`,
+        ...Object.entries(headers).map(([k, v]) => `${k}: ${v}`),
+      ];
       socket.write(`${lines.join('\r\n')}\r\n\r\n`);
       socket.write(body.subarray(0, opts.firstChunk));
       sent = opts.firstChunk;
@@ -106,8 +121,13 @@ describe.each([
 ])('%s', (_name, extra: Record<string, string>) => {
   test('a 4 MB gzip bomb with a bogus key: 401 from the headers alone, the body never read, the connection closed', async () => {
     expect(BOMB.length).toBeGreaterThanOrEqual(4_000_000);
-    const r = await rawUpload({ ...gzipJson, ...extra, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: false });
-    console.log(`${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`);
+    const r = await rawUpload({ ...gzipJson, ...extra, apikey: BOGUS }, BOMB, {
+      firstChunk: 16 * 1024,
+      sendAll: false,
+    });
+    console.log(
+      `${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`,
+    );
     expect(r.status).toBe(401);
     expect(r.head).toContain('connection: close');
     // Only the first 16 KiB of 4 MB were ever sent: the answer could not have waited for the body.
@@ -123,7 +143,10 @@ describe.each([
   });
 
   test('a valid key with 8 MiB of nested brackets (8 KB of gzip): 400 for the nesting, quickly', async () => {
-    const r = await rawUpload({ ...gzipJson, ...extra, apikey: key }, SMALL_BOMB, { firstChunk: SMALL_BOMB.length, sendAll: false });
+    const r = await rawUpload({ ...gzipJson, ...extra, apikey: key }, SMALL_BOMB, {
+      firstChunk: SMALL_BOMB.length,
+      sendAll: false,
+    });
     console.log(`${_name}: nested-bracket bomb with a valid key: ${r.status} in ${r.ms.toFixed(1)} ms`);
     expect(r.status).toBe(400);
     expect(r.ms).toBeLessThan(1000);
@@ -136,8 +159,15 @@ describe.each([
   });
 
   test('negative control: a gzip batch with the valid key is stored', async () => {
-    const batch = Buffer.from(JSON.stringify([{ card: '7', time: localMs(9), code: 31, type: 'Control', modem: `BOMB-${extra.Origin ? 'P' : 'F'}` }]));
-    const r = await rawUpload({ ...gzipJson, ...extra, apikey: key }, gzipSync(batch), { firstChunk: gzipSync(batch).length, sendAll: false });
+    const batch = Buffer.from(
+      JSON.stringify([
+        { card: '7', time: localMs(9), code: 31, type: 'Control', modem: `BOMB-${extra.Origin ? 'P' : 'F'}` },
+      ]),
+    );
+    const r = await rawUpload({ ...gzipJson, ...extra, apikey: key }, gzipSync(batch), {
+      firstChunk: gzipSync(batch).length,
+      sendAll: false,
+    });
     expect(r.status).toBe(200);
     expect(r.head).not.toContain('connection: close');
   });
@@ -148,10 +178,16 @@ test('six bogus-key bombs sent in full at once: the event loop never stalls and 
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   delay.enable();
-  const answers = await Promise.all(Array.from({ length: 6 }, () => rawUpload({ ...gzipJson, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: true })));
+  const answers = await Promise.all(
+    Array.from({ length: 6 }, () =>
+      rawUpload({ ...gzipJson, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: true }),
+    ),
+  );
   delay.disable();
   const rssGrowth = process.memoryUsage().rss - rssBefore;
-  console.log(`6 bogus-key 4 MB bombs: ${answers.map((a) => `${a.status} in ${a.ms.toFixed(1)} ms`).join(', ')}; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms; RSS +${(rssGrowth / 1e6).toFixed(1)} MB`);
+  console.log(
+    `6 bogus-key 4 MB bombs: ${answers.map((a) => `${a.status} in ${a.ms.toFixed(1)} ms`).join(', ')}; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms; RSS +${(rssGrowth / 1e6).toFixed(1)} MB`,
+  );
   expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 401]);
   expect(delay.max / 1e6).toBeLessThan(250);
   // The bodies together would inflate to gigabytes; none of it is read.

@@ -64,7 +64,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
       const caller = requireCaller(res);
       // The validator checked the JSON body as an array only (`x-items-checked-alone`): its elements are
       // checked here, one by one.
-      const batch = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : checkJsonPunches(req.body as readonly unknown[]);
+      const batch = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : checkJsonPunches(req.body);
       const result = await uploadPunches(svc, caller, batch.punches, receivedAtUtc, batch.rejected);
       countIngested(timingMetrics, result.stored);
       res.json(result);
