@@ -2,7 +2,8 @@
  * The README's walkthroughs, run as a newcomer would paste them: every ```sh walkthrough block of README.md,
  * in order, against `pnpm start` with its demo data (fresh data directory; free ports put in place of the
  * default ports and `.data/` replaced by the run's data directory). A block must exit 0 and show what the
- * README says it shows.
+ * README says it shows. The shop walkthrough runs again after the stack restarted on the same data (the demo
+ * must survive its second day), and fails when its order does not get through.
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
@@ -43,26 +44,31 @@ let stackExit: Promise<number | null>;
 let dataDir: string;
 let ports: Record<'ordering' | 'timing' | 'erp' | 'payment' | 'pg', number>;
 
-beforeAll(async () => {
-  dataDir = mkdtempSync(path.join(tmpdir(), 'readme-'));
-  const [pg, ordering, timing, erp, payment] = await freePorts(5);
-  ports = { pg, ordering, timing, erp, payment };
+/** Starts `pnpm start` on this run's ports and data directory and waits until both services are ready. */
+async function startStack(): Promise<void> {
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     DATA_DIR: dataDir,
-    EMBEDDED_PG_PORT: String(pg),
-    ORDERING_PORT: String(ordering),
-    TIMING_PORT: String(timing),
-    ERP_SIMULATOR_PORT: String(erp),
-    PAYMENT_SIMULATOR_PORT: String(payment),
+    EMBEDDED_PG_PORT: String(ports.pg),
+    ORDERING_PORT: String(ports.ordering),
+    TIMING_PORT: String(ports.timing),
+    ERP_SIMULATOR_PORT: String(ports.erp),
+    PAYMENT_SIMULATOR_PORT: String(ports.payment),
     COREPACK_ENABLE_DOWNLOAD_PROMPT: '0',
   };
   delete env.DATABASE_URL;
   stack = spawn('pnpm', ['start'], { cwd: root, env, stdio: 'ignore' });
   stackExit = new Promise((resolve) => stack.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 120_000;
-  await waitHealthy(`http://127.0.0.1:${timing}/readyz`, deadline);
-  await waitHealthy(`http://127.0.0.1:${ordering}/readyz`, deadline);
+  await waitHealthy(`http://127.0.0.1:${ports.timing}/readyz`, deadline);
+  await waitHealthy(`http://127.0.0.1:${ports.ordering}/readyz`, deadline);
+}
+
+beforeAll(async () => {
+  dataDir = mkdtempSync(path.join(tmpdir(), 'readme-'));
+  const [pg, ordering, timing, erp, payment] = await freePorts(5);
+  ports = { pg, ordering, timing, erp, payment };
+  await startStack();
 }, 150_000);
 
 afterAll(async () => {
@@ -109,4 +115,22 @@ describe('README walkthroughs', () => {
     expect(output).toMatch(/"commission":"SO-\d{4}-\d{6}"/);
     expect(status).toBe(0);
   });
+
+  it('negative control: the shop walkthrough fails when its order is not paid', () => {
+    // The payment step left out: the order stays pending_payment.
+    const unpaid = blocks[1].replace(/^curl[^\n]*action=pay[^\n]*$/m, 'true').replace('seq 1 30', 'seq 1 2');
+    expect(unpaid).not.toMatch(/action=pay/);
+    const { status, output } = runBlock(unpaid);
+    expect(output).toMatch(/not transferred/);
+    expect(status).not.toBe(0);
+  });
+
+  it('after a restart on the same data, the shop walkthrough works again (new paylink ids, a second sales order)', async () => {
+    stack.kill('SIGTERM');
+    await stackExit;
+    await startStack();
+    const { status, output } = runBlock(blocks[1]);
+    expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
+    expect(status).toBe(0);
+  }, 200_000);
 });

@@ -11,6 +11,7 @@ import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestC
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
+import { createApp } from '../../services/ordering/src/app';
 import { attackSpec, DEEP, summarizeFindings, type HostileReport } from './hostile';
 
 jest.setTimeout(300_000);
@@ -44,6 +45,42 @@ describe('ordering', () => {
     await ctx.close();
     await pay.stop();
     await erp.stop();
+  });
+
+  test('the findings: NUL is a 400 (not a 500) and costs no rate-limit point; JSON bodies are typed; integers strict', async () => {
+    // An app of its own with a budget of 3 discount-code checks a minute (its own in-memory counters).
+    const small = createApp({ ...ctx.deps, config: { ...ctx.deps.config, rateLimitDiscountValidationsPerMinute: 3 } });
+    const validate = () => request(small).post('/api/grpc-json/v1/shop/discount-codes/validate').set('Content-Type', 'application/json');
+    // Five NUL requests against a budget of 3: each a 400 from validation, none charged …
+    for (let i = 0; i < 5; i++) {
+      const res = await validate().send({ codes: ['A\u0000B'], orderItems: [{ articleNumber: 'SIAC1', quantity: 1 }] });
+      expect(res.status).toBe(400);
+      expect(res.text).not.toMatch(/invalid byte sequence|at .*\(/);
+    }
+    // … so the budget is whole: 3 checks pass validation, the 4th is 429 (negative control: the limit works).
+    const statuses = [];
+    for (let i = 0; i < 4; i++) statuses.push((await validate().send({ codes: [`NOPE-${i}`], orderItems: [{ articleNumber: 'SIAC1', quantity: 1 }] })).status);
+    expect(statuses.slice(0, 3).every((s) => s !== 429 && s < 500)).toBe(true);
+    expect(statuses[3]).toBe(429);
+    for (const [path, body] of [
+      ['/api/rest/v1/auth/token', 'grant_type=password&username=adm%00in&password=x'],
+      ['/api/rest/v1/users/get-by-name?userName=a%00b', undefined],
+    ] as const) {
+      const res = body ? await request(ctx.app).post(path).type('form').send(body) : await request(ctx.app).get(path).set('Authorization', admin);
+      expect([path, res.status]).toEqual([path, 400]);
+    }
+    const article = await request(ctx.app).get('/api/grpc-json/v1/shop/articles/SIAC1%00');
+    expect(article.status).toBe(400);
+    const create = (extra: Record<string, unknown>) =>
+      request(ctx.app).post('/api/grpc-json/v1/shop/discount-codes/create').set('Authorization', admin).send({ campaignName: 'typed', kind: 'percent', percent: 5, numberOfCodes: 1, ...extra });
+    for (const extra of [{ percent: '5' }, { campaignName: 12345 }, { maxRedemptionsPerCode: true }, { campaignName: 'Line\r\nBreak' }, { campaignName: 'Evil\u202Ename' }]) {
+      const res = await create(extra);
+      expect([extra, res.status]).toEqual([extra, 400]);
+    }
+    for (const v of ['0x10', '0b11', '1e3', '%205', '1e309', '-1']) {
+      const res = await request(ctx.app).get(`/api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=${v}`);
+      expect([v, res.status]).toEqual([v, 400]);
+    }
   });
 
   test('every operation: hostile variants answered < 500, documented, in the error shape, without stack traces', async () => {
@@ -97,6 +134,27 @@ describe('timing', () => {
     userKey = (await t.createUser('mallory')).key;
   });
   afterAll(() => t.close());
+
+  test('the findings: NUL, lenient numbers and untyped JSON are 400s, also in the fast lanes', async () => {
+    for (const v of ['0x10', '0b11', '1e3', '%205', '1e309', '-0', '9223372036854775808']) {
+      const res = await request(t.app).get(`/api/rest/v1/punches?eventId=1&afterId=${v}`);
+      expect([v, res.status]).toEqual([v, 400]);
+    }
+    expect((await request(t.app).get('/api/rest/v1/punches?modem=a%00b')).status).toBe(400);
+    const event = (body: Record<string, unknown>) => request(t.app).post('/api/rest/v1/events').set('apikey', userKey).send({ name: 'Typed', public: true, modems: [], ...body });
+    for (const body of [{ public: null }, { public: 'false' }, { name: 12345 }, { name: 'a\u0000b' }, { name: 'a\nb' }, { name: 'a\u202Eb' }]) {
+      const res = await event(body);
+      expect([body, res.status]).toEqual([body, 400]);
+    }
+    const punch = { card: '9790916', time: 1580584563000, code: 54, type: 'Control', modem: 'MDM-X' };
+    const upload = (p: Record<string, unknown>) => request(t.app).post('/api/rest/v1/punches').set('apikey', t.adminKey).send([{ ...punch, ...p }]);
+    for (const p of [{ card: true }, { card: null }, { card: 1.5 }, { code: '54' }, { time: '1580584563000' }, { modem: 'a\u0000' }]) {
+      const res = await upload(p);
+      expect([p, res.status]).toEqual([p, 400]);
+    }
+    // The card's second form in the spec (oneOf): a JSON integer.
+    expect((await upload({ card: 9790916 })).status).toBe(200);
+  });
 
   test('every operation: hostile variants answered < 500, documented, in the error shape, without stack traces', async () => {
     const r = await attackSpec({

@@ -32,6 +32,8 @@ export const ARTICLE_NUMBERS = {
   spareBoard: 'SPARE-PCB-BSF8',
   /** SPORTident Center subscription (category `subscriptions`, internal): sold by quotation only. */
   centerSubscription: 'CENTER-LTE-1Y',
+  /** Shipping costs: the article of a sales order's shipping cost positions (not a shop article). */
+  shipping: 'SHIPPING',
 } as const;
 
 /**
@@ -44,6 +46,19 @@ export const ATTRIBUTE_KEYS = ERP_ATTRIBUTE_KEYS;
 const UNIT_ID_PIECE = '10';
 /** Id of the currency EUR (weclapp: a `currency` entity; tenant-specific in a real weclapp). */
 export const CURRENCY_ID_EUR = '248';
+/** Id of the currency CHF (a second currency, so that a document's currency is a real choice). */
+const CURRENCY_ID_CHF = '249';
+
+/**
+ * The tenant's sales taxes (weclapp `tax`, `taxType` VALUE_ADDED_TAX): German standard, reduced and zero rate,
+ * plus a second 19 % tax of another kind (import sales tax) that a client must not pick for sales VAT.
+ */
+const SEED_TAXES: readonly { id: string; name: string; taxType: 'VALUE_ADDED_TAX' | 'IMPORT_SALES_TAX'; taxValue: string }[] = [
+  { id: '301', name: 'Einfuhrumsatzsteuer 19%', taxType: 'IMPORT_SALES_TAX', taxValue: '19' },
+  { id: '302', name: 'Umsatzsteuer 19%', taxType: 'VALUE_ADDED_TAX', taxValue: '19' },
+  { id: '303', name: 'Umsatzsteuer 7%', taxType: 'VALUE_ADDED_TAX', taxValue: '7' },
+  { id: '304', name: 'Steuerfrei (Ausfuhr)', taxType: 'VALUE_ADDED_TAX', taxValue: '0' },
+];
 /** The user the simulator's own changes are recorded as (weclapp's `lastModifiedByUserId`). */
 export const SYSTEM_USER_ID = '1';
 
@@ -306,6 +321,16 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
     category: 'subscriptions',
     service: true,
   },
+  {
+    articleNumber: ARTICLE_NUMBERS.shipping,
+    name: { en: 'Shipping', de: 'Versand', fr: 'Expédition' },
+    description: { en: 'Shipping costs.', de: 'Versandkosten.', fr: "Frais d'expédition." },
+    netPrice: '0.00',
+    isShopArticle: false,
+    userGroup: 'internal',
+    category: 'services',
+    service: true,
+  },
 ];
 
 /** A demo customer. */
@@ -507,7 +532,13 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
     quotation: new Map(),
     salesInvoice: new Map(),
     customAttributeDefinition: new Map(),
+    currency: new Map(),
+    tax: new Map(),
   };
+  for (const [id, name, currencySymbol] of [[CURRENCY_ID_EUR, 'EUR', '€'], [CURRENCY_ID_CHF, 'CHF', 'CHF']] as const) {
+    data.currency.set(id, { id, version: '0', name, currencySymbol, createdDate: now, lastModifiedDate: now });
+  }
+  for (const t of SEED_TAXES) data.tax.set(t.id, { ...t, version: '0', createdDate: now, lastModifiedDate: now });
   for (const d of defs(nextId, now)) data.customAttributeDefinition.set(d.id, d);
   const definitions = [...data.customAttributeDefinition.values()];
   const attr = (key: string, value: boolean | string) => attributeValue(definitions, key, value);

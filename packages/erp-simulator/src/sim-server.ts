@@ -11,6 +11,11 @@
  *   the requests that match.
  * - `POST /__control/delay {ms, count?: 1, method?, path?}` — the next `count` matching API requests wait
  *   `ms` before they are processed.
+ * - `POST /__control/queue {ms, count?: 1, method?, path?}` — like `delay`, as weclapp's load management
+ *   queues a request: it is held `ms`, then carried out (also when the caller has given up waiting), and its
+ *   answer reports the wait in `X-Weclapp-Wait-Ms` and `X-Weclapp-Wait-Reason: concurrency`.
+ * - `fail` with `status: 429` answers as weclapp rejects a request that stayed queued too long: the wait
+ *   headers (30 s, `concurrency`) and, with `retryAfter` (seconds), a `Retry-After`.
  * - `POST /__control/down {mode?: 'reset' | 'close', ms?}` — `reset` (default): every API request's
  *   connection is dropped until `up`; `close`: the listener closes and reopens after `ms` (default 5 s;
  *   while closed the control API is gone too, so the reopening is timed).
@@ -68,10 +73,19 @@ interface FailRule extends Narrowing {
   status: number;
   mode: FailMode;
   remaining: number;
+  /** Seconds for a `Retry-After` header. */
+  retryAfter?: number;
 }
 interface DelayRule extends Narrowing {
   ms: number;
   remaining: number;
+  /** Report the wait as weclapp's load management does (`X-Weclapp-Wait-*`). */
+  queued?: boolean;
+}
+
+/** The headers weclapp's load management puts on an answer to a request that waited `ms` in its queue. */
+function waitHeaders(ms: number): Record<string, string> {
+  return { 'x-weclapp-wait-ms': String(ms), 'x-weclapp-wait-reason': 'concurrency' };
 }
 
 /** Options of {@link SimServer}. */
@@ -191,13 +205,13 @@ export class SimServer {
   }
 
   /** Adds a fail rule (see the module comment). */
-  fail(rule: { status?: number; count?: number; mode?: FailMode } & Narrowing): void {
-    this.fails.push({ status: rule.status ?? 503, mode: rule.mode ?? 'status', remaining: rule.count ?? 1, method: rule.method, path: rule.path });
+  fail(rule: { status?: number; count?: number; mode?: FailMode; retryAfter?: number } & Narrowing): void {
+    this.fails.push({ status: rule.status ?? 503, mode: rule.mode ?? 'status', remaining: rule.count ?? 1, method: rule.method, path: rule.path, retryAfter: rule.retryAfter });
   }
 
-  /** Adds a delay rule. */
-  delay(rule: { ms: number; count?: number } & Narrowing): void {
-    this.delays.push({ ms: rule.ms, remaining: rule.count ?? 1, method: rule.method, path: rule.path });
+  /** Adds a delay rule (`queued`: answered with weclapp's wait headers, see the module comment). */
+  delay(rule: { ms: number; count?: number; queued?: boolean } & Narrowing): void {
+    this.delays.push({ ms: rule.ms, remaining: rule.count ?? 1, method: rule.method, path: rule.path, queued: rule.queued });
   }
 
   /** Drops pending fail/delay rules and ends a reset outage. */
@@ -256,7 +270,9 @@ export class SimServer {
       const fail = this.take(this.fails, req);
       if (fail && fail.mode === 'status') {
         this.log(req, fail.status);
-        return this.write(res, { status: fail.status, json: this.opts.errorBody(fail.status, 'simulated failure'), headers: fail.status === 503 ? { 'retry-after': '0' } : {} });
+        const headers: Record<string, string> = fail.status === 503 ? { 'retry-after': '0' } : fail.status === 429 ? waitHeaders(30_000) : {};
+        if (fail.retryAfter !== undefined) headers['retry-after'] = String(fail.retryAfter);
+        return this.write(res, { status: fail.status, json: this.opts.errorBody(fail.status, 'simulated failure'), headers });
       }
       if (fail && fail.mode === 'reset') {
         this.log(req, 0);
@@ -270,7 +286,7 @@ export class SimServer {
         return;
       }
       this.log(req, answer.status);
-      this.write(res, answer);
+      this.write(res, delay?.queued ? { ...answer, headers: { ...answer.headers, ...waitHeaders(delay.ms) } } : answer);
     } catch (err) {
       const bad = err instanceof SyntaxError;
       const status = bad ? 400 : 500;
@@ -287,12 +303,13 @@ export class SimServer {
     switch (route) {
       case 'POST /__control/fail': {
         const mode = body.mode === 'reset' || body.mode === 'resetAfterProcessing' ? body.mode : 'status';
-        this.fail({ status: typeof body.status === 'number' ? body.status : 503, count, mode, ...narrowing });
+        this.fail({ status: typeof body.status === 'number' ? body.status : 503, count, mode, retryAfter: typeof body.retryAfter === 'number' ? body.retryAfter : undefined, ...narrowing });
         return { status: 200, json: { ok: true } };
       }
       case 'POST /__control/delay':
+      case 'POST /__control/queue':
         if (typeof body.ms !== 'number' || body.ms < 0) return { status: 400, json: this.opts.errorBody(400, 'ms: a number ≥ 0 is required') };
-        this.delay({ ms: body.ms, count, ...narrowing });
+        this.delay({ ms: body.ms, count, queued: route.endsWith('/queue'), ...narrowing });
         return { status: 200, json: { ok: true } };
       case 'POST /__control/down': {
         const mode = body.mode === 'close' ? 'close' : 'reset';

@@ -40,8 +40,9 @@ import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, att
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
 import { toCustomerView, toWire } from './wire';
+import { positionAmount, shippingAmount } from './amounts';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
-import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type TenantData } from './types';
+import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type ShippingCostItem, type TenantData } from './types';
 
 /** A tenant of the simulator. */
 interface ErpTenantOptions {
@@ -141,10 +142,15 @@ const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'art
 /** Properties a client may write with PUT, per entity. */
 const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
-  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems'],
+  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems', 'shippingCostItems', 'recordCurrencyId', 'headerDiscount'],
   customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'customerBlocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
+/** EU member states: weclapp's tax determination (standing in for its tax rules) charges VAT only for deliveries into the EU. */
+const EU_COUNTRIES = new Set(['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK']);
+/** VAT percent by an article's `taxRateType`, for positions that name no `taxId`. */
+const RATE_OF_TYPE: Record<string, string> = { STANDARD: '19', REDUCED: '7', ZERO: '0' };
+
 const READ_ONLY = new Set(['id', 'version', 'createdDate', 'lastModifiedDate', 'shipped', 'invoiced', 'paid', 'netAmount', 'grossAmount']);
 
 /** The ERP simulator. Create with {@link createErpSimulator}. */
@@ -355,7 +361,7 @@ export class ErpSimulator {
     const entity = requested === 'party' ? 'customer' : requested;
     const wire = (n: EntityName, e: object) => (n === 'customer' && requested === 'customer' ? toCustomerView(e) : toWire(n, e));
     if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return this.translations(t, req.query);
-    const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition'];
+    const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition', 'currency', 'tax'];
     if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
     const name = entity as EntityName;
     const collection = t.data[name] as Map<string, { id: string }>;
@@ -434,10 +440,13 @@ export class ErpSimulator {
       next[key] = value;
     }
     if (body.customAttributes !== undefined) next.customAttributes = this.checkCustomAttributes(t, body.customAttributes, name);
-    if (name === 'salesOrder' && body.orderItems !== undefined) {
-      const items = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? []);
-      next.orderItems = items;
-      Object.assign(next, this.totals(items));
+    if (name === 'salesOrder') {
+      const country = (next.deliveryAddress as RecordAddress | undefined)?.countryCode;
+      if (body.orderItems !== undefined) next.orderItems = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? [], country);
+      if (body.shippingCostItems !== undefined) next.shippingCostItems = this.shippingCostItems(t, body.shippingCostItems);
+      if (body.recordCurrencyId !== undefined) this.checkCurrency(t, body.recordCurrencyId);
+      if (body.headerDiscount !== undefined) this.checkDecimal(body.headerDiscount, 'headerDiscount');
+      Object.assign(next, this.totals(t, next.orderItems as RecordItem[], next.shippingCostItems as ShippingCostItem[] | undefined, next.headerDiscount as string | undefined));
     }
     if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
       throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
@@ -476,7 +485,7 @@ export class ErpSimulator {
    * Validates new positions; amounts net euros. `unitPrice` is kept only with `manualUnitPrice: true`, else the
    * article's EUR price applies. `parentItemId` must name one of `existing` (items already on the document).
    */
-  private items(t: Tenant, raw: unknown, field: string, existing: RecordItem[] = []): RecordItem[] {
+  private items(t: Tenant, raw: unknown, field: string, existing: RecordItem[] = [], deliveryCountry?: string): RecordItem[] {
     if (!Array.isArray(raw)) throw new HttpError(400, `${field} must be an array`);
     const items: RecordItem[] = [];
     raw.forEach((r: unknown, i) => {
@@ -501,6 +510,9 @@ export class ErpSimulator {
       const manual = it.manualUnitPrice === true && it.unitPrice !== undefined;
       const price = manual ? String(it.unitPrice) : listPrice;
       if (!/^-?\d+(\.\d{1,5})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal`);
+      const discountPercentage = it.discountPercentage === undefined ? undefined : this.checkDecimal(it.discountPercentage, `${field}[${i}].discountPercentage`);
+      if (discountPercentage !== undefined && Number(discountPercentage) > 100) throw new HttpError(400, `${field}[${i}].discountPercentage must be at most 100`);
+      const taxId = it.taxId === undefined ? this.determineTax(t, article.taxRateType, deliveryCountry) : this.checkTax(t, it.taxId, `${field}[${i}].taxId`);
       let parentItemId: string | undefined;
       if (it.parentItemId !== undefined) {
         parentItemId = typeof it.parentItemId === 'string' ? it.parentItemId : JSON.stringify(it.parentItemId);
@@ -514,19 +526,76 @@ export class ErpSimulator {
         title: typeof it.title === 'string' ? it.title : article.name,
         ...(typeof it.description === 'string' ? { description: it.description } : {}),
         quantity: String(quantity),
-        unitPrice: toEuros(toCents(price)),
+        unitPrice: price,
         manualUnitPrice: manual,
-        netAmount: toEuros(Math.round(quantity * toCents(price))),
+        ...(discountPercentage !== undefined ? { discountPercentage } : {}),
+        taxId,
         ...(parentItemId ? { parentItemId } : {}),
       });
     });
     return items;
   }
 
-  private totals(items: RecordItem[]): { netAmount: string; grossAmount: string } {
-    const net = items.reduce((s, it) => s + toCents(it.netAmount ?? '0'), 0);
-    const tax = Math.round((net * VAT_RATE_PERCENT) / 100);
-    return { netAmount: toEuros(net), grossAmount: toEuros(net + tax) };
+  /**
+   * Prices a document's positions and shipping cost positions as weclapp does (`amounts.ts`): sets each one's
+   * `netAmount`/`grossAmount` and answers the document's sums.
+   */
+  private totals(t: Tenant, items: RecordItem[] = [], shipping: ShippingCostItem[] = [], headerDiscount?: string): { netAmount: string; grossAmount: string } {
+    const rate = (taxId: string | undefined) => (taxId ? (t.data.tax.get(taxId)?.taxValue ?? '0') : String(VAT_RATE_PERCENT));
+    let net = 0;
+    let gross = 0;
+    for (const it of items) {
+      const a = positionAmount({ quantity: it.quantity ?? '0', unitPrice: it.unitPrice ?? '0', discountPercentage: it.discountPercentage, taxValue: rate(it.taxId) }, headerDiscount);
+      it.netAmount = toEuros(a.netCents);
+      it.grossAmount = toEuros(a.grossCents);
+      net += a.netCents;
+      gross += a.grossCents;
+    }
+    for (const sc of shipping) {
+      const a = shippingAmount({ unitPrice: sc.unitPrice ?? '0', taxValue: rate(sc.taxId) });
+      Object.assign(sc, { netAmount: toEuros(a.netCents), grossAmount: toEuros(a.grossCents), netAmountInCompanyCurrency: toEuros(a.netCents), grossAmountInCompanyCurrency: toEuros(a.grossCents), unitPriceInCompanyCurrency: sc.unitPrice ?? '0' });
+      net += a.netCents;
+      gross += a.grossCents;
+    }
+    return { netAmount: toEuros(net), grossAmount: toEuros(gross) };
+  }
+
+  /** A decimal string with at most 5 places (weclapp's pattern), else 400. */
+  private checkDecimal(value: unknown, field: string): string {
+    if (typeof value !== 'string' || !/^\d{1,13}(\.\d{1,5})?$/.test(value)) throw new HttpError(400, `${field} must be a decimal string`);
+    return value;
+  }
+
+  private checkTax(t: Tenant, value: unknown, field: string): string {
+    if (typeof value !== 'string' || !t.data.tax.has(value)) throw new HttpError(400, `${field}: unknown tax`);
+    return value;
+  }
+
+  private checkCurrency(t: Tenant, value: unknown): string {
+    if (typeof value !== 'string' || !t.data.currency.has(value)) throw new HttpError(400, 'recordCurrencyId: unknown currency');
+    return value;
+  }
+
+  /**
+   * The tax weclapp picks for a position without `taxId` (its tax rules, simplified): the article's rate type
+   * for deliveries into the EU (or without a delivery country), the zero-rate tax for exports.
+   */
+  private determineTax(t: Tenant, taxRateType: string | undefined, deliveryCountry: string | undefined): string {
+    const value = deliveryCountry && !EU_COUNTRIES.has(deliveryCountry) ? '0' : (RATE_OF_TYPE[taxRateType ?? 'STANDARD'] ?? '19');
+    return [...t.data.tax.values()].find((x) => x.taxType === 'VALUE_ADDED_TAX' && Number(x.taxValue) === Number(value))!.id;
+  }
+
+  /** Validates shipping cost positions (article, net `unitPrice`, `taxId` required). */
+  private shippingCostItems(t: Tenant, raw: unknown): ShippingCostItem[] {
+    if (!Array.isArray(raw)) throw new HttpError(400, 'shippingCostItems must be an array');
+    return raw.map((r: unknown, i) => {
+      const it = (r ?? {}) as Record<string, unknown>;
+      const article = typeof it.articleId === 'string' ? t.data.article.get(it.articleId) : undefined;
+      if (!article) throw new HttpError(400, `shippingCostItems[${i}]: articleId of an existing article is required`);
+      const unitPrice = this.checkDecimal(it.unitPrice, `shippingCostItems[${i}].unitPrice`);
+      const taxId = this.checkTax(t, it.taxId, `shippingCostItems[${i}].taxId`);
+      return { id: t.nextId(), articleId: article.id, unitPrice, manualUnitPrice: it.manualUnitPrice === true, taxId, netAmount: '0.00', grossAmount: '0.00' };
+    });
   }
 
   private address(raw: unknown, field: string): RecordAddress | undefined {
@@ -538,7 +607,13 @@ export class ErpSimulator {
   private createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
     const customer = this.customerOf(t, body);
     if ('paid' in body) throw new HttpError(400, 'paid is read-only');
-    const orderItems = this.items(t, body.orderItems ?? [], 'orderItems');
+    // weclapp's limits (its description's maxLength): a longer value is refused with 400.
+    if (typeof body.orderNumberAtCustomer === 'string' && body.orderNumberAtCustomer.length > 64) throw new HttpError(400, 'orderNumberAtCustomer: at most 64 characters');
+    const deliveryAddress = this.address(body.deliveryAddress, 'deliveryAddress');
+    const orderItems = this.items(t, body.orderItems ?? [], 'orderItems', [], deliveryAddress?.countryCode);
+    const shippingCostItems = body.shippingCostItems === undefined ? undefined : this.shippingCostItems(t, body.shippingCostItems);
+    const recordCurrencyId = body.recordCurrencyId === undefined ? undefined : this.checkCurrency(t, body.recordCurrencyId);
+    const headerDiscount = body.headerDiscount === undefined ? undefined : this.checkDecimal(body.headerDiscount, 'headerDiscount');
     const status = body.status ?? 'ORDER_ENTRY_IN_PROGRESS';
     if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
     const now = Date.now();
@@ -551,10 +626,13 @@ export class ErpSimulator {
       orderDate: typeof body.orderDate === 'number' ? body.orderDate : now,
       ...(typeof body.orderNumberAtCustomer === 'string' ? { orderNumberAtCustomer: body.orderNumberAtCustomer } : {}),
       ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
-      deliveryAddress: this.address(body.deliveryAddress, 'deliveryAddress'),
+      deliveryAddress,
       invoiceAddress: this.address(body.invoiceAddress, 'invoiceAddress'),
       orderItems,
-      ...this.totals(orderItems),
+      ...(shippingCostItems ? { shippingCostItems } : {}),
+      ...(recordCurrencyId ? { recordCurrencyId } : {}),
+      ...(headerDiscount ? { headerDiscount } : {}),
+      ...this.totals(t, orderItems, shippingCostItems, headerDiscount),
       paid: false,
       shipped: false,
       invoiced: false,
@@ -580,7 +658,7 @@ export class ErpSimulator {
       quotationDate: now,
       ...(typeof body.commission === 'string' ? { commission: body.commission } : {}),
       quotationItems,
-      ...this.totals(quotationItems),
+      ...this.totals(t, quotationItems),
       customAttributes: body.customAttributes === undefined ? [] : this.checkCustomAttributes(t, body.customAttributes, 'quotation'),
       createdDate: now,
       lastModifiedDate: now,

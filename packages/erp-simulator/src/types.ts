@@ -6,8 +6,10 @@
 import type {
   ErpArticle as WireArticle,
   ErpCustomAttributeDefinition,
+  ErpCurrency,
   ErpCustomer,
   ErpQuotation,
+  ErpTax,
   ErpSalesInvoice,
   ErpSalesOrder,
 } from '@sports-timing/shared/src/erp-contract';
@@ -22,6 +24,7 @@ export type {
   ErpRecordItem as RecordItem,
   ErpSalesInvoice as SalesInvoice,
   ErpSalesOrder as SalesOrder,
+  ErpShippingCostItem as ShippingCostItem,
 } from '@sports-timing/shared/src/erp-contract';
 export { ERP_SALES_ORDER_STATUSES as SALES_ORDER_STATUSES } from '@sports-timing/shared/src/erp-contract';
 
@@ -44,6 +47,8 @@ export interface TenantData {
   quotation: Map<string, ErpQuotation>;
   salesInvoice: Map<string, ErpSalesInvoice>;
   customAttributeDefinition: Map<string, ErpCustomAttributeDefinition>;
+  currency: Map<string, ErpCurrency>;
+  tax: Map<string, ErpTax>;
 }
 
 /** Name of an entity collection. */

@@ -87,6 +87,8 @@ const ENTITY_DEFAULTS: Record<EntityName, Json> = {
     paymentStatus: 'OPEN',
     salesInvoiceType: 'STANDARD_INVOICE',
   },
+  currency: {},
+  tax: {},
   customAttributeDefinition: {
     defaultBooleanValue: false,
     mandatory: false,
@@ -102,6 +104,7 @@ const CHILD_DEFAULTS: Record<string, Json> = {
   articlePrices: { currencyId: CURRENCY_ID_EUR, lastModifiedByUserId: SYSTEM_USER_ID },
   orderItems: { availability: 'NOT_CHECKED', availabilityForAllWarehouses: 'NOT_CHECKED', invoicedQuantity: '0', shippedQuantity: '0' },
   quotationItems: { alternative: false, optional: false },
+  shippingCostItems: { manualUnitCost: false },
   selectableValues: { active: true, defaultValue: false },
 };
 

@@ -99,7 +99,7 @@ describe('articles', () => {
     const all = await get<ErpListResponse<Article>>('article?pageSize=1000');
     expect(all.body.result.map((a) => a.articleNumber)).toEqual(SEED_ARTICLES.map((a) => a.articleNumber));
     const page3 = await get<ErpListResponse<Article>>('article?pageSize=5&page=3');
-    expect(page3.body.result).toHaveLength(SEED_ARTICLES.length - 10);
+    expect(page3.body.result).toHaveLength(Math.min(5, SEED_ARTICLES.length - 10));
     const sorted = await get<ErpListResponse<Article>>('article?sort=-articleNumber&pageSize=2');
     expect(sorted.body.result.map((a) => a.articleNumber)).toEqual(['TRAINING-SET', 'SPARE-PCB-BSF8']);
     expect((await get('article?pageSize=1001')).status).toBe(400);

@@ -18,6 +18,8 @@ async function main(): Promise<void> {
     apiKey: env.string('PAYMENT_API_KEY', DEFAULT_API_KEY)!,
     webhookMaxAttempts: env.int('PAYMENT_SIMULATOR_WEBHOOK_ATTEMPTS', 5, 1, 20),
     webhookBackoffMs: env.int('PAYMENT_SIMULATOR_WEBHOOK_BACKOFF_MS', 2_000, 0, 600_000),
+    // Paylinks live in memory only: ids derived from time never repeat those a shop stored before a restart.
+    idsFromTime: true,
     log: (line) => logger.info(line),
   });
   for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) sim.subscribe(url, 'json');

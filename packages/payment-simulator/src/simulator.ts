@@ -28,7 +28,9 @@
  * duplicate and reorder deliveries.
  *
  * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
- * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?}` — the payer pays:
+ * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?}` — the payer pays
+ *   (`pending: true`: by bank transfer, the transaction stays `waiting` until `transaction-status`; `amountCents`:
+ *   another amount than asked, a partial or excess payment):
  *   a confirmed transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
  * - `POST /__control/cancel {invoiceId | gatewayId}` — the payer aborts: a cancelled transaction, one webhook.
  * - `POST /__control/refund {transactionId, amountCents?}` — full or partial refund of a charge: a new
@@ -66,8 +68,17 @@ export interface PaymentSimulatorOptions {
   webhookTimeoutMs?: number;
   /** Offset of the times the simulator writes, in minutes east of UTC; default 60 (Payrexx is in Switzerland). */
   timeOffsetMinutes?: number;
+  /**
+   * Paylink, gateway and transaction ids never below the tenths of seconds since 2025-01-01 (a restarted
+   * simulator keeps its data only in memory, so ids counted from a fixed start would repeat ids that a
+   * running shop already stores); default false (fixed starts, for tests). `pnpm start` sets it.
+   */
+  idsFromTime?: boolean;
   log?: (line: string) => void;
 }
+
+/** 2025-01-01T00:00:00Z, epoch ms: the origin of time-derived ids. */
+const ID_EPOCH_MS = Date.UTC(2025, 0, 1);
 
 /** Body format of webhook deliveries. */
 export type WebhookFormat = 'json' | 'form';
@@ -311,6 +322,17 @@ export class PaymentSimulator {
     return this.transactions.get(id);
   }
 
+  /**
+   * The next id of `kind`: one above the last, and with `idsFromTime` at least the tenths of seconds since
+   * 2025 (fits PostgreSQL `integer` until 2031), so a restart does not hand out ids of an earlier run unless
+   * that run made more than ten per second on average.
+   */
+  private allocate(kind: 'invoice' | 'gateway' | 'transaction'): number {
+    const floor = this.options.idsFromTime ? Math.floor((Date.now() - ID_EPOCH_MS) / 100) : 0;
+    this.nextId[kind] = Math.max(this.nextId[kind] + 1, floor);
+    return this.nextId[kind];
+  }
+
   // ───────────── payer actions ─────────────
 
   private requestFor(body: Record<string, unknown>): PaymentRequest {
@@ -326,7 +348,7 @@ export class PaymentSimulator {
     status: TransactionStatus,
     opts: { brand?: string; at?: number; original?: Transaction } = {},
   ): Transaction {
-    const id = ++this.nextId.transaction;
+    const id = this.allocate('transaction');
     const at = opts.at ?? Date.now();
     const brand = opts.original?.payment.brand ?? opts.brand ?? 'visa';
     const contact = opts.original ? opts.original.contact : src.contact !== undefined ? src.contact : defaultContact(src.email, ++this.nextId.contact);
@@ -378,11 +400,16 @@ export class PaymentSimulator {
   }
 
   /** The payer pays `request`: a transaction that is `waiting`, then `confirmed` — one webhook for each. */
-  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact } = {}): Transaction {
+  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {}): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
     const email = request.fields.email?.defaultValue ?? null;
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
+    const tx = this.newTransaction({ referenceId: request.referenceId, amount: extra.amountCents ?? request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
     const waiting = structuredClone(tx);
+    if (extra.pending) {
+      // A bank transfer or purchase on invoice: the money is on its way; `transaction-status` confirms it later.
+      this.dispatchBatch([waiting]);
+      return tx;
+    }
     tx.status = 'confirmed';
     tx.refundable = true;
     tx.partiallyRefundable = true;
@@ -553,7 +580,7 @@ export class PaymentSimulator {
         fields[type] = { ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}), ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
       }
     }
-    const id = kind === 'invoice' ? ++this.nextId.invoice : ++this.nextId.gateway;
+    const id = this.allocate(kind);
     const hash = createHash('sha256').update(`${kind}-${id}-${Date.now()}-${Math.random()}`).digest('hex').slice(0, 32);
     const r: PaymentRequest = {
       id,
@@ -702,7 +729,8 @@ export class PaymentSimulator {
         case 'POST /__control/pay': {
           const products = Array.isArray(body.products) ? (body.products as TransactionProduct[]) : undefined;
           const contact = typeof body.contact === 'object' && body.contact !== null ? (body.contact as TransactionContact) : undefined;
-          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact }) } };
+          const amountCents = typeof body.amountCents === 'number' && Number.isInteger(body.amountCents) && body.amountCents > 0 ? body.amountCents : undefined;
+          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact, pending: body.pending === true, amountCents }) } };
         }
         case 'POST /__control/cancel':
           return { status: 200, json: { transaction: this.cancel(this.requestFor(body)) } };

@@ -207,8 +207,48 @@ export interface ErpRecordItem {
   manualUnitPrice?: boolean;
   netAmount?: string;
   grossAmount?: string;
+  /** Discount of the position in percent (decimal string, ≤ 5 decimals): weclapp nets it from `quantity × unitPrice`. */
+  discountPercentage?: string;
+  /** The position's tax (`/tax` id); weclapp determines one itself when absent. */
+  taxId?: string;
   /** The main item of a set's sub item (absent for a main item). */
   parentItemId?: string;
+}
+
+/**
+ * A shipping cost position of a sales order (weclapp `salesOrderShippingCostItem`): a shipping article, its net
+ * `unitPrice` (euros, decimal string, kept because `manualUnitPrice` is true) and its tax. weclapp answers
+ * `netAmount`/`grossAmount` (read-only).
+ */
+export interface ErpShippingCostItem {
+  id: string;
+  articleId?: string;
+  unitPrice?: string;
+  manualUnitPrice: boolean;
+  taxId: string;
+  netAmount: string;
+  grossAmount: string;
+}
+
+/** weclapp `currency`: `name` is the ISO 4217 code (`EUR`), the id differs per tenant. */
+export interface ErpCurrency {
+  id: string;
+  version: string;
+  name: string;
+  currencySymbol?: string;
+  createdDate: number;
+  lastModifiedDate: number;
+}
+
+/** weclapp `tax`: a tax with its rate `taxValue` (percent, decimal string); sales VAT is `taxType` VALUE_ADDED_TAX. */
+export interface ErpTax {
+  id: string;
+  version: string;
+  name: string;
+  taxType: 'IMPORT_SALES_TAX' | 'INPUT_VAT' | 'INPUT_VAT_REVERSED' | 'VALUE_ADDED_TAX';
+  taxValue: string;
+  createdDate: number;
+  lastModifiedDate: number;
 }
 
 /**
@@ -233,6 +273,12 @@ export interface ErpSalesOrder {
   deliveryAddress?: ErpRecordAddress;
   invoiceAddress?: ErpRecordAddress;
   orderItems?: ErpRecordItem[];
+  /** Shipping costs (positions of their own, with their own tax). */
+  shippingCostItems?: ErpShippingCostItem[];
+  /** The document's currency (`/currency` id); absent = the customer's default currency. */
+  recordCurrencyId?: string;
+  /** Discount on the whole document in percent (decimal string). */
+  headerDiscount?: string;
   netAmount?: string;
   grossAmount?: string;
   /** Read-only in weclapp: the order's payments cover it (booked in the ERP's accounting, not by this product). */
@@ -329,15 +375,31 @@ export interface NewErpRecordItem {
   quantity: string;
   unitPrice?: string;
   manualUnitPrice?: boolean;
+  /** Percent off `quantity × unitPrice` (decimal string, ≤ 5 decimals). */
+  discountPercentage?: string;
+  /** The position's tax (`/tax` id), so that weclapp books the shop's VAT rate instead of determining its own. */
+  taxId?: string;
   title?: string;
+  /** HTML, at most 255 characters in weclapp. */
   description?: string;
   parentItemId?: string;
 }
 
-/** A sales order to create (the customer by its id; the tenant's currency). */
+/** A shipping cost position to create (see {@link ErpShippingCostItem}). */
+interface NewErpShippingCostItem {
+  articleId: string;
+  unitPrice: string;
+  manualUnitPrice: true;
+  taxId: string;
+}
+
+/** A sales order to create (the customer by its id; the currency by its id, else the customer's default). */
 export interface NewErpSalesOrder {
   customerId: string;
   orderItems: NewErpRecordItem[];
+  shippingCostItems?: NewErpShippingCostItem[];
+  recordCurrencyId?: string;
+  headerDiscount?: string;
   deliveryAddress?: ErpRecordAddress;
   invoiceAddress?: ErpRecordAddress;
   /** The buyer's own reference (a retailer's order number). */
@@ -383,4 +445,8 @@ type _ErpShapesAreWeclapps = [
   Subset<NewErpSalesOrder, W['salesOrder']>,
   Subset<NewErpRecordItem, W['salesOrderItem']>,
   Subset<NewErpQuotation, W['quotation']>,
+  Subset<ErpShippingCostItem, W['salesOrderShippingCostItem']>,
+  Subset<NewErpShippingCostItem, W['salesOrderShippingCostItem']>,
+  Subset<ErpCurrency, W['currency']>,
+  Subset<ErpTax, W['tax']>,
 ];

@@ -14,6 +14,7 @@ import type { Logger } from 'pino';
 import { assignRequestId, httpLogEnabled, logCompletedRequest } from './logging';
 import type { AppMetrics } from './metrics';
 import { resolveRef, type OpenApiDocument } from './openapi';
+import { TEXT_FORMATS } from './text-rules';
 
 /** Serves a request, or calls `pipeline` (nothing sent yet) to have the Express app answer it. */
 export type FastLane = (req: IncomingMessage, res: ServerResponse, pipeline: () => void) => void;
@@ -86,9 +87,11 @@ function numericBounds(schema: Schema): (n: number) => boolean {
   return (n) => n >= min && n <= max && n > exMin && n < exMax;
 }
 
-/** String rules of a schema (`pattern` as the validator compiles it, lengths, `enum`). */
+/** String rules of a schema (`pattern` as the validator compiles it, a text `format` of text-rules.ts, lengths, `enum`). */
 function stringCheck(schema: Schema): (s: string) => boolean {
-  const pattern = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+  const regexp = typeof schema.pattern === 'string' ? new RegExp(schema.pattern, 'u') : undefined;
+  const format = typeof schema.format === 'string' ? TEXT_FORMATS[schema.format] : undefined;
+  const pattern = format === undefined ? regexp : { test: (s: string) => format(s) && (regexp === undefined || regexp.test(s)) };
   const maxLength = typeof schema.maxLength === 'number' ? schema.maxLength : Infinity;
   const minLength = typeof schema.minLength === 'number' ? schema.minLength : 0;
   const allowed = Array.isArray(schema.enum) ? new Set(schema.enum as unknown[]) : undefined;
@@ -99,7 +102,7 @@ function stringCheck(schema: Schema): (s: string) => boolean {
 }
 
 const KEYWORDS: Record<string, readonly string[]> = {
-  string: ['type', 'pattern', 'minLength', 'maxLength', 'enum'],
+  string: ['type', 'format', 'pattern', 'minLength', 'maxLength', 'enum'],
   integer: ['type', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'],
   number: ['type', 'format', 'minimum', 'maximum', 'exclusiveMinimum', 'exclusiveMaximum'],
   boolean: ['type'],
@@ -119,6 +122,7 @@ function knownSchema(spec: OpenApiDocument, raw: Schema, where: string): Schema 
   if (type !== 'string' && 'format' in schema && schema.format !== 'int32' && schema.format !== 'int64' && schema.format !== 'float' && schema.format !== 'double') {
     throw unsupported(where, `format: ${String(schema.format)}`);
   }
+  if (type === 'string' && 'format' in schema && !(typeof schema.format === 'string' && Object.hasOwn(TEXT_FORMATS, schema.format))) throw unsupported(where, `format: ${String(schema.format)}`);
   return schema as Schema & { type: string };
 }
 
@@ -130,6 +134,14 @@ function knownSchema(spec: OpenApiDocument, raw: Schema, where: string): Schema 
  * spec change never leaves a lane taking what the validator would refuse. `where` names the schema in errors.
  */
 export function compileTextCheck(spec: OpenApiDocument, raw: Schema, where: string): (value: string) => boolean {
+  const resolved = resolveRef(spec, raw);
+  if (Array.isArray(resolved.oneOf)) {
+    // Text carries no JSON type: a value is plain when one form accepts it (a card number's digits are
+    // both the text form and the integer form).
+    for (const keyword of Object.keys(resolved)) if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword)) throw unsupported(where, `${keyword} beside oneOf`);
+    const alternatives = (resolved.oneOf as Schema[]).map((s, i) => compileTextCheck(spec, s, `${where}.oneOf[${i}]`));
+    return (v) => alternatives.some((check) => check(v));
+  }
   const schema = knownSchema(spec, raw, where);
   switch (schema.type) {
     case 'string':
@@ -140,7 +152,9 @@ export function compileTextCheck(spec: OpenApiDocument, raw: Schema, where: stri
     case 'number': {
       const shape = schema.type === 'integer' ? PLAIN_INTEGER : PLAIN_NUMBER;
       const inBounds = numericBounds(schema);
-      return (v) => shape.test(v) && inBounds(Number(v));
+      // A sign only where the schema admits negatives (as the pipeline's strict numbers, "Text and numbers").
+      const unsigned = typeof schema.minimum === 'number' && schema.minimum >= 0;
+      return (v) => shape.test(v) && !(unsigned && v.startsWith('-')) && inBounds(Number(v));
     }
     default:
       throw unsupported(where, `type: ${schema.type}`);
@@ -153,6 +167,14 @@ export function compileTextCheck(spec: OpenApiDocument, raw: Schema, where: stri
  * validator accepts the value as it is, without coercing a type. Throws at start-up as {@link compileTextCheck}.
  */
 export function compileJsonCheck(spec: OpenApiDocument, raw: Schema, where: string): (value: unknown) => boolean {
+  const resolved = resolveRef(spec, raw);
+  if (Array.isArray(resolved.oneOf)) {
+    // `oneOf` (a value the spec takes in two forms, e.g. a card number as text or as an integer): exactly one
+    // alternative must accept the value, as the validator requires.
+    for (const keyword of Object.keys(resolved)) if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword)) throw unsupported(where, `${keyword} beside oneOf`);
+    const alternatives = (resolved.oneOf as Schema[]).map((s, i) => compileJsonCheck(spec, s, `${where}.oneOf[${i}]`));
+    return (v) => alternatives.filter((check) => check(v)).length === 1;
+  }
   const schema = knownSchema(spec, raw, where);
   switch (schema.type) {
     case 'string': {

@@ -13,3 +13,4 @@ export * from './http-client';
 export * from './metrics';
 export * from './rate-limit';
 export * from './fast-lane';
+export { asSingleLine } from './text-rules';

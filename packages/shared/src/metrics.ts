@@ -3,6 +3,7 @@
  * operationId and status, pool usage, and whatever gauges a service registers (outbox backlog, punches
  * ingested, live connections). One registry per app, so several apps in one process (tests) never clash.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RequestHandler, Router } from 'express';
 import express from 'express';
 import type pg from 'pg';
@@ -35,8 +36,29 @@ export interface AppMetrics {
   counter(name: string, help: string): Counter;
 }
 
-/** Creates the metrics of a service (`service` becomes a default label) including pool gauges. */
-export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
+/**
+ * Who may scrape `/metrics` (README "What production changes"): with a `token` (`METRICS_TOKEN`), only a
+ * request with `Authorization: Bearer <token>` (compared in constant time; else 401); without one, anyone —
+ * unless `production`, where `/metrics` is then not served at all (404), so a production deployment never
+ * shows its internals to the public by default.
+ */
+export interface MetricsAccess {
+  token?: string;
+  production?: boolean;
+}
+
+/** Whether `header` is `Bearer <token>`, compared in constant time. */
+function bearerMatches(header: string | undefined, token: string): boolean {
+  const expected = createHash('sha256').update(`Bearer ${token}`).digest();
+  const presented = createHash('sha256').update(header ?? '').digest();
+  return timingSafeEqual(expected, presented);
+}
+
+/**
+ * Creates the metrics of a service (`service` becomes a default label) including pool gauges; `/metrics`
+ * is served as {@link MetricsAccess} says.
+ */
+export function createMetrics(service: string, pool: pg.Pool, access: MetricsAccess = {}): AppMetrics {
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
@@ -100,7 +122,12 @@ export function createMetrics(service: string, pool: pg.Pool): AppMetrics {
     next();
   };
   const router = express.Router();
-  router.get('/metrics', async (_req, res) => {
+  router.get('/metrics', async (req, res, next) => {
+    if (access.token === undefined && access.production) return next();
+    if (access.token !== undefined && !bearerMatches(req.headers.authorization, access.token)) {
+      res.status(401).set('WWW-Authenticate', 'Bearer realm="metrics"').type('text/plain').send('Metrics need the metrics token.\n');
+      return;
+    }
     res.type(registry.contentType).send(await registry.metrics());
   });
   return {

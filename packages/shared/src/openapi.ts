@@ -9,6 +9,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
 import { ApiError, validationError } from './errors';
+import { findForbiddenText, isStrictInteger, TEXT_FORMATS } from './text-rules';
 
 /** A parsed OpenAPI document (plain object). */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
@@ -90,18 +91,21 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   itemsCheckedAlone(apiSpec);
   const chain = OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
-    // allErrors: a rejected batch or form lists every bad field, not only the first.
-    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: true, removeAdditional: false, allErrors: true },
+    // allErrors: a rejected batch or form lists every bad field, not only the first. coerceTypes false: JSON
+    // bodies are taken as typed (`"quantity": "1"` is a 400); the validator always coerces parameters (query,
+    // path, header text), after strictNumbers has held integers to decimal digits.
+    validateRequests: { allowUnknownQueryParameters: false, coerceTypes: false, removeAdditional: false, allErrors: true },
     validateResponses: opts.validateResponses ? { removeAdditional: false } : false,
     validateSecurity: false,
     ignoreUndocumented: false,
     validateFormats: true,
+    formats: Object.fromEntries(Object.entries(TEXT_FORMATS).map(([name, validate]) => [name, { type: 'string', validate }])),
     // 'bundle' keeps $refs: recursive schemas (order items with subitems) cannot be dereferenced.
     $refParser: { mode: 'bundle' },
   }) as unknown as RequestHandler[];
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
-  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []));
+  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), strictNumbers(spec), ...(opts.beforeValidation ?? []), rejectForbiddenText);
   return [headAsGet, rejectPrototypeQueryNames, ...chain];
 }
 
@@ -190,6 +194,65 @@ const rejectPrototypeQueryNames: RequestHandler = (req, _res, next) => {
   next();
 };
 
+/**
+ * Integer and number parameters (query, path, header) as the specs state them ("Text and numbers"): the
+ * validator would coerce `0x10`, `0b11`, `1e3`, ` 5` and `1e309` (Infinity) into numbers, so the raw text is
+ * held to decimal digits first (integers within int64, a `-` only where the schema admits negatives; numbers
+ * with an optional decimal fraction). The validator then checks the schema's bounds.
+ */
+function strictNumbers(spec: OpenApiDocument): RequestHandler {
+  return (req, _res, next) => {
+    const meta = (req as Request & { openapi?: { pathParams?: Record<string, string>; schema?: { parameters?: unknown[] } } }).openapi;
+    const params = (meta?.schema?.parameters as { $ref?: string; name?: string; in?: string; schema?: Record<string, unknown> }[] | undefined) ?? [];
+    let query: URLSearchParams | undefined;
+    for (const raw of params) {
+      const p = resolveRef(spec, raw);
+      const schema = p?.schema && resolveRef(spec, p.schema as Record<string, unknown> & { $ref?: string });
+      const type = schema?.type;
+      if (!schema || (type !== 'integer' && type !== 'number') || typeof p.name !== 'string') continue;
+      let values: string[];
+      if (p.in === 'query') values = (query ??= new URLSearchParams(req.url.includes('?') ? req.url.slice(req.url.indexOf('?') + 1) : '')).getAll(p.name);
+      else if (p.in === 'path') values = meta?.pathParams?.[p.name] !== undefined ? [meta.pathParams[p.name]] : [];
+      else if (p.in === 'header') values = req.headers[p.name.toLowerCase()] !== undefined ? [String(req.headers[p.name.toLowerCase()])] : [];
+      else continue;
+      const negative = !(typeof schema.minimum === 'number' && schema.minimum >= 0);
+      for (const v of values) {
+        const ok = type === 'integer' ? isStrictInteger(v, negative) : (negative ? /^-?[0-9]{1,20}(\.[0-9]{1,20})?$/ : /^[0-9]{1,20}(\.[0-9]{1,20})?$/).test(v);
+        if (!ok) {
+          const what = type === 'integer' ? `a decimal integer${negative ? '' : ' without sign'} within 64 bits` : `a decimal number${negative ? '' : ' without sign'}`;
+          return next(validationError({ [p.name]: [`${p.name} must be ${what}.`] }, `${p.name} must be ${what}.`));
+        }
+      }
+    }
+    next();
+  };
+}
+
+/**
+ * The net under the text formats ("Text and numbers"): a NUL or an unpaired surrogate anywhere in the decoded
+ * query, path or body (keys included) is a 400, also where a schema is open. Runs after the body parsers.
+ */
+const rejectForbiddenText: RequestHandler = (req, _res, next) => {
+  const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
+  const q = req.url.indexOf('?');
+  const query = q < 0 ? undefined : Object.fromEntries(new URLSearchParams(req.url.slice(q + 1)));
+  const at = findForbiddenText(pathParams) ?? findForbiddenText(query) ?? findForbiddenText(req.body);
+  if (at === undefined) return next();
+  const message = 'Text must not contain NUL characters or unpaired surrogates.';
+  next(validationError({ [at]: [message] }, `${at}: ${message}`));
+};
+
+/** Requests that reached their handler through {@link dispatch} (validation passed). */
+const dispatched = new WeakSet<object>();
+
+/**
+ * Whether `req` reached its handler. A request answered 400 without reaching it was refused by validation and
+ * did no work: rate limits charged before validation give such a request its point back.
+ */
+export function reachedHandler(req: Request): boolean {
+  return dispatched.has(req);
+}
+
 /** The validated operation of a request (set by the validator). */
 export function operationOf(req: Request): { operationId?: string; [k: string]: unknown } | undefined {
   return (req as Request & { openapi?: { schema?: { operationId?: string } } }).openapi?.schema;
@@ -207,6 +270,7 @@ export function dispatch(handlers: HandlerMap): RequestHandler {
     // Express gives each `app.use` layer fresh params: restore the validator's coerced path parameters.
     const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
     if (pathParams) req.params = pathParams;
+    dispatched.add(req);
     return (h as unknown as RequestHandler)(req, res, next);
   };
 }

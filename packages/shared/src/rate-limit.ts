@@ -13,7 +13,7 @@ import { Redis } from 'ioredis';
 import type { Logger } from 'pino';
 import { RateLimiterMemory, RateLimiterRedis, RateLimiterRes, type RateLimiterAbstract } from 'rate-limiter-flexible';
 import { ApiError } from './errors';
-import { operationOf } from './openapi';
+import { operationOf, reachedHandler } from './openapi';
 
 export { RateLimiterRes, type RateLimiterAbstract };
 
@@ -59,6 +59,19 @@ export async function consumeOrThrow(limiter: RateLimiterAbstract, key: string, 
   }
 }
 
+/**
+ * Gives `key` its point of `limiter` back when the request ends as a 400 without reaching its handler: it was
+ * refused by validation (a malformed body, NUL in a name, a lenient number) and did no work, so it costs the
+ * caller nothing (RELIABILITY.md, "input rules"). Charged before the body is read, a request cannot know this
+ * earlier.
+ */
+export function refundIfRefusedByValidation(req: Request, res: Response, limiter: RateLimiterAbstract, key: string, logger?: Logger): void {
+  res.once('finish', () => {
+    if (res.statusCode !== 400 || reachedHandler(req)) return;
+    limiter.reward(key, 1).catch((err: unknown) => logger?.warn({ err }, 'rate-limit refund failed'));
+  });
+}
+
 /** The limit of one operation (by operationId). */
 export interface OperationLimit {
   operationId: string;
@@ -101,6 +114,7 @@ export function rateLimits(limits: OperationLimit[], opts: RateLimitsOptions): R
     if (!entry || key === undefined) return next();
     try {
       await consumeOrThrow(entry.limiter, key, entry.limit.message ?? 'Too many requests; retry later.', opts.logger);
+      refundIfRefusedByValidation(req, res, entry.limiter, key, opts.logger);
       next();
     } catch (err) {
       next(err);

@@ -56,9 +56,29 @@ test('JSON: closed objects, required properties, no type coercion, array lengths
 });
 
 test('a keyword the lanes cannot check stops the compilation', () => {
-  expect(() => compileTextCheck(spec, { type: 'string', format: 'date-time' }, 'when')).toThrow(/when uses `format`/);
+  expect(() => compileTextCheck(spec, { type: 'string', format: 'date-time' }, 'when')).toThrow(/when uses `format: date-time`/);
   expect(() => compileTextCheck(spec, { type: 'integer', multipleOf: 5 }, 'step')).toThrow(/multipleOf/);
   expect(() => compileTextCheck(spec, { type: 'string', nullable: true }, 'maybe')).toThrow(/nullable/);
   expect(() => compileJsonCheck(spec, { type: 'object', properties: {} }, 'open')).toThrow(/open object/);
-  expect(() => compileJsonCheck(spec, { oneOf: [{ type: 'string' }] }, 'either')).toThrow(/type/);
+  expect(() => compileJsonCheck(spec, { oneOf: [{ nullable: true }] }, 'either')).toThrow(/type/);
+  expect(() => compileJsonCheck(spec, { type: 'string', oneOf: [{ type: 'string' }] }, 'both')).toThrow(/type beside oneOf/);
+});
+
+test('text formats (single-line, text) as the validator registers them; a sign only where negatives are allowed', () => {
+  const name = compileTextCheck(spec, { type: 'string', format: 'single-line', maxLength: 20 }, 'name');
+  expect(['Erika', 'Zoë 😀', 'a\u0000b', 'a\nb', 'a\rb', 'a\tb', 'a\u202Eb', 'a\u2066b', '\uD800', 'a\u0085b'].map(name)).toEqual([true, true, false, false, false, false, false, false, false, false]);
+  const notes = compileJsonCheck(spec, { type: 'string', format: 'text' }, 'notes');
+  expect(['line 1\nline 2\r\n\tx', 'a\u0000b', 'a\u202Eb', '\uDC00', 1].map(notes)).toEqual([true, false, false, false, false]);
+  const unsigned = compileTextCheck(spec, { type: 'integer', minimum: 0 }, 'afterId');
+  expect(['0', '-0', '-1', '5'].map(unsigned)).toEqual([true, false, false, true]);
+  const signed = compileTextCheck(spec, { type: 'integer', format: 'int32' }, 'serviceId');
+  expect(['-0', '-5'].map(signed)).toEqual([true, true]);
+});
+
+test('oneOf: exactly one form as JSON, any form as text', () => {
+  const card = { oneOf: [{ type: 'string', pattern: '^[0-9]{1,10}$' }, { type: 'integer', minimum: 0, maximum: 9999999999 }] };
+  const json = compileJsonCheck(spec, card, 'card');
+  expect(['9790916', 9790916, true, null, 9790916.5, '97x', -1].map(json)).toEqual([true, true, false, false, false, false, false]);
+  const text = compileTextCheck(spec, card, 'card');
+  expect(['9790916', 'x'].map(text)).toEqual([true, false]);
 });

@@ -6,12 +6,13 @@
 import compression from 'compression';
 import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
+import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, reachedHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import { composeOrdering, type OrderingContext } from './composition';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
+import { registerOperatorAttentionMetrics } from './metrics/operator-attention';
 import { countPending } from './outbox/outbox.repository';
 import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
@@ -89,13 +90,21 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
 }
 
 /**
- * `validateDiscountCodes` costs one point of the discount-code check budget, before the body is read (a
- * malformed request is charged too); orders with codes draw on the same budget (`orders/order-limits.ts`).
+ * `validateDiscountCodes` costs one point of the discount-code check budget, before the body is read; a
+ * request then refused by validation (400 before its handler) gets the point back. Orders with codes draw on
+ * the same budget (`orders/order-limits.ts`).
  */
 function discountCheckLimit(limits: OrderLimits): RequestHandler {
   return (req, res, next) => {
     if (operationOf(req)?.operationId !== 'validateDiscountCodes') return next();
-    limits.chargeDiscountCheck(requestCaller(req, res)).then(() => next(), next);
+    const caller = requestCaller(req, res);
+    limits.chargeDiscountCheck(caller).then(() => {
+      // A check refused by validation looked at no code: its point comes back.
+      res.once('finish', () => {
+        if (res.statusCode === 400 && !reachedHandler(req)) limits.refundDiscountCheck(caller).catch(() => undefined);
+      });
+      next();
+    }, next);
   };
 }
 
@@ -111,12 +120,13 @@ export function createApp(deps: OrderingDeps): Express {
   app.disable('x-powered-by');
   app.set('etag', false);
   app.set('trust proxy', deps.config.trustedProxies.length > 0 ? deps.config.trustedProxies : false);
-  const metrics = createMetrics('ordering', deps.database.pool);
+  const metrics = createMetrics('ordering', deps.database.pool, { token: deps.config.metricsToken, production: deps.config.environment === 'production' });
   app.locals.metrics = metrics;
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   metrics.gauge('outbox_messages_pending', 'E-mails in the outbox not yet sent', () => countPending(deps.database.db));
   registerOutboxBacklogMetrics(metrics, deps.database.db);
+  registerOperatorAttentionMetrics(metrics, deps.database.db);
   app.use(compression({ level: 4, threshold: 1024 }));
   app.use(corsFromSpec(spec, deps.config.corsOrigins));
 

@@ -43,8 +43,10 @@ export interface OrderingConfig {
   licenseSigningKeyPem: string | undefined;
   /** Secret (≥ 32 characters) from which license secrets are derived (§4.7); generated into `.data/keys` in development. */
   licenseSecretKey: string | undefined;
-  /** Failed logins per account (15-minute window) before the token endpoint answers 429. */
+  /** Password attempts per account and client IP address (1-hour window) before growing delays (429) start. */
   loginMaxFailuresPerAccount: number;
+  /** Failed logins of one account from all sources in an hour before every source is delayed after one attempt. */
+  loginMaxFailuresPerAccountAllSources: number;
   /** Failed logins per client IP address (1-hour window) before the token endpoint answers 429. */
   loginMaxFailuresPerIp: number;
   /** Password hashes running at once (`PASSWORD_HASH_CONCURRENCY`; default one less than the CPU count, 1–2). */
@@ -89,6 +91,8 @@ export interface OrderingConfig {
   orderMailsPerRecipientPerHour: number;
   /** Load demo data on start. */
   demoData: boolean;
+  /** Bearer token `/metrics` requires (`METRICS_TOKEN`); without one, `/metrics` is open, and off in production. */
+  metricsToken: string | undefined;
   /** Express `trust proxy` setting: comma list of trusted proxy addresses/subnets, or empty for none. */
   trustedProxies: string[];
   /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list: the shop and admin front ends); public reads answer any origin. */
@@ -110,8 +114,17 @@ export interface OrderingConfig {
    * simulator's development tokens, elsewhere to none.
    */
   erpApiTokens: { weclapp: string | undefined; weclappSandbox: string | undefined };
-  /** Deadline of one ERP API attempt in ms (`ERP_TIMEOUT_MS`). */
+  /** Deadline of one ERP API attempt in ms (`ERP_TIMEOUT_MS`, default 60 s as weclapp's guide asks). */
   erpTimeoutMs: number;
+  /**
+   * After an unanswered sales order POST, how long (ms) no instance POSTs it again and only looks for it by its
+   * reference (`ERP_CREATE_SETTLE_MS`; default 120 s: weclapp's queue of about 30 s plus processing).
+   */
+  erpCreateSettleMs: number;
+  /** Article number of the ERP article shipping costs are booked on (`ERP_SHIPPING_ARTICLE_NUMBER`). */
+  erpShippingArticleNumber: string;
+  /** Interval of the periodic check of changed ERP sales orders, seconds (`ERP_SALES_ORDER_POLL_SECONDS`). */
+  erpSalesOrderPollSeconds: number;
   /**
    * Secret carried in the ERP webhook URL (`ERP_WEBHOOK_SECRET`, ≥ 16 characters); in development and test a
    * fixed development value; elsewhere unset → every webhook delivery is refused (401).
@@ -153,6 +166,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
+    loginMaxFailuresPerAccountAllSources: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES', 100, 1, 1_000_000),
     passwordHashConcurrency: e.int('PASSWORD_HASH_CONCURRENCY', defaultHashConcurrency(), 1, 64),
     passwordHashQueue: e.int('PASSWORD_HASH_QUEUE', 8, 0, 10_000),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
@@ -176,7 +190,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderPublicOrdersPerCallerPerHour: e.int('ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR', 60, 0, 1_000_000),
     orderPublicCardsPerCallerPerHour: e.int('ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR', 300, 0, 1_000_000),
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
-    demoData: e.bool('DEMO_DATA', true),
+    demoData: e.bool('DEMO_DATA', environment !== 'production'),
+    metricsToken: e.string('METRICS_TOKEN'),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
@@ -187,7 +202,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
       weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
       weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
     },
-    erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 10_000, 100, 120_000),
+    erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 60_000, 100, 300_000),
+    erpCreateSettleMs: e.int('ERP_CREATE_SETTLE_MS', 120_000, 100, 3_600_000),
+    erpShippingArticleNumber: e.string('ERP_SHIPPING_ARTICLE_NUMBER', 'SHIPPING')!,
+    erpSalesOrderPollSeconds: e.int('ERP_SALES_ORDER_POLL_SECONDS', 900, 10, 86_400),
     erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,

@@ -17,7 +17,7 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
-import { OrderFlow } from './orders/order-flow.service';
+import { ErpSalesOrderPoller, OrderFlow } from './orders/order-flow.service';
 import { OrderExpirySweeper } from './orders/order-expiry.service';
 import { recordOrderMailFailure } from './orders/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
@@ -72,6 +72,9 @@ async function main(): Promise<void> {
   orderFlow.registerWith(outbox);
   const expiry = new OrderExpirySweeper({ db: database.db, logger, expiryMinutes: config.orderPaymentExpiryMinutes, intervalMs: config.orderExpirySweepSeconds * 1000 });
   expiry.start();
+  // Shipped/completed also when weclapp's webhooks are silent or deactivated.
+  const salesOrderPoller = new ErpSalesOrderPoller({ flow: orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
+  salesOrderPoller.start();
   const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
   await erpWebhooks.start();
   const app = createApp(deps);
@@ -81,6 +84,7 @@ async function main(): Promise<void> {
     logger,
     onStopped: async () => {
       await expiry.stop();
+      await salesOrderPoller.stop();
       await outbox.stop();
       await cacheListener.stop();
       await erpWebhooks.stop();

@@ -204,9 +204,31 @@ describe('failure discipline', () => {
     expect((missing as Error).message).not.toContain(secret);
   });
 
-  it('does not repeat a sales order POST that failed with 503 before it was carried out, but creates it once', async () => {
+  /** A create guard as the hand-off keeps it in the database: one claim per `settleMs`, given back on a definite refusal. */
+  function memoryGuard(settleMs: number) {
+    let claimedAt: number | null = null;
+    return {
+      claim: () => {
+        if (claimedAt !== null && Date.now() - claimedAt < settleMs) return Promise.resolve(false);
+        claimedAt = Date.now();
+        return Promise.resolve(true);
+      },
+      release: () => {
+        claimedAt = null;
+        return Promise.resolve();
+      },
+    };
+  }
+
+  it('after a 503 on the sales order POST it does not POST again until the settle time passed, then creates it once', async () => {
     sim.server.fail({ status: 503, count: 1, method: 'POST' });
-    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503');
+    const guard = memoryGuard(300);
+    const first = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard).catch((e: unknown) => e);
+    expect(first).toMatchObject({ code: 'server', status: 503, retryable: true });
+    // The 503 may have come after weclapp carried the POST out: within the settle time only lookups.
+    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard).catch((e: unknown) => e)).toMatchObject({ code: 'createPending', retryable: true });
+    await new Promise((r) => setTimeout(r, 350));
+    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard);
     expect(r.created).toBe(true);
     expect(sim.data().salesOrder.size).toBe(1);
     expect(apiRequests().filter((x) => x.method === 'POST').map((x) => x.status)).toEqual([503, 201]);
@@ -214,11 +236,25 @@ describe('failure discipline', () => {
 
   it('finds a sales order whose POST was carried out but whose answer was lost, instead of creating a second', async () => {
     sim.server.fail({ mode: 'resetAfterProcessing', method: 'POST' });
-    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST');
-    expect(r.created).toBe(true);
+    const guard = memoryGuard(60_000);
+    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST', guard).catch((e: unknown) => e)).toMatchObject({ code: 'network', retryable: true });
+    const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST', guard);
+    expect(r.created).toBe(false);
     expect(sim.data().salesOrder.size).toBe(1);
     expect(apiRequests().filter((x) => x.method === 'POST')).toHaveLength(1);
     expect((await client().findSalesOrderByReference('weclapp', 'ORD-LOST'))!.id).toBe(r.salesOrder.id);
+  });
+
+  it('waits out a 429 (Retry-After) on reads; a 429 on the POST gives the claim back at once (weclapp did not carry it out)', async () => {
+    sim.server.fail({ status: 429, count: 1, method: 'GET', path: '/article', retryAfter: 1 });
+    const started = Date.now();
+    expect((await client().listArticles('weclapp')).length).toBeGreaterThan(0);
+    expect(Date.now() - started).toBeGreaterThanOrEqual(950);
+    sim.server.fail({ status: 429, count: 1, method: 'POST' });
+    const guard = memoryGuard(60_000);
+    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-429', guard).catch((e: unknown) => e)).toMatchObject({ code: 'rateLimited', status: 429, retryable: true });
+    expect((await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-429', guard)).created).toBe(true);
+    expect(sim.data().salesOrder.size).toBe(1);
   });
 
   it('reports an unreachable ERP as a retryable network error', async () => {

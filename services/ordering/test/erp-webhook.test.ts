@@ -141,6 +141,16 @@ describe('ERP webhook', () => {
     expect(await shopList()).not.toContain(ARTICLE_NUMBERS.bs11);
   });
 
+  it("accepts weclapp's GET delivery (requestMethod GET: the fields as query parameters), with the same secret check", async () => {
+    const id = await articleIdOf(ARTICLE_NUMBERS.bsf8);
+    const q = { erpSystem: 'weclapp', entityName: 'article', entityId: id, type: 'update' };
+    await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ ...q, secret: 'x'.repeat(33) }).expect(401);
+    await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET, entityName: 'article' }).expect(400);
+    expect(await jobs()).toEqual([]);
+    await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ ...q, secret: DEV_ERP_WEBHOOK_SECRET }).expect(200);
+    expect(await jobs()).toHaveLength(1);
+  });
+
   it('acknowledges and ignores unknown entity names; rejects malformed bodies', async () => {
     await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'productionOrder', entityId: '1', type: 'update', extra: true }).expect(200);
     expect(await jobs()).toEqual([]);

@@ -24,7 +24,7 @@ describe('failed-login limits under parallel attempts', () => {
   let admin: string;
   beforeAll(async () => {
     // A hashing queue long enough that no attempt is turned away as "busy": this test is about the counters.
-    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '50', PASSWORD_HASH_QUEUE: '500' });
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '50', PASSWORD_HASH_QUEUE: '500', TRUSTED_PROXIES: 'loopback' });
     admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
     await createUser(ctx.app, admin, { userName: 'victim', email: 'victim@example.com', password: PW });
   });
@@ -45,9 +45,8 @@ describe('failed-login limits under parallel attempts', () => {
     process.stdout.write(`40 parallel wrong passwords, one account: ${JSON.stringify(t)}\n`);
     expect(t[400] ?? 0).toBeLessThanOrEqual(5);
     expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(40);
-    // Locked for every alias, even with the right password.
-    const locked = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'VICTIM@example.com', password: PW }).expect(429);
-    expect(Number(locked.headers['retry-after'])).toBeGreaterThan(0);
+    // The owner, from another source, is not locked out by the burst (see the locker tests below).
+    await request(ctx.app).post(TOKEN).type('form').set('X-Forwarded-For', '198.51.100.7').send({ grant_type: 'password', username: 'VICTIM@example.com', password: PW }).expect(200);
   });
 
   it('150 parallel wrong logins from one IP address: at most the IP limit answered 400, the rest 429', async () => {
@@ -65,6 +64,55 @@ describe('failed-login limits under parallel attempts', () => {
     expect(t[400] ?? 0).toBeLessThanOrEqual(50);
     expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(150);
     expect(t[429]).toBeGreaterThanOrEqual(100);
+  });
+});
+
+describe('lockout without denial of service: per account and source, growing delays (OWASP)', () => {
+  let ctx: IdentityTestContext;
+  const login = (ip: string, username: string, password: string) => request(ctx.app).post(TOKEN).type('form').set('X-Forwarded-For', ip).send({ grant_type: 'password', username, password });
+  beforeAll(async () => {
+    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '1000', LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES: '20', PASSWORD_HASH_QUEUE: '500', TRUSTED_PROXIES: 'loopback' });
+    const admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
+    await createUser(ctx.app, admin, { userName: 'owner', email: 'owner@example.com', password: PW });
+    await createUser(ctx.app, admin, { userName: 'target', email: 'target@example.com', password: PW });
+  });
+  afterAll(async () => ctx.close());
+
+  it('the guesser: 5 free attempts, then each one waits longer (1 s, 2 s, …) with 429 and Retry-After, before any password work', async () => {
+    const ip = '203.0.113.1';
+    for (let i = 0; i < 5; i++) await login(ip, 'owner', `guess-${i}-xx`).expect(400);
+    const first = await login(ip, 'owner', 'guess-5-xx').expect(429);
+    expect(Number(first.headers['retry-after'])).toBe(1);
+    // Even the right password waits: the source is the guesser's.
+    await login(ip, 'owner', PW).expect(429);
+    await new Promise((r) => setTimeout(r, 1100));
+    await login(ip, 'owner', 'guess-6-xx').expect(400);
+    const second = await login(ip, 'owner', 'guess-7-xx').expect(429);
+    expect(Number(second.headers['retry-after'])).toBe(2);
+    await new Promise((r) => setTimeout(r, 2100));
+    await login(ip, 'owner', 'guess-8-xx').expect(400);
+    const third = await login(ip, 'owner', 'guess-9-xx').expect(429);
+    expect(Number(third.headers['retry-after'])).toBe(4);
+  });
+
+  it('the locker: while one source hammers the account, its owner logs in from a fresh source (and admin too)', async () => {
+    const hammer = await Promise.all(Array.from({ length: 60 }, (_, i) => login('203.0.113.2', i % 2 ? 'owner' : 'admin', `lock-${i}-xx`).then((r) => r.status)));
+    expect(hammer.filter((s) => s === 400).length).toBeLessThanOrEqual(10);
+    expect(hammer.every((s) => s === 400 || s === 429)).toBe(true);
+    await login('198.51.100.20', 'OWNER@example.com', PW).expect(200);
+    await login('198.51.100.21', 'admin', ADMIN_PASSWORD).expect(200);
+  });
+
+  it('many sources against one account: past the account-wide budget every source waits after one failure, a fresh source still gets in', async () => {
+    // 5 sources × 4 failures = 20 (the account-wide budget) without any source reaching its own delays.
+    for (let s = 0; s < 5; s++) for (let i = 0; i < 4; i++) await login(`192.0.2.${s + 1}`, 'target', `spray-${s}-${i}-x`).expect(400);
+    await login('192.0.2.50', 'target', 'spray-fresh-x').expect(400);
+    const delayed = await login('192.0.2.50', 'target', 'spray-fresh-y').expect(429);
+    expect(Number(delayed.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Negative control: a source with 4 failures before the account-wide budget was spent is delayed now too.
+    await login('192.0.2.1', 'target', 'spray-again-x').expect(400);
+    await login('192.0.2.1', 'target', 'spray-again-y').expect(429);
+    await login('192.0.2.99', 'target', PW).expect(200);
   });
 });
 

@@ -7,7 +7,7 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
+import { type MetricsAccess, corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http/body';
@@ -60,6 +60,8 @@ export interface TimingDeps {
   trustedProxies?: string[];
   /** Per-user quotas (config.ts); default {@link DEFAULT_QUOTAS}. */
   quotas?: TimingQuotas;
+  /** Who may scrape `/metrics` (`METRICS_TOKEN`, `APP_ENV=production`); open when absent. */
+  metricsAccess?: MetricsAccess;
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -81,7 +83,7 @@ export function createApp(deps: TimingDeps): Express {
   // Hashing every large punch page for an ETag costs more than it saves (docs/decisions.md §7).
   app.set('etag', false);
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
-  const metrics = createMetrics('timing', deps.database.pool);
+  const metrics = createMetrics('timing', deps.database.pool, deps.metricsAccess);
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });

@@ -44,8 +44,12 @@ export interface TimingConfig {
    * value not in the key format (`tk_` + at least 43 base64url characters) is refused at start.
    */
   bootstrapApiKey: string | undefined;
-  /** Load the demo data (the real VeNotte 2020 event) on start. */
+  /** Load the demo data (the real VeNotte 2020 event) on start (`DEMO_DATA`; default on, off when `APP_ENV=production`). */
   demoData: boolean;
+  /** `APP_ENV=production` (README "What production changes"); other values (development, test, staging) are not. */
+  production: boolean;
+  /** Bearer token `/metrics` requires (`METRICS_TOKEN`); without one, `/metrics` is open, and off in production. */
+  metricsToken: string | undefined;
   /** Most held long-polls plus open punch streams per instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
   maxLiveConnections: number;
   /** Most of them one client (key's user, else address) may hold (429 beyond); `TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT`. */
@@ -70,6 +74,7 @@ export interface TimingConfig {
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
 export function loadTimingConfig(env: Record<string, string | undefined> = process.env): TimingConfig {
   const e = envReader(env);
+  const production = e.oneOf('APP_ENV', ['development', 'test', 'staging', 'production'], 'development') === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.
   if (bootstrapApiKey !== undefined && !KEY_FORMAT.test(bootstrapApiKey)) throw new ConfigError('TIMING_BOOTSTRAP_API_KEY', '***', KEY_FORMAT_TEXT);
@@ -81,7 +86,9 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5441, 1, 65535),
     bootstrapApiKey,
-    demoData: e.bool('DEMO_DATA', true),
+    demoData: e.bool('DEMO_DATA', !production),
+    production,
+    metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
     trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),

@@ -266,7 +266,11 @@ describe('isPlainUpload', () => {
     const p = { card: '1', time: 0, code: 65535, type: 'Clear', modem: 'M:1' };
     expect(isPlainUpload([p, { ...p, time: 253402300799999 }])).toBe(true);
     expect(isPlainUpload([])).toBe(false);
-    expect(isPlainUpload([{ ...p, card: 1 }])).toBe(false);
+    // A JSON integer is the card's second form in the spec (oneOf); other JSON types are the pipeline's 400.
+    expect(isPlainUpload([{ ...p, card: 1 }])).toBe(true);
+    expect(isPlainUpload([{ ...p, card: true }])).toBe(false);
+    expect(isPlainUpload([{ ...p, card: null }])).toBe(false);
+    expect(isPlainUpload([{ ...p, card: 1.5 }])).toBe(false);
     expect(isPlainUpload([{ ...p, card: '12345678901' }])).toBe(false);
     expect(isPlainUpload([{ ...p, time: 1.5 }])).toBe(false);
     expect(isPlainUpload([{ ...p, time: 253402300800000 }])).toBe(false);

@@ -250,6 +250,196 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/currency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                    serializeNulls?: boolean;
+                    sort?: string;
+                    filter?: string;
+                    properties?: string;
+                    includeReferencedEntities?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["currency"][];
+                        };
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["currency"];
+                };
+            };
+            responses: {
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["currency"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/currency/id/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["currency"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        put: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["currency"];
+                };
+            };
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["currency"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/customAttributeDefinition": {
         parameters: {
             query?: never;
@@ -1771,6 +1961,196 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/tax": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: {
+                    page?: number;
+                    pageSize?: number;
+                    serializeNulls?: boolean;
+                    sort?: string;
+                    filter?: string;
+                    properties?: string;
+                    includeReferencedEntities?: string;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": {
+                            result?: components["schemas"]["tax"][];
+                        };
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        put?: never;
+        post: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path?: never;
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["tax"];
+                };
+            };
+            responses: {
+                201: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["tax"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/tax/id/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get: {
+            parameters: {
+                query?: never;
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["tax"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        put: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody: {
+                content: {
+                    "application/json": components["schemas"]["tax"];
+                };
+            };
+            responses: {
+                200: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["tax"];
+                    };
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        post?: never;
+        delete: {
+            parameters: {
+                query?: {
+                    dryRun?: boolean;
+                };
+                header?: never;
+                path: {
+                    id: string;
+                };
+                cookie?: never;
+            };
+            requestBody?: never;
+            responses: {
+                204: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content?: never;
+                };
+                default: {
+                    headers: {
+                        [name: string]: unknown;
+                    };
+                    content: {
+                        "application/json": components["schemas"]["apiProblem"];
+                    };
+                };
+            };
+        };
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/translation": {
         parameters: {
             query?: never;
@@ -2701,6 +3081,10 @@ export interface components {
             /** Format: decimal */
             distributionPercentage?: string;
         };
+        currency: components["schemas"]["abstractEntity"] & {
+            currencySymbol?: string;
+            name?: string;
+        };
         customAttribute: {
             attributeDefinitionId?: string;
             booleanValue?: boolean;
@@ -3600,8 +3984,32 @@ export interface components {
             /** Format: int32 */
             positionNumber?: number;
         };
+        tax: components["schemas"]["abstractEntity"] & {
+            accountId?: string;
+            /** @deprecated */
+            accountNumber?: string;
+            contraAccountId?: string;
+            /** @deprecated */
+            contraAccountNumber?: string;
+            defaultDiscountAccountId?: string;
+            /** @deprecated */
+            defaultDiscountAccountNumber?: string;
+            defaultNominalAccountId?: string;
+            /** @deprecated */
+            defaultNominalAccountNumber?: string;
+            depositAccountId?: string;
+            name?: string;
+            readonly taxKey?: components["schemas"]["taxKey"];
+            taxType?: components["schemas"]["taxType"];
+            /** Format: decimal */
+            taxValue?: string;
+        };
+        /** @enum {string} */
+        taxKey: "AD_ADD_STANDARD" | "AD_ADD_TAX_FREE_THIRD" | "AD_ADD_ZERO" | "AD_IN_STANDARD" | "AD_IN_TAX_FREE_THIRD" | "AD_IN_ZERO" | "AL_ADD_REDUCED" | "AL_ADD_STANDARD" | "AL_ADD_TAX_FREE_THIRD" | "AL_ADD_ZERO" | "AL_IN_REDUCED" | "AL_IN_STANDARD" | "AL_IN_TAX_FREE_THIRD" | "AL_IN_ZERO" | "AR_ADD_REDUCED" | "AR_ADD_STANDARD" | "AR_ADD_TAX_FREE_THIRD" | "AR_ADD_ZERO" | "AR_IN_REDUCED" | "AR_IN_STANDARD" | "AR_IN_TAX_FREE_THIRD" | "AR_IN_ZERO" | "AT_ADD_REDUCED" | "AT_ADD_REDUCED_SLIGHT" | "AT_ADD_STANDARD" | "AT_ADD_TAX_FREE_EU" | "AT_ADD_TAX_FREE_EU_SERVICES" | "AT_ADD_TAX_FREE_THIRD" | "AT_ADD_ZERO" | "AT_IN_REDUCED" | "AT_IN_REDUCED_SLIGHT" | "AT_IN_REV_REDUCED_EU" | "AT_IN_REV_REDUCED_EU_SERVICE" | "AT_IN_REV_REDUCED_SLIGHT_EU" | "AT_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "AT_IN_REV_STANDARD_EU" | "AT_IN_REV_STANDARD_EU_SERVICE" | "AT_IN_STANDARD" | "AT_IN_TAX_FREE_THIRD" | "AT_IN_ZERO" | "AU_ADD_STANDARD" | "AU_ADD_TAX_FREE_THIRD" | "AU_ADD_ZERO" | "AU_IN_STANDARD" | "AU_IN_TAX_FREE_THIRD" | "AU_IN_ZERO" | "BA_ADD_STANDARD" | "BA_ADD_TAX_FREE_THIRD" | "BA_ADD_ZERO" | "BA_IN_STANDARD" | "BA_IN_TAX_FREE_THIRD" | "BA_IN_ZERO" | "BE_ADD_REDUCED" | "BE_ADD_REDUCED_SLIGHT" | "BE_ADD_STANDARD" | "BE_ADD_TAX_FREE_EU" | "BE_ADD_TAX_FREE_EU_SERVICES" | "BE_ADD_TAX_FREE_THIRD" | "BE_ADD_ZERO" | "BE_IN_REDUCED" | "BE_IN_REDUCED_SLIGHT" | "BE_IN_REV_REDUCED_EU" | "BE_IN_REV_REDUCED_EU_SERVICE" | "BE_IN_REV_REDUCED_SLIGHT_EU" | "BE_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "BE_IN_REV_STANDARD_EU" | "BE_IN_REV_STANDARD_EU_SERVICE" | "BE_IN_STANDARD" | "BE_IN_TAX_FREE_THIRD" | "BE_IN_ZERO" | "BG_ADD_REDUCED" | "BG_ADD_STANDARD" | "BG_ADD_TAX_FREE_EU" | "BG_ADD_TAX_FREE_EU_SERVICES" | "BG_ADD_TAX_FREE_THIRD" | "BG_ADD_ZERO" | "BG_IN_REDUCED" | "BG_IN_REV_REDUCED_EU" | "BG_IN_REV_REDUCED_EU_SERVICE" | "BG_IN_REV_STANDARD_EU" | "BG_IN_REV_STANDARD_EU_SERVICE" | "BG_IN_STANDARD" | "BG_IN_TAX_FREE_THIRD" | "BG_IN_ZERO" | "BO_ADD_REDUCED" | "BO_ADD_STANDARD" | "BO_ADD_TAX_FREE_THIRD" | "BO_ADD_ZERO" | "BO_IN_REDUCED" | "BO_IN_STANDARD" | "BO_IN_TAX_FREE_THIRD" | "BO_IN_ZERO" | "BR_ADD_STANDARD" | "BR_ADD_TAX_FREE_THIRD" | "BR_ADD_ZERO" | "BR_IN_STANDARD" | "BR_IN_TAX_FREE_THIRD" | "BR_IN_ZERO" | "CA_ADD_STANDARD" | "CA_ADD_TAX_FREE_THIRD" | "CA_ADD_ZERO" | "CA_IN_STANDARD" | "CA_IN_TAX_FREE_THIRD" | "CA_IN_ZERO" | "CH_ADD_REDUCED" | "CH_ADD_REDUCED_2024" | "CH_ADD_REDUCED_SLIGHT" | "CH_ADD_REDUCED_SLIGHT_2024" | "CH_ADD_STANDARD" | "CH_ADD_STANDARD_2024" | "CH_ADD_TAX_FREE_THIRD" | "CH_ADD_ZERO" | "CH_IN_REDUCED" | "CH_IN_REDUCED_2024" | "CH_IN_REDUCED_SLIGHT" | "CH_IN_REDUCED_SLIGHT_2024" | "CH_IN_STANDARD" | "CH_IN_STANDARD_2024" | "CH_IN_TAX_FREE_THIRD" | "CH_IN_ZERO" | "CL_ADD_STANDARD" | "CL_ADD_TAX_FREE_THIRD" | "CL_ADD_ZERO" | "CL_IN_STANDARD" | "CL_IN_TAX_FREE_THIRD" | "CL_IN_ZERO" | "CN_ADD_REDUCED" | "CN_ADD_REDUCED_SLIGHT" | "CN_ADD_REDUCED_SUPER" | "CN_ADD_STANDARD" | "CN_ADD_TAX_FREE_THIRD" | "CN_ADD_ZERO" | "CN_IN_REDUCED" | "CN_IN_REDUCED_SLIGHT" | "CN_IN_REDUCED_SUPER" | "CN_IN_STANDARD" | "CN_IN_TAX_FREE_THIRD" | "CN_IN_ZERO" | "CY_ADD_REDUCED" | "CY_ADD_REDUCED_SLIGHT" | "CY_ADD_STANDARD" | "CY_ADD_TAX_FREE_EU" | "CY_ADD_TAX_FREE_EU_SERVICES" | "CY_ADD_TAX_FREE_THIRD" | "CY_ADD_ZERO" | "CY_IN_REDUCED" | "CY_IN_REDUCED_SLIGHT" | "CY_IN_REV_REDUCED_EU" | "CY_IN_REV_REDUCED_EU_SERVICE" | "CY_IN_REV_REDUCED_SLIGHT_EU" | "CY_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "CY_IN_REV_STANDARD_EU" | "CY_IN_REV_STANDARD_EU_SERVICE" | "CY_IN_STANDARD" | "CY_IN_TAX_FREE_THIRD" | "CY_IN_ZERO" | "CZ_ADD_REDUCED" | "CZ_ADD_REDUCED_2024" | "CZ_ADD_REDUCED_SLIGHT" | "CZ_ADD_STANDARD" | "CZ_ADD_TAX_FREE_EU" | "CZ_ADD_TAX_FREE_EU_SERVICES" | "CZ_ADD_TAX_FREE_THIRD" | "CZ_ADD_ZERO" | "CZ_IN_REDUCED" | "CZ_IN_REDUCED_2024" | "CZ_IN_REDUCED_SLIGHT" | "CZ_IN_REV_REDUCED_EU" | "CZ_IN_REV_REDUCED_EU_2024" | "CZ_IN_REV_REDUCED_EU_SERVICE" | "CZ_IN_REV_REDUCED_EU_SERVICE_2024" | "CZ_IN_REV_REDUCED_SLIGHT_EU" | "CZ_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "CZ_IN_REV_STANDARD_EU" | "CZ_IN_REV_STANDARD_EU_SERVICE" | "CZ_IN_STANDARD" | "CZ_IN_TAX_FREE_THIRD" | "CZ_IN_ZERO" | "DE_ADD_REDUCED" | "DE_ADD_REDUCED_2020" | "DE_ADD_STANDARD" | "DE_ADD_STANDARD_2020" | "DE_ADD_TAX_FREE_EU" | "DE_ADD_TAX_FREE_EU_SERVICES" | "DE_ADD_TAX_FREE_THIRD" | "DE_ADD_ZERO" | "DE_IN_IMPORT" | "DE_IN_REDUCED" | "DE_IN_REDUCED_2020" | "DE_IN_REV_REDUCED_EU" | "DE_IN_REV_REDUCED_EU_2020" | "DE_IN_REV_REDUCED_EU_SERVICE" | "DE_IN_REV_REDUCED_EU_SERVICE_2020" | "DE_IN_REV_STANDARD_EU" | "DE_IN_REV_STANDARD_EU_2020" | "DE_IN_REV_STANDARD_EU_SERVICE" | "DE_IN_REV_STANDARD_EU_SERVICE_2020" | "DE_IN_STANDARD" | "DE_IN_STANDARD_2020" | "DE_IN_TAX_FREE_THIRD" | "DE_IN_ZERO" | "DK_ADD_STANDARD" | "DK_ADD_TAX_FREE_EU" | "DK_ADD_TAX_FREE_EU_SERVICES" | "DK_ADD_TAX_FREE_THIRD" | "DK_ADD_ZERO" | "DK_IN_REV_STANDARD_EU" | "DK_IN_REV_STANDARD_EU_SERVICE" | "DK_IN_STANDARD" | "DK_IN_TAX_FREE_THIRD" | "DK_IN_ZERO" | "EE_ADD_REDUCED" | "EE_ADD_REDUCED_SLIGHT_2025" | "EE_ADD_STANDARD" | "EE_ADD_STANDARD_2024" | "EE_ADD_STANDARD_2025_Q3" | "EE_ADD_TAX_FREE_EU" | "EE_ADD_TAX_FREE_EU_SERVICES" | "EE_ADD_TAX_FREE_THIRD" | "EE_ADD_ZERO" | "EE_IN_REDUCED" | "EE_IN_REDUCED_SLIGHT_2025" | "EE_IN_REV_REDUCED_EU" | "EE_IN_REV_REDUCED_EU_SERVICE" | "EE_IN_REV_REDUCED_SLIGHT_EU_2025" | "EE_IN_REV_REDUCED_SLIGHT_EU_SERVICE_2025" | "EE_IN_REV_STANDARD_EU" | "EE_IN_REV_STANDARD_EU_2024" | "EE_IN_REV_STANDARD_EU_2025_Q3" | "EE_IN_REV_STANDARD_EU_SERVICE" | "EE_IN_REV_STANDARD_EU_SERVICE_2024" | "EE_IN_REV_STANDARD_EU_SERVICE_2025_Q3" | "EE_IN_STANDARD" | "EE_IN_STANDARD_2024" | "EE_IN_STANDARD_2025_Q3" | "EE_IN_TAX_FREE_THIRD" | "EE_IN_ZERO" | "ES_ADD_REDUCED" | "ES_ADD_REDUCED_SLIGHT" | "ES_ADD_STANDARD" | "ES_ADD_TAX_FREE_EU" | "ES_ADD_TAX_FREE_EU_SERVICES" | "ES_ADD_TAX_FREE_THIRD" | "ES_ADD_ZERO" | "ES_IN_REDUCED" | "ES_IN_REDUCED_SLIGHT" | "ES_IN_REV_REDUCED_EU" | "ES_IN_REV_REDUCED_EU_SERVICE" | "ES_IN_REV_REDUCED_SLIGHT_EU" | "ES_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "ES_IN_REV_STANDARD_EU" | "ES_IN_REV_STANDARD_EU_SERVICE" | "ES_IN_STANDARD" | "ES_IN_TAX_FREE_THIRD" | "ES_IN_ZERO" | "FI_ADD_REDUCED" | "FI_ADD_REDUCED_SLIGHT" | "FI_ADD_STANDARD" | "FI_ADD_STANDARD_09_2024" | "FI_ADD_TAX_FREE_EU" | "FI_ADD_TAX_FREE_EU_SERVICES" | "FI_ADD_TAX_FREE_THIRD" | "FI_ADD_ZERO" | "FI_IN_REDUCED" | "FI_IN_REDUCED_SLIGHT" | "FI_IN_REV_REDUCED_EU" | "FI_IN_REV_REDUCED_EU_SERVICE" | "FI_IN_REV_REDUCED_SLIGHT_EU" | "FI_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "FI_IN_REV_STANDARD_EU" | "FI_IN_REV_STANDARD_EU_09_2024" | "FI_IN_REV_STANDARD_EU_SERVICE" | "FI_IN_STANDARD" | "FI_IN_STANDARD_09_2024" | "FI_IN_TAX_FREE_THIRD" | "FI_IN_ZERO" | "FO_ADD_STANDARD" | "FO_ADD_TAX_FREE_THIRD" | "FO_ADD_ZERO" | "FO_IN_STANDARD" | "FO_IN_TAX_FREE_THIRD" | "FO_IN_ZERO" | "FR_ADD_REDUCED" | "FR_ADD_REDUCED_SLIGHT" | "FR_ADD_REDUCED_SUPER" | "FR_ADD_STANDARD" | "FR_ADD_TAX_FREE_EU" | "FR_ADD_TAX_FREE_EU_SERVICES" | "FR_ADD_TAX_FREE_THIRD" | "FR_ADD_ZERO" | "FR_IN_REDUCED" | "FR_IN_REDUCED_SLIGHT" | "FR_IN_REDUCED_SUPER" | "FR_IN_REV_REDUCED_EU" | "FR_IN_REV_REDUCED_EU_SERVICE" | "FR_IN_REV_REDUCED_SLIGHT_EU" | "FR_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "FR_IN_REV_REDUCED_SUPER_EU" | "FR_IN_REV_REDUCED_SUPER_EU_SERVICE" | "FR_IN_REV_STANDARD_EU" | "FR_IN_REV_STANDARD_EU_SERVICE" | "FR_IN_STANDARD" | "FR_IN_TAX_FREE_THIRD" | "FR_IN_ZERO" | "GB_ADD_REDUCED" | "GB_ADD_STANDARD" | "GB_ADD_TAX_FREE_THIRD" | "GB_ADD_ZERO" | "GB_IN_REDUCED" | "GB_IN_STANDARD" | "GB_IN_TAX_FREE_THIRD" | "GB_IN_ZERO" | "GR_ADD_REDUCED" | "GR_ADD_REDUCED_SLIGHT" | "GR_ADD_STANDARD" | "GR_ADD_TAX_FREE_EU" | "GR_ADD_TAX_FREE_EU_SERVICES" | "GR_ADD_TAX_FREE_THIRD" | "GR_ADD_ZERO" | "GR_IN_REDUCED" | "GR_IN_REDUCED_SLIGHT" | "GR_IN_REV_REDUCED_EU" | "GR_IN_REV_REDUCED_EU_SERVICE" | "GR_IN_REV_REDUCED_SLIGHT_EU" | "GR_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "GR_IN_REV_STANDARD_EU" | "GR_IN_REV_STANDARD_EU_SERVICE" | "GR_IN_STANDARD" | "GR_IN_TAX_FREE_THIRD" | "GR_IN_ZERO" | "HR_ADD_REDUCED" | "HR_ADD_REDUCED_SLIGHT" | "HR_ADD_STANDARD" | "HR_ADD_TAX_FREE_EU" | "HR_ADD_TAX_FREE_EU_SERVICES" | "HR_ADD_TAX_FREE_THIRD" | "HR_ADD_ZERO" | "HR_IN_REDUCED" | "HR_IN_REDUCED_SLIGHT" | "HR_IN_REV_REDUCED_EU" | "HR_IN_REV_REDUCED_EU_SERVICE" | "HR_IN_REV_REDUCED_SLIGHT_EU" | "HR_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "HR_IN_REV_STANDARD_EU" | "HR_IN_REV_STANDARD_EU_SERVICE" | "HR_IN_STANDARD" | "HR_IN_TAX_FREE_THIRD" | "HR_IN_ZERO" | "HU_ADD_REDUCED" | "HU_ADD_REDUCED_SLIGHT" | "HU_ADD_STANDARD" | "HU_ADD_TAX_FREE_EU" | "HU_ADD_TAX_FREE_EU_SERVICES" | "HU_ADD_TAX_FREE_THIRD" | "HU_ADD_ZERO" | "HU_IN_REDUCED" | "HU_IN_REDUCED_SLIGHT" | "HU_IN_REV_REDUCED_EU" | "HU_IN_REV_REDUCED_EU_SERVICE" | "HU_IN_REV_REDUCED_SLIGHT_EU" | "HU_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "HU_IN_REV_STANDARD_EU" | "HU_IN_REV_STANDARD_EU_SERVICE" | "HU_IN_STANDARD" | "HU_IN_TAX_FREE_THIRD" | "HU_IN_ZERO" | "IE_ADD_REDUCED" | "IE_ADD_REDUCED_SLIGHT" | "IE_ADD_REDUCED_SUPER" | "IE_ADD_STANDARD" | "IE_ADD_TAX_FREE_EU" | "IE_ADD_TAX_FREE_EU_SERVICES" | "IE_ADD_TAX_FREE_THIRD" | "IE_ADD_ZERO" | "IE_IN_REDUCED" | "IE_IN_REDUCED_SLIGHT" | "IE_IN_REDUCED_SUPER" | "IE_IN_REV_REDUCED_EU" | "IE_IN_REV_REDUCED_EU_SERVICE" | "IE_IN_REV_REDUCED_SLIGHT_EU" | "IE_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "IE_IN_REV_REDUCED_SUPER_EU" | "IE_IN_REV_REDUCED_SUPER_EU_SERVICE" | "IE_IN_REV_STANDARD_EU" | "IE_IN_REV_STANDARD_EU_SERVICE" | "IE_IN_STANDARD" | "IE_IN_TAX_FREE_THIRD" | "IE_IN_ZERO" | "IL_ADD_REDUCED" | "IL_ADD_STANDARD" | "IL_ADD_TAX_FREE_THIRD" | "IL_ADD_ZERO" | "IL_IN_REDUCED" | "IL_IN_STANDARD" | "IL_IN_TAX_FREE_THIRD" | "IL_IN_ZERO" | "IN_ADD_REDUCED" | "IN_ADD_REDUCED_SUPER" | "IN_ADD_STANDARD" | "IN_ADD_TAX_FREE_THIRD" | "IN_ADD_ZERO" | "IN_IN_REDUCED" | "IN_IN_REDUCED_SUPER" | "IN_IN_STANDARD" | "IN_IN_TAX_FREE_THIRD" | "IN_IN_ZERO" | "IS_ADD_REDUCED" | "IS_ADD_STANDARD" | "IS_ADD_TAX_FREE_THIRD" | "IS_ADD_ZERO" | "IS_IN_REDUCED" | "IS_IN_STANDARD" | "IS_IN_TAX_FREE_THIRD" | "IS_IN_ZERO" | "IT_ADD_REDUCED" | "IT_ADD_REDUCED_SLIGHT" | "IT_ADD_REDUCED_SUPER" | "IT_ADD_STANDARD" | "IT_ADD_TAX_FREE_EU" | "IT_ADD_TAX_FREE_EU_SERVICES" | "IT_ADD_TAX_FREE_LETTER_OF_INTENT" | "IT_ADD_TAX_FREE_THIRD" | "IT_ADD_TAX_FREE_THIRD_SERVICES" | "IT_ADD_ZERO" | "IT_IN_REDUCED" | "IT_IN_REDUCED_SLIGHT" | "IT_IN_REDUCED_SUPER" | "IT_IN_REV_REDUCED_EU" | "IT_IN_REV_REDUCED_EU_SERVICE" | "IT_IN_REV_REDUCED_SLIGHT_EU" | "IT_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "IT_IN_REV_REDUCED_SUPER_EU" | "IT_IN_REV_REDUCED_SUPER_EU_SERVICE" | "IT_IN_REV_STANDARD_EU" | "IT_IN_REV_STANDARD_EU_SERVICE" | "IT_IN_STANDARD" | "IT_IN_TAX_FREE_LETTER_OF_INTENT" | "IT_IN_TAX_FREE_THIRD" | "IT_IN_ZERO" | "JP_ADD_STANDARD" | "JP_ADD_TAX_FREE_THIRD" | "JP_ADD_ZERO" | "JP_IN_STANDARD" | "JP_IN_TAX_FREE_THIRD" | "JP_IN_ZERO" | "LI_ADD_REDUCED" | "LI_ADD_REDUCED_2024" | "LI_ADD_REDUCED_SUPER" | "LI_ADD_REDUCED_SUPER_2024" | "LI_ADD_STANDARD" | "LI_ADD_STANDARD_2024" | "LI_ADD_TAX_FREE_THIRD" | "LI_ADD_ZERO" | "LI_IN_REDUCED" | "LI_IN_REDUCED_2024" | "LI_IN_REDUCED_SUPER" | "LI_IN_REDUCED_SUPER_2024" | "LI_IN_STANDARD" | "LI_IN_STANDARD_2024" | "LI_IN_TAX_FREE_THIRD" | "LI_IN_ZERO" | "LK_ADD_STANDARD" | "LK_ADD_TAX_FREE_THIRD" | "LK_ADD_ZERO" | "LK_IN_STANDARD" | "LK_IN_TAX_FREE_THIRD" | "LK_IN_ZERO" | "LT_ADD_REDUCED" | "LT_ADD_REDUCED_SLIGHT" | "LT_ADD_STANDARD" | "LT_ADD_TAX_FREE_EU" | "LT_ADD_TAX_FREE_EU_SERVICES" | "LT_ADD_TAX_FREE_THIRD" | "LT_ADD_ZERO" | "LT_IN_REDUCED" | "LT_IN_REDUCED_SLIGHT" | "LT_IN_REV_REDUCED_EU" | "LT_IN_REV_REDUCED_EU_SERVICE" | "LT_IN_REV_REDUCED_SLIGHT_EU" | "LT_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "LT_IN_REV_STANDARD_EU" | "LT_IN_REV_STANDARD_EU_SERVICE" | "LT_IN_STANDARD" | "LT_IN_TAX_FREE_THIRD" | "LT_IN_ZERO" | "LU_ADD_REDUCED" | "LU_ADD_REDUCED_2023" | "LU_ADD_REDUCED_SLIGHT" | "LU_ADD_REDUCED_SLIGHT_2023" | "LU_ADD_REDUCED_SUPER" | "LU_ADD_STANDARD" | "LU_ADD_STANDARD_2023" | "LU_ADD_TAX_FREE_EU" | "LU_ADD_TAX_FREE_EU_SERVICES" | "LU_ADD_TAX_FREE_THIRD" | "LU_ADD_ZERO" | "LU_IN_REDUCED" | "LU_IN_REDUCED_2023" | "LU_IN_REDUCED_SLIGHT" | "LU_IN_REDUCED_SLIGHT_2023" | "LU_IN_REDUCED_SUPER" | "LU_IN_REV_REDUCED_EU" | "LU_IN_REV_REDUCED_EU_2023" | "LU_IN_REV_REDUCED_EU_SERVICE" | "LU_IN_REV_REDUCED_EU_SERVICE_2023" | "LU_IN_REV_REDUCED_SLIGHT_EU" | "LU_IN_REV_REDUCED_SLIGHT_EU_2023" | "LU_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "LU_IN_REV_REDUCED_SLIGHT_EU_SERVICE_2023" | "LU_IN_REV_REDUCED_SUPER_EU" | "LU_IN_REV_REDUCED_SUPER_EU_SERVICE" | "LU_IN_REV_STANDARD_EU" | "LU_IN_REV_STANDARD_EU_2023" | "LU_IN_REV_STANDARD_EU_SERVICE" | "LU_IN_REV_STANDARD_EU_SERVICE_2023" | "LU_IN_STANDARD" | "LU_IN_STANDARD_2023" | "LU_IN_TAX_FREE_THIRD" | "LU_IN_ZERO" | "LV_ADD_REDUCED" | "LV_ADD_REDUCED_SLIGHT" | "LV_ADD_STANDARD" | "LV_ADD_TAX_FREE_EU" | "LV_ADD_TAX_FREE_EU_SERVICES" | "LV_ADD_TAX_FREE_THIRD" | "LV_ADD_ZERO" | "LV_IN_REDUCED" | "LV_IN_REDUCED_SLIGHT" | "LV_IN_REV_REDUCED_EU" | "LV_IN_REV_REDUCED_EU_SERVICE" | "LV_IN_REV_REDUCED_SLIGHT_EU" | "LV_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "LV_IN_REV_STANDARD_EU" | "LV_IN_REV_STANDARD_EU_SERVICE" | "LV_IN_STANDARD" | "LV_IN_TAX_FREE_THIRD" | "LV_IN_ZERO" | "MA_ADD_STANDARD" | "MA_ADD_TAX_FREE_THIRD" | "MA_ADD_ZERO" | "MA_IN_STANDARD" | "MA_IN_TAX_FREE_THIRD" | "MA_IN_ZERO" | "ME_ADD_REDUCED" | "ME_ADD_STANDARD" | "ME_ADD_TAX_FREE_THIRD" | "ME_ADD_ZERO" | "ME_IN_REDUCED" | "ME_IN_STANDARD" | "ME_IN_TAX_FREE_THIRD" | "ME_IN_ZERO" | "MK_ADD_REDUCED" | "MK_ADD_STANDARD" | "MK_ADD_TAX_FREE_THIRD" | "MK_ADD_ZERO" | "MK_IN_REDUCED" | "MK_IN_STANDARD" | "MK_IN_TAX_FREE_THIRD" | "MK_IN_ZERO" | "MT_ADD_REDUCED" | "MT_ADD_REDUCED_2024" | "MT_ADD_REDUCED_SLIGHT" | "MT_ADD_REDUCED_SLIGHT_2024" | "MT_ADD_REDUCED_SUPER" | "MT_ADD_STANDARD" | "MT_ADD_TAX_FREE_EU" | "MT_ADD_TAX_FREE_EU_SERVICES" | "MT_ADD_TAX_FREE_THIRD" | "MT_ADD_ZERO" | "MT_IN_REDUCED" | "MT_IN_REDUCED_2024" | "MT_IN_REDUCED_SLIGHT" | "MT_IN_REDUCED_SLIGHT_2024" | "MT_IN_REDUCED_SUPER" | "MT_IN_REV_REDUCED_EU" | "MT_IN_REV_REDUCED_EU_2024" | "MT_IN_REV_REDUCED_EU_SERVICE" | "MT_IN_REV_REDUCED_EU_SERVICE_2024" | "MT_IN_REV_REDUCED_SLIGHT_EU" | "MT_IN_REV_REDUCED_SLIGHT_EU_2024" | "MT_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "MT_IN_REV_REDUCED_SLIGHT_EU_SERVICE_2024" | "MT_IN_REV_REDUCED_SUPER_EU" | "MT_IN_REV_REDUCED_SUPER_EU_SERVICE" | "MT_IN_REV_STANDARD_EU" | "MT_IN_REV_STANDARD_EU_SERVICE" | "MT_IN_STANDARD" | "MT_IN_TAX_FREE_THIRD" | "MT_IN_ZERO" | "MX_ADD_STANDARD" | "MX_ADD_TAX_FREE_THIRD" | "MX_ADD_ZERO" | "MX_IN_STANDARD" | "MX_IN_TAX_FREE_THIRD" | "MX_IN_ZERO" | "NL_ADD_REDUCED" | "NL_ADD_STANDARD" | "NL_ADD_TAX_FREE_EU" | "NL_ADD_TAX_FREE_EU_SERVICES" | "NL_ADD_TAX_FREE_THIRD" | "NL_ADD_ZERO" | "NL_IN_REDUCED" | "NL_IN_REV_REDUCED_EU" | "NL_IN_REV_REDUCED_EU_SERVICE" | "NL_IN_REV_STANDARD_EU" | "NL_IN_REV_STANDARD_EU_SERVICE" | "NL_IN_STANDARD" | "NL_IN_TAX_FREE_THIRD" | "NL_IN_ZERO" | "NO_ADD_REDUCED" | "NO_ADD_REDUCED_SUPER" | "NO_ADD_STANDARD" | "NO_ADD_TAX_FREE_THIRD" | "NO_ADD_ZERO" | "NO_IN_REDUCED" | "NO_IN_REDUCED_SUPER" | "NO_IN_STANDARD" | "NO_IN_TAX_FREE_THIRD" | "NO_IN_ZERO" | "NZ_ADD_STANDARD" | "NZ_ADD_TAX_FREE_THIRD" | "NZ_ADD_ZERO" | "NZ_IN_STANDARD" | "NZ_IN_TAX_FREE_THIRD" | "NZ_IN_ZERO" | "PL_ADD_REDUCED" | "PL_ADD_REDUCED_SUPER" | "PL_ADD_STANDARD" | "PL_ADD_TAX_FREE_EU" | "PL_ADD_TAX_FREE_EU_SERVICES" | "PL_ADD_TAX_FREE_THIRD" | "PL_ADD_ZERO" | "PL_IN_REDUCED" | "PL_IN_REDUCED_SUPER" | "PL_IN_REV_REDUCED_EU" | "PL_IN_REV_REDUCED_EU_SERVICE" | "PL_IN_REV_REDUCED_SUPER_EU" | "PL_IN_REV_REDUCED_SUPER_EU_SERVICE" | "PL_IN_REV_STANDARD_EU" | "PL_IN_REV_STANDARD_EU_SERVICE" | "PL_IN_STANDARD" | "PL_IN_TAX_FREE_THIRD" | "PL_IN_ZERO" | "PT_ADD_REDUCED" | "PT_ADD_REDUCED_SLIGHT" | "PT_ADD_STANDARD" | "PT_ADD_TAX_FREE_EU" | "PT_ADD_TAX_FREE_EU_SERVICES" | "PT_ADD_TAX_FREE_THIRD" | "PT_ADD_ZERO" | "PT_IN_REDUCED" | "PT_IN_REDUCED_SLIGHT" | "PT_IN_REV_REDUCED_EU" | "PT_IN_REV_REDUCED_EU_SERVICE" | "PT_IN_REV_REDUCED_SLIGHT_EU" | "PT_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "PT_IN_REV_STANDARD_EU" | "PT_IN_REV_STANDARD_EU_SERVICE" | "PT_IN_STANDARD" | "PT_IN_TAX_FREE_THIRD" | "PT_IN_ZERO" | "RO_ADD_REDUCED" | "RO_ADD_REDUCED_SLIGHT" | "RO_ADD_STANDARD" | "RO_ADD_TAX_FREE_EU" | "RO_ADD_TAX_FREE_EU_SERVICES" | "RO_ADD_TAX_FREE_THIRD" | "RO_ADD_ZERO" | "RO_IN_REDUCED" | "RO_IN_REDUCED_SLIGHT" | "RO_IN_REV_REDUCED_EU" | "RO_IN_REV_REDUCED_EU_SERVICE" | "RO_IN_REV_REDUCED_SLIGHT_EU" | "RO_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "RO_IN_REV_STANDARD_EU" | "RO_IN_REV_STANDARD_EU_SERVICE" | "RO_IN_STANDARD" | "RO_IN_TAX_FREE_THIRD" | "RO_IN_ZERO" | "RS_ADD_REDUCED" | "RS_ADD_STANDARD" | "RS_ADD_TAX_FREE_THIRD" | "RS_ADD_ZERO" | "RS_IN_REDUCED" | "RS_IN_STANDARD" | "RS_IN_TAX_FREE_THIRD" | "RS_IN_ZERO" | "RU_ADD_REDUCED" | "RU_ADD_STANDARD" | "RU_ADD_TAX_FREE_THIRD" | "RU_ADD_ZERO" | "RU_IN_REDUCED" | "RU_IN_STANDARD" | "RU_IN_TAX_FREE_THIRD" | "RU_IN_ZERO" | "SE_ADD_REDUCED" | "SE_ADD_REDUCED_SLIGHT" | "SE_ADD_STANDARD" | "SE_ADD_TAX_FREE_EU" | "SE_ADD_TAX_FREE_EU_SERVICES" | "SE_ADD_TAX_FREE_THIRD" | "SE_ADD_ZERO" | "SE_IN_REDUCED" | "SE_IN_REDUCED_SLIGHT" | "SE_IN_REV_REDUCED_EU" | "SE_IN_REV_REDUCED_EU_SERVICE" | "SE_IN_REV_REDUCED_SLIGHT_EU" | "SE_IN_REV_REDUCED_SLIGHT_EU_SERVICE" | "SE_IN_REV_STANDARD_EU" | "SE_IN_REV_STANDARD_EU_SERVICE" | "SE_IN_STANDARD" | "SE_IN_TAX_FREE_THIRD" | "SE_IN_ZERO" | "SG_ADD_STANDARD" | "SG_ADD_TAX_FREE_THIRD" | "SG_ADD_ZERO" | "SG_IN_STANDARD" | "SG_IN_TAX_FREE_THIRD" | "SG_IN_ZERO" | "SI_ADD_REDUCED" | "SI_ADD_STANDARD" | "SI_ADD_TAX_FREE_EU" | "SI_ADD_TAX_FREE_EU_SERVICES" | "SI_ADD_TAX_FREE_THIRD" | "SI_ADD_ZERO" | "SI_IN_REDUCED" | "SI_IN_REV_REDUCED_EU" | "SI_IN_REV_REDUCED_EU_SERVICE" | "SI_IN_REV_STANDARD_EU" | "SI_IN_REV_STANDARD_EU_SERVICE" | "SI_IN_STANDARD" | "SI_IN_TAX_FREE_THIRD" | "SI_IN_ZERO" | "SK_ADD_REDUCED" | "SK_ADD_REDUCED_2025" | "SK_ADD_STANDARD" | "SK_ADD_STANDARD_2025" | "SK_ADD_TAX_FREE_EU" | "SK_ADD_TAX_FREE_EU_SERVICES" | "SK_ADD_TAX_FREE_THIRD" | "SK_ADD_ZERO" | "SK_IN_REDUCED" | "SK_IN_REDUCED_2025" | "SK_IN_REV_REDUCED_EU" | "SK_IN_REV_REDUCED_EU_2025" | "SK_IN_REV_REDUCED_EU_SERVICE" | "SK_IN_REV_REDUCED_EU_SERVICE_2025" | "SK_IN_REV_STANDARD_EU" | "SK_IN_REV_STANDARD_EU_2025" | "SK_IN_REV_STANDARD_EU_SERVICE" | "SK_IN_REV_STANDARD_EU_SERVICE_2025" | "SK_IN_STANDARD" | "SK_IN_STANDARD_2025" | "SK_IN_TAX_FREE_THIRD" | "SK_IN_ZERO" | "TH_ADD_STANDARD" | "TH_ADD_TAX_FREE_THIRD" | "TH_ADD_ZERO" | "TH_IN_STANDARD" | "TH_IN_TAX_FREE_THIRD" | "TH_IN_ZERO" | "TR_ADD_REDUCED" | "TR_ADD_REDUCED_SUPER" | "TR_ADD_STANDARD" | "TR_ADD_TAX_FREE_THIRD" | "TR_ADD_ZERO" | "TR_IN_REDUCED" | "TR_IN_REDUCED_SUPER" | "TR_IN_STANDARD" | "TR_IN_TAX_FREE_THIRD" | "TR_IN_ZERO" | "TW_ADD_STANDARD" | "TW_ADD_TAX_FREE_THIRD" | "TW_ADD_ZERO" | "TW_IN_STANDARD" | "TW_IN_TAX_FREE_THIRD" | "TW_IN_ZERO" | "UA_ADD_REDUCED" | "UA_ADD_STANDARD" | "UA_ADD_TAX_FREE_THIRD" | "UA_ADD_ZERO" | "UA_IN_REDUCED" | "UA_IN_STANDARD" | "UA_IN_TAX_FREE_THIRD" | "UA_IN_ZERO" | "VE_ADD_STANDARD" | "VE_ADD_TAX_FREE_THIRD" | "VE_ADD_ZERO" | "VE_IN_STANDARD" | "VE_IN_TAX_FREE_THIRD" | "VE_IN_ZERO" | "XI_ADD_REDUCED" | "XI_ADD_STANDARD" | "XI_ADD_TAX_FREE_EU" | "XI_ADD_TAX_FREE_EU_SERVICES" | "XI_ADD_TAX_FREE_THIRD" | "XI_ADD_ZERO" | "XI_IN_REDUCED" | "XI_IN_REV_REDUCED_EU" | "XI_IN_REV_REDUCED_EU_SERVICE" | "XI_IN_REV_STANDARD_EU" | "XI_IN_REV_STANDARD_EU_SERVICE" | "XI_IN_STANDARD" | "XI_IN_TAX_FREE_THIRD" | "XI_IN_ZERO" | "XK_ADD_REDUCED" | "XK_ADD_STANDARD" | "XK_ADD_TAX_FREE_THIRD" | "XK_ADD_ZERO" | "XK_IN_REDUCED" | "XK_IN_STANDARD" | "XK_IN_TAX_FREE_THIRD" | "XK_IN_ZERO" | "ZA_ADD_REDUCED" | "ZA_ADD_REDUCED_SUPER" | "ZA_ADD_STANDARD" | "ZA_ADD_TAX_FREE_THIRD" | "ZA_ADD_ZERO" | "ZA_IN_REDUCED" | "ZA_IN_REDUCED_SUPER" | "ZA_IN_STANDARD" | "ZA_IN_TAX_FREE_THIRD" | "ZA_IN_ZERO";
         /** @enum {string} */
         taxRateType: "REDUCED" | "SLIGHTLY_REDUCED" | "STANDARD" | "SUPER_REDUCED" | "ZERO";
+        /** @enum {string} */
+        taxType: "IMPORT_SALES_TAX" | "INPUT_VAT" | "INPUT_VAT_REVERSED" | "VALUE_ADDED_TAX";
         /** @enum {string} */
         teamRole: "MANAGER" | "USER";
         translation: components["schemas"]["abstractEntity"] & {

@@ -531,6 +531,8 @@ CREATE TABLE ordering.orders (
     erp_sales_order_id text,
     cancellation_reason text,
     late_payment_transaction_id integer,
+    erp_create_started_at timestamp with time zone,
+    payment_on_hold_at timestamp with time zone,
     CONSTRAINT orders_billing_address_check CHECK (((billing_address IS NULL) OR (jsonb_typeof(billing_address) = 'object'::text))),
     CONSTRAINT orders_billing_country_id_check CHECK (((billing_country_id >= 1) AND (billing_country_id <= 999))),
     CONSTRAINT orders_check CHECK (((discount_cents >= 0) AND (discount_cents <= items_net_cents))),

@@ -4,21 +4,19 @@
  * is stored encrypted elsewhere and never leaves this module: no error message, log line or result
  * contains it).
  *
- * Failure discipline:
- * - Every attempt has a deadline (`timeoutMs`, `AbortSignal.timeout`).
+ * Failure discipline (docs/weclapp.md "Load management and exactly one sales order"):
+ * - Every attempt has a deadline (`timeoutMs`, default 60 s: weclapp queues a request for up to about 30 s
+ *   under load and asks clients for a timeout of at least 60 s).
  * - Reads (GET) and optimistic updates (PUT with `version`: a repeat after success answers 409, never a
  *   second change) are retried on 5xx, timeouts and connection errors with exponential backoff and
- *   jitter; 4xx answers never are.
+ *   jitter, and on 429 after `Retry-After` (when sent, ≤ 60 s) or the backoff; other 4xx answers never are.
  * - Creations (POST salesOrder / quotation) are not idempotent in weclapp. They are made idempotent by a
  *   reference: the custom attribute `shopReference` (the caller's order number) is written on the
- *   document, looked up before the first POST, and looked up again before each retry after an ambiguous
- *   failure (timeout, dropped connection, 5xx). A document found by its reference is returned instead of
- *   creating another. Residual risk: a POST the ERP is still processing after our deadline plus backoff
- *   would be invisible to the lookup; the backoff between attempts (≥ the policy's base delay) and the
- *   caller's outbox (one transfer in flight per order) keep that window small, and the lookup on the next
- *   outbox attempt finds the document.
- * - Failures are {@link ErpError}s: HTTP status, entity, operation, and `retryable` (true for 5xx, 429,
- *   timeouts and connection errors — worth trying again later, e.g. from the outbox).
+ *   document and looked up (and checked: weclapp ignores filters it does not know) before any POST. A sales
+ *   order is POSTed once per call and only after the caller's `guard` granted it; after an unanswered POST the
+ *   caller waits for the document to appear instead of POSTing again (see `createSalesOrder`).
+ * - Failures are {@link ErpError}s: HTTP status, entity, operation, weclapp's problem type, and `retryable`
+ *   (true for 5xx, 429, timeouts and connection errors — worth trying again later, e.g. from the outbox).
  */
 import { DEFAULT_RETRY_POLICY, HttpTransportError, backoffDelayMs, fetchWithRetry, sleep, type HttpCall, type RetryPolicy } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
@@ -28,6 +26,7 @@ import {
   type ErpArticleChanges,
   type ErpCustomAttribute,
   type ErpCustomAttributeDefinition,
+  type ErpCurrency,
   type ErpCustomer,
   type ErpPingResult,
   type ErpPropertyTranslation,
@@ -37,6 +36,7 @@ import {
   type ErpSalesOrder,
   type ErpSalesOrderChanges,
   type ErpSystem,
+  type ErpTax,
   type NewErpQuotation,
   type NewErpRecordItem,
   type NewErpSalesOrder,
@@ -52,6 +52,18 @@ export interface ErpSalesOrderDraft {
   subItems: { parentPositionNumber: number; item: Omit<NewErpRecordItem, 'parentItemId'> }[];
 }
 
+/**
+ * Cross-instance permission for the one POST of a sales order (see `ErpClient.createSalesOrder`): `claim`
+ * answers whether this caller may POST now; `release` gives the permission back after a definite refusal.
+ */
+export interface CreateGuard {
+  claim(): Promise<boolean>;
+  release(): Promise<void>;
+}
+
+/** No guard: every call may POST (for callers that never repeat a failed creation on their own). */
+const UNGUARDED: CreateGuard = { claim: () => Promise.resolve(true), release: () => Promise.resolve() };
+
 /** Kind of an ERP failure. */
 export type ErpErrorCode =
   | 'unauthorized'
@@ -64,7 +76,9 @@ export type ErpErrorCode =
   | 'timeout'
   | 'network'
   | 'invalidResponse'
-  | 'configuration';
+  | 'configuration'
+  /** A creation may still be under way (an earlier POST went unanswered): look for its document again later. */
+  | 'createPending';
 
 /** A failed ERP call. The message names system, operation and status — never the token. */
 export class ErpError extends Error {
@@ -80,7 +94,14 @@ export class ErpError extends Error {
   readonly retryable: boolean;
   /** The ERP's own error text (trimmed, token-free), when it sent one. */
   readonly erpMessage: string | null;
-  constructor(init: { system: ErpSystem; operation: string; entity: string; status: number | null; code: ErpErrorCode; erpMessage?: string | null; detail?: string }) {
+  /**
+   * weclapp's problem type (the last segment of the answer's `type`), e.g. `optimistic_lock`, `persistence`,
+   * `request_timeout`; null when the answer had none.
+   */
+  readonly problemType: string | null;
+  /** The wait the ERP asked for (`Retry-After`), ms; null when none. */
+  readonly retryAfterMs: number | null;
+  constructor(init: { system: ErpSystem; operation: string; entity: string; status: number | null; code: ErpErrorCode; erpMessage?: string | null; detail?: string; problemType?: string | null; retryAfterMs?: number | null }) {
     const what = init.status !== null ? `answered ${init.status}` : (init.detail ?? init.code);
     super(`ERP ${init.system}: ${init.operation} ${what}${init.erpMessage ? ` (${init.erpMessage})` : ''}`);
     this.name = 'ErpError';
@@ -89,8 +110,15 @@ export class ErpError extends Error {
     this.entity = init.entity;
     this.status = init.status;
     this.code = init.code;
-    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network';
+    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network' || init.code === 'createPending';
     this.erpMessage = init.erpMessage ?? null;
+    this.problemType = init.problemType ?? null;
+    this.retryAfterMs = init.retryAfterMs ?? null;
+  }
+
+  /** A 409 of weclapp's optimistic lock (a newer `version`), as opposed to its other 409 problems (context, persistence). */
+  get isOptimisticLock(): boolean {
+    return this.status === 409 && (this.problemType === null || this.problemType === 'optimistic_lock');
   }
 }
 
@@ -100,7 +128,7 @@ export interface ErpClientOptions {
   baseUrls: Record<ErpSystem, string>;
   /** The tenant's API token (decrypted on demand; rejected promise → `ErpError` code `configuration`). */
   tokenProvider: (system: ErpSystem) => Promise<string>;
-  /** Deadline of one attempt in ms; default 10 000. */
+  /** Deadline of one attempt in ms; default 60 000 (weclapp's guide: at least 60 s). */
   timeoutMs?: number;
   /** Retry schedule; default `DEFAULT_RETRY_POLICY` (4 attempts, 200 ms doubling, ≤ 5 s). */
   retry?: RetryPolicy;
@@ -177,7 +205,7 @@ export class ErpClient {
   private readonly definitions = new Map<ErpSystem, { at: number; list: ErpCustomAttributeDefinition[] }>();
 
   constructor(private readonly options: ErpClientOptions) {
-    this.timeoutMs = options.timeoutMs ?? 10_000;
+    this.timeoutMs = options.timeoutMs ?? 60_000;
     this.retry = options.retry ?? DEFAULT_RETRY_POLICY;
     this.pageSize = options.pageSize ?? 100;
     this.timeZone = options.timeZone ?? 'Europe/Berlin';
@@ -205,22 +233,29 @@ export class ErpClient {
     const qs = o.query ? `?${new URLSearchParams(o.query).toString()}` : '';
     const headers: Record<string, string> = { AuthenticationToken: token, Accept: 'application/json' };
     if (o.body !== undefined) headers['Content-Type'] = 'application/json';
+    const retry = o.retry ?? this.retry;
     let answer;
-    try {
-      answer = await fetchWithRetry({
-        method,
-        url: `${this.baseUrl(system)}/${o.path}${qs}`,
-        headers,
-        body: o.body === undefined ? undefined : JSON.stringify(o.body),
-        timeoutMs: this.timeoutMs,
-        idempotent: o.idempotent,
-        retry: o.retry ?? this.retry,
-      });
-    } catch (err) {
-      if (err instanceof HttpTransportError) {
-        throw new ErpError({ system, operation, entity: o.entity, status: null, code: err.kind, detail: `${err.message} after ${err.attempts} attempt(s)` });
+    for (let attempt = 1; ; attempt++) {
+      try {
+        answer = await fetchWithRetry({
+          method,
+          url: `${this.baseUrl(system)}/${o.path}${qs}`,
+          headers,
+          body: o.body === undefined ? undefined : JSON.stringify(o.body),
+          timeoutMs: this.timeoutMs,
+          idempotent: o.idempotent,
+          retry,
+        });
+      } catch (err) {
+        if (err instanceof HttpTransportError) {
+          throw new ErpError({ system, operation, entity: o.entity, status: null, code: err.kind, detail: `${err.message} after ${err.attempts} attempt(s)` });
+        }
+        throw err;
       }
-      throw err;
+      // 429: weclapp rejected a request that stayed queued too long (it was not carried out). Reads and
+      // versioned updates wait (Retry-After when sent, else the backoff) and try again; creations are the caller's.
+      if (answer.status !== 429 || !o.idempotent || attempt >= Math.max(1, retry.maxAttempts)) break;
+      await sleep(retryAfterMsOf(answer.headers) ?? backoffDelayMs(retry, attempt));
     }
     if (answer.status === 404 && o.nullOn404) return null;
     if (answer.status >= 200 && answer.status < 300) {
@@ -231,7 +266,7 @@ export class ErpClient {
         throw new ErpError({ system, operation, entity: o.entity, status: answer.status, code: 'invalidResponse', erpMessage: 'body is not JSON' });
       }
     }
-    throw new ErpError({ system, operation, entity: o.entity, status: answer.status, code: codeOf(answer.status), erpMessage: erpMessageOf(answer.text, token) });
+    throw new ErpError({ system, operation, entity: o.entity, status: answer.status, code: codeOf(answer.status), erpMessage: erpMessageOf(answer.text, token), problemType: problemTypeOf(answer.text), retryAfterMs: retryAfterMsOf(answer.headers) });
   }
 
   private async list<T>(system: ErpSystem, entity: string, filters: Record<string, string> = {}): Promise<T[]> {
@@ -364,10 +399,14 @@ export class ErpClient {
     return this.call<ErpCustomer>(system, 'GET', { entity: 'party', path: `party/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
   }
 
-  private async findByReference<T>(system: ErpSystem, entity: 'salesOrder' | 'quotation', reference: string): Promise<T | null> {
+  /**
+   * The document carrying `reference` in `shopReference`. Each answered row is checked for the reference:
+   * weclapp silently ignores a filter it does not know, which would otherwise make any document "the" match.
+   */
+  private async findByReference<T extends { customAttributes?: ErpCustomAttribute[] }>(system: ErpSystem, entity: 'salesOrder' | 'quotation', reference: string): Promise<T | null> {
     const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
-    const res = await this.call<{ result: T[] }>(system, 'GET', { entity, path: entity, query: { [`customAttribute${def.id}-eq`]: reference }, idempotent: true });
-    return res?.result[0] ?? null;
+    const res = await this.call<{ result: T[] }>(system, 'GET', { entity, path: entity, query: { [`customAttribute${def.id}-eq`]: reference, sort: 'id' }, idempotent: true });
+    return res?.result.find((row) => customAttributeValue(row.customAttributes, def) === reference) ?? null;
   }
 
   /** The sales order created with `reference` (see `createSalesOrder`); null when none. */
@@ -381,7 +420,7 @@ export class ErpClient {
   }
 
   /** Idempotent creation by reference (see the module comment). */
-  private async createOnce<T>(system: ErpSystem, entity: 'salesOrder' | 'quotation', body: { customAttributes?: ErpCustomAttribute[] }, reference: string): Promise<{ entity: T; created: boolean }> {
+  private async createOnce<T extends { customAttributes?: ErpCustomAttribute[] }>(system: ErpSystem, entity: 'salesOrder' | 'quotation', body: { customAttributes?: ErpCustomAttribute[] }, reference: string): Promise<{ entity: T; created: boolean }> {
     const existing = await this.findByReference<T>(system, entity, reference);
     if (existing) return { entity: existing, created: false };
     const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
@@ -404,13 +443,68 @@ export class ErpClient {
   /**
    * Creates a sales order carrying `reference` (custom attribute `shopReference`; use the shop's order
    * number), at most once per reference: when one exists already it is returned with `created: false`.
-   * Sub items follow in one optimistic update once the main items have ids; an order found by its reference
-   * without them (an earlier attempt stopped in between) gets them then, never twice.
+   * Before the one POST, `guard.claim()` must grant it (the caller records, across its instances, that a
+   * creation is under way; false → `ErpError` code `createPending`). A POST that got a definite answer
+   * other than success (4xx, 429: weclapp did not carry it out) calls `guard.release()`; one that got no
+   * answer or a 5xx keeps the claim, so no one POSTs again until the caller's claim has aged past weclapp's
+   * queue and processing time — meanwhile the document, if the POST is carried out late, is found by its
+   * reference. Without `guard` every call may POST: only for callers that do not repeat a failed creation
+   * within that time. Sub items follow in one optimistic update once the main items have ids; an order found by its
+   * reference without them (an earlier attempt stopped in between) gets them then, never twice.
    */
-  async createSalesOrder(system: ErpSystem, draft: ErpSalesOrderDraft, reference: string): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
-    const r = await this.createOnce<ErpSalesOrder>(system, 'salesOrder', draft.order, reference);
-    const salesOrder = draft.subItems.length > 0 ? await this.attachSubItems(system, r.entity, draft.subItems) : r.entity;
-    return { salesOrder, created: r.created };
+  async createSalesOrder(system: ErpSystem, draft: ErpSalesOrderDraft, reference: string, guard: CreateGuard = UNGUARDED): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
+    let found = await this.findByReference<ErpSalesOrder>(system, 'salesOrder', reference);
+    let created = false;
+    if (!found) {
+      if (!(await guard.claim())) {
+        throw new ErpError({ system, operation: 'POST salesOrder', entity: 'salesOrder', status: null, code: 'createPending', detail: `may still be creating the sales order of ${reference}; looking again later` });
+      }
+      const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
+      const body = { ...draft.order, customAttributes: [...(draft.order.customAttributes ?? []).filter((a) => a.attributeDefinitionId !== def.id), { attributeDefinitionId: def.id, stringValue: reference }] };
+      try {
+        found = (await this.call<ErpSalesOrder>(system, 'POST', { entity: 'salesOrder', path: 'salesOrder', body, idempotent: false }))!;
+        created = true;
+      } catch (err) {
+        if (err instanceof ErpError && err.status !== null && err.status < 500) await guard.release();
+        throw err;
+      }
+    }
+    const salesOrder = draft.subItems.length > 0 ? await this.attachSubItems(system, found, draft.subItems) : found;
+    return { salesOrder, created };
+  }
+
+  private readonly currencyIds = new Map<string, string>();
+
+  /**
+   * The `/currency` id of ISO 4217 `code` (weclapp's currency `name`), looked up once per process and tenant;
+   * `ErpError` code `configuration` when the tenant has no such currency.
+   */
+  async currencyIdByCode(system: ErpSystem, code: string): Promise<string> {
+    const key = `${system}\u0000${code}`;
+    const cached = this.currencyIds.get(key);
+    if (cached) return cached;
+    const res = await this.call<{ result: ErpCurrency[] }>(system, 'GET', { entity: 'currency', path: 'currency', query: { 'name-eq': code }, idempotent: true });
+    const id = res?.result.find((c) => c.name === code)?.id;
+    if (!id) throw new ErpError({ system, operation: 'GET currency', entity: 'currency', status: null, code: 'configuration', detail: `has no currency ${code}` });
+    this.currencyIds.set(key, id);
+    return id;
+  }
+
+  private readonly taxIds = new Map<string, string>();
+
+  /**
+   * The `/tax` id of the sales VAT (`taxType` VALUE_ADDED_TAX) with rate `ratePercent`, looked up once per process
+   * and tenant (the lowest id when several match); `ErpError` code `configuration` when there is none.
+   */
+  async salesTaxIdByRate(system: ErpSystem, ratePercent: number): Promise<string> {
+    const key = `${system}\u0000${ratePercent}`;
+    const cached = this.taxIds.get(key);
+    if (cached) return cached;
+    const res = await this.call<{ result: ErpTax[] }>(system, 'GET', { entity: 'tax', path: 'tax', query: { 'taxType-eq': 'VALUE_ADDED_TAX', sort: 'id' }, idempotent: true });
+    const id = res?.result.find((t) => t.taxType === 'VALUE_ADDED_TAX' && Number(t.taxValue) === ratePercent)?.id;
+    if (!id) throw new ErpError({ system, operation: 'GET tax', entity: 'tax', status: null, code: 'configuration', detail: `has no sales tax of ${ratePercent} %` });
+    this.taxIds.set(key, id);
+    return id;
   }
 
   /** Adds the sub items under their main items (matched by position number) unless the order has sub items already. */
@@ -436,12 +530,20 @@ export class ErpClient {
         return res!;
       } catch (err) {
         // A newer version: someone (or our own earlier attempt) changed the order; look again.
-        if (!(err instanceof ErpError) || err.code !== 'conflict' || attempt >= 3) throw err;
+        if (!(err instanceof ErpError) || !err.isOptimisticLock || attempt >= 3) throw err;
         const fresh = await this.getSalesOrder(system, current.id);
         if (!fresh) throw err;
         current = fresh;
       }
     }
+  }
+
+  /**
+   * Sales orders changed after `modifiedAfter` (epoch ms, exclusive; weclapp's `lastModifiedDate-gt`), every page,
+   * by id: the periodic check that moves orders to shipped/completed when webhooks are silent.
+   */
+  listSalesOrdersModifiedAfter(system: ErpSystem, modifiedAfter: number): Promise<ErpSalesOrder[]> {
+    return this.list<ErpSalesOrder>(system, 'salesOrder', { 'lastModifiedDate-gt': String(modifiedAfter) });
   }
 
   /** A sales order by ERP id; null when unknown. */
@@ -492,6 +594,24 @@ function codeOf(status: number): ErpErrorCode {
   if (status === 429) return 'rateLimited';
   if (status >= 500) return 'server';
   return 'badRequest';
+}
+
+/** The wait an answer asks for in `Retry-After` (seconds), ms, at most 60 s; null when absent or not seconds. */
+function retryAfterMsOf(headers: Headers): number | null {
+  const v = headers.get('retry-after');
+  if (!v || !/^\d{1,6}$/.test(v)) return null;
+  return Math.min(60_000, Number(v) * 1000);
+}
+
+/** weclapp's problem type: the last segment of an RFC 7807 body's `type` (`…/optimistic_lock`, `…#persistence`). */
+function problemTypeOf(text: string): string | null {
+  try {
+    const type = (JSON.parse(text) as { type?: unknown }).type;
+    if (typeof type !== 'string' || type === '') return null;
+    return type.split(/[/#]/).pop() || null;
+  } catch {
+    return null;
+  }
 }
 
 /** The ERP's error text from a body (`detail`, `error` or `message`), ≤ 300 characters, token removed. */

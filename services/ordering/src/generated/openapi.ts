@@ -1733,6 +1733,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/dev/get-operator-attention": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What needs a person (refused ERP hand-offs, payments without a matching order)
+         * @description The 200 newest items, newest first: orders whose sales order the ERP refused for good (with the ERP's
+         *     answer) and payments that found no order, did not match their order's total, or arrived after it was
+         *     cancelled. Each is also logged when it happens and counted in the metric `operator_attention_items{kind}`.
+         */
+        get: operations["devGetOperatorAttention"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/dev/get-payment-payouts": {
         parameters: {
             query?: never;
@@ -1972,7 +1994,13 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * Webhook of the ERP system, delivered as GET
+         * @description The same change notification as the `POST` form, for a weclapp webhook whose `requestMethod` is `GET`:
+         *     the notification's fields as query parameters (`entityId`, `entityName`, `type`) beside `erpSystem`
+         *     and `secret`. Secret, recording and processing exactly as for `POST`.
+         */
+        get: operations["receiveErpWebhookByGet"];
         put?: never;
         /**
          * Webhook of the ERP system
@@ -2257,6 +2285,7 @@ export interface components {
          */
         PaymentMethod: "paylink" | "invoice";
         /**
+         * Format: single-line
          * @description Transaction status as reported by the payment provider (Payrexx). Known values: `initiated`,
          *     `waiting`, `confirmed`, `authorized`, `reserved`, `cancelled`, `refunded`, `disputed`, `declined`,
          *     `error`, `expired`, `partially-refunded`, `refund_pending`, `insecure`, `uncaptured`, `chargeback`.
@@ -2305,21 +2334,45 @@ export interface components {
          *     numeric) and maps it back on output.
          */
         AddressDTO: {
-            /** @description First name; required unless `organisation` is set. */
+            /**
+             * Format: single-line
+             * @description First name; required unless `organisation` is set.
+             */
             firstName?: string;
-            /** @description Last name. */
+            /**
+             * Format: single-line
+             * @description Last name.
+             */
             lastName?: string;
-            /** @description Organisation; required if `firstName` is not set. */
+            /**
+             * Format: single-line
+             * @description Organisation; required if `firstName` is not set.
+             */
             organisation?: string;
-            /** @description First address line. */
+            /**
+             * Format: single-line
+             * @description First address line.
+             */
             address1: string;
-            /** @description Second address line. */
+            /**
+             * Format: single-line
+             * @description Second address line.
+             */
             address2?: string;
-            /** @description Postal code. */
+            /**
+             * Format: single-line
+             * @description Postal code.
+             */
             zip?: string;
-            /** @description City. */
+            /**
+             * Format: single-line
+             * @description City.
+             */
             city: string;
-            /** @description State, province or region. */
+            /**
+             * Format: single-line
+             * @description State, province or region.
+             */
             state?: string;
             /**
              * @description ISO 3166-1 alpha-2 country code.
@@ -2337,48 +2390,96 @@ export interface components {
          *     service ("firstName lastName") and must not be sent.
          */
         Address: {
-            /** @description First and last name (read-only). */
+            /**
+             * Format: single-line
+             * @description First and last name (read-only).
+             */
             readonly fullName?: string | null;
-            /** @description First name. */
+            /**
+             * Format: single-line
+             * @description First name.
+             */
             firstName: string;
-            /** @description Last name. */
+            /**
+             * Format: single-line
+             * @description Last name.
+             */
             lastName: string;
-            /** @description Sports club or organisation. */
+            /**
+             * Format: single-line
+             * @description Sports club or organisation.
+             */
             club?: string | null;
-            /** @description First address line. */
+            /**
+             * Format: single-line
+             * @description First address line.
+             */
             address1: string;
-            /** @description Second address line. */
+            /**
+             * Format: single-line
+             * @description Second address line.
+             */
             address2?: string | null;
-            /** @description Postal code. */
+            /**
+             * Format: single-line
+             * @description Postal code.
+             */
             zip?: string | null;
-            /** @description City. */
+            /**
+             * Format: single-line
+             * @description City.
+             */
             city: string;
-            /** @description State, province or region. */
+            /**
+             * Format: single-line
+             * @description State, province or region.
+             */
             state?: string | null;
-            /** @description ISO 3166-1 alpha-2 country code, as offered by `get-countries-list`; unknown values answer `400`. */
+            /**
+             * Format: single-line
+             * @description ISO 3166-1 alpha-2 country code, as offered by `get-countries-list`; unknown values answer `400`.
+             */
             country: string;
         };
         /** @description Free information about the intended use, sent with subscription requests. */
         AdditionalInformation: {
-            /** @description Sport, e.g. "orienteering", "trail running". */
+            /**
+             * Format: single-line
+             * @description Sport, e.g. "orienteering", "trail running".
+             */
             sport?: string | null;
-            /** @description Result or event platform used, e.g. "MeOS". */
+            /**
+             * Format: single-line
+             * @description Result or event platform used, e.g. "MeOS".
+             */
             platform?: string | null;
-            /** @description Description of the project. */
+            /**
+             * Format: text
+             * @description Description of the project.
+             */
             projectDescription?: string | null;
         };
         /** @description A country with its localized name. */
         CountryOption: {
             /** @description ISO 3166-1 alpha-2 country code. */
             countryCode: string;
-            /** @description Country name in the requested (or imported) culture. */
+            /**
+             * Format: single-line
+             * @description Country name in the requested (or imported) culture.
+             */
             name: string;
         };
         /** @description One selectable value of a `select` attribute and its localized label. */
         OptionValue: {
-            /** @description Value stored in the order item's `configuration`. */
+            /**
+             * Format: single-line
+             * @description Value stored in the order item's `configuration`.
+             */
             value: string;
-            /** @description Localized label. */
+            /**
+             * Format: single-line
+             * @description Localized label.
+             */
             label: string;
         };
         /**
@@ -2518,9 +2619,15 @@ export interface components {
          *     rules are checked by the service (`400`).
          */
         CreateDiscountCodesRequest: {
-            /** @description Name of the campaign. */
+            /**
+             * Format: single-line
+             * @description Name of the campaign.
+             */
             campaignName: string;
-            /** @description Internal description. */
+            /**
+             * Format: text
+             * @description Internal description.
+             */
             description?: string | null;
             kind: components["schemas"]["DiscountKind"];
             /**
@@ -2675,9 +2782,15 @@ export interface components {
         };
         /** @description Contact person of an order; receives the confirmation e-mail. */
         ShopOrderContactDTO: {
-            /** @description First name. */
+            /**
+             * Format: single-line
+             * @description First name.
+             */
             firstName: string;
-            /** @description Last name. */
+            /**
+             * Format: single-line
+             * @description Last name.
+             */
             lastName: string;
             /**
              * Format: email
@@ -2701,9 +2814,15 @@ export interface components {
          *     An item with the `cardNumber` configuration key must have quantity 1.
          */
         NewShopOrderItemDTO: {
-            /** @description ERP article number. */
+            /**
+             * Format: single-line
+             * @description ERP article number.
+             */
             articleNumber: string;
-            /** @description Informational; the stored name comes from the catalogue. */
+            /**
+             * Format: single-line
+             * @description Informational; the stored name comes from the catalogue.
+             */
             articleName?: string;
             /**
              * Format: int32
@@ -2731,9 +2850,15 @@ export interface components {
          *     further sub items, so a body nests at most two item levels).
          */
         NewShopOrderSubItemDTO: {
-            /** @description ERP article number. */
+            /**
+             * Format: single-line
+             * @description ERP article number.
+             */
             articleNumber: string;
-            /** @description Informational; the stored name comes from the catalogue. */
+            /**
+             * Format: single-line
+             * @description Informational; the stored name comes from the catalogue.
+             */
             articleName?: string;
             /**
              * Format: int32
@@ -2773,9 +2898,16 @@ export interface components {
              * @default []
              */
             discountCodes: string[];
-            /** @description Free reference of the retailer (e.g. its customer's order number). */
+            /**
+             * Format: single-line
+             * @description Free reference of the retailer (e.g. its customer's order number); at most 64 characters, the limit
+             *     of the ERP's `orderNumberAtCustomer` it is handed over as.
+             */
             retailerCustomerOrderReference?: string | null;
-            /** @description Free text for the operator. */
+            /**
+             * Format: text
+             * @description Free text for the operator.
+             */
             notes?: string | null;
         };
         /** @description A stored order item with its prices. */
@@ -3080,7 +3212,10 @@ export interface components {
          *     free numbers. `configuration` applies to every card of the line.
          */
         CardOrderItem: {
-            /** @description Article number of the card product. */
+            /**
+             * Format: single-line
+             * @description Article number of the card product.
+             */
             productId: string;
             /**
              * Format: int32
@@ -3115,7 +3250,10 @@ export interface components {
              * @default []
              */
             discountCodes: string[];
-            /** @description Free text for the operator. */
+            /**
+             * Format: text
+             * @description Free text for the operator.
+             */
             notes?: string | null;
         };
         /** @description One card of a card order line. */
@@ -3246,7 +3384,10 @@ export interface components {
         };
         /** @description Request for a quotation of a SPORTident Center (timing-data service) subscription. */
         CenterSubscription: {
-            /** @description ERP article number of the subscription plan. */
+            /**
+             * Format: single-line
+             * @description ERP article number of the subscription plan.
+             */
             subscriptionArticleNumber: string;
             /**
              * Format: int32
@@ -3273,7 +3414,10 @@ export interface components {
              */
             culture: string;
             additionalInformation?: components["schemas"]["AdditionalInformation"];
-            /** @description Free text. */
+            /**
+             * Format: text
+             * @description Free text.
+             */
             notes?: string | null;
         };
         /**
@@ -3379,9 +3523,15 @@ export interface components {
              *     returned or logged.
              */
             password: string;
-            /** @description First name. */
+            /**
+             * Format: single-line
+             * @description First name.
+             */
             firstName?: string | null;
-            /** @description Last name. */
+            /**
+             * Format: single-line
+             * @description Last name.
+             */
             lastName?: string | null;
             /**
              * @description Preferred language (BCP 47).
@@ -3396,7 +3546,10 @@ export interface components {
              */
             roles: components["schemas"]["Role"][];
             userGroup?: components["schemas"]["UserGroup"];
-            /** @description ERP customer entity id; required for role `retailer`. */
+            /**
+             * Format: single-line
+             * @description ERP customer entity id; required for role `retailer`.
+             */
             erpRetailerEntityId?: string | null;
             /**
              * @description Whether the user can log in.
@@ -3406,7 +3559,10 @@ export interface components {
         };
         /** @description Body of `POST /api/rest/v1/users/verify-email`. */
         VerifyEmailRequest: {
-            /** @description The code of the verification mail (`ev_` and 43 base64url characters). */
+            /**
+             * Format: single-line
+             * @description The code of the verification mail (`ev_` and 43 base64url characters).
+             */
             token: string;
         };
         /**
@@ -3421,9 +3577,15 @@ export interface components {
              *     only once confirmed (`users/verify-email`).
              */
             email?: string;
-            /** @description First name. */
+            /**
+             * Format: single-line
+             * @description First name.
+             */
             firstName?: string | null;
-            /** @description Last name. */
+            /**
+             * Format: single-line
+             * @description Last name.
+             */
             lastName?: string | null;
             /** @description Preferred language (BCP 47). */
             culture?: string;
@@ -3451,7 +3613,10 @@ export interface components {
             /** @description The new, complete list of roles. */
             roles: components["schemas"]["Role"][];
             userGroup?: components["schemas"]["UserGroup"];
-            /** @description ERP customer entity id of the retailer; null to unlink. */
+            /**
+             * Format: single-line
+             * @description ERP customer entity id of the retailer; null to unlink.
+             */
             erpRetailerEntityId?: string | null;
             /** @description Activate or deactivate the user. */
             isActive?: boolean;
@@ -3467,23 +3632,35 @@ export interface components {
              * @enum {string}
              */
             grant_type: "password" | "client_credentials" | "refresh_token";
-            /** @description User name or e-mail address (password grant). */
+            /**
+             * Format: single-line
+             * @description User name or e-mail address (password grant).
+             */
             username?: string;
             /**
              * Format: password
              * @description Password (password grant).
              */
             password?: string;
-            /** @description Client id (client credentials grant, or public client id). */
+            /**
+             * Format: single-line
+             * @description Client id (client credentials grant, or public client id).
+             */
             client_id?: string;
             /**
              * Format: password
              * @description Client secret.
              */
             client_secret?: string;
-            /** @description Refresh token (refresh token grant). */
+            /**
+             * Format: single-line
+             * @description Refresh token (refresh token grant).
+             */
             refresh_token?: string;
-            /** @description Space-separated scopes; informational, roles decide access. Unknown scopes → `invalid_scope`. */
+            /**
+             * Format: single-line
+             * @description Space-separated scopes; informational, roles decide access. Unknown scopes → `invalid_scope`.
+             */
             scope?: string;
         };
         /** @description Successful token response (RFC 6749 §5.1). */
@@ -3658,11 +3835,13 @@ export interface components {
              */
             licenseId?: string;
             /**
+             * Format: single-line
              * @description Activation secret of the license (base64url, 256 bits); shown to the owner and staff only.
              *     Its SHA-256 hash (over the UTF-8 text, lower-case hex) is listed by `secret-hashes`.
              */
             readonly secret?: string;
             /**
+             * Format: single-line
              * @description Last issued license key: `base64url(payload).base64url(signature)`, payload the UTF-8 JSON
              *     `{v: 1, licenseId, product, email, secretHash, issuedAt}` (`secretHash` as listed by
              *     `secret-hashes`, `issuedAt` RFC 3339 UTC), signature Ed25519 over the payload bytes (the
@@ -3690,9 +3869,15 @@ export interface components {
         };
         /** @description Localized label of a configurable attribute and of its values. */
         LocalizedProductOption: {
-            /** @description Attribute key, e.g. `feedbackSignal`. */
+            /**
+             * Format: single-line
+             * @description Attribute key, e.g. `feedbackSignal`.
+             */
             key: string;
-            /** @description Localized label. */
+            /**
+             * Format: single-line
+             * @description Localized label.
+             */
             label: string;
             /**
              * @description Localized labels of the values of a `select` attribute.
@@ -3818,7 +4003,10 @@ export interface components {
         };
         /** @description Text to transliterate. */
         TransliterateRequest: {
-            /** @description Text (UTF-8). */
+            /**
+             * Format: text
+             * @description Text (UTF-8).
+             */
             text: string;
         };
         /** @description A generated password. */
@@ -3887,6 +4075,39 @@ export interface components {
              *     money arrived for an order that no longer exists and has to be refunded; null when none.
              */
             latePaymentTransactionId: number | null;
+            /**
+             * Format: date-time
+             * @description Since when the order is on hold for its payment: the provider reported the money on its way
+             *     (`waiting`: bank transfer, purchase on invoice; `authorized`/`reserved`: not yet captured) or a payment
+             *     that does not match the order total arrived (listed in `dev/get-operator-attention`). Such an order
+             *     does not expire. Null when not on hold.
+             */
+            paymentOnHoldAt: string | null;
+        };
+        /** @description Something that went wrong for good and needs a person (ERP hand-off refused, a payment without a matching order). */
+        OperatorAttentionItem: {
+            /**
+             * @description `erpHandOffRefused`: the ERP refused the order's sales order for good (e.g. 400) or is not set up for
+             *     it; `paymentUnmatched`: a payment that names no order of the shop; `paymentMismatch`: a payment whose
+             *     amount or currency differs from its order's total (partial or excess); `latePayment`: a payment
+             *     confirmed after its order was cancelled (to refund).
+             * @enum {string}
+             */
+            kind: "erpHandOffRefused" | "paymentUnmatched" | "paymentMismatch" | "latePayment";
+            /** @description The order concerned; null when none was found. */
+            orderNumber: string | null;
+            /**
+             * Format: int32
+             * @description The payment provider's transaction; null for an ERP hand-off.
+             */
+            transactionId: number | null;
+            /** @description The reason as recorded (for an ERP hand-off its error with the ERP's answer; for a payment the provider's status). */
+            detail: string | null;
+            /**
+             * Format: date-time
+             * @description When it happened (UTC).
+             */
+            at: string;
         };
         /** @description A page of orders. */
         OrderPage: {
@@ -4019,11 +4240,15 @@ export interface components {
         /** @description Paylink to create; all fields optional (defaults create a 1.00 EUR test paylink). */
         CreatePaymentPaylinkRequest: {
             /**
+             * Format: single-line
              * @description Title on the payment page.
              * @default Test payment
              */
             title: string;
-            /** @description Description on the payment page. */
+            /**
+             * Format: text
+             * @description Description on the payment page.
+             */
             description?: string;
             /**
              * Format: int64
@@ -4036,9 +4261,15 @@ export interface components {
              * @default EUR
              */
             currency: string;
-            /** @description Reference passed back in transactions and webhooks. */
+            /**
+             * Format: single-line
+             * @description Reference passed back in transactions and webhooks.
+             */
             referenceId?: string;
-            /** @description Purpose shown on statements. */
+            /**
+             * Format: single-line
+             * @description Purpose shown on statements.
+             */
             purpose?: string;
             /**
              * Format: email
@@ -4064,7 +4295,7 @@ export interface components {
              * @description Paylink status.
              * @enum {string}
              */
-            status: "waiting" | "confirmed" | "cancelled" | "declined" | "expired";
+            status: "waiting" | "authorized" | "reserved" | "confirmed" | "cancelled" | "declined" | "expired";
             /** @description Title. */
             title: string;
             /** @description Description. */
@@ -4149,9 +4380,9 @@ export interface components {
             status: string;
             /**
              * Format: date
-             * @description Payout date.
+             * @description Payout date; null only on an item with `readError` whose date could not be read.
              */
-            date: string;
+            date: string | null;
             /**
              * Format: int32
              * @description Number of transactions in the payout.
@@ -4161,6 +4392,12 @@ export interface components {
             statementDescriptor?: string | null;
             /** @description Whether the payout was triggered by hand. */
             isManualPayout: boolean;
+            /**
+             * @description Set when a value of this payout came in a form the service cannot read (e.g. fees that are not whole
+             *     cents): the payout is listed so that it is not lost, the unreadable amounts are 0 and the text
+             *     says which value it was. The other payouts of the list are unaffected. Absent otherwise.
+             */
+            readError?: string | null;
         };
         /**
          * @description A transfer of a payout that concerns a transaction: a charge (`transaction`) or its reversal
@@ -4285,21 +4522,36 @@ export interface components {
              * @description Transaction id at the provider.
              */
             id: number;
-            /** @description Transaction uuid. */
+            /**
+             * Format: single-line
+             * @description Transaction uuid.
+             */
             uuid?: string;
             status?: components["schemas"]["PaymentTransactionStatus"];
-            /** @description Transaction time as formatted by the provider. */
+            /**
+             * Format: single-line
+             * @description Transaction time as formatted by the provider.
+             */
             time?: string;
-            /** @description Reference of the paylink (order number). */
+            /**
+             * Format: single-line
+             * @description Reference of the paylink (order number).
+             */
             referenceId?: string | null;
             /**
              * Format: int64
              * @description Amount in cents.
              */
             amount?: number;
-            /** @description ISO 4217 currency. */
+            /**
+             * Format: single-line
+             * @description ISO 4217 currency.
+             */
             currency?: string;
-            /** @description Payment service provider. */
+            /**
+             * Format: single-line
+             * @description Payment service provider.
+             */
             psp?: string;
             /** @description Invoice (paylink) data of the provider. */
             invoice?: {
@@ -4308,14 +4560,20 @@ export interface components {
                  * @description Paylink id.
                  */
                 paymentRequestId?: number | null;
-                /** @description Reference of the paylink. */
+                /**
+                 * Format: single-line
+                 * @description Reference of the paylink.
+                 */
                 referenceId?: string | null;
                 /**
                  * Format: int64
                  * @description Amount in cents.
                  */
                 amount?: number;
-                /** @description ISO 4217 currency. */
+                /**
+                 * Format: single-line
+                 * @description ISO 4217 currency.
+                 */
                 currency?: string;
             } & {
                 [key: string]: unknown;
@@ -4340,14 +4598,23 @@ export interface components {
             transaction?: {
                 /** @description Transaction id at the provider. */
                 id: string;
-                /** @description Transaction uuid. */
+                /**
+                 * Format: single-line
+                 * @description Transaction uuid.
+                 */
                 uuid?: string;
                 status?: components["schemas"]["PaymentTransactionStatus"];
-                /** @description Reference of the paylink. */
+                /**
+                 * Format: single-line
+                 * @description Reference of the paylink.
+                 */
                 referenceId?: string;
                 /** @description Amount in cents. */
                 amount?: string;
-                /** @description ISO 4217 currency. */
+                /**
+                 * Format: single-line
+                 * @description ISO 4217 currency.
+                 */
                 currency?: string;
             } & {
                 [key: string]: unknown;
@@ -4362,11 +4629,20 @@ export interface components {
          *     and ignored.
          */
         ErpWebhookRequest: {
-            /** @description ERP entity id. */
+            /**
+             * Format: single-line
+             * @description ERP entity id.
+             */
             entityId: string;
-            /** @description ERP entity name. */
+            /**
+             * Format: single-line
+             * @description ERP entity name.
+             */
             entityName: string;
-            /** @description Kind of change. */
+            /**
+             * Format: single-line
+             * @description Kind of change.
+             */
             type: string;
         } & {
             [key: string]: unknown;
@@ -4388,7 +4664,10 @@ export interface components {
         BulkUpdateCardOrderItemsRequest: {
             /** @description Changes. */
             items: components["schemas"]["CardOrderItemUpdate"][];
-            /** @description Reason, stored in the order history. */
+            /**
+             * Format: single-line
+             * @description Reason, stored in the order history.
+             */
             reason?: string | null;
         };
         /** @description Service version record. */
@@ -7114,6 +7393,30 @@ export interface operations {
             default: components["responses"]["ProblemDefault"];
         };
     };
+    devGetOperatorAttention: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Items. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["OperatorAttentionItem"][];
+                };
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
+            403: components["responses"]["ProblemForbidden"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
     devGetPaymentPayouts: {
         parameters: {
             query?: never;
@@ -7374,6 +7677,39 @@ export interface operations {
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
             429: components["responses"]["ProblemTooManyRequests"];
+            503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    receiveErpWebhookByGet: {
+        parameters: {
+            query: {
+                /** @description ERP system (tenant). */
+                erpSystem: components["parameters"]["ErpSystemRequired"];
+                /** @description Webhook secret of the subscribed URL (see `POST`). */
+                secret?: string;
+                /** @description ERP entity id. */
+                entityId: string;
+                /** @description ERP entity name. */
+                entityName: string;
+                /** @description Kind of change. */
+                type: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Delivery recorded. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            400: components["responses"]["ProblemBadRequest"];
+            401: components["responses"]["ProblemUnauthorized"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

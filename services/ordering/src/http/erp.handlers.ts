@@ -76,6 +76,13 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const erp = clients.erpClientFor(system);
       res.json(await withErp(() => importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false })));
     },
+    async receiveErpWebhookByGet(req, res) {
+      if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
+      const q = req.query;
+      const accepted = await acceptWebhook(ctx.database.db, { erpSystem: q.erpSystem, entityName: q.entityName, entityId: q.entityId, type: q.type });
+      if (!accepted) ctx.logger.debug({ entityName: q.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
+      res.status(200).end();
+    },
     async receiveErpWebhook(req, res) {
       if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
       const body = req.body;

@@ -8,6 +8,7 @@
 import { ApiError, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
+import { operatorAttention } from '../orders/attention.service';
 import { recordPaymentDelivery } from '../orders/order-flow.service';
 import { listOrders } from '../orders/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
@@ -118,8 +119,14 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
     async devGetPaymentTransactions(_req, res) {
       res.json(await provider(() => client().listTransactions({ limit: 100 }), 'Transactions', { notFound: 503 }));
     },
+    async devGetOperatorAttention(_req, res) {
+      res.json(await operatorAttention(db));
+    },
     async devGetPaymentPayouts(_req, res) {
-      res.json(await provider(() => client().listPayouts(), 'Payouts', { notFound: 503 }));
+      const payouts = await provider(() => client().listPayouts(), 'Payouts', { notFound: 503 });
+      // One unreadable payout is served flagged; a person must still learn of it.
+      for (const p of payouts.filter((x) => x.readError)) ctx.logger.warn({ payoutUuid: p.uuid, readError: p.readError }, 'payout from the payment provider could not be read fully');
+      res.json(payouts);
     },
     async devGetPaymentPayoutWithDetails(req, res) {
       res.json(found(await provider(() => client().getPayout(req.query.uuid), `Payout ${req.query.uuid}`), `Payout ${req.query.uuid}`));

@@ -1,10 +1,18 @@
 /**
- * Limits of password attempts (ordering spec §4.1, "Authentication and roles"), shared by the token
- * endpoint and the current-password check of `users/update-profile`: attempts are counted per account
- * (the user whatever alias names it, or the client id; 15-minute window) and per client IP address (1-hour
- * window). Over either limit the answer is 429 with `Retry-After`, before any password work. A successful
- * attempt clears the account's failures and gives its IP attempt back (one known account cannot reset an
- * IP's budget beyond its own attempt).
+ * Limits of password attempts (ordering spec §4.1, "Authentication and roles"; docs/decisions.md "Login
+ * throttling"), shared by the token endpoint and the current-password check of `users/update-profile`.
+ * Following OWASP's authentication cheat sheet, guessing is slowed per account *and source* instead of
+ * locking the account for everyone, so an attacker cannot keep its owner out:
+ * - per account and client IP address: `maxFailuresPerAccount` attempts free, then growing delays (1 s,
+ *   2 s, 4 s, … at most 15 minutes) between attempts, each answered 429 with `Retry-After` before any
+ *   password work (1-hour window);
+ * - per client IP address: `maxFailuresPerIp` failures an hour across accounts (the guesser trying many
+ *   accounts from one address);
+ * - per account across all sources: after `maxFailuresPerAccountAllSources` failures in an hour (a guesser
+ *   with many addresses) every source gets the delays after its first attempt. A source that has not failed
+ *   on the account — its owner elsewhere — is still let try.
+ * A successful attempt clears the pair's failures and delay and gives its IP attempt back (one known account
+ * cannot reset an IP's budget beyond its own attempt).
  * Counters live in Redis when `REDIS_URL` is set, with an in-memory insurance limiter while Redis is away.
  */
 import type { Redis } from 'ioredis';
@@ -13,13 +21,21 @@ import { ApiError, createLimiter, createRedis, RateLimiterRes, retryAfterSeconds
 // Kept here for existing imports; the implementations live in the shared rate-limit module.
 export { createLimiter, createRedis };
 
+/** Longest delay between attempts of one account from one source, in seconds. */
+const MAX_DELAY_SECONDS = 900;
+/** Window of the per-pair and account-wide counters, in seconds. */
+const HOUR = 3600;
+/** A budget no window reaches: limiters used as counters (their `consumedPoints`), never as limits. */
+const COUNTER_POINTS = 1_000_000_000;
+
 /** Limits of {@link LoginLimiter}. */
 export interface LoginLimits {
-  /** Failures per account within `accountWindowSeconds`. */
+  /** Attempts per account and source before the delays start (`LOGIN_MAX_FAILURES_PER_ACCOUNT`). */
   maxFailuresPerAccount: number;
-  /** Failures per IP address within `ipWindowSeconds`. */
+  /** Failures per IP address within `ipWindowSeconds` (`LOGIN_MAX_FAILURES_PER_IP`). */
   maxFailuresPerIp: number;
-  accountWindowSeconds?: number;
+  /** Failures of one account from all sources in an hour before every source is delayed after one attempt. */
+  maxFailuresPerAccountAllSources: number;
   ipWindowSeconds?: number;
   /** Shared counters; in memory when undefined. */
   redis?: Redis;
@@ -29,8 +45,9 @@ export interface LoginLimits {
 
 /**
  * One reserved password attempt (see {@link LoginLimiter.reserve}): settle it exactly once, with
- * `succeeded` (the account's failures are cleared and the IP's attempt given back), `failed` (the attempt
- * stays counted) or `release` (the password was never checked, e.g. hashing was busy: both are given back).
+ * `succeeded` (the pair's failures and delay are cleared and the IP's attempt given back), `failed` (the
+ * attempt stays counted and the next one from the source waits) or `release` (the password was never
+ * checked, e.g. hashing was busy: everything is given back).
  */
 export interface LoginAttempt {
   succeeded(): Promise<void>;
@@ -38,33 +55,54 @@ export interface LoginAttempt {
   release(): Promise<void>;
 }
 
+/** Delay in seconds after the `beyond`-th attempt past the free ones (1 → 1 s, 2 → 2 s, 3 → 4 s, …). */
+function delaySeconds(beyond: number): number {
+  return Math.min(MAX_DELAY_SECONDS, 2 ** Math.max(0, beyond - 1));
+}
+
 /**
- * Counts password attempts per account and per IP address and refuses attempts over the limits. The
- * limit is atomic: {@link reserve} takes one attempt from both counters (one Redis INCR each, or the
- * in-memory equivalent) before any password is hashed, so N parallel attempts can never all pass a check
- * made before the first failure is recorded.
+ * Counts password attempts per account and source, per source and per account, and refuses attempts as the
+ * module comment says. Atomic: {@link reserve} counts the attempt (one Redis INCR per counter, or the
+ * in-memory equivalent) before any password is hashed, and from the last free attempt on it also takes the
+ * pair's *gate* (a limiter of one point), which stays held until the attempt is settled and then for the
+ * delay: N parallel attempts can never get past a check made before the first failure is recorded.
  */
 export class LoginLimiter {
-  private readonly byAccount: RateLimiterAbstract;
+  private readonly byPair: RateLimiterAbstract;
+  private readonly gate: RateLimiterAbstract;
   private readonly byIp: RateLimiterAbstract;
+  private readonly byAccount: RateLimiterAbstract;
 
-  constructor(limits: LoginLimits) {
-    this.byAccount = createLimiter(limits.redis, { keyPrefix: `${limits.prefix ?? 'ordering'}:login:account`, points: limits.maxFailuresPerAccount, duration: limits.accountWindowSeconds ?? 900 });
-    this.byIp = createLimiter(limits.redis, { keyPrefix: `${limits.prefix ?? 'ordering'}:login:ip`, points: limits.maxFailuresPerIp, duration: limits.ipWindowSeconds ?? 3600 });
+  constructor(private readonly limits: LoginLimits) {
+    const prefix = limits.prefix ?? 'ordering';
+    this.byPair = createLimiter(limits.redis, { keyPrefix: `${prefix}:login:pair`, points: COUNTER_POINTS, duration: HOUR });
+    this.gate = createLimiter(limits.redis, { keyPrefix: `${prefix}:login:gate`, points: 1, duration: MAX_DELAY_SECONDS });
+    this.byIp = createLimiter(limits.redis, { keyPrefix: `${prefix}:login:ip`, points: limits.maxFailuresPerIp, duration: limits.ipWindowSeconds ?? HOUR });
+    this.byAccount = createLimiter(limits.redis, { keyPrefix: `${prefix}:login:account`, points: COUNTER_POINTS, duration: HOUR });
   }
 
   /**
    * Reserves one attempt of `account` (a stable key of the account, see {@link accountKeyOf}) from `ip`.
-   * Throws ApiError 429 with `Retry-After` (seconds) when either budget is spent; nothing stays reserved then.
+   * Throws ApiError 429 with `Retry-After` (seconds) when the source's budget is spent or the pair must
+   * wait; nothing stays reserved then.
    */
   async reserve(account: string, ip: string): Promise<LoginAttempt> {
     const key = account.trim().toLowerCase();
+    const pair = `${key}|${ip}`;
     await this.byIp.consume(ip).catch(tooMany);
+    const giveBack = () => Promise.all([this.byIp.reward(ip).catch(() => undefined), this.byPair.reward(pair).catch(() => undefined)]);
+    let n: number;
+    let gated: boolean;
+    let free: number;
     try {
-      await this.byAccount.consume(key);
+      n = (await this.byPair.consume(pair)).consumedPoints;
+      const accountFailures = (await this.byAccount.get(key))?.consumedPoints ?? 0;
+      free = accountFailures >= this.limits.maxFailuresPerAccountAllSources ? 1 : this.limits.maxFailuresPerAccount;
+      gated = n >= free;
+      if (gated) await this.gate.consume(pair);
     } catch (err) {
-      await this.byIp.reward(ip).catch(() => undefined);
-      tooMany(err);
+      await giveBack();
+      return tooMany(err);
     }
     let settled = false;
     const once = () => {
@@ -75,12 +113,18 @@ export class LoginLimiter {
     return {
       succeeded: async () => {
         if (!once()) return;
-        await Promise.all([this.byAccount.delete(key).catch(() => undefined), this.byIp.reward(ip).catch(() => undefined)]);
+        await Promise.all([this.byPair.delete(pair).catch(() => undefined), this.gate.delete(pair).catch(() => undefined), this.byIp.reward(ip).catch(() => undefined)]);
       },
-      failed: () => void once(),
+      failed: () => {
+        if (!once()) return;
+        void this.byAccount.penalty(key).catch(() => undefined);
+        // The gate (taken at the last free attempt and after) now holds for the delay; before that, the next
+        // attempts are free.
+        if (gated) void this.gate.block(pair, delaySeconds(Math.max(1, n - free + 1))).catch(() => undefined);
+      },
       release: async () => {
         if (!once()) return;
-        await Promise.all([this.byAccount.reward(key).catch(() => undefined), this.byIp.reward(ip).catch(() => undefined)]);
+        await Promise.all([giveBack(), gated ? this.gate.delete(pair).catch(() => undefined) : undefined]);
       },
     };
   }

@@ -65,6 +65,8 @@ export async function lockExpiredUnpaidOrders(trx: Kysely<DB>, cutoff: Date, lim
     .selectFrom('orders')
     .select(['id', 'order_number', 'paylink_id'])
     .where('state', '=', 'pending_payment')
+    // A payment on its way (bank transfer) or a mismatching one keeps the order: it is on hold for staff, not expired.
+    .where('payment_on_hold_at', 'is', null)
     .where('created_at', '<=', cutoff)
     .orderBy('created_at')
     .limit(limit)
@@ -181,4 +183,31 @@ export async function recordRefund(
 /** Stores what a delivery led to. */
 export async function setDeliveryOutcome(db: Kysely<DB>, id: number, o: { providerStatus: string | null; orderId: number | null; outcome: string }): Promise<void> {
   await db.updateTable('payment_deliveries').set({ provider_status: o.providerStatus, order_id: o.orderId, outcome: o.outcome }).where('id', '=', id).execute();
+}
+
+/**
+ * Claims the POST of order `orderId`'s ERP sales order for this caller: true when no POST was started within
+ * the last `settleMs` (then now is recorded), false when one was (it may still be in weclapp's queue). One
+ * conditional update, so of concurrent callers (any instance) exactly one wins.
+ */
+export async function claimErpCreate(db: Kysely<DB>, orderId: number, settleMs: number): Promise<boolean> {
+  const now = new Date();
+  const r = await db
+    .updateTable('orders')
+    .set({ erp_create_started_at: now })
+    .where('id', '=', orderId)
+    .where((eb) => eb.or([eb('erp_create_started_at', 'is', null), eb('erp_create_started_at', '<', new Date(now.getTime() - settleMs))]))
+    .executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
+}
+
+/** Gives the claim of {@link claimErpCreate} back (the ERP refused the POST for certain, so it did not create anything). */
+export async function releaseErpCreate(db: Kysely<DB>, orderId: number): Promise<void> {
+  await db.updateTable('orders').set({ erp_create_started_at: null }).where('id', '=', orderId).execute();
+}
+
+/** Puts order `orderId` on hold (no expiry) if it still awaits payment; true when it was not on hold before. */
+export async function holdForPayment(db: Kysely<DB>, orderId: number): Promise<boolean> {
+  const r = await db.updateTable('orders').set({ payment_on_hold_at: new Date() }).where('id', '=', orderId).where('state', '=', 'pending_payment').where('payment_on_hold_at', 'is', null).executeTakeFirst();
+  return Number(r.numUpdatedRows) === 1;
 }

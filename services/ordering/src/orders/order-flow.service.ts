@@ -27,10 +27,10 @@ import type { Logger } from 'pino';
 import { ApiError, type Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
-import { ErpError, type ErpSalesOrderDraft } from '../erp/erp.client';
+import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
-import type { ErpRecordAddress, ErpSystem } from '../erp/erp.types';
+import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
@@ -39,7 +39,8 @@ import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
-import type { OrderAddress, OrderState, StoredOrder } from './order.types';
+import type { OrderState, StoredOrder } from './order.types';
+import { toErpSalesOrder, vatRatesOf } from './erp-sales-order';
 import { findOrder } from './orders.mapper';
 import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink, type OrderRow } from './orders.repository';
 
@@ -114,70 +115,6 @@ export async function recordPaymentDelivery(
   });
   await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);
   return recorded;
-}
-
-function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRecordAddress {
-  const out: ErpRecordAddress = {
-    company: a.organisation ?? undefined,
-    firstName: a.firstName ?? undefined,
-    lastName: a.lastName ?? undefined,
-    street1: a.address1 ?? undefined,
-    street2: a.address2 ?? undefined,
-    zipcode: a.zip ?? undefined,
-    city: a.city ?? undefined,
-    state: a.state ?? undefined,
-    countryCode: a.countryCode ?? undefined,
-    phoneNumber: a.phoneNumber ?? phoneFallback ?? undefined,
-  };
-  // weclapp has no empty properties: an unset field is left out, never sent as null or "".
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== ''));
-}
-
-/** Euros as the ERP's decimal string, from integer cents. */
-function euros(cents: number): string {
-  const sign = cents < 0 ? '-' : '';
-  const abs = Math.abs(cents);
-  return `${sign}${Math.floor(abs / 100)}.${String(abs % 100).padStart(2, '0')}`;
-}
-
-/**
- * The ERP sales order of a stored order (docs/weclapp.md "Sales orders"): the customer by id (the retailer, or
- * the web-shop customer `customerId`), positions by ERP article id with the shop's net unit price kept
- * (`manualUnitPrice`), a set's sub items under the position number of their main item. `articleIds` maps
- * article numbers to ERP ids; an article without one is a `PermanentJobError` (it cannot be ordered in the ERP).
- */
-function toErpSalesOrder(order: StoredOrder, customerId: string, articleIds: ReadonlyMap<string, string>): ErpSalesOrderDraft {
-  const positionOf = new Map<number, number>();
-  const draft: ErpSalesOrderDraft = {
-    order: {
-      customerId,
-      orderItems: [],
-      deliveryAddress: erpAddress(order.shippingAddress),
-      invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
-      commission: order.orderNumber,
-      ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
-    },
-    subItems: [],
-  };
-  order.items.forEach((it, i) => {
-    const articleId = articleIds.get(it.articleNumber);
-    if (!articleId) throw new PermanentJobError(`article ${it.articleNumber} has no ERP id`);
-    positionOf.set(it.id, i + 1);
-    const details = Object.entries(it.configuration).map(([k, v]) => `${k}: ${v}`);
-    const item = {
-      articleId,
-      positionNumber: i + 1,
-      quantity: String(it.quantity),
-      unitPrice: euros(it.unitNetPriceCents),
-      manualUnitPrice: true,
-      title: it.articleName,
-      ...(details.length > 0 ? { description: details.join('\n') } : {}),
-    };
-    const parent = it.parentItemId !== null ? positionOf.get(it.parentItemId) : undefined;
-    if (parent !== undefined) draft.subItems.push({ parentPositionNumber: parent, item });
-    else draft.order.orderItems.push(item);
-  });
-  return draft;
 }
 
 /** Dependencies of {@link OrderFlow}. */
@@ -352,7 +289,10 @@ export class OrderFlow {
     try {
       tx = await this.payment.getTransaction(transactionId);
     } catch (err) {
-      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden') {
+      // An answer we could not read (`invalidResponse`) is retried like an outage, never recorded as unknown:
+      // a real payment must not be dropped because one value came in an unexpected form (the job, after its
+      // attempts, stays visible as dead in the outbox).
+      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden' && err.code !== 'invalidResponse') {
         await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
         return;
       }
@@ -373,7 +313,8 @@ export class OrderFlow {
     // retry): the order is cancelled only when the provider says the paylink itself is no longer open.
     if ((found.status === 'cancelled' || found.status === 'declined') && order.paylink_id !== null) {
       const link = await this.payment.getPaylink(order.paylink_id);
-      if (link && link.status === 'waiting') {
+      // `authorized`/`reserved`: a payment holds the paylink (reserved, not captured): not cancelled either.
+      if (link && (link.status === 'waiting' || link.status === 'authorized' || link.status === 'reserved')) {
         await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: order.id, outcome: 'noChange:paylinkOpen' });
         return;
       }
@@ -381,23 +322,40 @@ export class OrderFlow {
     await db.transaction().execute(async (trx) => {
       let outcome = `noChange:${order.state}`;
       const isRefund = found.originalTransactionId !== null && found.originalTransactionId !== undefined;
-      if (found.status === 'confirmed' && !isRefund) {
-        if (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency) outcome = 'amountMismatch';
-        else {
-          const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
-          if (r.changed) {
-            await flowRepo.setPaymentTransaction(trx, order.id, found.id);
-            await markCardNumbersSold(trx, order.order_number);
-            await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
-            outcome = `applied:${r.from}->paid`;
-          } else if (r.current === 'cancelled') {
-            // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
-            // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
-            await flowRepo.flagLatePayment(trx, order.id, found.id);
-            await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
-            this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
-            outcome = 'latePayment:refundNeeded';
-          }
+      const money = (c: number) => `${(c / 100).toFixed(2)} ${found.currency}`;
+      if (found.status === 'waiting' && !isRefund) {
+        // The payer chose a way that pays later (bank transfer, purchase on invoice): the order stays, on hold.
+        if (await flowRepo.holdForPayment(trx, order.id)) {
+          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} is on its way (provider status waiting); the order is on hold and does not expire` });
+          outcome = 'onHold:waiting';
+        }
+      } else if ((found.status === 'confirmed' || found.status === 'authorized' || found.status === 'reserved') && !isRefund && (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency)) {
+        // A partial or excess payment (e.g. a bank transfer of another amount): money arrived, someone must act.
+        await flowRepo.holdForPayment(trx, order.id);
+        const now = await selectOrderState(trx, order.id);
+        await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `payment ${found.id} (${found.status}) of ${money(found.amountCents)} does not match the order total ${(Number(order.gross_total_cents) / 100).toFixed(2)} ${order.currency}; check and settle it` });
+        this.deps.logger.warn({ orderId: order.id, transactionId: found.id, amountCents: found.amountCents, orderCents: Number(order.gross_total_cents) }, 'payment amount does not match the order; flagged for an operator');
+        outcome = 'amountMismatch:flagged';
+      } else if ((found.status === 'authorized' || found.status === 'reserved') && !isRefund) {
+        // Reserved on the card, not yet captured: the order waits (on hold) until the capture confirms it.
+        if (await flowRepo.holdForPayment(trx, order.id)) {
+          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} ${found.status}, not yet captured; the order is on hold` });
+          outcome = `onHold:${found.status}`;
+        }
+      } else if (found.status === 'confirmed' && !isRefund) {
+        const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
+        if (r.changed) {
+          await flowRepo.setPaymentTransaction(trx, order.id, found.id);
+          await markCardNumbersSold(trx, order.order_number);
+          await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
+          outcome = `applied:${r.from}->paid`;
+        } else if (r.current === 'cancelled') {
+          // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
+          // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
+          await flowRepo.flagLatePayment(trx, order.id, found.id);
+          await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
+          this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
+          outcome = 'latePayment:refundNeeded';
         }
       } else if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund) {
         const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
@@ -427,31 +385,36 @@ export class OrderFlow {
   private async applyRefund(trx: Kysely<DB>, order: OrderRow, refund: PaymentTransaction, actor: string): Promise<string> {
     if (order.payment_transaction_id === null || order.payment_transaction_id !== refund.originalTransactionId) return 'noChange:foreignRefund';
     const paid = Number(order.gross_total_cents);
-    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: refund.amountCents, currency: refund.currency, status: refund.status });
+    // Payrexx reports refunds with a sign in some answers; the amount refunded is its absolute value (as the
+    // official WooCommerce plugin takes it).
+    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: Math.abs(refund.amountCents), currency: refund.currency, status: refund.status });
     if (!r.isNew) return 'noChange:refundKnown';
     const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
     if (r.totalCents >= paid) {
-      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(refund.amountCents)} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
+      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(Math.abs(refund.amountCents))} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
       return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
     }
     const now = await selectOrderState(trx, order.id);
-    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(refund.amountCents)} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
+    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(Math.abs(refund.amountCents))} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
     return `refundRecorded:${r.totalCents}`;
   }
 
   /**
-   * `erp-sales-order` job: creates the order's sales order in the ERP (idempotent by order number) and
-   * moves the order `paid|received → transferred`. Retried while the ERP is unreachable; a request the
-   * ERP refuses as invalid makes the job dead (visible in the outbox) instead of retrying forever.
+   * `erp-sales-order` job: creates the order's sales order in the ERP (exactly once, docs/weclapp.md "Load
+   * management and exactly one sales order") and moves the order `paid|received → transferred`. The sales
+   * order carries what the customer pays, to the cent (`erp-sales-order.ts`). Retried while the ERP is
+   * unreachable or a creation may still be in its queue; a request the ERP refuses as invalid makes the job
+   * dead (visible in the outbox) instead of retrying forever.
    */
   async handOffToErp(orderId: number): Promise<void> {
     const db = this.deps.database.db;
     const order = await findOrder(db, orderId);
     if (!order) throw new PermanentJobError(`order ${orderId} does not exist`);
     if (order.state !== 'paid' && order.state !== 'received') return;
-    const articleNumbers = [...new Set(order.items.map((it) => it.articleNumber))];
+    const articleNumbers = [...new Set([...order.items.map((it) => it.articleNumber)])];
     const facts = await flowRepo.erpHandOffFacts(db, orderId, articleNumbers);
     const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
+    const settleMs = this.deps.config.erpCreateSettleMs;
     let salesOrderId: string;
     try {
       const customerId = facts.retailerEntityId ?? (await erp.customerIdByNumber(ORDER_ERP_SYSTEM, WEBSHOP_CUSTOMER_NUMBER));
@@ -461,9 +424,15 @@ export class OrderFlow {
         const found = await erp.findArticleByNumber(ORDER_ERP_SYSTEM, n);
         if (found) articleIds.set(n, found.id);
       }
-      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, toErpSalesOrder(order, customerId, articleIds), order.orderNumber)).salesOrder.id;
+      const shipping = order.shippingNetCents > 0 ? await erp.findArticleByNumber(ORDER_ERP_SYSTEM, this.deps.config.erpShippingArticleNumber) : null;
+      if (order.shippingNetCents > 0 && !shipping) throw new PermanentJobError(`the ERP has no shipping article ${this.deps.config.erpShippingArticleNumber} (ERP_SHIPPING_ARTICLE_NUMBER)`);
+      const taxIdByRate = new Map<number, string>();
+      for (const rate of vatRatesOf(order)) taxIdByRate.set(rate, await erp.salesTaxIdByRate(ORDER_ERP_SYSTEM, rate));
+      const draft = toErpSalesOrder(order, { customerId, articleIds, currencyId: await erp.currencyIdByCode(ORDER_ERP_SYSTEM, order.currency), taxIdByRate, shippingArticleId: shipping?.id ?? '' });
+      const guard = { claim: () => flowRepo.claimErpCreate(db, orderId, settleMs), release: () => flowRepo.releaseErpCreate(db, orderId) };
+      salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, draft, order.orderNumber, guard)).salesOrder.id;
     } catch (err) {
-      if (err instanceof ErpError && err.code === 'badRequest') throw new PermanentJobError(err.message);
+      if (err instanceof ErpError && (err.code === 'badRequest' || err.code === 'configuration')) throw new PermanentJobError(err.message);
       throw err;
     }
     await db.transaction().execute(async (trx) => {
@@ -473,15 +442,35 @@ export class OrderFlow {
   }
 
   /**
-   * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and moves its order to
-   * `shipped` (its read-only `shipped` flag) or `shipped` then `completed` (status `CLOSED` or
-   * `MANUALLY_CLOSED`; weclapp has no shipped status). Returns the order's state after,
-   * or null when the sales order or its order is unknown. Repeated calls change nothing.
+   * The ERP webhook's `salesOrder` hook: re-reads sales order `salesOrderId` and applies it
+   * ({@link applySalesOrderState}). Returns the order's state after, or null when the sales order or its order
+   * is unknown. Repeated calls change nothing.
    */
   async applyErpSalesOrder(system: ErpSystem, salesOrderId: string): Promise<OrderState | null> {
-    const db = this.deps.database.db;
     const so = await this.deps.erpClients.erpClientFor(system).getSalesOrder(system, salesOrderId);
     if (!so) return null;
+    return this.applySalesOrderState(system, so);
+  }
+
+  /**
+   * The periodic check for when weclapp's webhooks are silent or deactivated (docs/weclapp.md "Shipped and
+   * completed"): applies every sales order changed after `modifiedAfter` (epoch ms) that belongs to an order of
+   * the shop. Returns how many sales orders were read. Idempotent, so it may overlap with webhooks and with
+   * other instances.
+   */
+  async pollErpSalesOrders(system: ErpSystem, modifiedAfter: number): Promise<number> {
+    const changed = await this.deps.erpClients.erpClientFor(system).listSalesOrdersModifiedAfter(system, modifiedAfter);
+    for (const so of changed) await this.applySalesOrderState(system, so);
+    return changed.length;
+  }
+
+  /**
+   * Moves the order of sales order `so` (as just read) to `shipped` (its read-only `shipped` flag) or `shipped`
+   * then `completed` (status `CLOSED` or `MANUALLY_CLOSED`; weclapp has no shipped status). Null when no order
+   * of the shop belongs to it.
+   */
+  private async applySalesOrderState(system: ErpSystem, so: ErpSalesOrder): Promise<OrderState | null> {
+    const db = this.deps.database.db;
     const reference = so.commission ?? null;
     const order = await flowRepo.findOrderForSalesOrder(db, so.id, reference);
     if (!order) return null;
@@ -492,5 +481,43 @@ export class OrderFlow {
       if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
       return (await selectOrderState(trx, order.id)) as OrderState;
     });
+  }
+}
+
+/**
+ * Runs {@link OrderFlow.pollErpSalesOrders} every `intervalMs` (docs/weclapp.md "Shipped and completed"), each time
+ * for the sales orders changed since the previous run started (minus a minute of overlap for clock skew between
+ * us and the ERP; the first run looks back a day). A failed run is logged and repeated from the same point.
+ */
+export class ErpSalesOrderPoller {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> = Promise.resolve();
+  private since = Date.now() - 86_400_000;
+
+  constructor(private readonly opts: { flow: OrderFlow; logger: Logger; intervalMs: number; system?: ErpSystem }) {}
+
+  /** Starts the periodic check (unref'd timer). */
+  start(): void {
+    this.timer = setInterval(() => {
+      this.running = this.running.then(() => this.runOnce());
+    }, this.opts.intervalMs);
+    this.timer.unref();
+  }
+
+  private async runOnce(): Promise<void> {
+    const started = Date.now();
+    try {
+      const n = await this.opts.flow.pollErpSalesOrders(this.opts.system ?? ORDER_ERP_SYSTEM, this.since - 60_000);
+      this.since = started;
+      if (n > 0) this.opts.logger.debug({ salesOrders: n }, 'periodic sales order check applied');
+    } catch (err) {
+      this.opts.logger.warn({ err: (err as Error).message }, 'periodic sales order check failed; repeated at the next interval');
+    }
+  }
+
+  /** Stops it and waits for a run in progress. */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.running;
   }
 }

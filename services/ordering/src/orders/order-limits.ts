@@ -22,6 +22,21 @@ import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
 import type { OrderingConfig } from '../config';
 
+/**
+ * The mailbox an address delivers to, as the per-recipient mail limit counts it (docs/mails.md): lower case,
+ * and a sub-address tag (`erika+x@example.com`, RFC 5233, honoured by the large providers) removed, so
+ * `Erika+1@Example.com` and `erika@example.com` share one budget. Dots in the local part are kept: only some
+ * providers ignore them.
+ */
+function mailboxOf(email: string): string {
+  const address = email.trim().toLowerCase();
+  const at = address.lastIndexOf('@');
+  if (at < 0) return address;
+  const local = address.slice(0, at);
+  const plus = local.indexOf('+');
+  return `${plus > 0 ? local.slice(0, plus) : local}${address.slice(at)}`;
+}
+
 /** One counter per window; null when its limit is 0 (off). */
 function limiter(redis: Redis | undefined, keyPrefix: string, points: number, duration: number): RateLimiterAbstract | null {
   return points > 0 ? createLimiter(redis, { keyPrefix, points, duration }) : null;
@@ -56,9 +71,20 @@ export class OrderLimits {
     if (this.discountChecks) await consumeOrThrow(this.discountChecks, caller, 'Too many discount-code checks; retry later.', this.logger);
   }
 
-  /** One mail to `email` (case-insensitive); ApiError 429 when the address got its hourly share. */
+  /**
+   * Gives back the point of a discount-code check refused by validation (a 400 before any code was looked
+   * at; `refundIfRefusedByValidation` in shared rate-limit.ts decides when).
+   */
+  async refundDiscountCheck(caller: string): Promise<void> {
+    await this.discountChecks?.reward(caller, 1);
+  }
+
+  /**
+   * One mail to the mailbox of `email` ({@link mailboxOf}: letter case and `+tag` do not make another
+   * recipient); ApiError 429 when the mailbox got its hourly share.
+   */
   async chargeRecipient(email: string): Promise<void> {
-    if (this.mailsPerRecipient) await consumeOrThrow(this.mailsPerRecipient, email.trim().toLowerCase(), 'Too many orders or requests for this e-mail address; retry later.', this.logger);
+    if (this.mailsPerRecipient) await consumeOrThrow(this.mailsPerRecipient, mailboxOf(email), 'Too many orders or requests for this e-mail address; retry later.', this.logger);
   }
 
   /**

@@ -71,6 +71,7 @@ export async function listOrders(db: Kysely<DB>, q: OrderListQuery): Promise<Ord
         updatedAt: r.updated_at.toISOString(),
         cancellationReason: r.cancellation_reason as OrderSummary['cancellationReason'],
         latePaymentTransactionId: r.late_payment_transaction_id,
+        paymentOnHoldAt: r.payment_on_hold_at?.toISOString() ?? null,
       };
     }),
   };

@@ -50,15 +50,17 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
   'erp_sales_order_id',
   'cancellation_reason',
   'late_payment_transaction_id',
+  'erp_create_started_at',
+  'payment_on_hold_at',
   'created_at',
   'updated_at',
 ];
 
 /** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
-export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id'>>;
+export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id' | 'erp_create_started_at' | 'payment_on_hold_at'>>;
 
 /** Columns of a new order that come from the insert itself or from their defaults. */
-const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id']);
+const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id', 'erp_create_started_at', 'payment_on_hold_at']);
 
 /** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
 const NEW_ORDER_COLUMNS = ORDER_COLUMNS.filter((c): c is keyof NewOrderRow => !NOT_GIVEN.has(c));

@@ -49,6 +49,10 @@ export interface OrdersTable {
   cancellation_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** A payment confirmed after the order was cancelled (to be refunded); null when none. */
   late_payment_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
+  /** When an instance last started the POST of the order's ERP sales order; null when none is under way. */
+  erp_create_started_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
+  /** When the provider reported the payment on its way (`waiting`) or a mismatching payment arrived: the order no longer expires. */
+  payment_on_hold_at: ColumnType<Date | null, Date | null | undefined, Date | null>;
   created_at: ColumnType<Date, Date | undefined, never>;
   updated_at: ColumnType<Date, Date | undefined, Date>;
 }

@@ -69,7 +69,7 @@ export interface PaymentClientOptions {
   retry?: RetryPolicy;
 }
 
-const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'confirmed', 'cancelled', 'declined', 'expired'];
+const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'authorized', 'reserved', 'confirmed', 'cancelled', 'declined', 'expired'];
 
 class InvalidAnswer extends Error {}
 
@@ -154,7 +154,7 @@ function toPaymentTransaction(t: PayrexxTransaction): PaymentTransaction {
 
 const TRANSACTION_TRANSFERS = new Set(['transaction', 'transaction-reversal']);
 
-function toPayout(p: PayrexxPayout): PaymentPayout {
+function toPayout(p: PayrexxPayout): PaymentPayout & { date: string } {
   return {
     uuid: String(p.uuid),
     amountCents: cents(p.amount, 'amount'),
@@ -166,6 +166,38 @@ function toPayout(p: PayrexxPayout): PaymentPayout {
     statementDescriptor: p.statement ?? null,
     isManualPayout: p.is_manual_payout === true,
   };
+}
+
+/**
+ * A payout of a list, read per item (docs/payrexx.md "Tolerant readers"): a value in an unexpected form flags
+ * this payout (`readError`, unreadable amounts 0, an unreadable date null) instead of failing the whole list.
+ */
+function toListedPayout(p: PayrexxPayout): PaymentPayout {
+  try {
+    return toPayout(p);
+  } catch (err) {
+    if (!(err instanceof InvalidAnswer)) throw err;
+    const orZero = (v: unknown) => {
+      try {
+        return cents(v, 'amount');
+      } catch {
+        return 0;
+      }
+    };
+    const raw = p as unknown as Record<string, unknown>;
+    return {
+      uuid: String(raw.uuid ?? ''),
+      amountCents: orZero(raw.amount),
+      feesCents: orZero(raw.total_fees),
+      currency: typeof raw.currency === 'string' ? raw.currency : '',
+      status: typeof raw.status === 'string' && raw.status !== '' && raw.status.length <= 40 ? raw.status : 'unreadable',
+      date: typeof raw.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(raw.date) ? raw.date : null,
+      transactionCount: Array.isArray(raw.transfers) ? (raw.transfers as { type?: unknown }[]).filter((t) => typeof t?.type === 'string' && TRANSACTION_TRANSFERS.has(t.type)).length : 0,
+      statementDescriptor: typeof raw.statement === 'string' ? raw.statement : null,
+      isManualPayout: raw.is_manual_payout === true,
+      readError: err.message.slice(0, 200),
+    };
+  }
 }
 
 /** A payout's transaction transfers: gross from the transfer's own item, fee from its fee items (both signed). */
@@ -390,9 +422,9 @@ export class PaymentClient {
     return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toPaymentTransaction))!;
   }
 
-  /** Payouts as the provider lists them. */
+  /** Payouts as the provider lists them; a payout with a value in an unexpected form is flagged (`readError`), not fatal. */
   async listPayouts(): Promise<PaymentPayout[]> {
-    return (await this.data('GET', { path: 'Payout', idempotent: true }, toPayout))!;
+    return (await this.data('GET', { path: 'Payout', idempotent: true }, toListedPayout))!;
   }
 
   /** A payout with its transaction transfers (`Payout/{uuid}/details`); null when unknown. */

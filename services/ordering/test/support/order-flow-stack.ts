@@ -36,14 +36,14 @@ export interface OrderFlowStack {
 }
 
 /**
- * Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `mailer` replaces the
- * `.eml` drop (e.g. SMTP to a test relay), `onDead` is the dispatcher's (as `server.ts` wires it).
+ * Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `env` adds configuration,
+ * `mailer` replaces the `.eml` drop (e.g. SMTP to a test relay), `onDead` is the dispatcher's (as `server.ts` wires it).
  */
-export async function startOrderFlowStack(name: string, opts: { erp?: boolean; mailer?: Mailer; onDead?: OutboxDispatcherOptions['onDead'] } = {}): Promise<OrderFlowStack> {
+export async function startOrderFlowStack(name: string, opts: { erp?: boolean; env?: Record<string, string>; mailer?: Mailer; onDead?: OutboxDispatcherOptions['onDead'] } = {}): Promise<OrderFlowStack> {
   const erp = opts.erp === false ? undefined : await createErpSimulator().start();
   const pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
   const payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}) }, opts.mailer ? { mailer: opts.mailer } : {});
+  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}), ...opts.env }, opts.mailer ? { mailer: opts.mailer } : {});
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
   const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });

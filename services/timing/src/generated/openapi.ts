@@ -677,12 +677,13 @@ export interface components {
             /**
              * @description Card number, 1–10 decimal digits with a value of at most 16,777,215 (SPORTident card numbers are
              *     24-bit; result software parses them into 32-bit integers, so a larger number would stop it at that
-             *     punch): a larger value rejects the batch with 400 (`errors` `[index].card`), in JSON and CSV uploads
-             *     alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal text. Stored
-             *     without leading zeros, so `"09790916"`, `"9790916"` and `9790916` are one card.
+             *     punch): a punch with a larger value is not stored and is listed in the answer's `rejected`, in JSON
+             *     and CSV uploads alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal
+             *     text; any other JSON type (`true`, `null`, `9790916.5`) rejects that punch the same way. Stored without leading zeros, so `"09790916"`,
+             *     `"9790916"` and `9790916` are one card.
              * @example 9790916
              */
-            card: string;
+            card: string | number;
             /**
              * Format: int64
              * @description Punch time, local wall-clock time, milliseconds since 1970-01-01 00:00:00.
@@ -718,7 +719,10 @@ export interface components {
             reason: string;
         };
         NewEvent: {
-            /** @example VeNotte 2020 */
+            /**
+             * Format: single-line
+             * @example VeNotte 2020
+             */
             name: string;
             /** @description Public events and their modems' punches can be read without a key. */
             public: boolean;
@@ -822,7 +826,10 @@ export interface components {
         NewUser: {
             userName: components["schemas"]["UserName"];
             role?: components["schemas"]["Role"];
-            /** @description Name of the first key (default `default`). */
+            /**
+             * Format: single-line
+             * @description Name of the first key (default `default`).
+             */
             keyName?: string;
         };
         User: {
@@ -838,7 +845,10 @@ export interface components {
             key: components["schemas"]["ApiKeyCreated"];
         };
         NewApiKey: {
-            /** @example modem fleet */
+            /**
+             * Format: single-line
+             * @example modem fleet
+             */
             name: string;
         };
         ApiKey: {

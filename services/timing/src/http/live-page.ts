@@ -7,6 +7,7 @@
  */
 import path from 'node:path';
 import express, { type Router } from 'express';
+import { pageSecurityHeaders } from '@sports-timing/shared';
 
 /** Folder of the page's own files (beside src/ and dist/, so the same relative path works compiled). */
 const PAGE_DIR = path.join(__dirname, '../../live-page');
@@ -16,7 +17,9 @@ const UPLOT_DIR = path.join(path.dirname(require.resolve('uplot/package.json')),
 /** Router of the live page and its assets. */
 export function livePage(): Router {
   const router = express.Router();
-  router.get(/^\/events\/\d{1,10}\/live\/?$/, (_req, res) => {
+  const headers = pageSecurityHeaders();
+  router.use('/live', headers);
+  router.get(/^\/events\/\d{1,10}\/live\/?$/, headers, (_req, res) => {
     res.setHeader('Cache-Control', 'no-cache');
     res.sendFile(path.join(PAGE_DIR, 'index.html'));
   });

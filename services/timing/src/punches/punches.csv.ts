@@ -85,7 +85,9 @@ export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
     REQUIRED.map((col): [Column, FieldCheck] => {
       const schema = propertySchema(properties, col);
       const valid = compileTextCheck(spec, schema, `NewPunch.${col}`);
-      const rule = schemaRule(resolveRef(spec, schema));
+      // A property the spec takes in several JSON forms (`card`: text or integer) is described by its text form.
+      const resolved = resolveRef(spec, schema);
+      const rule = schemaRule(Array.isArray(resolved.oneOf) ? resolveRef(spec, (resolved.oneOf as Record<string, unknown>[]).find((s) => resolveRef(spec, s).type === 'string') ?? resolved) : resolved);
       if (col === 'card') return [col, (v) => cardNumberProblem(v) ?? (valid(v) ? undefined : rule)];
       return [col, (v) => (valid(v) ? undefined : rule)];
     }),

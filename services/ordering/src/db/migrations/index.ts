@@ -13,6 +13,7 @@ import * as m0008 from './0008_order_items_index';
 import * as m0009 from './0009_payment_refunds';
 import * as m0010 from './0010_identity_hardening';
 import * as m0011 from './0011_order_expiry';
+import * as m0012 from './0012_erp_books';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_payment_refunds': m0009,
   '0010_identity_hardening': m0010,
   '0011_order_expiry': m0011,
+  '0012_erp_books': m0012,
 };

@@ -41,7 +41,6 @@ export interface ConfirmationMessages {
   billingSameAsShipping: string;
   phone: string;
   yourReference: string;
-  notes: string;
   paymentByPaylink: string;
   paymentByInvoice: string;
   closing: string;
@@ -78,7 +77,6 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     billingSameAsShipping: 'Same as the shipping address',
     phone: 'Phone',
     yourReference: 'Your reference',
-    notes: 'Notes',
     paymentByPaylink: 'You will receive a link to pay for the order shortly. We ship as soon as the payment has arrived.',
     paymentByInvoice: 'The order will be invoiced to you.',
     closing: 'If you have questions about your order, just reply to this e-mail.',
@@ -112,7 +110,6 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     billingSameAsShipping: 'Wie Lieferadresse',
     phone: 'Telefon',
     yourReference: 'Ihre Referenz',
-    notes: 'Anmerkungen',
     paymentByPaylink: 'Sie erhalten in Kürze einen Link zur Bezahlung. Wir versenden, sobald die Zahlung eingegangen ist.',
     paymentByInvoice: 'Die Bestellung wird Ihnen in Rechnung gestellt.',
     closing: 'Bei Fragen zu Ihrer Bestellung antworten Sie einfach auf diese E-Mail.',
@@ -146,7 +143,6 @@ export const CONFIRMATION_MESSAGES: Readonly<Record<ConfirmationLanguage, Confir
     billingSameAsShipping: 'Identique à l’adresse de livraison',
     phone: 'Téléphone',
     yourReference: 'Votre référence',
-    notes: 'Remarques',
     paymentByPaylink: 'Vous recevrez sous peu un lien pour payer la commande. Nous expédions dès réception du paiement.',
     paymentByInvoice: 'La commande vous sera facturée.',
     closing: 'Pour toute question sur votre commande, répondez simplement à cet e-mail.',

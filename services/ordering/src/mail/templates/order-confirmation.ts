@@ -4,6 +4,7 @@
  * with `Intl.NumberFormat` for the contact's culture. User-supplied text is escaped in the HTML part.
  */
 import countries from 'i18n-iso-countries';
+import { asSingleLine } from '@sports-timing/shared';
 import { BUILT_IN_LABELS } from '../../catalog/attribute-labels';
 import { canonicalCulture, resolveCulture } from '../../catalog/culture';
 // Registers the localized country names this template looks up.
@@ -111,18 +112,28 @@ function configurationLines(item: StoredOrderItem, lang: ConfirmationLanguage, m
     .concat(item.cardNumber !== null ? [`${m.cardNumber}: ${item.cardNumber}`] : []);
 }
 
+/** Longest customer-supplied name part and address line in a mail, in code points (docs/mails.md). */
+const MAX_NAME = 60;
+const MAX_LINE = 100;
+
+/** The customer's name as a mail repeats it: one line, each part bounded (docs/mails.md "Customer text"). */
+function customerName(firstName: string | null | undefined, lastName: string | null | undefined): string {
+  return [firstName, lastName].filter((x): x is string => !!x).map((x) => asSingleLine(x, MAX_NAME)).filter(Boolean).join(' ');
+}
+
 function addressLines(a: OrderAddress, lang: ConfirmationLanguage, m: ConfirmationMessages): string[] {
-  const name = [a.firstName, a.lastName].filter(Boolean).join(' ');
+  const name = customerName(a.firstName, a.lastName);
   const country = countries.getName(a.countryCode, lang) ?? countries.getName(a.countryCode, 'en') ?? a.countryCode;
+  const line = (x: string | null | undefined) => (x ? asSingleLine(x, MAX_LINE) : null);
   return [
-    a.organisation,
+    line(a.organisation),
     name || null,
-    a.address1,
-    a.address2,
-    [a.zip, a.city].filter(Boolean).join(' '),
-    a.state,
+    line(a.address1),
+    line(a.address2),
+    line([a.zip, a.city].filter(Boolean).join(' ')),
+    line(a.state),
     country,
-    a.phoneNumber ? `${m.phone}: ${a.phoneNumber}` : null,
+    a.phoneNumber ? `${m.phone}: ${asSingleLine(a.phoneNumber, 40)}` : null,
   ].filter((l): l is string => !!l);
 }
 
@@ -173,11 +184,12 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
 
   const shipping = addressLines(order.shippingAddress, lang, m);
   const billing = order.billingAddress ? addressLines(order.billingAddress, lang, m) : [m.billingSameAsShipping];
-  const name = `${order.contact.firstName} ${order.contact.lastName}`;
+  const name = customerName(order.contact.firstName, order.contact.lastName);
   const payment = order.paymentMethod === 'invoice' ? m.paymentByInvoice : m.paymentByPaylink;
   const extras: Row[] = [];
-  if (order.retailerCustomerOrderReference) extras.push({ label: m.yourReference, value: order.retailerCustomerOrderReference });
-  if (order.notes) extras.push({ label: m.notes, value: order.notes });
+  if (order.retailerCustomerOrderReference) extras.push({ label: m.yourReference, value: asSingleLine(order.retailerCustomerOrderReference, MAX_LINE) });
+  // `notes` are not echoed (docs/mails.md "Customer text"): the shop reads them in the order, the mail does
+  // not carry free text to whatever address the order names.
 
   const text = [
     m.greeting(name),
@@ -248,7 +260,7 @@ export function renderPaylinkMail(order: StoredOrder, url: string): MailPayload 
   const lang = confirmationLanguage(order.contact.culture);
   const m = CONFIRMATION_MESSAGES[lang];
   const total = formattersFor(order.contact.culture, lang, order.currency).money.format(order.grossTotalCents / 100);
-  const name = `${order.contact.firstName} ${order.contact.lastName}`;
+  const name = customerName(order.contact.firstName, order.contact.lastName);
   const intro = m.paylinkIntro(order.orderNumber, total);
   const text = [m.greeting(name), '', intro, url, '', m.paylinkAfter, '', m.closing, '', m.signature, ''].join('\n');
   const e = escapeHtml;
