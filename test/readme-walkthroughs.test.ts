@@ -140,7 +140,7 @@ describe('README walkthroughs', () => {
       const { status, output } = runBlock(blockWith(blocks, '--list-modems'));
       expect(output).toMatch(/^modems: \["3000001","3000002","3000053",/m);
       expect(output).toMatch(/"received":1,"stored":1,"duplicates":0/);
-      expect(output).toMatch(/^sent 475, stored 475, duplicates 0$/m);
+      expect(output).toMatch(/^sent 475, stored 475, duplicates 0, rejected 0$/m);
       expect(output).toMatch(/^id,card,time,code,type,modem,receptionTimeUtc$/m);
       expect(output).toMatch(/^476 punches in event \d+$/m);
       expect(output).toMatch(/^\d+\t\d+\t2020-02-01 \d\d:\d\d:\d\d\.000\t\d+\t\w+\t3000\d{3}$/m);

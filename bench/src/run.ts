@@ -540,7 +540,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       return {
         ...(sc.follow
           ? {
-              ...(sc.streams ? { streams: { startAfterId: main.tailAfterId } } : { follow: { template, format: sc.format ?? 'json', startAfterId: main.tailAfterId } }),
+              ...(sc.streams ? { streams: { startAfterId: main.tailAfterId } } : { follow: { template, format: sc.format === 'csv' ? 'csv' : 'json', startAfterId: main.tailAfterId } }),
               writer: { databaseUrl: main.url, modems: main.bigEventModems, ratePerSecond: sc.follow.writesPerSecond, maxBatch: 3, userId: writerUser },
             }
           : {}),

@@ -181,8 +181,11 @@ Examples:
         ? (batch: readonly NewPunch[], ackAtMs: number) =>
             appendFileSync(ackLog, batch.map((p) => `${ackAtMs}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}\n`).join(''))
         : undefined;
-      const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, timeAtSend: o.now ? localWallClockNow : undefined, signal: io.signal, progress: io.err, onAck });
-      io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}`);
+      const onRejected = (p: NewPunch, reason: string) => io.err(`rejected: card ${p.card} code ${p.code} ${p.type} modem ${p.modem} at ${localTime(p.time)}: ${reason}`);
+      const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, timeAtSend: o.now ? localWallClockNow : undefined, signal: io.signal, progress: io.err, onAck, onRejected });
+      io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}, rejected ${r.rejected}`);
+      // Rejected punches are invalid data in the file: the replay goes on, but the run is not a clean one.
+      if (r.rejected > 0) state.exit = 1;
     });
 
   program

@@ -5,8 +5,27 @@ import path from 'node:path';
 import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
 
+/**
+ * What one (non-admin) user may hold or upload (docs/decisions.md §5 "Quotas"): beyond, the creating operation
+ * answers 403 (events, keys) or 429 (punches per day) naming the quota, and nothing is created. Admins are not
+ * limited.
+ */
+export interface TimingQuotas {
+  /** Events a user owns (`TIMING_QUOTA_EVENTS_PER_USER`, default 100). */
+  eventsPerUser: number;
+  /** Active (unrevoked) API keys of a user (`TIMING_QUOTA_KEYS_PER_USER`, default 20). */
+  keysPerUser: number;
+  /** Punches a user uploads per UTC day, duplicates not counted (`TIMING_QUOTA_PUNCHES_PER_DAY`, default 500,000; 429 beyond). */
+  punchesPerDay: number;
+}
+
+/** The quotas when the environment does not set them. */
+export const DEFAULT_QUOTAS: TimingQuotas = { eventsPerUser: 100, keysPerUser: 20, punchesPerDay: 500_000 };
+
 /** Resolved configuration of the timing service. */
 export interface TimingConfig {
+  /** Per-user quotas. */
+  quotas: TimingQuotas;
   port: number;
   host: string;
   /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
@@ -87,5 +106,10 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
     readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    quotas: {
+      eventsPerUser: e.int('TIMING_QUOTA_EVENTS_PER_USER', DEFAULT_QUOTAS.eventsPerUser, 1, 1_000_000),
+      keysPerUser: e.int('TIMING_QUOTA_KEYS_PER_USER', DEFAULT_QUOTAS.keysPerUser, 1, 1_000_000),
+      punchesPerDay: e.int('TIMING_QUOTA_PUNCHES_PER_DAY', DEFAULT_QUOTAS.punchesPerDay, 1, 1_000_000_000),
+    },
   };
 }

@@ -42,7 +42,7 @@ async function main(): Promise<void> {
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const app = createApp({ database, historyPool: history?.pool, logger, live, corsOrigins: config.corsOrigins, fastLane: config.fastLane, readCacheBytes: config.readCacheBytes, trustedProxies: config.trustedProxies, metricsAccess: { token: config.metricsToken, production: config.production }, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const app = createApp({ database, historyPool: history?.pool, logger, live, quotas: config.quotas, corsOrigins: config.corsOrigins, fastLane: config.fastLane, readCacheBytes: config.readCacheBytes, trustedProxies: config.trustedProxies, metricsAccess: { token: config.metricsToken, production: config.production }, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,

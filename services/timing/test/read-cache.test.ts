@@ -13,6 +13,7 @@
  * Negative control: a naive cache that answers a repeated request with the answer of the first one (no
  * snapshot check) fails the same check under the same load, so the check does catch a stale answer.
  */
+import { DEFAULT_QUOTAS } from '../src/config';
 import { createEvent } from '../src/events/events.service';
 import { readPunches, uploadPunches, type PunchDeps } from '../src/punches/punches.service';
 import { readCacheFor } from '../src/punches/read-cache';
@@ -130,7 +131,7 @@ async function run(read: (afterId: number) => Promise<{ ids: number[]; total: nu
 
 it('serves identical concurrent polls one answer, always one the database gave within the request', async () => {
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS })).id;
+  const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
   const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
   const stats = readCacheFor(ctx.database.pool, 1).stats;
   const before = { ...stats };
@@ -162,7 +163,7 @@ it('negative control: a cache without the snapshot check serves answers the data
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
   // Same modems as the first test: its punches are left out by starting after them (baseline).
   const fresh: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS })).id;
+  const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
   const naive = new Map<number, Promise<{ ids: number[]; total: number }>>();
   const baseline = (await ctx.database.pool.query<{ m: string }>('select coalesce(max(id), 0)::text as m from punches')).rows[0].m;
   // The groups keep asking for the same range, so every repeated question meets the first answer.

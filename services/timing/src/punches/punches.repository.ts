@@ -125,29 +125,6 @@ export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boo
   return insertResult(r);
 }
 
-/** The key's owner as `upload_punch_batch_by_key` returns it (null: unknown or revoked key). */
-export interface KeyOwner {
-  keyId: number;
-  userId: number;
-  userName: string;
-  role: 'admin' | 'user';
-}
-
-/**
- * {@link uploadPunchBatch} for the owner of the API key whose SHA-256 is `keyHash`, with the key lookup in
- * the same call (migration 0004; since 0008 through `active_key_owner`, the lookup `authenticateKey` runs):
- * one round trip. `owner` is null, and nothing is written, for a key that is not active. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
- */
-export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, rows: readonly PunchInsert[]): Promise<{ owner: KeyOwner | null; result: InsertResult }> {
-  const r = await callUpload<UploadRow & { key_id: number | null; user_id: number; user_name: string; role: 'admin' | 'user' }>(pool, {
-    name: 'upload_punch_batch_by_key',
-    text: 'select key_id, user_id, user_name, role, stored, max_id, unknown_modems, foreign_modems from upload_punch_batch_by_key($1::bytea, $2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::int8[])',
-    values: [keyHash, ...batchArrays(rows)],
-  });
-  const owner = r.key_id === null ? null : { keyId: r.key_id, userId: r.user_id, userName: r.user_name, role: r.role };
-  return { owner, result: insertResult(r) };
-}
-
 interface UploadRow {
   stored: number;
   max_id: string | null;
@@ -524,4 +501,27 @@ export async function compactPunchCounts(db: pg.Pool | pg.ClientBase): Promise<n
 /** Text of the empty body of a format (no query needed when the scope has no modems). */
 export function emptyBody(format: PunchFormat): string {
   return format === 'json' ? '[]' : `${CSV_HEADER}\n`;
+}
+
+/**
+ * Charges `n` punches to the user's count of the current UTC day (database clock) unless that would exceed
+ * `limit`: one conditional upsert, so concurrent uploads are charged one after the other and never pass the
+ * limit together. Returns the day's new count, or null (nothing charged) when refused.
+ */
+export async function chargeDailyPunches(pool: pg.Pool, userId: number, n: number, limit: number): Promise<number | null> {
+  if (n > limit) return null;
+  const { rows } = await pool.query<{ punches: string }>(
+    `insert into upload_quota as q (user_id, day, punches) values ($1, (now() at time zone 'utc')::date, $2)
+     on conflict (user_id, day) do update set punches = q.punches + excluded.punches
+       where q.punches + excluded.punches <= $3
+     returning punches`,
+    [userId, n, limit],
+  );
+  return rows.length > 0 ? Number(rows[0].punches) : null;
+}
+
+/** Gives `n` punches back to the user's count of the current UTC day (duplicates, a refused upload). */
+export async function refundDailyPunches(pool: pg.Pool, userId: number, n: number): Promise<void> {
+  if (n <= 0) return;
+  await pool.query(`update upload_quota set punches = greatest(0, punches - $2) where user_id = $1 and day = (now() at time zone 'utc')::date`, [userId, n]);
 }
