@@ -75,6 +75,30 @@ describe.each([
   });
 });
 
+describe('try it out', () => {
+  it('getPunches executed with the examples as the page fills them in answers 200 (the user parameter starts empty)', async () => {
+    const { loadDemoData } = await import('../services/timing/src/demo/load');
+    const { createLogger } = await import('@sports-timing/shared');
+    await loadDemoData({ db: timing.database.db, pool: timing.database.pool }, createLogger('docs-test'));
+    const base = await listen(timing.app);
+    const page = await browser.newPage();
+    try {
+      await page.goto(`${base}/docs#/punches/getPunches`);
+      const op = page.locator('#operations-punches-getPunches');
+      await op.locator('.try-out__btn').click({ timeout: 30_000 });
+      const request = page.waitForRequest((r) => r.url().includes('/api/rest/v1/punches?'));
+      await op.locator('.execute').click();
+      const sent = new URL((await request).url());
+      expect(sent.searchParams.has('user')).toBe(false);
+      expect(sent.searchParams.get('eventId')).toBe('1');
+      await op.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 10_000 });
+      expect((await op.locator('.live-responses-table tr.response .response-col_status').first().textContent())?.trim()).toBe('200');
+    } finally {
+      await page.close();
+    }
+  });
+});
+
 describe('metrics', () => {
   it('exposes Prometheus metrics per operation on both services', async () => {
     await request(timing.app).get('/api/rest/v1/public/versions').expect(200);

@@ -192,6 +192,25 @@ describe('the live page of the demo event', () => {
       await page.close();
     }
   });
+
+  it('a finished event: modems silent for years are idle (never "quiet for N days"); one time format on the page', async () => {
+    const page = await openPage();
+    try {
+      expect(await page.textContent('#event-window')).toMatch(/finished/);
+      const badges = await page.$$eval('#modems tbody tr .badge', (els) => els.map((e) => e.textContent ?? ''));
+      expect(badges.filter((b) => b === 'idle').length).toBeGreaterThan(20);
+      expect(badges.join(' ')).not.toMatch(/day/);
+      // Every time on the page ends in the one hour:minute:second shape of the browser's locale.
+      const shape = (t: string) => t.replace(/\d/g, '9').replace(/\b[AP]M\b/, 'XM');
+      const timeShape = shape(await page.evaluate(() => new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' }).format(0)));
+      const cells = await page.$$eval('#feed tbody tr td:nth-child(5), #modems tbody tr td:nth-child(4), #modems tbody tr td:nth-child(5)', (tds) => tds.map((td) => td.textContent ?? ''));
+      const times = cells.filter((t) => t !== '—' && !/ ago$/.test(t));
+      expect(times.length).toBeGreaterThan(50);
+      expect(times.filter((t) => !shape(t).endsWith(timeShape))).toEqual([]);
+    } finally {
+      await page.close();
+    }
+  });
 });
 
 describe('an event of 100,000 punches', () => {

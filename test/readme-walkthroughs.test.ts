@@ -77,6 +77,13 @@ afterAll(async () => {
   rmSync(dataDir, { recursive: true, force: true });
 });
 
+/** The one block containing `marker` (a walkthrough found by its content, not its place in the README). */
+function blockWith(blocks: string[], marker: string): string {
+  const found = blocks.filter((b) => b.includes(marker));
+  if (found.length !== 1) throw new Error(`${found.length} walkthrough blocks contain ${JSON.stringify(marker)}`);
+  return found[0];
+}
+
 /** Runs one block as pasted into a shell (bash -e), on this run's ports and data directory. */
 function runBlock(block: string): { status: number | null; output: string } {
   const script = block
@@ -85,7 +92,12 @@ function runBlock(block: string): { status: number | null; output: string } {
     .replaceAll('127.0.0.1:8090', `127.0.0.1:${ports.erp}`)
     .replaceAll('127.0.0.1:8091', `127.0.0.1:${ports.payment}`)
     .replaceAll('.data/', `${dataDir}/`);
-  const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, encoding: 'utf8', timeout: 90_000 });
+  // The port variables as a newcomer who moved the ports sets them, so the CLI (`pnpm punches`) finds the stack.
+  const env: NodeJS.ProcessEnv = { ...process.env, TIMING_PORT: String(ports.timing), ORDERING_PORT: String(ports.ordering) };
+  delete env.TIMING_URL;
+  delete env.ORDERING_URL;
+  delete env.TIMING_API_KEY;
+  const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, env, encoding: 'utf8', timeout: 90_000 });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -114,6 +126,52 @@ describe('README walkthroughs', () => {
     expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
     expect(output).toMatch(/"commission":"SO-\d{4}-\d{6}"/);
     expect(status).toBe(0);
+  });
+
+  describe('your own event', () => {
+    it('the admin creates the club\'s user and its key; the club makes a second key', () => {
+      const { status, output } = runBlock(blockWith(blocks, '"userName": "ok-lagune"'));
+      expect(output).toMatch(/^club key saved$/m);
+      expect(output).toMatch(/"name":"MeOS"/);
+      expect(status).toBe(0);
+    });
+
+    it('the club creates its event with numeric modems, uploads one punch and replays the fixture: all 476 in the event', () => {
+      const { status, output } = runBlock(blockWith(blocks, '--list-modems'));
+      expect(output).toMatch(/^modems: \["3000001","3000002","3000053",/m);
+      expect(output).toMatch(/"received":1,"stored":1,"duplicates":0/);
+      expect(output).toMatch(/^sent 475, stored 475, duplicates 0, rejected 0$/m);
+      expect(output).toMatch(/^id,card,time,code,type,modem,receptionTimeUtc$/m);
+      expect(output).toMatch(/^476 punches in event \d+$/m);
+      expect(output).toMatch(/^\d+\t\d+\t2020-02-01 \d\d:\d\d:\d\d\.000\t\d+\t\w+\t3000\d{3}$/m);
+      expect(status).toBe(0);
+    });
+
+    it('MeOS (event and modem mode), SIRAPimport and RadioSender requests answer the club\'s punches', () => {
+      const { status, output } = runBlock(blockWith(blocks, 'MeOS, event mode: its exact query'));
+      expect(output).toMatch(/^\d+,\d+,158058\d{7},\d+,\w+,3000\d{3},\d+$/m);
+      expect(output).toMatch(/^modems 3000053,3000054: 17 punches$/m);
+      expect(output).toMatch(/^id,modem,card,time,code,mode,receptionTime$/m);
+      expect(status).toBe(0);
+    });
+
+    it('the live page and its status read of the club\'s event', () => {
+      const { status, output } = runBlock(blockWith(blocks, '/events/$EVENT/live'));
+      expect(output).toMatch(/<title>[^<]+<\/title>/);
+      expect(output).toMatch(/"total":476/);
+      expect(status).toBe(0);
+    });
+
+    it('a discount code, an order with it, its payment and its hand-off to the ERP', () => {
+      const { status, output } = runBlock(blockWith(blocks, 'LAGUNE10'));
+      expect(output).toMatch(/"codes":\["LAGUNE10"\]/);
+      expect(output).toMatch(/"isValid":true/);
+      expect(output).toMatch(/"discountCents":[1-9]\d*/);
+      expect(output).toMatch(/payment page answered 200/);
+      expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
+      expect(output).toMatch(/"commission":"SO-\d{4}-\d{6}"/);
+      expect(status).toBe(0);
+    });
   });
 
   it('negative control: the shop walkthrough fails when its order is not paid', () => {

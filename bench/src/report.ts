@@ -24,6 +24,8 @@ export interface Measurement {
   databaseCpuSeconds?: number;
   /** Shop: the payment simulator (standing for the external provider) during the run: CPU s and peak RSS bytes. */
   paymentSimulator?: { cpuSeconds: number | null; rssPeak: number | null };
+  /** Popular scenarios: live clients checked against the database afterwards, those that missed, repeated or reordered a punch, punches they received. */
+  gapFree?: { clients: number; violations: number; received: number };
   loadAvgBefore: number[];
   loadAvgAfter: number[];
 }
@@ -75,6 +77,8 @@ export interface Summary {
   paymentSimulator?: { cpuMsPerRequest?: number; rssPeak?: number };
   non2xx: number;
   errors: number;
+  /** Popular scenarios, over all rounds: live clients checked, violations of the gap-free rule, punches received. */
+  gapFree?: { clients: number; violations: number; received: number };
 }
 
 /** Machine facts. */
@@ -180,6 +184,15 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
         : {}),
       non2xx: ms.reduce((a, m) => a + m.load.non2xx, 0),
       errors: ms.reduce((a, m) => a + m.load.errors + m.load.timeouts, 0),
+      ...(ms.some((m) => m.gapFree)
+        ? {
+            gapFree: ms.reduce((a, m) => ({ clients: a.clients + (m.gapFree?.clients ?? 0), violations: a.violations + (m.gapFree?.violations ?? 0), received: a.received + (m.gapFree?.received ?? 0) }), {
+              clients: 0,
+              violations: 0,
+              received: 0,
+            }),
+          }
+        : {}),
     };
   });
 }
@@ -227,6 +240,41 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
   t.push(ratioTarget(summaries, 'Full page JSON ≥ 0.8× raw', 'page-json', 'raw', 0.8));
   t.push(ratioTarget(summaries, 'Full page CSV ≥ 1.1× PostgREST', 'page-csv', 'postgrest', 1.1));
   t.push(ratioTarget(summaries, 'Full page CSV ≥ 0.8× raw', 'page-csv', 'raw', 0.8));
+  for (const sc of ['popular-json', 'popular-csv']) {
+    const o = find(summaries, sc, 'ours-shared');
+    for (const [alt, min] of [['postgrest', 5], ['raw', 2]] as const) {
+      const a = find(summaries, sc, alt);
+      const label = `${sc}: polls/s ≥ ${min}× ${alt === 'raw' ? 'raw' : 'PostgREST'} with a p99 no higher`;
+      if (!o || !a) t.push({ target: label, measured: '–', status: 'not measured' });
+      else {
+        const r = o.rps / a.rps;
+        t.push({ target: label, measured: `${fmt(r)}× (${fmt(o.rps, 0)} vs ${fmt(a.rps, 0)} polls/s; p99 ${fmt(o.p99, 0)} vs ${fmt(a.p99, 0)} ms${failed(o, a)})`, status: r >= min && o.p99 <= a.p99 ? 'met' : 'not met' });
+      }
+    }
+    const p = find(summaries, sc, 'postgrest');
+    const label = `${sc}: PostgreSQL CPU per poll ≥ 10× below PostgREST's`;
+    if (!o || !p || o.databaseCpuMsPerRequest === undefined || p.databaseCpuMsPerRequest === undefined) t.push({ target: label, measured: '–', status: 'not measured' });
+    else {
+      const r = p.databaseCpuMsPerRequest / o.databaseCpuMsPerRequest;
+      t.push({ target: label, measured: `${fmt(r, 1)}× (${fmt(o.databaseCpuMsPerRequest, 3)} vs ${fmt(p.databaseCpuMsPerRequest, 3)} ms)`, status: r >= 10 ? 'met' : 'not met' });
+    }
+    const checked = summaries.filter((s) => s.scenario === sc && s.gapFree);
+    if (checked.length) {
+      const v = checked.reduce((a, s) => a + (s.gapFree?.violations ?? 0), 0);
+      const n = checked.reduce((a, s) => a + (s.gapFree?.clients ?? 0), 0);
+      t.push({ target: `${sc}: every live client received every punch once, in order (all servers)`, measured: `${v} violations in ${n} client runs`, status: v === 0 ? 'met' : 'not met' });
+    }
+  }
+  {
+    const sse = find(summaries, 'popular-sse', 'ours-shared');
+    if (sse?.gapFree) {
+      t.push({
+        target: 'popular-sse: every open live page received every punch once, in order',
+        measured: `${sse.gapFree.violations} violations in ${sse.gapFree.clients} streams; ${fmt(sse.rps, 0)} punches delivered/s, commit → arrival p50 ${fmt(sse.p50, 0)} ms, p99 ${fmt(sse.p99, 0)} ms`,
+        status: sse.gapFree.violations === 0 ? 'met' : 'not met',
+      });
+    }
+  }
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 2× PostgREST', 'tail-poll', 'postgrest', 2));
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 0.6× raw', 'tail-poll', 'raw', 0.6));
   {
@@ -303,6 +351,7 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
 
 const INSTANCE_LABEL: Record<InstanceName, string> = {
   ours: 'ours (timing service)',
+  'ours-shared': 'ours, as deployed (shared answers)',
   postgrest: 'PostgREST',
   raw: 'raw node:http + pg',
   'ours-1m': 'ours, 1 M-punch table',
@@ -387,7 +436,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
     const gone = r.unavailable.filter((u) => u.scenario === sc.id);
     const rows = r.summaries.filter((s) => s.scenario === sc.id);
     if (rows.length) {
-      const ref = rows.find((x) => x.instance === 'ours');
+      const ref = rows.find((x) => x.instance === 'ours') ?? rows.find((x) => x.instance === 'ours-shared');
       const isUpload = !!sc.upload;
       L.push('');
       L.push(
@@ -398,7 +447,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
       for (const x of rows) {
         const check = r.checks.find((c) => c.scenario === sc.id && c.instance === x.instance);
         const same = check?.sameIds === undefined ? (isUpload ? 'n/a' : '–') : check.sameIds ? `yes (${check.idCount})` : '**NO**';
-        const ratio = ref && x.instance !== 'ours' ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
+        const ratio = ref && x !== ref ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
         const rss = typeof x.rssPeak === 'number' ? ` (RSS peak ${(x.rssPeak / 1048576).toFixed(0)} MiB)` : '';
         if (x.paymentSimulator) {
           const sim = x.paymentSimulator;
@@ -411,6 +460,13 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
         );
       }
       if (sidecars.length) L.push('', ...sidecars);
+      const live = rows.filter((x) => x.gapFree);
+      if (live.length) {
+        L.push('');
+        L.push(
+          `Gap-free check (each client's punches against the database after each run, all rounds): ${live.map((x) => `${INSTANCE_LABEL[x.instance]} ${x.gapFree!.violations} violations in ${x.gapFree!.clients} clients, ${x.gapFree!.received.toLocaleString('en')} punches received`).join('; ')}.`,
+        );
+      }
     }
     for (const g of gone) {
       L.push('');

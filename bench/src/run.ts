@@ -24,7 +24,7 @@ import os from 'node:os';
 import path from 'node:path';
 import zlib from 'node:zlib';
 import { cleanUploads, connect, countUploads, ensureDataset, uploadKey, uploadModem, UPLOAD_MODEMS_PER_USER, UPLOAD_USERS, type DatasetInfo } from './dataset';
-import type { LoadReply, LoadResult, LoadSpec } from './load-worker';
+import { WRITER_CARD, type LoadReply, type LoadResult, type LoadSpec } from './load-worker';
 import {
   evaluateTargets,
   renderMarkdown,
@@ -198,14 +198,20 @@ function sameArray(a: number[], b: number[]): boolean {
   return a.length === b.length && a.every((v, i) => v === b[i]);
 }
 
-async function checkRead(sc: Scenario, instance: InstanceName, server: RunningServer, ds: DatasetInfo): Promise<Check> {
+/** A scenario's request with a live client's `{afterId}` placeholder set to the big event's tail. */
+function requestAt(sc: Scenario, instance: InstanceName, ds: DatasetInfo): RequestShape {
   const shape = sc.request(instance, ds);
+  return sc.follow ? { ...shape, path: shape.path.replace('{afterId}', String(ds.tailAfterId)) } : shape;
+}
+
+async function checkRead(sc: Scenario, instance: InstanceName, server: RunningServer, ds: DatasetInfo): Promise<Check> {
+  const shape = requestAt(sc, instance, ds);
   try {
     const res = await request(server.baseUrl, shape);
     const encoding = (res.headers['content-encoding']) ?? null;
     const text = (encoding === 'gzip' ? zlib.gunzipSync(res.body) : res.body).toString('utf8');
     // PostgREST answers a counted partial result with 206 Partial Content.
-    if (res.status !== 200 && res.status !== 206) return { scenario: sc.id, instance, status: res.status, bodyBytes: res.body.length, contentEncoding: encoding, error: text.slice(0, 300) };
+    if (res.status !== 200 && res.status !== 206) return { scenario: sc.id, instance, status: res.status, bodyBytes: res.body.length, contentEncoding: encoding, error: `${shape.path}: ${text.slice(0, 300)}` };
     const ids = punchIds(text, sc.format ?? 'json');
     return {
       scenario: sc.id,
@@ -356,7 +362,8 @@ async function settle(urls: string[]): Promise<number> {
  */
 async function backendCpu(client: Awaited<ReturnType<typeof connect>>, urls: string[]): Promise<Map<number, number>> {
   const names = urls.map((u) => decodeURIComponent(new URL(u).pathname.slice(1)));
-  const { rows } = await client.query<{ pid: number }>('select pid from pg_stat_activity where datname = any($1::text[]) and pid <> pg_backend_pid()', [names]);
+  // The popular scenarios' writer is the same for every server: left out.
+  const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where datname = any($1::text[]) and pid <> pg_backend_pid() and application_name <> 'bench-writer'", [names]);
   const out = new Map<number, number>();
   for (const { pid } of rows) {
     const s = cpuSeconds(pid);
@@ -381,6 +388,57 @@ async function resetShopSchema(url: string): Promise<void> {
   const client = await connect(url);
   try {
     await client.query('drop schema if exists ordering cascade');
+  } finally {
+    await client.end();
+  }
+}
+
+/** Id of a user of the dataset (the popular scenarios' writer uploads as an admin in its name). */
+async function firstUserId(url: string): Promise<number> {
+  const client = await connect(url);
+  try {
+    const { rows } = await client.query<{ id: number }>('select min(id)::int as id from timing.users');
+    return rows[0].id ?? 1;
+  } finally {
+    await client.end();
+  }
+}
+
+/**
+ * The popular scenarios' gap-free check: every live client's punches (count and id sum of what it received
+ * after the id it started from, in ascending order) must be exactly the big event's punches in that id range
+ * as stored once the run ended. Returns the clients checked and those whose punches differ or came out of order.
+ */
+async function checkFollowed(url: string, modems: string[], load: LoadResult): Promise<{ clients: number; violations: number; received: number }> {
+  const followed = load.followed ?? [];
+  if (followed.length === 0) return { clients: 0, violations: 0, received: 0 };
+  const client = await connect(url);
+  try {
+    const { rows } = await client.query<{ n: string; s: string }>(
+      `select count(p.id)::text as n, coalesce(sum(p.id), 0)::text as s
+         from unnest($1::int8[], $2::int8[]) with ordinality c(lo, hi, i)
+         left join timing.punches p on p.id > c.lo and p.id <= c.hi and p.modem = any($3::text[])
+        group by c.i order by c.i`,
+      [followed.map((f) => f.start), followed.map((f) => f.last), modems],
+    );
+    let violations = 0;
+    followed.forEach((f, i) => {
+      if (f.outOfOrder > 0 || Number(rows[i].n) !== f.count || Number(rows[i].s) !== f.sum) violations++;
+    });
+    return { clients: followed.length, violations, received: followed.reduce((a, f) => a + f.count, 0) };
+  } finally {
+    await client.end();
+  }
+}
+
+/** Deletes the punches the popular scenarios' writer stored (its card) and folds the counters. */
+async function removeWritten(url: string): Promise<void> {
+  const client = await connect(url);
+  try {
+    // The counter triggers name their tables unqualified.
+    await client.query('set search_path = timing, public');
+    await client.query(`delete from punches where card = '${WRITER_CARD}'`);
+    await client.query('select compact_punch_counts()');
   } finally {
     await client.end();
   }
@@ -426,9 +484,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const measurements: Measurement[] = [];
   try {
     await start('ours', () => startOurs(main.url));
+    await start('ours-shared', () => startOurs(main.url, { shared: true }));
     await start('postgrest', () => startPostgrest(main.url));
     await start('raw', () => startRaw(main.url));
     if (flat) await start('ours-1m', () => startOurs(flat.url));
+    const writerUser = await firstUserId(main.url);
     await start('ordering', async () => {
       await resetShopSchema(main.url);
       const shop = await startShop(main.url);
@@ -448,6 +508,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
           checks.push(probe.check);
           if (probe.unavailable) unavailable.push({ scenario: sc.id, instance: inst, reason: probe.unavailable });
           else ok.push(inst);
+          continue;
+        }
+        if (sc.streams) {
+          // A stream never ends: checked by the gap-free check after each run instead.
+          ok.push(inst);
           continue;
         }
         const check = sc.upload ? await checkUpload(sc, inst, server, main) : await checkRead(sc, inst, server, dsOf(inst));
@@ -470,8 +535,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
 
     const specFor = (sc: Scenario, inst: InstanceName, seconds: number): LoadSpec => {
-      const shape = sc.request(inst, dsOf(inst));
+      const shape = requestAt(sc, inst, dsOf(inst));
+      const template = sc.request(inst, dsOf(inst)).path;
       return {
+        ...(sc.follow
+          ? {
+              ...(sc.streams ? { streams: { startAfterId: main.tailAfterId } } : { follow: { template, format: sc.format === 'csv' ? 'csv' : 'json', startAfterId: main.tailAfterId } }),
+              writer: { databaseUrl: main.url, modems: main.bigEventModems, ratePerSecond: sc.follow.writesPerSecond, maxBatch: 3, userId: writerUser },
+            }
+          : {}),
         url: `${servers.get(inst)!.baseUrl}${shape.path}`,
         method: shape.method,
         headers: shape.headers,
@@ -486,7 +558,12 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
 
     if (opts.warmupSeconds > 0) {
       log(`warm-up: ${opts.warmupSeconds} s per server and scenario`);
-      for (const sc of scenarios) for (const inst of runnable.get(sc.id) ?? []) await loader.run(specFor(sc, inst, opts.warmupSeconds));
+      for (const sc of scenarios) {
+        for (const inst of runnable.get(sc.id) ?? []) {
+          await loader.run(specFor(sc, inst, opts.warmupSeconds));
+          if (sc.follow) await removeWritten(main.url);
+        }
+      }
       if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
     }
 
@@ -521,12 +598,16 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
               m.paymentSimulator = { cpuSeconds: cpuBefore.sidecar !== null && cpuAfter.sidecar !== null ? cpuAfter.sidecar - cpuBefore.sidecar : null, rssPeak: sidecarRss.stop() };
             }
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
+            if (sc.follow) {
+              m.gapFree = await checkFollowed(main.url, main.bigEventModems, load);
+              await removeWritten(main.url);
+            }
             measurements.push(m);
             const perRequest = (s: number | null | undefined) => (typeof s === 'number' && load.requests > 0 ? `${((s * 1000) / load.requests).toFixed(2)}` : '–');
             log(
-              `  ${sc.id.padEnd(14)} ${inst.padEnd(9)} ${load.rps.toFixed(0).padStart(6)} req/s  p50 ${load.p50.toFixed(1)} ms  p99 ${load.p99.toFixed(1)} ms` +
+              `  ${sc.id.padEnd(14)} ${inst.padEnd(11)} ${load.rps.toFixed(0).padStart(6)} req/s  p50 ${load.p50.toFixed(1)} ms  p99 ${load.p99.toFixed(1)} ms` +
                 `  CPU ms/req: server ${perRequest(m.cpuSeconds)}, PostgreSQL ${perRequest(m.databaseCpuSeconds)}${m.paymentSimulator ? `, payment simulator ${perRequest(m.paymentSimulator.cpuSeconds)}` : ''}` +
-                `${m.punchesPerSecond !== undefined ? `  ${m.punchesPerSecond.toFixed(0)} punches/s` : ''}${load.non2xx ? `  non-2xx ${load.non2xx}` : ''}${load.errors ? `  errors ${load.errors}` : ''}`,
+                `${m.punchesPerSecond !== undefined ? `  ${m.punchesPerSecond.toFixed(0)} punches/s` : ''}${m.gapFree ? `  live clients ${m.gapFree.clients}, punches written ${load.written ?? 0}, violations ${m.gapFree.violations}` : ''}${load.non2xx ? `  non-2xx ${load.non2xx}` : ''}${load.errors ? `  errors ${load.errors}` : ''}`,
             );
           }
         }
@@ -579,7 +660,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   }
   if (opts.resultsDir) {
     mkdirSync(opts.resultsDir, { recursive: true });
-    const file = JSON.stringify({ ...results, checks: checks.map(({ ids: _ids, ...c }) => c) }, null, 2);
+    // Per-client records of the popular scenarios are summed into gapFree; the file keeps the sums only.
+    const stored = measurements.map((m) => ({ ...m, load: { ...m.load, followed: undefined } }));
+    const file = JSON.stringify({ ...results, measurements: stored, checks: checks.map(({ ids: _ids, ...c }) => c) }, null, 2);
     writeFileSync(path.join(opts.resultsDir, `${startedAt.replace(/[:.]/g, '-')}.json`), file);
     writeFileSync(path.join(opts.resultsDir, 'latest.json'), file);
   }

@@ -9,8 +9,13 @@
 import type { DatasetInfo } from './dataset';
 import type { UploadKind } from './load-worker';
 
-/** A server instance in a scenario: the three punch servers, ours on the 1 M-punch dataset, the shop. */
-export type InstanceName = 'ours' | 'postgrest' | 'raw' | 'ours-1m' | 'ordering';
+/**
+ * A server instance in a scenario: the three punch servers, ours on the 1 M-punch dataset, the shop. `ours`
+ * runs with the shared read answers off (`TIMING_READ_CACHE_MB=0`), so that scenarios repeating one request
+ * measure the read itself; `ours-shared` is the same service as deployed (answers shared, 64 MiB), for the
+ * scenarios of many clients.
+ */
+export type InstanceName = 'ours' | 'ours-shared' | 'postgrest' | 'raw' | 'ours-1m' | 'ordering';
 
 /** One HTTP request shape. */
 export interface RequestShape {
@@ -21,7 +26,7 @@ export interface RequestShape {
 }
 
 /** Scenario groups (for `--only` and the report's sections). */
-type ScenarioGroup = 'read' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
+type ScenarioGroup = 'read' | 'popular' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
 
 /** A scenario. */
 export interface Scenario {
@@ -39,6 +44,14 @@ export interface Scenario {
   upload?: { kind: UploadKind; batchSize: number };
   /** A request header made unique per request by the load generator. */
   uniqueHeader?: string;
+  /**
+   * Live clients: each connection follows the head (the request path holds `{afterId}`, replaced by the
+   * highest id the connection received, from the big event's tail), while `writesPerSecond` upload batches
+   * arrive on the big event's modems; the run checks every connection's punches against the database.
+   */
+  follow?: { writesPerSecond: number };
+  /** The follow clients are Server-Sent-Events streams (open live pages) instead of polls. */
+  streams?: boolean;
   request(instance: InstanceName, ds: DatasetInfo): RequestShape;
 }
 
@@ -70,6 +83,18 @@ function read(instance: InstanceName, ds: DatasetInfo, q: { eventId?: number; mo
 }
 
 const THREE: InstanceName[] = ['ours', 'postgrest', 'raw'];
+
+/** Connections of the popular-event scenarios: live clients of one event. */
+const POPULAR_CONNECTIONS = 300;
+
+/** Upload batches per second on the popular event (1–3 punches each: an event's evening rate). */
+const POPULAR_WRITES = 20;
+
+/** A live client's poll of the big event from `{afterId}` (the placeholder the load generator fills in). */
+const popularPoll = (headers: Record<string, string>) => (instance: InstanceName, ds: DatasetInfo) => {
+  const shape = read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: -1 }, headers);
+  return { ...shape, path: shape.path.replace(/gt\.-1|afterId=-1/, (m) => m.replace('-1', '{afterId}')) };
+};
 
 const bigPage = (headers: Record<string, string>) => (instance: InstanceName, ds: DatasetInfo) =>
   read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: midAfterId(ds) }, headers);
@@ -148,6 +173,39 @@ const SCENARIOS: Scenario[] = [
     format: 'json',
     connections: CONNECTIONS,
     request: tailPoll,
+  },
+  {
+    id: 'popular-json',
+    group: 'popular',
+    title: 'Popular event, live clients, JSON',
+    description: `${POPULAR_CONNECTIONS} clients poll the head of the big event (public), each with \`afterId\` = the newest id it has, while ${POPULAR_WRITES} upload batches a second (1–3 punches) move the head; ours as deployed (identical polls share one answer)`,
+    instances: ['ours-shared', 'postgrest', 'raw'],
+    format: 'json',
+    connections: POPULAR_CONNECTIONS,
+    follow: { writesPerSecond: POPULAR_WRITES },
+    request: popularPoll(JSON_ACCEPT),
+  },
+  {
+    id: 'popular-csv',
+    group: 'popular',
+    title: 'Popular event, live clients, CSV',
+    description: 'the same as CSV (`Accept: text/csv`, as MeOS reads)',
+    instances: ['ours-shared', 'postgrest', 'raw'],
+    format: 'csv',
+    connections: POPULAR_CONNECTIONS,
+    follow: { writesPerSecond: POPULAR_WRITES },
+    request: popularPoll(CSV_ACCEPT),
+  },
+  {
+    id: 'popular-sse',
+    group: 'popular',
+    title: "Popular event, the organiser's live page open in many browsers",
+    description: `${POPULAR_CONNECTIONS} Server-Sent-Events streams of the big event (\`GET /api/rest/v1/punches/stream\`, as the live page opens it) from its tail while ${POPULAR_WRITES} upload batches a second arrive; ours only (PostgREST and the raw server have no streams). req/s = punches delivered per second over all streams; p50/p99 = delay from the batch's commit to the punch's arrival on a stream; CPU per punch delivered`,
+    instances: ['ours-shared'],
+    connections: POPULAR_CONNECTIONS,
+    follow: { writesPerSecond: POPULAR_WRITES },
+    streams: true,
+    request: (_instance, ds) => ({ method: 'GET', path: `/api/rest/v1/punches/stream?eventId=${ds.bigEventId}&afterId={afterId}`, headers: { accept: 'text/event-stream' } }),
   },
   {
     id: 'roc-tail-poll',

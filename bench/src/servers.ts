@@ -160,7 +160,7 @@ function scratchDir(): string {
 }
 
 /** Starts the timing service on `databaseUrl`; resolves once `/healthz` answers. */
-export async function startOurs(databaseUrl: string, timeoutMs = 60_000): Promise<RunningServer> {
+export async function startOurs(databaseUrl: string, opts: { shared?: boolean } = {}, timeoutMs = 60_000): Promise<RunningServer> {
   const port = await freePort();
   const env = {
     ...process.env,
@@ -173,6 +173,11 @@ export async function startOurs(databaseUrl: string, timeoutMs = 60_000): Promis
     NODE_ENV: 'production',
     DATA_DIR: scratchDir(),
     TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
+    // Shared read answers only where asked (see scenarios.ts InstanceName).
+    ...(opts.shared ? {} : { TIMING_READ_CACHE_MB: '0' }),
+    // The live-page scenario opens hundreds of streams from one address (the load process).
+    TIMING_MAX_LIVE_CONNECTIONS: '2000',
+    TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: '2000',
   };
   const { child, output } = launch('ours', process.execPath, serviceArgs('timing'), env, true);
   const baseUrl = `http://127.0.0.1:${port}`;

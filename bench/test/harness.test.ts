@@ -12,7 +12,7 @@ import { TAIL_PUNCHES } from '../src/dataset';
 import { parseArgs, punchIds, runBench } from '../src/run';
 import { postgrestBinary, postgrestVersion } from '../src/servers';
 
-jest.setTimeout(150_000);
+jest.setTimeout(300_000);
 
 const READS = ['page-json', 'page-csv', 'page-gzip', 'two-modem', 'tail-poll', 'count-1m'];
 
@@ -43,7 +43,7 @@ describe('benchmark harness', () => {
     const opts = parseArgs([
       // --tsx: no build inside the test (another test may be writing the same dist/ folders).
       '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0', '--tsx',
-      '--only', [...READS, 'roc-tail-poll', 'upload-single'].join(','),
+      '--only', [...READS, 'roc-tail-poll', 'popular-json', 'upload-single'].join(','),
       '--database-url', db.url,
       '--report', path.join(dir, 'BENCHMARKS.md'),
       '--results-dir', dir,
@@ -89,6 +89,15 @@ describe('benchmark harness', () => {
       }
     }
     for (const m of results.measurements.filter((x) => x.scenario === 'upload-single')) expect(m.punchesPerSecond).toBeGreaterThan(0);
+    // Live clients of a popular event: all three servers, each client's punches checked against the database.
+    const popular = results.measurements.filter((m) => m.scenario === 'popular-json');
+    expect(popular.map((m) => m.instance).sort()).toEqual(['ours-shared', 'postgrest', 'raw']);
+    for (const m of popular) {
+      expect(m.load.requests).toBeGreaterThan(0);
+      expect(m.load.written).toBeGreaterThan(0);
+      expect(m.gapFree).toMatchObject({ violations: 0 });
+      expect(m.gapFree!.clients).toBeGreaterThan(0);
+    }
     expect(results.unavailable).toEqual([]);
 
     const report = readFileSync(path.join(dir, 'BENCHMARKS.md'), 'utf8');
@@ -97,6 +106,6 @@ describe('benchmark harness', () => {
     expect(report).not.toContain('**NO**');
     expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);
     const saved = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8')) as { summaries: unknown[] };
-    expect(saved.summaries.length).toBe(READS.length * 3 + 1 + 2);
+    expect(saved.summaries.length).toBe(READS.length * 3 + 1 + 3 + 2);
   });
 });

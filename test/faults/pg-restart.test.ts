@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { existsSync, mkdirSync, readdirSync } from 'node:fs';
+import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 
 const PORT = Number(process.env.FAULT_PG_PORT ?? 5680);
@@ -51,6 +51,8 @@ beforeAll(() => {
 afterAll(() => {
   process.env.DATABASE_URL = savedUrl;
   pgBin('pg_ctl', ['-D', DATA_DIR, '-m', 'fast', '-w', 'stop']);
+  // The private cluster's data directory is the test's own unless FAULT_PG_DIR names one to keep.
+  if (!process.env.FAULT_PG_DIR) rmSync(DATA_DIR, { recursive: true, force: true });
 });
 
 /** `pg_ctl restart -m <mode>` of the private cluster; returns how long it took in ms. */

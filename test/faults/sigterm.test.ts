@@ -5,6 +5,7 @@
  * signal is answered 2xx (0 failed in-flight requests), new connections are refused once the listener
  * closes (after an accept drain: until 100 ms without a new connection, at most 1 s), and the process exits 0 soon after its longest in-flight request.
  */
+import { rmSync } from 'node:fs';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
@@ -22,6 +23,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proc?.stop(1_000);
   await db?.drop();
+  rmSync(`/tmp/rel-sigterm-${process.pid}`, { recursive: true, force: true });
 });
 
 interface Outcome {

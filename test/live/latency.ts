@@ -80,7 +80,7 @@ function lines(stream: NodeJS.ReadableStream, onLine: (line: string) => void): v
 export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport> {
   const log = run.log ?? (() => undefined);
   const prefix = run.modemPrefix ?? `LAT${Date.now().toString(36).toUpperCase()}-`;
-  const punches = readPunchFile(run.file, prefix);
+  const punches = readPunchFile(run.file, { modemPrefix: prefix });
   const modems = [...new Set(punches.map((p) => p.modem))].sort();
   const dir = mkdtempSync(path.join(os.tmpdir(), 'live-latency-'));
   const ackLog = path.join(dir, 'acks.tsv');

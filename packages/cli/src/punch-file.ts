@@ -22,19 +22,34 @@ function parseLocalTime(text: string): number {
   return Date.UTC(Number(y), Number(mo) - 1, Number(d), Number(h), Number(mi), Number(s), frac ? Number(frac.padEnd(3, '0')) : 0);
 }
 
+/** Where the modem serial of each punch comes from when the file has no `modem` column (or to replace it). */
+interface ModemAssignment {
+  /**
+   * Numeric serials, one modem per control as a radio set-up has them: `modemBase + code` (Start rows
+   * without a code: code 1, Finish rows: code 2), e.g. base 3000000 → control 54 from modem `3000054`. The
+   * demo event uses base 2020000. Numeric because MeOS's modem mode drops any other unit id.
+   */
+  modemBase?: number;
+  /** `<prefix><code>` (`<prefix>START` / `<prefix>FINISH` for start and finish rows without a code). */
+  modemPrefix?: string;
+}
+
 /**
- * Reads a punch file into punches sorted by time (file order among equal times). With `modemPrefix`, every
- * punch gets the modem of its control, `<prefix><code>` (`<prefix>START` / `<prefix>FINISH` for start and
- * finish rows), as a radio set-up with one modem per control would send them; without it the file's
- * `modem` column is used (download format). Throws on a malformed row, naming its line.
+ * Reads a punch file into punches sorted by time (file order among equal times). With `modemBase` or
+ * `modemPrefix` (see {@link ModemAssignment}), every punch gets the modem of its control, as a radio set-up
+ * with one modem per control would send them; without them the file's `modem` column is used (download
+ * format). Throws on a malformed row, naming its line, and on a file without modems when neither is given.
  */
-export function readPunchFile(file: string, modemPrefix?: string): NewPunch[] {
+export function readPunchFile(file: string, modems: ModemAssignment = {}): NewPunch[] {
+  const { modemBase, modemPrefix } = modems;
   const lines = readFileSync(file, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/);
   const header = lines[0].split(',').map((h) => h.trim());
   const col = (name: string) => header.indexOf(name);
   const [iCard, iCode, iTime, iType, iModem] = [col('card'), col('code'), col('time'), col('type'), col('modem')];
   if (iCard < 0 || iTime < 0 || iType < 0) throw new Error(`${file}: header needs card, time, type (and code): ${lines[0]}`);
-  if (iModem < 0 && modemPrefix === undefined) throw new Error(`${file}: no modem column; give --modem-prefix`);
+  if (iModem < 0 && modemPrefix === undefined && modemBase === undefined) {
+    throw new Error(`${file}: no modem column; give --modem-base (numeric serials: base + control code, e.g. --modem-base 3000000)`);
+  }
   const out: { p: NewPunch; i: number }[] = [];
   lines.slice(1).forEach((line, i) => {
     if (line.trim() === '') return;
@@ -48,7 +63,9 @@ export function readPunchFile(file: string, modemPrefix?: string): NewPunch[] {
     else if (type === 'Finish') code = FINISH_CODE;
     else throw new Error(`${file}:${i + 2}: missing code`);
     let modem: string;
-    if (modemPrefix !== undefined) {
+    if (modemBase !== undefined) {
+      modem = String(modemBase + code);
+    } else if (modemPrefix !== undefined) {
       modem = codeText === '' && (type === 'Start' || type === 'Finish') ? `${modemPrefix}${type.toUpperCase()}` : `${modemPrefix}${code}`;
     } else {
       modem = f[iModem];

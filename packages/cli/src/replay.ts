@@ -20,8 +20,18 @@ export interface ReplayOptions {
   progress?: (line: string) => void;
   /** Progress at most this often (ms); default 1000. */
   progressEveryMs?: number;
-  /** Called when the service acknowledged a batch (`ackAtMs`: Unix ms when the answer arrived). */
+  /**
+   * When given, each punch is sent with `time` = this function's value at the moment it is sent (a rehearsal
+   * happening now: local wall-clock ms as the API counts them) instead of the file's time.
+   */
+  timeAtSend?: () => number;
+  /**
+   * Called when the service acknowledged a batch with the punches it accepted (stored or already stored; the
+   * rejected ones are left out) (`ackAtMs`: Unix ms when the answer arrived).
+   */
   onAck?: (batch: readonly NewPunch[], ackAtMs: number) => void;
+  /** Called for each punch the service rejected as invalid (it stores the rest of the batch), with its reason. */
+  onRejected?: (punch: NewPunch, reason: string) => void;
 }
 
 /** Totals of a replay. */
@@ -29,6 +39,8 @@ export interface ReplayResult {
   sent: number;
   stored: number;
   duplicates: number;
+  /** Punches the service refused as invalid (not stored; a re-send would be refused again). */
+  rejected: number;
 }
 
 /** Waits `ms` milliseconds, or less when `signal` aborts (resolves either way). */
@@ -43,7 +55,7 @@ function clock(ms: number): string {
 
 /** Replays `punches` (sorted by time) through `client`; resolves with the totals (stops early on abort). */
 export async function replay(client: TimingClient, punches: readonly NewPunch[], o: ReplayOptions): Promise<ReplayResult> {
-  const result: ReplayResult = { sent: 0, stored: 0, duplicates: 0 };
+  const result: ReplayResult = { sent: 0, stored: 0, duplicates: 0, rejected: 0 };
   if (punches.length === 0) return result;
   // Replay clock per punch (event ms from the first punch), with long gaps shortened to maxGapMs.
   const at: number[] = [0];
@@ -57,14 +69,17 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
     // Everything due by now, one batch per modem, modems in parallel.
     const clockNow = (Date.now() - started) * o.speed;
     const byModem = new Map<string, NewPunch[]>();
+    const sentAt = o.timeAtSend?.();
     while (i < punches.length && at[i] <= clockNow) {
-      const p = punches[i++];
+      const p = sentAt === undefined ? punches[i++] : { ...punches[i++], time: sentAt };
       byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
     }
     const results = await Promise.all(
       [...byModem.values()].map(async (batch) => {
         const r = await client.uploadPunches(batch);
-        o.onAck?.(batch, Date.now());
+        const refused = new Set(r.rejected.map((x) => x.index));
+        o.onAck?.(batch.filter((_, k) => !refused.has(k)), Date.now());
+        for (const x of r.rejected) o.onRejected?.(batch[x.index], x.reason);
         return r;
       }),
     );
@@ -72,11 +87,12 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
       result.sent += r.received;
       result.stored += r.stored;
       result.duplicates += r.duplicates;
+      result.rejected += r.rejected.length;
     }
     if (Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000) || i === punches.length) {
       lastProgress = Date.now();
       const pct = ((100 * result.sent) / punches.length).toFixed(1);
-      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) event time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}`);
+      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) file time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}, rejected ${result.rejected}`);
     }
   }
   return result;

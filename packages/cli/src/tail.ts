@@ -28,7 +28,17 @@ export interface TailOptions {
   status?: (line: string) => void;
   /** Prefix each printed line with the Unix ms it was received (latency measurements). */
   timestamps?: boolean;
+  /** Stop after this many punches (a check in a script); default: run until aborted. */
+  max?: number;
+  /**
+   * Give up when the service has been unreachable (or answering 5xx) this long without a success in
+   * between (ms; default 60,000): the CLI then exits non-zero instead of retrying for ever.
+   */
+  giveUpMs?: number;
 }
+
+/** Thrown when {@link tail} gives up after `giveUpMs` of failures; the message names the last error. */
+class TailGaveUp extends Error {}
 
 /** One punch as a CSV row of the download format (numbers unquoted). */
 function csvRow(p: Punch): string {
@@ -73,16 +83,39 @@ function lastIdInState(file: string): number {
 
 /** Runs until `signal` aborts (or a non-retryable error); resolves with the last id written. */
 export async function tail(client: TimingClient, o: TailOptions): Promise<number> {
+  // An own controller: aborted by the caller's signal, after `max` punches, or when giving up.
+  const ac = new AbortController();
+  const onAbort = () => ac.abort();
+  o.signal?.addEventListener('abort', onAbort, { once: true });
+  if (o.signal?.aborted) ac.abort();
+  const giveUpMs = o.giveUpMs ?? 60_000;
+  let failingSince: number | undefined;
+  let gaveUp: string | undefined;
+  const failed = (what: string, err: unknown) => {
+    const reason = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
+    failingSince ??= Date.now();
+    if (Date.now() - failingSince >= giveUpMs) {
+      gaveUp = `gave up after ${Math.round((Date.now() - failingSince) / 1000)} s of failures (last: ${reason})`;
+      ac.abort();
+      return;
+    }
+    o.status?.(`tail: ${what} (${reason}), retrying`);
+  };
+  const succeeded = () => {
+    failingSince = undefined;
+  };
   let lastId = Math.max(o.csvFile ? lastIdInCsv(o.csvFile) : 0, o.stateFile ? lastIdInState(o.stateFile) : 0);
   if (o.csvFile && (!existsSync(o.csvFile) || readFileSync(o.csvFile, 'utf8').length === 0)) writeFileSync(o.csvFile, `${CSV_HEADER}\n`);
   o.status?.(lastId > 0 ? `tail: resuming after id ${lastId}` : 'tail: starting from the first punch');
   let count = 0;
   const deliver = (p: Punch) => {
-    if (p.id <= lastId) return;
+    if (p.id <= lastId || (o.max !== undefined && count >= o.max)) return;
     if (o.csvFile) appendFileSync(o.csvFile, `${csvRow(p)}\n`);
     else o.print?.(`${o.timestamps ? `${Date.now()}\t` : ''}${p.id}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}`);
     lastId = p.id;
     count += 1;
+    succeeded();
+    if (o.max !== undefined && count >= o.max) ac.abort();
     if (o.stateFile) {
       writeFileSync(`${o.stateFile}.tmp`, JSON.stringify({ lastId }));
       renameSync(`${o.stateFile}.tmp`, o.stateFile);
@@ -95,17 +128,26 @@ export async function tail(client: TimingClient, o: TailOptions): Promise<number
     reported = count;
     o.status?.(`tail: ${count} punches, last id ${lastId}`);
   }, 5_000);
+  const finish = () => {
+    if (gaveUp) throw new TailGaveUp(`tail: ${gaveUp}`);
+    return lastId;
+  };
   try {
+    if (ac.signal.aborted) return finish();
     if (!o.pollOnly) {
       try {
         await client.stream(o.filter, deliver, {
           afterId: lastId,
           after: o.after,
-          signal: o.signal,
-          onOpen: () => o.status?.('tail: following live (SSE)'),
-          onError: (err) => o.status?.(`tail: stream interrupted (${err instanceof Error ? err.message : String(err)}), reconnecting`),
+          signal: ac.signal,
+          onOpen: () => {
+            succeeded();
+            o.status?.('tail: following live (SSE)');
+          },
+          onKeepAlive: succeeded,
+          onError: (err) => failed('stream interrupted', err),
         });
-        return lastId;
+        return finish();
       } catch (err) {
         // A service without the stream operation: fall back to long-polling. Access errors are final.
         if (!(err instanceof TimingApiError) || ![404, 405, 406, 501].includes(err.status)) throw err;
@@ -117,11 +159,13 @@ export async function tail(client: TimingClient, o: TailOptions): Promise<number
       afterId: lastId,
       after: o.after,
       wait: 30,
-      signal: o.signal,
-      onError: (err) => o.status?.(`tail: poll failed (${err instanceof Error ? err.message : String(err)}), retrying`),
+      signal: ac.signal,
+      onPage: succeeded,
+      onError: (err) => failed('poll failed', err),
     });
-    return lastId;
+    return finish();
   } finally {
     clearInterval(progress);
+    o.signal?.removeEventListener('abort', onAbort);
   }
 }

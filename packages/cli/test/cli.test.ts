@@ -96,7 +96,7 @@ function writeDemoFile(file: string): void {
 it('replays a file at high speed while a restarted tail writes every punch to its CSV exactly once', async () => {
   const punchFile = path.join(dir, 'rehearsal.csv');
   writeDemoFile(punchFile);
-  const expected = readPunchFile(punchFile, PREFIX);
+  const expected = readPunchFile(punchFile, { modemPrefix: PREFIX });
   expect(expected).toHaveLength(62);
   const modems = [...new Set(expected.map((p) => p.modem))];
   expect(modems.sort()).toEqual([...CODES.map((c) => `${PREFIX}${c}`), `${PREFIX}FINISH`, `${PREFIX}START`].sort());
@@ -118,7 +118,7 @@ it('replays a file at high speed while a restarted tail writes every punch to it
 
   const tail2 = run(tailArgs);
   expect(await replay.exit).toBe(0);
-  expect(replay.out()).toContain('sent 62, stored 62, duplicates 0');
+  expect(replay.out()).toContain('sent 62, stored 62, duplicates 0, rejected 0');
   expect(replay.err()).toMatch(/replay: 62\/62 \(100\.0%\)/);
   await until(() => csvIds(out).length >= expected.length, 'all punches in the tail file');
   await new Promise((r) => setTimeout(r, 300));
@@ -146,7 +146,8 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   const download = path.join(dir, 'download.csv');
   writeFileSync(
     download,
-    ['id,card,time,code,type,modem,receptionTimeUtc', `5,123,${Date.UTC(2020, 1, 1, 10)},40,Control,${modem},0`, `9,124,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`, ''].join('\n'),
+    // The third row's card is above 24 bits: the service stores the other two and reports it.
+    ['id,card,time,code,type,modem,receptionTimeUtc', `5,123,${Date.UTC(2020, 1, 1, 10)},40,Control,${modem},0`, `9,124,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`, `11,16777216,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`, ''].join('\n'),
   );
   const state = path.join(dir, 'state.json');
   const lines: string[] = [];
@@ -159,8 +160,10 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   });
   await until(() => status.some((s) => s.includes('long-poll')), 'tail to start');
   const replayOut: string[] = [];
-  expect(await main(['node', 'punches', 'replay', download, '--speed', '1000', '--url', url, '--key', ctx.adminKey], { out: (l) => replayOut.push(l), err: () => undefined })).toBe(0);
-  expect(replayOut).toEqual(['sent 2, stored 2, duplicates 0']);
+  const replayErr: string[] = [];
+  expect(await main(['node', 'punches', 'replay', download, '--speed', '1000', '--url', url, '--key', ctx.adminKey], { out: (l) => replayOut.push(l), err: (l) => replayErr.push(l) })).toBe(1);
+  expect(replayOut).toEqual(['sent 3, stored 2, duplicates 0, rejected 1']);
+  expect(replayErr).toContain('rejected: card 16777216 code 40 Control modem DL-1 at 2020-02-01 10:00:01.000: card: must be at most 16777215: no SPORTident card carries a larger number');
   await until(() => lines.length === 2, 'two printed punches');
   expect(lines[0]).toMatch(/^\d+\t123\t2020-02-01 10:00:00\.000\t40\tControl\tDL-1$/);
   ac.abort();

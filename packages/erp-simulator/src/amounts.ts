@@ -17,7 +17,7 @@ const SCALE = 100_000n;
 function scaled(decimal: string): bigint {
   const m = /^(-?)(\d+)(?:\.(\d{1,5}))?$/.exec(decimal.trim());
   if (!m) throw new RangeError(`not a decimal with at most 5 places: ${decimal}`);
-  const v = BigInt(m[2]!) * SCALE + BigInt((m[3] ?? '').padEnd(5, '0'));
+  const v = BigInt(m[2]) * SCALE + BigInt((m[3] ?? '').padEnd(5, '0'));
   return m[1] ? -v : v;
 }
 
@@ -68,7 +68,11 @@ export function shippingAmount(s: PricedShipping): CentsAmount {
 }
 
 /** A document's `netAmount` and `grossAmount` in cents: the sums over its positions and shipping cost positions. */
-export function documentAmount(positions: readonly PricedPosition[], shipping: readonly PricedShipping[], headerDiscount?: string): CentsAmount {
+export function documentAmount(
+  positions: readonly PricedPosition[],
+  shipping: readonly PricedShipping[],
+  headerDiscount?: string,
+): CentsAmount {
   const all = [...positions.map((p) => positionAmount(p, headerDiscount)), ...shipping.map(shippingAmount)];
   return { netCents: all.reduce((s, a) => s + a.netCents, 0), grossCents: all.reduce((s, a) => s + a.grossCents, 0) };
 }

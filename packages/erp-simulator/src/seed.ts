@@ -469,7 +469,7 @@ export function localMidnightMs(date: string, timeZone = TENANT_TIME_ZONE): numb
 }
 
 /** Euros (decimal string) → integer cents. */
-export function toCents(euros: string | number): number {
+function toCents(euros: string | number): number {
   return Math.round(Number(euros) * 100);
 }
 

@@ -36,7 +36,7 @@
  * - `POST /__control/reset` — back to the seed; subscriptions, deliveries and faults cleared.
  * - `GET /__control/state` — all tenants' entities, subscriptions and webhook deliveries.
  */
-import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toCents, toEuros } from './seed';
+import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
 import { toCustomerView, toWire } from './wire';

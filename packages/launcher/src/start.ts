@@ -14,6 +14,8 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/ordering/src/config';
+import { ConfigError, envReader } from '@sports-timing/shared';
+import { liveDemoSpeed, startLiveDemo } from './live-demo';
 
 const root = path.join(__dirname, '../../..');
 
@@ -66,31 +68,42 @@ function startDatabase(prod: boolean, dir: string, port: number): Promise<{ url:
 
 async function main(): Promise<void> {
   const prod = process.argv.includes('--prod');
+  const liveSpeed = liveDemoSpeed(process.env.DEMO_LIVE);
+  if (liveSpeed !== undefined && prod) throw new Error('DEMO_LIVE: the live demo replay runs with `pnpm start` (development) only');
   const args = new Map(SERVICES.map((s) => [s.name, serviceArgs(s.entry, prod)]));
   const env = { ...process.env };
+  // The ports the launcher itself uses or derives addresses from: a bad one is named here, before anything starts.
+  const e = envReader(env);
+  const ports = {
+    pg: e.int('EMBEDDED_PG_PORT', 5433, 1, 65535),
+    ordering: e.int('ORDERING_PORT', 8080, 1, 65535),
+    timing: e.int('TIMING_PORT', 8081, 1, 65535),
+    erp: e.int('ERP_SIMULATOR_PORT', 8090, 1, 65535),
+    payment: e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535),
+  };
   // Readable logs for a person at a terminal; JSON when the output goes to a file or a collector.
   if (process.stdout.isTTY && (env.APP_ENV ?? 'development') === 'development') env.LOG_FORMAT ??= 'pretty';
   const dataDir = path.resolve(env.DATA_DIR ?? path.join(root, '.data'));
   env.DATA_DIR = dataDir;
   let database: ChildProcess | undefined;
   if (!env.DATABASE_URL) {
-    const port = Number(env.EMBEDDED_PG_PORT ?? 5433);
+    const port = ports.pg;
     console.log(`[start] no DATABASE_URL: starting embedded PostgreSQL in ${path.join(dataDir, 'pg')} (127.0.0.1:${port}, user postgres, password postgres)`);
     const started = await startDatabase(prod, path.join(dataDir, 'pg'), port);
     database = started.child;
     env.DATABASE_URL = started.url;
   }
   // Point the ordering service at the simulators when they run on other than their default ports.
-  const erpSimulator = `http://127.0.0.1:${env.ERP_SIMULATOR_PORT ?? 8090}`;
+  const erpSimulator = `http://127.0.0.1:${ports.erp}`;
   env.ERP_BASE_URL_WECLAPP ??= `${erpSimulator}/webapp/api/v1`;
   env.ERP_BASE_URL_WECLAPP_SANDBOX ??= `${erpSimulator}/sandbox/webapp/api/v1`;
-  env.PAYMENT_BASE_URL ??= `http://127.0.0.1:${env.PAYMENT_SIMULATOR_PORT ?? 8091}/api/v1`;
+  env.PAYMENT_BASE_URL ??= `http://127.0.0.1:${ports.payment}/api/v1`;
   // The payment simulator delivers its status webhooks to the ordering service (a real provider is configured in its dashboard).
-  env.PAYMENT_SIMULATOR_WEBHOOK_URLS ??= `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`}/api/rest/v1/payment-provider/status`;
+  env.PAYMENT_SIMULATOR_WEBHOOK_URLS ??= `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/payment-provider/status`;
   // The ERP simulator delivers its webhooks (article/customer/sales order changes) to the ordering service with the
   // webhook secret in the URL, as a real weclapp webhook subscription would; ERP_WEBHOOK_SECRET must match on both sides.
   env.ERP_WEBHOOK_SECRET ??= DEV_ERP_WEBHOOK_SECRET;
-  const erpWebhookUrl = (system: string) => `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${env.ORDERING_PORT ?? 8080}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
+  const erpWebhookUrl = (system: string) => `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
   env.ERP_SIMULATOR_WEBHOOK_URLS ??= erpWebhookUrl('weclapp');
   env.ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS ??= erpWebhookUrl('weclappSandbox');
   const children = new Map<string, ChildProcess>();
@@ -124,13 +137,30 @@ async function main(): Promise<void> {
     });
     children.set(s.name, child);
   }
+  if (liveSpeed !== undefined) {
+    const timingUrl = `http://127.0.0.1:${ports.timing}`;
+    startLiveDemo({ timingUrl, dataDir, speed: liveSpeed, env })
+      .then(({ child, page }) => {
+        console.log(`[start] DEMO_LIVE=${liveSpeed}: replaying VeNotte 2020 now at ${liveSpeed}x; live page ${page}`);
+        prefixLines('live-demo', child.stdout!, process.stdout);
+        prefixLines('live-demo', child.stderr!, process.stderr);
+        // The replay ends by itself (the event is over); only a stop of everything ends it early.
+        children.set('live-demo', child);
+        child.on('exit', (code) => {
+          children.delete('live-demo');
+          if (!stopping) console.log(`[start] the live demo replay ended (exit code ${code})`);
+        });
+      })
+      .catch((err: unknown) => console.error(`[start] live demo not started: ${err instanceof Error ? err.message : String(err)}`));
+  }
   for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'] as const) process.on(signal, () => void stopAll(0));
   // A parent that goes away without a signal reaching us (a supervisor killed hard): stop as well.
   const parent = process.ppid;
   setInterval(() => process.ppid !== parent && void stopAll(0), 500);
 }
 
-main().catch((err) => {
-  console.error(err);
+main().catch((err: unknown) => {
+  // A configuration mistake is one line naming its variable; anything else keeps its stack.
+  console.error(err instanceof ConfigError || (err instanceof Error && /^[A-Z][A-Z0-9_]+: /.test(err.message)) ? `[start] ${err.message}` : err);
   process.exit(1);
 });

@@ -11,11 +11,21 @@ async function firstIds(idsFromTime: boolean): Promise<{ paylink: number; transa
     const res = await fetch(`${sim.baseUrl}/Invoice/?instance=${DEFAULT_INSTANCE}`, {
       method: 'POST',
       headers: { 'X-API-KEY': DEFAULT_API_KEY, 'content-type': 'application/x-www-form-urlencoded' },
-      body: new URLSearchParams({ amount: '100', currency: 'EUR', title: 't', description: 'd', referenceId: 'R-1' }).toString(),
+      body: new URLSearchParams({
+        amount: '100',
+        currency: 'EUR',
+        title: 't',
+        description: 'd',
+        referenceId: 'R-1',
+      }).toString(),
     });
-    const paylink = ((await res.json()) as { data: { id: number }[] }).data[0]!.id;
+    const paylink = ((await res.json()) as { data: { id: number }[] }).data[0].id;
     const control = sim.baseUrl.replace(/\/api\/v1$/, '/__control');
-    const paid = await fetch(`${control}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoiceId: paylink }) });
+    const paid = await fetch(`${control}/pay`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ invoiceId: paylink }),
+    });
     const transaction = ((await paid.json()) as { transaction: { id: number } }).transaction.id;
     return { paylink, transaction };
   } finally {

@@ -9,7 +9,8 @@
  *   every other operation answers only the configured origins (`CORS_ORIGINS`), with `Vary: Origin`.
  *   Preflights answer 204 with the methods of the path that the origin may use, the request headers the
  *   spec declares for them (header parameters, the security schemes' headers, `Content-Type` and
- *   `Content-Encoding` for bodies) and `Access-Control-Max-Age`; responses expose the headers the spec
+ *   `Content-Encoding` for bodies, and the document's `x-cors-request-headers`: headers that web pages and
+ *   their libraries add to every request, such as `Cache-Control` or `X-Requested-With`) and `Access-Control-Max-Age`; responses expose the headers the spec
  *   declares (`X-Total-Count`, `Retry-After`, `Location`, …).
  */
 import type { IncomingMessage } from 'node:http';
@@ -64,6 +65,8 @@ type Schemes = Record<string, { type?: string; in?: string; name?: string; schem
 type Param = { in?: string; name?: string; $ref?: string };
 
 function corsPaths(spec: OpenApiDocument): CorsPath[] {
+  // Headers browser pages send on their own (`x-cors-request-headers` of the document), allowed on every operation.
+  const pageHeaders = ((spec['x-cors-request-headers'] as string[] | undefined) ?? []).map((h) => h.toLowerCase());
   const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {});
   const schemeHeader = (name: string): string | undefined => {
     const s = schemes[name];
@@ -79,7 +82,7 @@ function corsPaths(spec: OpenApiDocument): CorsPath[] {
       const op = (item as Record<string, Record<string, unknown> | undefined>)[method];
       if (!op) continue;
       const params = [...shared, ...((op.parameters as Param[] | undefined) ?? []).map((p) => resolveRef(spec, p))];
-      const requestHeaders = new Set(params.filter((p) => p.in === 'header' && p.name).map((p) => p.name!.toLowerCase()));
+      const requestHeaders = new Set([...pageHeaders, ...params.filter((p) => p.in === 'header' && p.name).map((p) => p.name!.toLowerCase())]);
       const security = (op.security as Record<string, unknown>[] | undefined) ?? (spec.security as Record<string, unknown>[] | undefined) ?? [];
       for (const requirement of security) for (const name of Object.keys(requirement)) {
         const header = schemeHeader(name);

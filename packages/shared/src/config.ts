@@ -5,8 +5,9 @@
 
 /** Thrown when an environment variable holds a value that cannot be used. */
 export class ConfigError extends Error {
-  constructor(name: string, value: string, expected: string) {
-    super(`Invalid configuration: ${name}=${JSON.stringify(value)} (expected ${expected})`);
+  /** `failure`, when given, replaces the "expected …" part (an address that is well-formed but does not answer). */
+  constructor(name: string, value: string, expected: string, failure?: string) {
+    super(failure ? `Configuration: ${name} (${value}): ${failure}` : `Invalid configuration: ${name}=${JSON.stringify(value)} (expected ${expected})`);
     this.name = 'ConfigError';
   }
 }
@@ -70,4 +71,67 @@ export function envReader(env: Env = process.env) {
       return v;
     },
   };
+}
+
+/** pino's levels, the values `LOG_LEVEL` takes. */
+const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
+
+/** Settings every service process reads besides its own configuration (README "Configuration"). */
+export interface ProcessConfig {
+  /** `LOG_LEVEL`: pino level (default `info`). */
+  logLevel: (typeof LOG_LEVELS)[number];
+  /** `HTTP_LOG`: one log line per completed request (default true). */
+  httpLog: boolean;
+  /** `SHUTDOWN_ACCEPT_MS`: longest time a stop keeps accepting connections, ms (default 1000, 0–60,000). */
+  shutdownAcceptMs: number;
+  /** `GIT_COMMIT`: the build's commit, shown by the version operations (set by the image build). */
+  gitCommit: string | undefined;
+  /** `BUILD_TIME`: when the build was made (an ISO 8601 date-time), shown with the commit. */
+  buildTime: string | undefined;
+}
+
+/**
+ * Reads and checks the process-wide settings; each service calls it with its own configuration at start, so a
+ * bad value stops it there with a {@link ConfigError} naming the variable. Throws ConfigError.
+ */
+export function loadProcessConfig(env: Env = process.env): ProcessConfig {
+  const e = envReader(env);
+  const buildTime = e.string('BUILD_TIME');
+  if (buildTime !== undefined && Number.isNaN(Date.parse(buildTime))) throw new ConfigError('BUILD_TIME', buildTime, 'an ISO 8601 date-time such as 2026-01-31T12:00:00Z');
+  return {
+    logLevel: e.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    httpLog: e.bool('HTTP_LOG', true),
+    shutdownAcceptMs: e.int('SHUTDOWN_ACCEPT_MS', 1_000, 0, 60_000),
+    gitCommit: e.string('GIT_COMMIT'),
+    buildTime,
+  };
+}
+
+/** A URL with its password replaced by `***`, for messages. */
+function withoutPassword(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = '***';
+    return u.toString();
+  } catch {
+    return '(unparsable URL)';
+  }
+}
+
+/**
+ * The start-up failure "this variable points there and this went wrong", one line: e.g. `DATABASE_URL
+ * (postgres://app:***@db:5432/app): cannot reach it: connect ECONNREFUSED 10.0.0.5:5432`. `variable` is the
+ * variable the address came from; the password of `url` is masked. Used by the servers when their first
+ * use of a configured address fails (README "Configuration").
+ */
+export function unreachableAt(variable: string, url: string, err: unknown): Error {
+  const e = err as { message?: string; code?: string; errors?: { message?: string }[] };
+  // AggregateError (both IPv4 and IPv6 refused) has an empty message and the causes inside.
+  const reason = e?.message || e?.errors?.map((x) => x.message).join('; ') || e?.code || String(err);
+  return new ConfigError(variable, withoutPassword(url), 'an address that answers', `cannot reach it: ${reason}`);
+}
+
+/** The variable a service's database URL came from: its own (`<SERVICE>_DATABASE_URL`) when set, else `DATABASE_URL`. */
+export function databaseUrlVariable(serviceVariable: string, env: Env = process.env): string {
+  return env[serviceVariable]?.trim() ? serviceVariable : 'DATABASE_URL';
 }

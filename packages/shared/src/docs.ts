@@ -48,8 +48,27 @@ function escapeHtml(s: string): string {
   return s.replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c]!);
 }
 
-/** Router serving the spec (YAML as written, JSON as parsed) and the reference page. Mount before the validator. */
-export function apiDocs(specFile: string, spec: OpenApiDocument): Router {
+/** One link of a service's home page (`GET /`). */
+export interface HomeLink {
+  /** What a person clicks. */
+  title: string;
+  /** Path on this service, e.g. `/docs`. */
+  href: string;
+}
+
+/**
+ * The favicon of both services (an orienteering control flag: white and orange halves), served as SVG at
+ * `/favicon.svg` and `/favicon.ico`; browsers take an SVG icon by its content type.
+ */
+const FAVICON = `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect x="2" y="2" width="28" height="28" fill="#fff" stroke="#333" stroke-width="2"/><path d="M30 2 L30 30 L2 30 Z" fill="#f47b20"/></svg>`;
+
+/**
+ * Router serving the spec (YAML as written, JSON as parsed), the reference page, the favicon and the service's
+ * home page `/`: a small HTML page linking `links` (docs, live pages, health, version), or the same as JSON
+ * (`{ service, title, version, links: [{ title, href }] }`) for a client that asks for `application/json`.
+ * Mount before the validator.
+ */
+export function apiDocs(specFile: string, spec: OpenApiDocument, home: { service: string; links: HomeLink[] } = { service: 'api', links: [] }): Router {
   const yamlText = readFileSync(specFile, 'utf8');
   const jsonText = JSON.stringify(spec);
   const title = escapeHtml(String((spec.info as { title?: string } | undefined)?.title ?? 'API'));
@@ -59,6 +78,7 @@ export function apiDocs(specFile: string, spec: OpenApiDocument): Router {
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>${title} — reference</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
 <link rel="stylesheet" href="/docs/assets/swagger-ui.css">
 </head>
 <body>
@@ -70,11 +90,54 @@ export function apiDocs(specFile: string, spec: OpenApiDocument): Router {
 `;
   // "Try it out" targets the address the page was loaded from (whatever host and port the service runs on),
   // listed first; the spec's own servers stay selectable after it.
+  // A parameter marked \`x-try-it-out: empty\` in the spec starts empty in "Try it out" instead of holding its
+  // example, so that trying an operation with the examples as filled in succeeds (e.g. getPunches' \`user\`,
+  // which an anonymous caller may not send).
   const init = `fetch('/openapi.json').then((r) => r.json()).then((spec) => {
   spec.servers = [{ url: window.location.origin, description: 'this server' }].concat(spec.servers || []);
+  Object.values(spec.paths || {}).forEach((item) => Object.values(item).forEach((op) => (op && op.parameters || []).forEach((p) => {
+    if (p['x-try-it-out'] !== 'empty') return;
+    // The page would fill in the schema's example too: give the parameter a copy of its schema without one.
+    var ref = p.schema && p.schema.$ref;
+    p.schema = Object.assign({}, ref ? spec.components.schemas[ref.split('/').pop()] : p.schema);
+    delete p.schema.example;
+    delete p.example;
+    delete p.examples;
+  })));
   window.ui = SwaggerUIBundle({ spec: spec, dom_id: '#swagger-ui', deepLinking: true, displayOperationId: true, docExpansion: 'list', defaultModelsExpandDepth: 0, tryItOutEnabled: false });
 });\n`;
+  const version = String((spec.info as { version?: string } | undefined)?.version ?? '');
+  const links = [{ title: 'API reference (try it out)', href: '/docs' }, ...home.links, { title: 'OpenAPI document (YAML)', href: '/openapi.yaml' }];
+  const homePage = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${title}</title>
+<link rel="icon" href="/favicon.svg" type="image/svg+xml">
+<style>body{font:16px/1.5 system-ui,sans-serif;max-width:40rem;margin:2rem auto;padding:0 1rem}code{background:#f3f3f3;padding:0 .2rem}</style>
+</head>
+<body>
+<h1>${title}</h1>
+<p>The <code>${escapeHtml(home.service)}</code> service, API version ${escapeHtml(version)}.</p>
+<ul>
+${links.map((l) => `<li><a href="${escapeHtml(l.href)}">${escapeHtml(l.title)}</a> <code>${escapeHtml(l.href)}</code></li>`).join('\n')}
+</ul>
+</body>
+</html>
+`;
   const router = express.Router();
+  router.get('/', (req, res) => {
+    res.vary('Accept');
+    if (req.accepts(['text/html', 'application/json']) === 'application/json') {
+      res.json({ service: home.service, title: String((spec.info as { title?: string } | undefined)?.title ?? ''), version, links });
+      return;
+    }
+    res.type('text/html; charset=utf-8').send(homePage);
+  });
+  router.get(['/favicon.svg', '/favicon.ico'], (_req, res) => {
+    res.type('image/svg+xml').set('Cache-Control', 'public, max-age=86400').send(FAVICON);
+  });
   router.use('/docs', pageSecurityHeaders());
   router.get('/openapi.yaml', (_req, res) => {
     res.type('application/yaml; charset=utf-8').send(yamlText);

@@ -1,17 +1,16 @@
 /**
- * The ERP wire contract: entity types of the weclapp-style REST API (v1) as the ERP simulator
- * (`@sports-timing/erp-simulator`) serves them and the ordering service's ERP client reads and writes them
- * (docs/decisions.md §6 ERP). One definition for both sides, so the simulator cannot drift from what the client expects.
- * The shapes are subsets of weclapp's own description (vendored in `packages/shared/contracts/`, its generated
- * types in `generated/weclapp-v1.ts`; `test` files hold both sides to it, docs/weclapp.md "Contract").
- * weclapp conventions: ids and `version` are strings; money amounts, prices and quantities are decimal strings
- * with a dot, in euros (`"50.34"`), net unless named gross; timestamps are epoch milliseconds (UTC instants);
- * document dates (`invoiceDate`, `orderDate`) are local midnight of the tenant's time zone (Europe/Berlin).
- * weclapp leaves empty properties out of its answers (it never sends `null`), so everything not always set is
- * optional here. A real tenant's entities carry more properties than typed here; only the ones this product
- * uses are listed.
+ * The ERP wire contract: entity types of the weclapp-style REST API (v1) as the ERP simulator serves them and the
+ * ordering service's ERP client reads and writes them (docs/decisions.md §6 ERP): one definition for both sides.
+ * The shapes are subsets of weclapp's own description (vendored in `packages/shared/contracts/`, generated types
+ * in `generated/weclapp-v1.ts`; docs/weclapp.md "Contract"); the money side is in `erp-contract-money.ts`.
+ * weclapp conventions: ids and `version` are strings; amounts, prices and quantities are decimal strings with a
+ * dot, in euros (`"50.34"`), net unless named gross; timestamps are epoch ms (UTC); document dates (`invoiceDate`,
+ * `orderDate`) are local midnight of the tenant's time zone (Europe/Berlin). weclapp never sends `null` (it
+ * leaves empty properties out), so everything not always set is optional; only the properties used are listed.
  */
 import type { components } from './generated/weclapp-v1';
+import type { ErpShippingCostItem, NewErpShippingCostItem } from './erp-contract-money';
+export type { ErpCurrency, ErpShippingCostItem, ErpTax } from './erp-contract-money';
 
 /**
  * `attributeKey`s of the ERP custom attribute definitions this service relies on (their ids differ per
@@ -207,49 +206,13 @@ export interface ErpRecordItem {
   manualUnitPrice?: boolean;
   netAmount?: string;
   grossAmount?: string;
-  /** Discount of the position in percent (decimal string, ≤ 5 decimals): weclapp nets it from `quantity × unitPrice`. */
+  /** Percent off `quantity × unitPrice` (decimal string); `taxId`: the position's tax (`/tax`), else weclapp's choice. */
   discountPercentage?: string;
-  /** The position's tax (`/tax` id); weclapp determines one itself when absent. */
   taxId?: string;
   /** The main item of a set's sub item (absent for a main item). */
   parentItemId?: string;
 }
 
-/**
- * A shipping cost position of a sales order (weclapp `salesOrderShippingCostItem`): a shipping article, its net
- * `unitPrice` (euros, decimal string, kept because `manualUnitPrice` is true) and its tax. weclapp answers
- * `netAmount`/`grossAmount` (read-only).
- */
-export interface ErpShippingCostItem {
-  id: string;
-  articleId?: string;
-  unitPrice?: string;
-  manualUnitPrice: boolean;
-  taxId: string;
-  netAmount: string;
-  grossAmount: string;
-}
-
-/** weclapp `currency`: `name` is the ISO 4217 code (`EUR`), the id differs per tenant. */
-export interface ErpCurrency {
-  id: string;
-  version: string;
-  name: string;
-  currencySymbol?: string;
-  createdDate: number;
-  lastModifiedDate: number;
-}
-
-/** weclapp `tax`: a tax with its rate `taxValue` (percent, decimal string); sales VAT is `taxType` VALUE_ADDED_TAX. */
-export interface ErpTax {
-  id: string;
-  version: string;
-  name: string;
-  taxType: 'IMPORT_SALES_TAX' | 'INPUT_VAT' | 'INPUT_VAT_REVERSED' | 'VALUE_ADDED_TAX';
-  taxValue: string;
-  createdDate: number;
-  lastModifiedDate: number;
-}
 
 /**
  * Status of a weclapp sales order: weclapp's `orderStatusType` (its OpenAPI v1 description). There is no
@@ -273,11 +236,9 @@ export interface ErpSalesOrder {
   deliveryAddress?: ErpRecordAddress;
   invoiceAddress?: ErpRecordAddress;
   orderItems?: ErpRecordItem[];
-  /** Shipping costs (positions of their own, with their own tax). */
+  /** Shipping cost positions; the currency (`/currency` id, absent = the customer's); a discount in percent on all. */
   shippingCostItems?: ErpShippingCostItem[];
-  /** The document's currency (`/currency` id); absent = the customer's default currency. */
   recordCurrencyId?: string;
-  /** Discount on the whole document in percent (decimal string). */
   headerDiscount?: string;
   netAmount?: string;
   grossAmount?: string;
@@ -375,22 +336,13 @@ export interface NewErpRecordItem {
   quantity: string;
   unitPrice?: string;
   manualUnitPrice?: boolean;
-  /** Percent off `quantity × unitPrice` (decimal string, ≤ 5 decimals). */
+  /** Percent off `quantity × unitPrice` (≤ 5 decimals); `taxId` books the shop's VAT rate, not weclapp's choice. */
   discountPercentage?: string;
-  /** The position's tax (`/tax` id), so that weclapp books the shop's VAT rate instead of determining its own. */
   taxId?: string;
   title?: string;
   /** HTML, at most 255 characters in weclapp. */
   description?: string;
   parentItemId?: string;
-}
-
-/** A shipping cost position to create (see {@link ErpShippingCostItem}). */
-interface NewErpShippingCostItem {
-  articleId: string;
-  unitPrice: string;
-  manualUnitPrice: true;
-  taxId: string;
 }
 
 /** A sales order to create (the customer by its id; the currency by its id, else the customer's default). */
@@ -445,8 +397,4 @@ type _ErpShapesAreWeclapps = [
   Subset<NewErpSalesOrder, W['salesOrder']>,
   Subset<NewErpRecordItem, W['salesOrderItem']>,
   Subset<NewErpQuotation, W['quotation']>,
-  Subset<ErpShippingCostItem, W['salesOrderShippingCostItem']>,
-  Subset<NewErpShippingCostItem, W['salesOrderShippingCostItem']>,
-  Subset<ErpCurrency, W['currency']>,
-  Subset<ErpTax, W['tax']>,
 ];

@@ -116,7 +116,8 @@ function knownSchema(spec: OpenApiDocument, raw: Schema, where: string): Schema 
   const type = schema.type;
   if (typeof type !== 'string' || !(type in KEYWORDS)) throw unsupported(where, `type: ${JSON.stringify(type)}`);
   for (const keyword of Object.keys(schema)) {
-    if (!ANNOTATIONS.has(keyword) && !KEYWORDS[type].includes(keyword)) throw unsupported(where, keyword);
+    // Extensions (`x-…`) do not validate; `x-items-checked-alone` only makes the validator more lenient than a lane.
+    if (!ANNOTATIONS.has(keyword) && !keyword.startsWith('x-') && !KEYWORDS[type].includes(keyword)) throw unsupported(where, keyword);
   }
   if (type !== 'string' && 'format' in schema && schema.format !== 'int32' && schema.format !== 'int64' && schema.format !== 'float' && schema.format !== 'double') {
     throw unsupported(where, `format: ${String(schema.format)}`);

@@ -7,6 +7,7 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
 import pino, { type Logger } from 'pino';
 import pinoHttp from 'pino-http';
 import pinoPretty from 'pino-pretty';
+import { loadProcessConfig } from './config';
 
 /** Header names whose values are secrets. */
 const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
@@ -67,7 +68,7 @@ export function logFormat(env: Record<string, string | undefined> = process.env)
  * Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set), format from
  * {@link logFormat}; `destination` (default stdout) lets tests capture the exact production output.
  */
-export function createLogger(name: string, level = process.env.LOG_LEVEL ?? (process.env.JEST_WORKER_ID ? 'silent' : 'info'), destination?: pino.DestinationStream): Logger {
+export function createLogger(name: string, level = process.env.JEST_WORKER_ID && !process.env.LOG_LEVEL ? 'silent' : loadProcessConfig().logLevel, destination?: pino.DestinationStream): Logger {
   const options = {
     name,
     level,
@@ -86,9 +87,9 @@ export function assignRequestId(req: IncomingMessage, res: ServerResponse): stri
   return id;
 }
 
-/** Whether every request is logged when it completes (`HTTP_LOG`, default on). */
+/** Whether every request is logged when it completes (`HTTP_LOG`, default on; checked at start, see loadProcessConfig). */
 export function httpLogEnabled(): boolean {
-  return process.env.HTTP_LOG !== 'false';
+  return loadProcessConfig().httpLog;
 }
 
 /**

@@ -88,6 +88,7 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   memoizeValidatorPathToRegexp();
   const apiSpec = structuredClone(spec);
   lenientPublicReads(apiSpec);
+  itemsCheckedAlone(apiSpec);
   const chain = OpenApiValidator.middleware({
     apiSpec: apiSpec as never,
     // allErrors: a rejected batch or form lists every bad field, not only the first. coerceTypes false: JSON
@@ -141,6 +142,21 @@ function lenientPublicReads(spec: OpenApiDocument): void {
   for (const item of Object.values(spec.paths)) {
     const get = item.get as Record<string, unknown> | undefined;
     if (get && isPublicRead('get', get)) get['x-eov-allow-unknown-query-parameters'] = true;
+  }
+}
+
+/**
+ * A request body array marked `x-items-checked-alone: true` (timing's punch uploads) is validated as an array
+ * (its type and length) but not item by item: the service checks each element against the `items` schema on
+ * its own, keeps the valid ones and reports the others, so one invalid element does not refuse the rest.
+ */
+function itemsCheckedAlone(spec: OpenApiDocument): void {
+  for (const item of Object.values(spec.paths)) {
+    for (const op of Object.values(item) as { requestBody?: { content?: Record<string, { schema?: Record<string, unknown> }> } }[]) {
+      for (const media of Object.values(op?.requestBody?.content ?? {})) {
+        if (media.schema?.['x-items-checked-alone'] === true) media.schema.items = {};
+      }
+    }
   }
 }
 

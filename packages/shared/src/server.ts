@@ -6,6 +6,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { Logger } from 'pino';
+import { loadProcessConfig } from './config';
 
 /** Options of {@link startHttpServer}. */
 export interface ServeOptions {
@@ -87,7 +88,7 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
     stopped ??= (async () => {
       stopping = true;
       opts.logger.info('stopping: draining in-flight requests');
-      const acceptMs = opts.acceptDrainMs ?? Number(process.env.SHUTDOWN_ACCEPT_MS ?? 1_000);
+      const acceptMs = opts.acceptDrainMs ?? loadProcessConfig().shutdownAcceptMs;
       const drainUntil = Date.now() + acceptMs;
       while (Date.now() < drainUntil && Date.now() - lastConnectionAt < 100) await new Promise((r) => setTimeout(r, 20));
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));

@@ -68,6 +68,8 @@ export interface PollOptions {
   retryMs?: number;
   signal?: AbortSignal;
   onError?: (err: unknown) => void;
+  /** Called after each successful read (also an empty one): the service is reachable again. */
+  onPage?: () => void;
 }
 
 /** Options of {@link TimingClient.stream}. */
@@ -277,6 +279,7 @@ export function createTimingClient(opts: TimingClientOptions): TimingClient {
       try {
         // `after` only on the first request of a fresh poller (rule 6); afterId carries the position after.
         const page = await readJson(filter, { afterId, after: afterId === 0 ? o.after : undefined, wait, signal: o.signal });
+        o.onPage?.();
         if (page.punches.length > 0) {
           await onPunches(page.punches);
           afterId = page.punches[page.punches.length - 1].id;

@@ -29,8 +29,8 @@ function batch(modem: string, n: number, from = 0): NewPunch[] {
 
 it('uploads (plain and gzip) and reads JSON and CSV pages with X-Total-Count', async () => {
   const c = createTimingClient({ baseUrl, apiKey: ctx.adminKey });
-  expect(await c.uploadPunches(batch('TC-1', 3))).toEqual({ received: 3, stored: 3, duplicates: 0 });
-  expect(await c.uploadPunches(batch('TC-1', 4), { gzip: true })).toEqual({ received: 4, stored: 1, duplicates: 3 });
+  expect(await c.uploadPunches(batch('TC-1', 3))).toEqual({ received: 3, stored: 3, duplicates: 0, rejected: [] });
+  expect(await c.uploadPunches(batch('TC-1', 4), { gzip: true })).toEqual({ received: 4, stored: 1, duplicates: 3, rejected: [] });
   await waitUntilVisible(ctx);
   const page = await c.readPunches({ modem: ['TC-1'] });
   expect(page.total).toBe(4);

@@ -142,7 +142,18 @@ export function createApp(deps: OrderingDeps): Express {
     return principal;
   };
 
-  app.use(apiDocs(SPEC_FILE, spec));
+  app.use(
+    apiDocs(SPEC_FILE, spec, {
+      service: 'ordering',
+      links: [
+        { title: 'Shop articles', href: '/api/grpc-json/v1/shop/articles' },
+        { title: 'Version', href: '/api/rest/v1/version' },
+        { title: 'Health (liveness)', href: '/healthz' },
+        { title: 'Readiness', href: '/readyz' },
+        { title: 'Metrics (Prometheus)', href: '/metrics' },
+      ],
+    }),
+  );
   app.use(metrics.router);
   app.use(
     validator(spec, {

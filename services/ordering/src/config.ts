@@ -2,8 +2,9 @@
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { defaultHashConcurrency } from './identity/hash-gate';
+import { scryptLnFromEnv } from './identity/passwords';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -140,17 +141,37 @@ export interface OrderingConfig {
   publicBaseUrl: string;
 }
 
+/**
+ * `PUBLIC_BASE_URL` when unset: this service where it listens, `http://<HOST>:<ORDERING_PORT>`; a wildcard
+ * bind address (`0.0.0.0`, `::`) becomes 127.0.0.1 (no client can call a wildcard), and port 0 (an ephemeral
+ * port, tests) the default 8080.
+ */
+function defaultPublicBaseUrl(host: string, port: number): string {
+  const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
+  return `http://${h}:${port === 0 ? 8080 : port}`;
+}
+
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
+  // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
+  // so that a bad one stops the service at start with its name.
+  loadProcessConfig(env);
+  scryptLnFromEnv(env);
   const environment = e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development');
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
+  const port = e.int('ORDERING_PORT', 8080, 0, 65535);
+  const host = e.string('HOST', '127.0.0.1')!;
+  // Derived addresses follow what they derive from unless set (README "Configuration"): this service's own
+  // address from HOST and ORDERING_PORT, the simulators' from their port variables.
+  const erpSimulator = `http://127.0.0.1:${e.int('ERP_SIMULATOR_PORT', 8090, 1, 65535)}`;
+  const paymentSimulator = `http://127.0.0.1:${e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535)}`;
   return {
     environment,
-    port: e.int('ORDERING_PORT', 8080, 0, 65535),
-    host: e.string('HOST', '127.0.0.1')!,
+    port,
+    host,
     databaseUrl: e.url('ORDERING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5442, 1, 65535),
@@ -196,8 +217,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
-    erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], 'http://127.0.0.1:8090/webapp/api/v1')!,
-    erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], 'http://127.0.0.1:8090/sandbox/webapp/api/v1')!,
+    erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], `${erpSimulator}/webapp/api/v1`)!,
+    erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], `${erpSimulator}/sandbox/webapp/api/v1`)!,
     erpApiTokens: {
       weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
       weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
@@ -207,9 +228,9 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpShippingArticleNumber: e.string('ERP_SHIPPING_ARTICLE_NUMBER', 'SHIPPING')!,
     erpSalesOrderPollSeconds: e.int('ERP_SALES_ORDER_POLL_SECONDS', 900, 10, 86_400),
     erpWebhookSecret,
-    paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8091/api/v1')!,
+    paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], `${paymentSimulator}/api/v1`)!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,
     paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
-    publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], 'http://127.0.0.1:8080')!,
+    publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], defaultPublicBaseUrl(host, port))!,
   };
 }

@@ -2,7 +2,7 @@
  * Entry point: configuration → database (embedded when no URL) → migrations → keys → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { createDatabase, createLogger, databaseUrlVariable, unreachableAt, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { composeOrdering } from './composition';
@@ -37,7 +37,11 @@ async function main(): Promise<void> {
     url = embedded.url;
   }
   const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });
-  const applied = await migrateToLatest(database, migrations);
+  // The first use of the database: an unreachable server is named by its variable, not only by its error.
+  const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {
+    await database.close().catch(() => undefined);
+    throw embedded ? err : unreachableAt(databaseUrlVariable('ORDERING_DATABASE_URL'), url, err);
+  });
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await bootstrapAdmin({ database, config, logger });
   if (config.demoData) await (await import('./demo/catalog')).loadDemoCatalog(database.db);

@@ -51,15 +51,15 @@ describe('listing by user group (rule 1)', () => {
 
   it('adds internal articles for staff, whose roles imply the internal group', async () => {
     const articles = await list({}, { authorization: staff });
-    expect(numbers(articles)).toEqual([...PUBLIC_MAIN.slice(0, 6), 'BSF8-PACK10', 'SIAC-BATTERY-SERVICE', ...PUBLIC_MAIN.slice(6)]);
+    expect(numbers(articles)).toEqual([...PUBLIC_MAIN.slice(0, 6), 'BSF8-PACK10', 'SIAC-BATTERY-SERVICE', ...PUBLIC_MAIN.slice(6), 'CENTER-LTE-1Y']);
     expect(articles.every((a) => a.isAvailable)).toBe(true);
   });
 
   it('with includeUnavailableArticles lists every main shop article with isAvailable', async () => {
     const articles = await list({ includeUnavailableArticles: 'true' });
-    expect(numbers(articles)).toEqual([...PUBLIC_MAIN.slice(0, 6), 'BSF8-PACK10', 'SIAC-BATTERY-SERVICE', ...PUBLIC_MAIN.slice(6)]);
+    expect(numbers(articles)).toEqual([...PUBLIC_MAIN.slice(0, 6), 'BSF8-PACK10', 'SIAC-BATTERY-SERVICE', ...PUBLIC_MAIN.slice(6), 'CENTER-LTE-1Y']);
     const availability = Object.fromEntries(articles.map((a) => [a.articleNumber, a.isAvailable]));
-    expect(availability).toMatchObject({ SIAC1: true, 'BSF8-PACK10': false, 'SIAC-BATTERY-SERVICE': false });
+    expect(availability).toMatchObject({ SIAC1: true, 'BSF8-PACK10': false, 'SIAC-BATTERY-SERVICE': false, 'CENTER-LTE-1Y': false });
     const forRetailer = await list({ includeUnavailableArticles: 'true' }, { authorization: retailer });
     expect(Object.fromEntries(forRetailer.map((a) => [a.articleNumber, a.isAvailable]))).toMatchObject({ 'BSF8-PACK10': true, 'SIAC-BATTERY-SERVICE': false });
   });

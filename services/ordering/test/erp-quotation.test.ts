@@ -4,6 +4,9 @@
  * recorded as an outbox job and the quotation appears in the ERP exactly once, also when the ERP was down
  * at first (retried) — idempotent by the request's reference.
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import request from 'supertest';
 import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createLogger } from '@sports-timing/shared';
@@ -18,6 +21,7 @@ let sim: ErpSimulator;
 let ctx: OrderingTestContext;
 let customer: string;
 let dispatcher: OutboxDispatcher | undefined;
+const mailDir = mkdtempSync(path.join(tmpdir(), 'erp-quotation-test-mail-'));
 
 beforeAll(async () => {
   sim = await createErpSimulator().start();
@@ -29,6 +33,7 @@ afterAll(async () => {
   await dispatcher?.stop();
   await ctx.close();
   await sim.stop();
+  rmSync(mailDir, { recursive: true, force: true });
 });
 
 const body = (articleNumber: string) => ({
@@ -61,7 +66,7 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
   const [job] = await jobs();
   const payload = job.payload as QuotationJobPayload;
   expect(payload).toMatchObject({ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: 3, email: 'eva@example.com', requestedBy: 'user:42:test' });
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer('/tmp/erp-quotation-test-mail'), logger: createLogger('erp-quotation-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 200 });
+  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 200 });
   dispatcher.start();
   await eventually(async () => ((await jobs())[0]?.attempts ?? 0) >= 1);
   await sim.server.up();

@@ -2,6 +2,9 @@
  * Test harness of the ordering service: a fresh database per test file, migrations applied, the real app
  * with response validation on, and tokens for any principal.
  */
+import { rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import type { Express } from 'express';
 import { sql } from 'kysely';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
@@ -82,7 +85,9 @@ export async function startOrdering(env: Record<string, string> = {}, overrides:
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
   });
-  const deps: OrderingDeps = { config, database, logger, tokens, mailer: fileMailer(`/tmp/ordering-test-mail/${testDb.name}`), validateResponses: true, ...overrides };
+  // Mail of this test database's app, removed by close(): a test run leaves the temporary directory as it found it.
+  const mailDir = path.join(tmpdir(), `ordering-test-mail-${testDb.name}`);
+  const deps: OrderingDeps = { config, database, logger, tokens, mailer: fileMailer(mailDir), validateResponses: true, ...overrides };
   const app = createApp(deps);
   return {
     app,
@@ -97,6 +102,7 @@ export async function startOrdering(env: Record<string, string> = {}, overrides:
     async close() {
       await database.close();
       await testDb.drop();
+      rmSync(mailDir, { recursive: true, force: true });
     },
   };
 }

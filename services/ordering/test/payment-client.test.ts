@@ -102,16 +102,16 @@ describe('reads and writes', () => {
   it('serves a payout list with one unreadable payout: that one flagged (readError), the others as they are', async () => {
     const stored = (sim as unknown as { payouts: Map<string, Record<string, unknown>> }).payouts;
     const [first] = [...stored.values()];
-    const fees = first!.total_fees;
-    first!.total_fees = 150.5; // a decimal, as the official SDK types the field (a float)
+    const fees = first.total_fees;
+    first.total_fees = 150.5; // a decimal, as the official SDK types the field (a float)
     try {
       const payouts = await client().listPayouts();
       expect(payouts).toHaveLength(stored.size);
       const flagged = payouts.filter((p) => p.readError);
-      expect(flagged).toEqual([expect.objectContaining({ uuid: String(first!.uuid), feesCents: 0, readError: expect.stringMatching(/total_fees/) })]);
+      expect(flagged).toEqual([expect.objectContaining({ uuid: String(first.uuid), feesCents: 0, readError: expect.stringMatching(/total_fees/) })]);
       expect(payouts.filter((p) => !p.readError).every((p) => p.readError === undefined && p.date !== null)).toBe(true);
     } finally {
-      first!.total_fees = fees;
+      first.total_fees = fees;
     }
   });
 

@@ -19,22 +19,48 @@ beforeAll(async () => {
 afterAll(() => stack.close());
 
 async function placeOrder(): Promise<{ id: number; paylinkId: number; gross: number }> {
-  const res = await request(stack.url).post('/api/grpc-json/v1/shop/orders').send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }));
+  const res = await request(stack.url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }));
   expect(res.status).toBe(200);
   const id = (res.body as { oid: number }).oid;
-  const row = await stack.ctx.database.db.selectFrom('orders').select(['paylink_id', 'gross_total_cents']).where('id', '=', id).executeTakeFirstOrThrow();
+  const row = await stack.ctx.database.db
+    .selectFrom('orders')
+    .select(['paylink_id', 'gross_total_cents'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
   return { id, paylinkId: row.paylink_id!, gross: Number(row.gross_total_cents) };
 }
-const row = (id: number) => stack.ctx.database.db.selectFrom('orders').select(['state', 'payment_on_hold_at']).where('id', '=', id).executeTakeFirstOrThrow();
-const reasons = async (id: number) => (await stack.ctx.database.db.selectFrom('order_state_changes').select('reason').where('order_id', '=', id).orderBy('id').execute()).map((r) => r.reason ?? '');
-const outcomes = async (id: number) => (await stack.ctx.database.db.selectFrom('payment_deliveries').select('outcome').where('order_id', '=', id).execute()).map((r) => r.outcome);
+const row = (id: number) =>
+  stack.ctx.database.db
+    .selectFrom('orders')
+    .select(['state', 'payment_on_hold_at'])
+    .where('id', '=', id)
+    .executeTakeFirstOrThrow();
+const reasons = async (id: number) =>
+  (
+    await stack.ctx.database.db
+      .selectFrom('order_state_changes')
+      .select('reason')
+      .where('order_id', '=', id)
+      .orderBy('id')
+      .execute()
+  ).map((r) => r.reason ?? '');
+const outcomes = async (id: number) =>
+  (
+    await stack.ctx.database.db.selectFrom('payment_deliveries').select('outcome').where('order_id', '=', id).execute()
+  ).map((r) => r.outcome);
 /** The expiry sweep as if a day had passed. */
-const expireNow = () => expireUnpaidOrders(stack.ctx.database.db, { now: new Date(Date.now() + 2 * 86_400_000), expiryMinutes: 24 * 60 });
+const expireNow = () =>
+  expireUnpaidOrders(stack.ctx.database.db, { now: new Date(Date.now() + 2 * 86_400_000), expiryMinutes: 24 * 60 });
 
 test('a bank transfer on its way (waiting) keeps the order on hold past its expiry; the money arriving pays it', async () => {
   const control = await placeOrder();
   const o = await placeOrder();
-  const { transaction } = await stack.control<{ transaction: { id: number } }>('pay', { invoiceId: o.paylinkId, pending: true });
+  const { transaction } = await stack.control<{ transaction: { id: number } }>('pay', {
+    invoiceId: o.paylinkId,
+    pending: true,
+  });
   await until('on hold', async () => (await row(o.id)).payment_on_hold_at !== null);
   expect(await outcomes(o.id)).toContain('onHold:waiting');
   expect((await reasons(o.id)).some((r) => /on its way/.test(r))).toBe(true);
@@ -68,14 +94,47 @@ test('what needs a person is listed for an admin: the flagged partial payment an
   // A hand-off the ERP refuses for good (400: an order reference longer than weclapp's 64 characters, as
   // stored before the spec limited it): the job dies at once, with the ERP's answer.
   const o = await placeOrder();
-  await stack.ctx.database.db.updateTable('orders').set({ state: 'paid', retailer_customer_order_reference: 'R'.repeat(65) }).where('id', '=', o.id).execute();
-  await stack.ctx.database.db.insertInto('outbox_messages').values({ kind: 'erp-sales-order', dedupe_key: `order:${o.id}`, payload: JSON.stringify({ orderId: o.id }) } as never).execute();
-  const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', o.id).executeTakeFirstOrThrow();
-  await until('hand-off dead', async () => (await stack.ctx.database.db.selectFrom('outbox_messages').select('dead_at').where('dedupe_key', '=', `order:${o.id}`).where('kind', '=', 'erp-sales-order').executeTakeFirstOrThrow()).dead_at !== null);
-  const res = await request(stack.url).get('/api/rest/v1/dev/get-operator-attention').set('Authorization', await stack.ctx.bearer({ roles: ['admin'] }));
+  await stack.ctx.database.db
+    .updateTable('orders')
+    .set({ state: 'paid', retailer_customer_order_reference: 'R'.repeat(65) })
+    .where('id', '=', o.id)
+    .execute();
+  await stack.ctx.database.db
+    .insertInto('outbox_messages')
+    .values({ kind: 'erp-sales-order', dedupe_key: `order:${o.id}`, payload: JSON.stringify({ orderId: o.id }) })
+    .execute();
+  const { order_number } = await stack.ctx.database.db
+    .selectFrom('orders')
+    .select('order_number')
+    .where('id', '=', o.id)
+    .executeTakeFirstOrThrow();
+  await until(
+    'hand-off dead',
+    async () =>
+      (
+        await stack.ctx.database.db
+          .selectFrom('outbox_messages')
+          .select('dead_at')
+          .where('dedupe_key', '=', `order:${o.id}`)
+          .where('kind', '=', 'erp-sales-order')
+          .executeTakeFirstOrThrow()
+      ).dead_at !== null,
+  );
+  const res = await request(stack.url)
+    .get('/api/rest/v1/dev/get-operator-attention')
+    .set('Authorization', await stack.ctx.bearer({ roles: ['admin'] }));
   expect(res.status).toBe(200);
   const items = res.body as { kind: string; orderNumber: string | null; detail: string | null }[];
-  expect(items).toEqual(expect.arrayContaining([expect.objectContaining({ kind: 'paymentMismatch' }), expect.objectContaining({ kind: 'erpHandOffRefused', orderNumber: order_number, detail: expect.stringMatching(/400.*orderNumberAtCustomer/) })]));
+  expect(items).toEqual(
+    expect.arrayContaining([
+      expect.objectContaining({ kind: 'paymentMismatch' }),
+      expect.objectContaining({
+        kind: 'erpHandOffRefused',
+        orderNumber: order_number,
+        detail: expect.stringMatching(/400.*orderNumberAtCustomer/),
+      }),
+    ]),
+  );
   const metrics = await request(stack.url).get('/metrics');
   expect(metrics.text).toMatch(/operator_attention_items\{[^}]*kind="erpHandOffRefused"[^}]*\} 1/);
 });

@@ -33,33 +33,58 @@
     return h;
   }
   function now() { return Date.now() + clockOffset; }
-  function pad(n) { return String(n).padStart(2, '0'); }
-  /** A local wall-clock time (ms written as if UTC, as the API's `time`) as HH:MM:SS. */
+  /**
+   * One time format for the whole page, in the organiser's locale (the browser's language): the same
+   * hour:minute:second shape everywhere, with the date in front only where the day is not the event's day.
+   * Punch times are the event's local wall clock (ms written as if UTC), so they are formatted in UTC;
+   * upload instants (UTC) are moved into the event's time zone by its offset (eventOffset, below).
+   */
+  var TIME = new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' });
+  var DATE = new Intl.DateTimeFormat(undefined, { year: 'numeric', month: 'short', day: 'numeric', timeZone: 'UTC' });
+  /**
+   * The event's offset from UTC (ms): a punch's local `time` minus its `receptionTimeUtc` is that offset less
+   * the radio delay of a few seconds, so the median of the newest punches rounded to a quarter hour gives it.
+   * Without punches, or when times are not of the reception day (a replay of an old file), the browser's own
+   * offset (the organiser's, normally the event's zone).
+   */
+  var eventOffset = -new Date().getTimezoneOffset() * 60000;
+  function estimateOffset(punches) {
+    var diffs = punches.map(function (p) { return p.time - p.receptionTimeUtc; }).sort(function (a, b) { return a - b; });
+    if (!diffs.length) return;
+    var q = 15 * 60000;
+    var median = Math.round(diffs[Math.floor(diffs.length / 2)] / q) * q;
+    if (Math.abs(median) <= 14 * 3600000) eventOffset = median;
+  }
+  function dayOf(localMs) { return Math.floor(localMs / 86400000); }
+  /** The event's day (local), for "is this another day" (the window's start, else the newest punch). */
+  var eventDay = null;
+  /** A local wall-clock time (ms written as if UTC, as the API's `time`), the date added when not the event's day. */
   function localTime(ms) {
     if (ms === null || ms === undefined) return '—';
-    var d = new Date(ms);
-    return pad(d.getUTCHours()) + ':' + pad(d.getUTCMinutes()) + ':' + pad(d.getUTCSeconds());
+    return (eventDay !== null && dayOf(ms) !== eventDay ? DATE.format(ms) + ' ' : '') + TIME.format(ms);
   }
   function localDateTime(ms) {
     if (ms === null || ms === undefined) return 'open';
-    var d = new Date(ms);
-    return d.getUTCFullYear() + '-' + pad(d.getUTCMonth() + 1) + '-' + pad(d.getUTCDate()) + ' ' + localTime(ms);
+    return DATE.format(ms) + ' ' + TIME.format(ms);
   }
-  /** A UTC instant as this browser's local date and time. */
+  /** A UTC instant in the event's time zone, in the page's one format. */
   function instant(ms) {
     if (ms === null || ms === undefined) return '—';
-    return new Date(ms).toLocaleString();
+    return localTime(ms + eventOffset);
   }
-  /** A span of time for the quiet warning, in whole minutes (under one: "<1 min"). */
+  /** A span of time for the quiet warning, in whole minutes (under one: "<1 min"); at most 12 h (see IDLE_MS). */
   function duration(ms) {
     var min = Math.floor(ms / 60000);
     if (min < 1) return '<1 min';
     if (min < 120) return min + ' min';
-    var h = Math.floor(min / 60);
-    if (h < 48) return h + ' h';
-    return Math.floor(h / 24).toLocaleString('en-US') + ' days';
+    return Math.floor(min / 60) + ' h';
   }
-  /** When a UTC instant was, from the service clock: "12 s ago" within the hour, else the browser's local date and time. */
+  /**
+   * A modem silent longer than this is not "quiet" but idle: its event is over (or has not begun), and a
+   * warning counting days would only alarm. The row says since when it is idle instead.
+   */
+  var IDLE_MS = 12 * 3600000;
+  /** When a UTC instant was, from the service clock: "12 s ago" within the hour, else its time in the event's zone. */
   function ago(ms) {
     if (ms === null || ms === undefined) return '—';
     var s = Math.max(0, Math.round((now() - ms) / 1000));
@@ -116,6 +141,9 @@
     if (!res.ok) { setConnection('The service answered ' + res.status + '; retrying…', false); setTimeout(start, 2000); return; }
     var status = await res.json();
     clockOffset = status.serverTimeUtc - Date.now();
+    estimateOffset(status.recent);
+    var newest = status.recent.length ? status.recent[0].time : null;
+    eventDay = status.event.from !== null ? dayOf(status.event.from) : newest !== null ? dayOf(newest) : dayOf(now() + eventOffset);
     state = {
       event: status.event,
       total: status.total,
@@ -134,7 +162,9 @@
     ['overview', 'modems-section', 'feed-section', 'chart-section'].forEach(function (id) { $(id).hidden = false; });
     document.title = 'Live — ' + status.event.name;
     $('event-name').textContent = status.event.name;
-    $('event-window').textContent = 'Window ' + localDateTime(status.event.from) + ' – ' + localDateTime(status.event.to) + (status.event.public ? ' · public' : ' · private');
+    // Finished: the window's end (the event's local wall clock) has passed.
+    var finished = status.event.to !== null && now() + eventOffset > status.event.to;
+    $('event-window').textContent = 'Window ' + localDateTime(status.event.from) + ' – ' + localDateTime(status.event.to) + (finished ? ' · finished' : '') + (status.event.public ? ' · public' : ' · private');
     setNumber($('total'), state.total);
     renderLastMinute();
     renderAllModems();
@@ -240,11 +270,13 @@
 
   function fillModemRow(tr, m) {
     var silentFor = m.lastUploadUtc === null ? null : now() - m.lastUploadUtc;
-    var quiet = silentFor !== null && silentFor > quietMs();
+    var idle = silentFor !== null && silentFor > IDLE_MS;
+    var quiet = !idle && silentFor !== null && silentFor > quietMs();
     tr.className = quiet ? 'quiet' : '';
     tr.dataset.quiet = String(quiet);
     var stateCell = m.lastUploadUtc === null
       ? '<span class="badge none">no punches</span>'
+      : idle ? '<span class="badge none">idle</span>'
       : quiet ? '<span class="badge quiet">quiet for ' + duration(silentFor) + '</span>' : '<span class="badge ok">sending</span>';
     tr.innerHTML = '';
     // The state comes second, so that it stays in view on a phone.

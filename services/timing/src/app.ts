@@ -10,7 +10,7 @@ import type { Logger } from 'pino';
 import { type MetricsAccess, corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
-import { bodyParsers, requireSupportedEncoding } from './http/body';
+import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
@@ -26,6 +26,7 @@ import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
+import { DEFAULT_QUOTAS, type TimingQuotas } from './config';
 
 /** What the app needs from the outside. */
 export interface TimingDeps {
@@ -46,6 +47,8 @@ export interface TimingDeps {
    * every request takes the pipeline.
    */
   fastLane?: boolean;
+  /** Bound of the cache of shared punch read answers per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
+  readCacheBytes?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
   /**
@@ -57,6 +60,8 @@ export interface TimingDeps {
   corsOrigins?: string[];
   /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
   trustedProxies?: string[];
+  /** Per-user quotas (config.ts); default {@link DEFAULT_QUOTAS}. */
+  quotas?: TimingQuotas;
   /** Who may scrape `/metrics` (`METRICS_TOKEN`, `APP_ENV=production`); open when absent. */
   metricsAccess?: MetricsAccess;
 }
@@ -85,6 +90,10 @@ export function createApp(deps: TimingDeps): Express {
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const timingMetrics = registerTimingMetrics(metrics, live);
+  app.use((req, res, next) => {
+    closeUnreadBodies(req, res);
+    next();
+  });
   app.use(httpLogger(deps.logger));
   app.use(metrics.middleware);
   app.use((_req, res, next) => {
@@ -104,7 +113,19 @@ export function createApp(deps: TimingDeps): Express {
     return key ? authenticateKey(deps.database.db, key) : null;
   };
 
-  app.use(apiDocs(SPEC_FILE, spec));
+  app.use(
+    apiDocs(SPEC_FILE, spec, {
+      service: 'timing',
+      links: [
+        { title: 'Events (the live page of each: /events/{id}/live)', href: '/api/rest/v1/events' },
+        { title: 'Live page of the demo event', href: '/events/1/live' },
+        { title: 'Versions', href: '/api/rest/v1/public/versions' },
+        { title: 'Health (liveness)', href: '/healthz' },
+        { title: 'Readiness', href: '/readyz' },
+        { title: 'Metrics (Prometheus)', href: '/metrics' },
+      ],
+    }),
+  );
   app.use(livePage());
   app.use(metrics.router);
   app.use(rocFileNames);
@@ -114,7 +135,8 @@ export function createApp(deps: TimingDeps): Express {
       beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
-  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool };
+  const quotas = deps.quotas ?? DEFAULT_QUOTAS;
+  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, quotas };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -131,7 +153,7 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool },
+      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: quotas.punchesPerDay },
       metrics,
       timingMetrics,
       logger: deps.logger,

@@ -2,11 +2,30 @@
  * Timing service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, parseCorsOrigins } from '@sports-timing/shared';
+import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
+
+/**
+ * What one (non-admin) user may hold or upload (docs/decisions.md §5 "Quotas"): beyond, the creating operation
+ * answers 403 (events, keys) or 429 (punches per day) naming the quota, and nothing is created. Admins are not
+ * limited.
+ */
+export interface TimingQuotas {
+  /** Events a user owns (`TIMING_QUOTA_EVENTS_PER_USER`, default 100). */
+  eventsPerUser: number;
+  /** Active (unrevoked) API keys of a user (`TIMING_QUOTA_KEYS_PER_USER`, default 20). */
+  keysPerUser: number;
+  /** Punches a user uploads per UTC day, duplicates not counted (`TIMING_QUOTA_PUNCHES_PER_DAY`, default 500,000; 429 beyond). */
+  punchesPerDay: number;
+}
+
+/** The quotas when the environment does not set them. */
+export const DEFAULT_QUOTAS: TimingQuotas = { eventsPerUser: 100, keysPerUser: 20, punchesPerDay: 500_000 };
 
 /** Resolved configuration of the timing service. */
 export interface TimingConfig {
+  /** Per-user quotas. */
+  quotas: TimingQuotas;
   port: number;
   host: string;
   /** postgres:// URL; undefined → embedded PostgreSQL under `dataDir`. */
@@ -50,11 +69,19 @@ export interface TimingConfig {
    * default on); off sends every request through the Express pipeline (docs/architecture.md §1).
    */
   fastLane: boolean;
+  /**
+   * Bound of the per-instance cache of shared punch read answers in bytes (`TIMING_READ_CACHE_MB`, MiB, default
+   * 64; 0 turns sharing off: every read runs its own statement). punches/read-cache.ts.
+   */
+  readCacheBytes: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
 export function loadTimingConfig(env: Record<string, string | undefined> = process.env): TimingConfig {
   const e = envReader(env);
+  // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
+  // so that a bad one stops the service at start with its name.
+  loadProcessConfig(env);
   const production = e.oneOf('APP_ENV', ['development', 'test', 'staging', 'production'], 'development') === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.
@@ -78,5 +105,11 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
+    readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    quotas: {
+      eventsPerUser: e.int('TIMING_QUOTA_EVENTS_PER_USER', DEFAULT_QUOTAS.eventsPerUser, 1, 1_000_000),
+      keysPerUser: e.int('TIMING_QUOTA_KEYS_PER_USER', DEFAULT_QUOTAS.keysPerUser, 1, 1_000_000),
+      punchesPerDay: e.int('TIMING_QUOTA_PUNCHES_PER_DAY', DEFAULT_QUOTAS.punchesPerDay, 1, 1_000_000_000),
+    },
   };
 }

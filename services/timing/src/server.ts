@@ -3,7 +3,7 @@
  * data → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import { createDatabase, createLogger, databaseUrlVariable, unreachableAt, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
@@ -32,13 +32,17 @@ async function main(): Promise<void> {
   const history = config.readDatabaseUrl
     ? createDatabase<DB>({ url: config.readDatabaseUrl, schema: 'timing', logger, applicationName: 'timing-history', settings: PUNCH_SESSION_SETTINGS })
     : undefined;
-  const applied = await migrateToLatest(database, migrations);
+  // The first use of the database: an unreachable server is named by its variable, not only by its error.
+  const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {
+    await database.close().catch(() => undefined);
+    throw embedded ? err : unreachableAt(databaseUrlVariable('TIMING_DATABASE_URL'), url, err);
+  });
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
   const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const app = createApp({ database, historyPool: history?.pool, logger, live, corsOrigins: config.corsOrigins, fastLane: config.fastLane, trustedProxies: config.trustedProxies, metricsAccess: { token: config.metricsToken, production: config.production }, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const app = createApp({ database, historyPool: history?.pool, logger, live, quotas: config.quotas, corsOrigins: config.corsOrigins, fastLane: config.fastLane, readCacheBytes: config.readCacheBytes, trustedProxies: config.trustedProxies, metricsAccess: { token: config.metricsToken, production: config.production }, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,

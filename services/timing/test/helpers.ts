@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
+import type { TimingQuotas } from '../src/config';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
@@ -45,13 +46,13 @@ export function useFastLane(on: boolean): void {
   fastLane = on;
 }
 
-/** Creates database, schema, admin (unless `withAdmin: false`) and app. Call `close()` in afterAll. */
-export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean } = {}): Promise<TimingTestContext> {
+/** Creates database, schema, admin (unless `withAdmin: false`) and app (with `quotas` when given). Call `close()` in afterAll. */
+export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean; quotas?: TimingQuotas } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
   const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
   await migrateToLatest(database, migrations);
-  const app = createApp({ database, logger, validateResponses: true, fastLane });
+  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
@@ -139,11 +140,11 @@ export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_00
 }
 
 /** Uploads punches as JSON with `key`; expects 200, waits until they are readable, returns the counts. */
-export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number }> {
+export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] }> {
   const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
   if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
   await waitUntilVisible(ctx);
-  return res.body as { received: number; stored: number; duplicates: number };
+  return res.body as { received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] };
 }
 
 /** Number of rows in `punches`. */

@@ -1,5 +1,5 @@
 /**
- * Uploading punches (docs/decisions.md §5): JSON, CSV, gzip, duplicates, whole-batch rejection, limits, encodings,
+ * Uploading punches (docs/decisions.md §5): JSON, CSV, gzip, duplicates, invalid punches rejected one by one, limits, encodings,
  * modem ownership, and the NOTIFY after commit.
  */
 import { gzipSync } from 'node:zlib';
@@ -40,7 +40,7 @@ describe('JSON', () => {
       .set('apikey', alice.key)
       .send([punch(), punch({ code: 32, time: localMs(19, 1) }), punch({ type: 'Finish', code: 100, time: localMs(19, 2) })])
       .expect(200);
-    expect(res.body).toEqual({ received: 3, stored: 3, duplicates: 0 });
+    expect(res.body).toEqual({ received: 3, stored: 3, duplicates: 0, rejected: [] });
     const stored = await readModem('A-1');
     expect(stored.map((p) => p.code)).toEqual([31, 32, 100]);
     for (const p of stored) {
@@ -52,31 +52,61 @@ describe('JSON', () => {
 
   it('stores a re-sent punch once, also within one batch and with the card as integer or with leading zeros', async () => {
     const p = punch({ modem: 'A-2' });
-    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0 });
-    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1 });
+    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0, rejected: [] });
+    expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1, rejected: [] });
     const q = punch({ modem: 'A-2', code: 40 });
-    expect(await upload(ctx, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4 });
+    expect(await upload(ctx, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4, rejected: [] });
     expect(await readModem('A-2')).toHaveLength(2);
   });
 
   it('accepts an empty batch', async () => {
-    expect(await upload(ctx, alice.key, [])).toEqual({ received: 0, stored: 0, duplicates: 0 });
+    expect(await upload(ctx, alice.key, [])).toEqual({ received: 0, stored: 0, duplicates: 0, rejected: [] });
   });
 
-  it('rejects the whole batch when one punch is invalid, naming the row', async () => {
+  it('stores the valid punches of a batch and reports each invalid one with its index and reason; a re-send is harmless', async () => {
     const before = await punchCount(ctx);
-    const res = await request(ctx.app)
-      .post('/api/rest/v1/punches')
-      .set('apikey', alice.key)
-      .send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', code: 70000 })])
-      .expect(400);
-    expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
-    expect(res.body.errors['[1].code']).toBeDefined();
-    expect(await punchCount(ctx)).toBe(before);
-    for (const bad of [{ type: 'Lap' }, { card: 'abc' }, { time: -5 }, { modem: 'a,b' }, { extra: 1 }, { card: undefined }]) {
-      await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', ...bad })]).expect(400);
+    const batch = [punch({ modem: 'A-3' }), punch({ modem: 'A-3', code: 70000 }), punch({ modem: 'A-3', card: '16777216', time: localMs(19, 5) }), punch({ modem: 'A-3', code: 41 })];
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send(batch).expect(200);
+    expect(res.body).toEqual({
+      received: 4,
+      stored: 2,
+      duplicates: 0,
+      rejected: [
+        { index: 1, reason: 'code: must be an integer from 0 to 65535' },
+        { index: 2, reason: 'card: must be at most 16777215: no SPORTident card carries a larger number' },
+      ],
+    });
+    expect(await punchCount(ctx)).toBe(before + 2);
+    // The uploader re-sends the same batch (it never learns which punches were the bad ones): nothing new.
+    const again = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send(batch).expect(200);
+    expect(again.body).toMatchObject({ received: 4, stored: 0, duplicates: 2 });
+    expect(again.body.rejected.map((r: { index: number }) => r.index)).toEqual([1, 2]);
+    expect(await punchCount(ctx)).toBe(before + 2);
+    expect((await readModem('A-3')).map((p) => p.code).sort()).toEqual([31, 41]);
+    const cases: [Record<string, unknown> | number | null, RegExp][] = [
+      [{ type: 'Lap' }, /^type: must be one of Unknown, /],
+      [{ card: 'abc' }, /^card: must be 1 to 10 decimal digits$/],
+      [{ time: -5 }, /^time: must be an integer from 0 to /],
+      [{ modem: 'a,b' }, /^modem: must match /],
+      [{ extra: 1 }, /^unknown properties: a punch has only card, time, code, type, modem$/],
+      [{ card: undefined }, /^card: is required$/],
+      [{ code: '31' }, /^code: must be an integer/],
+      [{ card: true, code: 1.5 }, /^card: .*; code: must be an integer/],
+    ];
+    for (const [bad, reason] of cases) {
+      const r = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', ...(bad as object) })]).expect(200);
+      expect(r.body).toMatchObject({ received: 2, stored: 0, duplicates: 1 });
+      expect(r.body.rejected).toHaveLength(1);
+      expect(r.body.rejected[0].index).toBe(1);
+      expect(r.body.rejected[0].reason).toMatch(reason);
     }
-    expect(await punchCount(ctx)).toBe(before);
+    for (const element of [7, null, 'card', [punch()]]) {
+      const r = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([element]).expect(200);
+      expect(r.body).toEqual({ received: 1, stored: 0, duplicates: 0, rejected: [{ index: 0, reason: 'must be an object with card, time, code, type, modem' }] });
+    }
+    expect(await punchCount(ctx)).toBe(before + 2);
+    // Not an array at all: the batch itself is refused.
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send(punch()).expect(400);
   });
 
   it('limits a batch to 10,000 punches', async () => {
@@ -90,7 +120,7 @@ describe('CSV', () => {
   it('stores the download format, ignoring id and receptionTimeUtc, any column order', async () => {
     const csv = [CSV_HEADER, `7,8000002,${localMs(19)},31,Control,C-1,1`, `8,8000002,${localMs(19, 1)},32,Control,C-1,2`, ''].join('\n');
     const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(200);
-    expect(res.body).toEqual({ received: 2, stored: 2, duplicates: 0 });
+    expect(res.body).toEqual({ received: 2, stored: 2, duplicates: 0, rejected: [] });
     const reordered = ['modem,type,code,time,card', `C-1,Start,1,${localMs(18)},8000002`].join('\r\n');
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv; charset=utf-8').send(reordered).expect(200);
     const stored = await readModem('C-1');
@@ -99,13 +129,16 @@ describe('CSV', () => {
     expect(stored[0].receptionTimeUtc).toBeGreaterThan(1000);
   });
 
-  it('rejects invalid rows with per-row errors and stores nothing', async () => {
+  it('stores the valid rows and reports each invalid row with its index and reason', async () => {
     const before = await punchCount(ctx);
     const csv = ['card,time,code,type,modem', `1,${localMs(19)},31,Control,C-2`, `x,${localMs(19)},31,Control,C-2`, '2,-1,99999,Lap,C-2'].join('\n');
-    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(400);
-    expect(Object.keys(res.body.errors).sort()).toEqual(['[1].card', '[2].code', '[2].time', '[2].type']);
-    expect(res.body.detail).toMatch(/2 of 3 punches are invalid/);
-    expect(await punchCount(ctx)).toBe(before);
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(200);
+    expect(res.body).toMatchObject({ received: 3, stored: 1, duplicates: 0 });
+    expect(res.body.rejected).toEqual([
+      { index: 1, reason: 'card: must be 1 to 10 decimal digits' },
+      { index: 2, reason: expect.stringMatching(/^time: must be an integer .*; code: must be an integer from 0 to 65535; type: must be one of /) },
+    ]);
+    expect(await punchCount(ctx)).toBe(before + 1);
   });
 
   it('rejects a bad header, a ragged row and too many rows', async () => {
@@ -127,23 +160,20 @@ describe('CSV rules from the spec', () => {
     resolveRef(spec, schemas.ModemSerial).pattern = '^[A-Z]{1,3}$';
     const parse = compilePunchCsvParser(spec);
     const csv = (...rows: string[]) => ['card,time,code,type,modem', ...rows].join('\n');
-    expect(parse(csv('17,5,999,Lap,ABC'), 10)).toEqual([{ card: '17', time: 5, code: 999, type: 'Lap', modem: 'ABC' }]);
+    expect(parse(csv('17,5,999,Lap,ABC'), 10)).toEqual({ punches: [{ card: '17', time: 5, code: 999, type: 'Lap', modem: 'ABC' }], rejected: [] });
     const refused = (row: string) => {
-      try {
-        parse(csv(row), 10);
-      } catch (err) {
-        return (err as { options?: { errors?: Record<string, string[]> } }).options?.errors;
-      }
-      throw new Error(`accepted ${row}`);
+      const r = parse(csv(row), 10);
+      if (r.punches.length > 0) throw new Error(`accepted ${row}`);
+      return r.rejected;
     };
-    expect(refused('17,5,1000,Lap,ABC')).toEqual({ '[0].code': ['must be an integer from 0 to 999'] });
-    expect(refused('17,5,1,Control,A-1')).toEqual({ '[0].modem': ['must match ^[A-Z]{1,3}$'] });
-    expect(refused('16777216,5,1,Lap,ABC')).toEqual({ '[0].card': ['must be at most 16777215: no SPORTident card carries a larger number'] });
+    expect(refused('17,5,1000,Lap,ABC')).toEqual([{ index: 0, reason: 'code: must be an integer from 0 to 999' }]);
+    expect(refused('17,5,1,Control,A-1')).toEqual([{ index: 0, reason: 'modem: must match ^[A-Z]{1,3}$' }]);
+    expect(refused('16777216,5,1,Lap,ABC')).toEqual([{ index: 0, reason: 'card: must be at most 16777215: no SPORTident card carries a larger number' }]);
     // The spec as shipped: every PunchType value and the time bound of NewPunch.
     const shipped = compilePunchCsvParser(loadSpec(SPEC_FILE));
-    expect(() => shipped(csv('1,5,1,Lap,A-1'), 10)).toThrow();
-    expect(shipped(csv('1,253402300799999,1,Clear,A-1'), 10)).toHaveLength(1);
-    expect(() => shipped(csv('1,253402300800000,1,Clear,A-1'), 10)).toThrow();
+    expect(shipped(csv('1,5,1,Lap,A-1'), 10).rejected).toHaveLength(1);
+    expect(shipped(csv('1,253402300799999,1,Clear,A-1'), 10).punches).toHaveLength(1);
+    expect(shipped(csv('1,253402300800000,1,Clear,A-1'), 10).rejected).toHaveLength(1);
     // A keyword the check cannot apply stops the app from being built.
     schemas.ModemSerial.format = 'hostname';
     expect(() => compilePunchCsvParser(spec)).toThrow(/format/);

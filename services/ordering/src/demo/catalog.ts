@@ -222,6 +222,20 @@ export const DEMO_ARTICLES: readonly DemoArticle[] = [
     netPriceCents: 4_200,
     isShopArticle: false,
   },
+  {
+    // Sold by quotation only (center/create-quotation-for-subscription): present from the first start, as the
+    // ERP simulator's seed has it, so the README's quotation works before any import-articles.
+    number: 'CENTER-LTE-1Y',
+    name: { en: 'SPORTident Center LTE subscription, 1 year', de: 'SPORTident Center LTE-Abo, 1 Jahr', fr: 'Abonnement SPORTident Center LTE, 1 an' },
+    description: {
+      en: 'Timing-data service for one LTE modem or reader app for one year; offered by quotation.',
+      de: 'Zeitmessdaten-Dienst für ein LTE-Modem oder eine Reader-App für ein Jahr; per Angebot.',
+      fr: "Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.",
+    },
+    category: 'subscriptions',
+    netPriceCents: 9_900,
+    userGroup: 'internal',
+  },
 ];
 
 /** Real battery records (docs/decisions.md §6): card → battery date. */

@@ -5,6 +5,7 @@
  */
 import os from 'node:os';
 import type { Kysely } from 'kysely';
+import { loadProcessConfig } from '@sports-timing/shared';
 import type { AppEnvironment } from '../config';
 import type { DB } from '../db/schema';
 import { countPending } from '../outbox/outbox.repository';
@@ -51,7 +52,7 @@ export async function describeEnvironment(input: {
     environment: input.environment,
     serviceName: 'ordering',
     version: PACKAGE_VERSION,
-    commit: process.env.GIT_COMMIT ?? null,
+    commit: loadProcessConfig().gitCommit ?? null,
     nodeVersion: process.version,
     hostname: os.hostname(),
     startedAt: STARTED_AT.toISOString(),

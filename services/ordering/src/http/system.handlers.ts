@@ -1,7 +1,7 @@
 /**
  * Handlers of the version and health operations.
  */
-import { healthz, readyz, type Handlers } from '@sports-timing/shared';
+import { healthz, loadProcessConfig, readyz, type Handlers } from '@sports-timing/shared';
 import type { OrderingDeps } from '../context';
 import type { operations } from '../generated/openapi';
 import { PACKAGE_VERSION } from '../version';
@@ -10,7 +10,7 @@ import { PACKAGE_VERSION } from '../version';
 export function systemHandlers(ctx: OrderingDeps, apiVersion: string): Handlers<operations> {
   return {
     getVersion(_req, res) {
-      res.json({ name: 'ordering', version: PACKAGE_VERSION, apiVersion, commit: process.env.GIT_COMMIT ?? null, buildTime: process.env.BUILD_TIME ?? null });
+      res.json({ name: 'ordering', version: PACKAGE_VERSION, apiVersion, commit: loadProcessConfig().gitCommit ?? null, buildTime: loadProcessConfig().buildTime ?? null });
     },
     getHealthz: healthz,
     getReadyz: readyz(ctx.database.pool),

@@ -33,8 +33,17 @@ export function scryptLnFromEnv(env: Record<string, string | undefined> = proces
   return ln;
 }
 
+/** {@link scryptLnFromEnv} of the process; a bad value is reported at start by the configuration (config.ts), not at import. */
+function processScryptLn(): number {
+  try {
+    return scryptLnFromEnv();
+  } catch {
+    return OWASP_LN;
+  }
+}
+
 /** The parameters of new hashes: the OWASP setting (N=2^17, r=8, p=1) unless lowered for tests (see {@link scryptLnFromEnv}). */
-export const SCRYPT_PARAMS: ScryptParams = { ln: scryptLnFromEnv(), r: 8, p: 1 };
+export const SCRYPT_PARAMS: ScryptParams = { ln: processScryptLn(), r: 8, p: 1 };
 const KEY_LENGTH = 64;
 const SALT_LENGTH = 16;
 

@@ -12,5 +12,11 @@ type OperatorAttentionItem = components['schemas']['OperatorAttentionItem'];
 
 /** The newest 200 items (times UTC ISO 8601). */
 export async function operatorAttention(db: Kysely<DB>): Promise<OperatorAttentionItem[]> {
-  return (await selectAttention(db, 200)).map((r) => ({ kind: r.kind, orderNumber: r.order_number, transactionId: r.transaction_id, detail: r.detail, at: new Date(r.at).toISOString() }));
+  return (await selectAttention(db, 200)).map((r) => ({
+    kind: r.kind,
+    orderNumber: r.order_number,
+    transactionId: r.transaction_id,
+    detail: r.detail,
+    at: new Date(r.at).toISOString(),
+  }));
 }

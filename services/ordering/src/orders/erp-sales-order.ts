@@ -55,14 +55,17 @@ const SCALE = 100_000;
  */
 export function discountPercentageFor(netCents: number, discountCents: number): string | null {
   if (discountCents === 0) return null;
-  if (netCents <= 0 || discountCents < 0 || discountCents > netCents) throw new RangeError(`discount ${discountCents} of a line of ${netCents} cents`);
+  if (netCents <= 0 || discountCents < 0 || discountCents > netCents)
+    throw new RangeError(`discount ${discountCents} of a line of ${netCents} cents`);
   const target = netCents - discountCents;
   const guess = Math.round((discountCents * 100 * SCALE) / netCents);
   for (const p of [guess, guess - 1, guess + 1]) {
     if (p < 0 || p > 100 * SCALE) continue;
     if (roundDiv(netCents * (100 * SCALE - p), 100 * SCALE) === target) {
       const whole = Math.floor(p / SCALE);
-      const frac = String(p % SCALE).padStart(5, '0').replace(/0+$/, '');
+      const frac = String(p % SCALE)
+        .padStart(5, '0')
+        .replace(/0+$/, '');
       return frac ? `${whole}.${frac}` : String(whole);
     }
   }
@@ -103,7 +106,7 @@ function erpAddress(a: OrderAddress, phoneFallback: string | null = null): ErpRe
     phoneNumber: a.phoneNumber ?? phoneFallback ?? undefined,
   };
   // weclapp has no empty properties: an unset field is left out, never sent as null or "".
-  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== '')) as ErpRecordAddress;
+  return Object.fromEntries(Object.entries(out).filter(([, v]) => v !== undefined && v !== ''));
 }
 
 /** The VAT rates an order's ERP sales order needs a tax for: every line's, and the shipping rate (the highest). */
@@ -132,7 +135,18 @@ export function toErpSalesOrder(order: StoredOrder, refs: ErpOrderRefs): ErpSale
       invoiceAddress: erpAddress(order.billingAddress ?? order.shippingAddress),
       commission: order.orderNumber,
       ...(order.retailerCustomerOrderReference ? { orderNumberAtCustomer: order.retailerCustomerOrderReference } : {}),
-      ...(order.shippingNetCents > 0 ? { shippingCostItems: [{ articleId: refs.shippingArticleId, unitPrice: euros(order.shippingNetCents), manualUnitPrice: true, taxId: taxOf(shippingRate) }] } : {}),
+      ...(order.shippingNetCents > 0
+        ? {
+            shippingCostItems: [
+              {
+                articleId: refs.shippingArticleId,
+                unitPrice: euros(order.shippingNetCents),
+                manualUnitPrice: true,
+                taxId: taxOf(shippingRate),
+              },
+            ],
+          }
+        : {}),
     },
     subItems: [],
   };

@@ -186,7 +186,7 @@ function toListedPayout(p: PayrexxPayout): PaymentPayout {
     };
     const raw = p as unknown as Record<string, unknown>;
     return {
-      uuid: String(raw.uuid ?? ''),
+      uuid: typeof raw.uuid === 'string' || typeof raw.uuid === 'number' ? String(raw.uuid) : '',
       amountCents: orZero(raw.amount),
       feesCents: orZero(raw.total_fees),
       currency: typeof raw.currency === 'string' ? raw.currency : '',

@@ -33,7 +33,7 @@ export function hashApiKey(key: string): Buffer {
 /**
  * The hash to look a presented key up by, or undefined for text that cannot be a key (longer than
  * {@link MAX_KEY_LENGTH}): the service's half of the key rules, applied by every path that authenticates a key
- * (`authenticateKey`, `uploadPunchesByKey`). The database's half, which keys are active and whose they are, is
+ * (`authenticateKey`). The database's half, which keys are active and whose they are, is
  * the SQL function `active_key_owner` (timing migration 0008).
  */
 export function keyLookupHash(key: string): Buffer | undefined {

@@ -311,6 +311,18 @@ ALTER TABLE timing.punches ALTER COLUMN id ADD GENERATED ALWAYS AS IDENTITY (
 
 
 --
+-- Name: upload_quota; Type: TABLE; Schema: timing; Owner: -
+--
+
+CREATE TABLE timing.upload_quota (
+    user_id integer NOT NULL,
+    day date NOT NULL,
+    punches bigint NOT NULL,
+    CONSTRAINT upload_quota_punches_check CHECK ((punches >= 0))
+);
+
+
+--
 -- Name: users; Type: TABLE; Schema: timing; Owner: -
 --
 
@@ -407,6 +419,14 @@ ALTER TABLE ONLY timing.punches
 
 ALTER TABLE ONLY timing.punches
     ADD CONSTRAINT punches_resend UNIQUE (modem, "time", card, code, type);
+
+
+--
+-- Name: upload_quota upload_quota_pkey; Type: CONSTRAINT; Schema: timing; Owner: -
+--
+
+ALTER TABLE ONLY timing.upload_quota
+    ADD CONSTRAINT upload_quota_pkey PRIMARY KEY (user_id, day);
 
 
 --
@@ -540,6 +560,14 @@ ALTER TABLE ONLY timing.events
 
 ALTER TABLE ONLY timing.modems
     ADD CONSTRAINT modems_user_id_fkey FOREIGN KEY (user_id) REFERENCES timing.users(id);
+
+
+--
+-- Name: upload_quota upload_quota_user_id_fkey; Type: FK CONSTRAINT; Schema: timing; Owner: -
+--
+
+ALTER TABLE ONLY timing.upload_quota
+    ADD CONSTRAINT upload_quota_user_id_fkey FOREIGN KEY (user_id) REFERENCES timing.users(id) ON DELETE CASCADE;
 
 
 --

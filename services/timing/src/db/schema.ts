@@ -62,6 +62,13 @@ interface PunchesTable {
   txid: ColumnType<string, never, never>;
 }
 
+/** `upload_quota`: punches charged to a user per UTC day (migration 0009). */
+interface UploadQuotaTable {
+  user_id: number;
+  day: ColumnType<Date, string, string>;
+  punches: ColumnType<string, number, number>;
+}
+
 /** The `timing` schema. */
 export interface DB {
   users: UsersTable;
@@ -70,4 +77,5 @@ export interface DB {
   events: EventsTable;
   event_modems: EventModemsTable;
   punches: PunchesTable;
+  upload_quota: UploadQuotaTable;
 }

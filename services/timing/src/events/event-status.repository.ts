@@ -33,6 +33,12 @@ interface StatusPunch {
   receptionTimeUtc: number;
 }
 
+/** Most (minute, code) buckets in a status, the newest (spec `EventStatus.perMinute`). */
+const MAX_MINUTE_BUCKETS = 5000;
+
+/** Most control codes listed per modem, the lowest (spec `ModemStatus.codes`). */
+const MAX_CODES_PER_MODEM = 256;
+
 /** What {@link readEventStatus} returns. */
 export interface EventStatusRow {
   total: number;
@@ -57,19 +63,20 @@ select
   (select coalesce(max(id), 0) from scope)::bigint as last_id,
   (select count(*) from scope where reception_time_utc > $4::bigint)::bigint as last_minute,
   (select coalesce(json_agg(m order by m.serial), '[]'::json) from (
-     select modem as serial, array_agg(distinct code order by code) as codes, count(*) as punches,
+     select modem as serial, (array_agg(distinct code order by code))[1:$7] as codes, count(*) as punches,
             max(time) as "lastPunchTime", max(reception_time_utc) as "lastUploadUtc"
      from scope group by modem) m) as modems,
   (select coalesce(json_agg(b order by b.minute, b.code), '[]'::json) from (
      select (time - (time % 60000)) as minute, code, count(*) as punches
-     from scope group by 1, 2) b) as per_minute,
+     from scope group by 1, 2 order by 1 desc, 2 limit $6) b) as per_minute,
   (select coalesce(json_agg(r order by r.id desc), '[]'::json) from (
      select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc"
      from scope order by id desc limit $5) r) as recent`;
 
 /**
  * Reads the status of an event's scope in one statement: counts, per-modem rows (only modems with punches;
- * the service adds the silent ones), per-minute buckets, the `recent` newest punches; `sinceUtc` is the
+ * the service adds the silent ones; at most 256 codes each), the newest 5,000 per-minute buckets, the
+ * `recent` newest punches; `sinceUtc` is the
  * reception time (UTC ms) after which a punch counts for `lastMinute`.
  */
 export async function readEventStatus(pool: pg.Pool, scope: EventScope, sinceUtc: number, recent: number): Promise<EventStatusRow> {
@@ -80,7 +87,7 @@ export async function readEventStatus(pool: pg.Pool, scope: EventScope, sinceUtc
     modems: ModemStatusRow[];
     per_minute: { minute: number; code: number; punches: number }[];
     recent: StatusPunch[];
-  }>(STATUS_SQL, [scope.modems, scope.timeFrom, scope.timeTo, sinceUtc, recent]);
+  }>(STATUS_SQL, [scope.modems, scope.timeFrom, scope.timeTo, sinceUtc, recent, MAX_MINUTE_BUCKETS, MAX_CODES_PER_MODEM]);
   const r = rows[0];
   return {
     total: Number(r.total),

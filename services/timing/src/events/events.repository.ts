@@ -47,14 +47,19 @@ export async function findEvent(db: Kysely<DB>, id: number): Promise<EventRow | 
   return eventSelect(db).where('e.id', '=', id).executeTakeFirst();
 }
 
-/** Events visible to a caller: public ones, those owned by `ownerId`, or all when `all`. Ascending id. */
-export async function listVisibleEvents(db: Kysely<DB>, viewer: { all: boolean; ownerId: number | null }): Promise<EventRow[]> {
-  let q = eventSelect(db);
+/**
+ * A page of the events visible to a caller — public ones, those owned by `ownerId`, or all when `all` — with
+ * an id above `afterId`, ascending id, at most `limit` (≥ 1); `total` counts every such event (a window count,
+ * computed before LIMIT; an empty page means there is none).
+ */
+export async function listVisibleEvents(db: Kysely<DB>, viewer: { all: boolean; ownerId: number | null }, page: { afterId: number; limit: number }): Promise<{ rows: EventRow[]; total: number }> {
+  let q = eventSelect(db).select(sql<string>`count(*) over ()`.as('total')).where('e.id', '>', page.afterId);
   if (!viewer.all) {
     const ownerId = viewer.ownerId;
     q = q.where((eb) => (ownerId === null ? eb('e.is_public', '=', true) : eb.or([eb('e.is_public', '=', true), eb('e.owner_id', '=', ownerId)])));
   }
-  return q.orderBy('e.id').execute();
+  const rows = await q.orderBy('e.id').limit(page.limit).execute();
+  return { rows: rows.map(({ total: _total, ...row }) => row), total: rows.length > 0 ? Number(rows[0].total) : 0 };
 }
 
 /** Finds the first event with this name and owner (the demo loader's idempotency check). */
@@ -63,8 +68,30 @@ export async function findEventIdByName(db: Kysely<DB>, name: string, ownerId: n
   return row?.id;
 }
 
+/** Advisory lock (with the user id) under which a user's events are counted and inserted. */
+const EVENT_QUOTA_LOCK = 0x657674; // 'evt'
+
+/** Events owned by a user. */
+export async function countOwnedEvents(db: Kysely<DB>, ownerId: number): Promise<number> {
+  const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+  return Number(row.n);
+}
+
+/**
+ * Inserts an event in transaction `tx`; returns its id, or undefined (nothing inserted) when the owner already
+ * owns `maxPerOwner` events. The count and the insert hold a per-owner transaction lock, so concurrent
+ * inserts for one owner are counted one after the other; null → no limit.
+ */
+export async function insertEventWithin(tx: Kysely<DB>, ownerId: number, f: EventFields, maxPerOwner: number | null): Promise<number | undefined> {
+  if (maxPerOwner !== null) {
+    await sql`select pg_advisory_xact_lock(${EVENT_QUOTA_LOCK}::int, ${ownerId}::int)`.execute(tx);
+    if ((await countOwnedEvents(tx, ownerId)) >= maxPerOwner) return undefined;
+  }
+  return insertEvent(tx, ownerId, f);
+}
+
 /** Inserts an event; returns its id. */
-export async function insertEvent(db: Kysely<DB>, ownerId: number, f: EventFields): Promise<number> {
+async function insertEvent(db: Kysely<DB>, ownerId: number, f: EventFields): Promise<number> {
   const row = await db
     .insertInto('events')
     .values({ name: f.name, owner_id: ownerId, is_public: f.isPublic, from_ms: f.fromMs, to_ms: f.toMs })

@@ -8,14 +8,22 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { claimModems } from '../modems/modems.service';
+import { claimModems, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import * as repo from './events.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
+
+/** Largest event id (int4). */
+const MAX_EVENT_ID = 2_147_483_647;
 
 /** API `Event`. */
 export type EventDto = components['schemas']['Event'];
 /** API `NewEvent` (create and replace). */
 export type NewEventDto = components['schemas']['NewEvent'];
+
+/** The 403 of a user who owns as many events as the quota allows. */
+function eventQuotaReached(max: number): ApiError {
+  return new ApiError(403, `Event quota reached: a user owns at most ${max} events. Delete an event you no longer need, or ask an administrator.`);
+}
 
 /** Path of an event resource (the `Location` of a created event). */
 export function eventLocation(id: number): string {
@@ -84,12 +92,23 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
   return row;
 }
 
-/** Creates an event owned by the caller; registers its unknown modems to the caller. */
-export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewEventDto): Promise<EventDto> {
+/**
+ * Creates an event owned by the caller; registers its unknown modems to the caller — at most
+ * `MAX_NEW_MODEMS_PER_UPLOAD` (100) new ones per request, as for an upload (400 beyond, nothing registered).
+ * A non-admin caller owning `maxEvents` events already → 403 naming the quota, nothing created; the count
+ * and the insert run under a per-user lock, so concurrent creations cannot pass it (docs/decisions.md §5
+ * "Quotas").
+ */
+export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewEventDto, maxEvents: number): Promise<EventDto> {
   const fields = fieldsOf(input);
-  await claimModems(db, input.modems, caller.userId, isAdmin(caller));
+  const admin = isAdmin(caller);
+  const quota = admin ? null : maxEvents;
+  // Checked before modems are claimed too, so a caller at the quota registers nothing.
+  if (quota !== null && (await repo.countOwnedEvents(db, caller.userId)) >= quota) throw eventQuotaReached(quota);
+  await claimModems(db, input.modems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
   const id = await db.transaction().execute(async (tx) => {
-    const eventId = await repo.insertEvent(tx, caller.userId, fields);
+    const eventId = await repo.insertEventWithin(tx, caller.userId, fields, quota);
+    if (eventId === undefined) throw eventQuotaReached(maxEvents);
     await repo.setEventModems(tx, eventId, input.modems);
     return eventId;
   });
@@ -97,10 +116,14 @@ export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewE
   return toEventDto(await loadEvent(db, id, caller));
 }
 
-/** The events visible to the caller. */
-export async function listEvents(db: Kysely<DB>, caller: Principal | null): Promise<EventDto[]> {
-  const rows = await repo.listVisibleEvents(db, { all: isAdmin(caller), ownerId: caller?.userId ?? null });
-  return rows.map(toEventDto);
+/**
+ * A page of the events visible to the caller (spec `listEvents`): ids above `afterId` (capped to the int4
+ * range of event ids), ascending, at most `limit`, and the number of all visible events above `afterId`.
+ */
+export async function listEvents(db: Kysely<DB>, caller: Principal | null, page: { afterId?: number; limit: number }): Promise<{ events: EventDto[]; total: number }> {
+  const afterId = Math.min(page.afterId ?? 0, MAX_EVENT_ID);
+  const { rows, total } = await repo.listVisibleEvents(db, { all: isAdmin(caller), ownerId: caller?.userId ?? null }, { afterId, limit: page.limit });
+  return { events: rows.map(toEventDto), total };
 }
 
 /** One event the caller may read. */

@@ -46,8 +46,13 @@ export interface paths {
          *
          *     - `Content-Encoding: gzip` is accepted (also `identity`); any other encoding is 415.
          *     - Limits: 10 MiB after decompression (413, checked while inflating), 10,000 punches per batch (400).
-         *     - A batch is stored completely or not at all: any invalid punch rejects the whole batch with 400 and
-         *       `errors` keyed by `[index].field` (zero-based index in the batch).
+         *     - Each punch is checked on its own: the valid punches of a batch are stored, and each invalid one (a JSON
+         *       element that is not a valid `NewPunch`, a CSV row with an invalid field, a card number above
+         *       16,777,215) is left out and listed in the answer's `rejected` with its zero-based `index` in the batch
+         *       and the `reason`. So re-sending a batch is harmless: its valid punches come back as `duplicates`, its
+         *       invalid ones as `rejected` again, and `received` = `stored` + `duplicates` + the number rejected.
+         *     - The whole batch is refused with 400 (nothing stored) only when it is not a JSON array of at most
+         *       10,000 elements, or a CSV that cannot be parsed, has a wrong header row or more than 10,000 rows.
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
@@ -55,6 +60,11 @@ export interface paths {
          *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
          *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
          *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
+         *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
+         *       500,000; admins are not limited). A batch's valid punches are counted while it is stored and its
+         *       duplicates given back after, so a re-sent batch costs nothing once stored. A batch that does not
+         *       fit is refused whole with 429, `Retry-After` until midnight UTC, and nothing stored (once the quota is
+         *       used up, re-sends are refused too).
          *     - Requires a key.
          */
         post: operations["postPunches"];
@@ -108,7 +118,10 @@ export interface paths {
         };
         /**
          * List the events the caller may see
-         * @description Public events for everyone, plus the caller's own private events; admins see all. Ascending id.
+         * @description Public events for everyone, plus the caller's own private events; admins see all. Ascending id, paged
+         *     the way punches are: at most `limit` events (default and maximum 100) with an id greater than `afterId`;
+         *     `X-Total-Count` counts every visible event after `afterId`, so a client repeats the request with
+         *     `afterId` set to the last id received until it has `X-Total-Count` events.
          */
         get: operations["listEvents"];
         put?: never;
@@ -116,6 +129,11 @@ export interface paths {
          * Create an event
          * @description Creates an event owned by the caller. Modems named that do not exist yet are registered to the
          *     caller; a modem of another user gives 403 (admins may add any modem). `from` ≤ `to` when both are set.
+         *
+         *     - One request may register at most 100 new modems, and a user holds at most 1,000 modems, as for
+         *       uploads (400 naming the limit, nothing registered).
+         *     - Quota: a user owns at most `TIMING_QUOTA_EVENTS_PER_USER` events (default 100): beyond, 403 naming
+         *       the quota and nothing is created or registered. Admins are not limited.
          */
         post: operations["createEvent"];
         delete?: never;
@@ -298,7 +316,9 @@ export interface paths {
         put?: never;
         /**
          * Create an API key for the caller
-         * @description The key is shown once in the response and cannot be retrieved later.
+         * @description The key is shown once in the response and cannot be retrieved later. Quota: a user holds at most
+         *     `TIMING_QUOTA_KEYS_PER_USER` active keys (default 20; revoked keys do not count): beyond, 403 naming the
+         *     quota and no key is created. Admins are not limited.
          */
         post: operations["createKey"];
         delete?: never;
@@ -456,7 +476,7 @@ export interface paths {
          *
          *     - The unit is a modem whose serial number is its `macaddr` exactly as sent (yaroc: 12 lower-case hex
          *       digits): registered to the key's user on its first upload, another user's unit is 403, with the
-         *       limits of `postPunches`. Its punches are read by every read of this API (`getPunches`,
+         *       limits of `postPunches` and its daily quota (429 with `Retry-After`). Its punches are read by every read of this API (`getPunches`,
          *       `getPublicEventPunches`, the ROC reads, the live page) once an event names the unit.
          *     - `time` = `date1` + `sitime1` + `ms1` (the SI station's local wall clock, milliseconds kept);
          *       `stationmode1` gives the type by the SPORTident station mode (2 Control, 3 Start, 4 Finish,
@@ -663,9 +683,9 @@ export interface components {
             /**
              * @description Card number, 1–10 decimal digits with a value of at most 16,777,215 (SPORTident card numbers are
              *     24-bit; result software parses them into 32-bit integers, so a larger number would stop it at that
-             *     punch): a larger value rejects the batch with 400 (`errors` `[index].card`), in JSON and CSV uploads
-             *     alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal text; any other
-             *     JSON type (`true`, `null`, `9790916.5`) is a 400. Stored without leading zeros, so `"09790916"`,
+             *     punch): a punch with a larger value is not stored and is listed in the answer's `rejected`, in JSON
+             *     and CSV uploads alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal
+             *     text; any other JSON type (`true`, `null`, `9790916.5`) rejects that punch the same way. Stored without leading zeros, so `"09790916"`,
              *     `"9790916"` and `9790916` are one card.
              * @example 9790916
              */
@@ -686,12 +706,23 @@ export interface components {
             modem: components["schemas"]["ModemSerial"];
         };
         UploadResult: {
-            /** @description Punches in the batch. */
+            /** @description Punches in the batch (`stored` + `duplicates` + the number of `rejected`). */
             received: number;
             /** @description Punches newly stored. */
             stored: number;
-            /** @description Punches already stored before (or earlier in the same batch), not stored again. */
+            /** @description Valid punches already stored before (or earlier in the same batch), not stored again. */
             duplicates: number;
+            /** @description The invalid punches of the batch, not stored, in batch order (empty when every punch is valid). */
+            rejected: components["schemas"]["RejectedPunch"][];
+        };
+        RejectedPunch: {
+            /** @description Zero-based position of the punch in the batch (for CSV, among the rows after the header). */
+            index: number;
+            /**
+             * @description What is wrong with it, field by field, e.g. `card: must be at most 16777215 …; code: must be an integer from 0 to 65535`.
+             * @example card: must be 1 to 10 decimal digits
+             */
+            reason: string;
         };
         NewEvent: {
             /**
@@ -757,7 +788,7 @@ export interface components {
             serverTimeUtc: number;
             /** @description One row per modem of the event, by serial. */
             modems: components["schemas"]["ModemStatus"][];
-            /** @description Punches per minute (of punch `time`) and control code, ascending minute then code. */
+            /** @description Punches per minute (of punch `time`) and control code, ascending minute then code; the newest 5,000 (minute, code) buckets, so the answer stays bounded however long the event runs and however many codes its modems report. */
             perMinute: {
                 /**
                  * Format: int64
@@ -772,7 +803,7 @@ export interface components {
         };
         ModemStatus: {
             serial: components["schemas"]["ModemSerial"];
-            /** @description The control codes the modem reported in the event, ascending. */
+            /** @description The control codes the modem reported in the event, ascending (the lowest 256; a radio control's modem reports one or a few). */
             codes: number[];
             /** Format: int64 */
             punches: number;
@@ -969,7 +1000,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Rate limit of the key exceeded; retry after the given seconds. */
+        /** @description Rate limit of the key, or a daily quota of the user, exceeded; retry after the given seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -1140,7 +1171,7 @@ export interface operations {
             };
         };
         responses: {
-            /** @description Batch processed; counts of received, newly stored and duplicate punches. */
+            /** @description Batch processed; counts of received, newly stored and duplicate punches, and the punches rejected as invalid. */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1154,6 +1185,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -1223,16 +1255,29 @@ export interface operations {
     };
     listEvents: {
         parameters: {
-            query?: never;
+            query?: {
+                /**
+                 * @description Return only events with an id greater than this value (exclusive).
+                 * @example 0
+                 */
+                afterId?: number;
+                /**
+                 * @description Most events in the answer.
+                 * @example 100
+                 */
+                limit?: number;
+            };
             header?: never;
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
-            /** @description The visible events. */
+            /** @description Up to `limit` visible events, ascending id. */
             200: {
                 headers: {
+                    /** @description Number of visible events after `afterId` (all of them, not only the `limit` returned). */
+                    "X-Total-Count"?: number;
                     [name: string]: unknown;
                 };
                 content: {
@@ -1580,6 +1625,7 @@ export interface operations {
             };
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
+            403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
             default: components["responses"]["ProblemDefault"];
@@ -1809,6 +1855,7 @@ export interface operations {
             403: components["responses"]["Forbidden"];
             413: components["responses"]["ContentTooLarge"];
             415: components["responses"]["UnsupportedMediaType"];
+            429: components["responses"]["TooManyRequests"];
             default: components["responses"]["ProblemDefault"];
         };
     };

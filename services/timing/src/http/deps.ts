@@ -5,11 +5,16 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
+import type { TimingQuotas } from '../config';
 
-/** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool. */
+/** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool, the quotas. */
 export interface HandlerDeps {
   database: Database<DB>;
   logger: Logger;
   /** Replica pool for whole punch downloads (`getPunches` only; punches.service.ts `readPunches`). */
   historyPool?: pg.Pool;
+  /** Bound of the shared read answers' cache per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
+  readCacheBytes?: number;
+  /** Per-user quotas (config.ts). */
+  quotas: TimingQuotas;
 }

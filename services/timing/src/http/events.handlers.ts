@@ -13,11 +13,13 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
   const { db } = deps.database;
   return {
     async createEvent(req, res) {
-      const ev = await events.createEvent(db, requireCaller(res), req.body);
+      const ev = await events.createEvent(db, requireCaller(res), req.body, deps.quotas.eventsPerUser);
       sendCreated(res, events.eventLocation(ev.id), ev);
     },
-    async listEvents(_req, res) {
-      res.json(await events.listEvents(db, callerOf(res)));
+    async listEvents(req, res) {
+      const page = await events.listEvents(db, callerOf(res), { afterId: req.query.afterId, limit: req.query.limit ?? 100 });
+      res.setHeader('X-Total-Count', String(page.total));
+      res.json(page.events);
     },
     async getEvent(req, res) {
       res.json(await events.getEvent(db, callerOf(res), req.params.id));

@@ -18,7 +18,7 @@ export interface LiveHandlerOptions {
 
 /** `getPunchStream`. */
 export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandlerOptions = {}): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger };
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, readCacheBytes: deps.readCacheBytes };
   return {
     async getPunchStream(req, res) {
       if (preferredType(req, ['text/event-stream']) !== 'text/event-stream') throw new ApiError(406, 'Acceptable format: text/event-stream.');

@@ -10,7 +10,8 @@
  * It takes only requests whose every part is the plain, valid case: `GET /api/rest/v1/punches?…` with only
  * `modem`, `eventId`, `user`, `afterId`, `after` (each at most once, each matching its spec schema), no
  * `wait`, and an `Accept` the operation can answer. Uploads: a JSON batch of punches each valid by the spec's
- * `NewPunch` as it stands, with an API key. The schemas are read from the loaded spec and compiled once when
+ * `NewPunch` as it stands, with an API key — checked before a byte of the body is read, so a caller without a
+ * valid key costs no inflating or parsing (docs/decisions.md §5 "Work before authentication"). The schemas are read from the loaded spec and compiled once when
  * the app is built ({@link compilePunchLaneRules}), so a change of the spec changes the lane with it. Everything else — and every request that would end in
  * an error (401, 403, 404, 400 from the service), and key-bearing reads while a per-key read limit is
  * configured — goes on to the full pipeline, which then answers it from scratch. So validation errors,
@@ -29,7 +30,7 @@ import { compileJsonCheck, compileTextCheck, jsonBodySchema, operationParameters
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
-import { readPunches, uploadPunchesByKey, type PunchDeps, type PunchQuery } from '../punches/punches.service';
+import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
@@ -76,6 +77,8 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
     const set = READ_PARAMETERS[p.name];
     if (p.in === 'query' && set !== undefined) checks.set(p.name, { check: compileTextCheck(spec, p.schema, `getPunches ${p.name}`), set });
   }
+  // Every element held to the items schema (`NewPunch`): a batch with an invalid punch (which the service
+  // stores without it, `x-items-checked-alone`) takes the pipeline.
   const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, PATH, 'post'), 'postPunches body');
   return {
     plainPunchQuery(search) {
@@ -152,14 +155,21 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
       // receptionTimeUtc: the moment the request arrived (the pipeline keeps this value).
       res.locals ??= Object.create(null) as Record<string, unknown>;
       res.locals.receivedAtUtc = Date.now();
-      return uploadJson(req as never, res as never, (err?: unknown) => {
-        if (err) {
-          deferBodyError(res, err);
-          return pipeline();
-        }
-        if (!isPlainUpload(req.body)) return pipeline();
-        upload(deps, req, res, start, req.body, key).catch(pipeline);
-      });
+      // The key first: nothing of the body is read, inflated or parsed for a caller without a valid key (an
+      // unknown key takes the pipeline, whose access check answers 401 before its body parsers run).
+      authenticateKey(deps.punches.db, key).then(
+        (caller) =>
+          uploadJson(req as never, res as never, (err?: unknown) => {
+            if (err) {
+              deferBodyError(res, err);
+              return pipeline();
+            }
+            if (!isPlainUpload(req.body)) return pipeline();
+            upload(deps, req, res, start, req.body, caller).catch(pipeline);
+          }),
+        () => pipeline(),
+      );
+      return;
     }
     if (req.method !== 'GET' || !url.startsWith(PATH) || url.charCodeAt(PATH.length) !== 63 /* ? */) return pipeline();
     const query = plainPunchQuery(url.slice(PATH.length + 1));
@@ -174,8 +184,8 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
   };
 }
 
-async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], key: string): Promise<void> {
-  const result = await uploadPunchesByKey(deps.punches, key, punches, Number(res.locals?.receivedAtUtc));
+async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], caller: Principal): Promise<void> {
+  const result = await uploadPunches(deps.punches, caller, punches, Number(res.locals?.receivedAtUtc));
   countIngested(deps.timingMetrics, result.stored);
   const body = JSON.stringify(result);
   sendFastLaneAnswer(deps, req, res, start, 'postPunches', body, {
@@ -206,7 +216,10 @@ async function read(
   };
   const length = Buffer.byteLength(body);
   if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {
-    body = await gzip(body, { level: GZIP_LEVEL });
+    const plain = body;
+    const encode = () => gzip(plain, { level: GZIP_LEVEL });
+    // A shared answer is encoded once for every request served it (read-cache.ts).
+    body = page.derive ? await page.derive('gzip', encode) : await encode();
     headers['Content-Encoding'] = 'gzip';
     headers['Content-Length'] = body.length;
   } else {

@@ -8,6 +8,7 @@ import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
 import { punchCsvReader, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
 import { countIngested, type TimingMetrics } from '../metrics';
+import { compileJsonPunchCheck } from '../punches/punches.csv';
 import type { HandlerDeps } from './deps';
 import { callerOf, liveClientOf, requireCaller, sendText } from './respond';
 
@@ -28,8 +29,9 @@ function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
  * timing spec, compiled here once).
  */
 export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics, spec: OpenApiDocument): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool };
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: deps.quotas.punchesPerDay };
   const punchesFromCsv = punchCsvReader(spec);
+  const checkJsonPunches = compileJsonPunchCheck(spec);
   return {
     async getPunches(req, res) {
       const format = punchFormat(req);
@@ -60,8 +62,10 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
     async postPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());
       const caller = requireCaller(res);
-      const punches = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : req.body;
-      const result = await uploadPunches(svc, caller, punches, receivedAtUtc);
+      // The validator checked the JSON body as an array only (`x-items-checked-alone`): its elements are
+      // checked here, one by one.
+      const batch = req.is('text/csv') ? punchesFromCsv(req.body as unknown as string) : checkJsonPunches(req.body);
+      const result = await uploadPunches(svc, caller, batch.punches, receivedAtUtc, batch.rejected);
       countIngested(timingMetrics, result.stored);
       res.json(result);
     },

@@ -6,7 +6,6 @@ import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { readRocPunches, uploadRocPunch } from '../punches/roc.service';
-import type { RocPunchForm } from '../punches/roc-format';
 import type { HandlerDeps } from './deps';
 import { callerOf, requireCaller, sendText } from './respond';
 
@@ -18,7 +17,7 @@ const ROC_STORED = 'OK\r\n';
 
 /** The ROC handlers; uploads count stored punches in `timingMetrics`. */
 export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool };
+  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: deps.quotas.punchesPerDay };
   return {
     async getRocPunches(req, res) {
       sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));
@@ -28,7 +27,7 @@ export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Ha
     },
     async postRocPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());
-      const result = await uploadRocPunch(svc, requireCaller(res), req.body as RocPunchForm, receivedAtUtc);
+      const result = await uploadRocPunch(svc, requireCaller(res), req.body, receivedAtUtc);
       countIngested(timingMetrics, result.stored);
       sendText(res, ROC_CONTENT_TYPE, ROC_STORED);
     },

@@ -23,7 +23,7 @@ export function userHandlers(deps: HandlerDeps): Handlers<operations> {
       res.json(await users.getUser(db, req.params.id));
     },
     async createKey(req, res) {
-      const key = await users.createKey(db, requireCaller(res), req.body.name);
+      const key = await users.createKey(db, requireCaller(res), req.body.name, deps.quotas.keysPerUser);
       sendCreated(res, `/api/rest/v1/keys/${key.id}`, key);
     },
     async listKeys(_req, res) {

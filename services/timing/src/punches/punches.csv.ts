@@ -1,17 +1,29 @@
 /**
- * CSV upload parsing (docs/decisions.md §5): the download's columns, header row required. `card,time,code,type,modem`
- * must be present (any order); `id` and `receptionTimeUtc` are accepted and ignored (the service assigns
- * them); any other column is an error. Rows are checked against the spec's `NewPunch` schema, compiled from the
- * loaded spec (the spec cannot describe CSV content itself), errors keyed `[index].field` like the JSON validator's.
+ * The check of uploaded punches, one by one (spec `postPunches`, docs/decisions.md §5): each JSON element and
+ * each CSV row is held to the spec's `NewPunch` schema, compiled from the loaded spec; a valid punch is kept,
+ * an invalid one becomes a `RejectedPunch` (its zero-based index in the batch and the reason, field by field),
+ * so one bad punch never costs the batch its good ones.
+ *
+ * CSV: the download's columns, header row required. `card,time,code,type,modem` must be present (any order);
+ * `id` and `receptionTimeUtc` are accepted and ignored (the service assigns them); any other column, a
+ * malformed file or too many rows refuse the whole batch with 400 (the spec cannot describe CSV content itself).
  */
 import { parse } from 'csv-parse/sync';
-import { addFieldError, compileTextCheck, resolveRef, validationError, type FieldErrors, type OpenApiDocument } from '@sports-timing/shared';
+import { compileJsonCheck, compileTextCheck, resolveRef, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
 
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
 /** API `PunchType`. */
 type PunchType = components['schemas']['PunchType'];
+/** API `RejectedPunch`: a punch left out of an upload, its zero-based index in the batch and why. */
+export type RejectedPunch = components['schemas']['RejectedPunch'];
+
+/** An upload batch after the per-punch check: the valid punches (in batch order) and the rejected ones. */
+export interface CheckedBatch {
+  punches: NewPunch[];
+  rejected: RejectedPunch[];
+}
 
 /**
  * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
@@ -30,8 +42,6 @@ export function cardNumberProblem(card: string | number): string | undefined {
 
 const REQUIRED = ['card', 'time', 'code', 'type', 'modem'] as const;
 const IGNORED = new Set(['id', 'receptionTimeUtc']);
-/** Invalid rows listed in a 400 at most; the detail gives the total. */
-const MAX_REPORTED_ERRORS = 100;
 
 type Column = (typeof REQUIRED)[number];
 
@@ -47,7 +57,19 @@ function schemaRule(schema: Record<string, unknown>): string {
 }
 
 /** A CSV upload parser (see {@link compilePunchCsvParser}): the text and the most rows allowed. */
-export type PunchCsvParser = (text: string, maxRows: number) => NewPunch[];
+export type PunchCsvParser = (text: string, maxRows: number) => CheckedBatch;
+
+/** The properties of the spec's `NewPunch`. */
+function newPunchProperties(spec: OpenApiDocument): Record<string, Record<string, unknown>> {
+  const schemas = (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas;
+  return (resolveRef(spec, schemas.NewPunch).properties ?? {}) as Record<string, Record<string, unknown>>;
+}
+
+function propertySchema(properties: Record<string, Record<string, unknown>>, col: Column): Record<string, unknown> {
+  const schema = properties[col];
+  if (schema === undefined) throw new Error(`punch upload: the spec's NewPunch has no property ${col}`);
+  return schema;
+}
 
 /**
  * The CSV upload parser with each column held to its `NewPunch` property schema in the loaded spec (the
@@ -58,11 +80,10 @@ export type PunchCsvParser = (text: string, maxRows: number) => NewPunch[];
  * keyword the check cannot apply.
  */
 export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
-  const properties = (resolveRef(spec, (spec.components as { schemas: Record<string, Record<string, unknown>> }).schemas.NewPunch).properties ?? {}) as Record<string, Record<string, unknown>>;
+  const properties = newPunchProperties(spec);
   const checks = Object.fromEntries(
     REQUIRED.map((col): [Column, FieldCheck] => {
-      const schema = properties[col];
-      if (schema === undefined) throw new Error(`CSV upload: the spec's NewPunch has no property ${col}`);
+      const schema = propertySchema(properties, col);
       const valid = compileTextCheck(spec, schema, `NewPunch.${col}`);
       // A property the spec takes in several JSON forms (`card`: text or integer) is described by its text form.
       const resolved = resolveRef(spec, schema);
@@ -75,10 +96,56 @@ export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
 }
 
 /**
- * Parses an uploaded CSV text into punches. Throws a 400 problem (nothing stored) on a malformed file,
- * a bad header, more than `maxRows` rows, or any invalid field.
+ * The check of a JSON upload's elements, each against the spec's `NewPunch` (compiled once from the loaded
+ * spec with the fast lane's `compileJsonCheck`, so the lane and this check agree): a closed object with every
+ * property valid as it is, no type coerced. A card may also be a JSON integer, as the spec's prose allows, read
+ * as its decimal text; card numbers are held to the 24-bit limit ({@link cardNumberProblem}). Reasons name the
+ * fields, never echo the values. Throws at build time when the spec uses a keyword the check cannot apply.
  */
-function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows: number): NewPunch[] {
+export function compileJsonPunchCheck(spec: OpenApiDocument): (elements: readonly unknown[]) => CheckedBatch {
+  const properties = newPunchProperties(spec);
+  const fields = REQUIRED.map((col) => {
+    const schema = propertySchema(properties, col);
+    const valid = compileJsonCheck(spec, schema, `NewPunch.${col}`);
+    const rule = schemaRule(resolveRef(spec, schema));
+    const problem =
+      col === 'card'
+        ? (v: unknown) => (typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) ? (cardNumberProblem(v) ?? (valid(String(v)) ? undefined : rule)) : 'must be a string of decimal digits (or a JSON integer)')
+        : (v: unknown) => (valid(v) ? undefined : rule);
+    return { col, problem };
+  });
+  const known = new Set<string>(REQUIRED);
+  const check = (element: unknown): { punch: NewPunch } | { reason: string } => {
+    if (typeof element !== 'object' || element === null || Array.isArray(element)) return { reason: `must be an object with ${REQUIRED.join(', ')}` };
+    const o = element as Record<string, unknown>;
+    const problems: string[] = [];
+    for (const { col, problem } of fields) {
+      if (!Object.hasOwn(o, col)) problems.push(`${col}: is required`);
+      else {
+        const p = problem(o[col]);
+        if (p !== undefined) problems.push(`${col}: ${p}`);
+      }
+    }
+    if (Object.keys(o).some((k) => !known.has(k))) problems.push(`unknown properties: a punch has only ${REQUIRED.join(', ')}`);
+    if (problems.length > 0) return { reason: problems.join('; ') };
+    return { punch: { card: String(o.card), time: o.time as number, code: o.code as number, type: o.type as PunchType, modem: o.modem as string } };
+  };
+  return (elements) => {
+    const batch: CheckedBatch = { punches: [], rejected: [] };
+    elements.forEach((element, index) => {
+      const r = check(element);
+      if ('punch' in r) batch.punches.push(r.punch);
+      else batch.rejected.push({ index, reason: r.reason });
+    });
+    return batch;
+  };
+}
+
+/**
+ * Parses an uploaded CSV text into punches, rows with an invalid field rejected one by one. Throws a 400
+ * problem (nothing stored) on a malformed file, a bad header or more than `maxRows` rows.
+ */
+function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows: number): CheckedBatch {
   let records: string[][];
   try {
     records = parse(text, { bom: true, trim: true, skip_empty_lines: true, relax_column_count: false }) as string[][];
@@ -95,26 +162,15 @@ function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows
   if (rows.length > maxRows) throw validationError({ $: [`at most ${maxRows} punches per upload`] }, `The batch has ${rows.length} punches; the limit is ${maxRows}.`);
 
   const at = Object.fromEntries(REQUIRED.map((c) => [c, header.indexOf(c)])) as Record<Column, number>;
-  const errors: FieldErrors = {};
-  let invalidRows = 0;
-  const punches: NewPunch[] = [];
-  rows.forEach((row, i) => {
-    let rowInvalid = false;
+  const batch: CheckedBatch = { punches: [], rejected: [] };
+  rows.forEach((row, index) => {
+    const problems: string[] = [];
     for (const c of REQUIRED) {
       const problem = checks[c](row[at[c]]);
-      if (!problem) continue;
-      rowInvalid = true;
-      if (invalidRows < MAX_REPORTED_ERRORS) addFieldError(errors, `[${i}].${c}`, problem);
+      if (problem) problems.push(`${c}: ${problem}`);
     }
-    if (rowInvalid) {
-      invalidRows += 1;
-      return;
-    }
-    punches.push({ card: row[at.card], time: Number(row[at.time]), code: Number(row[at.code]), type: row[at.type] as PunchType, modem: row[at.modem] });
+    if (problems.length > 0) batch.rejected.push({ index, reason: problems.join('; ') });
+    else batch.punches.push({ card: row[at.card], time: Number(row[at.time]), code: Number(row[at.code]), type: row[at.type] as PunchType, modem: row[at.modem] });
   });
-  if (invalidRows > 0) {
-    const listed = invalidRows > MAX_REPORTED_ERRORS ? `; the first ${MAX_REPORTED_ERRORS} are listed` : '';
-    throw validationError(errors, `${invalidRows} of ${rows.length} punches are invalid${listed}; nothing was stored.`);
-  }
-  return punches;
+  return batch;
 }

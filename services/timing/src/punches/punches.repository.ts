@@ -73,12 +73,23 @@ export interface PunchScope {
 /** Response formats of a punch read. */
 export type PunchFormat = 'json' | 'csv';
 
-/** A page as built by PostgreSQL: the number of punches in it, the finished response body and the `X-Total-Count`. */
+/**
+ * A page as built by PostgreSQL: the number of punches in it, the finished response body, the `X-Total-Count`,
+ * and `head`, the visible head of the statement's snapshot (see {@link readVisibleHead}, decimal text): the page
+ * is a function of the scope, the format and this value.
+ */
 export interface PunchPage {
   count: number;
   body: string;
   total: number;
+  head: string;
 }
+
+/**
+ * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
+ * backward walk of the primary key past the few newest rows that are still hidden).
+ */
+const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
 
 /**
  * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
@@ -112,29 +123,6 @@ export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boo
     values: [userId, admin, ...batchArrays(rows)],
   });
   return insertResult(r);
-}
-
-/** The key's owner as `upload_punch_batch_by_key` returns it (null: unknown or revoked key). */
-export interface KeyOwner {
-  keyId: number;
-  userId: number;
-  userName: string;
-  role: 'admin' | 'user';
-}
-
-/**
- * {@link uploadPunchBatch} for the owner of the API key whose SHA-256 is `keyHash`, with the key lookup in
- * the same call (migration 0004; since 0008 through `active_key_owner`, the lookup `authenticateKey` runs):
- * one round trip. `owner` is null, and nothing is written, for a key that is not active. Same protocol, errors and connection handling as {@link uploadPunchBatch}.
- */
-export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, rows: readonly PunchInsert[]): Promise<{ owner: KeyOwner | null; result: InsertResult }> {
-  const r = await callUpload<UploadRow & { key_id: number | null; user_id: number; user_name: string; role: 'admin' | 'user' }>(pool, {
-    name: 'upload_punch_batch_by_key',
-    text: 'select key_id, user_id, user_name, role, stored, max_id, unknown_modems, foreign_modems from upload_punch_batch_by_key($1::bytea, $2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[], $7::int8[])',
-    values: [keyHash, ...batchArrays(rows)],
-  });
-  const owner = r.key_id === null ? null : { keyId: r.key_id, userId: r.user_id, userName: r.user_name, role: r.role };
-  return { owner, result: insertResult(r) };
 }
 
 interface UploadRow {
@@ -439,7 +427,7 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
     page as (
       ${page}
     )
-    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body,
+    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body, ${VISIBLE_HEAD} as head,
       ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${PAGE_EDGE_COLUMNS}, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
   pageTexts.set(name, text);
@@ -458,7 +446,23 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
   const walk = await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'walk'));
   let row = walk.rows[0];
   if (row.sparse) row = (await db.query<PunchPage & { sparse: boolean }>(pageQuery(scope, format, withTotal, 'sparse'))).rows[0];
-  return { count: row.count, body: row.body, total: row.total };
+  return { count: row.count, body: row.body, total: row.total, head: row.head };
+}
+
+/**
+ * The visible head now: the highest punch id that the readers' rule (`txid < xmin`) exposes in a snapshot taken
+ * now, as decimal text, "0" when there is none (one round trip; a backward walk of the primary key).
+ *
+ * Two snapshots with the same visible head expose the same punches: the readers' rule exposes whole upload
+ * transactions in xid order, and the writers' critical section gives a later xid only higher ids (see the
+ * module comment), so a punch that becomes visible later has a higher id than every punch visible before it
+ * and would move the head. Punches are never updated and the service never deletes one (a deletion of the
+ * newest punches lowers the head and is seen too). The counter totals follow the same rule. So a page
+ * computed under head H ({@link PunchPage.head}) is exactly what the same read returns now when this returns H.
+ */
+export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<string> {
+  const { rows } = await db.query<{ head: string }>({ name: 'punch_visible_head', text: `select ${VISIBLE_HEAD} as head` });
+  return rows[0].head;
 }
 
 /**
@@ -497,4 +501,27 @@ export async function compactPunchCounts(db: pg.Pool | pg.ClientBase): Promise<n
 /** Text of the empty body of a format (no query needed when the scope has no modems). */
 export function emptyBody(format: PunchFormat): string {
   return format === 'json' ? '[]' : `${CSV_HEADER}\n`;
+}
+
+/**
+ * Charges `n` punches to the user's count of the current UTC day (database clock) unless that would exceed
+ * `limit`: one conditional upsert, so concurrent uploads are charged one after the other and never pass the
+ * limit together. Returns the day's new count, or null (nothing charged) when refused.
+ */
+export async function chargeDailyPunches(pool: pg.Pool, userId: number, n: number, limit: number): Promise<number | null> {
+  if (n > limit) return null;
+  const { rows } = await pool.query<{ punches: string }>(
+    `insert into upload_quota as q (user_id, day, punches) values ($1, (now() at time zone 'utc')::date, $2)
+     on conflict (user_id, day) do update set punches = q.punches + excluded.punches
+       where q.punches + excluded.punches <= $3
+     returning punches`,
+    [userId, n, limit],
+  );
+  return rows.length > 0 ? Number(rows[0].punches) : null;
+}
+
+/** Gives `n` punches back to the user's count of the current UTC day (duplicates, a refused upload). */
+export async function refundDailyPunches(pool: pg.Pool, userId: number, n: number): Promise<void> {
+  if (n <= 0) return;
+  await pool.query(`update upload_quota set punches = greatest(0, punches - $2) where user_id = $1 and day = (now() at time zone 'utc')::date`, [userId, n]);
 }

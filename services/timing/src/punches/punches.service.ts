@@ -12,12 +12,12 @@ import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
-import { keyRequired, unknownKey } from '../users/users.service';
-import { keyLookupHash } from '../auth/keys';
+import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
-import { cardNumberProblem, compilePunchCsvParser, type NewPunch } from './punches.csv';
+import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as repo from './punches.repository';
+import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /** Most punches per upload (400 beyond). */
 const MAX_BATCH = 10_000;
@@ -38,6 +38,16 @@ export interface PunchDeps {
    * Absent: every read on `pool`.
    */
   historyPool?: pg.Pool;
+  /**
+   * Bound (bytes) of each pool's cache of shared read answers (read-cache.ts; `TIMING_READ_CACHE_MB`);
+   * default {@link DEFAULT_READ_CACHE_BYTES}, 0 = every read runs its own statement.
+   */
+  readCacheBytes?: number;
+  /**
+   * Most punches a (non-admin) user may upload per UTC day (`TIMING_QUOTA_PUNCHES_PER_DAY`; docs/decisions.md
+   * §5 "Quotas"): a batch beyond is 429 with nothing stored. Absent: no limit.
+   */
+  dailyPunchQuota?: number;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
@@ -56,6 +66,12 @@ export interface PunchQuery {
 export interface PunchReadResult {
   body: string | Buffer;
   total: number;
+  /**
+   * A body derived from this answer (e.g. its gzip encoding) under `name`, made by `make` only the first time
+   * for a shared answer (read-cache.ts) and reused by every request served the same answer. Absent for
+   * answers that are not shared.
+   */
+  derive?: (name: string, make: () => Promise<string | Buffer> | string | Buffer) => Promise<string | Buffer>;
 }
 
 /** API `UploadResult`. */
@@ -63,6 +79,7 @@ export interface UploadResult {
   received: number;
   stored: number;
   duplicates: number;
+  rejected: RejectedPunch[];
 }
 
 /** A punch for {@link uploadPunches}; internal callers (the demo loader) may set `receptionTimeUtc` (UTC ms). */
@@ -146,24 +163,37 @@ export async function readPunches(deps: PunchDeps, caller: Principal | null, q: 
   // An unreachable replica is not an outage: the read falls back to the primary.
   if (deps.historyPool && !q.afterId && !opts.live) {
     try {
-      return await readPage(deps.historyPool, scope, format);
+      return await sharedPage(deps, deps.historyPool, scope, format);
     } catch (err) {
       deps.logger?.warn({ err: { message: (err as Error).message } }, 'punch read on the replica failed; reading from the primary');
     }
   }
-  return readPage(deps.pool, scope, format);
+  return sharedPage(deps, deps.pool, scope, format);
 }
 
-async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
+/**
+ * The page of `scope` in `format` on `pool`, shared with identical reads while the visible head has not moved
+ * (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
+ * depend on their order), so it never serves another scope's answer.
+ */
+async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
+  const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
+  if (bytes === 0) return readPage(pool, scope, format);
+  const cache = readCacheFor(pool, bytes);
+  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}`;
+  const answer = await cache.get(key, () => readPage(pool, scope, format));
+  return { body: answer.body, total: answer.total, derive: (name, make) => cache.derive(key, answer, name, make) };
+}
+
+async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; head: string }> {
   // One statement: page, body and total (counters on full pages), see punches.repository.ts pageQuery.
   // JSON is converted from the cheaper CSV rendering when the text qualifies (page-json.ts).
   if (format === 'json') {
     const csv = await repo.readPunchPage(pool, scope, 'csv');
     const body = jsonFromCsvPage(csv.body, csv.count);
-    if (body !== null) return { body, total: csv.total };
+    if (body !== null) return { body, total: csv.total, head: csv.head };
   }
-  const page = await repo.readPunchPage(pool, scope, format);
-  return { body: page.body, total: page.total };
+  return repo.readPunchPage(pool, scope, format);
 }
 
 /**
@@ -178,7 +208,8 @@ export async function readSimpleEventPunches(
   format: repo.PunchFormat,
 ): Promise<PunchReadResult> {
   const page = await readPunches(deps, caller, { eventId: String(q.eventId), afterId: q.afterId }, 'csv');
-  return { body: simplePunchPage(page.body.toString(), q.limit, format), total: page.total };
+  const project = () => simplePunchPage(page.body.toString(), q.limit, format);
+  return { body: page.derive ? await page.derive(`simple-${format}-${q.limit}`, project) : project(), total: page.total };
 }
 
 /**
@@ -227,19 +258,8 @@ function canonicalCard(card: string | number): string {
   return String(Number(card));
 }
 
-/**
- * Rows to insert, after the card-number range check that the spec's schema cannot express
- * (`MAX_CARD_NUMBER`): any card out of range rejects the whole batch with 400, errors keyed `[index].card`
- * as the validator keys its own.
- */
+/** Rows to insert (cards canonical); the punches were checked already (punches.csv.ts, the fast lane). */
 function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): repo.PunchInsert[] {
-  const errors: Record<string, string[]> = {};
-  punches.forEach((p, i) => {
-    const problem = cardNumberProblem(p.card);
-    if (problem !== undefined) errors[`[${i}].card`] = [problem];
-  });
-  const invalid = Object.keys(errors).length;
-  if (invalid > 0) throw validationError(errors, `${invalid} of ${punches.length} punches have an invalid card number; nothing was stored.`);
   return punches.map((p) => ({
     card: canonicalCard(p.card),
     time: p.time,
@@ -251,59 +271,66 @@ function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): rep
 }
 
 /** Rejects foreign modems, announces new punches (see NewPunchNotifier) and builds the API result. */
-function uploaded(deps: PunchDeps, received: number, result: repo.InsertResult): UploadResult {
+function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPunch[], result: repo.InsertResult): UploadResult {
   if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
   if (result.maxId !== null) notifierFor(deps).notify(result.maxId);
-  return { received, stored: result.stored, duplicates: received - result.stored };
+  return { received: valid + rejected.length, stored: result.stored, duplicates: valid - result.stored, rejected: [...rejected] };
 }
 
 /**
- * Stores a batch for the caller: another user's modem is 403 for the whole batch (admins excepted), the
- * caller's new modems are registered to it, then one gap-free insert (one database call when every modem is
- * known, see uploadPunchBatch); re-sent punches are counted as
- * duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own. After the
- * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier).
+ * Stores the valid punches of a batch for the caller — `punches`, already checked one by one
+ * (punches.csv.ts; `rejected` are the batch's invalid ones, reported back, spec `postPunches`): another user's
+ * modem is 403 for the whole batch (admins excepted), the caller's new modems are registered to it, then one
+ * gap-free insert (one database call when every modem is known, see uploadPunchBatch); re-sent punches are
+ * counted as duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own. After the
+ * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier). More than
+ * 10,000 punches in all: 400, nothing stored.
  */
-export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
-  if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
-  if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
+export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number, rejected: readonly RejectedPunch[] = []): Promise<UploadResult> {
+  if (punches.length + rejected.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
+  if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
-  // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
-  let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
-  for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
-    if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-    await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
-    result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+  const quota = admin ? undefined : deps.dailyPunchQuota;
+  if (quota !== undefined && (await repo.chargeDailyPunches(deps.pool, caller.userId, punches.length, quota)) === null) throw dailyQuotaReached(quota);
+  let answer: UploadResult;
+  try {
+    // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
+    let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
+      if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
+      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+      result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    }
+    answer = uploaded(deps, punches.length, rejected, result);
+  } catch (err) {
+    if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, punches.length).catch(() => undefined);
+    throw err;
   }
-  return uploaded(deps, punches.length, result);
+  // Punches already stored cost nothing: a re-sent batch gives its duplicates back.
+  if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
+  return answer;
 }
 
-/**
- * {@link uploadPunches} for the owner of API key `key`, authenticated in the same database call as the
- * insert (one round trip; migrations 0004, 0008): the upload fast lane's path. The key is checked by the
- * same rules as `authenticateKey` — `keyLookupHash`, then the SQL function `active_key_owner` inside
- * `upload_punch_batch_by_key` — so an unknown, revoked or malformed key is its 401. A batch with a modem not
- * registered yet takes {@link uploadPunches}. Same rules, errors and limits otherwise.
- */
-export async function uploadPunchesByKey(deps: PunchDeps, key: string, punches: readonly PunchUpload[], receivedAtUtc: number): Promise<UploadResult> {
-  if (punches.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
-  const hash = keyLookupHash(key);
-  if (hash === undefined) throw unknownKey();
-  if (punches.length === 0) return { received: 0, stored: 0, duplicates: 0 };
-  const { owner, result } = await repo.uploadPunchBatchByKey(deps.pool, hash, insertRows(punches, receivedAtUtc));
-  if (owner === null) throw unknownKey();
-  if (result.unknownModems.length > 0 && result.foreignModems.length === 0) {
-    return uploadPunches(deps, { ...owner, roles: [owner.role] }, punches, receivedAtUtc);
-  }
-  return uploaded(deps, punches.length, result);
+/** Seconds until the next midnight UTC, when the daily upload quota starts again. */
+function secondsToUtcMidnight(now = Date.now()): number {
+  const next = new Date(now);
+  next.setUTCHours(24, 0, 0, 0);
+  return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
+}
+
+/** The 429 of an upload beyond the caller's daily quota, with `Retry-After` until midnight UTC. */
+function dailyQuotaReached(quota: number): ApiError {
+  return new ApiError(429, `Daily upload quota reached: a user stores at most ${quota} punches per UTC day; nothing of this batch was stored. Retry after midnight UTC or ask an administrator.`, {
+    headers: { 'Retry-After': String(secondsToUtcMidnight()) },
+  });
 }
 
 /**
  * The reader of CSV upload bodies (punches.csv.ts) within the batch limit, its rules compiled from the loaded
  * spec `spec`: build it once per app.
  */
-export function punchCsvReader(spec: OpenApiDocument): (text: string) => NewPunch[] {
+export function punchCsvReader(spec: OpenApiDocument): (text: string) => CheckedBatch {
   const parse = compilePunchCsvParser(spec);
   return (text) => parse(text, MAX_BATCH);
 }

@@ -10,6 +10,7 @@
  * - a radio unit's form fields (index 1) → a punch upload.
  */
 import { validationError } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
 import type { PunchUpload } from './punches.service';
 
 /** Line end of the ROC text format. */
@@ -72,20 +73,17 @@ export function rocLowerBound(date: string | undefined, time: string | undefined
   return at;
 }
 
-/** Form fields of one ROC punch after spec validation (`RocPunchForm`). */
-export interface RocPunchForm {
-  macaddr: string;
-  control1: string;
-  sinumber1: string;
-  stationmode1?: string;
-  date1: string;
-  sitime1: string;
-  ms1?: string;
-  [field: string]: string | undefined;
-}
+/** Form fields of one ROC punch after spec validation (spec `RocPunchForm`). */
+type RocPunchForm = components['schemas']['RocPunchForm'];
 
 /** SPORTident station mode (the low nibble yaroc sends as `stationmode1`) → `PunchType`. */
-const STATION_MODES: Record<string, PunchUpload['type']> = { '2': 'Control', '3': 'Start', '4': 'Finish', '7': 'Clear', '10': 'Check' };
+const STATION_MODES: Record<string, PunchUpload['type']> = {
+  '2': 'Control',
+  '3': 'Start',
+  '4': 'Finish',
+  '7': 'Clear',
+  '10': 'Check',
+};
 
 /** Indexed punch fields (`control2`, `sinumber12`, …): a second punch in one post, which is refused, not dropped. */
 const INDEXED_FIELD = /^(control|sinumber|stationmode|date|sitime|ms|roctime)([0-9]+)$/;
@@ -107,5 +105,11 @@ export function punchOfRocForm(form: RocPunchForm): PunchUpload {
   const time = localMsOf(form.date1, form.sitime1, Number(form.ms1 ?? 0));
   if (time === undefined) errors.date1 = ['must be a calendar date from 1970-01-01 on'];
   if (Object.keys(errors).length > 0 || time === undefined) throw validationError(errors, 'The punch was not stored.');
-  return { modem: form.macaddr, card: form.sinumber1, code, time, type: STATION_MODES[String(Number(form.stationmode1 ?? ''))] ?? 'Unknown' };
+  return {
+    modem: form.macaddr,
+    card: form.sinumber1,
+    code,
+    time,
+    type: STATION_MODES[String(Number(form.stationmode1 ?? ''))] ?? 'Unknown',
+  };
 }

@@ -8,7 +8,8 @@ import { validationError } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { cardNumberProblem } from './punches.csv';
 import { readPunches, uploadPunches, type PunchDeps, type UploadResult } from './punches.service';
-import { punchOfRocForm, rocLowerBound, rocPunchLines, type RocPunchForm } from './roc-format';
+import type { components } from '../generated/openapi';
+import { punchOfRocForm, rocLowerBound, rocPunchLines } from './roc-format';
 
 /** Query of a ROC read after spec validation (`getRocPunches`): `lastId` coerced to a number. */
 export interface RocQuery {
@@ -59,7 +60,12 @@ export async function readRocPunches(deps: PunchDeps, caller: Principal | null, 
  * 400 keyed by form field for an invalid punch (`punchOfRocForm`, the card's range as `sinumber1`).
  * `receivedAtUtc` (UTC ms) becomes the punch's `receptionTimeUtc`.
  */
-export async function uploadRocPunch(deps: PunchDeps, caller: Principal, form: RocPunchForm, receivedAtUtc: number): Promise<UploadResult> {
+export async function uploadRocPunch(
+  deps: PunchDeps,
+  caller: Principal,
+  form: components['schemas']['RocPunchForm'],
+  receivedAtUtc: number,
+): Promise<UploadResult> {
   const punch = punchOfRocForm(form);
   const problem = cardNumberProblem(punch.card);
   if (problem !== undefined) throw validationError({ sinumber1: [problem] }, 'The punch was not stored.');

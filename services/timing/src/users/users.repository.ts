@@ -44,6 +44,20 @@ export async function anyUserExists(db: Kysely<DB>): Promise<boolean> {
   return row !== undefined;
 }
 
+/** Advisory lock (with the user id) under which a user's keys are counted and inserted. */
+const KEY_QUOTA_LOCK = 0x6b6579; // 'key'
+
+/**
+ * Stores a key's hash in transaction `tx` unless the user already has `maxActive` active (unrevoked) keys
+ * (undefined then, nothing stored). Count and insert hold a per-user transaction lock.
+ */
+export async function insertApiKeyWithin(tx: Kysely<DB>, key: { userId: number; hash: Buffer; prefix: string; name: string }, maxActive: number): Promise<ApiKeyRow | undefined> {
+  await sql`select pg_advisory_xact_lock(${KEY_QUOTA_LOCK}::int, ${key.userId}::int)`.execute(tx);
+  const row = await tx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', key.userId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+  if (Number(row.n) >= maxActive) return undefined;
+  return insertApiKey(tx, key);
+}
+
 /** Stores a key's hash for a user. */
 export async function insertApiKey(db: Kysely<DB>, key: { userId: number; hash: Buffer; prefix: string; name: string }): Promise<ApiKeyRow> {
   return db
@@ -55,7 +69,7 @@ export async function insertApiKey(db: Kysely<DB>, key: { userId: number; hash: 
 
 /**
  * The user of an active key with this hash, by the SQL function `active_key_owner` (migration 0008): the one
- * definition of an active key, which `upload_punch_batch_by_key` applies as well. One lookup through the
+ * definition of an active key. One lookup through the
  * unique index on `key_hash`.
  */
 export async function findActiveKeyOwner(db: Kysely<DB>, hash: Buffer): Promise<ActiveKeyOwner | undefined> {

@@ -20,14 +20,14 @@ export function keyRequired(detail = 'An API key is required (header apikey).'):
 }
 
 /** The 401 for an unknown or revoked API key. */
-export function unknownKey(): ApiError {
+function unknownKey(): ApiError {
   return keyRequired('The API key is unknown or revoked.');
 }
 
 /**
  * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
  * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}). The rules: `keyLookupHash` and the SQL
- * function `active_key_owner`, which the fast lane's one-call upload applies too (`uploadPunchesByKey`).
+ * function `active_key_owner`.
  */
 export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
   const hash = keyLookupHash(key);
@@ -92,9 +92,17 @@ export async function getUser(db: Kysely<DB>, id: number): Promise<UserDto> {
   return toUserDto(row);
 }
 
-/** A new key for the caller (shown once). */
-export async function createKey(db: Kysely<DB>, caller: Principal, name: string): Promise<ApiKeyCreatedDto> {
-  return issueKey(db, caller.userId, name);
+/**
+ * A new key for the caller (shown once). A non-admin caller with `maxKeys` active keys already → 403 naming
+ * the quota, nothing created (so a stolen key cannot mint keys without end); the count and the insert run
+ * under a per-user lock (docs/decisions.md §5 "Quotas").
+ */
+export async function createKey(db: Kysely<DB>, caller: Principal, name: string, maxKeys: number): Promise<ApiKeyCreatedDto> {
+  if (caller.role === 'admin') return issueKey(db, caller.userId, name);
+  const key = generateApiKey();
+  const row = await db.transaction().execute((tx) => repo.insertApiKeyWithin(tx, { userId: caller.userId, hash: hashApiKey(key), prefix: keyDisplayPrefix(key), name }, maxKeys));
+  if (row === undefined) throw new ApiError(403, `Key quota reached: a user holds at most ${maxKeys} active keys. Revoke a key you no longer use (deleteKey) first.`);
+  return { ...toApiKeyDto(row), key };
 }
 
 /** The caller's keys, revoked ones included. */

@@ -10,6 +10,7 @@ import { m0005InsertOutsideLock } from './0005_insert_outside_lock';
 import { m0006ResendKeyTimeOrder } from './0006_resend_key_time_order';
 import { m0007DropInsertPunchBatch } from './0007_drop_insert_punch_batch';
 import { m0008ActiveKeyOwner } from './0008_active_key_owner';
+import { m0009UploadQuota } from './0009_upload_quota';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -21,4 +22,5 @@ export const migrations: Record<string, Migration> = {
   '0006_resend_key_time_order': m0006ResendKeyTimeOrder,
   '0007_drop_insert_punch_batch': m0007DropInsertPunchBatch,
   '0008_active_key_owner': m0008ActiveKeyOwner,
+  '0009_upload_quota': m0009UploadQuota,
 };

@@ -22,7 +22,7 @@ page as (
   order by id
   limit 1000
 )
-select false as sparse, n::int as count, body,
+select false as sparse, n::int as count, body, coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text as head,
   (case when n < 1000 then n else (
   (select coalesce(sum(c.n), 0) from punch_counts c
     where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.txid < (select xmin from vis))

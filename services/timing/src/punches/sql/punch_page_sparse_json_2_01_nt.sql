@@ -16,6 +16,6 @@ page as (
   order by id
   limit 1000
 )
-select false as sparse, n::int as count, body,
+select false as sparse, n::int as count, body, coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text as head,
   null::float8 as total
 from (select count(*) as n, max(id) as last_id, count(*) filter (where id < ((($2::int8 >> 10) + 1) << 10)) as in_bucket, '[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.id), '') || ']' as body from (select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc" from page) r) b

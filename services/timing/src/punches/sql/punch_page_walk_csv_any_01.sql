@@ -16,6 +16,6 @@ page as (
   order by q.id
   limit 1000
 )
-select (select m from mode) = 'sparse' as sparse, n::int as count, body,
+select (select m from mode) = 'sparse' as sparse, n::int as count, body, coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text as head,
   (case when n < 1000 then n else (select count(*) from punches q where q.modem = any($1::text[]) and q.id > $2 and q.time <= $3 and q.txid < (select pg_snapshot_xmin(pg_current_snapshot()))) end)::float8 as total
 from (select count(*) as n, max(id) as last_id, count(*) filter (where id < ((($2::int8 >> 10) + 1) << 10)) as in_bucket, 'id,card,time,code,type,modem,receptionTimeUtc' || E'\n' || coalesce(string_agg(concat_ws(',', id, card, time, code, type, modem, reception_time_utc), E'\n' order by id) || E'\n', '') as body from page) b
