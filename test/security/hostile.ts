@@ -15,8 +15,8 @@
  *   numbers": `single-line`/`text` formats and the NUL net);
  * - `typed-body`: every typed property of a JSON body in another JSON type (`"1"` for a number, `"true"` and
  *   `null` for a boolean, `12345` for a string) → 400 (bodies are not coerced);
- * - `lenient-number`: every integer or number query and path parameter as `0x10`, `0b11`, `1e3`, ` 5`,
- *   `1e309` → 400.
+ * - `lenient-number`: every integer or number query and path parameter as `0x10`, `0b11`, ` 5`, `1e309`,
+ *   and integers also as `1e3` → 400.
  * Every answer must be below 500, declared for the operation, in the documented error shape when it is an
  * error, and free of stack traces; afterwards `Object.prototype` must be unpolluted.
  */
@@ -137,7 +137,8 @@ function inputRuleCases(opts: HostileOptions, o: Operation, valid: BuiltRequest,
     const schema = deref<Schema>(opts.spec, p.schema) ?? {};
     if (p.in !== 'path' && p.in !== 'query') continue;
     if (schema.type === 'string' || schema.oneOf) for (const text of forbiddenFor(schema)) add('forbidden-text', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
-    if (schema.type === 'integer' || schema.type === 'number') for (const text of LENIENT_NUMBERS) add('lenient-number', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
+    // An exponent is a decimal number's own notation (`5e-3`), not an integer's.
+    if (schema.type === 'integer' || schema.type === 'number') for (const text of LENIENT_NUMBERS.filter((x) => schema.type === 'integer' || x !== '1e3')) add('lenient-number', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
   }
   const { mediaType, schema } = bodySchemaOf(opts.spec, o);
   if (!mediaType || valid.body === undefined) return out;
@@ -149,9 +150,9 @@ function inputRuleCases(opts: HostileOptions, o: Operation, valid: BuiltRequest,
       if (typeof v === 'string' || s.type === 'string') for (const text of forbiddenFor(s)) add('forbidden-text', where, json(text));
       if (s.oneOf) continue;
       if (s.type === 'string') add('typed-body', where, json(12345));
-      if (s.type === 'integer' || s.type === 'number') add('typed-body', where, json(String(v ?? 1)));
+      if (s.type === 'integer' || s.type === 'number') add('typed-body', where, json(typeof v === 'number' ? String(v) : '1'));
       if (s.type === 'boolean') {
-        add('typed-body', where, json(String(v ?? true)));
+        add('typed-body', where, json(typeof v === 'boolean' ? String(v) : 'true'));
         if (!s.nullable) add('typed-body', where, json(null));
       }
     }

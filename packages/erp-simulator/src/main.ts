@@ -8,10 +8,13 @@
  */
 import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
 import { DEFAULT_TOKENS } from './seed';
+import { controlTokenFromEnv } from './sim-server';
 import { createErpSimulator } from './simulator';
 
 async function main(): Promise<void> {
   const env = envReader();
+  // Before anything listens: outside development no control API without a token.
+  const controlToken = controlTokenFromEnv();
   const logger = createLogger('erp-simulator');
   const main = env.string('ERP_SIMULATOR_TOKEN', DEFAULT_TOKENS.main)!;
   const sandbox = env.string('ERP_SIMULATOR_SANDBOX_TOKEN', DEFAULT_TOKENS.sandbox)!;
@@ -23,6 +26,7 @@ async function main(): Promise<void> {
       { name: 'sandbox', prefix: 'sandbox', token: sandbox },
     ],
     log: (line) => logger.info(line),
+    controlToken,
   });
   const urls = (name: string) => (env.string(name, '') ?? '').split(',').map((u) => u.trim()).filter(Boolean);
   for (const url of urls('ERP_SIMULATOR_WEBHOOK_URLS')) sim.subscribe(url, 'main');
@@ -30,7 +34,7 @@ async function main(): Promise<void> {
   await sim.start();
   logger.info(
     { main: sim.baseUrl('main'), sandbox: sim.baseUrl('sandbox'), tokens: { main: main === DEFAULT_TOKENS.main ? main : '(from ERP_SIMULATOR_TOKEN)', sandbox: sandbox === DEFAULT_TOKENS.sandbox ? sandbox : '(from ERP_SIMULATOR_SANDBOX_TOKEN)' } },
-    'ERP simulator listening (control API under /__control, loopback only)',
+    `ERP simulator listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`,
   );
   stopOnSignals(() => sim.stop(), logger);
 }

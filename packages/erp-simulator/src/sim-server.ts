@@ -3,7 +3,9 @@
  * fault injection driven by the loopback-only control API, so tests and developers can make the
  * simulated third party fail, answer slowly or go away.
  *
- * Control endpoints handled here (no authentication; answered only to loopback clients, else 403):
+ * Control endpoints handled here: without a control token answered only to loopback clients (else 403);
+ * with one (`SIM_CONTROL_TOKEN`, required outside development, see {@link controlTokenFromEnv}) to any
+ * client that sends it in `X-Control-Token` (else 401):
  * - `POST /__control/fail {status?: 503, count?: 1, mode?: 'status', method?, path?}` — the next `count`
  *   matching API requests fail: `mode: 'status'` answers `status` without acting; `'reset'` drops the
  *   connection without acting; `'resetAfterProcessing'` acts, then drops the connection instead of
@@ -24,6 +26,7 @@
  * - `GET /__control/requests` — the last 1000 API requests: method, path, status (0 = dropped), time.
  * Everything else under `/__control/` goes to the simulator's own control handler.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 
@@ -98,6 +101,30 @@ export interface SimServerOptions {
   control: SimHandler;
   /** Error body in the simulated product's format. */
   errorBody(status: number, message: string): unknown;
+  /** Token the control API requires in `X-Control-Token`; undefined → loopback clients only, no token. */
+  controlToken?: string;
+}
+
+/** Whether `presented` is `token`, compared in constant time. */
+function tokenMatches(presented: string | string[] | undefined, token: string): boolean {
+  const digest = (v: string) => createHash('sha256').update(v).digest();
+  return typeof presented === 'string' && timingSafeEqual(digest(presented), digest(token));
+}
+
+/**
+ * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
+ * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
+ * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
+ * changes"). Throws an Error naming the variable.
+ */
+export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
+  const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
+  const appEnv = env.APP_ENV ?? 'development';
+  if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
+    throw new Error(`SIM_CONTROL_TOKEN is required when APP_ENV=${appEnv}: the simulator's control API must not run without a credential outside development`);
+  }
+  if (token !== undefined && token.length < 16) throw new Error('SIM_CONTROL_TOKEN must be at least 16 characters');
+  return token;
 }
 
 /** Reads a request body (at most 2 MB). */
@@ -257,7 +284,9 @@ export class SimServer {
     }
     try {
       if (req.path.startsWith('/__control/')) {
-        if (!LOOPBACK.has(raw.socket.remoteAddress ?? '')) return this.write(res, { status: 403, json: this.opts.errorBody(403, 'control API: loopback only') });
+        if (this.opts.controlToken !== undefined) {
+          if (!tokenMatches(raw.headers['x-control-token'], this.opts.controlToken)) return this.write(res, { status: 401, json: this.opts.errorBody(401, 'control API: X-Control-Token required') });
+        } else if (!LOOPBACK.has(raw.socket.remoteAddress ?? '')) return this.write(res, { status: 403, json: this.opts.errorBody(403, 'control API: loopback only') });
         return this.write(res, await this.controlCommon(req));
       }
       if (this.resetAll) {

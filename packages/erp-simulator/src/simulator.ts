@@ -66,6 +66,8 @@ export interface ErpSimulatorOptions {
   webhookTimeoutMs?: number;
   /** Console-style log line sink; default none. */
   log?: (line: string) => void;
+  /** Token the control API (`/__control/…`) requires in `X-Control-Token`; absent → loopback clients only. */
+  controlToken?: string;
 }
 
 /** A request or answer that departs from weclapp's contract. */
@@ -174,6 +176,7 @@ export class ErpSimulator {
       host: options.host ?? '127.0.0.1',
       api: (req) => this.api(req),
       control: (req) => this.control(req),
+      controlToken: options.controlToken,
       errorBody: (status, message) => errorBody(status, message),
     });
     this.reset();

@@ -6,10 +6,13 @@
  * (comma list) or `POST /__control/subscribe`.
  */
 import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { controlTokenFromEnv } from '@sports-timing/erp-simulator/src/sim-server';
 import { DEFAULT_API_KEY, DEFAULT_INSTANCE, createPaymentSimulator } from './simulator';
 
 async function main(): Promise<void> {
   const env = envReader();
+  // Before anything listens: outside development no control API without a token.
+  const controlToken = controlTokenFromEnv();
   const logger = createLogger('payment-simulator');
   const sim = createPaymentSimulator({
     port: env.int('PAYMENT_SIMULATOR_PORT', 8091, 0, 65535),
@@ -21,10 +24,11 @@ async function main(): Promise<void> {
     // Paylinks live in memory only: ids derived from time never repeat those a shop stored before a restart.
     idsFromTime: true,
     log: (line) => logger.info(line),
+    controlToken,
   });
   for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) sim.subscribe(url, 'json');
   await sim.start();
-  logger.info({ baseUrl: sim.baseUrl, instance: sim.instance }, 'payment simulator listening (control API under /__control, loopback only)');
+  logger.info({ baseUrl: sim.baseUrl, instance: sim.instance }, `payment simulator listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
   stopOnSignals(() => sim.stop(), logger);
 }
 

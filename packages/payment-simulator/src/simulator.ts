@@ -75,6 +75,8 @@ export interface PaymentSimulatorOptions {
    */
   idsFromTime?: boolean;
   log?: (line: string) => void;
+  /** Token the control API (`/__control/…`) requires in `X-Control-Token`; absent → loopback clients only. */
+  controlToken?: string;
 }
 
 /** 2025-01-01T00:00:00Z, epoch ms: the origin of time-derived ids. */
@@ -224,6 +226,7 @@ export class PaymentSimulator {
       host: options.host ?? '127.0.0.1',
       api: (req) => this.api(req),
       control: (req) => this.control(req),
+      controlToken: options.controlToken,
       errorBody: (_status, message) => errorBody(message),
     });
     this.reset();

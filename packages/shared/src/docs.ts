@@ -153,7 +153,7 @@ ${links.map((l) => `<li><a href="${escapeHtml(l.href)}">${escapeHtml(l.title)}</
   });
   router.get('/docs/assets/:file', (req, res, next) => {
     if (!DOCS_ASSETS.has(req.params.file)) return next();
-    res.sendFile(path.join(ASSETS_DIR, req.params.file), { maxAge: '1d' });
+    res.sendFile(req.params.file, { root: ASSETS_DIR, maxAge: '1d' });
   });
   return router;
 }

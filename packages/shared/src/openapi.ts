@@ -9,7 +9,7 @@ import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import * as OpenApiValidator from 'express-openapi-validator';
 import yaml from 'js-yaml';
 import { ApiError, validationError } from './errors';
-import { findForbiddenText, isStrictInteger, TEXT_FORMATS } from './text-rules';
+import { findForbiddenText, isStrictInteger, isStrictNumber, TEXT_FORMATS } from './text-rules';
 
 /** A parsed OpenAPI document (plain object). */
 export type OpenApiDocument = Record<string, unknown> & { paths: Record<string, Record<string, unknown>> };
@@ -105,7 +105,8 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   }) as unknown as RequestHandler[];
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
-  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), strictNumbers(spec), ...(opts.beforeValidation ?? []), rejectForbiddenText);
+  // The input rules run after access control (a caller without rights gets 401/403 whatever it sends).
+  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []), strictNumbers(spec), rejectForbiddenText);
   return [headAsGet, rejectPrototypeQueryNames, ...chain];
 }
 
@@ -198,7 +199,7 @@ const rejectPrototypeQueryNames: RequestHandler = (req, _res, next) => {
  * Integer and number parameters (query, path, header) as the specs state them ("Text and numbers"): the
  * validator would coerce `0x10`, `0b11`, `1e3`, ` 5` and `1e309` (Infinity) into numbers, so the raw text is
  * held to decimal digits first (integers within int64, a `-` only where the schema admits negatives; numbers
- * with an optional decimal fraction). The validator then checks the schema's bounds.
+ * decimal with an optional fraction and exponent, finite). The validator then checks the schema's bounds.
  */
 function strictNumbers(spec: OpenApiDocument): RequestHandler {
   return (req, _res, next) => {
@@ -217,9 +218,9 @@ function strictNumbers(spec: OpenApiDocument): RequestHandler {
       else continue;
       const negative = !(typeof schema.minimum === 'number' && schema.minimum >= 0);
       for (const v of values) {
-        const ok = type === 'integer' ? isStrictInteger(v, negative) : (negative ? /^-?[0-9]{1,20}(\.[0-9]{1,20})?$/ : /^[0-9]{1,20}(\.[0-9]{1,20})?$/).test(v);
+        const ok = type === 'integer' ? isStrictInteger(v, negative) : isStrictNumber(v, negative);
         if (!ok) {
-          const what = type === 'integer' ? `a decimal integer${negative ? '' : ' without sign'} within 64 bits` : `a decimal number${negative ? '' : ' without sign'}`;
+          const what = type === 'integer' ? `a decimal integer${negative ? '' : ' without sign'} within 64 bits` : `a finite decimal number${negative ? '' : ' without sign'}`;
           return next(validationError({ [p.name]: [`${p.name} must be ${what}.`] }, `${p.name} must be ${what}.`));
         }
       }

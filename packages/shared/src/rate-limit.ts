@@ -65,7 +65,7 @@ export async function consumeOrThrow(limiter: RateLimiterAbstract, key: string, 
  * caller nothing (RELIABILITY.md, "input rules"). Charged before the body is read, a request cannot know this
  * earlier.
  */
-export function refundIfRefusedByValidation(req: Request, res: Response, limiter: RateLimiterAbstract, key: string, logger?: Logger): void {
+function refundIfRefusedByValidation(req: Request, res: Response, limiter: RateLimiterAbstract, key: string, logger?: Logger): void {
   res.once('finish', () => {
     if (res.statusCode !== 400 || reachedHandler(req)) return;
     limiter.reward(key, 1).catch((err: unknown) => logger?.warn({ err }, 'rate-limit refund failed'));

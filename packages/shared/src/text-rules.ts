@@ -17,13 +17,15 @@
  * surrogate is the code point U+D800–U+DFFF (refused), as ajv compiles `pattern` (its `unicodeRegExp`).
  */
 
-const NOT_TEXT = '\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF';
+const NOT_TEXT =
+  '\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF';
 
 /** `single-line`: see the module comment. */
 const SINGLE_LINE = new RegExp(`^[^${NOT_TEXT}\\u0009\\u000A\\u000D]*$`, 'u');
 /** `text`: see the module comment. */
 const MULTI_LINE = new RegExp(`^[^${NOT_TEXT}]*$`, 'u');
 /** Characters no string of any request may hold, whatever its schema (see {@link findForbiddenText}). */
+// eslint-disable-next-line no-control-regex -- NUL is the character this rule exists to find.
 const NEVER = /\u0000|[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
 /** The string formats of the specs, by name: a predicate on the text (see the module comment). */
@@ -73,6 +75,23 @@ export function isStrictInteger(text: string, negative: boolean): boolean {
   return n >= -(2n ** 63n) && n <= 2n ** 63n - 1n;
 }
 
+/**
+ * Whether `text` is a number as the specs take it in parameters (`type: number`): decimal, with an optional
+ * fraction and exponent (`1.5`, `5e-3`), finite (`1e309` is not), a leading `-` only when `negative`; no
+ * spaces, `+` sign, `0x`/`0b` prefixes, `Infinity` or `NaN`.
+ */
+export function isStrictNumber(text: string, negative: boolean): boolean {
+  if (
+    !(
+      negative
+        ? /^-?([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/
+        : /^([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/
+    ).test(text)
+  )
+    return false;
+  return Number.isFinite(Number(text));
+}
+
 const NOT_SINGLE_LINE = new RegExp(`[${NOT_TEXT}\\u0009\\u000A\\u000D]+`, 'gu');
 
 /**
@@ -85,5 +104,10 @@ const NOT_SINGLE_LINE = new RegExp(`[${NOT_TEXT}\\u0009\\u000A\\u000D]+`, 'gu');
 export function asSingleLine(text: string, maxLength: number): string {
   const line = text.replace(NOT_SINGLE_LINE, ' ').replace(/\s+/g, ' ').trim();
   const points = [...line];
-  return points.length <= maxLength ? line : `${points.slice(0, maxLength - 1).join('').trimEnd()}…`;
+  return points.length <= maxLength
+    ? line
+    : `${points
+        .slice(0, maxLength - 1)
+        .join('')
+        .trimEnd()}…`;
 }

@@ -51,13 +51,18 @@ export interface paths {
          *     carry `Cache-Control: no-store` and `Pragma: no-cache`.
          *
          *     An unknown user name and a wrong password give the same `invalid_grant` answer after the same
-         *     work (a password hash is always computed). Password attempts are limited per account (default
-         *     5 failures in 15 minutes, `LOGIN_MAX_FAILURES_PER_ACCOUNT`), counted for the user whatever alias
-         *     names it (user name or e-mail address, any case), and per client IP address (default 50 in an
-         *     hour, `LOGIN_MAX_FAILURES_PER_IP`). The limit is atomic: each attempt is reserved before its
-         *     password is hashed, so parallel attempts cannot exceed it; over the limit the endpoint answers
-         *     `429` with `Retry-After` and a problem body, without checking the password (a successful login
-         *     clears the account's failures). The current-password check of `users/update-profile` counts
+         *     work (a password hash is always computed). Password attempts are throttled per account *and
+         *     client IP address* with growing delays instead of locking the account for everyone (OWASP's
+         *     authentication guidance): a source has 5 attempts on an account (`LOGIN_MAX_FAILURES_PER_ACCOUNT`),
+         *     counted for the user whatever alias names it (user name or e-mail address, any case), then waits
+         *     1 s, 2 s, 4 s, … at most 15 minutes between attempts; an account failing from many sources (default
+         *     100 failures in an hour, `LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES`) delays every source after its
+         *     first failed attempt. A source that has not failed — the owner elsewhere — is never refused. Per
+         *     client IP address at most 50 failures an hour across accounts (`LOGIN_MAX_FAILURES_PER_IP`). The
+         *     limits are atomic: each attempt is reserved before its password is hashed, so parallel attempts
+         *     cannot exceed them; when a source must wait the endpoint answers `429` with `Retry-After` and a
+         *     problem body, without checking the password (a successful login clears that source's failures
+         *     and delay). The current-password check of `users/update-profile` counts
          *     against the same limits. The counters live in Redis when `REDIS_URL` is set (shared by all
          *     instances), in memory otherwise. Password hashing is bounded (`PASSWORD_HASH_CONCURRENCY` at
          *     once, `PASSWORD_HASH_QUEUE` waiting): beyond that the answer is `503` with `Retry-After: 1` at

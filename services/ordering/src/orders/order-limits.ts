@@ -73,7 +73,7 @@ export class OrderLimits {
 
   /**
    * Gives back the point of a discount-code check refused by validation (a 400 before any code was looked
-   * at; `refundIfRefusedByValidation` in shared rate-limit.ts decides when).
+   * at; `discountCheckLimit` in app.ts decides when, by `reachedHandler`).
    */
   async refundDiscountCheck(caller: string): Promise<void> {
     await this.discountChecks?.reward(caller, 1);
