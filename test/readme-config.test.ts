@@ -59,7 +59,9 @@ function variablesRead(): Map<string, string[]> {
 function documented(): Set<string> {
   const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
   const section = readme.slice(readme.indexOf('## Configuration'), readme.indexOf('\n## ', readme.indexOf('## Configuration') + 5));
-  return new Set([...section.matchAll(/`([A-Z][A-Z0-9_]{2,})`/g)].map((m) => m[1]));
+  // A variable is named in a row's first column (a default such as `SHIPPING` in another column is a value).
+  const firstCells = [...section.matchAll(/^\|([^|\n]*)\|/gm)].map((m) => m[1]);
+  return new Set(firstCells.flatMap((cell) => [...cell.matchAll(/`([A-Z][A-Z0-9_]{2,})`/g)].map((m) => m[1])));
 }
 
 describe('README configuration table', () => {
