@@ -24,7 +24,10 @@ const SPARSE_MODEMS = [1, 2];
 
 /** `text` without its leading blank lines and trailing blanks, and without the indentation all its lines share. */
 function dedent(text: string): string {
-  const lines = text.replace(/^\s*\n/, '').trimEnd().split('\n');
+  const lines = text
+    .replace(/^\s*\n/, '')
+    .trimEnd()
+    .split('\n');
   const indent = Math.min(...lines.filter((l) => l.trim() !== '').map((l) => l.length - l.trimStart().length));
   return lines.map((l) => l.slice(indent)).join('\n');
 }
@@ -35,7 +38,12 @@ export function renderPunchStatements(): Map<string, string> {
   for (const statement of ['walk', 'sparse'] as PageStatement[]) {
     for (const modems of statement === 'sparse' ? SPARSE_MODEMS : [1]) {
       for (const format of ['json', 'csv'] as PunchFormat[]) {
-        for (const [timeFrom, timeTo] of [[null, null], [1, null], [null, 1], [1, 1]] as const) {
+        for (const [timeFrom, timeTo] of [
+          [null, null],
+          [1, null],
+          [null, 1],
+          [1, 1],
+        ] as const) {
           for (const withTotal of [true, false]) {
             const scope: PunchScope = { modems: Array.from({ length: modems }, (_, i) => `m${i + 1}`), afterId: 0, timeFrom, timeTo };
             const { name, text, values } = pageQuery(scope, format, withTotal, statement);

@@ -72,7 +72,9 @@ export function startPrivateCluster(): PrivateCluster {
     pgServerBin('pg_ctl', ['-D', data, '-w', '-t', '60', '-o', opts, '-l', path.join(dir, 'server.log'), 'start']);
   } catch (err) {
     rmSync(dir, { recursive: true, force: true });
-    throw new Error(`could not start a private PostgreSQL from ${PG_BIN_DIR} (set PG_BIN_DIR to PostgreSQL 15's bin directory): ${String(err)}`, { cause: err });
+    throw new Error(`could not start a private PostgreSQL from ${PG_BIN_DIR} (set PG_BIN_DIR to PostgreSQL 15's bin directory): ${String(err)}`, {
+      cause: err,
+    });
   }
   const url = (database: string) => `postgres://postgres@${encodeURIComponent(dir)}:${PORT}/${database}`;
   return {
@@ -88,7 +90,20 @@ export function startPrivateCluster(): PrivateCluster {
     dump(database, schema) {
       const out = execFileSync(
         path.join(PG_BIN_DIR, 'pg_dump'),
-        ['--host', dir, '--port', String(PORT), '--username', 'postgres', '--dbname', database, '--schema-only', `--schema=${schema}`, '--no-owner', '--no-privileges'],
+        [
+          '--host',
+          dir,
+          '--port',
+          String(PORT),
+          '--username',
+          'postgres',
+          '--dbname',
+          database,
+          '--schema-only',
+          `--schema=${schema}`,
+          '--no-owner',
+          '--no-privileges',
+        ],
         { encoding: 'utf8', maxBuffer: 64 * 1024 * 1024 },
       );
       return normaliseDump(out);
@@ -148,8 +163,15 @@ export async function createEmptySchema(database: Database<unknown>, service: Sc
  * advisory lock), for moving one migration at a time; each method throws the migration's error. The schema
  * must exist ({@link createEmptySchema} or {@link migrateUp} creates it).
  */
-export function stepMigrator(database: Database<unknown>, service: SchemaService): { up(): Promise<string[]>; down(): Promise<string[]>; allDown(): Promise<string[]> } {
-  const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(service.migrations) }, migrationTableSchema: service.schema });
+export function stepMigrator(
+  database: Database<unknown>,
+  service: SchemaService,
+): { up(): Promise<string[]>; down(): Promise<string[]>; allDown(): Promise<string[]> } {
+  const migrator = new Migrator({
+    db: database.db,
+    provider: { getMigrations: () => Promise.resolve(service.migrations) },
+    migrationTableSchema: service.schema,
+  });
   const run = async (result: Promise<MigrationResultSet>): Promise<string[]> => {
     const { error, results } = await result;
     if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });

@@ -9,7 +9,17 @@
 import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import { liveResume, maintenanceAndCaches, orderDelivery, punchDelivery, replicaLag, rollingRestart, sharedRateLimit, throughput, type ThroughputResult } from '../test/topology/scenarios';
+import {
+  liveResume,
+  maintenanceAndCaches,
+  orderDelivery,
+  punchDelivery,
+  replicaLag,
+  rollingRestart,
+  sharedRateLimit,
+  throughput,
+  type ThroughputResult,
+} from '../test/topology/scenarios';
 import { runSettings, startTopology } from '../test/topology/topology';
 import { renderScaling, type Figures } from '../test/topology/report';
 
@@ -37,11 +47,31 @@ async function main(): Promise<number> {
     log('(a) 32 uploaders + 8 pollers');
     f.punches = await punchDelivery(t, { uploaders: 32, pollers: 8, durationMs: scale(15_000), tag: 'a1' });
     log('(a) again while timing2 is SIGKILLed and restarted');
-    f.punchesKill = await punchDelivery(t, { uploaders: 32, pollers: 8, durationMs: scale(15_000), tag: 'a2', disruption: { mode: 'kill', instance: t.timing[1], atMs: scale(4_000), downMs: scale(3_000) } });
+    f.punchesKill = await punchDelivery(t, {
+      uploaders: 32,
+      pollers: 8,
+      durationMs: scale(15_000),
+      tag: 'a2',
+      disruption: { mode: 'kill', instance: t.timing[1], atMs: scale(4_000), downMs: scale(3_000) },
+    });
     log('(b) SSE and long-poll clients while timing3 is SIGKILLed');
-    f.live = await liveResume(t, { streams: 8, longPolls: 8, uploaders: 8, durationMs: scale(10_000), tag: 'b', disruption: { mode: 'kill', instance: t.timing[2], atMs: scale(3_000), downMs: scale(2_000) } });
+    f.live = await liveResume(t, {
+      streams: 8,
+      longPolls: 8,
+      uploaders: 8,
+      durationMs: scale(10_000),
+      tag: 'b',
+      disruption: { mode: 'kill', instance: t.timing[2], atMs: scale(3_000), downMs: scale(2_000) },
+    });
     log('(c) orders while ordering1 is SIGKILLed');
-    f.orders = await orderDelivery(t, { clients: 8, orders: QUICK ? 100 : 400, firstCard: 8_300_000, tag: 'c', disruption: { mode: 'kill', instance: t.ordering[0], atMs: scale(3_000), downMs: scale(2_000) }, stalledOrders: 2 });
+    f.orders = await orderDelivery(t, {
+      clients: 8,
+      orders: QUICK ? 100 : 400,
+      firstCard: 8_300_000,
+      tag: 'c',
+      disruption: { mode: 'kill', instance: t.ordering[0], atMs: scale(3_000), downMs: scale(2_000) },
+      stalledOrders: 2,
+    });
     f.maintenance = await maintenanceAndCaches(t);
     log('(d) shared rate limit');
     f.rateLimit = await sharedRateLimit(t, { limitPerMinute: 120, requests: 300, callerIp: `198.51.100.${1 + (process.pid % 250)}` });
@@ -58,15 +88,26 @@ async function main(): Promise<number> {
     const tt = await startTopology({ basePort: BASE, timing: n, ordering: 0, log });
     current = tt;
     try {
-      f.throughput.push(await throughput(tt, { uploaders: 32, pollers: 32, phaseMs: scale(10_000), tag: `g${n}`, processes: () => ({ ...tt.pids(), loadGenerator: [] }) }));
+      f.throughput.push(
+        await throughput(tt, { uploaders: 32, pollers: 32, phaseMs: scale(10_000), tag: `g${n}`, processes: () => ({ ...tt.pids(), loadGenerator: [] }) }),
+      );
     } finally {
       await tt.stop();
     }
   }
   const figures = f as Figures;
-  const md = renderScaling(figures, { date: started.toISOString(), cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? '?', node: process.version, quick: QUICK, loadAverage });
+  const md = renderScaling(figures, {
+    date: started.toISOString(),
+    cpus: os.cpus().length,
+    cpuModel: os.cpus()[0]?.model ?? '?',
+    node: process.version,
+    quick: QUICK,
+    loadAverage,
+  });
   writeFileSync(path.join(__dirname, '..', 'SCALING.md'), md);
-  const violations = (Object.entries(figures) as [string, Figures[keyof Figures]][]).flatMap(([k, v]) => (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x) => `${k}: ${x}`));
+  const violations = (Object.entries(figures) as [string, Figures[keyof Figures]][]).flatMap(([k, v]) =>
+    (Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x) => `${k}: ${x}`),
+  );
   for (const v of violations) log(`VIOLATION ${v}`);
   log(`SCALING.md written; ${violations.length} violations`);
   return violations.length ? 1 : 0;
@@ -75,7 +116,6 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
-     
     console.error(err);
     process.exit(1);
   },

@@ -55,13 +55,31 @@ beforeAll(async () => {
   await upload(
     timing,
     org.key,
-    Array.from({ length: 5 }, (_, i) => ({ card: String(8_621_484 + i), time: Date.UTC(2026, 10, 24, 10, 0, i), code: 31 + i, type: 'Control', modem: '4000001' })),
+    Array.from({ length: 5 }, (_, i) => ({
+      card: String(8_621_484 + i),
+      time: Date.UTC(2026, 10, 24, 10, 0, i),
+      code: 31 + i,
+      type: 'Control',
+      modem: '4000001',
+    })),
   );
-  const ev = await request(timing.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Live', public: true, modems: ['4000001'] }).expect(201);
+  const ev = await request(timing.app)
+    .post('/api/rest/v1/events')
+    .set('apikey', org.key)
+    .send({ name: 'Live', public: true, modems: ['4000001'] })
+    .expect(201);
   eventId = ev.body.id;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -97,7 +115,12 @@ describe('battery.js (sportident-web fetchSiacBattery) from a page on another or
           const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(text);
           return m ? [Number(m[1]), Number(m[2]), Number(m[3])] : null;
         };
-        return { status: response.status, cardNumber: Number(body.cardNumber ?? cardNumber), batteryDate: parseDay(body.batteryDate), replaceBefore: parseDay(body.replaceBefore) };
+        return {
+          status: response.status,
+          cardNumber: Number(body.cardNumber ?? cardNumber),
+          batteryDate: parseDay(body.batteryDate),
+          replaceBefore: parseDay(body.replaceBefore),
+        };
       }, `${orderingBase}/api/rest/v1/products/si-cards/`);
       expect(result).toEqual({ status: 200, cardNumber: 8621484, batteryDate: [2020, 1, 15], replaceBefore: [2023, 1, 15] });
     } finally {
@@ -108,7 +131,10 @@ describe('battery.js (sportident-web fetchSiacBattery) from a page on another or
   it('an unknown card is a readable 404 (battery.js returns null), not an opaque CORS failure', async () => {
     const page = await pageAt(otherOrigin);
     try {
-      const status = await page.evaluate(async (url) => (await fetch(url, { headers: { 'X-Sportident-Client-Id': 'browser-test' } })).status, `${orderingBase}/api/rest/v1/products/si-cards/8000001`);
+      const status = await page.evaluate(
+        async (url) => (await fetch(url, { headers: { 'X-Sportident-Client-Id': 'browser-test' } })).status,
+        `${orderingBase}/api/rest/v1/products/si-cards/8000001`,
+      );
       expect(status).toBe(404);
     } finally {
       await page.close();
@@ -126,7 +152,12 @@ describe('a live-result page polling the SPORTident Center read', () => {
             headers: { Accept: 'application/json' },
           });
           const punches = (await res.json()) as { card: number; mode: string }[];
-          return { status: res.status, total: res.headers.get('X-Total-Count'), cards: punches.map((p) => p.card), modes: [...new Set(punches.map((p) => p.mode))] };
+          return {
+            status: res.status,
+            total: res.headers.get('X-Total-Count'),
+            cards: punches.map((p) => p.card),
+            modes: [...new Set(punches.map((p) => p.mode))],
+          };
         },
         { base: timingBase, id: eventId },
       );

@@ -13,11 +13,7 @@ const SERVERS = { timing: 'services/timing/src/server.ts', ordering: 'services/o
 /** A working database for the cases that must fail on something else first. */
 const GOOD_DB = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 
-function run(
-  cmd: string,
-  args: string[],
-  env: Record<string, string>,
-): Promise<{ code: number | null; lines: string[] }> {
+function run(cmd: string, args: string[], env: Record<string, string>): Promise<{ code: number | null; lines: string[] }> {
   const full: NodeJS.ProcessEnv = {
     ...process.env,
     DATABASE_URL: GOOD_DB,
@@ -26,19 +22,15 @@ function run(
     DEMO_DATA: 'false',
     ...env,
   };
-  for (const name of ['LOG_LEVEL', 'HTTP_LOG', 'SHUTDOWN_ACCEPT_MS', 'BUILD_TIME', 'GIT_COMMIT', 'JEST_WORKER_ID'])
-    if (!(name in env)) delete full[name];
+  for (const name of ['LOG_LEVEL', 'HTTP_LOG', 'SHUTDOWN_ACCEPT_MS', 'BUILD_TIME', 'GIT_COMMIT', 'JEST_WORKER_ID']) if (!(name in env)) delete full[name];
   const child = spawn(cmd, args, { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
-  return new Promise((resolve) =>
-    child.on('exit', (code) => resolve({ code, lines: out.split('\n').filter((l) => l.trim() !== '') })),
-  );
+  return new Promise((resolve) => child.on('exit', (code) => resolve({ code, lines: out.split('\n').filter((l) => l.trim() !== '') })));
 }
 
-const server = (svc: keyof typeof SERVERS, env: Record<string, string>) =>
-  run(process.execPath, ['--import', 'tsx', SERVERS[svc]], env);
+const server = (svc: keyof typeof SERVERS, env: Record<string, string>) => run(process.execPath, ['--import', 'tsx', SERVERS[svc]], env);
 
 const cases: { name: string; svc: keyof typeof SERVERS; env: Record<string, string>; line: RegExp }[] = [
   {
@@ -104,7 +96,5 @@ describe.each(cases)('$name', ({ svc, env, line }) => {
 it('the launcher names a bad port variable before starting anything', async () => {
   const r = await run('pnpm', ['-s', 'start'], { EMBEDDED_PG_PORT: 'abc', DATABASE_URL: '' });
   expect(r.code).toBe(1);
-  expect(r.lines).toEqual([
-    '[start] Invalid configuration: EMBEDDED_PG_PORT="abc" (expected an integer between 1 and 65535)',
-  ]);
+  expect(r.lines).toEqual(['[start] Invalid configuration: EMBEDDED_PG_PORT="abc" (expected an integer between 1 and 65535)']);
 }, 60_000);

@@ -30,30 +30,27 @@ const services = () => [
   },
 ];
 
-it.each(['timing', 'ordering'])(
-  '%s: / is an HTML page for a browser, JSON for an API client, with a favicon; each link answers',
-  async (name) => {
-    const { app, must } = services().find((s) => s.name === name)!;
-    const html = await request(app).get('/').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8').expect(200);
-    expect(html.headers['content-type']).toMatch(/^text\/html/);
-    expect(html.text).toContain('<link rel="icon" href="/favicon.svg"');
-    const json = await request(app).get('/').set('Accept', 'application/json').expect(200);
-    expect(json.headers['content-type']).toMatch(/^application\/json/);
-    const body = json.body as { service: string; version: string; links: { title: string; href: string }[] };
-    expect(body.service).toBe(name);
-    expect(body.version).toMatch(/^\d+\.\d+/);
-    const hrefs = body.links.map((l) => l.href);
-    for (const href of must) {
-      expect(hrefs).toContain(href);
-      expect(html.text).toContain(`href="${href}"`);
-    }
-    for (const href of hrefs) {
-      const res = await request(app).get(href);
-      expect([href, res.status]).toEqual([href, 200]);
-    }
-    const icon = await request(app).get('/favicon.ico').expect(200);
-    expect(icon.headers['content-type']).toMatch(/^image\/svg\+xml/);
-    // A negative control: an unknown path is still the documented 404.
-    await request(app).get('/no-such-page').expect(404);
-  },
-);
+it.each(['timing', 'ordering'])('%s: / is an HTML page for a browser, JSON for an API client, with a favicon; each link answers', async (name) => {
+  const { app, must } = services().find((s) => s.name === name)!;
+  const html = await request(app).get('/').set('Accept', 'text/html,application/xhtml+xml,*/*;q=0.8').expect(200);
+  expect(html.headers['content-type']).toMatch(/^text\/html/);
+  expect(html.text).toContain('<link rel="icon" href="/favicon.svg"');
+  const json = await request(app).get('/').set('Accept', 'application/json').expect(200);
+  expect(json.headers['content-type']).toMatch(/^application\/json/);
+  const body = json.body as { service: string; version: string; links: { title: string; href: string }[] };
+  expect(body.service).toBe(name);
+  expect(body.version).toMatch(/^\d+\.\d+/);
+  const hrefs = body.links.map((l) => l.href);
+  for (const href of must) {
+    expect(hrefs).toContain(href);
+    expect(html.text).toContain(`href="${href}"`);
+  }
+  for (const href of hrefs) {
+    const res = await request(app).get(href);
+    expect([href, res.status]).toEqual([href, 200]);
+  }
+  const icon = await request(app).get('/favicon.ico').expect(200);
+  expect(icon.headers['content-type']).toMatch(/^image\/svg\+xml/);
+  // A negative control: an unknown path is still the documented 404.
+  await request(app).get('/no-such-page').expect(404);
+});

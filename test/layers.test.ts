@@ -49,7 +49,7 @@ test('the scanner finds builder calls and sql templates, and skips comments', ()
     'const r = await sql<{ n: number }>`select 1 as n`.execute(db);',
     'await sql`select pg_notify(${c}, ${p})`.execute(db);',
     'const q = sql.raw(text);',
-    '// db.updateTable(\'orders\') in a comment',
+    "// db.updateTable('orders') in a comment",
     "/** `trx.deleteFrom('x')` in a doc comment */",
     "const url = 'http://example.org/selectFrom';",
   ].join('\n');

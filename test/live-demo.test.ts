@@ -42,9 +42,7 @@ it('DEMO_LIVE=abc: one line naming the variable, exit 1, nothing started', () =>
     timeout: 60_000,
   });
   expect(r.status).toBe(1);
-  expect(`${r.stdout}${r.stderr}`).toMatch(
-    /^\[start\] DEMO_LIVE: not a replay speed \(a positive number, 1 = real pace\): abc$/m,
-  );
+  expect(`${r.stdout}${r.stderr}`).toMatch(/^\[start\] DEMO_LIVE: not a replay speed \(a positive number, 1 = real pace\): abc$/m);
   expect(r.stdout).not.toMatch(/embedded PostgreSQL/);
 });
 
@@ -83,19 +81,12 @@ it('DEMO_LIVE=600: the live replay event fills with punches of now, and the stac
           from: number;
         }[];
         event = events.find((e) => e.name === 'VeNotte 2020 (live replay)');
-        if (event)
-          total = Number(
-            (await fetch(`${base}/api/rest/v1/punches?eventId=${event.id}`, { method: 'HEAD' })).headers.get(
-              'x-total-count',
-            ),
-          );
+        if (event) total = Number((await fetch(`${base}/api/rest/v1/punches?eventId=${event.id}`, { method: 'HEAD' })).headers.get('x-total-count'));
       } catch {
         // not up yet
       }
     }
-    expect(output).toMatch(
-      new RegExp(`DEMO_LIVE=600: replaying VeNotte 2020 now at 600x; live page ${base}/events/\\d+/live`),
-    );
+    expect(output).toMatch(new RegExp(`DEMO_LIVE=600: replaying VeNotte 2020 now at 600x; live page ${base}/events/\\d+/live`));
     expect(event).toBeDefined();
     expect(total).toBeGreaterThanOrEqual(100);
     expect(event!.modems.every((m) => /^212\d{4}$/.test(m))).toBe(true);

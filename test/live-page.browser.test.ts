@@ -60,7 +60,15 @@ beforeAll(async () => {
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   browser = await chromium.launch({
     executablePath: CHROMIUM,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking', '--disable-component-update', '--disable-sync'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-quic',
+      '--no-first-run',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+    ],
   });
 }, 120_000);
 afterAll(async () => {
@@ -76,7 +84,11 @@ afterAll(async () => {
 async function uploadPunch(modem: string, card: number, code: number): Promise<void> {
   const now = new Date();
   const time = Date.UTC(2020, 1, 1, 21, now.getUTCMinutes(), now.getUTCSeconds(), now.getUTCMilliseconds());
-  await request(timing.app).post('/api/rest/v1/punches').set('apikey', timing.adminKey).send([{ card: String(card), time, code, type: 'Control', modem }]).expect(200);
+  await request(timing.app)
+    .post('/api/rest/v1/punches')
+    .set('apikey', timing.adminKey)
+    .send([{ card: String(card), time, code, type: 'Control', modem }])
+    .expect(200);
 }
 
 async function dbTotal(): Promise<number> {
@@ -135,13 +147,13 @@ describe('the live page of the demo event', () => {
     try {
       await uploadPunch('2020056', 8_700_002, 56);
       const row = '#modems tr[data-serial="2020056"]';
-      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'false', row, { timeout: 2_000 });
+      await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.quiet === 'false', row, { timeout: 2_000 });
       // No more uploads from it: within the threshold plus the one-second tick it is flagged.
-      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'true', row, { timeout: 6_000 });
+      await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.quiet === 'true', row, { timeout: 6_000 });
       expect(await page.textContent(`${row} .badge`)).toMatch(/^quiet for (<1|\d+) min$/);
       // The threshold is the page's own: back to 5 minutes, the modem is sending again.
       await page.fill('#quiet-minutes', '5');
-      await page.waitForFunction((sel) => (document.querySelector(sel))?.dataset.quiet === 'false', row, { timeout: 2_000 });
+      await page.waitForFunction((sel) => document.querySelector(sel)?.dataset.quiet === 'false', row, { timeout: 2_000 });
     } finally {
       await page.close();
     }
@@ -202,8 +214,12 @@ describe('the live page of the demo event', () => {
       expect(badges.join(' ')).not.toMatch(/day/);
       // Every time on the page ends in the one hour:minute:second shape of the browser's locale.
       const shape = (t: string) => t.replace(/\d/g, '9').replace(/\b[AP]M\b/, 'XM');
-      const timeShape = shape(await page.evaluate(() => new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' }).format(0)));
-      const cells = await page.$$eval('#feed tbody tr td:nth-child(5), #modems tbody tr td:nth-child(4), #modems tbody tr td:nth-child(5)', (tds) => tds.map((td) => td.textContent ?? ''));
+      const timeShape = shape(
+        await page.evaluate(() => new Intl.DateTimeFormat(undefined, { hour: '2-digit', minute: '2-digit', second: '2-digit', timeZone: 'UTC' }).format(0)),
+      );
+      const cells = await page.$$eval('#feed tbody tr td:nth-child(5), #modems tbody tr td:nth-child(4), #modems tbody tr td:nth-child(5)', (tds) =>
+        tds.map((td) => td.textContent ?? ''),
+      );
       const times = cells.filter((t) => t !== '—' && !/ ago$/.test(t));
       expect(times.length).toBeGreaterThan(50);
       expect(times.filter((t) => !shape(t).endsWith(timeShape))).toEqual([]);
@@ -257,7 +273,11 @@ describe('a private event', () => {
       .set('apikey', owner.key)
       .send([{ card: '8700100', time: Date.UTC(2026, 10, 24, 10), code: 31, type: 'Control', modem: '5000001' }])
       .expect(200);
-    const ev = await request(timing.app).post('/api/rest/v1/events').set('apikey', owner.key).send({ name: 'Club training', public: false, modems: ['5000001'] }).expect(201);
+    const ev = await request(timing.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send({ name: 'Club training', public: false, modems: ['5000001'] })
+      .expect(201);
     const page = await browser.newPage();
     try {
       await page.goto(`${base}/events/${ev.body.id}/live`);
@@ -271,7 +291,11 @@ describe('a private event', () => {
       await page.waitForSelector('#connection.live', { timeout: 15_000 });
       expect(await valueOf(page, '#total')).toBe(1);
       // The key is kept in this tab's session only.
-      expect(await page.evaluate(() => (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem('timing-live-apikey'))).toBe(owner.key);
+      expect(
+        await page.evaluate(() =>
+          (globalThis as unknown as { sessionStorage: { getItem(k: string): string | null } }).sessionStorage.getItem('timing-live-apikey'),
+        ),
+      ).toBe(owner.key);
       expect(await page.evaluate(() => (globalThis as unknown as { localStorage: { length: number } }).localStorage.length)).toBe(0);
     } finally {
       await page.close();

@@ -78,6 +78,7 @@ describe('README configuration table', () => {
 
   it('the scan finds the variables it should (a negative control of the patterns)', () => {
     const read = variablesRead();
-    for (const name of ['DATABASE_URL', 'TIMING_PORT', 'EMBEDDED_PG_PORT', 'ERP_SIMULATOR_TOKEN', 'TIMING_URL', 'FAULT_PG_PORT', 'PASSWORD_HASH_COST_LN']) expect(read.has(name)).toBe(true);
+    for (const name of ['DATABASE_URL', 'TIMING_PORT', 'EMBEDDED_PG_PORT', 'ERP_SIMULATOR_TOKEN', 'TIMING_URL', 'FAULT_PG_PORT', 'PASSWORD_HASH_COST_LN'])
+      expect(read.has(name)).toBe(true);
   });
 });

@@ -20,7 +20,14 @@ function walkthroughBlocks(readme: string): string[] {
 
 async function freePorts(n: number): Promise<number[]> {
   const servers = await Promise.all(
-    Array.from({ length: n }, () => new Promise<net.Server>((resolve) => { const s = net.createServer(); s.listen(0, '127.0.0.1', () => resolve(s)); })),
+    Array.from(
+      { length: n },
+      () =>
+        new Promise<net.Server>((resolve) => {
+          const s = net.createServer();
+          s.listen(0, '127.0.0.1', () => resolve(s));
+        }),
+    ),
   );
   const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
   await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
@@ -129,7 +136,7 @@ describe('README walkthroughs', () => {
   });
 
   describe('your own event', () => {
-    it('the admin creates the club\'s user and its key; the club makes a second key', () => {
+    it("the admin creates the club's user and its key; the club makes a second key", () => {
       const { status, output } = runBlock(blockWith(blocks, '"userName": "ok-lagune"'));
       expect(output).toMatch(/^club key saved$/m);
       expect(output).toMatch(/"name":"MeOS"/);
@@ -147,7 +154,7 @@ describe('README walkthroughs', () => {
       expect(status).toBe(0);
     });
 
-    it('MeOS (event and modem mode), SIRAPimport and RadioSender requests answer the club\'s punches', () => {
+    it("MeOS (event and modem mode), SIRAPimport and RadioSender requests answer the club's punches", () => {
       const { status, output } = runBlock(blockWith(blocks, 'MeOS, event mode: its exact query'));
       expect(output).toMatch(/^\d+,\d+,158058\d{7},\d+,\w+,3000\d{3},\d+$/m);
       expect(output).toMatch(/^modems 3000053,3000054: 17 punches$/m);
@@ -155,7 +162,7 @@ describe('README walkthroughs', () => {
       expect(status).toBe(0);
     });
 
-    it('the live page and its status read of the club\'s event', () => {
+    it("the live page and its status read of the club's event", () => {
       const { status, output } = runBlock(blockWith(blocks, '/events/$EVENT/live'));
       expect(output).toMatch(/<title>[^<]+<\/title>/);
       expect(output).toMatch(/"total":476/);

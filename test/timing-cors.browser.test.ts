@@ -116,11 +116,7 @@ const PAGE_HEADERS = {
 describe('a live-result page on another origin', () => {
   test('reads punches of a public event with Content-Type, Cache-Control, Pragma and X-Requested-With', async () => {
     const page = await pageAt(pageOrigin);
-    const read = await readFromPage(
-      page,
-      `${timingBase}/api/rest/v1/punches?eventId=${eventId}&afterId=0`,
-      PAGE_HEADERS,
-    );
+    const read = await readFromPage(page, `${timingBase}/api/rest/v1/punches?eventId=${eventId}&afterId=0`, PAGE_HEADERS);
     expect(read).toEqual({ status: 200, punches: 3, total: '3' });
     await page.close();
   });

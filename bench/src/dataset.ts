@@ -94,7 +94,6 @@ export function uploadModem(u: number, m: number): string {
   return `${UPLOAD_MODEM_PREFIX}${String(u).padStart(2, '0')}-${m}`;
 }
 
-
 interface EventPlan {
   e: number;
   n: number;
@@ -167,9 +166,10 @@ async function ensureDatabaseExists(url: string): Promise<void> {
   const client = await connect(admin.toString());
   try {
     const { rowCount } = await client.query('select 1 from pg_database where datname = $1', [name]);
-    if (!rowCount) await client.query(`create database "${name.replace(/"/g, '""')}"`).catch((err: { code?: string }) => {
-      if (err.code !== '42P04') throw err; // created concurrently
-    });
+    if (!rowCount)
+      await client.query(`create database "${name.replace(/"/g, '""')}"`).catch((err: { code?: string }) => {
+        if (err.code !== '42P04') throw err; // created concurrently
+      });
   } finally {
     await client.end();
   }
@@ -183,10 +183,12 @@ interface Marker {
 }
 
 async function readMarker(client: pg.Client): Promise<Marker | undefined> {
-  const { rows } = await client.query<Marker>(
-    `select scale::float8 as scale, variant, generator_version, generated_seconds::float8 as generated_seconds
+  const { rows } = await client
+    .query<Marker>(
+      `select scale::float8 as scale, variant, generator_version, generated_seconds::float8 as generated_seconds
      from public.bench_dataset where to_regclass('public.bench_dataset') is not null`,
-  ).catch(() => ({ rows: [] as Marker[] }));
+    )
+    .catch(() => ({ rows: [] as Marker[] }));
   return rows[0];
 }
 
@@ -215,7 +217,9 @@ async function generate(client: pg.Client, url: string, scale: number, variant: 
   const started = Date.now();
   const plan = planDataset(scale, variant);
   log(`generating ${plan.totalPunches.toLocaleString('en')} punches, ${plan.events.length} events, ${plan.modems} modems (scale ${scale}, ${variant})`);
-  await client.query(`drop table if exists public.bench_dataset; drop schema if exists ${POSTGREST_SCHEMA} cascade; drop schema if exists ${TIMING_SCHEMA} cascade`);
+  await client.query(
+    `drop table if exists public.bench_dataset; drop schema if exists ${POSTGREST_SCHEMA} cascade; drop schema if exists ${TIMING_SCHEMA} cascade`,
+  );
 
   const database = createDatabase({ url, schema: TIMING_SCHEMA, max: 2, applicationName: 'bench-migrate' });
   try {
@@ -230,11 +234,20 @@ async function generate(client: pg.Client, url: string, scale: number, variant: 
   try {
     const { rows: owner } = await client.query<{ id: number }>(`insert into users (user_name, role) values ('bench-owner', 'user') returning id`);
     const ownerId = owner[0].id;
-    await client.query(`insert into modems (serial, user_id) select 'BM-' || lpad(j::text, 5, '0'), $1 from generate_series(1, $2::int) j`, [ownerId, plan.modems]);
+    await client.query(`insert into modems (serial, user_id) select 'BM-' || lpad(j::text, 5, '0'), $1 from generate_series(1, $2::int) j`, [
+      ownerId,
+      plan.modems,
+    ]);
     await client.query(
       `create temp table gen_events on commit drop as
        select * from unnest($1::int[], $2::int8[], $3::int[], $4::int[], $5::int[]) as t(e, n, day, modem_first, modem_count)`,
-      [plan.events.map((x) => x.e), plan.events.map((x) => x.n), plan.events.map((x) => x.day), plan.events.map((x) => x.modemFirst), plan.events.map((x) => x.modemCount)],
+      [
+        plan.events.map((x) => x.e),
+        plan.events.map((x) => x.n),
+        plan.events.map((x) => x.day),
+        plan.events.map((x) => x.modemFirst),
+        plan.events.map((x) => x.modemCount),
+      ],
     );
     await client.query(
       `insert into events (id, name, owner_id, is_public)
@@ -377,14 +390,14 @@ export async function ensureDataset(opts: DatasetOptions): Promise<DatasetInfo> 
       (await client.query<{ modem: string }>('select modem from event_modems where event_id = $1 order by modem', [e])).rows.map((r) => r.modem);
     const bigEventModems = await modemsOf(1);
     const smallEventModems = variant === 'full' ? await modemsOf(2) : [];
-    const { rows: tail } = await client.query<{ id: string }>(
-      'select id from punches where modem = any($1::text[]) order by id desc limit $2',
-      [bigEventModems, TAIL_PUNCHES + 1],
-    );
-    const { rows: mid } = await client.query<{ id: string }>(
-      'select id from punches where modem = any($1::text[]) order by id offset $2 limit 1',
-      [bigEventModems, Math.floor(plan.events[0].n / 2)],
-    );
+    const { rows: tail } = await client.query<{ id: string }>('select id from punches where modem = any($1::text[]) order by id desc limit $2', [
+      bigEventModems,
+      TAIL_PUNCHES + 1,
+    ]);
+    const { rows: mid } = await client.query<{ id: string }>('select id from punches where modem = any($1::text[]) order by id offset $2 limit 1', [
+      bigEventModems,
+      Math.floor(plan.events[0].n / 2),
+    ]);
     const { rows: size } = await client.query<{ bytes: string }>(`select pg_total_relation_size('punches') as bytes`);
     const bigEvent = plan.events[0];
     const smallEvent = plan.events[1];

@@ -120,11 +120,7 @@ async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   if (spec.streams) return runStreams(spec, spec.streams);
   const writer = spec.writer ? startWriter(spec.writer) : undefined;
   try {
-    const result = await (spec.follow
-        ? runFollow(spec, spec.follow)
-        : spec.overallRate
-          ? runFixedRate(spec, spec.overallRate)
-          : runClosedLoop(spec));
+    const result = await (spec.follow ? runFollow(spec, spec.follow) : spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec));
     if (writer) result.written = await writer.stop();
     return result;
   } finally {
@@ -137,7 +133,14 @@ export const WRITER_CARD = '16777215';
 
 /** Writes batches at a fixed rate until stopped (see {@link LoadSpec.writer}); `stop` returns the punches written. */
 function startWriter(w: NonNullable<LoadSpec['writer']>, commits: Commits = []): { stop(): Promise<number> } {
-  const pool = new pg.Pool({ connectionString: w.databaseUrl, max: 1, application_name: 'bench-writer', options: `-c search_path=timing ${Object.entries(PUNCH_SESSION_SETTINGS).map(([k, v]) => `-c ${k}=${v}`).join(' ')}` });
+  const pool = new pg.Pool({
+    connectionString: w.databaseUrl,
+    max: 1,
+    application_name: 'bench-writer',
+    options: `-c search_path=timing ${Object.entries(PUNCH_SESSION_SETTINGS)
+      .map(([k, v]) => `-c ${k}=${v}`)
+      .join(' ')}`,
+  });
   let written = 0;
   let n = 0;
   let stopped = false;
@@ -305,34 +308,37 @@ async function runStreams(spec: LoadSpec, s: NonNullable<LoadSpec['streams']>): 
   const open = () => {
     const rec = { start: s.startAfterId, last: s.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
     followed.push(rec);
-    const req = http.request({ host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers: spec.headers, agent: false }, (res) => {
-      const bucket = `${Math.floor((res.statusCode ?? 0) / 100)}xx`;
-      if (bucket in buckets) buckets[bucket]++;
-      answered++;
-      let rest = '';
-      res.setEncoding('utf8');
-      res.on('data', (chunk: string) => {
-        bytes += chunk.length;
-        const now = performance.now();
-        const lines = (rest + chunk).split('\n');
-        rest = lines.pop() ?? '';
-        for (const line of lines) {
-          if (!line.startsWith('id: ')) continue;
-          const id = Number(line.slice(4));
-          if (id <= rec.last) {
-            rec.outOfOrder++;
-            continue;
+    const req = http.request(
+      { host: target.hostname, port: target.port, path: `${target.pathname}${target.search}`, method: 'GET', headers: spec.headers, agent: false },
+      (res) => {
+        const bucket = `${Math.floor((res.statusCode ?? 0) / 100)}xx`;
+        if (bucket in buckets) buckets[bucket]++;
+        answered++;
+        let rest = '';
+        res.setEncoding('utf8');
+        res.on('data', (chunk: string) => {
+          bytes += chunk.length;
+          const now = performance.now();
+          const lines = (rest + chunk).split('\n');
+          rest = lines.pop() ?? '';
+          for (const line of lines) {
+            if (!line.startsWith('id: ')) continue;
+            const id = Number(line.slice(4));
+            if (id <= rec.last) {
+              rec.outOfOrder++;
+              continue;
+            }
+            rec.last = id;
+            rec.count++;
+            rec.sum += id;
+            delivered++;
+            const at = committedAt(id);
+            if (at !== undefined) latencyUs.recordValue(Math.max(1, Math.round((now - at) * 1000)));
           }
-          rec.last = id;
-          rec.count++;
-          rec.sum += id;
-          delivered++;
-          const at = committedAt(id);
-          if (at !== undefined) latencyUs.recordValue(Math.max(1, Math.round((now - at) * 1000)));
-        }
-      });
-      res.on('error', () => undefined);
-    });
+        });
+        res.on('error', () => undefined);
+      },
+    );
     req.on('error', () => {
       errors++;
       answered++;
@@ -342,7 +348,7 @@ async function runStreams(spec: LoadSpec, s: NonNullable<LoadSpec['streams']>): 
   };
   for (let i = 0; i < spec.connections; i++) open();
   // Every page open (or failed) before punches arrive: at most 30 s.
-  for (const until = performance.now() + 30_000; answered < spec.connections && performance.now() < until; ) await new Promise((r) => setTimeout(r, 50));
+  for (const until = performance.now() + 30_000; answered < spec.connections && performance.now() < until;) await new Promise((r) => setTimeout(r, 50));
   const start = performance.now();
   const writer = spec.writer ? startWriter(spec.writer, commits) : undefined;
   await new Promise((r) => setTimeout(r, spec.durationSeconds * 1000));

@@ -31,7 +31,13 @@ async function sendAll(url: string, pool: boolean, messages: number, concurrency
       Array.from({ length: concurrency }, async () => {
         while (next < messages) {
           const i = next++;
-          await mailer.send({ from: 'shop@example.com', to: `customer${i}@example.com`, subject: `Order ${round}-${i}`, text: BODY, messageId: `<bench-${pool ? 'p' : 'c'}-${round}-${i}@bench>` });
+          await mailer.send({
+            from: 'shop@example.com',
+            to: `customer${i}@example.com`,
+            subject: `Order ${round}-${i}`,
+            text: BODY,
+            messageId: `<bench-${pool ? 'p' : 'c'}-${round}-${i}@bench>`,
+          });
         }
       }),
     );

@@ -91,7 +91,9 @@ async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
     max: opts.poolSize ?? 10,
     application_name: 'bench-raw',
     // The timing service's session settings: its page statement (prepared, like ours) is planned with them.
-    options: `-c search_path=timing,public ${Object.entries(PUNCH_SESSION_SETTINGS).map(([k, v]) => `-c ${k}=${v}`).join(' ')}`,
+    options: `-c search_path=timing,public ${Object.entries(PUNCH_SESSION_SETTINGS)
+      .map(([k, v]) => `-c ${k}=${v}`)
+      .join(' ')}`,
   });
   pool.on('error', () => undefined);
 

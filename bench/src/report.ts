@@ -180,17 +180,26 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
       ...(cpu.length ? { cpuMsPerRequest: median(cpu) } : {}),
       ...(dbCpu.length ? { databaseCpuMsPerRequest: median(dbCpu) } : {}),
       ...(ms.some((m) => m.paymentSimulator)
-        ? { paymentSimulator: { ...(simCpu.length ? { cpuMsPerRequest: median(simCpu) } : {}), ...(simPeaks.length ? { rssPeak: Math.max(...simPeaks) } : {}) } }
+        ? {
+            paymentSimulator: { ...(simCpu.length ? { cpuMsPerRequest: median(simCpu) } : {}), ...(simPeaks.length ? { rssPeak: Math.max(...simPeaks) } : {}) },
+          }
         : {}),
       non2xx: ms.reduce((a, m) => a + m.load.non2xx, 0),
       errors: ms.reduce((a, m) => a + m.load.errors + m.load.timeouts, 0),
       ...(ms.some((m) => m.gapFree)
         ? {
-            gapFree: ms.reduce((a, m) => ({ clients: a.clients + (m.gapFree?.clients ?? 0), violations: a.violations + (m.gapFree?.violations ?? 0), received: a.received + (m.gapFree?.received ?? 0) }), {
-              clients: 0,
-              violations: 0,
-              received: 0,
-            }),
+            gapFree: ms.reduce(
+              (a, m) => ({
+                clients: a.clients + (m.gapFree?.clients ?? 0),
+                violations: a.violations + (m.gapFree?.violations ?? 0),
+                received: a.received + (m.gapFree?.received ?? 0),
+              }),
+              {
+                clients: 0,
+                violations: 0,
+                received: 0,
+              },
+            ),
           }
         : {}),
     };
@@ -209,7 +218,15 @@ function failed(...xs: Summary[]): string {
 
 const fmt = (v: number, digits = 2) => (Number.isFinite(v) ? v.toFixed(digits) : '–');
 
-function ratioTarget(summaries: Summary[], label: string, scenario: string, alt: InstanceName, min: number, ours: InstanceName = 'ours', altScenario = scenario): TargetResult {
+function ratioTarget(
+  summaries: Summary[],
+  label: string,
+  scenario: string,
+  alt: InstanceName,
+  min: number,
+  ours: InstanceName = 'ours',
+  altScenario = scenario,
+): TargetResult {
   const o = find(summaries, scenario, ours);
   const a = find(summaries, altScenario, alt);
   if (!o || !a) return { target: label, measured: '–', status: 'not measured' };
@@ -242,27 +259,43 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
   t.push(ratioTarget(summaries, 'Full page CSV ≥ 0.8× raw', 'page-csv', 'raw', 0.8));
   for (const sc of ['popular-json', 'popular-csv']) {
     const o = find(summaries, sc, 'ours-shared');
-    for (const [alt, min] of [['postgrest', 5], ['raw', 2]] as const) {
+    for (const [alt, min] of [
+      ['postgrest', 5],
+      ['raw', 2],
+    ] as const) {
       const a = find(summaries, sc, alt);
       const label = `${sc}: polls/s ≥ ${min}× ${alt === 'raw' ? 'raw' : 'PostgREST'} with a p99 no higher`;
       if (!o || !a) t.push({ target: label, measured: '–', status: 'not measured' });
       else {
         const r = o.rps / a.rps;
-        t.push({ target: label, measured: `${fmt(r)}× (${fmt(o.rps, 0)} vs ${fmt(a.rps, 0)} polls/s; p99 ${fmt(o.p99, 0)} vs ${fmt(a.p99, 0)} ms${failed(o, a)})`, status: r >= min && o.p99 <= a.p99 ? 'met' : 'not met' });
+        t.push({
+          target: label,
+          measured: `${fmt(r)}× (${fmt(o.rps, 0)} vs ${fmt(a.rps, 0)} polls/s; p99 ${fmt(o.p99, 0)} vs ${fmt(a.p99, 0)} ms${failed(o, a)})`,
+          status: r >= min && o.p99 <= a.p99 ? 'met' : 'not met',
+        });
       }
     }
     const p = find(summaries, sc, 'postgrest');
     const label = `${sc}: PostgreSQL CPU per poll ≥ 10× below PostgREST's`;
-    if (!o || !p || o.databaseCpuMsPerRequest === undefined || p.databaseCpuMsPerRequest === undefined) t.push({ target: label, measured: '–', status: 'not measured' });
+    if (!o || !p || o.databaseCpuMsPerRequest === undefined || p.databaseCpuMsPerRequest === undefined)
+      t.push({ target: label, measured: '–', status: 'not measured' });
     else {
       const r = p.databaseCpuMsPerRequest / o.databaseCpuMsPerRequest;
-      t.push({ target: label, measured: `${fmt(r, 1)}× (${fmt(o.databaseCpuMsPerRequest, 3)} vs ${fmt(p.databaseCpuMsPerRequest, 3)} ms)`, status: r >= 10 ? 'met' : 'not met' });
+      t.push({
+        target: label,
+        measured: `${fmt(r, 1)}× (${fmt(o.databaseCpuMsPerRequest, 3)} vs ${fmt(p.databaseCpuMsPerRequest, 3)} ms)`,
+        status: r >= 10 ? 'met' : 'not met',
+      });
     }
     const checked = summaries.filter((s) => s.scenario === sc && s.gapFree);
     if (checked.length) {
       const v = checked.reduce((a, s) => a + (s.gapFree?.violations ?? 0), 0);
       const n = checked.reduce((a, s) => a + (s.gapFree?.clients ?? 0), 0);
-      t.push({ target: `${sc}: every live client received every punch once, in order (all servers)`, measured: `${v} violations in ${n} client runs`, status: v === 0 ? 'met' : 'not met' });
+      t.push({
+        target: `${sc}: every live client received every punch once, in order (all servers)`,
+        measured: `${v} violations in ${n} client runs`,
+        status: v === 0 ? 'met' : 'not met',
+      });
     }
   }
   {
@@ -278,7 +311,15 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 2× PostgREST', 'tail-poll', 'postgrest', 2));
   t.push(ratioTarget(summaries, 'Small poll (tail) ≥ 0.6× raw', 'tail-poll', 'raw', 0.6));
   {
-    const x = ratioTarget(summaries, 'X-Total-Count on the 1 M event: poll with it ≥ 0.7× the same poll without it', 'count-1m', 'raw', 0.7, 'ours', 'page-first');
+    const x = ratioTarget(
+      summaries,
+      'X-Total-Count on the 1 M event: poll with it ≥ 0.7× the same poll without it',
+      'count-1m',
+      'raw',
+      0.7,
+      'ours',
+      'page-first',
+    );
     x.note = 'ours always sends the count, so "without" is the raw server\'s same first page without a count';
     t.push(x);
   }
@@ -289,7 +330,11 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
     if (!big || !small) t.push({ target: label, measured: '–', status: 'not measured' });
     else {
       const r = big.rps / small.rps;
-      t.push({ target: label, measured: `${fmt(r)}× (${fmt(big.rps, 1)} at 5 M vs ${fmt(small.rps, 1)} req/s at 1 M${failed(big, small)})`, status: r >= 0.85 ? 'met' : 'not met' });
+      t.push({
+        target: label,
+        measured: `${fmt(r)}× (${fmt(big.rps, 1)} at 5 M vs ${fmt(small.rps, 1)} req/s at 1 M${failed(big, small)})`,
+        status: r >= 0.85 ? 'met' : 'not met',
+      });
     }
   }
   t.push(p99Target(summaries, scenarios, 'p99-poll'));
@@ -313,7 +358,11 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
     const label = `${sc}: batched uploads ≥ 100,000 punches/s (gap-free insert)`;
     t.push(
       o && o.punchesPerSecond !== undefined
-        ? { target: label, measured: `${Math.round(o.punchesPerSecond).toLocaleString('en')} punches/s`, status: o.punchesPerSecond >= 100_000 ? 'met' : 'not met' }
+        ? {
+            target: label,
+            measured: `${Math.round(o.punchesPerSecond).toLocaleString('en')} punches/s`,
+            status: o.punchesPerSecond >= 100_000 ? 'met' : 'not met',
+          }
         : { target: label, measured: '–', status: 'not measured' },
     );
   }
@@ -338,7 +387,9 @@ export function evaluateTargets(summaries: Summary[], scenarios: Scenario[], una
     );
   }
   {
-    const peaks = summaries.filter((s) => s.instance === 'ours' && ['page-json', 'page-csv', 'page-gzip', 'p99-page'].includes(s.scenario) && typeof s.rssPeak === 'number');
+    const peaks = summaries.filter(
+      (s) => s.instance === 'ours' && ['page-json', 'page-csv', 'page-gzip', 'p99-page'].includes(s.scenario) && typeof s.rssPeak === 'number',
+    );
     const label = 'Memory: timing service under the full-page load < 256 MiB RSS';
     if (!peaks.length) t.push({ target: label, measured: '–', status: 'not measured' });
     else {
@@ -375,7 +426,7 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('');
   L.push('Written by `pnpm bench` (bench/src/run.ts). Our timing service, PostgREST and a raw `node:http` + `pg`');
   L.push('server run side by side on one generated dataset in one PostgreSQL; load comes from a separate process');
-  L.push('(autocannon as fast as possible; fixed-rate scenarios open-loop, latency from each request\'s due time, see');
+  L.push("(autocannon as fast as possible; fixed-rate scenarios open-loop, latency from each request's due time, see");
   L.push('bench/README.md); servers are measured in interleaved rounds (the order rotates each round) and every number');
   L.push('is the median over rounds. Ratios compare servers within this run only.');
   L.push('');
@@ -394,7 +445,9 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push(`- CPU: ${r.machine.cpuModel}, ${r.machine.cores} cores; memory ${(r.machine.memoryBytes / 2 ** 30).toFixed(1)} GiB; ${r.machine.platform}`);
   L.push(`- Load average (1/5/15 min): before ${la(r.machine.loadAvgBefore)}, after ${la(r.machine.loadAvgAfter)}`);
   L.push(`- Node ${r.versions.node}; ${r.versions.postgres}; ${r.versions.postgrest}; autocannon ${r.versions.autocannon}; commit ${r.versions.commit}`);
-  L.push(`- Run: ${r.startedAt} – ${r.finishedAt}; scale ${r.options.scale}, ${r.options.rounds} round(s) of ${r.options.durationSeconds} s per server and scenario, ${r.options.warmupSeconds} s warm-up each`);
+  L.push(
+    `- Run: ${r.startedAt} – ${r.finishedAt}; scale ${r.options.scale}, ${r.options.rounds} round(s) of ${r.options.durationSeconds} s per server and scenario, ${r.options.warmupSeconds} s warm-up each`,
+  );
   L.push(
     r.options.runMode === 'tsx'
       ? '- Node servers ran from TypeScript under `node --import tsx` (`--tsx`)'
@@ -412,12 +465,14 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   if (r.datasets.flat) {
     const f = r.datasets.flat;
     L.push('');
-    L.push(`Flatness baseline: a second database holding only the big event (${f.totalPunches.toLocaleString('en')} punches, ${(f.punchTableBytes / 2 ** 20).toFixed(0)} MiB).`);
+    L.push(
+      `Flatness baseline: a second database holding only the big event (${f.totalPunches.toLocaleString('en')} punches, ${(f.punchTableBytes / 2 ** 20).toFixed(0)} MiB).`,
+    );
   }
   L.push('');
   L.push('All three punch servers expose the same rows: PostgREST reads the view `bench_api.punches` (the API columns,');
-  L.push('`receptionTimeUtc` as a quoted alias) with the timing service\'s visibility condition');
-  L.push('`txid < pg_snapshot_xmin(pg_current_snapshot())`; the raw server runs the timing service\'s own page statements');
+  L.push("`receptionTimeUtc` as a quoted alias) with the timing service's visibility condition");
+  L.push("`txid < pg_snapshot_xmin(pg_current_snapshot())`; the raw server runs the timing service's own page statements");
   L.push('(imported from punches.repository.ts). Each answered every read scenario once before the load with the same');
   L.push('punch ids in the same order (column "same ids"). Pools: 10 connections for each server.');
   L.push('');
@@ -425,14 +480,19 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('');
   L.push('| Target | Measured | Status |');
   L.push('|---|---|---|');
-  for (const t of r.targets) L.push(`| ${t.target} | ${t.measured}${t.note ? ` — ${t.note}` : ''} | ${t.status === 'met' ? 'met' : t.status === 'not met' ? '**not met**' : 'not measured'} |`);
+  for (const t of r.targets)
+    L.push(
+      `| ${t.target} | ${t.measured}${t.note ? ` — ${t.note}` : ''} | ${t.status === 'met' ? 'met' : t.status === 'not met' ? '**not met**' : 'not measured'} |`,
+    );
   L.push('');
   L.push('## Scenarios');
   for (const sc of scenarios) {
     L.push('');
     L.push(`### ${sc.title} (\`${sc.id}\`)`);
     L.push('');
-    L.push(`${sc.description[0].toUpperCase()}${sc.description.slice(1)}; ${sc.overallRate ? `fixed total rate ${sc.overallRate} req/s` : 'as fast as possible'}, ${sc.connections} connections.`);
+    L.push(
+      `${sc.description[0].toUpperCase()}${sc.description.slice(1)}; ${sc.overallRate ? `fixed total rate ${sc.overallRate} req/s` : 'as fast as possible'}, ${sc.connections} connections.`,
+    );
     const gone = r.unavailable.filter((u) => u.scenario === sc.id);
     const rows = r.summaries.filter((s) => s.scenario === sc.id);
     if (rows.length) {
@@ -447,7 +507,8 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
       for (const x of rows) {
         const check = r.checks.find((c) => c.scenario === sc.id && c.instance === x.instance);
         const same = check?.sameIds === undefined ? (isUpload ? 'n/a' : '–') : check.sameIds ? `yes (${check.idCount})` : '**NO**';
-        const ratio = ref && x !== ref ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
+        const ratio =
+          ref && x !== ref ? (isUpload && ref.punchesPerSecond && x.punchesPerSecond ? ref.punchesPerSecond / x.punchesPerSecond : ref.rps / x.rps) : NaN;
         const rss = typeof x.rssPeak === 'number' ? ` (RSS peak ${(x.rssPeak / 1048576).toFixed(0)} MiB)` : '';
         if (x.paymentSimulator) {
           const sim = x.paymentSimulator;
@@ -496,14 +557,14 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('- What the numbers mean for the timing service, what changed for them and what is still open:');
   L.push('  [bench/README.md](bench/README.md#findings).');
   L.push('- Our service is asked like result software asks it (`eventId`, `modem=a,b`); PostgREST and the raw server get');
-  L.push('  the event\'s modem list. Our numbers therefore include the event lookup (cached per instance) and the access check.');
+  L.push("  the event's modem list. Our numbers therefore include the event lookup (cached per instance) and the access check.");
   L.push('- Ours always sends `X-Total-Count`, computed in the page statement: the page size when the page is not full,');
-  L.push('  otherwise exact from per-modem bucket counters (timing migrations 0002/0003) plus the rest of afterId\'s');
+  L.push("  otherwise exact from per-modem bucket counters (timing migrations 0002/0003) plus the rest of afterId's");
   L.push('  1,024-id bucket (from the page itself when it reaches past it); PostgREST (`Prefer: count=exact`) and the raw');
   L.push('  server (`count(*)`) count every row.');
   L.push('- Ours and the raw server run the same page statements (prepared, one generic plan each): a primary-key walk at');
   L.push('  the live head or where the counters show the modems dense, else one (modem, id) index walk per modem. For JSON');
-  L.push('  the raw server sends PostgreSQL\'s `row_to_json` text; ours slices PostgreSQL\'s CSV text into the same JSON');
+  L.push("  the raw server sends PostgreSQL's `row_to_json` text; ours slices PostgreSQL's CSV text into the same JSON");
   L.push('  (timing `punches/page-json.ts`, byte-identical). Ours serves plain reads and uploads before Express (fast lane).');
   L.push('- PostgREST compresses nothing itself (it is usually put behind a proxy), so in page-gzip it sends plain JSON.');
   L.push('- Uploads: the raw server runs one plain `INSERT … ON CONFLICT DO NOTHING` after a key lookup in the same');
@@ -515,8 +576,8 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('  recipient address are off as well); each order is one BSF8 station with its own');
   L.push('  `Idempotency-Key`, so every request creates an order and its confirmation e-mail in the outbox. As under');
   L.push('  `pnpm start`, the payment simulator (`packages/payment-simulator`) is its provider: every order gets its');
-  L.push('  paylink (created in the request) and a payment-link e-mail. The simulator\'s CPU and memory are given apart.');
-  L.push('- CPU ms/req: the server process\'s and the benchmark databases\' PostgreSQL backends\' CPU time (`/proc`) during');
+  L.push("  paylink (created in the request) and a payment-link e-mail. The simulator's CPU and memory are given apart.");
+  L.push("- CPU ms/req: the server process's and the benchmark databases' PostgreSQL backends' CPU time (`/proc`) during");
   L.push('  the measurement, divided by its requests (PostgreSQL also counts background work such as outbox dispatch).');
   L.push('- Before each measurement the harness waits until no statement of the previous load is still running on the');
   L.push('  databases (PostgREST and the raw server keep executing their multi-second counts after a load ends).');

@@ -90,7 +90,10 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
         o.warmupSeconds = num(flag, value(), 0);
         break;
       case '--only':
-        o.only = (value() ?? '').split(',').map((s) => s.trim()).filter(Boolean);
+        o.only = (value() ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
         break;
       case '--database-url':
         o.databaseUrl = value() ?? '';
@@ -208,10 +211,18 @@ async function checkRead(sc: Scenario, instance: InstanceName, server: RunningSe
   const shape = requestAt(sc, instance, ds);
   try {
     const res = await request(server.baseUrl, shape);
-    const encoding = (res.headers['content-encoding']) ?? null;
+    const encoding = res.headers['content-encoding'] ?? null;
     const text = (encoding === 'gzip' ? zlib.gunzipSync(res.body) : res.body).toString('utf8');
     // PostgREST answers a counted partial result with 206 Partial Content.
-    if (res.status !== 200 && res.status !== 206) return { scenario: sc.id, instance, status: res.status, bodyBytes: res.body.length, contentEncoding: encoding, error: `${shape.path}: ${text.slice(0, 300)}` };
+    if (res.status !== 200 && res.status !== 206)
+      return {
+        scenario: sc.id,
+        instance,
+        status: res.status,
+        bodyBytes: res.body.length,
+        contentEncoding: encoding,
+        error: `${shape.path}: ${text.slice(0, 300)}`,
+      };
     const ids = punchIds(text, sc.format ?? 'json');
     return {
       scenario: sc.id,
@@ -267,20 +278,32 @@ async function probeShop(sc: Scenario, server: RunningServer, ds: DatasetInfo): 
   try {
     const res = await request(server.baseUrl, shape);
     const text = res.body.toString('utf8');
-    const check: Check = { scenario: sc.id, instance: 'ordering', status: res.status, bodyBytes: res.body.length, contentEncoding: (res.headers['content-encoding'] as string) ?? null };
+    const check: Check = {
+      scenario: sc.id,
+      instance: 'ordering',
+      status: res.status,
+      bodyBytes: res.body.length,
+      contentEncoding: (res.headers['content-encoding'] as string) ?? null,
+    };
     if (res.status === 200) return { check };
     const operation = `\`${shape.method} ${shape.path.split('?')[0]}\``;
     if (res.status === 501) return { check, unavailable: `not available yet: ${operation} answers 501 (no handler in the ordering service)` };
     if (sc.id === 'shop-orders') {
       // The spec validator answers 400 before dispatch, so an unimplemented operation looks like a bad body.
       if (!orderingHandlerExists('createShopOrder')) {
-        return { check, unavailable: `not available yet: the ordering service has no \`createShopOrder\` handler (services/ordering/src/http); ${operation} answers ${res.status} to the probe` };
+        return {
+          check,
+          unavailable: `not available yet: the ordering service has no \`createShopOrder\` handler (services/ordering/src/http); ${operation} answers ${res.status} to the probe`,
+        };
       }
       return { check, unavailable: `not measured: ${operation} answered ${res.status} to the probe order: ${text.slice(0, 300)}` };
     }
     return { check, unavailable: `not measured: the probe answered ${res.status}: ${text.slice(0, 200)}` };
   } catch (err) {
-    return { check: { scenario: sc.id, instance: 'ordering', status: 0, bodyBytes: 0, contentEncoding: null, error: (err as Error).message }, unavailable: (err as Error).message };
+    return {
+      check: { scenario: sc.id, instance: 'ordering', status: 0, bodyBytes: 0, contentEncoding: null, error: (err as Error).message },
+      unavailable: (err as Error).message,
+    };
   }
 }
 
@@ -363,7 +386,10 @@ async function settle(urls: string[]): Promise<number> {
 async function backendCpu(client: Awaited<ReturnType<typeof connect>>, urls: string[]): Promise<Map<number, number>> {
   const names = urls.map((u) => decodeURIComponent(new URL(u).pathname.slice(1)));
   // The popular scenarios' writer is the same for every server: left out.
-  const { rows } = await client.query<{ pid: number }>("select pid from pg_stat_activity where datname = any($1::text[]) and pid <> pg_backend_pid() and application_name <> 'bench-writer'", [names]);
+  const { rows } = await client.query<{ pid: number }>(
+    "select pid from pg_stat_activity where datname = any($1::text[]) and pid <> pg_backend_pid() and application_name <> 'bench-writer'",
+    [names],
+  );
   const out = new Map<number, number>();
   for (const { pid } of rows) {
     const s = cpuSeconds(pid);
@@ -527,7 +553,10 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         const first = scChecks[0];
         for (const c of scChecks) {
           c.sameIds = sc.group === 'flat' ? c.idCount === first.idCount : sameArray(c.ids ?? [], first.ids ?? []);
-          if (!c.sameIds) fatal.push(`${sc.id}: ${c.instance} returned other punches than ${first.instance} (${c.idCount} ids ${c.firstId}…${c.lastId} vs ${first.idCount} ids ${first.firstId}…${first.lastId})`);
+          if (!c.sameIds)
+            fatal.push(
+              `${sc.id}: ${c.instance} returned other punches than ${first.instance} (${c.idCount} ids ${c.firstId}…${c.lastId} vs ${first.idCount} ids ${first.firstId}…${first.lastId})`,
+            );
         }
       }
       runnable.set(sc.id, ok);
@@ -540,7 +569,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       return {
         ...(sc.follow
           ? {
-              ...(sc.streams ? { streams: { startAfterId: main.tailAfterId } } : { follow: { template, format: sc.format === 'csv' ? 'csv' : 'json', startAfterId: main.tailAfterId } }),
+              ...(sc.streams
+                ? { streams: { startAfterId: main.tailAfterId } }
+                : { follow: { template, format: sc.format === 'csv' ? 'csv' : 'json', startAfterId: main.tailAfterId } }),
               writer: { databaseUrl: main.url, modems: main.bigEventModems, ratePerSecond: sc.follow.writesPerSecond, maxBatch: 3, userId: writerUser },
             }
           : {}),
@@ -572,7 +603,12 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     const cpuProbe = await connect(main.url);
     try {
       for (let round = 1; round <= opts.rounds; round++) {
-        log(`round ${round}/${opts.rounds} (load average ${os.loadavg().map((x) => x.toFixed(2)).join(' ')})`);
+        log(
+          `round ${round}/${opts.rounds} (load average ${os
+            .loadavg()
+            .map((x) => x.toFixed(2))
+            .join(' ')})`,
+        );
         for (const sc of scenarios) {
           const list = runnable.get(sc.id) ?? [];
           const shift = (round - 1) % Math.max(1, list.length);
@@ -586,16 +622,27 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             const settled = await settle(counterUrls);
             if (settled > 1_000) log(`  (waited ${(settled / 1000).toFixed(1)} s for the database to fall quiet)`);
             const loadAvgBefore = os.loadavg();
-            const cpuBefore = { server: cpuSeconds(server.pid), sidecar: sidecar ? cpuSeconds(sidecar.pid) : null, backends: await backendCpu(cpuProbe, counterUrls) };
+            const cpuBefore = {
+              server: cpuSeconds(server.pid),
+              sidecar: sidecar ? cpuSeconds(sidecar.pid) : null,
+              backends: await backendCpu(cpuProbe, counterUrls),
+            };
             const load = await loader.run(specFor(sc, inst, opts.durationSeconds));
-            const cpuAfter = { server: cpuSeconds(server.pid), sidecar: sidecar ? cpuSeconds(sidecar.pid) : null, backends: await backendCpu(cpuProbe, counterUrls) };
+            const cpuAfter = {
+              server: cpuSeconds(server.pid),
+              sidecar: sidecar ? cpuSeconds(sidecar.pid) : null,
+              backends: await backendCpu(cpuProbe, counterUrls),
+            };
             const loadAvgAfter = os.loadavg();
             const m: Measurement = { scenario: sc.id, instance: inst, round, load, loadAvgBefore, loadAvgAfter };
             if (rss) m.rssPeak = rss.stop();
             if (cpuBefore.server !== null && cpuAfter.server !== null) m.cpuSeconds = cpuAfter.server - cpuBefore.server;
             m.databaseCpuSeconds = backendCpuBetween(cpuBefore.backends, cpuAfter.backends);
             if (sidecar && sidecarRss) {
-              m.paymentSimulator = { cpuSeconds: cpuBefore.sidecar !== null && cpuAfter.sidecar !== null ? cpuAfter.sidecar - cpuBefore.sidecar : null, rssPeak: sidecarRss.stop() };
+              m.paymentSimulator = {
+                cpuSeconds: cpuBefore.sidecar !== null && cpuAfter.sidecar !== null ? cpuAfter.sidecar - cpuBefore.sidecar : null,
+                rssPeak: sidecarRss.stop(),
+              };
             }
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
             if (sc.follow) {
@@ -603,7 +650,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
               await removeWritten(main.url);
             }
             measurements.push(m);
-            const perRequest = (s: number | null | undefined) => (typeof s === 'number' && load.requests > 0 ? `${((s * 1000) / load.requests).toFixed(2)}` : '–');
+            const perRequest = (s: number | null | undefined) =>
+              typeof s === 'number' && load.requests > 0 ? `${((s * 1000) / load.requests).toFixed(2)}` : '–';
             log(
               `  ${sc.id.padEnd(14)} ${inst.padEnd(11)} ${load.rps.toFixed(0).padStart(6)} req/s  p50 ${load.p50.toFixed(1)} ms  p99 ${load.p99.toFixed(1)} ms` +
                 `  CPU ms/req: server ${perRequest(m.cpuSeconds)}, PostgreSQL ${perRequest(m.databaseCpuSeconds)}${m.paymentSimulator ? `, payment simulator ${perRequest(m.paymentSimulator.cpuSeconds)}` : ''}` +
@@ -627,7 +675,9 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   }
 
   // 1,000 messages per round from scale 0.01 up (a few seconds each), fewer for the tiny harness test.
-  const mail = mailSelected ? await measureMail({ messages: Math.max(100, Math.round(1_000 * Math.min(1, opts.scale * 100))), rounds: opts.rounds, log }) : undefined;
+  const mail = mailSelected
+    ? await measureMail({ messages: Math.max(100, Math.round(1_000 * Math.min(1, opts.scale * 100))), rounds: opts.rounds, log })
+    : undefined;
 
   const loadAvgAfter = os.loadavg();
   log(`load average after: ${loadAvgAfter.map((x) => x.toFixed(2)).join(' ')}`);
@@ -635,7 +685,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const results: BenchResults = {
     startedAt,
     finishedAt: new Date().toISOString(),
-    options: { scale: opts.scale, durationSeconds: opts.durationSeconds, rounds: opts.rounds, warmupSeconds: opts.warmupSeconds, only: opts.only, databaseUrl: opts.databaseUrl, runMode: opts.runMode ?? 'compiled' },
+    options: {
+      scale: opts.scale,
+      durationSeconds: opts.durationSeconds,
+      rounds: opts.rounds,
+      warmupSeconds: opts.warmupSeconds,
+      only: opts.only,
+      databaseUrl: opts.databaseUrl,
+      runMode: opts.runMode ?? 'compiled',
+    },
     machine: {
       cpuModel: os.cpus()[0]?.model ?? 'unknown',
       cores: os.cpus().length,
@@ -646,7 +704,15 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     },
     versions: await versions(main.url, needs('postgrest')),
     datasets: { main, ...(flat ? { flat } : {}) },
-    scenarios: scenarios.map(({ id, group, title, description, instances, connections, overallRate }) => ({ id, group, title, description, instances, connections, overallRate })),
+    scenarios: scenarios.map(({ id, group, title, description, instances, connections, overallRate }) => ({
+      id,
+      group,
+      title,
+      description,
+      instances,
+      connections,
+      overallRate,
+    })),
     checks,
     measurements,
     summaries,

@@ -67,7 +67,12 @@ function midAfterId(ds: DatasetInfo): number {
   return ds.bigEventMidId;
 }
 
-function read(instance: InstanceName, ds: DatasetInfo, q: { eventId?: number; modems: string[]; afterId: number; count?: boolean }, headers: Record<string, string>): RequestShape {
+function read(
+  instance: InstanceName,
+  ds: DatasetInfo,
+  q: { eventId?: number; modems: string[]; afterId: number; count?: boolean },
+  headers: Record<string, string>,
+): RequestShape {
   if (instance === 'postgrest') {
     return {
       method: 'GET',
@@ -99,7 +104,8 @@ const popularPoll = (headers: Record<string, string>) => (instance: InstanceName
 const bigPage = (headers: Record<string, string>) => (instance: InstanceName, ds: DatasetInfo) =>
   read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: midAfterId(ds) }, headers);
 
-const tailPoll = (instance: InstanceName, ds: DatasetInfo) => read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: ds.tailAfterId }, JSON_ACCEPT);
+const tailPoll = (instance: InstanceName, ds: DatasetInfo) =>
+  read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: ds.tailAfterId }, JSON_ACCEPT);
 
 const countPage = (count: boolean) => (instance: InstanceName, ds: DatasetInfo) =>
   read(instance, ds, { eventId: ds.bigEventId, modems: ds.bigEventModems, afterId: 0, count }, JSON_ACCEPT);
@@ -205,7 +211,11 @@ const SCENARIOS: Scenario[] = [
     connections: POPULAR_CONNECTIONS,
     follow: { writesPerSecond: POPULAR_WRITES },
     streams: true,
-    request: (_instance, ds) => ({ method: 'GET', path: `/api/rest/v1/punches/stream?eventId=${ds.bigEventId}&afterId={afterId}`, headers: { accept: 'text/event-stream' } }),
+    request: (_instance, ds) => ({
+      method: 'GET',
+      path: `/api/rest/v1/punches/stream?eventId=${ds.bigEventId}&afterId={afterId}`,
+      headers: { accept: 'text/event-stream' },
+    }),
   },
   {
     id: 'roc-tail-poll',
@@ -327,7 +337,11 @@ const SCENARIOS: Scenario[] = [
     description: '`GET /api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=10`',
     instances: ['ordering'],
     connections: CONNECTIONS,
-    request: () => ({ method: 'GET', path: '/api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=10', headers: { accept: 'application/json' } }),
+    request: () => ({
+      method: 'GET',
+      path: '/api/grpc-json/v1/shop/siids/siac1/random-free-siids?numberOfServiceIds=10',
+      headers: { accept: 'application/json' },
+    }),
   },
   {
     id: 'shop-orders',
@@ -338,7 +352,12 @@ const SCENARIOS: Scenario[] = [
     instances: ['ordering'],
     connections: CONNECTIONS,
     uniqueHeader: 'idempotency-key',
-    request: () => ({ method: 'POST', path: '/api/grpc-json/v1/shop/orders', headers: { 'content-type': 'application/json', accept: 'application/json' }, body: JSON.stringify(ORDER_BODY) }),
+    request: () => ({
+      method: 'POST',
+      path: '/api/grpc-json/v1/shop/orders',
+      headers: { 'content-type': 'application/json', accept: 'application/json' },
+      body: JSON.stringify(ORDER_BODY),
+    }),
   },
 ];
 

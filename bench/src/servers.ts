@@ -66,7 +66,11 @@ process.once('exit', () => {
 const EXTRA_NODE_ARGS = (process.env.BENCH_NODE_ARGS ?? '').split(' ').filter((a) => a !== '');
 
 function launch(name: ServerName, cmd: string, args: string[], env: NodeJS.ProcessEnv, ipc: boolean): { child: ChildProcess; output: () => string } {
-  const child = spawn(cmd, cmd === process.execPath ? [...EXTRA_NODE_ARGS, ...args] : args, { cwd: ROOT, env, stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(cmd, cmd === process.execPath ? [...EXTRA_NODE_ARGS, ...args] : args, {
+    cwd: ROOT,
+    env,
+    stdio: ipc ? ['ignore', 'pipe', 'pipe', 'ipc'] : ['ignore', 'pipe', 'pipe'],
+  });
   children.add(child);
   child.once('exit', () => children.delete(child));
   let tail = '';
@@ -128,7 +132,19 @@ export async function prepareRunMode(mode: RunMode, log: (msg: string) => void =
   runMode = mode;
   if (mode !== 'compiled') return;
   const started = Date.now();
-  execFileSync(process.execPath, [...NODE_TSX, path.join(ROOT, 'scripts/build.ts'), 'packages/shared', 'packages/erp-simulator', 'packages/payment-simulator', 'services/timing', 'services/ordering'], { cwd: ROOT, stdio: 'pipe' });
+  execFileSync(
+    process.execPath,
+    [
+      ...NODE_TSX,
+      path.join(ROOT, 'scripts/build.ts'),
+      'packages/shared',
+      'packages/erp-simulator',
+      'packages/payment-simulator',
+      'services/timing',
+      'services/ordering',
+    ],
+    { cwd: ROOT, stdio: 'pipe' },
+  );
   // esbuild is a dependency of the repository root (scripts/build.ts).
   const esbuild = (await import(require.resolve('esbuild', { paths: [ROOT] }))) as typeof import('esbuild');
   await esbuild.build({
@@ -146,7 +162,9 @@ export async function prepareRunMode(mode: RunMode, log: (msg: string) => void =
 
 /** Node arguments to run a package entry (`<dir>/src/<entry>.ts` or its compiled `<dir>/dist/<entry>.js`). */
 function entryArgs(dir: string, entry: string): string[] {
-  return runMode === 'compiled' ? ['--conditions=dist', path.join(ROOT, dir, 'dist', `${entry}.js`)] : [...NODE_TSX, path.join(ROOT, dir, 'src', `${entry}.ts`)];
+  return runMode === 'compiled'
+    ? ['--conditions=dist', path.join(ROOT, dir, 'dist', `${entry}.js`)]
+    : [...NODE_TSX, path.join(ROOT, dir, 'src', `${entry}.ts`)];
 }
 
 /** Node arguments to run a service's server (`services/<name>/src/server.ts` or its compiled `dist/server.js`). */

@@ -42,11 +42,23 @@ describe('benchmark harness', () => {
   it('gets the same punches from ours, PostgREST and the raw server, measures every run and writes the report', async () => {
     const opts = parseArgs([
       // --tsx: no build inside the test (another test may be writing the same dist/ folders).
-      '--scale', '0.002', '--duration', '1', '--rounds', '1', '--warmup', '0', '--tsx',
-      '--only', [...READS, 'roc-tail-poll', 'popular-json', 'upload-single'].join(','),
-      '--database-url', db.url,
-      '--report', path.join(dir, 'BENCHMARKS.md'),
-      '--results-dir', dir,
+      '--scale',
+      '0.002',
+      '--duration',
+      '1',
+      '--rounds',
+      '1',
+      '--warmup',
+      '0',
+      '--tsx',
+      '--only',
+      [...READS, 'roc-tail-poll', 'popular-json', 'upload-single'].join(','),
+      '--database-url',
+      db.url,
+      '--report',
+      path.join(dir, 'BENCHMARKS.md'),
+      '--results-dir',
+      dir,
     ]);
     const results = await runBench({ ...opts, log: () => undefined });
     const ds = results.datasets.main;
@@ -85,7 +97,12 @@ describe('benchmark harness', () => {
       expect(ms.length).toBe(scenario === 'upload-single' ? 2 : 3);
       for (const m of ms) {
         expect(m.load.requests).toBeGreaterThan(0);
-        expect({ scenario, instance: m.instance, non2xx: m.load.non2xx, errors: m.load.errors }).toEqual({ scenario, instance: m.instance, non2xx: 0, errors: 0 });
+        expect({ scenario, instance: m.instance, non2xx: m.load.non2xx, errors: m.load.errors }).toEqual({
+          scenario,
+          instance: m.instance,
+          non2xx: 0,
+          errors: 0,
+        });
       }
     }
     for (const m of results.measurements.filter((x) => x.scenario === 'upload-single')) expect(m.punchesPerSecond).toBeGreaterThan(0);

@@ -43,10 +43,19 @@ describe('timing', () => {
     fetch(`${base}/api/rest/v1/punches`, { method: 'POST', headers: { apikey: ctx.adminKey, 'Content-Type': 'application/json' }, body: JSON.stringify(body) });
 
   test('punches ingested, live connections, per-operation requests and latency, pool usage', async () => {
-    const punches = Array.from({ length: 5 }, (_, i) => ({ card: String(500 + i), time: 1_600_000_000_000 + i * 1000, code: 31, type: 'Control', modem: 'MET-1' }));
+    const punches = Array.from({ length: 5 }, (_, i) => ({
+      card: String(500 + i),
+      time: 1_600_000_000_000 + i * 1000,
+      code: 31,
+      type: 'Control',
+      modem: 'MET-1',
+    }));
     expect((await upload(punches)).status).toBe(200);
     // Two of these are re-sent duplicates: only the 3 new rows are ingested.
-    const again = [...punches.slice(3), ...Array.from({ length: 3 }, (_, i) => ({ card: String(600 + i), time: 1_600_000_100_000 + i, code: 31, type: 'Control', modem: 'MET-1' }))];
+    const again = [
+      ...punches.slice(3),
+      ...Array.from({ length: 3 }, (_, i) => ({ card: String(600 + i), time: 1_600_000_100_000 + i, code: 31, type: 'Control', modem: 'MET-1' })),
+    ];
     expect(await (await upload(again)).json()).toMatchObject({ stored: 3, duplicates: 2 });
 
     let text = await scrape();

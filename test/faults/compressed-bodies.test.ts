@@ -31,7 +31,9 @@ async function gzipBomb(): Promise<Buffer> {
 /** POSTs raw bytes over a real socket; resolves with status, headers, body and the time to the answer. */
 async function post(base: string, path: string, body: Buffer, headers: Record<string, string>) {
   const started = Date.now();
-  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: new Uint8Array(body) }).catch((err: Error) => err);
+  const res = await fetch(base + path, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: new Uint8Array(body) }).catch(
+    (err: Error) => err,
+  );
   if (res instanceof Error) return { status: 0, ms: Date.now() - started, contentType: '', body: {} as Record<string, unknown>, error: res.message };
   const text = await res.text();
   let json: Record<string, unknown> = {};
@@ -68,10 +70,34 @@ afterAll(async () => {
   await timing?.close();
 });
 
-const targets = (): { name: string; base: string; path: string; headers: Record<string, string>; shape: (b: Record<string, unknown>, status: number) => void }[] => [
-  { name: 'REST order', base: o.base, path: '/api/rest/v1/order', headers: {}, shape: (b: Record<string, unknown>, status: number) => expect(b).toMatchObject({ status }) },
-  { name: 'shop order', base: o.base, path: '/api/grpc-json/v1/shop/orders', headers: {}, shape: (b: Record<string, unknown>) => expect(typeof b.code).toBe('number') },
-  { name: 'punch upload', base: t.base, path: '/api/rest/v1/punches', headers: { apikey: timing.adminKey }, shape: (b: Record<string, unknown>, status: number) => expect(b).toMatchObject({ status }) },
+const targets = (): {
+  name: string;
+  base: string;
+  path: string;
+  headers: Record<string, string>;
+  shape: (b: Record<string, unknown>, status: number) => void;
+}[] => [
+  {
+    name: 'REST order',
+    base: o.base,
+    path: '/api/rest/v1/order',
+    headers: {},
+    shape: (b: Record<string, unknown>, status: number) => expect(b).toMatchObject({ status }),
+  },
+  {
+    name: 'shop order',
+    base: o.base,
+    path: '/api/grpc-json/v1/shop/orders',
+    headers: {},
+    shape: (b: Record<string, unknown>) => expect(typeof b.code).toBe('number'),
+  },
+  {
+    name: 'punch upload',
+    base: t.base,
+    path: '/api/rest/v1/punches',
+    headers: { apikey: timing.adminKey },
+    shape: (b: Record<string, unknown>, status: number) => expect(b).toMatchObject({ status }),
+  },
 ];
 
 test('gzip bomb (1 GiB inflated) → 413 quickly with bounded memory', async () => {
@@ -93,7 +119,10 @@ test('invalid gzip → 400; unknown Content-Encoding → 415', async () => {
   const notGzip = Buffer.from('{"this":"is not gzip"}');
   const truncated = zlib.gzipSync(Buffer.from(JSON.stringify({ a: 'b'.repeat(1000) }))).subarray(0, 30);
   for (const target of targets()) {
-    for (const [label, body] of [['not gzip', notGzip], ['truncated gzip', truncated]] as const) {
+    for (const [label, body] of [
+      ['not gzip', notGzip],
+      ['truncated gzip', truncated],
+    ] as const) {
       const res = await post(target.base, target.path, body, { ...target.headers, 'content-encoding': 'gzip' });
       console.log(`${label} → ${target.name}: ${res.status}`);
       expect(res.status).toBe(400);

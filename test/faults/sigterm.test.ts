@@ -36,18 +36,31 @@ interface Outcome {
 /** One request on its own connection (no keep-alive, so a refused connection is unambiguous). */
 function send(port: number, method: string, path: string, body?: string): Promise<{ status?: number; error?: string }> {
   return new Promise((resolve) => {
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent: false, headers: { apikey: KEY, connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) } }, (res) => {
-      res.resume();
-      res.on('end', () => resolve({ status: res.statusCode }));
-      res.on('error', (e) => resolve({ error: e.message }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        method,
+        path,
+        agent: false,
+        headers: { apikey: KEY, connection: 'close', ...(body ? { 'content-type': 'application/json' } : {}) },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve({ status: res.statusCode }));
+        res.on('error', (e) => resolve({ error: e.message }));
+      },
+    );
     req.on('error', (e: NodeJS.ErrnoException) => resolve({ error: e.code ?? e.message }));
     req.end(body);
   });
 }
 
 test('SIGTERM under load: 0 failed in-flight requests, new connections refused, prompt exit', async () => {
-  proc = await startServiceProcess({ entry: 'services/timing/src/server.ts', env: { TIMING_PORT: '0', DATABASE_URL: db.url, DEMO_DATA: 'false', TIMING_BOOTSTRAP_API_KEY: KEY, DATA_DIR: `/tmp/rel-sigterm-${process.pid}` } });
+  proc = await startServiceProcess({
+    entry: 'services/timing/src/server.ts',
+    env: { TIMING_PORT: '0', DATABASE_URL: db.url, DEMO_DATA: 'false', TIMING_BOOTSTRAP_API_KEY: KEY, DATA_DIR: `/tmp/rel-sigterm-${process.pid}` },
+  });
   const port = proc.port;
   const exited = new Promise<number>((resolve) => proc!.child.once('exit', () => resolve(Date.now())));
   let signalledAt = 0;
@@ -62,7 +75,20 @@ test('SIGTERM under load: 0 failed in-flight requests, new connections refused, 
       const r =
         n % 3 === 0
           ? await send(port, 'GET', `/api/rest/v1/punches?modem=sig-${b % 4}&afterId=0`)
-          : await send(port, 'POST', '/api/rest/v1/punches', JSON.stringify(Array.from({ length: 500 }, (_, j) => ({ card: String(b * 500 + j + 1), time: 1_700_000_000_000 + j, code: 31, type: 'Control', modem: `sig-${b % 4}` }))));
+          : await send(
+              port,
+              'POST',
+              '/api/rest/v1/punches',
+              JSON.stringify(
+                Array.from({ length: 500 }, (_, j) => ({
+                  card: String(b * 500 + j + 1),
+                  time: 1_700_000_000_000 + j,
+                  code: 31,
+                  type: 'Control',
+                  modem: `sig-${b % 4}`,
+                })),
+              ),
+            );
       outcomes.push({ sentBeforeSignal, ...r, ms: Date.now() - started });
       if (r.error === 'ECONNREFUSED') await new Promise((res) => setTimeout(res, 20));
     }

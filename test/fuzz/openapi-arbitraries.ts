@@ -14,7 +14,10 @@ export type Schema = Record<string, any>; // eslint-disable-line @typescript-esl
 export function deref<T = Schema>(spec: Spec, node: unknown): T {
   let cur = node as Schema;
   for (let i = 0; cur && typeof cur.$ref === 'string' && i < 20; i++) {
-    const parts = (cur.$ref).replace(/^#\//, '').split('/').map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
+    const parts = cur.$ref
+      .replace(/^#\//, '')
+      .split('/')
+      .map((p) => p.replace(/~1/g, '/').replace(/~0/g, '~'));
     cur = parts.reduce<Schema>((o, k) => o?.[k], spec as Schema);
   }
   return cur as T;
@@ -50,7 +53,9 @@ function stringArb(s: Schema): fc.Arbitrary<string> {
       // A pattern JavaScript cannot compile is the spec's problem; fall back to plain strings.
     }
   }
-  return fc.string({ minLength: min, maxLength: Math.min(max, min + 40), unit: 'grapheme-ascii' }).filter((v) => v.trim().length >= Math.min(min, 1) || min === 0);
+  return fc
+    .string({ minLength: min, maxLength: Math.min(max, min + 40), unit: 'grapheme-ascii' })
+    .filter((v) => v.trim().length >= Math.min(min, 1) || min === 0);
 }
 
 function numberArb(s: Schema, integer: boolean): fc.Arbitrary<number> {

@@ -19,7 +19,9 @@ jest.setTimeout(180_000);
 
 function report(name: string, r: FuzzReport): void {
   // The figures RELIABILITY.md quotes.
-  console.log(`${name}: ${r.operations} operations, ${r.requests} requests in ${r.durationMs} ms, seed ${SEED}; statuses ${JSON.stringify(r.statuses)}; ${r.failures.length} failures\n${summarize(r.failures).join('\n')}`);
+  console.log(
+    `${name}: ${r.operations} operations, ${r.requests} requests in ${r.durationMs} ms, seed ${SEED}; statuses ${JSON.stringify(r.statuses)}; ${r.failures.length} failures\n${summarize(r.failures).join('\n')}`,
+  );
 }
 
 describe('ordering', () => {

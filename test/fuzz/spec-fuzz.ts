@@ -107,7 +107,8 @@ function pickMediaType(content: Record<string, unknown>): string {
 function encodeBody(mediaType: string, value: unknown): string {
   if (mediaType === 'application/x-www-form-urlencoded') {
     const form = new URLSearchParams();
-    if (value && typeof value === 'object' && !Array.isArray(value)) for (const [k, v] of Object.entries(value)) form.append(k, typeof v === 'string' ? v : JSON.stringify(v));
+    if (value && typeof value === 'object' && !Array.isArray(value))
+      for (const [k, v] of Object.entries(value)) form.append(k, typeof v === 'string' ? v : JSON.stringify(v));
     else form.append('value', String(value));
     return form.toString();
   }
@@ -186,7 +187,9 @@ function typeOk(type: unknown, v: unknown): boolean {
 export function errorShapeProblem(spec: Spec, response: Schema | undefined, res: request.Response): string | undefined {
   const content = deref(spec, response)?.content as Record<string, Schema> | undefined;
   if (!content) return undefined;
-  const ct = String(res.headers['content-type'] ?? '').split(';')[0].trim();
+  const ct = String(res.headers['content-type'] ?? '')
+    .split(';')[0]
+    .trim();
   const documented = content[ct] ? ct : undefined;
   if (!documented) return `content type ${ct || '(none)'} not documented (${Object.keys(content).join(', ')})`;
   const schema = deref(spec, content[documented].schema);
@@ -236,7 +239,15 @@ export async function fuzzSpec(opts: FuzzOptions): Promise<FuzzReport> {
       let r = request(opts.app)[o.method as 'get'](c.req.url).set(headers).timeout({ deadline: timeout });
       if (c.req.body !== undefined) r = r.set('Content-Type', c.req.contentType!).send(c.req.body);
       const fail = (status: FuzzFailure['status'], problem: string, body?: string) =>
-        report.failures.push({ operationId: o.operationId, kind: c.kind, method: o.method.toUpperCase(), url: c.req.url.slice(0, 200), status, problem, body: body?.slice(0, 300) });
+        report.failures.push({
+          operationId: o.operationId,
+          kind: c.kind,
+          method: o.method.toUpperCase(),
+          url: c.req.url.slice(0, 200),
+          status,
+          problem,
+          body: body?.slice(0, 300),
+        });
       let res: request.Response;
       try {
         res = await r;
@@ -276,5 +287,7 @@ export function summarize(failures: FuzzFailure[]): string[] {
     if (g) g.n++;
     else groups.set(k, { f, n: 1 });
   }
-  return [...groups.entries()].map(([k, { f, n }]) => `${k} ×${n} — e.g. ${f.method} ${f.url}${f.body ? ` → ${f.body.replace(/\s+/g, ' ').slice(0, 160)}` : ''}`);
+  return [...groups.entries()].map(
+    ([k, { f, n }]) => `${k} ×${n} — e.g. ${f.method} ${f.url}${f.body ? ` → ${f.body.replace(/\s+/g, ' ').slice(0, 160)}` : ''}`,
+  );
 }

@@ -66,9 +66,7 @@ afterAll(() => {
 }, 300_000);
 
 it('the README first tour answers against the containers as against `pnpm start`', () => {
-  const block = [
-    ...readFileSync(path.join(root, 'README.md'), 'utf8').matchAll(/```sh walkthrough\n([\s\S]*?)```/g),
-  ][0][1];
+  const block = [...readFileSync(path.join(root, 'README.md'), 'utf8').matchAll(/```sh walkthrough\n([\s\S]*?)```/g)][0][1];
   const script = block
     .replaceAll('127.0.0.1:8080', `127.0.0.1:${PORTS.ordering}`)
     .replaceAll('127.0.0.1:8081', `127.0.0.1:${PORTS.timing}`)

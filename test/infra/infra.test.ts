@@ -51,7 +51,9 @@ describe('kubernetes manifests', () => {
   test.each(['timing', 'ordering'])('%s: probes on /readyz and /healthz, resources, non-root, image and Service', (name) => {
     const d = deployments.find((x) => x.metadata.name === name)!;
     const pod = d.spec.template.spec;
-    expect(d.spec.selector.matchLabels).toEqual(expect.objectContaining(d.spec.template.metadata.labels['app.kubernetes.io/name'] ? { 'app.kubernetes.io/name': name } : {}));
+    expect(d.spec.selector.matchLabels).toEqual(
+      expect.objectContaining(d.spec.template.metadata.labels['app.kubernetes.io/name'] ? { 'app.kubernetes.io/name': name } : {}),
+    );
     expect(pod.securityContext.runAsNonRoot).toBe(true);
     expect(pod.containers).toHaveLength(1);
     const c = pod.containers[0];
@@ -180,7 +182,8 @@ describe('prometheus alert rules', () => {
     expect(r.annotations.summary).toBeTruthy();
     expect(r.annotations.description).toMatch(/docs\/outbox\.md/);
     // Job kinds named in a rule exist in the code.
-    for (const m of String(r.expr).matchAll(/kind="([^"]+)"/g)) expect(readFileSync(path.join(ROOT, 'services/ordering/src/orders/order-flow.service.ts'), 'utf8')).toContain(`'${m[1]}'`);
+    for (const m of String(r.expr).matchAll(/kind="([^"]+)"/g))
+      expect(readFileSync(path.join(ROOT, 'services/ordering/src/orders/order-flow.service.ts'), 'utf8')).toContain(`'${m[1]}'`);
   });
 
   test('the runbook exists and covers every alert', () => {

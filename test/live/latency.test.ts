@@ -41,11 +41,14 @@ afterAll(async () => {
 test('replay at 60x with tail beside it: all delivered, none repeated, p99 from ack to tail within the bound', async () => {
   const report = await measureLiveLatency({ file: SLICE, baseUrl: timing.baseUrl, apiKey: API_KEY, speed: 60 });
   const line = formatReport(report);
-   
+
   console.log(`live latency (slice 19:00-19:05 at 60x): ${line}\nslowest: ${JSON.stringify(report.worst)}`);
   const out = path.resolve(process.env.DATA_DIR ?? path.join(ROOT, '.data'));
   mkdirSync(out, { recursive: true });
-  writeFileSync(path.join(out, 'live-latency-ci.json'), `${JSON.stringify({ at: new Date().toISOString(), slice: path.basename(SLICE), speed: 60, ...report }, null, 2)}\n`);
+  writeFileSync(
+    path.join(out, 'live-latency-ci.json'),
+    `${JSON.stringify({ at: new Date().toISOString(), slice: path.basename(SLICE), speed: 60, ...report }, null, 2)}\n`,
+  );
 
   expect(report.punches).toBe(475);
   expect(report.missing).toBe(0);

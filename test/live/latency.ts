@@ -111,7 +111,19 @@ export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport
     log(`tail follows ${modems.length} modems (${prefix}*); replaying ${punches.length} punches at ${run.speed ?? 60}x`);
 
     const started = Date.now();
-    const replayProc = cli(['replay', run.file, '--modem-prefix', prefix, '--speed', String(run.speed ?? 60), '--max-gap', String(run.maxGapSeconds ?? 60), '--ack-log', ackLog, ...common]);
+    const replayProc = cli([
+      'replay',
+      run.file,
+      '--modem-prefix',
+      prefix,
+      '--speed',
+      String(run.speed ?? 60),
+      '--max-gap',
+      String(run.maxGapSeconds ?? 60),
+      '--ack-log',
+      ackLog,
+      ...common,
+    ]);
     const replayErr: string[] = [];
     lines(replayProc.stderr!, (line) => {
       replayErr.push(line);

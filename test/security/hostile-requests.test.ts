@@ -19,7 +19,9 @@ const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const PW = 'mallory-password-1';
 
 function report(name: string, r: HostileReport): void {
-  console.log(`${name}: ${r.requests} hostile requests; ${JSON.stringify(r.statuses)}; ${r.findings.length} findings\n${summarizeFindings(r.findings).join('\n')}`);
+  console.log(
+    `${name}: ${r.requests} hostile requests; ${JSON.stringify(r.statuses)}; ${r.findings.length} findings\n${summarizeFindings(r.findings).join('\n')}`,
+  );
 }
 
 describe('ordering', () => {
@@ -72,8 +74,17 @@ describe('ordering', () => {
     const article = await request(ctx.app).get('/api/grpc-json/v1/shop/articles/SIAC1%00');
     expect(article.status).toBe(400);
     const create = (extra: Record<string, unknown>) =>
-      request(ctx.app).post('/api/grpc-json/v1/shop/discount-codes/create').set('Authorization', admin).send({ campaignName: 'typed', kind: 'percent', percent: 5, numberOfCodes: 1, ...extra });
-    for (const extra of [{ percent: '5' }, { campaignName: 12345 }, { maxRedemptionsPerCode: true }, { campaignName: 'Line\r\nBreak' }, { campaignName: 'Evil\u202Ename' }]) {
+      request(ctx.app)
+        .post('/api/grpc-json/v1/shop/discount-codes/create')
+        .set('Authorization', admin)
+        .send({ campaignName: 'typed', kind: 'percent', percent: 5, numberOfCodes: 1, ...extra });
+    for (const extra of [
+      { percent: '5' },
+      { campaignName: 12345 },
+      { maxRedemptionsPerCode: true },
+      { campaignName: 'Line\r\nBreak' },
+      { campaignName: 'Evil\u202Ename' },
+    ]) {
       const res = await create(extra);
       expect([extra, res.status]).toEqual([extra, 400]);
     }
@@ -104,7 +115,10 @@ describe('ordering', () => {
     expect(res.status).toBe(400);
     expect(res.body.code).toBe(3);
     expect(res.text).not.toMatch(/TypeError|at .*\(/);
-    const form = await request(ctx.app).post('/api/rest/v1/auth/token').type('form').send('grant_type=password&username=a&password=b&constructor=1&__proto__=1&toString=1&hasOwnProperty=1');
+    const form = await request(ctx.app)
+      .post('/api/rest/v1/auth/token')
+      .type('form')
+      .send('grant_type=password&username=a&password=b&constructor=1&__proto__=1&toString=1&hasOwnProperty=1');
     expect(form.status).toBeLessThan(500);
     expect(form.status).toBe(400);
     expect(form.text).not.toMatch(/TypeError|at .*\(/);
@@ -141,13 +155,21 @@ describe('timing', () => {
       expect([v, res.status]).toEqual([v, 400]);
     }
     expect((await request(t.app).get('/api/rest/v1/punches?modem=a%00b')).status).toBe(400);
-    const event = (body: Record<string, unknown>) => request(t.app).post('/api/rest/v1/events').set('apikey', userKey).send({ name: 'Typed', public: true, modems: [], ...body });
+    const event = (body: Record<string, unknown>) =>
+      request(t.app)
+        .post('/api/rest/v1/events')
+        .set('apikey', userKey)
+        .send({ name: 'Typed', public: true, modems: [], ...body });
     for (const body of [{ public: null }, { public: 'false' }, { name: 12345 }, { name: 'a\u0000b' }, { name: 'a\nb' }, { name: 'a\u202Eb' }]) {
       const res = await event(body);
       expect([body, res.status]).toEqual([body, 400]);
     }
     const punch = { card: '9790916', time: 1580584563000, code: 54, type: 'Control', modem: 'MDM-X' };
-    const upload = (p: Record<string, unknown>) => request(t.app).post('/api/rest/v1/punches').set('apikey', t.adminKey).send([{ ...punch, ...p }]);
+    const upload = (p: Record<string, unknown>) =>
+      request(t.app)
+        .post('/api/rest/v1/punches')
+        .set('apikey', t.adminKey)
+        .send([{ ...punch, ...p }]);
     // A mistyped punch is rejected alone (uploads keep the good punches): 200, nothing stored, listed in `rejected`.
     for (const p of [{ card: true }, { card: null }, { card: 1.5 }, { code: '54' }, { time: '1580584563000' }]) {
       const res = await upload(p);

@@ -78,7 +78,22 @@ export const DEEP = 5_000;
 const OVERSIZED_BYTES = 11 * 1024 * 1024;
 const SENTINEL = 987_654_321;
 const PROTO_KEYS = ['__proto__', 'constructor', 'toString', 'hasOwnProperty', 'valueOf'];
-const SERVER_OWNED = ['id', 'oid', 'userId', 'ownerId', 'owner', 'roles', 'role', 'isAdmin', 'status', 'createdAt', 'updatedAt', 'paid', 'verified', 'emailVerified'];
+const SERVER_OWNED = [
+  'id',
+  'oid',
+  'userId',
+  'ownerId',
+  'owner',
+  'roles',
+  'role',
+  'isAdmin',
+  'status',
+  'createdAt',
+  'updatedAt',
+  'paid',
+  'verified',
+  'emailVerified',
+];
 /** Traces of a stack or of internals in an answer. */
 const LEAK = /\bat [\w$.<>]+ \(|node_modules|\.[jt]s:\d+:\d+|\b(TypeError|ReferenceError|RangeError|SyntaxError): /;
 
@@ -90,7 +105,13 @@ function forbiddenFor(schema: Schema | undefined): string[] {
 }
 
 /** Leaves of a JSON value with their schema: `[path, schema, value]`, through objects, arrays and `$ref`s, 5 levels. */
-function leaves(spec: Spec, schema: unknown, v: unknown, path: (string | number)[] = [], out: [(string | number)[], Schema, unknown][] = []): [(string | number)[], Schema, unknown][] {
+function leaves(
+  spec: Spec,
+  schema: unknown,
+  v: unknown,
+  path: (string | number)[] = [],
+  out: [(string | number)[], Schema, unknown][] = [],
+): [(string | number)[], Schema, unknown][] {
   const s = deref<Schema>(spec, schema) ?? {};
   if (path.length > 5) return out;
   if (Array.isArray(v)) {
@@ -136,9 +157,12 @@ function inputRuleCases(opts: HostileOptions, o: Operation, valid: BuiltRequest,
   for (const p of o.params) {
     const schema = deref<Schema>(opts.spec, p.schema) ?? {};
     if (p.in !== 'path' && p.in !== 'query') continue;
-    if (schema.type === 'string' || schema.oneOf) for (const text of forbiddenFor(schema)) add('forbidden-text', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
+    if (schema.type === 'string' || schema.oneOf)
+      for (const text of forbiddenFor(schema)) add('forbidden-text', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
     // An exponent is a decimal number's own notation (`5e-3`), not an integer's.
-    if (schema.type === 'integer' || schema.type === 'number') for (const text of LENIENT_NUMBERS.filter((x) => schema.type === 'integer' || x !== '1e3')) add('lenient-number', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
+    if (schema.type === 'integer' || schema.type === 'number')
+      for (const text of LENIENT_NUMBERS.filter((x) => schema.type === 'integer' || x !== '1e3'))
+        add('lenient-number', p.name, { ...valid, url: withParam(o.path, valid.url, p, text) });
   }
   const { mediaType, schema } = bodySchemaOf(opts.spec, o);
   if (!mediaType || valid.body === undefined) return out;
@@ -174,7 +198,10 @@ function inputRuleCases(opts: HostileOptions, o: Operation, valid: BuiltRequest,
 function bodySchemaOf(spec: Spec, o: Operation): { mediaType?: string; schema?: Schema } {
   const content = deref(spec, o.op.requestBody)?.content as Record<string, Schema> | undefined;
   if (!content) return {};
-  const mediaType = Object.keys(content).find((t) => t === 'application/json') ?? Object.keys(content).find((t) => t === 'application/x-www-form-urlencoded') ?? Object.keys(content)[0];
+  const mediaType =
+    Object.keys(content).find((t) => t === 'application/json') ??
+    Object.keys(content).find((t) => t === 'application/x-www-form-urlencoded') ??
+    Object.keys(content)[0];
   return { mediaType, schema: deref(spec, content[mediaType].schema) };
 }
 
@@ -242,14 +269,20 @@ function casesOf(opts: HostileOptions, o: Operation): Case[] {
     if (body && typeof body === 'object' && !Array.isArray(body)) {
       out.push({ variant: 'prototype-keys', req: { ...valid, body: withLeadingMembers(valid.body, protoMembers) }, headers: admin });
       const declared = new Set(Object.keys(schema?.properties ?? {}));
-      const extra = SERVER_OWNED.filter((k) => !declared.has(k)).map((k) => `${JSON.stringify(k)}:${k === 'roles' ? '["admin"]' : k.endsWith('At') ? '"1999-09-09T09:09:09Z"' : SENTINEL}`);
+      const extra = SERVER_OWNED.filter((k) => !declared.has(k)).map(
+        (k) => `${JSON.stringify(k)}:${k === 'roles' ? '["admin"]' : k.endsWith('At') ? '"1999-09-09T09:09:09Z"' : SENTINEL}`,
+      );
       if (extra.length > 0) {
         out.push({ variant: 'mass-assignment', req: { ...valid, body: withLeadingMembers(valid.body, extra.join(',')) }, headers: admin });
         out.push({ variant: 'mass-assignment', req: { ...valid, body: withLeadingMembers(valid.body, extra.join(',')) }, headers: opts.lowRole.headers });
       }
     } else if (Array.isArray(body) && body.length > 0 && body[0] && typeof body[0] === 'object') {
       const first = withLeadingMembers(JSON.stringify(body[0]), protoMembers);
-      out.push({ variant: 'prototype-keys', req: { ...valid, body: `[${first}${body.length > 1 ? ',' + JSON.stringify(body.slice(1)).slice(1, -1) : ''}]` }, headers: admin });
+      out.push({
+        variant: 'prototype-keys',
+        req: { ...valid, body: `[${first}${body.length > 1 ? ',' + JSON.stringify(body.slice(1)).slice(1, -1) : ''}]` },
+        headers: admin,
+      });
     }
     for (const path of containers(body).slice(0, 6)) out.push({ variant: 'deep-nesting', req: { ...valid, body: selfNested(body, path) }, headers: admin });
     out.push({ variant: 'deep-nesting', req: { ...valid, body: '['.repeat(DEEP) + ']'.repeat(DEEP) }, headers: admin });
@@ -270,7 +303,10 @@ export async function attackSpec(opts: HostileOptions): Promise<HostileReport> {
       report.requests++;
       const fail = (status: HostileFinding['status'], problem: string, body?: string) =>
         report.findings.push({ operationId: o.operationId, variant: c.variant, status, problem, where: c.where, body: body?.slice(0, 300) });
-      let r = request(opts.app)[o.method as 'get'](c.req.url).set({ ...c.req.headers, ...c.headers }).timeout({ deadline: 30_000 });
+      let r = request(opts.app)
+        [o.method as 'get'](c.req.url)
+        .set({ ...c.req.headers, ...c.headers })
+        .timeout({ deadline: 30_000 });
       if (c.req.body !== undefined) r = r.set('Content-Type', c.req.contentType!).send(c.req.body);
       let res: request.Response;
       try {
@@ -297,7 +333,8 @@ export async function attackSpec(opts: HostileOptions): Promise<HostileReport> {
       if (LEAK.test(text ?? '')) fail(res.status, 'answer shows a stack trace or internals', text);
       if (c.variant === 'wrong-role' && res.status !== 403) fail(res.status, `role ${opts.lowRole.name} is outside x-roles but was not refused with 403`, text);
       if (c.variant === 'oversized' && res.status !== 413) fail(res.status, 'oversized body not refused with 413', text);
-      if (c.variant === 'mass-assignment' && res.status < 300 && (text.includes(String(SENTINEL)) || text.includes('1999-09-09T09:09'))) fail(res.status, 'an undeclared server-owned field was stored or echoed', text);
+      if (c.variant === 'mass-assignment' && res.status < 300 && (text.includes(String(SENTINEL)) || text.includes('1999-09-09T09:09')))
+        fail(res.status, 'an undeclared server-owned field was stored or echoed', text);
       if (MUST_BE_400.has(c.variant) && res.status !== 400) fail(res.status, `${c.where}: refused input not answered 400`, text);
       if (c.variant === 'deep-nesting' && res.status < 300) fail(res.status, `a body nested ${DEEP} levels deep was accepted`, text);
     }

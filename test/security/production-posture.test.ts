@@ -78,9 +78,7 @@ describe('simulators', () => {
     expect(() => controlTokenFromEnv({ APP_ENV: 'production' })).toThrow(/SIM_CONTROL_TOKEN/);
     expect(() => controlTokenFromEnv({ APP_ENV: 'staging' })).toThrow(/SIM_CONTROL_TOKEN/);
     expect(controlTokenFromEnv({})).toBeUndefined();
-    expect(controlTokenFromEnv({ APP_ENV: 'production', SIM_CONTROL_TOKEN: 'control-token-0123456789' })).toBe(
-      'control-token-0123456789',
-    );
+    expect(controlTokenFromEnv({ APP_ENV: 'production', SIM_CONTROL_TOKEN: 'control-token-0123456789' })).toBe('control-token-0123456789');
   });
 
   test('with a token the control API answers only requests carrying it', async () => {
@@ -88,8 +86,6 @@ describe('simulators', () => {
     const base = sim.baseUrl('main').replace(/\/webapp\/api\/v1$/, '');
     expect((await fetch(`${base}/__control/state`)).status).toBe(401);
     expect((await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'wrong' } })).status).toBe(401);
-    expect(
-      (await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'control-token-0123456789' } })).status,
-    ).toBe(200);
+    expect((await fetch(`${base}/__control/state`, { headers: { 'X-Control-Token': 'control-token-0123456789' } })).status).toBe(200);
   });
 });

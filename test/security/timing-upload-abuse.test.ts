@@ -55,11 +55,7 @@ interface RawAnswer {
  * `sendAll`) the rest in 64 KiB pieces while nothing has been answered yet. Resolves when the connection
  * ends or 2 s after the answer.
  */
-function rawUpload(
-  headers: Record<string, string>,
-  body: Buffer,
-  opts: { firstChunk: number; sendAll: boolean },
-): Promise<RawAnswer> {
+function rawUpload(headers: Record<string, string>, body: Buffer, opts: { firstChunk: number; sendAll: boolean }): Promise<RawAnswer> {
   return new Promise((resolve, reject) => {
     const socket = net.connect(port, '127.0.0.1');
     let received = '';
@@ -125,9 +121,7 @@ describe.each([
       firstChunk: 16 * 1024,
       sendAll: false,
     });
-    console.log(
-      `${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`,
-    );
+    console.log(`${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`);
     expect(r.status).toBe(401);
     expect(r.head).toContain('connection: close');
     // Only the first 16 KiB of 4 MB were ever sent: the answer could not have waited for the body.
@@ -159,11 +153,7 @@ describe.each([
   });
 
   test('negative control: a gzip batch with the valid key is stored', async () => {
-    const batch = Buffer.from(
-      JSON.stringify([
-        { card: '7', time: localMs(9), code: 31, type: 'Control', modem: `BOMB-${extra.Origin ? 'P' : 'F'}` },
-      ]),
-    );
+    const batch = Buffer.from(JSON.stringify([{ card: '7', time: localMs(9), code: 31, type: 'Control', modem: `BOMB-${extra.Origin ? 'P' : 'F'}` }]));
     const r = await rawUpload({ ...gzipJson, ...extra, apikey: key }, gzipSync(batch), {
       firstChunk: gzipSync(batch).length,
       sendAll: false,
@@ -178,11 +168,7 @@ test('six bogus-key bombs sent in full at once: the event loop never stalls and 
   global.gc?.();
   const rssBefore = process.memoryUsage().rss;
   delay.enable();
-  const answers = await Promise.all(
-    Array.from({ length: 6 }, () =>
-      rawUpload({ ...gzipJson, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: true }),
-    ),
-  );
+  const answers = await Promise.all(Array.from({ length: 6 }, () => rawUpload({ ...gzipJson, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: true })));
   delay.disable();
   const rssGrowth = process.memoryUsage().rss - rssBefore;
   console.log(

@@ -53,7 +53,10 @@ async function main(): Promise<number> {
     console.log(`live latency (${path.basename(file)} at ${speed}x): ${formatReport(report)}`);
     console.log(`slowest: ${JSON.stringify(report.worst, null, 1)}`);
     mkdirSync(path.join(ROOT, '.data'), { recursive: true });
-    writeFileSync(path.join(ROOT, '.data/live-latency-soak.json'), `${JSON.stringify({ at: new Date().toISOString(), file: path.basename(file), speed, bound, ...report }, null, 2)}\n`);
+    writeFileSync(
+      path.join(ROOT, '.data/live-latency-soak.json'),
+      `${JSON.stringify({ at: new Date().toISOString(), file: path.basename(file), speed, bound, ...report }, null, 2)}\n`,
+    );
     const ok = report.missing === 0 && report.repeated === 0 && report.unexpected === 0 && report.p99 < bound;
     console.log(ok ? `OK: all ${report.delivered} delivered once, p99 ${report.p99} ms < ${bound} ms` : `FAILED (p99 bound ${bound} ms)`);
     return ok ? 0 : 1;

@@ -58,7 +58,8 @@ type Punch = { id: number; card: string };
   test('whole downloads come from the standby, polls with afterId, long-polls and streams from the primary', async () => {
     await upload('1');
     await onStandby('1');
-    const firstId = ((await (await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modem}`, { headers: { apikey: t.timingAdminKey } })).json()) as Punch[])[0].id;
+    const firstId = ((await (await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modem}`, { headers: { apikey: t.timingAdminKey } })).json()) as Punch[])[0]
+      .id;
 
     await t.replica!.pool.query('select pg_wal_replay_pause()');
     try {

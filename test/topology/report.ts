@@ -2,7 +2,16 @@
  * SCALING.md from the figures of one `pnpm topology` run: each scenario's outcome and figures, then the
  * capacity model (written text; the figures it leans on are this run's).
  */
-import type { LiveResumeResult, MaintenanceResult, OrderDeliveryResult, PunchDeliveryResult, ReplicaLagResult, RollingRestartResult, SharedRateLimitResult, ThroughputResult } from './scenarios';
+import type {
+  LiveResumeResult,
+  MaintenanceResult,
+  OrderDeliveryResult,
+  PunchDeliveryResult,
+  ReplicaLagResult,
+  RollingRestartResult,
+  SharedRateLimitResult,
+  ThroughputResult,
+} from './scenarios';
 
 /** Everything one run measured. */
 export interface Figures {

@@ -77,7 +77,10 @@ interface Uploaders {
  * through the balancer with the admin key; a batch answered 5xx or lost on the network is re-sent unchanged
  * until acknowledged (a re-sent punch is stored once: specs/timing.yaml `postPunches`); a 4xx is a violation.
  */
-function startUploaders(t: Topology, o: { uploaders: number; modems: string[]; batch?: [number, number]; violations: string[]; firstCard?: number }): Uploaders {
+function startUploaders(
+  t: Topology,
+  o: { uploaders: number; modems: string[]; batch?: [number, number]; violations: string[]; firstCard?: number },
+): Uploaders {
   const headers = { apikey: t.timingAdminKey, 'content-type': 'application/json' };
   const [minBatch, maxBatch] = o.batch ?? [1, 20];
   let seq = o.firstCard ?? 0;
@@ -189,7 +192,10 @@ export async function punchDelivery(
     for (;;) {
       let page: { id: number; card: string; modem: string }[] | undefined;
       try {
-        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modems.join(',')}&afterId=${afterId}`, { headers: { apikey: t.timingAdminKey }, signal: AbortSignal.timeout(20_000) });
+        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modems.join(',')}&afterId=${afterId}`, {
+          headers: { apikey: t.timingAdminKey },
+          signal: AbortSignal.timeout(20_000),
+        });
         if (res.status === 200) {
           spread.note(k, res);
           page = (await res.json()) as typeof page;
@@ -237,10 +243,14 @@ export async function punchDelivery(
   const repeated = received.map((got) => [...got.values()].filter((c) => c > 1).length);
   missed.forEach((m, k) => m && violations.push(`poller ${k} missed ${m} punches`));
   repeated.forEach((r, k) => r && violations.push(`poller ${k} received ${r} punches twice`));
-  const { rows } = await t.primary.pool.query<{ n: string; d: string }>('select count(*) n, count(distinct (modem, card)) d from timing.punches where modem = any($1)', [modems]);
+  const { rows } = await t.primary.pool.query<{ n: string; d: string }>(
+    'select count(*) n, count(distinct (modem, card)) d from timing.punches where modem = any($1)',
+    [modems],
+  );
   const stored = Number(rows[0].n);
   const storedDistinct = Number(rows[0].d);
-  if (stored !== expected.size || storedDistinct !== expected.size) violations.push(`database holds ${stored} punches (${storedDistinct} distinct) of ${expected.size} acknowledged`);
+  if (stored !== expected.size || storedDistinct !== expected.size)
+    violations.push(`database holds ${stored} punches (${storedDistinct} distinct) of ${expected.size} acknowledged`);
   return {
     uploaders: o.uploaders,
     pollers: o.pollers,
@@ -307,7 +317,10 @@ function shopOrder(card: number, email: string): unknown {
  * orders placed first go to a recipient the SMTP server stalls (a slow relay): their mail must not hold up
  * the others'.
  */
-export async function orderDelivery(t: Topology, o: { clients: number; orders: number; firstCard: number; tag: string; disruption?: Disruption; stalledOrders?: number }): Promise<OrderDeliveryResult> {
+export async function orderDelivery(
+  t: Topology,
+  o: { clients: number; orders: number; firstCard: number; tag: string; disruption?: Disruption; stalledOrders?: number },
+): Promise<OrderDeliveryResult> {
   if (!t.smtp) throw new Error('orderDelivery needs ordering instances (and their SMTP server)');
   const violations: string[] = [];
   const events: string[] = [];
@@ -399,16 +412,23 @@ export async function orderDelivery(t: Topology, o: { clients: number; orders: n
   }
   if (replayMismatches) violations.push(`${replayMismatches} replays answered another order`);
 
-  const { rows } = await t.primary.pool.query<{ order_number: string; n: string }>('select order_number, count(*) n from ordering.orders where order_number = any($1) group by 1', [numbers]);
+  const { rows } = await t.primary.pool.query<{ order_number: string; n: string }>(
+    'select order_number, count(*) n from ordering.orders where order_number = any($1) group by 1',
+    [numbers],
+  );
   const stored = rows.reduce((s, r) => s + Number(r.n), 0);
-  if (rows.length !== numbers.length || rows.some((r) => Number(r.n) !== 1)) violations.push(`stored ${stored} rows for ${numbers.length} acknowledged orders (${rows.length} distinct)`);
+  if (rows.length !== numbers.length || rows.some((r) => Number(r.n) !== 1))
+    violations.push(`stored ${stored} rows for ${numbers.length} acknowledged orders (${rows.length} distinct)`);
   // Every key of the run names one order, and no order of the run exists without a key (no half-retried duplicate).
   const { rows: keyed } = await t.primary.pool.query<{ keys: string; orders: string }>(
     `select count(*) keys, count(distinct order_id) orders from ordering.idempotency_keys where key like $1`,
     [`topo-${o.tag}-%`],
   );
-  if (Number(keyed[0].keys) !== acked.size || Number(keyed[0].orders) !== acked.size) violations.push(`${keyed[0].keys} idempotency records naming ${keyed[0].orders} orders for ${acked.size} acknowledged orders`);
-  const { rows: byMail } = await t.primary.pool.query<{ n: string }>(`select count(*) n from ordering.orders where contact->>'email' like $1`, [`buyer-${o.tag}-%`]);
+  if (Number(keyed[0].keys) !== acked.size || Number(keyed[0].orders) !== acked.size)
+    violations.push(`${keyed[0].keys} idempotency records naming ${keyed[0].orders} orders for ${acked.size} acknowledged orders`);
+  const { rows: byMail } = await t.primary.pool.query<{ n: string }>(`select count(*) n from ordering.orders where contact->>'email' like $1`, [
+    `buyer-${o.tag}-%`,
+  ]);
   if (Number(byMail[0].n) !== acked.size) violations.push(`${byMail[0].n} orders carry the run's contact addresses, ${acked.size} were acknowledged`);
 
   await sleep(1500);
@@ -538,12 +558,31 @@ export async function rollingRestart(t: Topology, o: { clients: number; tag: str
       const k = (i + c) % 4;
       if (k === 0) {
         const s = ++seq;
-        await one('upload', `${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers: { apikey: t.timingAdminKey, 'content-type': 'application/json' }, body: JSON.stringify([{ card: String(s), time: 1_700_000_000_000 + s, code: 31, type: 'Control', modem }]) }, 200);
-      } else if (k === 1) await one('poll', `${t.timingUrl}/api/rest/v1/punches?modem=${modem}&afterId=${Math.max(0, seq - 5)}`, { headers: { apikey: t.timingAdminKey } }, 200);
+        await one(
+          'upload',
+          `${t.timingUrl}/api/rest/v1/punches`,
+          {
+            method: 'POST',
+            headers: { apikey: t.timingAdminKey, 'content-type': 'application/json' },
+            body: JSON.stringify([{ card: String(s), time: 1_700_000_000_000 + s, code: 31, type: 'Control', modem }]),
+          },
+          200,
+        );
+      } else if (k === 1)
+        await one('poll', `${t.timingUrl}/api/rest/v1/punches?modem=${modem}&afterId=${Math.max(0, seq - 5)}`, { headers: { apikey: t.timingAdminKey } }, 200);
       else if (k === 2) await one('articles', `${t.orderingUrl}/api/grpc-json/v1/shop/articles`, {}, 200);
       else if (t.ordering.length) {
         const n = card++;
-        await one('order', `${t.orderingUrl}/api/grpc-json/v1/shop/orders`, { method: 'POST', headers: { 'content-type': 'application/json', 'idempotency-key': `topo-${o.tag}-roll-${n}` }, body: JSON.stringify(shopOrder(n, `roll-${o.tag}-${n}@example.com`)) }, 200);
+        await one(
+          'order',
+          `${t.orderingUrl}/api/grpc-json/v1/shop/orders`,
+          {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'idempotency-key': `topo-${o.tag}-roll-${n}` },
+            body: JSON.stringify(shopOrder(n, `roll-${o.tag}-${n}@example.com`)),
+          },
+          200,
+        );
       }
     }
   };
@@ -587,7 +626,10 @@ export interface LiveResumeResult {
  * ends or breaks reconnects through the balancer with `Last-Event-ID` = the last id received (as EventSource
  * does); a failed long-poll is repeated with the same `afterId`. Every client must hold every punch once.
  */
-export async function liveResume(t: Topology, o: { streams: number; longPolls: number; uploaders: number; durationMs: number; tag: string; disruption?: Disruption }): Promise<LiveResumeResult> {
+export async function liveResume(
+  t: Topology,
+  o: { streams: number; longPolls: number; uploaders: number; durationMs: number; tag: string; disruption?: Disruption },
+): Promise<LiveResumeResult> {
   const modems = Array.from({ length: 4 }, (_, i) => `TOPO-${o.tag}-${i + 1}`);
   const violations: string[] = [];
   const events: string[] = [];
@@ -640,7 +682,10 @@ export async function liveResume(t: Topology, o: { streams: number; longPolls: n
     let afterId = 0;
     while (!abort.signal.aborted) {
       try {
-        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?${filter}&afterId=${afterId}&wait=5`, { headers: { apikey: t.timingAdminKey }, signal: abort.signal });
+        const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?${filter}&afterId=${afterId}&wait=5`, {
+          headers: { apikey: t.timingAdminKey },
+          signal: abort.signal,
+        });
         if (res.status === 200) {
           for (const p of (await res.json()) as { id: number; modem: string; card: string }[]) {
             afterId = Math.max(afterId, p.id);
@@ -699,11 +744,18 @@ export async function sharedRateLimit(t: Topology, o: { limitPerMinute: number; 
   let accepted = 0;
   let limited = 0;
   const violations: string[] = [];
-  const body = JSON.stringify({ codes: ['NO-SUCH-CODE'], orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8999999', personalDataFirstName: 'Topo' } }] });
+  const body = JSON.stringify({
+    codes: ['NO-SUCH-CODE'],
+    orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8999999', personalDataFirstName: 'Topo' } }],
+  });
   for (let i = 0; i < o.requests; i += 10) {
     await Promise.all(
       Array.from({ length: Math.min(10, o.requests - i) }, async () => {
-        const res = await fetch(`${t.orderingUrl}/api/grpc-json/v1/shop/discount-codes/validate`, { method: 'POST', headers: { 'content-type': 'application/json', 'x-forwarded-for': o.callerIp }, body });
+        const res = await fetch(`${t.orderingUrl}/api/grpc-json/v1/shop/discount-codes/validate`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-forwarded-for': o.callerIp },
+          body,
+        });
         await res.arrayBuffer();
         const by = res.headers.get('x-served-by') ?? '?';
         byInstance[by] ??= { accepted: 0, limited: 0 };
@@ -781,13 +833,17 @@ export async function replicaLag(t: Topology, o: { uploaders: number; samples: n
     }
     lags.push(Date.now() - acked);
     if (i === o.samples - 1) {
-      const { rows } = await t.primary.pool.query<{ ms: number | null }>(`select (extract(epoch from replay_lag) * 1000)::float8 ms from pg_stat_replication limit 1`);
+      const { rows } = await t.primary.pool.query<{ ms: number | null }>(
+        `select (extract(epoch from replay_lag) * 1000)::float8 ms from pg_stat_replication limit 1`,
+      );
       replayLagMs = rows[0]?.ms ?? null;
     }
   }
   await up.stop();
   const read = async (db: NonNullable<Topology['replica']>) =>
-    (await db.pool.query<{ id: string; card: string }>('select id, card from timing.punches where modem = any($1) order by id', [modems])).rows.map((r) => `${r.id}:${r.card}`).join(',');
+    (await db.pool.query<{ id: string; card: string }>('select id, card from timing.punches where modem = any($1) order by id', [modems])).rows
+      .map((r) => `${r.id}:${r.card}`)
+      .join(',');
   const primaryList = await read(t.primary);
   let replicaList = '';
   const until = Date.now() + 10_000;
@@ -878,15 +934,28 @@ function cpuSeconds(pids: number[]): number {
  * poll a page of up to 1000 punches of an 8-modem filter from a random afterId), each for `phaseMs`, through
  * the balancer; with the CPU each process group used, which names the bottleneck.
  */
-export async function throughput(t: Topology, o: { uploaders: number; pollers: number; phaseMs: number; tag: string; processes: () => Record<keyof CpuShare, number[]> }): Promise<ThroughputResult> {
+export async function throughput(
+  t: Topology,
+  o: { uploaders: number; pollers: number; phaseMs: number; tag: string; processes: () => Record<keyof CpuShare, number[]> },
+): Promise<ThroughputResult> {
   const violations: string[] = [];
   const modems = Array.from({ length: 8 }, (_, i) => `TOPO-${o.tag}-${i + 1}`);
   const cpu = () => {
     const p = o.processes();
     const self = process.cpuUsage();
-    return { services: cpuSeconds(p.services), postgres: cpuSeconds(p.postgres), haproxy: cpuSeconds(p.haproxy), loadGenerator: (self.user + self.system) / 1e6 };
+    return {
+      services: cpuSeconds(p.services),
+      postgres: cpuSeconds(p.postgres),
+      haproxy: cpuSeconds(p.haproxy),
+      loadGenerator: (self.user + self.system) / 1e6,
+    };
   };
-  const diff = (a: CpuShare, b: CpuShare): CpuShare => ({ services: b.services - a.services, postgres: b.postgres - a.postgres, haproxy: b.haproxy - a.haproxy, loadGenerator: b.loadGenerator - a.loadGenerator });
+  const diff = (a: CpuShare, b: CpuShare): CpuShare => ({
+    services: b.services - a.services,
+    postgres: b.postgres - a.postgres,
+    haproxy: b.haproxy - a.haproxy,
+    loadGenerator: b.loadGenerator - a.loadGenerator,
+  });
 
   let c0 = cpu();
   let s0 = Date.now();

@@ -25,7 +25,6 @@ if (!haveHaproxy && process.env.CI === 'true') {
   });
 }
 if (!haveHaproxy && process.env.CI !== 'true') {
-   
   console.warn(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
 }
 
@@ -39,7 +38,13 @@ if (!haveHaproxy && process.env.CI !== 'true') {
   });
 
   test('16 uploaders and 4 afterId pollers while a timing instance is killed: every punch delivered exactly once', async () => {
-    const r = await punchDelivery(t, { uploaders: 16, pollers: 4, durationMs: 6_000, tag: 'test-a', disruption: { mode: 'kill', instance: t.timing[1], atMs: 2_000, downMs: 1_000 } });
+    const r = await punchDelivery(t, {
+      uploaders: 16,
+      pollers: 4,
+      durationMs: 6_000,
+      tag: 'test-a',
+      disruption: { mode: 'kill', instance: t.timing[1], atMs: 2_000, downMs: 1_000 },
+    });
     expect(r.violations).toEqual([]);
     expect(r.punches).toBeGreaterThan(500);
     expect(r.missed).toEqual([0, 0, 0, 0]);
@@ -55,7 +60,14 @@ if (!haveHaproxy && process.env.CI !== 'true') {
 
   test('orders while an ordering instance is killed and a relay stalls one recipient: each stored once, one confirmation mail each, keys honoured by both instances', async () => {
     // Two orders' mail stalls in the relay for a minute (a slow recipient) meanwhile.
-    const r = await orderDelivery(t, { clients: 4, orders: 60, firstCard: 8_400_000, tag: 'test-c', disruption: { mode: 'kill', instance: t.ordering[0], atMs: 1_500, downMs: 1_000 }, stalledOrders: 2 });
+    const r = await orderDelivery(t, {
+      clients: 4,
+      orders: 60,
+      firstCard: 8_400_000,
+      tag: 'test-c',
+      disruption: { mode: 'kill', instance: t.ordering[0], atMs: 1_500, downMs: 1_000 },
+      stalledOrders: 2,
+    });
     expect(r.violations).toEqual([]);
     // The killed instance's jobs are taken over once their short lease ends, not after a minute; the stalled mail holds up nothing.
     expect(r.mailDrainMs).toBeLessThan(15_000);

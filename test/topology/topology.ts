@@ -204,26 +204,55 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     }
     log('initdb primary');
     pg('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-    const serverOpts = (port: number) => `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c wal_level=replica -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB`;
+    const serverOpts = (port: number) =>
+      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c wal_level=replica -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB`;
     pg('pg_ctl', ['-D', primaryDir, '-w', '-t', '60', '-o', serverOpts(base + PORTS.primary), '-l', path.join(dir, 'primary.log'), 'start']);
     cleanups.push(() => pg('pg_ctl', ['-D', primaryDir, '-m', 'immediate', '-w', 'stop']));
-    const admin = createDatabase<unknown>({ url: `postgres://postgres@127.0.0.1:${base + PORTS.primary}/postgres`, schema: 'public', logger: createLogger('topology', 'silent'), applicationName: 'topology' });
+    const admin = createDatabase<unknown>({
+      url: `postgres://postgres@127.0.0.1:${base + PORTS.primary}/postgres`,
+      schema: 'public',
+      logger: createLogger('topology', 'silent'),
+      applicationName: 'topology',
+    });
     await admin.pool.query('create database topo');
     await admin.close();
     const primaryUrl = `postgres://postgres@127.0.0.1:${base + PORTS.primary}/topo`;
     let replicaUrl: string | undefined;
     if (opts.replica) {
       log('pg_basebackup replica');
-      pg('pg_basebackup', ['-h', '127.0.0.1', '-p', String(base + PORTS.primary), '-U', 'postgres', '-D', replicaDir, '-R', '-X', 'stream', '-c', 'fast', '--no-sync']);
+      pg('pg_basebackup', [
+        '-h',
+        '127.0.0.1',
+        '-p',
+        String(base + PORTS.primary),
+        '-U',
+        'postgres',
+        '-D',
+        replicaDir,
+        '-R',
+        '-X',
+        'stream',
+        '-c',
+        'fast',
+        '--no-sync',
+      ]);
       pg('pg_ctl', ['-D', replicaDir, '-w', '-t', '60', '-o', serverOpts(base + PORTS.replica), '-l', path.join(dir, 'replica.log'), 'start']);
       cleanups.push(() => {
         if (existsSync(path.join(replicaDir, 'postmaster.pid'))) pg('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']);
       });
       replicaUrl = `postgres://postgres@127.0.0.1:${base + PORTS.replica}/topo`;
     }
-    const primary = createDatabase<unknown>({ url: primaryUrl, schema: 'public', logger: createLogger('topology', 'silent'), applicationName: 'topology', max: 4 });
+    const primary = createDatabase<unknown>({
+      url: primaryUrl,
+      schema: 'public',
+      logger: createLogger('topology', 'silent'),
+      applicationName: 'topology',
+      max: 4,
+    });
     cleanups.push(() => primary.close());
-    const replica = replicaUrl ? createDatabase<unknown>({ url: replicaUrl, schema: 'public', logger: createLogger('topology', 'silent'), applicationName: 'topology', max: 4 }) : undefined;
+    const replica = replicaUrl
+      ? createDatabase<unknown>({ url: replicaUrl, schema: 'public', logger: createLogger('topology', 'silent'), applicationName: 'topology', max: 4 })
+      : undefined;
     if (replica) cleanups.push(() => replica.close());
 
     const runId = `topo-${process.pid}-${Date.now().toString(36)}`;
@@ -249,7 +278,14 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       });
     }
 
-    const common = { DATABASE_URL: primaryUrl, DATA_DIR: dataDir, REDIS_URL: redisUrl, TRUSTED_PROXIES: '127.0.0.1', HOST: '127.0.0.1', SHUTDOWN_ACCEPT_MS: '1000' };
+    const common = {
+      DATABASE_URL: primaryUrl,
+      DATA_DIR: dataDir,
+      REDIS_URL: redisUrl,
+      TRUSTED_PROXIES: '127.0.0.1',
+      HOST: '127.0.0.1',
+      SHUTDOWN_ACCEPT_MS: '1000',
+    };
     const timingEnv = (port: number) => ({
       ...common,
       TIMING_PORT: String(port),

@@ -26,7 +26,10 @@ function positiveNumber(v: string): number {
 }
 
 function modemList(v: string): string[] {
-  const list = v.split(',').map((s) => s.trim()).filter(Boolean);
+  const list = v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
   if (list.length === 0) throw new InvalidArgumentError('give at least one serial number');
   return list;
 }
@@ -95,20 +98,25 @@ function localWallClockNow(): number {
 /** Builds the program; `exit` is set when a command fails (exit code). */
 function buildProgram(io: CliIo, state: { exit: number }): Command {
   const program = new Command('punches')
-    .description('Organisers\' tool for the timing service: follow punches live, replay punch files, look up card batteries.')
+    .description("Organisers' tool for the timing service: follow punches live, replay punch files, look up card batteries.")
     .configureOutput({ writeOut: (s) => io.out(s.replace(/\n$/, '')), writeErr: (s) => io.err(s.replace(/\n$/, '')) })
     .exitOverride()
     .showHelpAfterError()
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   pnpm punches tail --event 1                     # follow the demo event live
   pnpm punches replay FILE --modem-base 3000000   # upload a punch file as one modem per control would
   pnpm punches battery 8621484                    # a SIAC card's battery date
-  pnpm punches <command> --help                   # each command's options and examples`);
+  pnpm punches <command> --help                   # each command's options and examples`,
+    );
 
   program
     .command('tail')
-    .description('Follow the punches of an event or of modems live (SSE, falling back to long-poll); print them or append CSV rows to a file, resuming after a restart.')
+    .description(
+      'Follow the punches of an event or of modems live (SSE, falling back to long-poll); print them or append CSV rows to a file, resuming after a restart.',
+    )
     .option('--event <id>', 'event id')
     .option('--modem <serials>', 'modem serial numbers, comma-separated', modemList)
     .option('--url <url>', 'timing service base URL (default: $TIMING_URL, else http://127.0.0.1:$TIMING_PORT, port 8081)')
@@ -120,83 +128,142 @@ Examples:
     .option('--timestamps', 'prefix each printed punch with the Unix ms it arrived (for latency measurements)')
     .option('--max <n>', 'stop after N punches (exit 0), e.g. to check a replay from a script', integerAtLeast(1))
     .option('--give-up-after <seconds>', 'exit 1 when the service has been unreachable this long', positiveNumber, 60)
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   pnpm punches tail --event 1                          # the demo event, live, as tab-separated lines
   pnpm punches tail --event 1 --csv event1.csv         # append CSV rows; a restart resumes after the last row
   pnpm punches tail --modem 2020054,2020056 --key "$TIMING_API_KEY"
-  pnpm punches tail --event 1 --max 5                  # the first five punches, then exit`)
-    .action(async (o: { event?: string; modem?: string[]; url?: string; key?: string; csv?: string; state?: string; after?: number; poll?: boolean; timestamps?: boolean; max?: number; giveUpAfter: number }) => {
-      if (o.event === undefined && o.modem === undefined) throw new Error('give --event or --modem');
-      if (o.event !== undefined && !/^[1-9]\d*$/.test(o.event)) throw new Error(`--event: not an event id (a positive integer): ${o.event}`);
-      const client = createTimingClient({ baseUrl: serviceUrl(o.url, defaultTimingUrl), apiKey: o.key });
-      const lastId = await tail(client, {
-        filter: { eventId: o.event, modem: o.modem },
-        csvFile: o.csv,
-        stateFile: o.state,
-        after: o.after,
-        pollOnly: o.poll,
-        timestamps: o.timestamps,
-        max: o.max,
-        giveUpMs: o.giveUpAfter * 1000,
-        signal: io.signal,
-        print: io.out,
-        status: io.err,
-      });
-      io.err(`tail: stopped after id ${lastId}`);
-    });
+  pnpm punches tail --event 1 --max 5                  # the first five punches, then exit`,
+    )
+    .action(
+      async (o: {
+        event?: string;
+        modem?: string[];
+        url?: string;
+        key?: string;
+        csv?: string;
+        state?: string;
+        after?: number;
+        poll?: boolean;
+        timestamps?: boolean;
+        max?: number;
+        giveUpAfter: number;
+      }) => {
+        if (o.event === undefined && o.modem === undefined) throw new Error('give --event or --modem');
+        if (o.event !== undefined && !/^[1-9]\d*$/.test(o.event)) throw new Error(`--event: not an event id (a positive integer): ${o.event}`);
+        const client = createTimingClient({ baseUrl: serviceUrl(o.url, defaultTimingUrl), apiKey: o.key });
+        const lastId = await tail(client, {
+          filter: { eventId: o.event, modem: o.modem },
+          csvFile: o.csv,
+          stateFile: o.state,
+          after: o.after,
+          pollOnly: o.poll,
+          timestamps: o.timestamps,
+          max: o.max,
+          giveUpMs: o.giveUpAfter * 1000,
+          signal: io.signal,
+          print: io.out,
+          status: io.err,
+        });
+        io.err(`tail: stopped after id ${lastId}`);
+      },
+    );
 
   program
     .command('replay')
-    .description('Upload a punch file (demo format card,code,time,type or the download CSV) as modems would: in time order at a chosen speed, one modem per control.')
+    .description(
+      'Upload a punch file (demo format card,code,time,type or the download CSV) as modems would: in time order at a chosen speed, one modem per control.',
+    )
     .argument('<file>', 'punch file (CSV)')
-    .option('--modem-base <n>', 'numeric modem serials, one per control: N + control code (Start rows code 1, Finish rows code 2), as MeOS\'s modem mode needs them; default: the file\'s modem column', integerAtLeast(1))
-    .option('--modem-prefix <prefix>', 'modem serial = prefix + control code (START/FINISH for start/finish rows); not numeric, so MeOS\'s modem mode cannot read them')
+    .option(
+      '--modem-base <n>',
+      "numeric modem serials, one per control: N + control code (Start rows code 1, Finish rows code 2), as MeOS's modem mode needs them; default: the file's modem column",
+      integerAtLeast(1),
+    )
+    .option(
+      '--modem-prefix <prefix>',
+      "modem serial = prefix + control code (START/FINISH for start/finish rows); not numeric, so MeOS's modem mode cannot read them",
+    )
     .option('--list-modems', 'print the modem serials of the file as a JSON array (for an event\'s "modems") and exit without uploading')
-    .option('--now', 'send each punch with the time it is sent (this machine\'s local wall clock) instead of the file\'s: a rehearsal happening now; with --speed 1 at the real pace')
+    .option(
+      '--now',
+      "send each punch with the time it is sent (this machine's local wall clock) instead of the file's: a rehearsal happening now; with --speed 1 at the real pace",
+    )
     .option('--speed <factor>', 'event time runs this many times faster than real time', positiveNumber, 60)
     .option('--max-gap <seconds>', 'shorten quiet stretches between punches to this many event seconds', positiveNumber, 60)
     .option('--url <url>', 'timing service base URL (default: $TIMING_URL, else http://127.0.0.1:$TIMING_PORT, port 8081)')
     .option('--key <key>', 'API key of the uploading user (default: $TIMING_API_KEY)', process.env.TIMING_API_KEY)
     .option('--ack-log <file>', 'append one line per acknowledged punch: ackUnixMs, then the fields tail prints (card, time, code, type, modem), tab-separated')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   pnpm punches replay test/live/fixtures/venotte2020-1900-1905.csv --modem-base 3000000 --list-modems
   pnpm punches replay test/live/fixtures/venotte2020-1900-1905.csv --modem-base 3000000 --key "$TIMING_API_KEY"
   pnpm punches replay services/timing/demo/venotte2020-punches.csv --modem-base 3000000 --now --speed 1 --key "$TIMING_API_KEY"
-  pnpm punches replay downloaded.csv --speed 600      # a download (id,card,time,code,type,modem,...) keeps its modems`)
-    .action(async (file: string, o: { modemBase?: number; modemPrefix?: string; listModems?: boolean; now?: boolean; speed: number; maxGap: number; url?: string; key?: string; ackLog?: string }) => {
-      if (o.modemBase !== undefined && o.modemPrefix !== undefined) throw new Error('give --modem-base or --modem-prefix, not both');
-      const punches = readPunchFile(file, { modemBase: o.modemBase, modemPrefix: o.modemPrefix });
-      const modemList = [...new Set(punches.map((p) => p.modem))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
-      if (o.listModems) {
-        io.out(JSON.stringify(modemList));
-        return;
-      }
-      const url = serviceUrl(o.url, defaultTimingUrl);
-      if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
-      io.err(`replay: ${punches.length} punches from ${modemList.length} modems at ${o.speed}x to ${url}`);
-      const ackLog = o.ackLog;
-      const onAck = ackLog
-        ? (batch: readonly NewPunch[], ackAtMs: number) =>
-            appendFileSync(ackLog, batch.map((p) => `${ackAtMs}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}\n`).join(''))
-        : undefined;
-      const onRejected = (p: NewPunch, reason: string) => io.err(`rejected: card ${p.card} code ${p.code} ${p.type} modem ${p.modem} at ${localTime(p.time)}: ${reason}`);
-      const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, { speed: o.speed, maxGapMs: o.maxGap * 1000, timeAtSend: o.now ? localWallClockNow : undefined, signal: io.signal, progress: io.err, onAck, onRejected });
-      io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}, rejected ${r.rejected}`);
-      // Rejected punches are invalid data in the file: the replay goes on, but the run is not a clean one.
-      if (r.rejected > 0) state.exit = 1;
-    });
+  pnpm punches replay downloaded.csv --speed 600      # a download (id,card,time,code,type,modem,...) keeps its modems`,
+    )
+    .action(
+      async (
+        file: string,
+        o: {
+          modemBase?: number;
+          modemPrefix?: string;
+          listModems?: boolean;
+          now?: boolean;
+          speed: number;
+          maxGap: number;
+          url?: string;
+          key?: string;
+          ackLog?: string;
+        },
+      ) => {
+        if (o.modemBase !== undefined && o.modemPrefix !== undefined) throw new Error('give --modem-base or --modem-prefix, not both');
+        const punches = readPunchFile(file, { modemBase: o.modemBase, modemPrefix: o.modemPrefix });
+        const modemList = [...new Set(punches.map((p) => p.modem))].sort((a, b) => a.localeCompare(b, 'en', { numeric: true }));
+        if (o.listModems) {
+          io.out(JSON.stringify(modemList));
+          return;
+        }
+        const url = serviceUrl(o.url, defaultTimingUrl);
+        if (!o.key) throw new Error('uploads need --key or $TIMING_API_KEY');
+        io.err(`replay: ${punches.length} punches from ${modemList.length} modems at ${o.speed}x to ${url}`);
+        const ackLog = o.ackLog;
+        const onAck = ackLog
+          ? (batch: readonly NewPunch[], ackAtMs: number) =>
+              appendFileSync(ackLog, batch.map((p) => `${ackAtMs}\t${p.card}\t${localTime(p.time)}\t${p.code}\t${p.type}\t${p.modem}\n`).join(''))
+          : undefined;
+        const onRejected = (p: NewPunch, reason: string) =>
+          io.err(`rejected: card ${p.card} code ${p.code} ${p.type} modem ${p.modem} at ${localTime(p.time)}: ${reason}`);
+        const r = await replay(createTimingClient({ baseUrl: url, apiKey: o.key }), punches, {
+          speed: o.speed,
+          maxGapMs: o.maxGap * 1000,
+          timeAtSend: o.now ? localWallClockNow : undefined,
+          signal: io.signal,
+          progress: io.err,
+          onAck,
+          onRejected,
+        });
+        io.out(`sent ${r.sent}, stored ${r.stored}, duplicates ${r.duplicates}, rejected ${r.rejected}`);
+        // Rejected punches are invalid data in the file: the replay goes on, but the run is not a clean one.
+        if (r.rejected > 0) state.exit = 1;
+      },
+    );
 
   program
     .command('battery')
     .description('Battery date and replace-before date of SIAC cards (ordering service).')
     .argument('<cards...>', 'card numbers')
     .option('--url <url>', 'ordering service base URL (default: $ORDERING_URL, else http://127.0.0.1:$ORDERING_PORT, port 8080)')
-    .addHelpText('after', `
+    .addHelpText(
+      'after',
+      `
 Examples:
   pnpm punches battery 8621484
-  pnpm punches battery 8621484 8000000 --url https://shop.example.org`)
+  pnpm punches battery 8621484 8000000 --url https://shop.example.org`,
+    )
     .action(async (cards: string[], o: { url?: string }) => {
       const { lines, failed } = await batteryLines(serviceUrl(o.url, defaultOrderingUrl), cards);
       lines.forEach((l) => io.out(l));

@@ -42,7 +42,9 @@ interface ModemAssignment {
  */
 export function readPunchFile(file: string, modems: ModemAssignment = {}): NewPunch[] {
   const { modemBase, modemPrefix } = modems;
-  const lines = readFileSync(file, 'utf8').replace(/^\uFEFF/, '').split(/\r?\n/);
+  const lines = readFileSync(file, 'utf8')
+    .replace(/^\uFEFF/, '')
+    .split(/\r?\n/);
   const header = lines[0].split(',').map((h) => h.trim());
   const col = (name: string) => header.indexOf(name);
   const [iCard, iCode, iTime, iType, iModem] = [col('card'), col('code'), col('time'), col('type'), col('modem')];

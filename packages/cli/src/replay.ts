@@ -78,7 +78,10 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
       [...byModem.values()].map(async (batch) => {
         const r = await client.uploadPunches(batch);
         const refused = new Set(r.rejected.map((x) => x.index));
-        o.onAck?.(batch.filter((_, k) => !refused.has(k)), Date.now());
+        o.onAck?.(
+          batch.filter((_, k) => !refused.has(k)),
+          Date.now(),
+        );
         for (const x of r.rejected) o.onRejected?.(batch[x.index], x.reason);
         return r;
       }),
@@ -92,7 +95,9 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
     if (Date.now() - lastProgress >= (o.progressEveryMs ?? 1_000) || i === punches.length) {
       lastProgress = Date.now();
       const pct = ((100 * result.sent) / punches.length).toFixed(1);
-      o.progress?.(`replay: ${result.sent}/${punches.length} (${pct}%) file time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}, rejected ${result.rejected}`);
+      o.progress?.(
+        `replay: ${result.sent}/${punches.length} (${pct}%) file time ${clock(punches[i - 1].time)}, stored ${result.stored}, duplicates ${result.duplicates}, rejected ${result.rejected}`,
+      );
     }
   }
   return result;

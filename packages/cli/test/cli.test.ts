@@ -147,7 +147,13 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   writeFileSync(
     download,
     // The third row's card is above 24 bits: the service stores the other two and reports it.
-    ['id,card,time,code,type,modem,receptionTimeUtc', `5,123,${Date.UTC(2020, 1, 1, 10)},40,Control,${modem},0`, `9,124,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`, `11,16777216,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`, ''].join('\n'),
+    [
+      'id,card,time,code,type,modem,receptionTimeUtc',
+      `5,123,${Date.UTC(2020, 1, 1, 10)},40,Control,${modem},0`,
+      `9,124,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`,
+      `11,16777216,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem},0`,
+      '',
+    ].join('\n'),
   );
   const state = path.join(dir, 'state.json');
   const lines: string[] = [];
@@ -161,9 +167,16 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   await until(() => status.some((s) => s.includes('long-poll')), 'tail to start');
   const replayOut: string[] = [];
   const replayErr: string[] = [];
-  expect(await main(['node', 'punches', 'replay', download, '--speed', '1000', '--url', url, '--key', ctx.adminKey], { out: (l) => replayOut.push(l), err: (l) => replayErr.push(l) })).toBe(1);
+  expect(
+    await main(['node', 'punches', 'replay', download, '--speed', '1000', '--url', url, '--key', ctx.adminKey], {
+      out: (l) => replayOut.push(l),
+      err: (l) => replayErr.push(l),
+    }),
+  ).toBe(1);
   expect(replayOut).toEqual(['sent 3, stored 2, duplicates 0, rejected 1']);
-  expect(replayErr).toContain('rejected: card 16777216 code 40 Control modem DL-1 at 2020-02-01 10:00:01.000: card: must be at most 16777215: no SPORTident card carries a larger number');
+  expect(replayErr).toContain(
+    'rejected: card 16777216 code 40 Control modem DL-1 at 2020-02-01 10:00:01.000: card: must be at most 16777215: no SPORTident card carries a larger number',
+  );
   await until(() => lines.length === 2, 'two printed punches');
   expect(lines[0]).toMatch(/^\d+\t123\t2020-02-01 10:00:00\.000\t40\tControl\tDL-1$/);
   ac.abort();
@@ -175,7 +188,11 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   await admin().uploadPunches([{ card: '125', time: Date.UTC(2020, 1, 1, 10, 0, 2), code: 40, type: 'Control', modem }]);
   const more: string[] = [];
   const ac2 = new AbortController();
-  const again = main(['node', 'punches', 'tail', '--modem', modem, '--url', url, '--key', ctx.adminKey, '--state', state], { out: (l) => more.push(l), err: () => undefined, signal: ac2.signal });
+  const again = main(['node', 'punches', 'tail', '--modem', modem, '--url', url, '--key', ctx.adminKey, '--state', state], {
+    out: (l) => more.push(l),
+    err: () => undefined,
+    signal: ac2.signal,
+  });
   await until(() => more.length === 1, 'the new punch');
   await new Promise((r) => setTimeout(r, 200));
   ac2.abort();

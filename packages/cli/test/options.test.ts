@@ -12,10 +12,7 @@ const BIN = path.join(__dirname, '../bin/punches.cjs');
 const FIXTURE = path.join(__dirname, '../../../test/live/fixtures/venotte2020-1900-1905.csv');
 
 /** Runs the CLI to its end: exit code and output. */
-function cli(
-  args: string[],
-  env: Record<string, string | undefined> = {},
-): Promise<{ code: number | null; out: string; err: string; ms: number }> {
+function cli(args: string[], env: Record<string, string | undefined> = {}): Promise<{ code: number | null; out: string; err: string; ms: number }> {
   const started = Date.now();
   const fullEnv: NodeJS.ProcessEnv = { ...process.env, ...env };
   for (const name of ['TIMING_URL', 'ORDERING_URL', 'TIMING_API_KEY']) if (!(name in env)) delete fullEnv[name];
@@ -45,9 +42,7 @@ describe('punches CLI options', () => {
   });
 
   it('an address that is no http(s) URL, from --url or TIMING_URL / ORDERING_URL: named, exit 1', async () => {
-    expect((await cli(['tail', '--event', '1', '--url', 'localhost:8081'])).err).toMatch(
-      /^error: --url: not an http\(s\) address: localhost:8081$/m,
-    );
+    expect((await cli(['tail', '--event', '1', '--url', 'localhost:8081'])).err).toMatch(/^error: --url: not an http\(s\) address: localhost:8081$/m);
     const r = await cli(['replay', FIXTURE, '--modem-base', '3000000', '--key', 'tk_x'], { TIMING_URL: 'not a url' });
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/^error: TIMING_URL: not an address: not a url/m);
@@ -61,9 +56,7 @@ describe('punches CLI options', () => {
     const max = await cli(['tail', '--event', '1', '--max', '0']);
     expect(max.code).toBe(1);
     expect(max.err).toMatch(/--max <n>' argument '0' is invalid/);
-    expect((await cli(['replay', FIXTURE, '--modem-base', '1', '--modem-prefix', 'X', '--key', 'tk_x'])).err).toMatch(
-      /not both/,
-    );
+    expect((await cli(['replay', FIXTURE, '--modem-base', '1', '--modem-prefix', 'X', '--key', 'tk_x'])).err).toMatch(/not both/);
     const noModems = await cli(['replay', FIXTURE, '--key', 'tk_x']);
     expect(noModems.code).toBe(1);
     expect(noModems.err).toMatch(/no modem column; give --modem-base/);
@@ -74,24 +67,13 @@ describe('punches CLI options', () => {
     const r = await cli(['tail', '--event', '1', '--url', `http://127.0.0.1:${port}`, '--give-up-after', '2']);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(/retrying/);
-    expect(r.err).toMatch(
-      new RegExp(`error: tail: gave up after \\d+ s of failures \\(last: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`),
-    );
+    expect(r.err).toMatch(new RegExp(`error: tail: gave up after \\d+ s of failures \\(last: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`));
     expect(r.ms).toBeLessThan(15_000);
   }, 20_000);
 
   it('replay names the refused connection and exits 1', async () => {
     const port = await closedPort();
-    const r = await cli([
-      'replay',
-      FIXTURE,
-      '--modem-base',
-      '3000000',
-      '--key',
-      'tk_x',
-      '--url',
-      `http://127.0.0.1:${port}`,
-    ]);
+    const r = await cli(['replay', FIXTURE, '--modem-base', '3000000', '--key', 'tk_x', '--url', `http://127.0.0.1:${port}`]);
     expect(r.code).toBe(1);
     expect(r.err).toMatch(new RegExp(`^error: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}`, 'm'));
   });

@@ -28,12 +28,23 @@ async function main(): Promise<void> {
     log: (line) => logger.info(line),
     controlToken,
   });
-  const urls = (name: string) => (env.string(name, '') ?? '').split(',').map((u) => u.trim()).filter(Boolean);
+  const urls = (name: string) =>
+    (env.string(name, '') ?? '')
+      .split(',')
+      .map((u) => u.trim())
+      .filter(Boolean);
   for (const url of urls('ERP_SIMULATOR_WEBHOOK_URLS')) sim.subscribe(url, 'main');
   for (const url of urls('ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS')) sim.subscribe(url, 'sandbox');
   await sim.start();
   logger.info(
-    { main: sim.baseUrl('main'), sandbox: sim.baseUrl('sandbox'), tokens: { main: main === DEFAULT_TOKENS.main ? main : '(from ERP_SIMULATOR_TOKEN)', sandbox: sandbox === DEFAULT_TOKENS.sandbox ? sandbox : '(from ERP_SIMULATOR_SANDBOX_TOKEN)' } },
+    {
+      main: sim.baseUrl('main'),
+      sandbox: sim.baseUrl('sandbox'),
+      tokens: {
+        main: main === DEFAULT_TOKENS.main ? main : '(from ERP_SIMULATOR_TOKEN)',
+        sandbox: sandbox === DEFAULT_TOKENS.sandbox ? sandbox : '(from ERP_SIMULATOR_SANDBOX_TOKEN)',
+      },
+    },
     `ERP simulator listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`,
   );
   stopOnSignals(() => sim.stop(), logger);

@@ -77,7 +77,10 @@ function compare(a: unknown, b: string): number {
 }
 
 function likeToRegExp(pattern: string, flags: string): RegExp {
-  const escaped = pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/%/g, '.*').replace(/_/g, '.');
+  const escaped = pattern
+    .replace(/[.*+?^${}()|[\]\\]/g, '\\$&')
+    .replace(/%/g, '.*')
+    .replace(/_/g, '.');
   return new RegExp(`^${escaped}$`, flags);
 }
 

@@ -227,7 +227,11 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
   {
     articleNumber: ARTICLE_NUMBERS.cardHolder,
     name: { en: 'Finger card holder', de: 'Fingerhalter für Karten', fr: 'Support de carte au doigt' },
-    description: { en: 'Elastic finger strap for SI-Cards and SIAC.', de: 'Elastische Fingerschlaufe für SI-Cards und SIAC.', fr: 'Sangle élastique au doigt pour SI-Cards et SIAC.' },
+    description: {
+      en: 'Elastic finger strap for SI-Cards and SIAC.',
+      de: 'Elastische Fingerschlaufe für SI-Cards und SIAC.',
+      fr: 'Sangle élastique au doigt pour SI-Cards et SIAC.',
+    },
     netPrice: '2.10',
     isShopArticle: true,
     userGroup: 'public',
@@ -293,7 +297,13 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
     userGroup: 'public',
     category: 'sets',
     bom: [
-      { position: 1, defaultArticle: ARTICLE_NUMBERS.siac, valid: [ARTICLE_NUMBERS.siac], configurable: true, configuration: { feedbackSignal: 'beepAndFlash' } },
+      {
+        position: 1,
+        defaultArticle: ARTICLE_NUMBERS.siac,
+        valid: [ARTICLE_NUMBERS.siac],
+        configurable: true,
+        configuration: { feedbackSignal: 'beepAndFlash' },
+      },
       { position: 2, defaultArticle: ARTICLE_NUMBERS.cardHolder, valid: [ARTICLE_NUMBERS.cardHolder, ARTICLE_NUMBERS.cardHolderWrist] },
       { position: 3, defaultArticle: ARTICLE_NUMBERS.cardHolderWrist, valid: [ARTICLE_NUMBERS.cardHolderWrist], optional: true },
     ],
@@ -301,7 +311,11 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
   {
     articleNumber: ARTICLE_NUMBERS.spareBoard,
     name: { en: 'BSF8 spare circuit board', de: 'BSF8 Ersatzplatine', fr: 'Carte électronique de rechange BSF8' },
-    description: { en: 'Workshop spare part; not sold in the shop.', de: 'Werkstatt-Ersatzteil; nicht im Shop erhältlich.', fr: 'Pièce de rechange atelier ; non vendue en boutique.' },
+    description: {
+      en: 'Workshop spare part; not sold in the shop.',
+      de: 'Werkstatt-Ersatzteil; nicht im Shop erhältlich.',
+      fr: 'Pièce de rechange atelier ; non vendue en boutique.',
+    },
     netPrice: '42.00',
     isShopArticle: false,
     userGroup: 'internal',
@@ -313,7 +327,7 @@ export const SEED_ARTICLES: readonly SeedArticle[] = [
     description: {
       en: 'Timing-data service for one LTE modem or reader app for one year; offered by quotation.',
       de: 'Zeitmessdaten-Dienst für ein LTE-Modem oder eine Reader-App für ein Jahr; per Angebot.',
-      fr: "Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.",
+      fr: 'Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.',
     },
     netPrice: '99.00',
     isShopArticle: true,
@@ -426,15 +440,61 @@ interface SeedInvoice {
  * midnight in Berlin is still 28 February in UTC, so a month filter in UTC would file it wrongly.
  */
 const SEED_INVOICES: readonly SeedInvoice[] = [
-  { invoiceNumber: 'RE-2025-0001', date: '2025-01-14', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.siac, quantity: 20 }] },
-  { invoiceNumber: 'RE-2025-0002', date: '2025-02-03', customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 10 }, { articleNumber: ARTICLE_NUMBERS.stationBattery, quantity: 10 }] },
-  { invoiceNumber: 'RE-2025-0003', date: '2025-02-28', customerNumber: CUSTOMER_NUMBERS.retailerNorway, items: [{ articleNumber: ARTICLE_NUMBERS.siCard10, quantity: 50 }] },
-  { invoiceNumber: 'RE-2025-0004', date: '2025-03-01', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bs11, quantity: 2 }] },
-  { invoiceNumber: 'RE-2025-0005', date: '2025-03-17', customerNumber: CUSTOMER_NUMBERS.webshop, items: [{ articleNumber: ARTICLE_NUMBERS.siacStarter, quantity: 1 }] },
+  {
+    invoiceNumber: 'RE-2025-0001',
+    date: '2025-01-14',
+    customerNumber: CUSTOMER_NUMBERS.retailerGermany,
+    items: [{ articleNumber: ARTICLE_NUMBERS.siac, quantity: 20 }],
+  },
+  {
+    invoiceNumber: 'RE-2025-0002',
+    date: '2025-02-03',
+    customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland,
+    items: [
+      { articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 10 },
+      { articleNumber: ARTICLE_NUMBERS.stationBattery, quantity: 10 },
+    ],
+  },
+  {
+    invoiceNumber: 'RE-2025-0003',
+    date: '2025-02-28',
+    customerNumber: CUSTOMER_NUMBERS.retailerNorway,
+    items: [{ articleNumber: ARTICLE_NUMBERS.siCard10, quantity: 50 }],
+  },
+  {
+    invoiceNumber: 'RE-2025-0004',
+    date: '2025-03-01',
+    customerNumber: CUSTOMER_NUMBERS.retailerGermany,
+    items: [{ articleNumber: ARTICLE_NUMBERS.bs11, quantity: 2 }],
+  },
+  {
+    invoiceNumber: 'RE-2025-0005',
+    date: '2025-03-17',
+    customerNumber: CUSTOMER_NUMBERS.webshop,
+    items: [{ articleNumber: ARTICLE_NUMBERS.siacStarter, quantity: 1 }],
+  },
   // April: a draft, a cancelled and a booked one (only the booked one is exported).
-  { invoiceNumber: 'RE-2025-0006', date: '2025-04-02', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 1 }], status: 'NEW' },
-  { invoiceNumber: 'RE-2025-0007', date: '2025-04-03', customerNumber: CUSTOMER_NUMBERS.retailerGermany, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 2 }], status: 'CANCELLED' },
-  { invoiceNumber: 'RE-2025-0008', date: '2025-04-04', customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland, items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 3 }], status: 'ENTRY_COMPLETED' },
+  {
+    invoiceNumber: 'RE-2025-0006',
+    date: '2025-04-02',
+    customerNumber: CUSTOMER_NUMBERS.retailerGermany,
+    items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 1 }],
+    status: 'NEW',
+  },
+  {
+    invoiceNumber: 'RE-2025-0007',
+    date: '2025-04-03',
+    customerNumber: CUSTOMER_NUMBERS.retailerGermany,
+    items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 2 }],
+    status: 'CANCELLED',
+  },
+  {
+    invoiceNumber: 'RE-2025-0008',
+    date: '2025-04-04',
+    customerNumber: CUSTOMER_NUMBERS.retailerSwitzerland,
+    items: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: 3 }],
+    status: 'ENTRY_COMPLETED',
+  },
 ];
 
 /** German standard VAT rate in percent, applied to every demo amount. */
@@ -482,7 +542,13 @@ export function toEuros(cents: number): string {
 export type IdAllocator = () => string;
 
 function defs(nextId: IdAllocator, now: number): CustomAttributeDefinition[] {
-  const def = (attributeKey: string, label: string, attributeType: CustomAttributeDefinition['attributeType'], entities: string[], values: readonly string[] = []): CustomAttributeDefinition => ({
+  const def = (
+    attributeKey: string,
+    label: string,
+    attributeType: CustomAttributeDefinition['attributeType'],
+    entities: string[],
+    values: readonly string[] = [],
+  ): CustomAttributeDefinition => ({
     id: nextId(),
     version: '0',
     attributeKey,
@@ -535,7 +601,10 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
     currency: new Map(),
     tax: new Map(),
   };
-  for (const [id, name, currencySymbol] of [[CURRENCY_ID_EUR, 'EUR', '€'], [CURRENCY_ID_CHF, 'CHF', 'CHF']] as const) {
+  for (const [id, name, currencySymbol] of [
+    [CURRENCY_ID_EUR, 'EUR', '€'],
+    [CURRENCY_ID_CHF, 'CHF', 'CHF'],
+  ] as const) {
     data.currency.set(id, { id, version: '0', name, currencySymbol, createdDate: now, lastModifiedDate: now });
   }
   for (const t of SEED_TAXES) data.tax.set(t.id, { ...t, version: '0', createdDate: now, lastModifiedDate: now });
@@ -545,7 +614,11 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
 
   const byNumber = new Map<string, Article>();
   for (const s of SEED_ARTICLES) {
-    const customAttributes = [attr(ATTRIBUTE_KEYS.shopArticle, s.isShopArticle), attr(ATTRIBUTE_KEYS.shopUserGroup, s.userGroup), attr(ATTRIBUTE_KEYS.shopCategory, s.category)];
+    const customAttributes = [
+      attr(ATTRIBUTE_KEYS.shopArticle, s.isShopArticle),
+      attr(ATTRIBUTE_KEYS.shopUserGroup, s.userGroup),
+      attr(ATTRIBUTE_KEYS.shopCategory, s.category),
+    ];
     if (s.cardType) customAttributes.push(attr(ATTRIBUTE_KEYS.shopCardType, s.cardType));
     if (s.subitemOnly) customAttributes.push(attr(ATTRIBUTE_KEYS.shopSubitemOnly, true));
     if (s.configurableAttributes) customAttributes.push(attr(ATTRIBUTE_KEYS.shopConfigurableAttributes, s.configurableAttributes.join(',')));
@@ -559,7 +632,17 @@ export function seedTenant(nextId: IdAllocator, now: number): TenantData {
       articleType: s.bom ? 'SALES_BILL_OF_MATERIAL' : s.service ? 'SERVICE' : 'STORABLE',
       unitId: UNIT_ID_PIECE,
       taxRateType: 'STANDARD',
-      articlePrices: [{ id: nextId(), price: s.netPrice, currencyId: CURRENCY_ID_EUR, currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' }],
+      articlePrices: [
+        {
+          id: nextId(),
+          price: s.netPrice,
+          currencyId: CURRENCY_ID_EUR,
+          currencyName: 'EUR',
+          priceScaleType: 'SCALE_FROM',
+          priceScaleValue: '1',
+          salesChannel: 'NET1',
+        },
+      ],
       customAttributes,
       salesBillOfMaterialItems: [],
       translations: (['de', 'fr'] as const).map((locale) => ({ locale, name: s.name[locale], description: s.description[locale] })),

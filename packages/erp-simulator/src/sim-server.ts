@@ -233,7 +233,14 @@ export class SimServer {
 
   /** Adds a fail rule (see the module comment). */
   fail(rule: { status?: number; count?: number; mode?: FailMode; retryAfter?: number } & Narrowing): void {
-    this.fails.push({ status: rule.status ?? 503, mode: rule.mode ?? 'status', remaining: rule.count ?? 1, method: rule.method, path: rule.path, retryAfter: rule.retryAfter });
+    this.fails.push({
+      status: rule.status ?? 503,
+      mode: rule.mode ?? 'status',
+      remaining: rule.count ?? 1,
+      method: rule.method,
+      path: rule.path,
+      retryAfter: rule.retryAfter,
+    });
   }
 
   /** Adds a delay rule (`queued`: answered with weclapp's wait headers, see the module comment). */
@@ -285,8 +292,10 @@ export class SimServer {
     try {
       if (req.path.startsWith('/__control/')) {
         if (this.opts.controlToken !== undefined) {
-          if (!tokenMatches(raw.headers['x-control-token'], this.opts.controlToken)) return this.write(res, { status: 401, json: this.opts.errorBody(401, 'control API: X-Control-Token required') });
-        } else if (!LOOPBACK.has(raw.socket.remoteAddress ?? '')) return this.write(res, { status: 403, json: this.opts.errorBody(403, 'control API: loopback only') });
+          if (!tokenMatches(raw.headers['x-control-token'], this.opts.controlToken))
+            return this.write(res, { status: 401, json: this.opts.errorBody(401, 'control API: X-Control-Token required') });
+        } else if (!LOOPBACK.has(raw.socket.remoteAddress ?? ''))
+          return this.write(res, { status: 403, json: this.opts.errorBody(403, 'control API: loopback only') });
         return this.write(res, await this.controlCommon(req));
       }
       if (this.resetAll) {
@@ -332,7 +341,13 @@ export class SimServer {
     switch (route) {
       case 'POST /__control/fail': {
         const mode = body.mode === 'reset' || body.mode === 'resetAfterProcessing' ? body.mode : 'status';
-        this.fail({ status: typeof body.status === 'number' ? body.status : 503, count, mode, retryAfter: typeof body.retryAfter === 'number' ? body.retryAfter : undefined, ...narrowing });
+        this.fail({
+          status: typeof body.status === 'number' ? body.status : 503,
+          count,
+          mode,
+          retryAfter: typeof body.retryAfter === 'number' ? body.retryAfter : undefined,
+          ...narrowing,
+        });
         return { status: 200, json: { ok: true } };
       }
       case 'POST /__control/delay':

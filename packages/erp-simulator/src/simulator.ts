@@ -42,7 +42,22 @@ import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type
 import { toCustomerView, toWire } from './wire';
 import { positionAmount, shippingAmount } from './amounts';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
-import { SALES_ORDER_STATUSES, type Article, type CustomAttributeValue, type Customer, type EntityName, type ErpErrorBody, type ErpTenantState, type Quotation, type RecordAddress, type RecordItem, type SalesInvoice, type SalesOrder, type ShippingCostItem, type TenantData } from './types';
+import {
+  SALES_ORDER_STATUSES,
+  type Article,
+  type CustomAttributeValue,
+  type Customer,
+  type EntityName,
+  type ErpErrorBody,
+  type ErpTenantState,
+  type Quotation,
+  type RecordAddress,
+  type RecordItem,
+  type SalesInvoice,
+  type SalesOrder,
+  type ShippingCostItem,
+  type TenantData,
+} from './types';
 
 /** A tenant of the simulator. */
 interface ErpTenantOptions {
@@ -135,21 +150,82 @@ class HttpError extends Error {
   }
 }
 
-function errorBody(status: number, message: string, kind = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 409 ? 'optimistic_lock' : 'error'): ErpErrorBody {
+function errorBody(
+  status: number,
+  message: string,
+  kind = status === 401 ? 'unauthorized' : status === 404 ? 'not_found' : status === 409 ? 'optimistic_lock' : 'error',
+): ErpErrorBody {
   return { type: `/webapp/view/api/errors.html#${kind}`, title: message, status, detail: message, error: message };
 }
 
-const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = { article: 'articleNumber', customer: 'customerNumber', salesOrder: 'orderNumber', quotation: 'quotationNumber', salesInvoice: 'invoiceNumber' };
+const ENTITY_NUMBER_FIELD: Partial<Record<EntityName, string>> = {
+  article: 'articleNumber',
+  customer: 'customerNumber',
+  salesOrder: 'orderNumber',
+  quotation: 'quotationNumber',
+  salesInvoice: 'invoiceNumber',
+};
 
 /** Properties a client may write with PUT, per entity. */
 const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
-  article: ['articleNumber', 'name', 'description', 'active', 'articleType', 'unitName', 'taxRateType', 'articlePrices', 'customAttributes', 'salesBillOfMaterialItems', 'translations'],
-  salesOrder: ['status', 'deliveryAddress', 'invoiceAddress', 'commission', 'orderNumberAtCustomer', 'customAttributes', 'orderItems', 'shippingCostItems', 'recordCurrencyId', 'headerDiscount'],
+  article: [
+    'articleNumber',
+    'name',
+    'description',
+    'active',
+    'articleType',
+    'unitName',
+    'taxRateType',
+    'articlePrices',
+    'customAttributes',
+    'salesBillOfMaterialItems',
+    'translations',
+  ],
+  salesOrder: [
+    'status',
+    'deliveryAddress',
+    'invoiceAddress',
+    'commission',
+    'orderNumberAtCustomer',
+    'customAttributes',
+    'orderItems',
+    'shippingCostItems',
+    'recordCurrencyId',
+    'headerDiscount',
+  ],
   customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'customerBlocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
 /** EU member states: weclapp's tax determination (standing in for its tax rules) charges VAT only for deliveries into the EU. */
-const EU_COUNTRIES = new Set(['AT', 'BE', 'BG', 'CY', 'CZ', 'DE', 'DK', 'EE', 'ES', 'FI', 'FR', 'GR', 'HR', 'HU', 'IE', 'IT', 'LT', 'LU', 'LV', 'MT', 'NL', 'PL', 'PT', 'RO', 'SE', 'SI', 'SK']);
+const EU_COUNTRIES = new Set([
+  'AT',
+  'BE',
+  'BG',
+  'CY',
+  'CZ',
+  'DE',
+  'DK',
+  'EE',
+  'ES',
+  'FI',
+  'FR',
+  'GR',
+  'HR',
+  'HU',
+  'IE',
+  'IT',
+  'LT',
+  'LU',
+  'LV',
+  'MT',
+  'NL',
+  'PL',
+  'PT',
+  'RO',
+  'SE',
+  'SI',
+  'SK',
+]);
 /** VAT percent by an article's `taxRateType`, for positions that name no `taxId`. */
 const RATE_OF_TYPE: Record<string, string> = { STANDARD: '19', REDUCED: '7', ZERO: '0' };
 
@@ -226,7 +302,15 @@ export class ErpSimulator {
     for (const options of tenantOptions) {
       let seq = 1000;
       const nextId = () => String(++seq);
-      this.tenants.set(options.name, { options, data: seedTenant(nextId, now), subscriptions: new Set(), nextId, orderSeq: 20000, quotationSeq: 30000, invoiceSeq: 100 });
+      this.tenants.set(options.name, {
+        options,
+        data: seedTenant(nextId, now),
+        subscriptions: new Set(),
+        nextId,
+        orderSeq: 20000,
+        quotationSeq: 30000,
+        invoiceSeq: 100,
+      });
     }
     this.deliveries.length = 0;
     this.pendingExchanges.length = 0;
@@ -253,7 +337,12 @@ export class ErpSimulator {
    * Changes an entity as an ERP user would (fields, `attributes` by key), bumps its version and delivers
    * the `update` webhook to every subscription. Answers the changed entity and the deliveries.
    */
-  async patchEntity(entityName: 'article' | 'customer' | 'salesOrder', idOrNumber: string, changes: Record<string, unknown>, tenant = 'main'): Promise<{ entity: object; deliveries: ErpWebhookDelivery[] }> {
+  async patchEntity(
+    entityName: 'article' | 'customer' | 'salesOrder',
+    idOrNumber: string,
+    changes: Record<string, unknown>,
+    tenant = 'main',
+  ): Promise<{ entity: object; deliveries: ErpWebhookDelivery[] }> {
     const t = this.tenantOrThrow(tenant);
     const entity = this.findByIdOrNumber(t, entityName, idOrNumber);
     const { attributes, ...fields } = changes;
@@ -278,7 +367,9 @@ export class ErpSimulator {
     let updated = this.update(t, entityName, entity.id, merged, { checkVersion: false, notify: false });
     // Booking a shipment (a warehouse process, not an API write): the order is `shipped` and gets its invoice.
     if (entityName === 'salesOrder' && fields.shipped === true) updated = this.ship(t, entity.id);
-    const deliveries = await Promise.all([...t.subscriptions].map((url) => this.deliverWebhook(url, { entityName, entityId: entity.id, type: 'update' }, tenant)));
+    const deliveries = await Promise.all(
+      [...t.subscriptions].map((url) => this.deliverWebhook(url, { entityName, entityId: entity.id, type: 'update' }, tenant)),
+    );
     return { entity: updated, deliveries };
   }
 
@@ -323,7 +414,8 @@ export class ErpSimulator {
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
       throw err;
     }
-    if (answer.status < 300 && answer.json !== undefined) this.recordExchange({ side: 'answer', method: req.method, apiPath, body: JSON.stringify(answer.json) });
+    if (answer.status < 300 && answer.json !== undefined)
+      this.recordExchange({ side: 'answer', method: req.method, apiPath, body: JSON.stringify(answer.json) });
     return answer;
   }
 
@@ -355,15 +447,14 @@ export class ErpSimulator {
     return [...this.violations];
   }
 
-
-
   private route(t: Tenant, req: SimRequest, parts: string[]): SimResponse {
     const [requested, second, id, ...rest] = parts;
     // Parties in their customer role live in the `customer` collection: `/party` answers them as parties,
     // the deprecated `/customer` in its older shape.
     const entity = requested === 'party' ? 'customer' : requested;
     const wire = (n: EntityName, e: object) => (n === 'customer' && requested === 'customer' ? toCustomerView(e) : toWire(n, e));
-    if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return this.translations(t, req.query);
+    if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET')
+      return this.translations(t, req.query);
     const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition', 'currency', 'tax'];
     if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
     const name = entity as EntityName;
@@ -406,7 +497,10 @@ export class ErpSimulator {
     if (!article) throw new HttpError(404, `article with id ${entityId} not found`);
     const locale = query.get('locale');
     const texts = (article.translations ?? []).filter((x) => !locale || x.locale === locale);
-    const result = (['name', 'description'] as const).map((propertyName) => ({ propertyName, values: texts.filter((x) => x[propertyName]).map((x) => ({ locale: x.locale, text: x[propertyName] })) }));
+    const result = (['name', 'description'] as const).map((propertyName) => ({
+      propertyName,
+      values: texts.filter((x) => x[propertyName]).map((x) => ({ locale: x.locale, text: x[propertyName] })),
+    }));
     return { status: 200, json: { result } };
   }
 
@@ -418,8 +512,10 @@ export class ErpSimulator {
       if (!def) throw new HttpError(400, `customAttributes[${i}]: unknown attributeDefinitionId`);
       if (def.attributeType === 'BOOLEAN' && typeof a.booleanValue !== 'boolean') throw new HttpError(400, `customAttributes[${i}]: booleanValue required`);
       if (!(def.entities ?? []).includes(entityName)) throw new HttpError(400, `customAttributes[${i}]: ${def.attributeKey} does not apply to ${entityName}`);
-      if (def.attributeType === 'LIST' && !(def.selectableValues ?? []).some((s) => s.id === a.selectedValueId)) throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
-      if ((def.attributeType === 'STRING' || def.attributeType === 'LARGE_TEXT') && typeof a.stringValue !== 'string') throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
+      if (def.attributeType === 'LIST' && !(def.selectableValues ?? []).some((s) => s.id === a.selectedValueId))
+        throw new HttpError(400, `customAttributes[${i}]: selectedValueId is not a value of ${def.attributeKey}`);
+      if ((def.attributeType === 'STRING' || def.attributeType === 'LARGE_TEXT') && typeof a.stringValue !== 'string')
+        throw new HttpError(400, `customAttributes[${i}]: stringValue required`);
       return a;
     });
   }
@@ -445,16 +541,21 @@ export class ErpSimulator {
     if (body.customAttributes !== undefined) next.customAttributes = this.checkCustomAttributes(t, body.customAttributes, name);
     if (name === 'salesOrder') {
       const country = (next.deliveryAddress as RecordAddress | undefined)?.countryCode;
-      if (body.orderItems !== undefined) next.orderItems = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? [], country);
+      if (body.orderItems !== undefined)
+        next.orderItems = this.items(t, body.orderItems, 'orderItems', (current.orderItems as RecordItem[] | undefined) ?? [], country);
       if (body.shippingCostItems !== undefined) next.shippingCostItems = this.shippingCostItems(t, body.shippingCostItems);
       if (body.recordCurrencyId !== undefined) this.checkCurrency(t, body.recordCurrencyId);
       if (body.headerDiscount !== undefined) this.checkDecimal(body.headerDiscount, 'headerDiscount');
-      Object.assign(next, this.totals(t, next.orderItems as RecordItem[], next.shippingCostItems as ShippingCostItem[] | undefined, next.headerDiscount as string | undefined));
+      Object.assign(
+        next,
+        this.totals(t, next.orderItems as RecordItem[], next.shippingCostItems as ShippingCostItem[] | undefined, next.headerDiscount as string | undefined),
+      );
     }
     if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
       throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
     }
-    if (name === 'salesOrder' && !SALES_ORDER_STATUSES.includes(next.status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
+    if (name === 'salesOrder' && !SALES_ORDER_STATUSES.includes(next.status as SalesOrder['status']))
+      throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
     next.version = String(Number(current.version) + 1);
     next.lastModifiedDate = Math.max(Date.now(), Number(current.lastModifiedDate) + 1);
     collection.set(id, next as typeof current);
@@ -466,7 +567,13 @@ export class ErpSimulator {
   private ship(t: Tenant, id: string): SalesOrder {
     const order = t.data.salesOrder.get(id)!;
     if (order.shipped) return order;
-    const next: SalesOrder = { ...order, shipped: true, invoiced: true, version: String(Number(order.version) + 1), lastModifiedDate: Math.max(Date.now(), order.lastModifiedDate + 1) };
+    const next: SalesOrder = {
+      ...order,
+      shipped: true,
+      invoiced: true,
+      version: String(Number(order.version) + 1),
+      lastModifiedDate: Math.max(Date.now(), order.lastModifiedDate + 1),
+    };
     t.data.salesOrder.set(id, next);
     this.invoiceSalesOrder(t, next);
     return next;
@@ -513,13 +620,16 @@ export class ErpSimulator {
       const manual = it.manualUnitPrice === true && it.unitPrice !== undefined;
       const price = manual ? String(it.unitPrice) : listPrice;
       if (!/^-?\d+(\.\d{1,5})?$/.test(price)) throw new HttpError(400, `${field}[${i}].unitPrice must be a decimal`);
-      const discountPercentage = it.discountPercentage === undefined ? undefined : this.checkDecimal(it.discountPercentage, `${field}[${i}].discountPercentage`);
-      if (discountPercentage !== undefined && Number(discountPercentage) > 100) throw new HttpError(400, `${field}[${i}].discountPercentage must be at most 100`);
+      const discountPercentage =
+        it.discountPercentage === undefined ? undefined : this.checkDecimal(it.discountPercentage, `${field}[${i}].discountPercentage`);
+      if (discountPercentage !== undefined && Number(discountPercentage) > 100)
+        throw new HttpError(400, `${field}[${i}].discountPercentage must be at most 100`);
       const taxId = it.taxId === undefined ? this.determineTax(t, article.taxRateType, deliveryCountry) : this.checkTax(t, it.taxId, `${field}[${i}].taxId`);
       let parentItemId: string | undefined;
       if (it.parentItemId !== undefined) {
         parentItemId = typeof it.parentItemId === 'string' ? it.parentItemId : JSON.stringify(it.parentItemId);
-        if (!existing.some((x) => x.id === parentItemId && x.parentItemId === undefined)) throw new HttpError(400, `${field}[${i}].parentItemId must name a main item of this document`);
+        if (!existing.some((x) => x.id === parentItemId && x.parentItemId === undefined))
+          throw new HttpError(400, `${field}[${i}].parentItemId must name a main item of this document`);
       }
       items.push({
         id: t.nextId(),
@@ -548,7 +658,10 @@ export class ErpSimulator {
     let net = 0;
     let gross = 0;
     for (const it of items) {
-      const a = positionAmount({ quantity: it.quantity ?? '0', unitPrice: it.unitPrice ?? '0', discountPercentage: it.discountPercentage, taxValue: rate(it.taxId) }, headerDiscount);
+      const a = positionAmount(
+        { quantity: it.quantity ?? '0', unitPrice: it.unitPrice ?? '0', discountPercentage: it.discountPercentage, taxValue: rate(it.taxId) },
+        headerDiscount,
+      );
       it.netAmount = toEuros(a.netCents);
       it.grossAmount = toEuros(a.grossCents);
       net += a.netCents;
@@ -556,7 +669,13 @@ export class ErpSimulator {
     }
     for (const sc of shipping) {
       const a = shippingAmount({ unitPrice: sc.unitPrice ?? '0', taxValue: rate(sc.taxId) });
-      Object.assign(sc, { netAmount: toEuros(a.netCents), grossAmount: toEuros(a.grossCents), netAmountInCompanyCurrency: toEuros(a.netCents), grossAmountInCompanyCurrency: toEuros(a.grossCents), unitPriceInCompanyCurrency: sc.unitPrice ?? '0' });
+      Object.assign(sc, {
+        netAmount: toEuros(a.netCents),
+        grossAmount: toEuros(a.grossCents),
+        netAmountInCompanyCurrency: toEuros(a.netCents),
+        grossAmountInCompanyCurrency: toEuros(a.grossCents),
+        unitPriceInCompanyCurrency: sc.unitPrice ?? '0',
+      });
       net += a.netCents;
       gross += a.grossCents;
     }
@@ -611,7 +730,8 @@ export class ErpSimulator {
     const customer = this.customerOf(t, body);
     if ('paid' in body) throw new HttpError(400, 'paid is read-only');
     // weclapp's limits (its description's maxLength): a longer value is refused with 400.
-    if (typeof body.orderNumberAtCustomer === 'string' && body.orderNumberAtCustomer.length > 64) throw new HttpError(400, 'orderNumberAtCustomer: at most 64 characters');
+    if (typeof body.orderNumberAtCustomer === 'string' && body.orderNumberAtCustomer.length > 64)
+      throw new HttpError(400, 'orderNumberAtCustomer: at most 64 characters');
     const deliveryAddress = this.address(body.deliveryAddress, 'deliveryAddress');
     const orderItems = this.items(t, body.orderItems ?? [], 'orderItems', [], deliveryAddress?.countryCode);
     const shippingCostItems = body.shippingCostItems === undefined ? undefined : this.shippingCostItems(t, body.shippingCostItems);

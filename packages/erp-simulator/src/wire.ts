@@ -121,7 +121,18 @@ function compact(value: unknown): unknown {
 }
 
 /** The deprecated `/customer` view's always-present flags (its own names for what a party says in its customer role). */
-const CUSTOMER_VIEW_DEFAULTS: Json = { deliveryBlock: false, insolvent: false, insured: false, invoiceBlock: false, optIn: false, optInLetter: false, optInPhone: false, optInSms: false, responsibleUserFixed: false, useCustomsTariffNumber: false };
+const CUSTOMER_VIEW_DEFAULTS: Json = {
+  deliveryBlock: false,
+  insolvent: false,
+  insured: false,
+  invoiceBlock: false,
+  optIn: false,
+  optInLetter: false,
+  optInPhone: false,
+  optInSms: false,
+  responsibleUserFixed: false,
+  useCustomsTariffNumber: false,
+};
 
 /**
  * A party in its customer role as the deprecated `/customer` endpoint answers it (`blocked` for

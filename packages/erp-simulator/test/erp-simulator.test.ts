@@ -66,7 +66,11 @@ async function receiver(): Promise<{ url: string; bodies: unknown[]; close(): Pr
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/erp/webhook?erpSystem=weclapp&secret=s3cret`, bodies, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/erp/webhook?erpSystem=weclapp&secret=s3cret`,
+    bodies,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 
 beforeAll(async () => {
@@ -109,7 +113,9 @@ describe('articles', () => {
   it('filters by property, list and custom attribute like weclapp', async () => {
     const shop = await definitionId(ATTRIBUTE_KEYS.shopArticle);
     expect((await get<ErpCountResponse>(`article/count?customAttribute${shop}-eq=true`)).body.result).toBe(SEED_ARTICLES.filter((a) => a.isShopArticle).length);
-    const some = await get<ErpListResponse<Article>>(`article?articleNumber-in=${encodeURIComponent(JSON.stringify([ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.bsf8]))}`);
+    const some = await get<ErpListResponse<Article>>(
+      `article?articleNumber-in=${encodeURIComponent(JSON.stringify([ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.bsf8]))}`,
+    );
     expect(some.body.result.map((a) => a.articleNumber).sort()).toEqual(['BSF8', 'SIAC1']);
     const like = await get<ErpListResponse<Article>>('article?articleNumber-like=SI-CARD%25');
     expect(like.body.result).toHaveLength(2);
@@ -122,13 +128,26 @@ describe('articles', () => {
     expect(set.salesBillOfMaterialItems).toHaveLength(4);
     expect(set.salesBillOfMaterialItems![0]).toMatchObject({ articleNumber: 'BSF8', quantity: '5' });
     // weclapp's BOM item has no configurator fields: the set carries them in its LARGE_TEXT custom attribute.
-    expect(Object.keys(set.salesBillOfMaterialItems![0]).sort()).toEqual(['articleId', 'articleNumber', 'createdDate', 'id', 'lastModifiedDate', 'positionNumber', 'quantity', 'version']);
+    expect(Object.keys(set.salesBillOfMaterialItems![0]).sort()).toEqual([
+      'articleId',
+      'articleNumber',
+      'createdDate',
+      'id',
+      'lastModifiedDate',
+      'positionNumber',
+      'quantity',
+      'version',
+    ]);
     const slotsDef = await definitionId(ATTRIBUTE_KEYS.shopSetConfiguration);
     const slots = JSON.parse(set.customAttributes!.find((a) => a.attributeDefinitionId === slotsDef)!.stringValue!) as { positionNumber: number }[];
     expect(slots[0]).toMatchObject({ positionNumber: 1, locked: true });
     expect(slots[1]).toMatchObject({ configurable: true, validArticleNumbers: ['SIAC1', 'SI-CARD10'] });
     expect(set).not.toHaveProperty('translations');
-    const texts = (await get<{ result: { propertyName: string; values: { locale: string; text: string }[] }[] }>(`propertyTranslation/readPropertyTranslations?entityName=article&entityId=${set.id}&locale=de`)).body.result;
+    const texts = (
+      await get<{ result: { propertyName: string; values: { locale: string; text: string }[] }[] }>(
+        `propertyTranslation/readPropertyTranslations?entityName=article&entityId=${set.id}&locale=de`,
+      )
+    ).body.result;
     expect(texts.map((t) => t.propertyName)).toEqual(['name', 'description']);
     expect(texts[0].values).toEqual([{ locale: 'de', text: expect.any(String) }]);
     const group = await definitionId(ATTRIBUTE_KEYS.shopUserGroup);
@@ -165,7 +184,11 @@ describe('customers, documents and invoices', () => {
   it('lists retailers as customers with custom attributes', async () => {
     const retailer = await definitionId(ATTRIBUTE_KEYS.retailer);
     const retailers = (await get<ErpListResponse<Customer>>(`customer?customAttribute${retailer}-eq=true`)).body.result;
-    expect(retailers.map((c) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
+    expect(retailers.map((c) => c.customerNumber)).toEqual([
+      CUSTOMER_NUMBERS.retailerGermany,
+      CUSTOMER_NUMBERS.retailerSwitzerland,
+      CUSTOMER_NUMBERS.retailerNorway,
+    ]);
     expect(new Set(retailers.map((c) => c.addresses![0].countryCode))).toEqual(new Set(['DE', 'CH', 'NO']));
   });
 
@@ -186,12 +209,17 @@ describe('customers, documents and invoices', () => {
     const withSub = await send<SalesOrder>('PUT', `salesOrder/id/${id}?ignoreMissingProperties=true`, {
       id,
       version: '0',
-      orderItems: [{ id: main.id }, { articleId: await article(ARTICLE_NUMBERS.siac), quantity: '2', unitPrice: '0.00', manualUnitPrice: true, parentItemId: main.id }],
+      orderItems: [
+        { id: main.id },
+        { articleId: await article(ARTICLE_NUMBERS.siac), quantity: '2', unitPrice: '0.00', manualUnitPrice: true, parentItemId: main.id },
+      ],
     });
     expect(withSub.status).toBe(200);
     expect(withSub.body.orderItems![1]).toMatchObject({ parentItemId: main.id, unitPrice: '0.00', manualUnitPrice: true });
     expect(withSub.body).toMatchObject({ netAmount: '105.88', grossAmount: '126.00', version: '1' });
-    expect((await send('PUT', `salesOrder/id/${id}`, { version: '1', orderItems: [{ articleId: main.articleId, quantity: '1', parentItemId: 'nope' }] })).status).toBe(400);
+    expect(
+      (await send('PUT', `salesOrder/id/${id}`, { version: '1', orderItems: [{ articleId: main.articleId, quantity: '1', parentItemId: 'nope' }] })).status,
+    ).toBe(400);
     expect((await send('PUT', `salesOrder/id/${id}`, { version: '1', status: 'SOMETHING' })).status).toBe(400);
     // weclapp has no SHIPPED status; `shipped` is read-only (ignored when written), set when a shipment is booked.
     expect((await send('PUT', `salesOrder/id/${id}`, { version: '1', status: 'SHIPPED' })).status).toBe(400);
@@ -208,14 +236,19 @@ describe('customers, documents and invoices', () => {
   });
 
   it('creates quotations', async () => {
-    const q = await send<Quotation>('POST', 'quotation', { customerNumber: CUSTOMER_NUMBERS.retailerNorway, quotationItems: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: '10' }] });
+    const q = await send<Quotation>('POST', 'quotation', {
+      customerNumber: CUSTOMER_NUMBERS.retailerNorway,
+      quotationItems: [{ articleNumber: ARTICLE_NUMBERS.bsf8, quantity: '10' }],
+    });
     expect(q.status).toBe(201);
     expect(q.body).toMatchObject({ status: 'OPEN', netAmount: '1672.30' });
     expect((await get<Quotation>(`quotation/id/${q.body.id}`)).body.quotationNumber).toBe(q.body.quotationNumber);
   });
 
   it('filters sales invoices by local invoice date', async () => {
-    const march = (await get<ErpListResponse<SalesInvoice>>(`salesInvoice?invoiceDate-ge=${localMidnightMs('2025-03-01')}&invoiceDate-lt=${localMidnightMs('2025-04-01')}`)).body.result;
+    const march = (
+      await get<ErpListResponse<SalesInvoice>>(`salesInvoice?invoiceDate-ge=${localMidnightMs('2025-03-01')}&invoiceDate-lt=${localMidnightMs('2025-04-01')}`)
+    ).body.result;
     expect(march.map((i) => i.invoiceNumber)).toEqual(['RE-2025-0004', 'RE-2025-0005']);
     expect(localMidnightMs('2025-03-01')).toBe(Date.UTC(2025, 1, 28, 23));
     expect(localMidnightMs('2025-07-01')).toBe(Date.UTC(2025, 5, 30, 22));
@@ -235,13 +268,17 @@ describe('control API', () => {
   it('narrows faults by method and path', async () => {
     await ctl('POST', '/__control/fail', { status: 500, method: 'POST', path: '/salesOrder' });
     expect((await get('salesOrder')).status).toBe(200);
-    expect((await send('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] })).status).toBe(500);
+    expect(
+      (await send('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] })).status,
+    ).toBe(500);
     expect(sim.data().salesOrder.size).toBe(0);
   });
 
   it('drops the connection after acting with resetAfterProcessing', async () => {
     await ctl('POST', '/__control/fail', { mode: 'resetAfterProcessing', method: 'POST' });
-    await expect(send('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] })).rejects.toThrow();
+    await expect(
+      send('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, orderItems: [{ articleNumber: 'BSF8', quantity: '1' }] }),
+    ).rejects.toThrow();
     expect(sim.data().salesOrder.size).toBe(1);
   });
 
@@ -273,7 +310,10 @@ describe('control API', () => {
       expect(rx.bodies).toEqual([{ entityId: '42', entityName: 'salesOrder', type: 'update' }]);
 
       await ctl('POST', '/__control/subscribe', { url: rx.url });
-      const patched = await ctl<ErpPatchAnswer<Article>>('PATCH', `/__control/article/${ARTICLE_NUMBERS.bsf8}`, { attributes: { shopUserGroup: 'internal' }, name: 'BSF8 (new)' });
+      const patched = await ctl<ErpPatchAnswer<Article>>('PATCH', `/__control/article/${ARTICLE_NUMBERS.bsf8}`, {
+        attributes: { shopUserGroup: 'internal' },
+        name: 'BSF8 (new)',
+      });
       expect(patched.entity).toMatchObject({ name: 'BSF8 (new)', version: '1' });
       expect(patched.deliveries).toHaveLength(1);
       expect(rx.bodies[1]).toEqual({ entityId: patched.entity.id, entityName: 'article', type: 'update' });

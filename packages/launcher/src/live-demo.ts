@@ -26,8 +26,7 @@ const MODEM_BASE = 2_120_000;
 export function liveDemoSpeed(value: string | undefined): number | undefined {
   if (value === undefined || value === '') return undefined;
   const speed = Number(value);
-  if (!Number.isFinite(speed) || speed <= 0)
-    throw new Error(`DEMO_LIVE: not a replay speed (a positive number, 1 = real pace): ${value}`);
+  if (!Number.isFinite(speed) || speed <= 0) throw new Error(`DEMO_LIVE: not a replay speed (a positive number, 1 = real pace): ${value}`);
   return speed;
 }
 
@@ -38,9 +37,7 @@ function runCli(args: string[]): Promise<string> {
     let err = '';
     child.stdout.on('data', (d: Buffer) => (out += d.toString()));
     child.stderr.on('data', (d: Buffer) => (err += d.toString()));
-    child.on('exit', (code) =>
-      code === 0 ? resolve(out) : reject(new Error(`punches ${args[0]} failed: ${err.trim()}`)),
-    );
+    child.on('exit', (code) => (code === 0 ? resolve(out) : reject(new Error(`punches ${args[0]} failed: ${err.trim()}`))));
   });
 }
 
@@ -76,12 +73,9 @@ export async function startLiveDemo(o: {
 }): Promise<{ child: ChildProcess; page: string }> {
   await waitReady(o.timingUrl, Date.now() + 120_000);
   const keyFile = path.join(o.dataDir, 'keys', 'timing-admin-api-key');
-  const key =
-    o.env.TIMING_BOOTSTRAP_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
+  const key = o.env.TIMING_BOOTSTRAP_API_KEY ?? (existsSync(keyFile) ? readFileSync(keyFile, 'utf8').trim() : undefined);
   if (!key) throw new Error(`DEMO_LIVE: no admin key (TIMING_BOOTSTRAP_API_KEY unset and ${keyFile} missing)`);
-  const modems = JSON.parse(
-    await runCli(['replay', FILE, '--modem-base', String(MODEM_BASE), '--list-modems']),
-  ) as string[];
+  const modems = JSON.parse(await runCli(['replay', FILE, '--modem-base', String(MODEM_BASE), '--list-modems'])) as string[];
   const headers = { apikey: key, 'Content-Type': 'application/json' };
   const events = (await (await fetch(`${o.timingUrl}/api/rest/v1/events`, { headers })).json()) as {
     id: number;
@@ -92,27 +86,11 @@ export async function startLiveDemo(o: {
   const res = existing
     ? await fetch(`${o.timingUrl}/api/rest/v1/events/${existing.id}`, { method: 'PUT', headers, body })
     : await fetch(`${o.timingUrl}/api/rest/v1/events`, { method: 'POST', headers, body });
-  if (!res.ok)
-    throw new Error(`DEMO_LIVE: the timing service refused the live replay's event: ${res.status} ${await res.text()}`);
+  if (!res.ok) throw new Error(`DEMO_LIVE: the timing service refused the live replay's event: ${res.status} ${await res.text()}`);
   const event = (await res.json()) as { id: number };
   const child = spawn(
     process.execPath,
-    [
-      CLI,
-      'replay',
-      FILE,
-      '--modem-base',
-      String(MODEM_BASE),
-      '--now',
-      '--speed',
-      String(o.speed),
-      '--max-gap',
-      '60',
-      '--url',
-      o.timingUrl,
-      '--key',
-      key,
-    ],
+    [CLI, 'replay', FILE, '--modem-base', String(MODEM_BASE), '--now', '--speed', String(o.speed), '--max-gap', '60', '--url', o.timingUrl, '--key', key],
     { cwd: root, detached: true, stdio: ['ignore', 'pipe', 'pipe'] },
   );
   return { child, page: `${o.timingUrl}/events/${event.id}/live` };

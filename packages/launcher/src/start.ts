@@ -103,7 +103,8 @@ async function main(): Promise<void> {
   // The ERP simulator delivers its webhooks (article/customer/sales order changes) to the ordering service with the
   // webhook secret in the URL, as a real weclapp webhook subscription would; ERP_WEBHOOK_SECRET must match on both sides.
   env.ERP_WEBHOOK_SECRET ??= DEV_ERP_WEBHOOK_SECRET;
-  const erpWebhookUrl = (system: string) => `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
+  const erpWebhookUrl = (system: string) =>
+    `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
   env.ERP_SIMULATOR_WEBHOOK_URLS ??= erpWebhookUrl('weclapp');
   env.ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS ??= erpWebhookUrl('weclappSandbox');
   const children = new Map<string, ChildProcess>();

@@ -131,7 +131,9 @@ export class TokenSession implements TokenSource {
     let session: TokenSession | undefined = undefined;
     // Renewal uses the latest refresh token; only when there is none left (never, per spec) log in again.
     const grant = (): TokenGrant =>
-      session?.token.refresh_token ? { grant_type: 'refresh_token', refresh_token: session.token.refresh_token } : { grant_type: 'password', username, password };
+      session?.token.refresh_token
+        ? { grant_type: 'refresh_token', refresh_token: session.token.refresh_token }
+        : { grant_type: 'password', username, password };
     session = new TokenSession(opts, grant, first);
     return session;
   }
@@ -260,7 +262,8 @@ export function createOrderingClient(opts: OrderingClientOptions): OrderingClien
           failure = err;
         }
         if (attempt >= attempts) throw failure;
-        const wait = failure instanceof OrderingApiError && failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : (o.retryDelayMs ?? 500);
+        const wait =
+          failure instanceof OrderingApiError && failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : (o.retryDelayMs ?? 500);
         await sleep(wait);
       }
     },

@@ -26,9 +26,16 @@ async function main(): Promise<void> {
     log: (line) => logger.info(line),
     controlToken,
   });
-  for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean)) sim.subscribe(url, 'json');
+  for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean))
+    sim.subscribe(url, 'json');
   await sim.start();
-  logger.info({ baseUrl: sim.baseUrl, instance: sim.instance }, `payment simulator listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
+  logger.info(
+    { baseUrl: sim.baseUrl, instance: sim.instance },
+    `payment simulator listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`,
+  );
   stopOnSignals(() => sim.stop(), logger);
 }
 

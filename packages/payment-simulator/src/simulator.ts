@@ -48,7 +48,16 @@
 import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import { createHash, randomUUID } from 'node:crypto';
 import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
-import type { PaymentRequest, PaymentRequestField, Payout, PayoutTransfer, Transaction, TransactionContact, TransactionProduct, TransactionStatus } from './types';
+import type {
+  PaymentRequest,
+  PaymentRequestField,
+  Payout,
+  PayoutTransfer,
+  Transaction,
+  TransactionContact,
+  TransactionProduct,
+  TransactionStatus,
+} from './types';
 
 /** Development defaults (never a real instance's credentials). */
 export const DEFAULT_INSTANCE = 'demo';
@@ -171,7 +180,17 @@ function fee(amount: number): number {
 
 /** A payer as the payment page collects them: billing and delivery address. */
 function defaultContact(email: string | null, id: number): TransactionContact {
-  const billing = { title: 'mister', firstname: 'Max', lastname: 'Muster', company: 'Muster Sport GmbH', street: 'Hauptstrasse 1', zip: '8000', place: 'Zürich', country: 'Switzerland', countryISO: 'CH' };
+  const billing = {
+    title: 'mister',
+    firstname: 'Max',
+    lastname: 'Muster',
+    company: 'Muster Sport GmbH',
+    street: 'Hauptstrasse 1',
+    zip: '8000',
+    place: 'Zürich',
+    country: 'Switzerland',
+    countryISO: 'CH',
+  };
   return {
     id,
     uuid: createHash('sha256').update(`contact-${id}`).digest('hex').slice(0, 8),
@@ -294,7 +313,11 @@ export class PaymentSimulator {
       },
     ];
     for (const p of seed) {
-      for (const t of p.tx) this.newTransaction({ referenceId: t.ref, amount: t.amount, currency: 'EUR', paymentRequestId: null, email: null, title: t.ref }, 'confirmed', { brand: t.brand, at: Date.parse(t.time) });
+      for (const t of p.tx)
+        this.newTransaction({ referenceId: t.ref, amount: t.amount, currency: 'EUR', paymentRequestId: null, email: null, title: t.ref }, 'confirmed', {
+          brand: t.brand,
+          at: Date.parse(t.time),
+        });
       this.payout(p.date);
     }
   }
@@ -347,7 +370,16 @@ export class PaymentSimulator {
   }
 
   private newTransaction(
-    src: { referenceId: string | null; amount: number; currency: string; paymentRequestId: number | null; email: string | null; title: string; products?: TransactionProduct[]; contact?: TransactionContact | null },
+    src: {
+      referenceId: string | null;
+      amount: number;
+      currency: string;
+      paymentRequestId: number | null;
+      email: string | null;
+      title: string;
+      products?: TransactionProduct[];
+      contact?: TransactionContact | null;
+    },
     status: TransactionStatus,
     opts: { brand?: string; at?: number; original?: Transaction } = {},
   ): Transaction {
@@ -355,7 +387,9 @@ export class PaymentSimulator {
     const at = opts.at ?? Date.now();
     const brand = opts.original?.payment.brand ?? opts.brand ?? 'visa';
     const contact = opts.original ? opts.original.contact : src.contact !== undefined ? src.contact : defaultContact(src.email, ++this.nextId.contact);
-    const products = opts.original ? opts.original.invoice.products : (src.products ?? [{ name: src.title, description: null, quantity: 1, amount: src.amount, sku: null, vatRate: null }]);
+    const products = opts.original
+      ? opts.original.invoice.products
+      : (src.products ?? [{ name: src.title, description: null, quantity: 1, amount: src.amount, sku: null, vatRate: null }]);
     const tx: Transaction = {
       id,
       uuid: createHash('sha256').update(`tx-${id}-${src.referenceId}`).digest('hex').slice(0, 8),
@@ -403,10 +437,27 @@ export class PaymentSimulator {
   }
 
   /** The payer pays `request`: a transaction that is `waiting`, then `confirmed` — one webhook for each. */
-  pay(request: PaymentRequest, paymentMethod = 'visa', extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {}): Transaction {
+  pay(
+    request: PaymentRequest,
+    paymentMethod = 'visa',
+    extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {},
+  ): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
     const email = request.fields.email?.defaultValue ?? null;
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: extra.amountCents ?? request.amount, currency: request.currency, paymentRequestId: request.id, email, title: request.title, products: extra.products, contact: extra.contact }, 'waiting', { brand: paymentMethod });
+    const tx = this.newTransaction(
+      {
+        referenceId: request.referenceId,
+        amount: extra.amountCents ?? request.amount,
+        currency: request.currency,
+        paymentRequestId: request.id,
+        email,
+        title: request.title,
+        products: extra.products,
+        contact: extra.contact,
+      },
+      'waiting',
+      { brand: paymentMethod },
+    );
     const waiting = structuredClone(tx);
     if (extra.pending) {
       // A bank transfer or purchase on invoice: the money is on its way; `transaction-status` confirms it later.
@@ -424,7 +475,17 @@ export class PaymentSimulator {
   /** The payer aborts: a cancelled transaction, one webhook. */
   cancel(request: PaymentRequest): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
-    const tx = this.newTransaction({ referenceId: request.referenceId, amount: request.amount, currency: request.currency, paymentRequestId: request.id, email: request.fields.email?.defaultValue ?? null, title: request.title }, 'cancelled');
+    const tx = this.newTransaction(
+      {
+        referenceId: request.referenceId,
+        amount: request.amount,
+        currency: request.currency,
+        paymentRequestId: request.id,
+        email: request.fields.email?.defaultValue ?? null,
+        title: request.title,
+      },
+      'cancelled',
+    );
     request.status = 'cancelled';
     this.dispatchBatch([structuredClone(tx)]);
     return tx;
@@ -437,13 +498,21 @@ export class PaymentSimulator {
   refund(transactionId: number, amountCents?: number): Transaction {
     const charge = this.transactions.get(transactionId);
     if (!charge) throw new HttpError(404, `No Transaction found with id ${transactionId}`);
-    if (charge.status !== 'confirmed' || charge.originalTransactionId !== undefined) throw new HttpError(409, `transaction ${transactionId} is ${charge.status} and cannot be refunded`);
+    if (charge.status !== 'confirmed' || charge.originalTransactionId !== undefined)
+      throw new HttpError(409, `transaction ${transactionId} is ${charge.status} and cannot be refunded`);
     const already = this.refundedOf(charge);
     const amount = amountCents ?? charge.amount - already;
     if (!Number.isInteger(amount) || amount <= 0 || already + amount > charge.amount) throw new HttpError(400, 'amountCents exceeds the refundable amount');
     const full = already + amount === charge.amount;
     const r = this.newTransaction(
-      { referenceId: charge.referenceId, amount, currency: charge.invoice.currency, paymentRequestId: charge.invoice.paymentRequestId, email: null, title: charge.invoice.products[0]?.name ?? '' },
+      {
+        referenceId: charge.referenceId,
+        amount,
+        currency: charge.invoice.currency,
+        paymentRequestId: charge.invoice.paymentRequestId,
+        email: null,
+        title: charge.invoice.products[0]?.name ?? '',
+      },
       full ? 'refunded' : 'partially-refunded',
       { original: charge },
     );
@@ -470,15 +539,35 @@ export class PaymentSimulator {
    * `date` (default today); sends a payout webhook. Null when there is nothing to pay out.
    */
   payout(date = new Date().toISOString().slice(0, 10)): Payout | null {
-    const open = [...this.transactions.values()].filter((t) => t.payoutUuid === null && ((t.status === 'confirmed' && t.originalTransactionId === undefined) || t.originalTransactionId !== undefined));
+    const open = [...this.transactions.values()].filter(
+      (t) => t.payoutUuid === null && ((t.status === 'confirmed' && t.originalTransactionId === undefined) || t.originalTransactionId !== undefined),
+    );
     if (open.length === 0) return null;
     const uuid = randomUUID().slice(0, 8);
     const transfers: PayoutTransfer[] = open.map((t) => {
       t.payoutUuid = uuid;
       const at = payrexxTime(this.times.get(t.id)!, this.offset);
-      const transaction = { id: t.id, uuid: t.uuid, referenceId: t.referenceId, time: t.time, amount: t.amount, currency: t.invoice.currency, originalTransactionId: t.originalTransactionId ?? null };
-      if (t.originalTransactionId !== undefined) return { type: 'transaction-reversal', amount: -t.amount, date_time: at, items: [{ type: 'transaction-reversal', amount: -t.amount }], transaction };
-      return { type: 'transaction', amount: t.amount - t.payrexxFee, date_time: at, items: [{ type: 'transaction', amount: t.amount }, { type: 'transaction-fee', amount: -t.payrexxFee }], transaction };
+      const transaction = {
+        id: t.id,
+        uuid: t.uuid,
+        referenceId: t.referenceId,
+        time: t.time,
+        amount: t.amount,
+        currency: t.invoice.currency,
+        originalTransactionId: t.originalTransactionId ?? null,
+      };
+      if (t.originalTransactionId !== undefined)
+        return { type: 'transaction-reversal', amount: -t.amount, date_time: at, items: [{ type: 'transaction-reversal', amount: -t.amount }], transaction };
+      return {
+        type: 'transaction',
+        amount: t.amount - t.payrexxFee,
+        date_time: at,
+        items: [
+          { type: 'transaction', amount: t.amount },
+          { type: 'transaction-fee', amount: -t.payrexxFee },
+        ],
+        transaction,
+      };
     });
     const p: Payout = {
       uuid,
@@ -546,13 +635,31 @@ export class PaymentSimulator {
     }
   }
 
-  private async attempt(url: string, format: WebhookFormat, event: { transaction: Transaction } | { payout: Payout }, deliveryId: number, attempt: number): Promise<boolean> {
+  private async attempt(
+    url: string,
+    format: WebhookFormat,
+    event: { transaction: Transaction } | { payout: Payout },
+    deliveryId: number,
+    attempt: number,
+  ): Promise<boolean> {
     const [key, object] = 'transaction' in event ? (['transaction', event.transaction] as const) : (['payout', event.payout] as const);
     const fields = toFormFields(object, key);
     const body = format === 'json' ? JSON.stringify({ [key]: object }) : new URLSearchParams(fields).toString();
     const outcome = await postWebhook(url, body, format === 'json' ? 'application/json' : 'application/x-www-form-urlencoded', this.webhookTimeoutMs);
     const transactionId = 'transaction' in event ? event.transaction.id : null;
-    this.deliveries.push({ deliveryId, attempt, url, format, event: key, transactionId, transactionStatus: object.status, parameterCount: format === 'form' ? fields.length : Object.keys(object).length, body, ...outcome, at: new Date().toISOString() });
+    this.deliveries.push({
+      deliveryId,
+      attempt,
+      url,
+      format,
+      event: key,
+      transactionId,
+      transactionStatus: object.status,
+      parameterCount: format === 'form' ? fields.length : Object.keys(object).length,
+      body,
+      ...outcome,
+      at: new Date().toISOString(),
+    });
     this.log(`webhook ${key} ${transactionId ?? object.uuid} ${object.status} (attempt ${attempt}) → ${withoutQuery(url)}: ${outcome.status ?? outcome.error}`);
     return outcome.status !== null && outcome.status >= 200 && outcome.status < 300;
   }
@@ -580,7 +687,11 @@ export class PaymentSimulator {
         const d = def as Record<string, unknown>;
         // A paylink's field prefill is `defaultValue`; `value` is the Gateway's.
         const prefill = kind === 'invoice' ? d.defaultValue : d.value;
-        fields[type] = { ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}), ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}), ...(typeof d.name === 'string' ? { name: d.name } : {}) };
+        fields[type] = {
+          ...(typeof prefill === 'string' ? { defaultValue: prefill } : {}),
+          ...(typeof d.mandatory === 'string' ? { mandatory: d.mandatory } : {}),
+          ...(typeof d.name === 'string' ? { name: d.name } : {}),
+        };
       }
     }
     const id = this.allocate(kind);
@@ -609,7 +720,12 @@ export class PaymentSimulator {
   /** A gateway as the API answers it: no title or description, page fields with `value`. */
   private gatewayAnswer(r: PaymentRequest): Record<string, unknown> {
     const { title: _title, description: _description, fields, ...rest } = r;
-    const gatewayFields = Object.fromEntries(Object.entries(fields).map(([type, f]) => [type, { ...(f.defaultValue !== undefined ? { value: f.defaultValue } : {}), ...(f.name !== undefined ? { name: f.name } : {}) }]));
+    const gatewayFields = Object.fromEntries(
+      Object.entries(fields).map(([type, f]) => [
+        type,
+        { ...(f.defaultValue !== undefined ? { value: f.defaultValue } : {}), ...(f.name !== undefined ? { name: f.name } : {}) },
+      ]),
+    );
     return Object.fromEntries(Object.entries({ ...rest, fields: gatewayFields }).filter(([, v]) => v !== null));
   }
 
@@ -716,8 +832,15 @@ export class PaymentSimulator {
     const esc = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
     const amount = `${(r.amount / 100).toFixed(2)} ${r.currency}`;
     const email = r.fields.email?.defaultValue;
-    const form = r.status === 'waiting' ? `<form method="post">${email !== undefined ? `<p>E-mail: <input name="email" value="${esc(email)}"${r.fields.email?.mandatory === '1' ? ' required' : ''}></p>` : ''}<button name="action" value="pay">Pay ${esc(amount)}</button> <button name="action" value="cancel">Cancel</button></form>` : '';
-    return { status: 200, contentType: 'text/html;charset=UTF-8', text: `<!doctype html><meta charset="utf-8"><title>${esc(r.title)}</title><h1>${esc(r.title)}</h1><p>${esc(r.description ?? '')}</p><p>${esc(amount)} · ${esc(r.referenceId ?? '')}</p><p>Status: <b>${esc(r.status)}</b> (simulated payment page)</p>${form}` };
+    const form =
+      r.status === 'waiting'
+        ? `<form method="post">${email !== undefined ? `<p>E-mail: <input name="email" value="${esc(email)}"${r.fields.email?.mandatory === '1' ? ' required' : ''}></p>` : ''}<button name="action" value="pay">Pay ${esc(amount)}</button> <button name="action" value="cancel">Cancel</button></form>`
+        : '';
+    return {
+      status: 200,
+      contentType: 'text/html;charset=UTF-8',
+      text: `<!doctype html><meta charset="utf-8"><title>${esc(r.title)}</title><h1>${esc(r.title)}</h1><p>${esc(r.description ?? '')}</p><p>${esc(amount)} · ${esc(r.referenceId ?? '')}</p><p>Status: <b>${esc(r.status)}</b> (simulated payment page)</p>${form}`,
+    };
   }
 
   // ───────────── control ─────────────
@@ -733,18 +856,31 @@ export class PaymentSimulator {
           const products = Array.isArray(body.products) ? (body.products as TransactionProduct[]) : undefined;
           const contact = typeof body.contact === 'object' && body.contact !== null ? (body.contact as TransactionContact) : undefined;
           const amountCents = typeof body.amountCents === 'number' && Number.isInteger(body.amountCents) && body.amountCents > 0 ? body.amountCents : undefined;
-          return { status: 200, json: { transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', { products, contact, pending: body.pending === true, amountCents }) } };
+          return {
+            status: 200,
+            json: {
+              transaction: this.pay(this.requestFor(body), typeof body.paymentMethod === 'string' ? body.paymentMethod : 'visa', {
+                products,
+                contact,
+                pending: body.pending === true,
+                amountCents,
+              }),
+            },
+          };
         }
         case 'POST /__control/cancel':
           return { status: 200, json: { transaction: this.cancel(this.requestFor(body)) } };
         case 'POST /__control/refund':
-          return { status: 200, json: { transaction: this.refund(Number(body.transactionId), body.amountCents === undefined ? undefined : Number(body.amountCents)) } };
+          return {
+            status: 200,
+            json: { transaction: this.refund(Number(body.transactionId), body.amountCents === undefined ? undefined : Number(body.amountCents)) },
+          };
         case 'POST /__control/transaction-status':
           return { status: 200, json: { transaction: this.setStatus(Number(body.transactionId), typeof body.status === 'string' ? body.status : '') } };
         case 'POST /__control/subscribe':
           if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
           if (body.format !== undefined && body.format !== 'json' && body.format !== 'form') throw new HttpError(400, 'format: json or form');
-          this.subscribe(body.url, (body.format) ?? 'json');
+          this.subscribe(body.url, body.format ?? 'json');
           return { status: 200, json: { subscriptions: Object.fromEntries(this.subscriptions) } };
         case 'POST /__control/unsubscribe':
           this.subscriptions.delete(String(body.url));
@@ -753,7 +889,10 @@ export class PaymentSimulator {
           this.setChaos({ duplicate: typeof body.duplicate === 'number' ? body.duplicate : 0, shuffle: body.shuffle === true });
           return { status: 200, json: { chaos: this.chaos } };
         case 'POST /__control/config':
-          this.configure({ webhookMaxAttempts: typeof body.webhookMaxAttempts === 'number' ? body.webhookMaxAttempts : undefined, webhookBackoffMs: typeof body.webhookBackoffMs === 'number' ? body.webhookBackoffMs : undefined });
+          this.configure({
+            webhookMaxAttempts: typeof body.webhookMaxAttempts === 'number' ? body.webhookMaxAttempts : undefined,
+            webhookBackoffMs: typeof body.webhookBackoffMs === 'number' ? body.webhookBackoffMs : undefined,
+          });
           return { status: 200, json: { webhookMaxAttempts: this.webhookMaxAttempts, webhookBackoffMs: this.webhookBackoffMs } };
         case 'POST /__control/payout':
           return { status: 200, json: { payout: this.payout() } };

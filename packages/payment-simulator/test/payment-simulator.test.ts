@@ -33,7 +33,12 @@ async function call(method: string, path: string, body?: Record<string, string |
   return fetch(`${sim.baseUrl}/${path}${sep}instance=demo`, { method, headers, body: payload });
 }
 /** An API call answered in the Payrexx envelope, whose `data` items are `T`s. */
-async function api<T>(method: string, path: string, body?: Record<string, string | number>, form = false): Promise<{ status: number; body: PayrexxResponse<T> }> {
+async function api<T>(
+  method: string,
+  path: string,
+  body?: Record<string, string | number>,
+  form = false,
+): Promise<{ status: number; body: PayrexxResponse<T> }> {
   const res = await call(method, path, body, form);
   return { status: res.status, body: (await res.json()) as PayrexxResponse<T> };
 }
@@ -66,14 +71,26 @@ async function receiver(script: number[] = []): Promise<{ url: string; got: Rece
     });
   });
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/rest/v1/payment-provider/status`, got, close: () => new Promise((r) => server.close(() => r())) };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/rest/v1/payment-provider/status`,
+    got,
+    close: () => new Promise((r) => server.close(() => r())),
+  };
 }
 /** A JSON webhook's body. */
 const webhookJson = (r: Received): { transaction: Transaction } => JSON.parse(r.raw) as { transaction: Transaction };
-const statusOf = (r: Received): string => (r.contentType.startsWith('application/json') ? webhookJson(r).transaction.status : new URLSearchParams(r.raw).get('transaction[status]')!);
+const statusOf = (r: Received): string =>
+  r.contentType.startsWith('application/json') ? webhookJson(r).transaction.status : new URLSearchParams(r.raw).get('transaction[status]')!;
 
 async function newPaylink(extra: Record<string, string | number> = {}): Promise<PaymentRequest> {
-  const res = await api<PaymentRequest>('POST', 'Invoice/', { amount: 5_294, currency: 'EUR', title: 'Order ORD-1', description: 'Order ORD-1', referenceId: 'ORD-1', ...extra });
+  const res = await api<PaymentRequest>('POST', 'Invoice/', {
+    amount: 5_294,
+    currency: 'EUR',
+    title: 'Order ORD-1',
+    description: 'Order ORD-1',
+    referenceId: 'ORD-1',
+    ...extra,
+  });
   expect(res.status).toBe(200);
   return data(res)[0];
 }
@@ -102,11 +119,21 @@ describe('API', () => {
     const p = await newPaylink();
     expect(p).toMatchObject({ status: 'waiting', amount: 5_294, currency: 'EUR', referenceId: 'ORD-1' });
     expect(p.link).toBe(`${control}/pay/${p.hash}`);
-    const form = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', description: 'd', 'fields[email][defaultValue]': 'a@b.example', 'fields[email][mandatory]': '1' }, true);
+    const form = await api<PaymentRequest>(
+      'POST',
+      'Invoice',
+      { amount: 100, currency: 'CHF', description: 'd', 'fields[email][defaultValue]': 'a@b.example', 'fields[email][mandatory]': '1' },
+      true,
+    );
     expect(data(form)[0]).toMatchObject({ amount: 100, currency: 'CHF', fields: { email: { defaultValue: 'a@b.example', mandatory: '1' } } });
     // `description` is required; `fields[email][value]` is the Gateway's prefill, not a paylink's.
     expect((await api('POST', 'Invoice', { amount: 100, currency: 'CHF' }, true)).status).toBe(400);
-    const gatewayStyle = await api<PaymentRequest>('POST', 'Invoice', { amount: 100, currency: 'CHF', description: 'd', 'fields[email][value]': 'a@b.example' }, true);
+    const gatewayStyle = await api<PaymentRequest>(
+      'POST',
+      'Invoice',
+      { amount: 100, currency: 'CHF', description: 'd', 'fields[email][value]': 'a@b.example' },
+      true,
+    );
     expect(data(gatewayStyle)[0].fields).toEqual({ email: {} });
     expect(data(await api<PaymentRequest>('GET', `Invoice/${p.id}/`))[0].id).toBe(p.id);
     expect((await api<{ id: number }>('DELETE', `Invoice/${p.id}/`)).body).toEqual({ status: 'success', data: [{ id: p.id }] });
@@ -125,13 +152,24 @@ describe('API', () => {
     const { transaction } = await ctl<PaymentTransactionAnswer>('/__control/pay', { gatewayId: g.id, paymentMethod: 'twint' });
     expect(data(await api<PaymentRequest>('GET', `Gateway/${g.id}/`))[0].status).toBe('confirmed');
     const tx = data(await api<Transaction>('GET', `Transaction/${transaction.id}/`))[0];
-    expect(tx).toMatchObject({ status: 'confirmed', amount: 990, referenceId: 'ORD-2', invoice: { paymentRequestId: g.id, currency: 'EUR' }, payment: { brand: 'twint' } });
+    expect(tx).toMatchObject({
+      status: 'confirmed',
+      amount: 990,
+      referenceId: 'ORD-2',
+      invoice: { paymentRequestId: g.id, currency: 'EUR' },
+      payment: { brand: 'twint' },
+    });
     expect(tx.time).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\+01:00$/);
     const oldest = data(await api<Transaction>('GET', 'Transaction/?limit=2'));
     expect(oldest.map((t) => t.referenceId)).toEqual(['ORD-2025-000101', 'ORD-2025-000102']);
     const newest = data(await api<Transaction>('GET', 'Transaction/?limit=2&orderByTime=DESC'));
     expect(newest[0].id).toBe(transaction.id);
-    const january = data(await api<Transaction>('GET', `Transaction/?filterDatetimeUtcGreaterThan=${encodeURIComponent('2025-01-15 00:00:00')}&filterDatetimeUtcLessThan=${encodeURIComponent('2025-01-28 11:30:19')}`));
+    const january = data(
+      await api<Transaction>(
+        'GET',
+        `Transaction/?filterDatetimeUtcGreaterThan=${encodeURIComponent('2025-01-15 00:00:00')}&filterDatetimeUtcLessThan=${encodeURIComponent('2025-01-28 11:30:19')}`,
+      ),
+    );
     expect(january.map((t) => t.referenceId)).toEqual(['ORD-2025-000102', 'ORD-2025-000103']);
 
     const payouts = data(await api<Payout>('GET', 'Payout/'));
@@ -140,7 +178,18 @@ describe('API', () => {
     if (payout === null) throw new Error('POST /__control/payout answered no payout');
     const detail = data(await api<Payout>('GET', `Payout/${payout.uuid}/details/`))[0];
     expect(detail).toMatchObject({ amount: 990 - tx.payrexxFee, total_fees: tx.payrexxFee, status: 'sent', is_manual_payout: false });
-    expect(detail.transfers).toEqual([{ type: 'transaction', amount: 990 - tx.payrexxFee, date_time: tx.time, items: [{ type: 'transaction', amount: 990 }, { type: 'transaction-fee', amount: -tx.payrexxFee }], transaction: expect.objectContaining({ id: tx.id, amount: 990 }) }]);
+    expect(detail.transfers).toEqual([
+      {
+        type: 'transaction',
+        amount: 990 - tx.payrexxFee,
+        date_time: tx.time,
+        items: [
+          { type: 'transaction', amount: 990 },
+          { type: 'transaction-fee', amount: -tx.payrexxFee },
+        ],
+        transaction: expect.objectContaining({ id: tx.id, amount: 990 }),
+      },
+    ]);
     expect((await api('GET', 'Payout/unknown/details/')).status).toBe(404);
     expect((await api('GET', `Payout/${payout.uuid}/accounting-export`)).status).toBe(404);
   });
@@ -149,7 +198,12 @@ describe('API', () => {
     const p = await newPaylink({ successRedirectUrl: 'https://shop.example/thanks' });
     const page = await fetch(p.link);
     expect(await page.text()).toContain('Pay 52.94 EUR');
-    const paid = await fetch(p.link, { method: 'POST', body: 'action=pay', headers: { 'content-type': 'application/x-www-form-urlencoded' }, redirect: 'manual' });
+    const paid = await fetch(p.link, {
+      method: 'POST',
+      body: 'action=pay',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      redirect: 'manual',
+    });
     expect(paid.status).toBe(303);
     expect(paid.headers.get('location')).toBe('https://shop.example/thanks');
     expect(sim.invoice(p.id)!.status).toBe('confirmed');
@@ -166,7 +220,13 @@ describe('webhooks', () => {
       await sim.idle();
       expect(rx.got.map(statusOf)).toEqual(['waiting', 'confirmed']);
       const body = webhookJson(rx.got[1]);
-      expect(body.transaction).toMatchObject({ id: transaction.id, referenceId: 'ORD-1', amount: 5_294, invoice: { paymentRequestId: p.id, referenceId: 'ORD-1', currency: 'EUR', products: [{ name: 'Order ORD-1', quantity: 1, amount: 5_294 }] }, contact: { delivery_place: 'Zürich' } });
+      expect(body.transaction).toMatchObject({
+        id: transaction.id,
+        referenceId: 'ORD-1',
+        amount: 5_294,
+        invoice: { paymentRequestId: p.id, referenceId: 'ORD-1', currency: 'EUR', products: [{ name: 'Order ORD-1', quantity: 1, amount: 5_294 }] },
+        contact: { delivery_place: 'Zürich' },
+      });
       await ctl('/__control/pay', { invoiceId: p.id }, 409);
     } finally {
       await rx.close();
@@ -259,7 +319,13 @@ describe('webhooks', () => {
   it('refunds fully or partially as new transactions pointing at the charge, which stays confirmed', async () => {
     const tx = await newPaylinkPaid();
     const partial = (await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id, amountCents: 1_000 })).transaction;
-    expect(partial).toMatchObject({ status: 'partially-refunded', amount: 1_000, originalTransactionId: tx.id, originalTransactionUuid: tx.uuid, invoice: { originalAmount: 5_294, refundedAmount: 1_000 } });
+    expect(partial).toMatchObject({
+      status: 'partially-refunded',
+      amount: 1_000,
+      originalTransactionId: tx.id,
+      originalTransactionUuid: tx.uuid,
+      invoice: { originalAmount: 5_294, refundedAmount: 1_000 },
+    });
     expect(partial.id).not.toBe(tx.id);
     const rest = (await ctl<PaymentTransactionAnswer>('/__control/refund', { transactionId: tx.id })).transaction;
     expect(rest).toMatchObject({ status: 'refunded', amount: 4_294, originalTransactionId: tx.id, invoice: { refundedAmount: 5_294 } });

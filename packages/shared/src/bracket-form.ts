@@ -23,7 +23,14 @@ export class TooManyFormParametersError extends Error {
 export function parseBracketForm(body: string, limits: { parameterLimit?: number; depth?: number } = {}): Record<string, unknown> {
   const parameterLimit = limits.parameterLimit ?? 10_000;
   try {
-    return qs.parse(body, { parseArrays: false, depth: limits.depth ?? 20, parameterLimit, throwOnLimitExceeded: true, allowPrototypes: false, plainObjects: true });
+    return qs.parse(body, {
+      parseArrays: false,
+      depth: limits.depth ?? 20,
+      parameterLimit,
+      throwOnLimitExceeded: true,
+      allowPrototypes: false,
+      plainObjects: true,
+    });
   } catch (err) {
     if (err instanceof RangeError) throw new TooManyFormParametersError(parameterLimit);
     throw err;

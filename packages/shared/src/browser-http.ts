@@ -67,7 +67,7 @@ type Param = { in?: string; name?: string; $ref?: string };
 function corsPaths(spec: OpenApiDocument): CorsPath[] {
   // Headers browser pages send on their own (`x-cors-request-headers` of the document), allowed on every operation.
   const pageHeaders = ((spec['x-cors-request-headers'] as string[] | undefined) ?? []).map((h) => h.toLowerCase());
-  const schemes = ((spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {});
+  const schemes = (spec.components as { securitySchemes?: Schemes } | undefined)?.securitySchemes ?? {};
   const schemeHeader = (name: string): string | undefined => {
     const s = schemes[name];
     if (s?.type === 'apiKey' && s.in === 'header' && s.name) return s.name.toLowerCase();
@@ -84,10 +84,11 @@ function corsPaths(spec: OpenApiDocument): CorsPath[] {
       const params = [...shared, ...((op.parameters as Param[] | undefined) ?? []).map((p) => resolveRef(spec, p))];
       const requestHeaders = new Set([...pageHeaders, ...params.filter((p) => p.in === 'header' && p.name).map((p) => p.name!.toLowerCase())]);
       const security = (op.security as Record<string, unknown>[] | undefined) ?? (spec.security as Record<string, unknown>[] | undefined) ?? [];
-      for (const requirement of security) for (const name of Object.keys(requirement)) {
-        const header = schemeHeader(name);
-        if (header) requestHeaders.add(header);
-      }
+      for (const requirement of security)
+        for (const name of Object.keys(requirement)) {
+          const header = schemeHeader(name);
+          if (header) requestHeaders.add(header);
+        }
       if (op.requestBody) {
         requestHeaders.add('content-type');
         requestHeaders.add('content-encoding');
@@ -105,7 +106,10 @@ function corsPaths(spec: OpenApiDocument): CorsPath[] {
 /** Parses `CORS_ORIGINS`: a comma list of origins (`https://shop.example.com`, scheme + host + port). */
 export function parseCorsOrigins(value: string | undefined): string[] {
   const origins: string[] = [];
-  for (const entry of (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const entry of (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     let url: URL;
     try {
       url = new URL(entry);

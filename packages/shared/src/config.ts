@@ -97,7 +97,8 @@ export interface ProcessConfig {
 export function loadProcessConfig(env: Env = process.env): ProcessConfig {
   const e = envReader(env);
   const buildTime = e.string('BUILD_TIME');
-  if (buildTime !== undefined && Number.isNaN(Date.parse(buildTime))) throw new ConfigError('BUILD_TIME', buildTime, 'an ISO 8601 date-time such as 2026-01-31T12:00:00Z');
+  if (buildTime !== undefined && Number.isNaN(Date.parse(buildTime)))
+    throw new ConfigError('BUILD_TIME', buildTime, 'an ISO 8601 date-time such as 2026-01-31T12:00:00Z');
   return {
     logLevel: e.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
     httpLog: e.bool('HTTP_LOG', true),

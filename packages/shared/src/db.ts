@@ -197,7 +197,6 @@ export function runMigrationCli(opts: { service: string; schema: string; urlVari
     }
   };
   main().catch((err) => {
-     
     console.error(err instanceof Error ? err.message : err);
     process.exit(1);
   });

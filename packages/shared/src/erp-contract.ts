@@ -213,7 +213,6 @@ export interface ErpRecordItem {
   parentItemId?: string;
 }
 
-
 /**
  * Status of a weclapp sales order: weclapp's `orderStatusType` (its OpenAPI v1 description). There is no
  * "shipped" status: shipping is the read-only boolean `shipped` (set by the ERP when the delivery is booked).
@@ -221,7 +220,13 @@ export interface ErpRecordItem {
 export type ErpSalesOrderStatus = 'ORDER_ENTRY_IN_PROGRESS' | 'ORDER_CONFIRMATION_PRINTED' | 'CLOSED' | 'MANUALLY_CLOSED' | 'CANCELLED';
 
 /** Every sales order status, in process order. */
-export const ERP_SALES_ORDER_STATUSES: readonly ErpSalesOrderStatus[] = ['ORDER_ENTRY_IN_PROGRESS', 'ORDER_CONFIRMATION_PRINTED', 'CLOSED', 'MANUALLY_CLOSED', 'CANCELLED'];
+export const ERP_SALES_ORDER_STATUSES: readonly ErpSalesOrderStatus[] = [
+  'ORDER_ENTRY_IN_PROGRESS',
+  'ORDER_CONFIRMATION_PRINTED',
+  'CLOSED',
+  'MANUALLY_CLOSED',
+  'CANCELLED',
+];
 
 /** weclapp `salesOrder`. Amounts: read-only decimal euro strings, net and gross (tax = gross − net). */
 export interface ErpSalesOrder {

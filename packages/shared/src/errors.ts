@@ -200,8 +200,11 @@ export function normalizeError(err: unknown): Normalized {
       }
     }
     const headers =
-      e.headers && typeof e.headers === 'object' ? Object.fromEntries(Object.entries(e.headers as Record<string, unknown>).map(([k, v]) => [k, String(v)])) : undefined;
-    const detail = status === 404 ? 'No such resource.' : items.length > 0 ? items.map((i) => `${fieldName(i.path)} ${i.message}`.trim()).join('; ') : undefined;
+      e.headers && typeof e.headers === 'object'
+        ? Object.fromEntries(Object.entries(e.headers as Record<string, unknown>).map(([k, v]) => [k, String(v)]))
+        : undefined;
+    const detail =
+      status === 404 ? 'No such resource.' : items.length > 0 ? items.map((i) => `${fieldName(i.path)} ${i.message}`.trim()).join('; ') : undefined;
     return { status, errors, headers, detail, title: errors ? VALIDATION_TITLE : undefined, internal: false };
   }
   if (status === 503) return { status: 503, detail: 'Service temporarily unavailable.', headers: { 'Retry-After': '5' }, internal: true };
@@ -236,7 +239,8 @@ function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Nor
 
 function prepare(err: unknown): Normalized {
   if (isPoolExhausted(err)) return { status: 503, detail: 'The service is busy; retry shortly.', headers: { 'Retry-After': '1' }, internal: false };
-  if (isDatabaseUnavailable(err)) return { status: 503, detail: 'The database is unavailable; retry shortly.', headers: { 'Retry-After': '2' }, internal: true };
+  if (isDatabaseUnavailable(err))
+    return { status: 503, detail: 'The database is unavailable; retry shortly.', headers: { 'Retry-After': '2' }, internal: true };
   return normalizeError(err);
 }
 
@@ -280,7 +284,7 @@ export function problemErrorHandler(logger?: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
     const n = prepare(err);
     logOnce(res, logger, err, n);
-    send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, typeof req.id === 'string' || typeof req.id === 'number' ? String(req.id) : '') );
+    send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, typeof req.id === 'string' || typeof req.id === 'number' ? String(req.id) : ''));
   };
 }
 

@@ -119,10 +119,18 @@ function knownSchema(spec: OpenApiDocument, raw: Schema, where: string): Schema 
     // Extensions (`x-…`) do not validate; `x-items-checked-alone` only makes the validator more lenient than a lane.
     if (!ANNOTATIONS.has(keyword) && !keyword.startsWith('x-') && !KEYWORDS[type].includes(keyword)) throw unsupported(where, keyword);
   }
-  if (type !== 'string' && 'format' in schema && schema.format !== 'int32' && schema.format !== 'int64' && schema.format !== 'float' && schema.format !== 'double') {
+  if (
+    type !== 'string' &&
+    'format' in schema &&
+    schema.format !== 'int32' &&
+    schema.format !== 'int64' &&
+    schema.format !== 'float' &&
+    schema.format !== 'double'
+  ) {
     throw unsupported(where, `format: ${String(schema.format)}`);
   }
-  if (type === 'string' && 'format' in schema && !(typeof schema.format === 'string' && Object.hasOwn(TEXT_FORMATS, schema.format))) throw unsupported(where, `format: ${String(schema.format)}`);
+  if (type === 'string' && 'format' in schema && !(typeof schema.format === 'string' && Object.hasOwn(TEXT_FORMATS, schema.format)))
+    throw unsupported(where, `format: ${String(schema.format)}`);
   return schema as Schema & { type: string };
 }
 
@@ -197,7 +205,11 @@ export function compileJsonCheck(spec: OpenApiDocument, raw: Schema, where: stri
     }
     case 'object': {
       const required = new Set((schema.required ?? []) as string[]);
-      const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([name, s]) => ({ name, required: required.has(name), check: compileJsonCheck(spec, s, `${where}.${name}`) }));
+      const properties = Object.entries((schema.properties ?? {}) as Record<string, Schema>).map(([name, s]) => ({
+        name,
+        required: required.has(name),
+        check: compileJsonCheck(spec, s, `${where}.${name}`),
+      }));
       // Only a closed object is plain: an extra property would need the validator's own handling.
       if (schema.additionalProperties !== false) throw unsupported(where, 'an open object (additionalProperties)');
       return (v) => {

@@ -68,7 +68,11 @@ export function logFormat(env: Record<string, string | undefined> = process.env)
  * Root logger; level from `LOG_LEVEL` (default `info`, `silent` under jest unless set), format from
  * {@link logFormat}; `destination` (default stdout) lets tests capture the exact production output.
  */
-export function createLogger(name: string, level = process.env.JEST_WORKER_ID && !process.env.LOG_LEVEL ? 'silent' : loadProcessConfig().logLevel, destination?: pino.DestinationStream): Logger {
+export function createLogger(
+  name: string,
+  level = process.env.JEST_WORKER_ID && !process.env.LOG_LEVEL ? 'silent' : loadProcessConfig().logLevel,
+  destination?: pino.DestinationStream,
+): Logger {
   const options = {
     name,
     level,
@@ -99,7 +103,11 @@ export function httpLogEnabled(): boolean {
 export function logCompletedRequest(logger: Logger, req: IncomingMessage, res: ServerResponse, id: string, responseTimeMs: number): void {
   const level = res.statusCode >= 500 ? 'error' : 'info';
   logger[level](
-    { req: { id, method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.socket.remoteAddress }, res: { statusCode: res.statusCode }, responseTime: Math.round(responseTimeMs) },
+    {
+      req: { id, method: req.method, url: redactUrl(req.url ?? ''), remoteAddress: req.socket.remoteAddress },
+      res: { statusCode: res.statusCode },
+      responseTime: Math.round(responseTimeMs),
+    },
     'request completed',
   );
 }

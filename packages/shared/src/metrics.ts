@@ -31,7 +31,12 @@ export interface AppMetrics {
    * Registers a gauge with labels whose samples are all read at scrape time: `read` returns one entry per
    * label combination (combinations it no longer returns disappear). Failures as for {@link gauge}.
    */
-  labeledGauge<L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<{ labels: Record<L, string>; value: number }[]>): void;
+  labeledGauge<L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    read: () => Promise<{ labels: Record<L, string>; value: number }[]>,
+  ): void;
   /** Registers a counter and returns it (e.g. punches ingested). */
   counter(name: string, help: string): Counter;
 }
@@ -50,7 +55,9 @@ export interface MetricsAccess {
 /** Whether `header` is `Bearer <token>`, compared in constant time. */
 function bearerMatches(header: string | undefined, token: string): boolean {
   const expected = createHash('sha256').update(`Bearer ${token}`).digest();
-  const presented = createHash('sha256').update(header ?? '').digest();
+  const presented = createHash('sha256')
+    .update(header ?? '')
+    .digest();
   return timingSafeEqual(expected, presented);
 }
 
@@ -62,7 +69,12 @@ export function createMetrics(service: string, pool: pg.Pool, access: MetricsAcc
   const registry = new Registry();
   registry.setDefaultLabels({ service });
   collectDefaultMetrics({ register: registry });
-  const requests = new Counter({ name: 'http_requests_total', help: 'HTTP requests by operation and status', labelNames: ['operation', 'method', 'status'], registers: [registry] });
+  const requests = new Counter({
+    name: 'http_requests_total',
+    help: 'HTTP requests by operation and status',
+    labelNames: ['operation', 'method', 'status'],
+    registers: [registry],
+  });
   const duration = new Histogram({
     name: 'http_request_duration_seconds',
     help: 'HTTP request latency by operation',
@@ -70,7 +82,12 @@ export function createMetrics(service: string, pool: pg.Pool, access: MetricsAcc
     buckets: [0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 10],
     registers: [registry],
   });
-  const collectErrors = new Counter({ name: 'metrics_collect_errors_total', help: 'Scrape-time metric reads that failed (last value kept)', labelNames: ['metric'], registers: [registry] });
+  const collectErrors = new Counter({
+    name: 'metrics_collect_errors_total',
+    help: 'Scrape-time metric reads that failed (last value kept)',
+    labelNames: ['metric'],
+    registers: [registry],
+  });
   const gauge = (name: string, help: string, read: () => number | Promise<number>) => {
     new Gauge({
       name,
@@ -85,7 +102,12 @@ export function createMetrics(service: string, pool: pg.Pool, access: MetricsAcc
       },
     });
   };
-  const labeledGauge = <L extends string>(name: string, help: string, labelNames: readonly L[], read: () => Promise<{ labels: Record<L, string>; value: number }[]>) => {
+  const labeledGauge = <L extends string>(
+    name: string,
+    help: string,
+    labelNames: readonly L[],
+    read: () => Promise<{ labels: Record<L, string>; value: number }[]>,
+  ) => {
     new Gauge<L>({
       name,
       help,

@@ -168,13 +168,22 @@ function itemsCheckedAlone(spec: OpenApiDocument): void {
 function rejectMisspelledQueryNames(spec: OpenApiDocument): RequestHandler {
   return (req, _res, next) => {
     const params = (operationOf(req)?.parameters as { $ref?: string; name?: string; in?: string }[] | undefined) ?? [];
-    const declared = params.map((p) => resolveRef(spec, p)).filter((p) => p?.in === 'query' && typeof p.name === 'string').map((p) => p.name as string);
+    const declared = params
+      .map((p) => resolveRef(spec, p))
+      .filter((p) => p?.in === 'query' && typeof p.name === 'string')
+      .map((p) => p.name as string);
     const q = req.url.indexOf('?');
     if (q < 0 || declared.length === 0) return next();
     for (const name of new URLSearchParams(req.url.slice(q + 1)).keys()) {
       if (declared.includes(name)) continue;
       const meant = declared.find((d) => d.toLowerCase() === name.toLowerCase());
-      if (meant) return next(validationError({ [name]: [`Unknown query parameter '${name}'; did you mean '${meant}'?`] }, `Unknown query parameter '${name}'; did you mean '${meant}'?`));
+      if (meant)
+        return next(
+          validationError(
+            { [name]: [`Unknown query parameter '${name}'; did you mean '${meant}'?`] },
+            `Unknown query parameter '${name}'; did you mean '${meant}'?`,
+          ),
+        );
     }
     next();
   };
@@ -220,7 +229,10 @@ function strictNumbers(spec: OpenApiDocument): RequestHandler {
       for (const v of values) {
         const ok = type === 'integer' ? isStrictInteger(v, negative) : isStrictNumber(v, negative);
         if (!ok) {
-          const what = type === 'integer' ? `a decimal integer${negative ? '' : ' without sign'} within 64 bits` : `a finite decimal number${negative ? '' : ' without sign'}`;
+          const what =
+            type === 'integer'
+              ? `a decimal integer${negative ? '' : ' without sign'} within 64 bits`
+              : `a finite decimal number${negative ? '' : ' without sign'}`;
           return next(validationError({ [p.name]: [`${p.name} must be ${what}.`] }, `${p.name} must be ${what}.`));
         }
       }

@@ -10,7 +10,12 @@ import path from 'node:path';
  * Returns the value of `envValue` when set; otherwise the content of `<dir>/<name>`, creating it with
  * `generate()` (default: 32 random bytes, base64url) on first use with mode 0600.
  */
-export function devSecret(dir: string, name: string, envValue: string | undefined, generate: () => string = () => randomBytes(32).toString('base64url')): string {
+export function devSecret(
+  dir: string,
+  name: string,
+  envValue: string | undefined,
+  generate: () => string = () => randomBytes(32).toString('base64url'),
+): string {
   if (envValue) return envValue;
   const file = path.join(dir, name);
   if (existsSync(file)) return readFileSync(file, 'utf8').trim();

@@ -17,8 +17,7 @@
  * surrogate is the code point U+D800–U+DFFF (refused), as ajv compiles `pattern` (its `unicodeRegExp`).
  */
 
-const NOT_TEXT =
-  '\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF';
+const NOT_TEXT = '\\u0000-\\u0008\\u000B\\u000C\\u000E-\\u001F\\u007F-\\u009F\\u2028\\u2029\\u202A-\\u202E\\u2066-\\u2069\\uD800-\\uDFFF';
 
 /** `single-line`: see the module comment. */
 const SINGLE_LINE = new RegExp(`^[^${NOT_TEXT}\\u0009\\u000A\\u000D]*$`, 'u');
@@ -83,9 +82,7 @@ export function isStrictInteger(text: string, negative: boolean): boolean {
 export function isStrictNumber(text: string, negative: boolean): boolean {
   if (
     !(
-      negative
-        ? /^-?([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/
-        : /^([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/
+      negative ? /^-?([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/ : /^([0-9]{1,40}(\.[0-9]{1,40})?|\.[0-9]{1,40})([eE][-+]?[0-9]{1,4})?$/
     ).test(text)
   )
     return false;

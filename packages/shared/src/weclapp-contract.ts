@@ -67,7 +67,14 @@ export class WeclappContract {
   private readonly compiled = new Map<string, ValidateFunction>();
 
   constructor(document: Json) {
-    this.ajv.addFormat('decimal', true).addFormat('timestamp', true).addFormat('int32', true).addFormat('int64', true).addFormat('html', true).addFormat('email', true).addFormat('uuid', true);
+    this.ajv
+      .addFormat('decimal', true)
+      .addFormat('timestamp', true)
+      .addFormat('int32', true)
+      .addFormat('int64', true)
+      .addFormat('html', true)
+      .addFormat('email', true)
+      .addFormat('uuid', true);
     this.schemas = ((document.components as Json).schemas ?? {}) as Record<string, Schema>;
     for (const [template, item] of Object.entries(document.paths as Record<string, Record<string, Json>>)) {
       const pattern = new RegExp(`^${template.replace(/\{[^}]+\}/g, '[^/]+')}/?$`);
@@ -138,7 +145,8 @@ export class WeclappContract {
    */
   private register(mode: Mode): void {
     if (this.registered.has(mode)) return;
-    for (const name of Object.keys(this.schemas)) this.ajv.addSchema({ $id: `weclapp-${mode}-${name}`, ...this.convert({ $ref: `#/components/schemas/${name}` }, mode, true) });
+    for (const name of Object.keys(this.schemas))
+      this.ajv.addSchema({ $id: `weclapp-${mode}-${name}`, ...this.convert({ $ref: `#/components/schemas/${name}` }, mode, true) });
     this.registered.add(mode);
   }
 

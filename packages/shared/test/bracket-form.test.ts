@@ -5,7 +5,8 @@
 import { TooManyFormParametersError, parseBracketForm } from '../src/bracket-form';
 
 test('bracket names nest; numeric keys stay object keys, as in the JSON form of the same webhook', () => {
-  const form = 'transaction[id]=7&transaction[invoice][customFields][1][name]=Club&transaction[invoice][customFields][1][value]=OL%20Z%C3%BCrich&transaction[invoice][products][0][sku]=SIAC1&plain=x';
+  const form =
+    'transaction[id]=7&transaction[invoice][customFields][1][name]=Club&transaction[invoice][customFields][1][value]=OL%20Z%C3%BCrich&transaction[invoice][products][0][sku]=SIAC1&plain=x';
   expect(parseBracketForm(form)).toEqual({
     transaction: { id: '7', invoice: { customFields: { '1': { name: 'Club', value: 'OL Zürich' } }, products: { '0': { sku: 'SIAC1' } } } },
     plain: 'x',

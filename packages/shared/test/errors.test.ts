@@ -17,32 +17,46 @@ function appThrowing(err: unknown, area: 'problem' | 'rpc') {
 
 describe('problem+json area', () => {
   it('renders an ApiError with field errors in the ASP.NET Core shape', async () => {
-    const res = await request(appThrowing(validationError({ cardNumber: ['out of range'] }), 'problem')).get('/x').expect(400);
+    const res = await request(appThrowing(validationError({ cardNumber: ['out of range'] }), 'problem'))
+      .get('/x')
+      .expect(400);
     expect(res.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(res.body).toMatchObject({ title: 'One or more validation errors occurred.', status: 400, errors: { cardNumber: ['out of range'] } });
   });
   it('maps a JSON syntax error to 400', async () => {
-    const res = await request(appThrowing(new Error('unused'), 'problem')).post('/x').set('content-type', 'application/json').send('{"a":').expect(400);
+    const res = await request(appThrowing(new Error('unused'), 'problem'))
+      .post('/x')
+      .set('content-type', 'application/json')
+      .send('{"a":')
+      .expect(400);
     expect(res.body).toMatchObject({ status: 400, detail: 'The request body is not valid JSON.' });
   });
   it('hides internals of unknown errors behind a 500', async () => {
-    const res = await request(appThrowing(new Error('select * from secret_table'), 'problem')).get('/x').expect(500);
+    const res = await request(appThrowing(new Error('select * from secret_table'), 'problem'))
+      .get('/x')
+      .expect(500);
     expect(JSON.stringify(res.body)).not.toMatch(/secret_table/);
     expect(res.body).toMatchObject({ status: 500, title: 'Internal Server Error' });
   });
   it('answers 503 with Retry-After when the database is unreachable', async () => {
-    const res = await request(appThrowing(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'problem')).get('/x').expect(503);
+    const res = await request(appThrowing(Object.assign(new Error('connect ECONNREFUSED'), { code: 'ECONNREFUSED' }), 'problem'))
+      .get('/x')
+      .expect(503);
     expect(res.headers['retry-after']).toBe('2');
   });
   it('sends error headers such as Allow', async () => {
-    const res = await request(appThrowing(new ApiError(405, 'no', { headers: { Allow: 'GET' } }), 'problem')).get('/x').expect(405);
+    const res = await request(appThrowing(new ApiError(405, 'no', { headers: { Allow: 'GET' } }), 'problem'))
+      .get('/x')
+      .expect(405);
     expect(res.headers.allow).toBe('GET');
   });
 });
 
 describe('google.rpc.Status area', () => {
   it('maps HTTP status to the gRPC code and field errors to BadRequest violations', async () => {
-    const res = await request(appThrowing(validationError({ numberOfServiceIds: ['must be <= 20'] }), 'rpc')).get('/x').expect(400);
+    const res = await request(appThrowing(validationError({ numberOfServiceIds: ['must be <= 20'] }), 'rpc'))
+      .get('/x')
+      .expect(400);
     expect(res.body).toEqual({
       code: 3,
       message: 'One or more validation errors occurred.',
@@ -50,7 +64,9 @@ describe('google.rpc.Status area', () => {
     });
   });
   it('uses NOT_FOUND for 404', async () => {
-    const res = await request(appThrowing(new ApiError(404, 'Article not found.'), 'rpc')).get('/x').expect(404);
+    const res = await request(appThrowing(new ApiError(404, 'Article not found.'), 'rpc'))
+      .get('/x')
+      .expect(404);
     expect(res.body).toEqual({ code: 5, message: 'Article not found.', details: [] });
   });
 });

@@ -10,7 +10,12 @@ const spec: OpenApiDocument = {
   components: {
     schemas: {
       Kind: { type: 'string', enum: ['a', 'b'], description: 'annotations are fine' },
-      Item: { type: 'object', required: ['kind', 'n'], additionalProperties: false, properties: { kind: { $ref: '#/components/schemas/Kind' }, n: { type: 'integer', format: 'int32' }, note: { type: 'string' } } },
+      Item: {
+        type: 'object',
+        required: ['kind', 'n'],
+        additionalProperties: false,
+        properties: { kind: { $ref: '#/components/schemas/Kind' }, n: { type: 'integer', format: 'int32' }, note: { type: 'string' } },
+      },
     },
   },
 };
@@ -43,9 +48,20 @@ test('strings: pattern, lengths in code points, enum through $ref; booleans as t
 
 test('JSON: closed objects, required properties, no type coercion, array lengths', () => {
   const items = compileJsonCheck(spec, { type: 'array', maxItems: 2, items: { $ref: '#/components/schemas/Item' } }, 'items');
-  expect(items([{ kind: 'a', n: 1 }, { kind: 'b', n: 2, note: 'x' }])).toBe(true);
+  expect(
+    items([
+      { kind: 'a', n: 1 },
+      { kind: 'b', n: 2, note: 'x' },
+    ]),
+  ).toBe(true);
   expect(items([])).toBe(true);
-  expect(items([{ kind: 'a', n: 1 }, { kind: 'a', n: 1 }, { kind: 'a', n: 1 }])).toBe(false);
+  expect(
+    items([
+      { kind: 'a', n: 1 },
+      { kind: 'a', n: 1 },
+      { kind: 'a', n: 1 },
+    ]),
+  ).toBe(false);
   expect(items([{ kind: 'a' }])).toBe(false);
   expect(items([{ kind: 'a', n: 1, extra: true }])).toBe(false);
   expect(items([{ kind: 'a', n: '1' }])).toBe(false);
@@ -66,7 +82,18 @@ test('a keyword the lanes cannot check stops the compilation', () => {
 
 test('text formats (single-line, text) as the validator registers them; a sign only where negatives are allowed', () => {
   const name = compileTextCheck(spec, { type: 'string', format: 'single-line', maxLength: 20 }, 'name');
-  expect(['Erika', 'Zoë 😀', 'a\u0000b', 'a\nb', 'a\rb', 'a\tb', 'a\u202Eb', 'a\u2066b', '\uD800', 'a\u0085b'].map(name)).toEqual([true, true, false, false, false, false, false, false, false, false]);
+  expect(['Erika', 'Zoë 😀', 'a\u0000b', 'a\nb', 'a\rb', 'a\tb', 'a\u202Eb', 'a\u2066b', '\uD800', 'a\u0085b'].map(name)).toEqual([
+    true,
+    true,
+    false,
+    false,
+    false,
+    false,
+    false,
+    false,
+    false,
+    false,
+  ]);
   const notes = compileJsonCheck(spec, { type: 'string', format: 'text' }, 'notes');
   expect(['line 1\nline 2\r\n\tx', 'a\u0000b', 'a\u202Eb', '\uDC00', 1].map(notes)).toEqual([true, false, false, false, false]);
   const unsigned = compileTextCheck(spec, { type: 'integer', minimum: 0 }, 'afterId');
@@ -76,7 +103,12 @@ test('text formats (single-line, text) as the validator registers them; a sign o
 });
 
 test('oneOf: exactly one form as JSON, any form as text', () => {
-  const card = { oneOf: [{ type: 'string', pattern: '^[0-9]{1,10}$' }, { type: 'integer', minimum: 0, maximum: 9999999999 }] };
+  const card = {
+    oneOf: [
+      { type: 'string', pattern: '^[0-9]{1,10}$' },
+      { type: 'integer', minimum: 0, maximum: 9999999999 },
+    ],
+  };
   const json = compileJsonCheck(spec, card, 'card');
   expect(['9790916', 9790916, true, null, 9790916.5, '97x', -1].map(json)).toEqual([true, true, false, false, false, false, false]);
   const text = compileTextCheck(spec, card, 'card');

@@ -31,7 +31,14 @@ afterAll(async () => {
   await new Promise((r) => server.close(r));
 });
 
-const call = (path: string, extra: Partial<HttpCall> = {}): HttpCall => ({ method: 'GET', url: `${base}${path}`, timeoutMs: 1_000, idempotent: true, retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 }, ...extra });
+const call = (path: string, extra: Partial<HttpCall> = {}): HttpCall => ({
+  method: 'GET',
+  url: `${base}${path}`,
+  timeoutMs: 1_000,
+  idempotent: true,
+  retry: { ...DEFAULT_RETRY_POLICY, maxAttempts: 1 },
+  ...extra,
+});
 
 test('decodes gzip, deflate and br answers it asked for, and drops a UTF-8 BOM', async () => {
   const body = JSON.stringify({ name: 'Zürich', n: 'x'.repeat(2000) });
@@ -80,9 +87,18 @@ test('a refused connection is retried even for a request that is not idempotent;
   await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
   const port = (closed.address() as AddressInfo).port;
   await new Promise((r) => closed.close(r));
-  const err = await fetchWithRetry({ method: 'POST', url: `http://127.0.0.1:${port}/x`, body: '{}', timeoutMs: 500, idempotent: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } }).catch((e: unknown) => e);
+  const err = await fetchWithRetry({
+    method: 'POST',
+    url: `http://127.0.0.1:${port}/x`,
+    body: '{}',
+    timeoutMs: 500,
+    idempotent: false,
+    retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 },
+  }).catch((e: unknown) => e);
   expect(err).toMatchObject({ kind: 'network', code: 'ECONNREFUSED', attempts: 3 });
   handlers.set('/reset', (req) => req.socket.destroy());
-  const reset = await fetchWithRetry(call('/reset', { method: 'POST', body: '{}', idempotent: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } })).catch((e: unknown) => e);
+  const reset = await fetchWithRetry(
+    call('/reset', { method: 'POST', body: '{}', idempotent: false, retry: { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 2 } }),
+  ).catch((e: unknown) => e);
   expect(reset).toMatchObject({ kind: 'network', attempts: 1 });
 });

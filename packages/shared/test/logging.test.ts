@@ -17,7 +17,11 @@ describe('log format', () => {
   it('writes one readable line with a clock time in pretty mode, one JSON object otherwise', () => {
     const script = `require('${path.join(__dirname, '../src/logging.ts')}').createLogger('demo', 'info').info({ port: 8081 }, 'service listening');`;
     const run = (env: Record<string, string>) =>
-      spawnSync(process.execPath, ['--import', 'tsx', '-e', script], { env: { ...process.env, JEST_WORKER_ID: '', ...env }, encoding: 'utf8', cwd: path.join(__dirname, '../../..') }).stdout;
+      spawnSync(process.execPath, ['--import', 'tsx', '-e', script], {
+        env: { ...process.env, JEST_WORKER_ID: '', ...env },
+        encoding: 'utf8',
+        cwd: path.join(__dirname, '../../..'),
+      }).stdout;
     const pretty = run({ LOG_FORMAT: 'pretty' });
     expect(pretty).toMatch(/^\[\d{2}:\d{2}:\d{2}\.\d{3}\] .*INFO.*service listening/);
     expect(pretty).not.toMatch(/^\{/);

@@ -49,7 +49,9 @@ test('readiness goes down with the database and comes back without a restart', a
   const app = express();
   app.get('/readyz', readyz(database.pool));
   try {
-    await request(app).get('/readyz').expect(200, { status: 'ready', checks: { database: 'up' } });
+    await request(app)
+      .get('/readyz')
+      .expect(200, { status: 'ready', checks: { database: 'up' } });
 
     await stopProxy(proxy);
     // A finished check answers probes for READINESS_REUSE_MS; the next one sees the database gone.

@@ -49,7 +49,10 @@ test('a slow request body gets 408 at the request timeout', async () => {
   });
   try {
     const status = await new Promise<number>((resolve, reject) => {
-      const req = http.request({ host: '127.0.0.1', port: running.port, method: 'POST', path: '/', headers: { 'content-length': '100' }, agent: false }, (res) => resolve(res.statusCode ?? 0));
+      const req = http.request(
+        { host: '127.0.0.1', port: running.port, method: 'POST', path: '/', headers: { 'content-length': '100' }, agent: false },
+        (res) => resolve(res.statusCode ?? 0),
+      );
       req.on('error', reject);
       req.write('x'); // and never the rest
     });

@@ -10,19 +10,7 @@ test('single-line refuses controls, line breaks, bidi overrides and lone surroga
   const single = TEXT_FORMATS['single-line'];
   const text = TEXT_FORMATS.text;
   expect(['Erika Müller', "O'Brien-Smith", 'Zoë 😀', '東京', 'عربي', ''].every(single)).toBe(true);
-  for (const bad of [
-    'a\u0000b',
-    'a\nb',
-    'a\rb',
-    'a\tb',
-    'a\u007Fb',
-    'a\u0085b',
-    'a\u2028b',
-    'a\u202Eb',
-    'a\u2066b',
-    '\uD800',
-    'x\uDC00',
-  ])
+  for (const bad of ['a\u0000b', 'a\nb', 'a\rb', 'a\tb', 'a\u007Fb', 'a\u0085b', 'a\u2028b', 'a\u202Eb', 'a\u2066b', '\uD800', 'x\uDC00'])
     expect([bad, single(bad)]).toEqual([bad, false]);
   expect(['line 1\nline 2', 'a\r\nb', 'a\tb'].every(text)).toBe(true);
   for (const bad of ['a\u0000b', 'a\u202Eb', '\uD83D', 'a\u000Bb']) expect([bad, text(bad)]).toEqual([bad, false]);
@@ -43,36 +31,16 @@ test('the net finds NUL and unpaired surrogates anywhere, keys included, also 10
 });
 
 test('strict integers: decimal digits within int64, a sign only where negatives are allowed', () => {
-  expect(['0', '16', '007', '9223372036854775807'].map((v) => isStrictInteger(v, false))).toEqual([
-    true,
-    true,
-    true,
-    true,
-  ]);
-  expect(
-    ['0x10', '0b11', '1e3', ' 5', '5 ', '+5', '-1', '1e309', '1.0', '', '9223372036854775808'].map((v) =>
-      isStrictInteger(v, false),
-    ),
-  ).toEqual(Array(11).fill(false));
-  expect(['-1', '-9223372036854775808', '-9223372036854775809'].map((v) => isStrictInteger(v, true))).toEqual([
-    true,
-    true,
-    false,
-  ]);
+  expect(['0', '16', '007', '9223372036854775807'].map((v) => isStrictInteger(v, false))).toEqual([true, true, true, true]);
+  expect(['0x10', '0b11', '1e3', ' 5', '5 ', '+5', '-1', '1e309', '1.0', '', '9223372036854775808'].map((v) => isStrictInteger(v, false))).toEqual(
+    Array(11).fill(false),
+  );
+  expect(['-1', '-9223372036854775808', '-9223372036854775809'].map((v) => isStrictInteger(v, true))).toEqual([true, true, false]);
 });
 
 test('strict numbers: decimal with fraction and exponent, finite', () => {
-  expect(['0', '1.5', '.5', '5e-3', '1E3', '-5e-324'].map((v) => isStrictNumber(v, true))).toEqual([
-    true,
-    true,
-    true,
-    true,
-    true,
-    true,
-  ]);
-  expect(
-    ['0x10', '0b11', ' 5', '+5', '1e309', 'Infinity', 'NaN', '', '1.'].map((v) => isStrictNumber(v, true)),
-  ).toEqual(Array(9).fill(false));
+  expect(['0', '1.5', '.5', '5e-3', '1E3', '-5e-324'].map((v) => isStrictNumber(v, true))).toEqual([true, true, true, true, true, true]);
+  expect(['0x10', '0b11', ' 5', '+5', '1e309', 'Infinity', 'NaN', '', '1.'].map((v) => isStrictNumber(v, true))).toEqual(Array(9).fill(false));
   expect(isStrictNumber('-1', false)).toBe(false);
 });
 

@@ -265,7 +265,9 @@ export function createTimingClient(opts: TimingClientOptions): TimingClient {
   async function uploadPunches(punches: readonly NewPunch[], o: { gzip?: boolean; signal?: AbortSignal } = {}): Promise<UploadResult> {
     const { data, error, response } = await api.POST('/api/rest/v1/punches', {
       body: [...punches],
-      ...(o.gzip ? { bodySerializer: (b: unknown) => gzipSync(JSON.stringify(b)), headers: { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' } } : {}),
+      ...(o.gzip
+        ? { bodySerializer: (b: unknown) => gzipSync(JSON.stringify(b)), headers: { 'Content-Encoding': 'gzip', 'Content-Type': 'application/json' } }
+        : {}),
       signal: o.signal,
     });
     if (error !== undefined || data === undefined) throw await problemError(response, error);

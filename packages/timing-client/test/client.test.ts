@@ -24,7 +24,13 @@ afterAll(async () => {
 });
 
 function batch(modem: string, n: number, from = 0): NewPunch[] {
-  return Array.from({ length: n }, (_, i) => ({ card: String(100 + i), time: 1_580_000_000_000 + (from + i) * 1000, code: 40, type: 'Control' as const, modem }));
+  return Array.from({ length: n }, (_, i) => ({
+    card: String(100 + i),
+    time: 1_580_000_000_000 + (from + i) * 1000,
+    code: 40,
+    type: 'Control' as const,
+    modem,
+  }));
 }
 
 it('uploads (plain and gzip) and reads JSON and CSV pages with X-Total-Count', async () => {
@@ -53,10 +59,14 @@ it('polls by rule 6 across full pages, each punch once', async () => {
   await waitUntilVisible(ctx);
   const got: Punch[] = [];
   const ac = new AbortController();
-  const polling = c.poll({ modem: ['TC-3'] }, (ps) => {
-    got.push(...ps);
-    if (got.length >= 2500) ac.abort();
-  }, { signal: ac.signal, wait: 1 });
+  const polling = c.poll(
+    { modem: ['TC-3'] },
+    (ps) => {
+      got.push(...ps);
+      if (got.length >= 2500) ac.abort();
+    },
+    { signal: ac.signal, wait: 1 },
+  );
   const last = await polling;
   expect(got).toHaveLength(2500);
   expect(new Set(got.map((p) => p.id)).size).toBe(2500);
@@ -77,7 +87,11 @@ it('parses Server-Sent Events split at arbitrary points, with comments and multi
   });
   const events: { id?: string; event: string; data: string }[] = [];
   const comments: string[] = [];
-  await readEventStream(body, (e) => void events.push(e), (c) => comments.push(c));
+  await readEventStream(
+    body,
+    (e) => void events.push(e),
+    (c) => comments.push(c),
+  );
   expect(events).toEqual([
     { id: '7', event: 'punch', data: '{"a":\n1}' },
     { id: '8', event: 'punch', data: 'x' },

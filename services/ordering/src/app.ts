@@ -6,7 +6,24 @@
 import compression from 'compression';
 import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import express, { type Express, type Request, type RequestHandler } from 'express';
-import { corsFromSpec, createMetrics, apiDocs, ApiError, clientIp, rateLimits, dispatch, enforceRoles, httpLogger, loadSpec, operationOf, problemErrorHandler, reachedHandler, rpcStatusErrorHandler, runBeforeExpress, validator } from '@sports-timing/shared';
+import {
+  corsFromSpec,
+  createMetrics,
+  apiDocs,
+  ApiError,
+  clientIp,
+  rateLimits,
+  dispatch,
+  enforceRoles,
+  httpLogger,
+  loadSpec,
+  operationOf,
+  problemErrorHandler,
+  reachedHandler,
+  rpcStatusErrorHandler,
+  runBeforeExpress,
+  validator,
+} from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import { composeOrdering, type OrderingContext } from './composition';
 import type { OrderingDeps } from './context';
@@ -83,7 +100,13 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
       { ...perMinute('createShopOrder', config.rateLimitOrdersPerMinute), message: 'Too many orders; retry later.' },
       { ...perMinute('getSiCardBattery', config.rateLimitBatteryLookupsPerMinute), message: 'Too many battery lookups; retry later.' },
       // Per source address: the provider calls without credentials.
-      { operationId: 'receivePaymentProviderStatus', points: config.rateLimitPaymentWebhooksPerMinute, durationSeconds: 60, key: (req) => `ip:${clientIp(req)}`, message: 'Too many payment notifications; retry later.' },
+      {
+        operationId: 'receivePaymentProviderStatus',
+        points: config.rateLimitPaymentWebhooksPerMinute,
+        durationSeconds: 60,
+        key: (req) => `ip:${clientIp(req)}`,
+        message: 'Too many payment notifications; retry later.',
+      },
     ],
     { redis, prefix: config.rateLimitKeyPrefix, logger: deps.logger },
   );
@@ -177,6 +200,7 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
-  if (deps.fastLane !== false) runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: services.maintenance, metrics, logger: deps.logger }));
+  if (deps.fastLane !== false)
+    runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: services.maintenance, metrics, logger: deps.logger }));
   return app;
 }

@@ -213,7 +213,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', environment !== 'production'),
     metricsToken: e.string('METRICS_TOKEN'),
-    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),

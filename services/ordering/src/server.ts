@@ -2,7 +2,16 @@
  * Entry point: configuration → database (embedded when no URL) → migrations → keys → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, databaseUrlVariable, unreachableAt, devSecret, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import {
+  createDatabase,
+  createLogger,
+  databaseUrlVariable,
+  unreachableAt,
+  devSecret,
+  migrateToLatest,
+  startHttpServer,
+  stopOnSignals,
+} from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { composeOrdering } from './composition';
@@ -57,7 +66,8 @@ async function main(): Promise<void> {
   const encryption = EnvelopeEncryption.fromSpec(devSecret(keysDir, 'encryption-keys', config.encryptionKeys, generateKeyRingSpec));
   const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
   // A refused order e-mail is written to its order's history with the relay's answer.
-  const onDead = (job: { kind: string; dedupeKey: string }, err: Error) => (job.kind === 'mail' ? recordOrderMailFailure(database.db, job.dedupeKey, err.message) : Promise.resolve());
+  const onDead = (job: { kind: string; dedupeKey: string }, err: Error) =>
+    job.kind === 'mail' ? recordOrderMailFailure(database.db, job.dedupeKey, err.message) : Promise.resolve();
   const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom, onDead });
   outbox.start();
   const cacheListener = new CacheClearListener({ url, logger });
@@ -74,7 +84,12 @@ async function main(): Promise<void> {
   // here once; this also registers the `erp-quotation` job and the ERP webhook's entity handlers.
   const services = composeOrdering(deps);
   orderFlow.registerWith(outbox);
-  const expiry = new OrderExpirySweeper({ db: database.db, logger, expiryMinutes: config.orderPaymentExpiryMinutes, intervalMs: config.orderExpirySweepSeconds * 1000 });
+  const expiry = new OrderExpirySweeper({
+    db: database.db,
+    logger,
+    expiryMinutes: config.orderPaymentExpiryMinutes,
+    intervalMs: config.orderExpirySweepSeconds * 1000,
+  });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.
   const salesOrderPoller = new ErpSalesOrderPoller({ flow: orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
@@ -104,7 +119,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-   
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });

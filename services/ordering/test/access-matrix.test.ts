@@ -15,9 +15,18 @@ import { verifyLicenseKey } from './support/license-keys';
 
 type Schema = { $ref?: string; type?: string; enum?: unknown[]; minimum?: number; format?: string; default?: unknown };
 type Parameter = { $ref?: string; name: string; in: string; required?: boolean; schema?: Schema };
-type Operation = { operationId: string; security?: Record<string, string[]>[]; 'x-roles'?: string[]; parameters?: Parameter[]; requestBody?: { content: Record<string, unknown> } };
+type Operation = {
+  operationId: string;
+  security?: Record<string, string[]>[];
+  'x-roles'?: string[];
+  parameters?: Parameter[];
+  requestBody?: { content: Record<string, unknown> };
+};
 
-const spec = loadSpec(SPEC_FILE) as unknown as { paths: Record<string, Record<string, Operation>>; components: { parameters: Record<string, Parameter>; schemas: Record<string, Schema> } };
+const spec = loadSpec(SPEC_FILE) as unknown as {
+  paths: Record<string, Record<string, Operation>>;
+  components: { parameters: Record<string, Parameter>; schemas: Record<string, Schema> };
+};
 const METHODS = ['get', 'post', 'put', 'patch', 'delete'] as const;
 
 function deref<T extends { $ref?: string }>(x: T): T {
@@ -49,7 +58,9 @@ const operations: Op[] = Object.entries(spec.paths).flatMap(([path, item]) =>
   METHODS.filter((m) => item[m]).map((method) => {
     const op = item[method];
     const params = (op.parameters ?? []).map(deref);
-    const url = path.replace(/\{(\w+)\}/g, (_, name: string) => encodeURIComponent(sampleValue(params.find((p) => p.in === 'path' && p.name === name)?.schema)));
+    const url = path.replace(/\{(\w+)\}/g, (_, name: string) =>
+      encodeURIComponent(sampleValue(params.find((p) => p.in === 'path' && p.name === name)?.schema)),
+    );
     return { method, path, url, id: op.operationId, roles: op['x-roles'] ?? [], security: op.security, hasBody: !!op.requestBody };
   }),
 );
@@ -98,7 +109,11 @@ beforeAll(async () => {
     createUser(ctx.app, bearers.admin, { userName: 'shop', email: 'shop@example.com', password: PW, roles: ['retailer'], erpRetailerEntityId: 'C-42' }),
     createUser(ctx.app, bearers.admin, { userName: 'staff', email: 'staff@example.com', password: PW, roles: ['support'] }),
   ]);
-  [bearers.customer, bearers.retailer, bearers.support] = await Promise.all([bearerOf(ctx.app, 'cust', PW), bearerOf(ctx.app, 'shop', PW), bearerOf(ctx.app, 'staff', PW)]);
+  [bearers.customer, bearers.retailer, bearers.support] = await Promise.all([
+    bearerOf(ctx.app, 'cust', PW),
+    bearerOf(ctx.app, 'shop', PW),
+    bearerOf(ctx.app, 'staff', PW),
+  ]);
   // Licenses follow verified addresses only.
   await Promise.all([verifyOwnEmail(ctx, bearers.customer), verifyOwnEmail(ctx, bearers.retailer)]);
 });
@@ -125,10 +140,17 @@ describe('access matrix', () => {
 
   it('anonymous: 401 with a Bearer challenge on every secured operation', async () => {
     const failures: string[] = [];
-    await inBatches(operations.filter((o) => !isAnonymous(o)), 8, async (op) => {
-      const res = await request(ctx.app)[op.method](op.url).set('content-type', 'application/json').send(op.hasBody ? '{}' : undefined);
-      if (res.status !== 401 || !/^Bearer/.test(String(res.headers['www-authenticate']))) failures.push(`${op.id}: ${res.status}`);
-    });
+    await inBatches(
+      operations.filter((o) => !isAnonymous(o)),
+      8,
+      async (op) => {
+        const res = await request(ctx.app)
+          [op.method](op.url)
+          .set('content-type', 'application/json')
+          .send(op.hasBody ? '{}' : undefined);
+        if (res.status !== 401 || !/^Bearer/.test(String(res.headers['www-authenticate']))) failures.push(`${op.id}: ${res.status}`);
+      },
+    );
     expect(failures).toEqual([]);
   });
 
@@ -146,7 +168,9 @@ describe('access matrix', () => {
   it('every allowed role (and anonymous where allowed) passes access control', async () => {
     const failures: string[] = [];
     // Maintenance mode would answer 503 to later shop calls; it changes nothing about access, but run it last.
-    const ordered = [...operations.filter((o) => !ownScheme(o))].sort((a, b) => Number(a.id === 'enableMaintenanceMode') - Number(b.id === 'enableMaintenanceMode'));
+    const ordered = [...operations.filter((o) => !ownScheme(o))].sort(
+      (a, b) => Number(a.id === 'enableMaintenanceMode') - Number(b.id === 'enableMaintenanceMode'),
+    );
     const cases = ordered.flatMap((op) => [
       ...(isAnonymous(op) ? [{ op, role: 'anonymous' as const }] : []),
       ...ROLE_NAMES.filter((role) => allows(op, role)).map((role) => ({ op, role })),
@@ -160,10 +184,18 @@ describe('access matrix', () => {
   });
 });
 
-describe('ownership: another customer\'s objects are 404', () => {
+describe("ownership: another customer's objects are 404", () => {
   beforeAll(async () => {
-    await request(ctx.app).post('/api/rest/v1/licensing/create-licenses').query({ product: 'sportidentConfigPlus', numberOfLicenses: 2 }).set('authorization', bearers.admin).expect(200);
-    await request(ctx.app).post('/api/rest/v1/licensing/assign-license').set('authorization', bearers.support).send({ product: 'sportidentConfigPlus', email: 'other@example.com' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/create-licenses')
+      .query({ product: 'sportidentConfigPlus', numberOfLicenses: 2 })
+      .set('authorization', bearers.admin)
+      .expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/assign-license')
+      .set('authorization', bearers.support)
+      .send({ product: 'sportidentConfigPlus', email: 'other@example.com' })
+      .expect(200);
   });
 
   it.each(['customer', 'retailer'] as const)('a %s cannot read another user by id or by name', async (role) => {
@@ -172,18 +204,36 @@ describe('ownership: another customer\'s objects are 404', () => {
   });
 
   it('a customer cannot change another user: no id in update-profile, update-roles is admin-only', async () => {
-    await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', bearers.customer).send({ id: users.other.id, firstName: 'Hacked' }).expect(400);
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', bearers.customer).send({ id: users.other.id, roles: ['customer'], isActive: false }).expect(403);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', bearers.customer)
+      .send({ id: users.other.id, firstName: 'Hacked' })
+      .expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', bearers.customer)
+      .send({ id: users.other.id, roles: ['customer'], isActive: false })
+      .expect(403);
     const other = await request(ctx.app).get(`/api/rest/v1/users/${users.other.id}`).set('authorization', bearers.admin).expect(200);
     expect(other.body).toMatchObject({ firstName: null, isActive: true });
   });
 
-  it.each(['customer', 'retailer'] as const)('a %s cannot list, key or mail another customer\'s licenses', async (role) => {
+  it.each(['customer', 'retailer'] as const)("a %s cannot list, key or mail another customer's licenses", async (role) => {
     await request(ctx.app).get('/api/rest/v1/licensing/licenses').query({ email: 'other@example.com' }).set('authorization', bearers[role]).expect(404);
-    await request(ctx.app).post('/api/rest/v1/licensing/request-license-key').set('authorization', bearers[role]).send({ product: 'sportidentConfigPlus', email: 'other@example.com' }).expect(404);
-    const [license] = (await request(ctx.app).get('/api/rest/v1/licensing/licenses').query({ email: 'other@example.com' }).set('authorization', bearers.admin).expect(200)).body;
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/request-license-key')
+      .set('authorization', bearers[role])
+      .send({ product: 'sportidentConfigPlus', email: 'other@example.com' })
+      .expect(404);
+    const [license] = (
+      await request(ctx.app).get('/api/rest/v1/licensing/licenses').query({ email: 'other@example.com' }).set('authorization', bearers.admin).expect(200)
+    ).body;
     const ownEmail = role === 'customer' ? 'cust@example.com' : 'shop@example.com';
-    await request(ctx.app).post('/api/rest/v1/licensing/request-license-key').set('authorization', bearers[role]).send({ product: 'sportidentConfigPlus', email: ownEmail, licenseId: license.licenseId }).expect(404);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/request-license-key')
+      .set('authorization', bearers[role])
+      .send({ product: 'sportidentConfigPlus', email: ownEmail, licenseId: license.licenseId })
+      .expect(404);
     const mine = await request(ctx.app).get('/api/rest/v1/licensing/licenses').set('authorization', bearers[role]).expect(200);
     expect(mine.body).toEqual([]);
   });
@@ -196,28 +246,63 @@ describe('end to end: bootstrap admin → users → what each sees → a license
     const admin = `Bearer ${adminTokens.access_token}`;
     // … creates a customer and a retailer through the API.
     const customer = await createUser(ctx.app, admin, { userName: 'e2e-customer', email: 'e2e-customer@example.com', password: PW, firstName: 'Eva' });
-    const retailer = await createUser(ctx.app, admin, { userName: 'e2e-retailer', email: 'e2e-retailer@example.com', password: PW, roles: ['retailer'], erpRetailerEntityId: 'C-7' });
+    const retailer = await createUser(ctx.app, admin, {
+      userName: 'e2e-retailer',
+      email: 'e2e-retailer@example.com',
+      password: PW,
+      roles: ['retailer'],
+      erpRetailerEntityId: 'C-7',
+    });
     const cust = await bearerOf(ctx.app, 'e2e-customer', PW);
     const ret = await bearerOf(ctx.app, 'e2e-retailer', PW);
     // The customer confirms the address through the verification mail (licenses follow verified addresses).
     await verifyOwnEmail(ctx, cust);
     // Each sees himself, not the other, and nothing staff-only.
-    expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', cust).expect(200)).body).toMatchObject({ sub: String(customer.id), roles: ['customer'], user_group: 'public' });
-    expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', ret).expect(200)).body).toMatchObject({ sub: String(retailer.id), roles: ['retailer'], user_group: 'retailer', retailer: 'C-7' });
+    expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', cust).expect(200)).body).toMatchObject({
+      sub: String(customer.id),
+      roles: ['customer'],
+      user_group: 'public',
+    });
+    expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', ret).expect(200)).body).toMatchObject({
+      sub: String(retailer.id),
+      roles: ['retailer'],
+      user_group: 'retailer',
+      retailer: 'C-7',
+    });
     await request(ctx.app).get(`/api/rest/v1/users/${retailer.id}`).set('authorization', cust).expect(404);
     await request(ctx.app).get(`/api/rest/v1/users/${customer.id}`).set('authorization', ret).expect(404);
     await request(ctx.app).get('/api/rest/v1/users').set('authorization', cust).expect(403);
     await request(ctx.app).get('/api/rest/v1/users').set('authorization', ret).expect(403);
-    await request(ctx.app).post('/api/rest/v1/licensing/create-licenses').query({ product: 'sportidentCenterPro', numberOfLicenses: 1 }).set('authorization', ret).expect(403);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/create-licenses')
+      .query({ product: 'sportidentCenterPro', numberOfLicenses: 1 })
+      .set('authorization', ret)
+      .expect(403);
     await request(ctx.app).get('/api/rest/v1/users').set('authorization', admin).expect(200);
     // The admin creates and assigns a license to the customer, who requests the key.
-    await request(ctx.app).post('/api/rest/v1/licensing/create-licenses').query({ product: 'sportidentCenterPro', numberOfLicenses: 1 }).set('authorization', admin).expect(200);
-    await request(ctx.app).post('/api/rest/v1/licensing/assign-license').set('authorization', admin).send({ product: 'sportidentCenterPro', email: 'e2e-customer@example.com' }).expect(200);
-    await request(ctx.app).post('/api/rest/v1/licensing/request-license-key').set('authorization', cust).send({ product: 'sportidentCenterPro', email: 'e2e-customer@example.com' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/create-licenses')
+      .query({ product: 'sportidentCenterPro', numberOfLicenses: 1 })
+      .set('authorization', admin)
+      .expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/assign-license')
+      .set('authorization', admin)
+      .send({ product: 'sportidentCenterPro', email: 'e2e-customer@example.com' })
+      .expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/licensing/request-license-key')
+      .set('authorization', cust)
+      .send({ product: 'sportidentCenterPro', email: 'e2e-customer@example.com' })
+      .expect(200);
     const [license] = (await request(ctx.app).get('/api/rest/v1/licensing/licenses').set('authorization', cust).expect(200)).body;
     // The key verifies offline with the published public key, and fails after one changed byte.
     const { publicKeyPem } = (await request(ctx.app).get('/api/rest/v1/licensing/public-key').expect(200)).body;
-    expect(verifyLicenseKey(license.key, publicKeyPem)).toMatchObject({ licenseId: license.licenseId, email: 'e2e-customer@example.com', product: 'sportidentCenterPro' });
+    expect(verifyLicenseKey(license.key, publicKeyPem)).toMatchObject({
+      licenseId: license.licenseId,
+      email: 'e2e-customer@example.com',
+      product: 'sportidentCenterPro',
+    });
     const bytes = Buffer.from(license.key as string, 'utf8');
     bytes[10] = bytes[10] === 0x41 ? 0x42 : 0x41;
     expect(verifyLicenseKey(bytes.toString('utf8'), publicKeyPem)).toBeNull();

@@ -61,7 +61,8 @@ export async function bearerOf(app: Express, username: string, password: string)
 }
 
 /** A `NewUser` of the spec as a client sends it (fields with defaults may be left out). */
-export type NewUser = Omit<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'> & Partial<Pick<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'>>;
+export type NewUser = Omit<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'> &
+  Partial<Pick<components['schemas']['NewUser'], 'culture' | 'roles' | 'isActive'>>;
 /** A `User` of the spec. */
 export type User = components['schemas']['User'];
 
@@ -74,7 +75,12 @@ export async function createUser(app: Express, adminBearer: string, user: NewUse
 
 /** The code of the newest verification mail to `email` still waiting in the outbox. */
 async function verificationCodeFor(ctx: OrderingTestContext, email: string): Promise<string | undefined> {
-  const rows = await ctx.database.db.selectFrom('outbox_messages').select('payload').where('dedupe_key', 'like', 'email-verification:%').orderBy('id', 'desc').execute();
+  const rows = await ctx.database.db
+    .selectFrom('outbox_messages')
+    .select('payload')
+    .where('dedupe_key', 'like', 'email-verification:%')
+    .orderBy('id', 'desc')
+    .execute();
   for (const { payload } of rows) {
     const mail = (typeof payload === 'string' ? JSON.parse(payload) : payload) as { to: string; text: string };
     if (mail.to.toLowerCase() !== email.toLowerCase()) continue;

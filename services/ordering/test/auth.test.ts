@@ -17,7 +17,14 @@ let adminBearer: string;
 beforeAll(async () => {
   ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '3' });
   adminBearer = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
-  await createUser(ctx.app, adminBearer, { userName: 'carla', email: 'carla@example.com', password: CUSTOMER_PASSWORD, firstName: 'Carla', lastName: 'Rossi', culture: 'it' });
+  await createUser(ctx.app, adminBearer, {
+    userName: 'carla',
+    email: 'carla@example.com',
+    password: CUSTOMER_PASSWORD,
+    firstName: 'Carla',
+    lastName: 'Rossi',
+    culture: 'it',
+  });
 });
 afterAll(async () => ctx.close());
 
@@ -40,7 +47,10 @@ describe('password grant', () => {
   });
 
   it('accepts JSON and the e-mail address as user name, and grants known scopes', async () => {
-    const res = await request(ctx.app).post(TOKEN).send({ grant_type: 'password', username: 'CARLA@example.com', password: CUSTOMER_PASSWORD, scope: 'openid email' }).expect(200);
+    const res = await request(ctx.app)
+      .post(TOKEN)
+      .send({ grant_type: 'password', username: 'CARLA@example.com', password: CUSTOMER_PASSWORD, scope: 'openid email' })
+      .expect(200);
     expect(res.body.scope).toBe('openid email');
     const info = await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
     expect(info.body).toEqual({
@@ -57,7 +67,13 @@ describe('password grant', () => {
       retailer: null,
     });
     const claims = await request(ctx.app).get('/api/rest/v1/dev/get-user-claims').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
-    expect(claims.body).toMatchObject({ sub: info.body.sub, iss: 'urn:sports-timing:ordering', aud: 'urn:sports-timing:api', roles: ['customer'], scope: 'openid email' });
+    expect(claims.body).toMatchObject({
+      sub: info.body.sub,
+      iss: 'urn:sports-timing:ordering',
+      aud: 'urn:sports-timing:api',
+      roles: ['customer'],
+      scope: 'openid email',
+    });
     expect(claims.body.exp - claims.body.iat).toBe(900);
     expect(JSON.stringify(claims.body)).not.toContain(res.body.access_token);
     const name = await request(ctx.app).get('/api/rest/v1/dev/get-user-name').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
@@ -65,7 +81,11 @@ describe('password grant', () => {
   });
 
   it('answers the same invalid_grant for an unknown user and a wrong password', async () => {
-    const unknown = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'nobody-here', password: 'whatever-password' }).expect(400);
+    const unknown = await request(ctx.app)
+      .post(TOKEN)
+      .type('form')
+      .send({ grant_type: 'password', username: 'nobody-here', password: 'whatever-password' })
+      .expect(400);
     const wrong = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'admin', password: 'not-the-password' }).expect(400);
     expectNoStore(unknown);
     expect(unknown.headers['content-type']).toMatch(/^application\/json/);
@@ -76,7 +96,11 @@ describe('password grant', () => {
   });
 
   it('rejects scopes it does not know with invalid_scope', async () => {
-    const res = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'carla', password: CUSTOMER_PASSWORD, scope: 'openid admin:all' }).expect(400);
+    const res = await request(ctx.app)
+      .post(TOKEN)
+      .type('form')
+      .send({ grant_type: 'password', username: 'carla', password: CUSTOMER_PASSWORD, scope: 'openid admin:all' })
+      .expect(400);
     expect(res.body.error).toBe('invalid_scope');
   });
 });
@@ -112,7 +136,11 @@ describe('client credentials grant', () => {
   let clientSecret: string;
   let identifier: string;
   beforeAll(async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/users/service-clients').set('authorization', adminBearer).send({ name: 'Results sync', roles: ['support'] }).expect(200);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users/service-clients')
+      .set('authorization', adminBearer)
+      .send({ name: 'Results sync', roles: ['support'] })
+      .expect(200);
     ({ clientSecret, identifier } = res.body);
     clientId = res.body.client.clientId;
     expect(res.body.client).toMatchObject({ name: 'Results sync', roles: ['support'], userGroup: 'internal', hasIdentifier: true, isActive: true });
@@ -122,7 +150,11 @@ describe('client credentials grant', () => {
   });
 
   it('issues a token for credentials in the body, without a refresh token', async () => {
-    const res = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret }).expect(200);
+    const res = await request(ctx.app)
+      .post(TOKEN)
+      .type('form')
+      .send({ grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret })
+      .expect(200);
     expectNoStore(res);
     expect(res.body.refresh_token).toBeUndefined();
     const p = await ctx.deps.tokens.verify(res.body.access_token);
@@ -134,7 +166,11 @@ describe('client credentials grant', () => {
     const name = await request(ctx.app).get('/api/rest/v1/dev/get-user-name').set('authorization', `Bearer ${res.body.access_token}`).expect(200);
     expect(name.body).toEqual({ sub: `client:${clientId}`, userName: clientId });
     // Service clients have no profile.
-    await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', `Bearer ${res.body.access_token}`).send({ firstName: 'x' }).expect(403);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', `Bearer ${res.body.access_token}`)
+      .send({ firstName: 'x' })
+      .expect(403);
   });
 
   it('accepts HTTP Basic client authentication', async () => {
@@ -215,14 +251,22 @@ describe('deactivated users', () => {
     const user = await createUser(ctx.app, adminBearer, { userName: 'dora', email: 'dora@example.com', password: 'dora-password-1' });
     const tokens = await login(ctx.app, 'dora', 'dora-password-1');
     await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', `Bearer ${tokens.access_token}`).expect(200);
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', adminBearer).send({ id: user.id, roles: ['customer'], isActive: false }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', adminBearer)
+      .send({ id: user.id, roles: ['customer'], isActive: false })
+      .expect(200);
     await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', `Bearer ${tokens.access_token}`).expect(401);
     const again = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'dora', password: 'dora-password-1' }).expect(400);
     expect(again.body.error).toBe('invalid_grant');
     const refresh = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'refresh_token', refresh_token: tokens.refresh_token }).expect(400);
     expect(refresh.body.error).toBe('invalid_grant');
     // Reactivated: logging in works again.
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', adminBearer).send({ id: user.id, roles: ['customer'], isActive: true }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', adminBearer)
+      .send({ id: user.id, roles: ['customer'], isActive: true })
+      .expect(200);
     await login(ctx.app, 'dora', 'dora-password-1');
   });
 });
@@ -284,7 +328,17 @@ describe('defective access tokens are refused with 401', () => {
   });
   it('tampered payload (roles raised)', async () => {
     const [h, , s] = (await sign({ roles: ['customer'], user_group: 'public' })).split('.');
-    const body = Buffer.from(JSON.stringify({ kind: 'user', roles: ['admin'], user_group: 'internal', sub: '1', iss: tctx.deps.config.jwtIssuer, aud: tctx.deps.config.jwtAudience, exp: 9999999999 })).toString('base64url');
+    const body = Buffer.from(
+      JSON.stringify({
+        kind: 'user',
+        roles: ['admin'],
+        user_group: 'internal',
+        sub: '1',
+        iss: tctx.deps.config.jwtIssuer,
+        aud: tctx.deps.config.jwtAudience,
+        exp: 9999999999,
+      }),
+    ).toString('base64url');
     await call(`${h}.${body}.${s}`).expect(401);
   });
   it('alg none', async () => {
@@ -310,9 +364,17 @@ describe('login rate limits', () => {
   it('answer 429 with Retry-After after N failures for an account, even for the right password', async () => {
     await createUser(ctx.app, adminBearer, { userName: 'eve-target', email: 'eve@example.com', password: 'eve-target-password' });
     for (let i = 0; i < 3; i++) {
-      await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'eve-target', password: `guess-${i}-guess` }).expect(400);
+      await request(ctx.app)
+        .post(TOKEN)
+        .type('form')
+        .send({ grant_type: 'password', username: 'eve-target', password: `guess-${i}-guess` })
+        .expect(400);
     }
-    const res = await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'eve-target', password: 'eve-target-password' }).expect(429);
+    const res = await request(ctx.app)
+      .post(TOKEN)
+      .type('form')
+      .send({ grant_type: 'password', username: 'eve-target', password: 'eve-target-password' })
+      .expect(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(res.headers['retry-after'])).toBeLessThanOrEqual(900);
     expectNoStore(res);
@@ -324,7 +386,11 @@ describe('login rate limits', () => {
     const ipCtx = await startIdentity({ LOGIN_MAX_FAILURES_PER_IP: '3' });
     try {
       for (let i = 0; i < 3; i++) {
-        await request(ipCtx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: `someone-${i}`, password: 'wrong-password' }).expect(400);
+        await request(ipCtx.app)
+          .post(TOKEN)
+          .type('form')
+          .send({ grant_type: 'password', username: `someone-${i}`, password: 'wrong-password' })
+          .expect(400);
       }
       const res = await request(ipCtx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'admin', password: ADMIN_PASSWORD }).expect(429);
       expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);

@@ -43,13 +43,20 @@ describe('battery lookup', () => {
   it.each(['7999999', '8000000', '9000000', '1234567', '0'])('answers 400 with errors.cardNumber for %s (outside 8000001–8999999)', async (n) => {
     const res = await lookup(n).expect(400);
     expect(res.headers['content-type']).toMatch(/application\/problem\+json/);
-    expect(res.body).toMatchObject({ title: 'One or more validation errors occurred.', status: 400, errors: { cardNumber: ['The card number must be between 8000001 and 8999999.'] } });
+    expect(res.body).toMatchObject({
+      title: 'One or more validation errors occurred.',
+      status: 400,
+      errors: { cardNumber: ['The card number must be between 8000001 and 8999999.'] },
+    });
   });
 
-  it.each(['abc', '8621484.5', '-8621484', '86214840000000000', '1e7', ' ', '8'.repeat(40)])('answers 400 with errors.cardNumber for the non-integer %p', async (n) => {
-    const res = await lookup(n).expect(400);
-    expect(res.body).toMatchObject({ title: 'One or more validation errors occurred.', status: 400, errors: { cardNumber: [expect.any(String)] } });
-  });
+  it.each(['abc', '8621484.5', '-8621484', '86214840000000000', '1e7', ' ', '8'.repeat(40)])(
+    'answers 400 with errors.cardNumber for the non-integer %p',
+    async (n) => {
+      const res = await lookup(n).expect(400);
+      expect(res.body).toMatchObject({ title: 'One or more validation errors occurred.', status: 400, errors: { cardNumber: [expect.any(String)] } });
+    },
+  );
 
   it('adds three calendar years, clamping 29 February', () => {
     expect(addYears('2020-01-15', 3)).toBe('2023-01-15');
@@ -68,7 +75,12 @@ describe('battery-date import', () => {
     expect((await lookup('8300001').expect(200)).body).toEqual({ cardNumber: '8300001', batteryDate: '2024-02-29', replaceBefore: '2027-02-28' });
     expect((await lookup('8300002').expect(200)).body).toEqual({ cardNumber: '8300002', batteryDate: null, replaceBefore: null });
     expect((await importCsv(csv).expect(200)).body).toEqual({ rows: 3, inserted: 0, updated: 0, unchanged: 3 });
-    expect((await importCsv('\uFEFFcardNumber,batteryDate\r\n8300002,2025-05-05\r\n').expect(200)).body).toEqual({ rows: 1, inserted: 0, updated: 1, unchanged: 0 });
+    expect((await importCsv('\uFEFFcardNumber,batteryDate\r\n8300002,2025-05-05\r\n').expect(200)).body).toEqual({
+      rows: 1,
+      inserted: 0,
+      updated: 1,
+      unchanged: 0,
+    });
     expect((await lookup('8300002').expect(200)).body.replaceBefore).toBe('2028-05-05');
   });
 

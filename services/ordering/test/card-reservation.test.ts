@@ -31,8 +31,21 @@ describe('get-cards-info', () => {
           isAvailable: true,
           imageUrl: null,
         },
-        expect.objectContaining({ cardType: 'sicard10', productId: 'SI-CARD10', firstCardNumber: 7_000_001, lastCardNumber: 7_999_999, grossPriceCents: 3_990 }),
-        expect.objectContaining({ cardType: 'siac1', productId: 'SIAC1', firstCardNumber: 8_000_001, lastCardNumber: 8_999_999, netPriceCents: 5_034, grossPriceCents: 5_990 }),
+        expect.objectContaining({
+          cardType: 'sicard10',
+          productId: 'SI-CARD10',
+          firstCardNumber: 7_000_001,
+          lastCardNumber: 7_999_999,
+          grossPriceCents: 3_990,
+        }),
+        expect.objectContaining({
+          cardType: 'siac1',
+          productId: 'SIAC1',
+          firstCardNumber: 8_000_001,
+          lastCardNumber: 8_999_999,
+          netPriceCents: 5_034,
+          grossPriceCents: 5_990,
+        }),
       ],
     });
   });
@@ -52,16 +65,31 @@ describe('get-card-configuration', () => {
   });
 
   it('localizes by culture, then Accept-Language, with built-in German and French labels', async () => {
-    const de = await request(ctx.app).get(`${REST}/get-card-configuration`).query({ cardNumber: 8_234_567, culture: 'de-CH' }).set('accept-language', 'fr').expect(200);
-    expect(de.body).toMatchObject({ culture: 'de', attributes: [{ label: 'Quittierungssignal', options: [{ value: 'beepAndFlash', label: 'Ton und Blinken' }, {}, {}, {}] }, {}, {}] });
+    const de = await request(ctx.app)
+      .get(`${REST}/get-card-configuration`)
+      .query({ cardNumber: 8_234_567, culture: 'de-CH' })
+      .set('accept-language', 'fr')
+      .expect(200);
+    expect(de.body).toMatchObject({
+      culture: 'de',
+      attributes: [{ label: 'Quittierungssignal', options: [{ value: 'beepAndFlash', label: 'Ton und Blinken' }, {}, {}, {}] }, {}, {}],
+    });
     const fr = await request(ctx.app).get(`${REST}/get-card-configuration`).query({ cardNumber: 1_500_000 }).set('accept-language', 'fr').expect(200);
-    expect(fr.body).toMatchObject({ cardType: 'sicard9', productId: 'SI-CARD9', culture: 'fr', attributes: [{ key: 'personalDataFirstName', label: 'Prénom (enregistré sur la carte)' }, {}] });
+    expect(fr.body).toMatchObject({
+      cardType: 'sicard9',
+      productId: 'SI-CARD9',
+      culture: 'fr',
+      attributes: [{ key: 'personalDataFirstName', label: 'Prénom (enregistré sur la carte)' }, {}],
+    });
     const it = await request(ctx.app).get(`${REST}/get-card-configuration`).query({ cardNumber: 1_500_000, culture: 'it' }).expect(200);
     expect(it.body.culture).toBe('en');
   });
 
   it('uses imported labels for their culture', async () => {
-    await ctx.database.db.insertInto('localized_product_options').values({ culture: 'nl', attribute_key: 'personalDataLastName', label: 'Achternaam' }).execute();
+    await ctx.database.db
+      .insertInto('localized_product_options')
+      .values({ culture: 'nl', attribute_key: 'personalDataLastName', label: 'Achternaam' })
+      .execute();
     const res = await request(ctx.app).get(`${REST}/get-card-configuration`).query({ cardNumber: 7_000_001, culture: 'nl' }).expect(200);
     expect(res.body).toMatchObject({ culture: 'nl', attributes: [{ label: 'First name (stored on the card)' }, { label: 'Achternaam' }] });
   });
@@ -98,10 +126,25 @@ describe('get-random-card-numbers', () => {
 
 describe('is-card-free', () => {
   it('answers valid and free, taken, and invalid numbers', async () => {
-    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 1_000_001 }).expect(200)).body).toEqual({ cardNumber: 1_000_001, cardType: 'sicard9', isValid: true, isFree: true });
+    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 1_000_001 }).expect(200)).body).toEqual({
+      cardNumber: 1_000_001,
+      cardType: 'sicard9',
+      isValid: true,
+      isFree: true,
+    });
     await ctx.database.db.transaction().execute((trx) => claimCardNumber(trx, 'sicard9', 1_000_001, 'order-y'));
-    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 1_000_001 }).expect(200)).body).toEqual({ cardNumber: 1_000_001, cardType: 'sicard9', isValid: true, isFree: false });
-    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 5_000_000 }).expect(200)).body).toEqual({ cardNumber: 5_000_000, cardType: null, isValid: false, isFree: false });
+    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 1_000_001 }).expect(200)).body).toEqual({
+      cardNumber: 1_000_001,
+      cardType: 'sicard9',
+      isValid: true,
+      isFree: false,
+    });
+    expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 5_000_000 }).expect(200)).body).toEqual({
+      cardNumber: 5_000_000,
+      cardType: null,
+      isValid: false,
+      isFree: false,
+    });
     expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 'x' }).expect(400)).body.errors.cardNumber).toEqual(expect.any(Array));
   });
 });

@@ -31,7 +31,22 @@ const BSF8 = ARTICLE_NUMBERS.bsf8;
 
 // The cache's freshness follows Date.now(): only Date is faked (timers, ticks and I/O stay real), so the
 // clock moves when a test moves it, never because a loaded machine was slow between two requests.
-const REAL_EXCEPT_DATE = ['hrtime', 'nextTick', 'performance', 'queueMicrotask', 'requestAnimationFrame', 'cancelAnimationFrame', 'requestIdleCallback', 'cancelIdleCallback', 'setImmediate', 'clearImmediate', 'setInterval', 'clearInterval', 'setTimeout', 'clearTimeout'] as const;
+const REAL_EXCEPT_DATE = [
+  'hrtime',
+  'nextTick',
+  'performance',
+  'queueMicrotask',
+  'requestAnimationFrame',
+  'cancelAnimationFrame',
+  'requestIdleCallback',
+  'cancelIdleCallback',
+  'setImmediate',
+  'clearImmediate',
+  'setInterval',
+  'clearInterval',
+  'setTimeout',
+  'clearTimeout',
+] as const;
 beforeEach(() => {
   jest.useFakeTimers({ doNotFake: [...REAL_EXCEPT_DATE], now: Date.now() });
 });
@@ -104,7 +119,11 @@ it('reads the article again once the freshness interval has passed', async () =>
 it('prices the next order with what an article import brought, at once', async () => {
   await caches.clearAll();
   const before = await orderedPrice();
-  await sim.patchEntity('article', BSF8, { articlePrices: [{ id: 'p-171', price: '171.23', currencyId: '248', currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' }] });
+  await sim.patchEntity('article', BSF8, {
+    articlePrices: [
+      { id: 'p-171', price: '171.23', currencyId: '248', currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1' },
+    ],
+  });
   await request(ctx.app).post('/api/rest/v1/maintenance/import-articles').query({ erpSystem: 'weclapp' }).set('authorization', admin).expect(200);
   expect(await storedPrice()).toBe(17123);
   expect(before).not.toBe(17123);

@@ -109,7 +109,10 @@ describe('sub items and filters (rules 2 and 3)', () => {
   it('rejects more than 200 filter numbers with INVALID_ARGUMENT', async () => {
     const many = Array.from({ length: 201 }, (_, i) => `A${i}`).join(',');
     const res = await request(ctx.app).get(ARTICLES).query({ filterByArticleNumbers: many }).expect(400);
-    expect(res.body).toMatchObject({ code: 3, details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'filterByArticleNumbers' }] }] });
+    expect(res.body).toMatchObject({
+      code: 3,
+      details: [{ '@type': 'type.googleapis.com/google.rpc.BadRequest', fieldViolations: [{ field: 'filterByArticleNumbers' }] }],
+    });
   });
 
   it('ignores undeclared query parameters (a public read), rejects a case typo of a declared one and non-boolean flags with INVALID_ARGUMENT', async () => {
@@ -230,7 +233,8 @@ describe('ArticleDTO', () => {
 });
 
 describe('localization by Accept-Language', () => {
-  const nameFor = async (acceptLanguage: string) => (await request(ctx.app).get(`${ARTICLES}/BSF8`).set('accept-language', acceptLanguage).expect(200)).body.name;
+  const nameFor = async (acceptLanguage: string) =>
+    (await request(ctx.app).get(`${ARTICLES}/BSF8`).set('accept-language', acceptLanguage).expect(200)).body.name;
 
   it('honours quality values and falls back to the language and to English', async () => {
     expect(await nameFor('de')).toBe('BSF8 Poststation');
@@ -247,13 +251,21 @@ describe('localization by Accept-Language', () => {
     expect(set.name).toBe('Trainingsset');
     expect(set.bomItems[0].orderItem.articleName).toBe('BSF8 Poststation');
     const siac = (await request(ctx.app).get(`${ARTICLES}/SIAC1`).set('accept-language', 'fr').expect(200)).body;
-    expect(siac.configurableAttributes[1]).toMatchObject({ label: 'Signal de confirmation', options: [{ value: 'beepAndFlash', label: 'Bip et clignotement' }, {}, {}, {}] });
+    expect(siac.configurableAttributes[1]).toMatchObject({
+      label: 'Signal de confirmation',
+      options: [{ value: 'beepAndFlash', label: 'Bip et clignotement' }, {}, {}, {}],
+    });
   });
 
   it('prefers imported product option labels of the culture, per label falling back to built-in English', async () => {
     await ctx.database.db
       .insertInto('localized_product_options')
-      .values({ culture: 'it', attribute_key: 'feedbackSignal', label: 'Segnale di conferma', options: JSON.stringify([{ value: 'silent', label: 'Silenzioso' }]) })
+      .values({
+        culture: 'it',
+        attribute_key: 'feedbackSignal',
+        label: 'Segnale di conferma',
+        options: JSON.stringify([{ value: 'silent', label: 'Silenzioso' }]),
+      })
       .execute();
     const siac = (await request(ctx.app).get(`${ARTICLES}/SIAC1`).set('accept-language', 'it-CH, en;q=0.5').expect(200)).body;
     const feedback = siac.configurableAttributes.find((a: { key: string }) => a.key === 'feedbackSignal');

@@ -45,7 +45,12 @@ describe('EnvelopeEncryption (AES-256-GCM)', () => {
   it('rejects a truncated tag, whether cut by 1, 4 or 15 bytes', () => {
     const ct = enc.encrypt('secret value', 'ctx');
     for (const cut of [1, 4, 15]) {
-      expect(() => enc.decrypt(tamper(ct, (r) => r.subarray(0, r.length - cut)), 'ctx')).toThrow(DecryptionError);
+      expect(() =>
+        enc.decrypt(
+          tamper(ct, (r) => r.subarray(0, r.length - cut)),
+          'ctx',
+        ),
+      ).toThrow(DecryptionError);
     }
   });
 
@@ -79,8 +84,18 @@ describe('EnvelopeEncryption (AES-256-GCM)', () => {
   it('rejects an unknown key version and a version byte rewritten to another configured key', () => {
     const ct = enc.encrypt('v2 secret', 'ctx');
     expect(() => EnvelopeEncryption.fromSpec(ring1).decrypt(ct, 'ctx')).toThrow(DecryptionError);
-    expect(() => enc.decrypt(tamper(ct, (r) => Buffer.concat([Buffer.from([1]), r.subarray(1)])), 'ctx')).toThrow(DecryptionError);
-    expect(() => enc.decrypt(tamper(ct, (r) => Buffer.concat([Buffer.from([9]), r.subarray(1)])), 'ctx')).toThrow(DecryptionError);
+    expect(() =>
+      enc.decrypt(
+        tamper(ct, (r) => Buffer.concat([Buffer.from([1]), r.subarray(1)])),
+        'ctx',
+      ),
+    ).toThrow(DecryptionError);
+    expect(() =>
+      enc.decrypt(
+        tamper(ct, (r) => Buffer.concat([Buffer.from([9]), r.subarray(1)])),
+        'ctx',
+      ),
+    ).toThrow(DecryptionError);
   });
 
   it('rejects garbage, empty and too-short input', () => {
@@ -141,7 +156,11 @@ describe('dev/encrypt and dev/decrypt', () => {
   });
   afterAll(async () => ctx.close());
 
-  const encrypt = async (text: string) => (await request(ctx.app).get('/api/rest/v1/dev/encrypt').query({ text }).set('authorization', admin).expect(200)).body as { ciphertext: string; keyVersion: number };
+  const encrypt = async (text: string) =>
+    (await request(ctx.app).get('/api/rest/v1/dev/encrypt').query({ text }).set('authorization', admin).expect(200)).body as {
+      ciphertext: string;
+      keyVersion: number;
+    };
 
   it('round-trips a text through the API with URL-safe output and the current key version', async () => {
     const { ciphertext, keyVersion } = await encrypt('Grüße & a+b=c/d?');
@@ -172,7 +191,11 @@ describe('dev/encrypt and dev/decrypt', () => {
       expect(res.status).toBe(400);
       expect(JSON.stringify(res.body)).not.toMatch(/tag|auth|gcm|stack/i);
     }
-    await request(ctx.app).get('/api/rest/v1/dev/decrypt').query({ text: 'A'.repeat(4097) }).set('authorization', admin).expect(400);
+    await request(ctx.app)
+      .get('/api/rest/v1/dev/decrypt')
+      .query({ text: 'A'.repeat(4097) })
+      .set('authorization', admin)
+      .expect(400);
   });
 
   it('is admin-only', async () => {

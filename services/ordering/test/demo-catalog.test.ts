@@ -19,12 +19,7 @@ afterAll(async () => {
   await ctx?.close();
 });
 
-const articles = () =>
-  ctx.database.db
-    .selectFrom('articles')
-    .select(['article_number', 'category', 'user_group'])
-    .orderBy('article_number')
-    .execute();
+const articles = () => ctx.database.db.selectFrom('articles').select(['article_number', 'category', 'user_group']).orderBy('article_number').execute();
 
 it('createQuotationForSubscription accepts the demo subscription article on a fresh start (no import-articles)', async () => {
   const customer = await ctx.bearer({ roles: ['customer'], id: 7 });

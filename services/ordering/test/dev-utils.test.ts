@@ -55,7 +55,10 @@ describe('dev/environment', () => {
   it('reports name, versions, uptime, database, outbox backlog and dependencies, and never a secret', async () => {
     await ctx.database.db.transaction().execute((trx) => enqueueMail(trx, `env-test:${Date.now()}`, { to: 'a@example.com', subject: 's', text: 't' }));
     const smtpUrl = 'smtp://mailuser:Sm7pPassw0rd@127.0.0.1:9/';
-    const app = variant({ mailer: smtpMailer(smtpUrl) }, { smtpUrl, jwtPrivateKeyPem: 'PRIVATE-KEY-MATERIAL', licenseSecretKey: 'license-secret-0123456789abcdef0123' });
+    const app = variant(
+      { mailer: smtpMailer(smtpUrl) },
+      { smtpUrl, jwtPrivateKeyPem: 'PRIVATE-KEY-MATERIAL', licenseSecretKey: 'license-secret-0123456789abcdef0123' },
+    );
     const res = await request(app).get('/api/rest/v1/dev/environment').set('authorization', admin).expect(200);
     expect(res.body).toMatchObject({
       environment: 'test',
@@ -70,7 +73,8 @@ describe('dev/environment', () => {
     expect(res.body.uptimeSeconds).toBeGreaterThan(0);
     expect(Date.parse(res.body.startedAt)).toBeLessThanOrEqual(Date.now());
     const text = JSON.stringify(res.body);
-    for (const secret of ['Sm7pPassw0rd', 'mailuser', 'PRIVATE-KEY-MATERIAL', 'license-secret', ENCRYPTION_KEYS.slice(2), 'postgres://', ctx.testDb.name]) expect(text).not.toContain(secret);
+    for (const secret of ['Sm7pPassw0rd', 'mailuser', 'PRIVATE-KEY-MATERIAL', 'license-secret', ENCRYPTION_KEYS.slice(2), 'postgres://', ctx.testDb.name])
+      expect(text).not.toContain(secret);
   });
 });
 
@@ -86,7 +90,15 @@ describe('dev/request-headers', () => {
       .set('X-Access-Token', 'access-token-012')
       .set('X-Trace', 'visible')
       .expect(200);
-    expect(res.body).toMatchObject({ authorization: '***', 'x-service-client-id': '***', cookie: '***', 'x-api-key': '***', 'x-auth-token': '***', 'x-access-token': '***', 'x-trace': 'visible' });
+    expect(res.body).toMatchObject({
+      authorization: '***',
+      'x-service-client-id': '***',
+      cookie: '***',
+      'x-api-key': '***',
+      'x-auth-token': '***',
+      'x-access-token': '***',
+      'x-trace': 'visible',
+    });
     expect(JSON.stringify(res.body)).not.toMatch(/client-secret-123|session=abc|key-456|auth-token-789|access-token-012|Bearer/);
   });
 });
@@ -100,7 +112,11 @@ describe('dev/remote-ip and dev/get-country-by-ip honour only trusted proxies', 
 
   it('without trusted proxies: the socket peer, and a spoofed X-Forwarded-For is reported but ignored', async () => {
     expect(await remoteIp(ctx.app)).toEqual({ remoteIp: '127.0.0.1', socketAddress: '127.0.0.1', forwardedFor: [] });
-    expect(await remoteIp(ctx.app, '8.8.8.8, 203.0.113.9')).toEqual({ remoteIp: '127.0.0.1', socketAddress: '127.0.0.1', forwardedFor: ['8.8.8.8', '203.0.113.9'] });
+    expect(await remoteIp(ctx.app, '8.8.8.8, 203.0.113.9')).toEqual({
+      remoteIp: '127.0.0.1',
+      socketAddress: '127.0.0.1',
+      forwardedFor: ['8.8.8.8', '203.0.113.9'],
+    });
     const country = await request(ctx.app).get('/api/rest/v1/dev/get-country-by-ip').set('authorization', admin).set('X-Forwarded-For', '8.8.8.8').expect(200);
     expect(country.body).toEqual({ ip: '127.0.0.1', countryCode: null });
   });
@@ -240,7 +256,13 @@ describe('dev/qrcode', () => {
     const took = performance.now() - started;
     delay.disable();
     expect(pngSide(png)).toBeGreaterThan(MAX_QR_IMAGE_SIDE - modules(content) - 8);
-    const expected = await QRCode.toBuffer(content, { errorCorrectionLevel: 'M', margin: 4, type: 'png', scale: pixels, rendererOpts: { deflateLevel: 9, colorType: 0, filterType: 2 } } as QRCode.QRCodeToBufferOptions);
+    const expected = await QRCode.toBuffer(content, {
+      errorCorrectionLevel: 'M',
+      margin: 4,
+      type: 'png',
+      scale: pixels,
+      rendererOpts: { deflateLevel: 9, colorType: 0, filterType: 2 },
+    } as QRCode.QRCodeToBufferOptions);
     expect(png.equals(expected)).toBe(true);
     // Encoding takes ≈1.5 s here; on the event loop the loop would stall for as long (the negative control).
     expect(delay.max / 1e6).toBeLessThan(Math.max(250, took / 4));
@@ -251,7 +273,9 @@ describe('dev/qrcode', () => {
     expect(svg.headers['content-type']).toMatch(/^image\/svg\+xml/);
     const text = (svg.body as Buffer).toString('utf8');
     const side = (modules('hello') + 8) * 4;
-    expect(text).toMatch(new RegExp(`^<svg xmlns="http://www.w3.org/2000/svg" width="${side}" height="${side}" viewBox="0 0 ${modules('hello') + 8} ${modules('hello') + 8}"`));
+    expect(text).toMatch(
+      new RegExp(`^<svg xmlns="http://www.w3.org/2000/svg" width="${side}" height="${side}" viewBox="0 0 ${modules('hello') + 8} ${modules('hello') + 8}"`),
+    );
     expect(text.trim().endsWith('</svg>')).toBe(true);
     expect(text).toMatch(/<path[^>]+d="M[^"]+"/);
 
@@ -305,7 +329,10 @@ describe('dev/uptime-monitor-status', () => {
 
   it('ok with SMTP and probes answering (a 401 from the ERP means it is there)', async () => {
     const { httpProbe } = await import('../src/devtools/status');
-    const app = variant({ mailer: smtpMailer(smtp.url), statusProbes: { erp: httpProbe(await serve(401)), paymentProvider: httpProbe(await serve(200)) } }, { smtpUrl: smtp.url });
+    const app = variant(
+      { mailer: smtpMailer(smtp.url), statusProbes: { erp: httpProbe(await serve(401)), paymentProvider: httpProbe(await serve(200)) } },
+      { smtpUrl: smtp.url },
+    );
     expect(await status(app)).toMatchObject({ status: 'ok', checks: { database: 'up', smtp: 'up', erp: 'up', paymentProvider: 'up' } });
   });
 
@@ -328,14 +355,22 @@ describe('dev/uptime-monitor-status', () => {
     expect(a).toMatchObject({ database: { status: 'up' }, smtp: 'down', erp: 'down', paymentProvider: 'down' });
     const closed = await serve(200);
     servers.at(-1)!.close();
-    const refused = new DependencyMonitor({ pool: ctx.database.pool, mailer: { isUp: async () => true }, smtpConfigured: false, probes: { erp: httpProbe(closed) } });
+    const refused = new DependencyMonitor({
+      pool: ctx.database.pool,
+      mailer: { isUp: async () => true },
+      smtpConfigured: false,
+      probes: { erp: httpProbe(closed) },
+    });
     expect((await refused.report()).erp).toBe('down');
   });
 
   it('degraded with the state of each when dependencies fail, within the 3-second bound even if one hangs', async () => {
     const { httpProbe } = await import('../src/devtools/status');
     const deadSmtp = 'smtp://127.0.0.1:9/';
-    const app = variant({ mailer: smtpMailer(deadSmtp), statusProbes: { erp: httpProbe(await serve(503)), paymentProvider: httpProbe(await serve(0)) } }, { smtpUrl: deadSmtp });
+    const app = variant(
+      { mailer: smtpMailer(deadSmtp), statusProbes: { erp: httpProbe(await serve(503)), paymentProvider: httpProbe(await serve(0)) } },
+      { smtpUrl: deadSmtp },
+    );
     const started = Date.now();
     const body = await status(app);
     const elapsed = Date.now() - started;

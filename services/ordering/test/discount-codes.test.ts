@@ -43,16 +43,40 @@ describe('create', () => {
     const res = await request(shop.url)
       .post(createPath)
       .set('Authorization', await shop.staff())
-      .send({ campaignName: 'Club season', kind: 'fixedAmount', amountCents: 1500, numberOfCodes: 200, codePrefix: 'CLUB', maxRedemptionsPerCode: 3, minimumOrderNetCents: 5000, validTo: '2999-01-01T00:00:00Z' });
+      .send({
+        campaignName: 'Club season',
+        kind: 'fixedAmount',
+        amountCents: 1500,
+        numberOfCodes: 200,
+        codePrefix: 'CLUB',
+        maxRedemptionsPerCode: 3,
+        minimumOrderNetCents: 5000,
+        validTo: '2999-01-01T00:00:00Z',
+      });
     expect(res.status).toBe(200);
     const reply = res.body as Schemas['CreateDiscountCodesReply'];
-    expect(reply).toMatchObject({ campaignName: 'Club season', kind: 'fixedAmount', amountCents: 1500, percent: null, currency: 'EUR', maxRedemptionsPerCode: 3, minimumOrderNetCents: 5000, restrictedArticleNumbers: [], validFrom: null, validTo: '2999-01-01T00:00:00.000Z' });
+    expect(reply).toMatchObject({
+      campaignName: 'Club season',
+      kind: 'fixedAmount',
+      amountCents: 1500,
+      percent: null,
+      currency: 'EUR',
+      maxRedemptionsPerCode: 3,
+      minimumOrderNetCents: 5000,
+      restrictedArticleNumbers: [],
+      validFrom: null,
+      validTo: '2999-01-01T00:00:00.000Z',
+    });
     expect(reply.codes).toHaveLength(200);
     expect(new Set(reply.codes).size).toBe(200);
     const pattern = new RegExp(`^CLUB[${CODE_ALPHABET}]{${GENERATED_CODE_LENGTH}}$`);
     for (const c of reply.codes) expect(c).toMatch(pattern);
     for (const c of reply.codes) expect(c.slice(4)).not.toMatch(/[ILO01]/);
-    const stored = await shop.database.db.selectFrom('discount_codes').select(['code', 'max_redemptions', 'redemptions']).where('campaign_id', '=', reply.campaignId).execute();
+    const stored = await shop.database.db
+      .selectFrom('discount_codes')
+      .select(['code', 'max_redemptions', 'redemptions'])
+      .where('campaign_id', '=', reply.campaignId)
+      .execute();
     expect(stored).toHaveLength(200);
     expect(stored.every((s) => s.max_redemptions === 3 && s.redemptions === 0)).toBe(true);
   });
@@ -92,7 +116,10 @@ describe('create', () => {
 });
 
 describe('validate', () => {
-  const cart: NewItem[] = [{ articleNumber: 'BSF8', quantity: 2 }, { articleNumber: 'SIAC1', quantity: 1 }]; // 2 × 167.23 + 50.34 = 384.80 net
+  const cart: NewItem[] = [
+    { articleNumber: 'BSF8', quantity: 2 },
+    { articleNumber: 'SIAC1', quantity: 1 },
+  ]; // 2 × 167.23 + 50.34 = 384.80 net
 
   test('one result per code with the net amount; stacking across campaigns; one code per campaign', async () => {
     const [pct] = await createCodes(shop, { kind: 'percent', percent: 12.5 });
@@ -143,7 +170,9 @@ describe('validate', () => {
 
   test('the cart is priced for the caller and validated like an order', async () => {
     const [code] = await createCodes(shop, {});
-    const res = await request(shop.url).post(validatePath).send({ codes: [code], orderItems: [{ articleNumber: 'BSF8-PACK10', quantity: 1 }] });
+    const res = await request(shop.url)
+      .post(validatePath)
+      .send({ codes: [code], orderItems: [{ articleNumber: 'BSF8-PACK10', quantity: 1 }] });
     expect(res.status).toBe(400);
     expect(res.body.details[0].fieldViolations[0].field).toBe('orderItems[0].articleNumber');
     const retailer = await shop.ctx.bearer({ roles: ['retailer'], userGroup: 'retailer' });

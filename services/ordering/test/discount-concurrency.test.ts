@@ -22,14 +22,24 @@ async function race(code: string, orders: number) {
   const conflicts = results.filter((r) => r.status === 409);
   expect(ok.length + conflicts.length).toBe(orders);
   for (const r of conflicts) expect(r.body).toMatchObject({ code: 10 });
-  const stored = await shop.database.db.selectFrom('discount_codes').select(['redemptions', 'max_redemptions']).where('code', '=', code).executeTakeFirstOrThrow();
+  const stored = await shop.database.db
+    .selectFrom('discount_codes')
+    .select(['redemptions', 'max_redemptions'])
+    .where('code', '=', code)
+    .executeTakeFirstOrThrow();
   const redemptions = await shop.database.db
     .selectFrom('discount_redemptions as r')
     .innerJoin('discount_codes as c', 'c.id', 'r.code_id')
     .select((eb) => eb.fn.countAll<number>().as('n'))
     .where('c.code', '=', code)
     .executeTakeFirstOrThrow();
-  return { ok: ok.length, counter: stored.redemptions, rows: Number(redemptions.n), newOrders: after.orders - before.orders, newMails: after.outbox - before.outbox };
+  return {
+    ok: ok.length,
+    counter: stored.redemptions,
+    rows: Number(redemptions.n),
+    newOrders: after.orders - before.orders,
+    newMails: after.outbox - before.outbox,
+  };
 }
 
 test('500 concurrent orders with a single-use code: exactly one redeems it', async () => {

@@ -25,7 +25,13 @@ let mallory: string;
 beforeAll(async () => {
   smtp = await startTestSmtp();
   ctx = await startIdentity({ SMTP_URL: smtp.url });
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: smtpMailer(smtp.url), logger: createLogger('verification-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50 });
+  dispatcher = new OutboxDispatcher({
+    database: ctx.database,
+    mailer: smtpMailer(smtp.url),
+    logger: createLogger('verification-test'),
+    from: 'Shop <shop@example.com>',
+    pollIntervalMs: 50,
+  });
   dispatcher.start();
   admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
   await createUser(ctx.app, admin, { userName: 'mallory', email: 'mallory@example.com', password: PW });
@@ -53,7 +59,13 @@ const codeIn = (mail: ReceivedMail) => /\bev_[A-Za-z0-9_-]{43}\b/.exec(mail.pars
 describe('license theft by claiming an address', () => {
   it('a changed address (case changed) grants nothing until verified, and the owner can still register and verify it', async () => {
     await request(ctx.app).post(`${L}/create-licenses`).query({ product: 'resultsManager', numberOfLicenses: 1 }).set('authorization', admin).expect(200);
-    const license = (await request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'resultsManager', email: 'victim@example.com' }).expect(200)).body;
+    const license = (
+      await request(ctx.app)
+        .post(`${L}/assign-license`)
+        .set('authorization', admin)
+        .send({ product: 'resultsManager', email: 'victim@example.com' })
+        .expect(200)
+    ).body;
 
     // The attack: Mallory claims the victim's address with another case.
     const res = await request(ctx.app).post(PROFILE).set('authorization', mallory).send({ email: 'Victim@Example.com' }).expect(200);
@@ -62,11 +74,18 @@ describe('license theft by claiming an address', () => {
       const list = await request(ctx.app).get(`${L}/licenses`).query(query).set('authorization', mallory).expect(404);
       expect(JSON.stringify(list.body)).not.toContain(license.secret);
     }
-    await request(ctx.app).post(`${L}/request-license-key`).set('authorization', mallory).send({ product: 'resultsManager', email: 'Victim@Example.com' }).expect(404);
+    await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', mallory)
+      .send({ product: 'resultsManager', email: 'Victim@Example.com' })
+      .expect(404);
     const info = (await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', mallory).expect(200)).body;
     expect(info).toMatchObject({ email: 'mallory@example.com', email_verified: false });
     // A guessed code does nothing.
-    const guess = await request(ctx.app).post(VERIFY).send({ token: `ev_${'A'.repeat(43)}` }).expect(400);
+    const guess = await request(ctx.app)
+      .post(VERIFY)
+      .send({ token: `ev_${'A'.repeat(43)}` })
+      .expect(400);
     expect(guess.body.errors.token).toBeDefined();
 
     // The code went to the victim's mailbox, not to Mallory.
@@ -82,7 +101,10 @@ describe('license theft by claiming an address', () => {
     await request(ctx.app).post(VERIFY).send({ token: own }).expect(200);
     const mine = (await request(ctx.app).get(`${L}/licenses`).set('authorization', victim).expect(200)).body;
     expect(mine.map((l: { licenseId: string }) => l.licenseId)).toEqual([license.licenseId]);
-    const late = await request(ctx.app).post(VERIFY).send({ token: codeIn(mail) }).expect(409);
+    const late = await request(ctx.app)
+      .post(VERIFY)
+      .send({ token: codeIn(mail) })
+      .expect(409);
     expect(late.body.status).toBe(409);
     expect((await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', mallory).expect(200)).body.email).toBe('mallory@example.com');
   });

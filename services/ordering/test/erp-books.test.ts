@@ -33,12 +33,7 @@ interface Line {
 }
 
 /** A stored order as the shop computes it (`computeTotals`), with discounts per line as the codes spread them. */
-function orderOf(
-  lines: Line[],
-  discount: { percent?: number; fixedCents?: number },
-  shippingNetCents: number,
-  countryCode = 'DE',
-): StoredOrder {
+function orderOf(lines: Line[], discount: { percent?: number; fixedCents?: number }, shippingNetCents: number, countryCode = 'DE'): StoredOrder {
   const nets = lines.map((l) => l.quantity * l.unitCents);
   const discounts =
     discount.percent !== undefined
@@ -106,9 +101,7 @@ function weclappTotals(order: StoredOrder, strip = false): { netCents: number; g
     discountPercentage: strip ? undefined : it.discountPercentage,
     taxValue: strip ? '19' : TAX_VALUE[it.taxId!],
   }));
-  const shipping = strip
-    ? []
-    : (draft.order.shippingCostItems ?? []).map((s) => ({ unitPrice: s.unitPrice, taxValue: TAX_VALUE[s.taxId] }));
+  const shipping = strip ? [] : (draft.order.shippingCostItems ?? []).map((s) => ({ unitPrice: s.unitPrice, taxValue: TAX_VALUE[s.taxId] }));
   return documentAmount(positions, shipping);
 }
 
@@ -200,12 +193,7 @@ describe('what the hand-off sends balances with the shop order, priced with wecl
         if (d < 0 || d > net) continue;
         const p = discountPercentageFor(net, d);
         const back =
-          p === null
-            ? net
-            : documentAmount(
-                [{ quantity: '1', unitPrice: (net / 100).toFixed(2), discountPercentage: p, taxValue: '0' }],
-                [],
-              ).netCents;
+          p === null ? net : documentAmount([{ quantity: '1', unitPrice: (net / 100).toFixed(2), discountPercentage: p, taxValue: '0' }], []).netCents;
         expect(back).toBe(net - d);
       }
     }
@@ -238,10 +226,7 @@ describe('end to end against the ERP simulator', () => {
         })
         .returning('id')
         .executeTakeFirstOrThrow();
-      await db
-        .insertInto('discount_codes')
-        .values({ campaign_id: c.id, code: name.toUpperCase(), max_redemptions: 100 })
-        .execute();
+      await db.insertInto('discount_codes').values({ campaign_id: c.id, code: name.toUpperCase(), max_redemptions: 100 }).execute();
     }
   });
   afterAll(() => stack.close());
@@ -251,11 +236,7 @@ describe('end to end against the ERP simulator', () => {
     const res = await request(stack.url).post('/api/grpc-json/v1/shop/orders').send(orderBody(overrides));
     expect(res.status).toBe(200);
     const id = (res.body as { oid: number }).oid;
-    const row = await stack.ctx.database.db
-      .selectFrom('orders')
-      .select('paylink_id')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const row = await stack.ctx.database.db.selectFrom('orders').select('paylink_id').where('id', '=', id).executeTakeFirstOrThrow();
     await stack.control('pay', { invoiceId: row.paylink_id });
     return id;
   }
@@ -301,24 +282,14 @@ describe('end to end against the ERP simulator', () => {
     const db = stack.ctx.database.db;
     await until(
       'all transferred',
-      async () =>
-        (await db.selectFrom('orders').select('state').where('id', 'in', ids).execute()).every(
-          (r) => r.state === 'transferred',
-        ),
+      async () => (await db.selectFrom('orders').select('state').where('id', 'in', ids).execute()).every((r) => r.state === 'transferred'),
       30_000,
     );
     const eur = [...stack.erp!.data().currency.values()].find((c) => c.name === 'EUR')!.id;
     for (const id of ids) {
       const o = await db
         .selectFrom('orders')
-        .select([
-          'order_number',
-          'net_total_cents',
-          'gross_total_cents',
-          'discount_cents',
-          'shipping_net_cents',
-          'erp_sales_order_id',
-        ])
+        .select(['order_number', 'net_total_cents', 'gross_total_cents', 'discount_cents', 'shipping_net_cents', 'erp_sales_order_id'])
         .where('id', '=', id)
         .executeTakeFirstOrThrow();
       const so = stack.erp!.data().salesOrder.get(o.erp_sales_order_id!)!;
@@ -336,12 +307,7 @@ describe('end to end against the ERP simulator', () => {
       expect(so.shippingCostItems).toHaveLength(1);
     }
     // The discounts were really there, and the export was taxed as the shop taxed it.
-    const rows = await db
-      .selectFrom('orders')
-      .select(['discount_cents', 'vat_cents'])
-      .where('id', 'in', ids)
-      .orderBy('id')
-      .execute();
+    const rows = await db.selectFrom('orders').select(['discount_cents', 'vat_cents']).where('id', 'in', ids).orderBy('id').execute();
     expect(rows.map((r) => Number(r.discount_cents) > 0)).toEqual([false, false, true, true, false]);
     expect(Number(rows[4].vat_cents)).toBeGreaterThan(0);
     expect(stack.erp!.contractViolations).toEqual([]);

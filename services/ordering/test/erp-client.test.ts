@@ -24,7 +24,10 @@ function client(opts: { timeoutMs?: number; pageSize?: number; token?: string } 
 const articleId = async (articleNumber: string) => [...sim.data().article.values()].find((a) => a.articleNumber === articleNumber)!.id;
 /** A one-item order of the German retailer, as `createSalesOrder` takes it. */
 const retailerOrder = async () => ({
-  order: { customerId: [...sim.data().customer.values()].find((c) => c.customerNumber === CUSTOMER_NUMBERS.retailerGermany)!.id, orderItems: [{ articleId: await articleId('BSF8'), quantity: '1' }] },
+  order: {
+    customerId: [...sim.data().customer.values()].find((c) => c.customerNumber === CUSTOMER_NUMBERS.retailerGermany)!.id,
+    orderItems: [{ articleId: await articleId('BSF8'), quantity: '1' }],
+  },
   subItems: [],
 });
 const apiRequests = () => sim.server.requests.filter((r) => r.path.includes('/webapp/api/v1/'));
@@ -49,7 +52,10 @@ describe('reads and writes', () => {
     expect((await erp.getArticle('weclapp', siac!.id))!.id).toBe(siac!.id);
     expect(await erp.getArticle('weclapp', '999999')).toBeNull();
     expect(await erp.findArticleByNumber('weclapp', 'NOPE')).toBeNull();
-    expect((await erp.listArticles('weclapp', { articleNumbers: [ARTICLE_NUMBERS.bsf8, ARTICLE_NUMBERS.bs11] })).map((a) => a.articleNumber)).toEqual(['BSF8', 'BS11-BL']);
+    expect((await erp.listArticles('weclapp', { articleNumbers: [ARTICLE_NUMBERS.bsf8, ARTICLE_NUMBERS.bs11] })).map((a) => a.articleNumber)).toEqual([
+      'BSF8',
+      'BS11-BL',
+    ]);
     expect(await erp.listArticles('weclapp', { modifiedAfter: Date.now() + 60_000 })).toEqual([]);
   });
 
@@ -70,7 +76,11 @@ describe('reads and writes', () => {
   it('lists retailers as customers', async () => {
     const erp = client();
     const retailers = await erp.listCustomers('weclapp', { retailersOnly: true });
-    expect(retailers.map((c) => c.customerNumber)).toEqual([CUSTOMER_NUMBERS.retailerGermany, CUSTOMER_NUMBERS.retailerSwitzerland, CUSTOMER_NUMBERS.retailerNorway]);
+    expect(retailers.map((c) => c.customerNumber)).toEqual([
+      CUSTOMER_NUMBERS.retailerGermany,
+      CUSTOMER_NUMBERS.retailerSwitzerland,
+      CUSTOMER_NUMBERS.retailerNorway,
+    ]);
     expect(await erp.listCustomers('weclapp')).toHaveLength(4);
     expect((await erp.getCustomer('weclapp', retailers[0].id))!.company).toBe('OL-Sport Nord GmbH');
   });
@@ -126,7 +136,10 @@ describe('reads and writes', () => {
 
   it('creates a quotation once per reference', async () => {
     const erp = client();
-    const q = { customerId: await erp.customerIdByNumber('weclapp', CUSTOMER_NUMBERS.retailerSwitzerland), quotationItems: [{ articleId: await articleId(ARTICLE_NUMBERS.siac), quantity: '100' }] };
+    const q = {
+      customerId: await erp.customerIdByNumber('weclapp', CUSTOMER_NUMBERS.retailerSwitzerland),
+      quotationItems: [{ articleId: await articleId(ARTICLE_NUMBERS.siac), quantity: '100' }],
+    };
     const first = await erp.createQuotation('weclapp', q, 'SUB-7');
     expect(first.created).toBe(true);
     expect((await erp.createQuotation('weclapp', q, 'SUB-7')).created).toBe(false);
@@ -166,14 +179,18 @@ describe('failure discipline', () => {
 
   it('gives up after the retry budget with a retryable server error', async () => {
     sim.server.fail({ status: 502, count: 10 });
-    const err = await client().listArticles('weclapp').catch((e: unknown) => e);
+    const err = await client()
+      .listArticles('weclapp')
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'server', status: 502, retryable: true });
     expect(apiRequests()).toHaveLength(FAST.maxAttempts);
   });
 
   it('never retries a 4xx', async () => {
     sim.server.fail({ status: 400, count: 1 });
-    const err = await client().listCustomers('weclapp').catch((e: unknown) => e);
+    const err = await client()
+      .listCustomers('weclapp')
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'badRequest', status: 400, retryable: false, entity: 'party' });
     expect(apiRequests()).toHaveLength(1);
   });
@@ -181,7 +198,9 @@ describe('failure discipline', () => {
   it('times out on a slow answer, and retries it', async () => {
     sim.server.delay({ ms: 400, count: 10 });
     const started = Date.now();
-    const err = await client({ timeoutMs: 100 }).getArticle('weclapp', '1').catch((e: unknown) => e);
+    const err = await client({ timeoutMs: 100 })
+      .getArticle('weclapp', '1')
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'timeout', status: null, retryable: true });
     expect((err as Error).message).toMatch(/no answer within 100 ms after 3 attempt/);
     expect(Date.now() - started).toBeLessThan(1_500);
@@ -192,12 +211,17 @@ describe('failure discipline', () => {
 
   it('reports a wrong token clearly, without the token', async () => {
     const secret = 'tok_6f1c2d9e8a7b4c3d';
-    const err = await client({ token: secret }).listArticles('weclapp').catch((e: unknown) => e);
+    const err = await client({ token: secret })
+      .listArticles('weclapp')
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(ErpError);
     expect(err).toMatchObject({ code: 'unauthorized', status: 401, retryable: false });
     expect((err as Error).message).toMatch(/^ERP weclapp: GET article answered 401/);
     expect(JSON.stringify({ ...(err as object), message: (err as Error).message, stack: (err as Error).stack })).not.toContain(secret);
-    const missing = await new ErpClient({ baseUrls: { weclapp: sim.baseUrl(), weclappSandbox: sim.baseUrl('sandbox') }, tokenProvider: () => Promise.reject(new Error(`vault down ${secret}`)) })
+    const missing = await new ErpClient({
+      baseUrls: { weclapp: sim.baseUrl(), weclappSandbox: sim.baseUrl('sandbox') },
+      tokenProvider: () => Promise.reject(new Error(`vault down ${secret}`)),
+    })
       .listArticles('weclapp')
       .catch((e: unknown) => e);
     expect(missing).toMatchObject({ code: 'configuration', retryable: false });
@@ -223,21 +247,35 @@ describe('failure discipline', () => {
   it('after a 503 on the sales order POST it does not POST again until the settle time passed, then creates it once', async () => {
     sim.server.fail({ status: 503, count: 1, method: 'POST' });
     const guard = memoryGuard(300);
-    const first = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard).catch((e: unknown) => e);
+    const first = await client()
+      .createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard)
+      .catch((e: unknown) => e);
     expect(first).toMatchObject({ code: 'server', status: 503, retryable: true });
     // The 503 may have come after weclapp carried the POST out: within the settle time only lookups.
-    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard).catch((e: unknown) => e)).toMatchObject({ code: 'createPending', retryable: true });
+    expect(
+      await client()
+        .createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard)
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: 'createPending', retryable: true });
     await new Promise((r) => setTimeout(r, 350));
     const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-503', guard);
     expect(r.created).toBe(true);
     expect(sim.data().salesOrder.size).toBe(1);
-    expect(apiRequests().filter((x) => x.method === 'POST').map((x) => x.status)).toEqual([503, 201]);
+    expect(
+      apiRequests()
+        .filter((x) => x.method === 'POST')
+        .map((x) => x.status),
+    ).toEqual([503, 201]);
   });
 
   it('finds a sales order whose POST was carried out but whose answer was lost, instead of creating a second', async () => {
     sim.server.fail({ mode: 'resetAfterProcessing', method: 'POST' });
     const guard = memoryGuard(60_000);
-    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST', guard).catch((e: unknown) => e)).toMatchObject({ code: 'network', retryable: true });
+    expect(
+      await client()
+        .createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST', guard)
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: 'network', retryable: true });
     const r = await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-LOST', guard);
     expect(r.created).toBe(false);
     expect(sim.data().salesOrder.size).toBe(1);
@@ -252,7 +290,11 @@ describe('failure discipline', () => {
     expect(Date.now() - started).toBeGreaterThanOrEqual(950);
     sim.server.fail({ status: 429, count: 1, method: 'POST' });
     const guard = memoryGuard(60_000);
-    expect(await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-429', guard).catch((e: unknown) => e)).toMatchObject({ code: 'rateLimited', status: 429, retryable: true });
+    expect(
+      await client()
+        .createSalesOrder('weclapp', await retailerOrder(), 'ORD-429', guard)
+        .catch((e: unknown) => e),
+    ).toMatchObject({ code: 'rateLimited', status: 429, retryable: true });
     expect((await client().createSalesOrder('weclapp', await retailerOrder(), 'ORD-429', guard)).created).toBe(true);
     expect(sim.data().salesOrder.size).toBe(1);
   });
@@ -260,7 +302,9 @@ describe('failure discipline', () => {
   it('reports an unreachable ERP as a retryable network error', async () => {
     await sim.server.down('close');
     try {
-      const err = await client().getSalesOrder('weclapp', '1').catch((e: unknown) => e);
+      const err = await client()
+        .getSalesOrder('weclapp', '1')
+        .catch((e: unknown) => e);
       expect(err).toMatchObject({ code: 'network', status: null, retryable: true });
       expect((err as Error).message).toContain('ECONNREFUSED');
       expect((await client().ping('weclapp')).isReachable).toBe(false);

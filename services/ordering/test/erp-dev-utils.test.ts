@@ -19,8 +19,26 @@ describe('get-erp-orders', () => {
     admin = await shop.ctx.bearer({ roles: ['admin'] });
     const staff = await shop.staff();
     ids.push((await postOrder(shop, orderBody()).expect(200)).body.oid);
-    ids.push((await postOrder(shop, orderBody({ shippingAddress: { firstName: 'Ola', lastName: 'Nordmann', address1: 'Ring 1', zip: '1010', city: 'Wien', countryCode: 'AT' }, contact: { firstName: 'Ola', lastName: 'Nordmann', email: 'ola@example.com' }, orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123457' } }] }), { authorization: staff }).expect(200)).body.oid);
-    ids.push((await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123458' } }] }), { authorization: staff }).expect(200)).body.oid);
+    ids.push(
+      (
+        await postOrder(
+          shop,
+          orderBody({
+            shippingAddress: { firstName: 'Ola', lastName: 'Nordmann', address1: 'Ring 1', zip: '1010', city: 'Wien', countryCode: 'AT' },
+            contact: { firstName: 'Ola', lastName: 'Nordmann', email: 'ola@example.com' },
+            orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123457' } }],
+          }),
+          { authorization: staff },
+        ).expect(200)
+      ).body.oid,
+    );
+    ids.push(
+      (
+        await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: '8123458' } }] }), {
+          authorization: staff,
+        }).expect(200)
+      ).body.oid,
+    );
     await shop.database.db.updateTable('orders').set({ erp_sales_order_id: '4711' }).where('id', '=', ids[2]).execute();
   });
   afterAll(() => shop.close());
@@ -45,7 +63,10 @@ describe('get-erp-orders', () => {
     await get({ sort: 'id; drop table orders' }).expect(400);
     await get({ size: '101' }).expect(400);
     await get({ states: 'bogus' }).expect(400);
-    await request(shop.url).get('/api/rest/v1/dev/get-erp-orders').set('authorization', await shop.staff()).expect(403);
+    await request(shop.url)
+      .get('/api/rest/v1/dev/get-erp-orders')
+      .set('authorization', await shop.staff())
+      .expect(403);
   });
 });
 
@@ -62,7 +83,8 @@ describe('get-sales-invoices-csv-export', () => {
     await ctx.close();
     await sim.stop();
   });
-  const get = (year: number, month: number) => request(ctx.app).get('/api/rest/v1/dev/get-sales-invoices-csv-export').query({ year, month }).set('authorization', admin);
+  const get = (year: number, month: number) =>
+    request(ctx.app).get('/api/rest/v1/dev/get-sales-invoices-csv-export').query({ year, month }).set('authorization', admin);
 
   it('exports the invoices of the Berlin month with customer data, formula-safe', async () => {
     await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerGermany, { company: '=cmd|calc' });
@@ -73,7 +95,9 @@ describe('get-sales-invoices-csv-export', () => {
     expect(rows[0]).toMatchObject({ invoiceDate: '2025-03-01', customerNumber: 'R-1001', customerName: "'=cmd|calc", countryCode: 'DE', currency: 'EUR' });
     expect(Number(rows[0].grossAmountCents)).toBe(Number(rows[0].netAmountCents) + Number(rows[0].vatAmountCents));
     expect((parse((await get(2025, 2).expect(200)).text, { columns: true }) as unknown[]).length).toBe(2);
-    expect((await get(2024, 2).expect(200)).text).toBe('invoiceNumber,invoiceDate,customerNumber,customerName,countryCode,netAmountCents,vatAmountCents,grossAmountCents,currency,orderNumber\n');
+    expect((await get(2024, 2).expect(200)).text).toBe(
+      'invoiceNumber,invoiceDate,customerNumber,customerName,countryCode,netAmountCents,vatAmountCents,grossAmountCents,currency,orderNumber\n',
+    );
     // April holds a draft (NEW), a cancelled and a booked invoice: only the booked one is revenue.
     const april = parse((await get(2025, 4).expect(200)).text, { columns: true }) as Record<string, string>[];
     expect(april.map((r) => r.invoiceNumber)).toEqual(['RE-2025-0008']);

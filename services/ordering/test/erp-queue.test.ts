@@ -50,11 +50,7 @@ describe("exactly one sales order under weclapp's queue", () => {
     return id;
   }
   const salesOrdersOf = async (id: number) => {
-    const { order_number } = await stack.ctx.database.db
-      .selectFrom('orders')
-      .select('order_number')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', id).executeTakeFirstOrThrow();
     return [...stack.erp!.data().salesOrder.values()].filter((s) => s.commission === order_number);
   };
 
@@ -81,9 +77,7 @@ describe("exactly one sales order under weclapp's queue", () => {
     expect(outcome).toContain('done');
     await new Promise((r) => setTimeout(r, 2500));
     expect(await salesOrdersOf(id)).toHaveLength(1);
-    expect(
-      stack.erp!.server.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/salesOrder')),
-    ).toHaveLength(1);
+    expect(stack.erp!.server.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/salesOrder'))).toHaveLength(1);
   }, 30_000);
 
   test('negative control: without the create claim the same queue makes two sales orders', async () => {
@@ -93,11 +87,7 @@ describe("exactly one sales order under weclapp's queue", () => {
       body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
     });
     const erp = erpClientsOf(stack.ctx.deps).erpClientFor('weclapp');
-    const { order_number } = await stack.ctx.database.db
-      .selectFrom('orders')
-      .select('order_number')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', id).executeTakeFirstOrThrow();
     const customerId = await erp.customerIdByNumber('weclapp', 'C-9000');
     const articleId = (await erp.findArticleByNumber('weclapp', 'BSF8'))!.id;
     const draft = { order: { customerId, orderItems: [{ articleId, quantity: '1' }] }, subItems: [] };
@@ -105,9 +95,7 @@ describe("exactly one sales order under weclapp's queue", () => {
     await erp.createSalesOrder('weclapp', draft, order_number).catch(() => undefined);
     await erp.createSalesOrder('weclapp', draft, order_number);
     await new Promise((r) => setTimeout(r, 2500));
-    const made = [...stack.erp!.data().salesOrder.values()].filter((s) =>
-      s.customAttributes?.some((a) => a.stringValue === order_number),
-    );
+    const made = [...stack.erp!.data().salesOrder.values()].filter((s) => s.customAttributes?.some((a) => a.stringValue === order_number));
     expect(made).toHaveLength(2);
   }, 30_000);
 });
@@ -126,37 +114,21 @@ describe('shipped without webhooks', () => {
       .send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }));
     const id = (res.body as { oid: number }).oid;
     const db = stack.ctx.database.db;
-    const { paylink_id } = await db
-      .selectFrom('orders')
-      .select('paylink_id')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const { paylink_id } = await db.selectFrom('orders').select('paylink_id').where('id', '=', id).executeTakeFirstOrThrow();
     await stack.control('pay', { invoiceId: paylink_id });
     await until(
       'transferred',
-      async () =>
-        (await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state ===
-        'transferred',
+      async () => (await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state === 'transferred',
     );
-    const { erp_sales_order_id } = await db
-      .selectFrom('orders')
-      .select('erp_sales_order_id')
-      .where('id', '=', id)
-      .executeTakeFirstOrThrow();
+    const { erp_sales_order_id } = await db.selectFrom('orders').select('erp_sales_order_id').where('id', '=', id).executeTakeFirstOrThrow();
     const before = Date.now() - 1;
     // The ERP ships it; no webhook subscription reaches the shop (silent or deactivated).
     await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { shipped: true });
-    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe(
-      'transferred',
-    );
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('transferred');
     expect(await stack.orderFlow.pollErpSalesOrders('weclapp', before)).toBeGreaterThanOrEqual(1);
-    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe(
-      'shipped',
-    );
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('shipped');
     await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { status: 'CLOSED' });
     await stack.orderFlow.pollErpSalesOrders('weclapp', before);
-    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe(
-      'completed',
-    );
+    expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('completed');
   });
 });

@@ -66,14 +66,25 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
   const [job] = await jobs();
   const payload = job.payload as QuotationJobPayload;
   expect(payload).toMatchObject({ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: 3, email: 'eva@example.com', requestedBy: 'user:42:test' });
-  dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 200 });
+  dispatcher = new OutboxDispatcher({
+    database: ctx.database,
+    mailer: fileMailer(mailDir),
+    logger: createLogger('erp-quotation-test'),
+    from: 'Shop <shop@example.com>',
+    pollIntervalMs: 50,
+    baseBackoffMs: 50,
+    maxBackoffMs: 200,
+  });
   dispatcher.start();
   await eventually(async () => ((await jobs())[0]?.attempts ?? 0) >= 1);
   await sim.server.up();
   await eventually(async () => (await jobs())[0]?.sent_at !== null);
   const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
   const quotation = await erp.findQuotationByReference('weclapp', payload.reference);
-  expect(quotation).toMatchObject({ customerId: await erp.customerIdByNumber('weclapp', 'C-9000'), quotationItems: [{ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: '3' }] });
+  expect(quotation).toMatchObject({
+    customerId: await erp.customerIdByNumber('weclapp', 'C-9000'),
+    quotationItems: [{ articleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: '3' }],
+  });
   expect(quotation!.commission).toContain('eva@example.com');
   const all = (sim.state() as { tenants: { main: { quotation: unknown[] } } }).tenants.main.quotation;
   expect(all).toHaveLength(1);

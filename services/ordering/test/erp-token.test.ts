@@ -35,8 +35,13 @@ beforeEach(async () => {
 });
 
 const getToken = (erpSystem: string) => request(ctx.app).get(`${BASE}/get-erp-api-token`).query({ erpSystem }).set('authorization', admin);
-const setToken = (erpSystem: string, token: string) => request(ctx.app).post(`${BASE}/set-erp-api-token`).query({ erpSystem, token }).set('authorization', admin);
-const testApi = (erpSystem: string, quotationEntityId?: string) => request(ctx.app).get(`${BASE}/test-erp-api`).query({ erpSystem, ...(quotationEntityId ? { quotationEntityId } : {}) }).set('authorization', admin);
+const setToken = (erpSystem: string, token: string) =>
+  request(ctx.app).post(`${BASE}/set-erp-api-token`).query({ erpSystem, token }).set('authorization', admin);
+const testApi = (erpSystem: string, quotationEntityId?: string) =>
+  request(ctx.app)
+    .get(`${BASE}/test-erp-api`)
+    .query({ erpSystem, ...(quotationEntityId ? { quotationEntityId } : {}) })
+    .set('authorization', admin);
 
 describe('set / get', () => {
   it('shows nothing stored, then the stored token masked with its key version, encrypted in the row', async () => {
@@ -78,7 +83,11 @@ describe('set / get', () => {
     await setToken('sap', 'x-token-123').expect(400);
     await request(ctx.app).post(`${BASE}/set-erp-api-token`).query({ erpSystem: 'weclapp' }).set('authorization', admin).expect(400);
     await setToken('weclapp', 'has space').expect(400);
-    await request(ctx.app).post(`${BASE}/set-erp-api-token`).query({ erpSystem: 'weclapp', token: 'x-token-123' }).set('authorization', await ctx.bearer({ roles: ['support'] })).expect(403);
+    await request(ctx.app)
+      .post(`${BASE}/set-erp-api-token`)
+      .query({ erpSystem: 'weclapp', token: 'x-token-123' })
+      .set('authorization', await ctx.bearer({ roles: ['support'] }))
+      .expect(403);
     await request(ctx.app).get(`${BASE}/get-erp-api-token`).query({ erpSystem: 'weclapp' }).expect(401);
     expect(await ctx.database.db.selectFrom('erp_api_tokens').selectAll().execute()).toEqual([]);
   });
@@ -88,7 +97,10 @@ describe('tamper resistance', () => {
   it('a row swapped to another ERP system is rejected, not used', async () => {
     await setToken('weclapp', DEFAULT_TOKENS.main).expect(200);
     const row = await ctx.database.db.selectFrom('erp_api_tokens').selectAll().executeTakeFirstOrThrow();
-    await ctx.database.db.insertInto('erp_api_tokens').values({ ...row, erp_system: 'weclappSandbox' }).execute();
+    await ctx.database.db
+      .insertInto('erp_api_tokens')
+      .values({ ...row, erp_system: 'weclappSandbox' })
+      .execute();
     erpClientsOf(ctx.deps).invalidate();
     await expect(erpClientsOf(ctx.deps).token('weclappSandbox')).rejects.toBeInstanceOf(DecryptionError);
     expect((await getToken('weclappSandbox').expect(200)).body).toMatchObject({ isSet: true, maskedToken: '***' });
@@ -104,7 +116,11 @@ describe('tamper resistance', () => {
     const row = await ctx.database.db.selectFrom('erp_api_tokens').selectAll().executeTakeFirstOrThrow();
     const raw = Buffer.from(row.ciphertext, 'base64url');
     for (const cut of [1, 4, 12]) {
-      await ctx.database.db.updateTable('erp_api_tokens').set({ ciphertext: raw.subarray(0, raw.length - cut).toString('base64url') }).where('erp_system', '=', 'weclapp').execute();
+      await ctx.database.db
+        .updateTable('erp_api_tokens')
+        .set({ ciphertext: raw.subarray(0, raw.length - cut).toString('base64url') })
+        .where('erp_system', '=', 'weclapp')
+        .execute();
       erpClientsOf(ctx.deps).invalidate();
       await expect(erpClientsOf(ctx.deps).token('weclapp')).rejects.toBeInstanceOf(DecryptionError);
     }
@@ -116,7 +132,11 @@ describe('test-erp-api', () => {
   it('reads a quotation by id, and reports an unknown id', async () => {
     const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
     const customer = (await erp.listCustomers('weclapp'))[0];
-    const { quotation } = await erp.createQuotation('weclapp', { customerId: customer.id, quotationItems: [{ articleId: (await erp.findArticleByNumber('weclapp', 'SIAC1'))!.id, quantity: '1' }] }, 'test-erp-api-1');
+    const { quotation } = await erp.createQuotation(
+      'weclapp',
+      { customerId: customer.id, quotationItems: [{ articleId: (await erp.findArticleByNumber('weclapp', 'SIAC1'))!.id, quantity: '1' }] },
+      'test-erp-api-1',
+    );
     const res = (await testApi('weclapp', quotation.id).expect(200)).body;
     expect(res).toMatchObject({ isReachable: true, httpStatus: 200, quotation: { id: quotation.id, quotationNumber: quotation.quotationNumber } });
     expect((await testApi('weclapp', '999999').expect(200)).body).toMatchObject({ isReachable: true, httpStatus: 404, quotation: null });

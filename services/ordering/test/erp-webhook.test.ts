@@ -42,13 +42,21 @@ beforeEach(async () => {
   await ctx.database.db.deleteFrom('erp_webhook_jobs').execute();
   await ctx.database.db.deleteFrom('articles').execute();
   await importArticles(deps(), 'weclapp');
-  worker = new ErpWebhookWorker({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger, listenUrl: ctx.testDb.url, pollMs: 200, baseBackoffMs: 50 });
+  worker = new ErpWebhookWorker({
+    db: ctx.database.db,
+    erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'),
+    logger: ctx.deps.logger,
+    listenUrl: ctx.testDb.url,
+    pollMs: 200,
+    baseBackoffMs: 50,
+  });
 });
 
 function deps() {
   return { db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger };
 }
-const shopList = async () => ((await request(ctx.app).get('/api/grpc-json/v1/shop/articles').expect(200)).body as { articleNumber: string }[]).map((a) => a.articleNumber);
+const shopList = async () =>
+  ((await request(ctx.app).get('/api/grpc-json/v1/shop/articles').expect(200)).body as { articleNumber: string }[]).map((a) => a.articleNumber);
 async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
   const until = Date.now() + ms;
   while (!(await check())) {
@@ -93,13 +101,20 @@ describe('ERP webhook', () => {
     // The same delivery again: processed, but the stored version matches — nothing written.
     await sim.deliverWebhook(webhookUrl, { entityName: 'article', entityId: id, type: 'update' });
     await worker.drain();
-    expect((await ctx.database.db.selectFrom('articles').select('updated_at').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).updated_at).toEqual(after.updated_at);
+    expect(
+      (await ctx.database.db.selectFrom('articles').select('updated_at').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).updated_at,
+    ).toEqual(after.updated_at);
   });
 
   it('two workers draining at once process every job exactly once (FOR UPDATE SKIP LOCKED)', async () => {
     const numbers = [ARTICLE_NUMBERS.bsf8, ARTICLE_NUMBERS.bs11, ARTICLE_NUMBERS.bsm8, ARTICLE_NUMBERS.siac, ARTICLE_NUMBERS.siCard9, ARTICLE_NUMBERS.siCard10];
     const ids = await Promise.all(numbers.map(articleIdOf));
-    for (const id of ids) await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: id, type: 'update' }).expect(200);
+    for (const id of ids)
+      await request(ctx.app)
+        .post('/api/rest/v1/erp/webhook')
+        .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+        .send({ entityName: 'article', entityId: id, type: 'update' })
+        .expect(200);
     sim.server.requests.length = 0;
     const other = new ErpWebhookWorker({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger });
     const [a, b] = await Promise.all([worker.drain(), other.drain()]);
@@ -111,7 +126,8 @@ describe('ERP webhook', () => {
   it('a changed customer re-imports the retailer list (public flag set in the ERP → public list)', async () => {
     await worker.start();
     sim.subscribe(webhookUrl);
-    const publicNames = async () => ((await request(ctx.app).get('/api/rest/v1/shop/retailers/public-list').expect(200)).body as { name: string }[]).map((r) => r.name);
+    const publicNames = async () =>
+      ((await request(ctx.app).get('/api/rest/v1/shop/retailers/public-list').expect(200)).body as { name: string }[]).map((r) => r.name);
     await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailerPublic: true } });
     await eventually(async () => (await publicNames()).includes('Nordic Orienteering AS'));
     await sim.patchEntity('customer', CUSTOMER_NUMBERS.retailerNorway, { attributes: { retailer: false } });
@@ -121,8 +137,16 @@ describe('ERP webhook', () => {
   it('refuses forged deliveries (wrong or missing secret) and records nothing', async () => {
     const id = await articleIdOf(ARTICLE_NUMBERS.bsf8);
     const body = { entityName: 'article', entityId: id, type: 'delete' };
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: 'x'.repeat(33) }).send(body).expect(401);
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET.slice(0, -1) }).send(body).expect(401);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: 'x'.repeat(33) })
+      .send(body)
+      .expect(401);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET.slice(0, -1) })
+      .send(body)
+      .expect(401);
     await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp' }).send(body).expect(401);
     expect(await jobs()).toEqual([]);
     expect(verifyWebhookSecret(undefined, 'anything-long-enough')).toBe(false);
@@ -131,12 +155,20 @@ describe('ERP webhook', () => {
 
   it('never trusts the body: a "delete" for an article that is still a shop article changes nothing', async () => {
     const id = await articleIdOf(ARTICLE_NUMBERS.bsf8);
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: id, type: 'delete' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'article', entityId: id, type: 'delete' })
+      .expect(200);
     await worker.drain();
     expect(await shopList()).toContain(ARTICLE_NUMBERS.bsf8);
     // An id the ERP does not know (deleted there) takes a stored article with that id out of the shop.
     await ctx.database.db.updateTable('articles').set({ erp_id: '999999' }).where('article_number', '=', ARTICLE_NUMBERS.bs11).execute();
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: '999999', type: 'delete' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'article', entityId: '999999', type: 'delete' })
+      .expect(200);
     await worker.drain();
     expect(await shopList()).not.toContain(ARTICLE_NUMBERS.bs11);
   });
@@ -144,18 +176,36 @@ describe('ERP webhook', () => {
   it("accepts weclapp's GET delivery (requestMethod GET: the fields as query parameters), with the same secret check", async () => {
     const id = await articleIdOf(ARTICLE_NUMBERS.bsf8);
     const q = { erpSystem: 'weclapp', entityName: 'article', entityId: id, type: 'update' };
-    await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ ...q, secret: 'x'.repeat(33) }).expect(401);
+    await request(ctx.app)
+      .get('/api/rest/v1/erp/webhook')
+      .query({ ...q, secret: 'x'.repeat(33) })
+      .expect(401);
     await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET, entityName: 'article' }).expect(400);
     expect(await jobs()).toEqual([]);
-    await request(ctx.app).get('/api/rest/v1/erp/webhook').query({ ...q, secret: DEV_ERP_WEBHOOK_SECRET }).expect(200);
+    await request(ctx.app)
+      .get('/api/rest/v1/erp/webhook')
+      .query({ ...q, secret: DEV_ERP_WEBHOOK_SECRET })
+      .expect(200);
     expect(await jobs()).toHaveLength(1);
   });
 
   it('acknowledges and ignores unknown entity names; rejects malformed bodies', async () => {
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'productionOrder', entityId: '1', type: 'update', extra: true }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'productionOrder', entityId: '1', type: 'update', extra: true })
+      .expect(200);
     expect(await jobs()).toEqual([]);
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article' }).expect(400);
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'nope', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: '1', type: 'update' }).expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'article' })
+      .expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'nope', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'article', entityId: '1', type: 'update' })
+      .expect(400);
     expect(await jobs()).toEqual([]);
   });
 
@@ -164,7 +214,11 @@ describe('ERP webhook', () => {
     await sim.patchEntity('article', ARTICLE_NUMBERS.bsm8, { attributes: { shopArticle: false } });
     await sim.server.down('reset');
     const started = Date.now();
-    await request(ctx.app).post('/api/rest/v1/erp/webhook').query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET }).send({ entityName: 'article', entityId: id, type: 'update' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/erp/webhook')
+      .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+      .send({ entityName: 'article', entityId: id, type: 'update' })
+      .expect(200);
     expect(Date.now() - started).toBeLessThan(1_000);
     await worker.drain();
     const [job] = await jobs();

@@ -29,14 +29,32 @@ beforeEach(async () => {
   await ctx.database.db.deleteFrom('articles').execute();
 });
 
-const runImport = (query: Record<string, string> = {}) => request(ctx.app).post('/api/rest/v1/maintenance/import-articles').query({ erpSystem: 'weclapp', ...query }).set('authorization', admin);
+const runImport = (query: Record<string, string> = {}) =>
+  request(ctx.app)
+    .post('/api/rest/v1/maintenance/import-articles')
+    .query({ erpSystem: 'weclapp', ...query })
+    .set('authorization', admin);
 const shopList = async (auth?: string) => {
   const r = request(ctx.app).get('/api/grpc-json/v1/shop/articles').query({ includeSubitemArticles: 'true' });
   const res = await (auth ? r.set('authorization', auth) : r).expect(200);
   return (res.body as { articleNumber: string }[]).map((a) => a.articleNumber).sort();
 };
 const snapshot = async () => ({
-  articles: await ctx.database.db.selectFrom('articles').select(['article_number', 'erp_version', 'is_shop_article', 'user_group', 'net_price_cents', 'card_type', 'is_subitem_only', 'configurable_attributes', 'name']).orderBy('article_number').execute(),
+  articles: await ctx.database.db
+    .selectFrom('articles')
+    .select([
+      'article_number',
+      'erp_version',
+      'is_shop_article',
+      'user_group',
+      'net_price_cents',
+      'card_type',
+      'is_subitem_only',
+      'configurable_attributes',
+      'name',
+    ])
+    .orderBy('article_number')
+    .execute(),
   bom: await ctx.database.db.selectFrom('article_bom_items').selectAll().orderBy('main_article_number').orderBy('position').execute(),
 });
 
@@ -45,7 +63,11 @@ describe('import-articles', () => {
     const res = await runImport().expect(200);
     expect(res.body).toEqual({ erpSystem: 'weclapp', read: SEED_ARTICLES.length, imported: SHOP_COUNT, unchanged: 0, removed: 0, rejected: [] });
     const internal = await ctx.bearer({ roles: ['admin'] });
-    expect(await shopList(internal)).toEqual(SEED_ARTICLES.filter((a) => a.isShopArticle).map((a) => a.articleNumber).sort());
+    expect(await shopList(internal)).toEqual(
+      SEED_ARTICLES.filter((a) => a.isShopArticle)
+        .map((a) => a.articleNumber)
+        .sort(),
+    );
     const publicList = await shopList();
     expect(publicList).not.toContain(ARTICLE_NUMBERS.bsf8RetailerPack);
     expect(publicList).not.toContain(ARTICLE_NUMBERS.siacBatteryService);
@@ -59,7 +81,12 @@ describe('import-articles', () => {
     expect(rows.find((r) => r.article_number === ARTICLE_NUMBERS.bsf8RetailerPack)!.user_group).toBe('retailer');
     expect(rows.find((r) => r.article_number === ARTICLE_NUMBERS.cardHolder)!.is_subitem_only).toBe(true);
     expect(rows.find((r) => r.article_number === ARTICLE_NUMBERS.spareBoard)).toBeUndefined();
-    const bom = await ctx.database.db.selectFrom('article_bom_items').selectAll().where('main_article_number', '=', ARTICLE_NUMBERS.trainingSet).orderBy('position').execute();
+    const bom = await ctx.database.db
+      .selectFrom('article_bom_items')
+      .selectAll()
+      .where('main_article_number', '=', ARTICLE_NUMBERS.trainingSet)
+      .orderBy('position')
+      .execute();
     expect(bom.map((b) => [b.position, b.default_article_number, b.quantity, b.is_locked, b.is_configurable])).toEqual([
       [1, 'BSF8', 5, true, false],
       [2, 'SIAC1', 1, false, true],
@@ -81,7 +108,15 @@ describe('import-articles', () => {
     // weclapp's price list carries other channels, customer prices and validity dates: only the NET1 list price for
     // everyone, valid today, from one unit on, is the shop's price.
     const day = 86_400_000;
-    const price = (p: Record<string, unknown>) => ({ id: `p${Math.random()}`, currencyId: '248', currencyName: 'EUR', priceScaleType: 'SCALE_FROM', priceScaleValue: '1', salesChannel: 'NET1', ...p });
+    const price = (p: Record<string, unknown>) => ({
+      id: `p${Math.random()}`,
+      currencyId: '248',
+      currencyName: 'EUR',
+      priceScaleType: 'SCALE_FROM',
+      priceScaleValue: '1',
+      salesChannel: 'NET1',
+      ...p,
+    });
     await sim.patchEntity('article', ARTICLE_NUMBERS.bsf8, {
       articlePrices: [
         price({ price: '99.00', salesChannel: 'NET2' }),
@@ -93,7 +128,9 @@ describe('import-articles', () => {
       ],
     });
     expect((await runImport().expect(200)).body).toMatchObject({ imported: 1, unchanged: SHOP_COUNT - 1 });
-    expect((await ctx.database.db.selectFrom('articles').select('net_price_cents').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).net_price_cents).toBe(17000);
+    expect(
+      (await ctx.database.db.selectFrom('articles').select('net_price_cents').where('article_number', '=', 'BSF8').executeTakeFirstOrThrow()).net_price_cents,
+    ).toBe(17000);
     expect(sim.contractViolations).toEqual([]);
   });
 
@@ -113,7 +150,13 @@ describe('import-articles', () => {
     await runImport().expect(200);
     const sequential = await snapshot();
     await ctx.database.db.deleteFrom('articles').execute();
-    const answers = await Promise.all([runImport(), runImport(), runImport({ updateEvenIfErpVersionMatches: 'true' }), runImport({ updateEvenIfErpVersionMatches: 'true' }), runImport()]);
+    const answers = await Promise.all([
+      runImport(),
+      runImport(),
+      runImport({ updateEvenIfErpVersionMatches: 'true' }),
+      runImport({ updateEvenIfErpVersionMatches: 'true' }),
+      runImport(),
+    ]);
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200, 200]);
     // Unforced imports together write each article at least once overall; the state is the sequential one.
     expect(await snapshot()).toEqual(sequential);
@@ -136,6 +179,10 @@ describe('import-articles', () => {
 
   it('rejects unknown ERP systems and non-admins', async () => {
     await runImport({ erpSystem: 'sap' }).expect(400);
-    await request(ctx.app).post('/api/rest/v1/maintenance/import-articles').query({ erpSystem: 'weclapp' }).set('authorization', await ctx.bearer({ roles: ['support'] })).expect(403);
+    await request(ctx.app)
+      .post('/api/rest/v1/maintenance/import-articles')
+      .query({ erpSystem: 'weclapp' })
+      .set('authorization', await ctx.bearer({ roles: ['support'] }))
+      .expect(403);
   });
 });

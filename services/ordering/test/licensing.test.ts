@@ -51,7 +51,11 @@ describe('create-licenses and secret-hashes', () => {
 
 describe('assign-license', () => {
   it('binds a free license to an e-mail and returns its secret, whose hash is listed', async () => {
-    const res = await request(ctx.app).post(`${L}/assign-license`).set('authorization', support).send({ product: 'resultsManager', email: 'carl@example.com' }).expect(200);
+    const res = await request(ctx.app)
+      .post(`${L}/assign-license`)
+      .set('authorization', support)
+      .send({ product: 'resultsManager', email: 'carl@example.com' })
+      .expect(200);
     expect(res.body).toMatchObject({ product: 'resultsManager', email: 'carl@example.com', key: null, keyIssuedAt: null });
     const hashes = (await request(ctx.app).get(`${L}/secret-hashes`).query({ product: 'resultsManager' }).set('authorization', admin)).body as string[];
     expect(hashes).toContain(sha256(res.body.secret));
@@ -61,16 +65,40 @@ describe('assign-license', () => {
   });
 
   it('assigns a named free license, and refuses a taken or unknown one', async () => {
-    const [free] = await ctx.database.db.selectFrom('licenses').select('id').where('email', 'is', null).where('product', '=', 'resultsManager').orderBy('seq').limit(1).execute();
-    await request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'resultsManager', email: 'dana@example.com', licenseId: free.id }).expect(200);
-    await request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'resultsManager', email: 'carl@example.com', licenseId: free.id }).expect(409);
-    await request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'resultsManager', email: 'carl@example.com', licenseId: '00000000-0000-4000-8000-000000000000' }).expect(404);
+    const [free] = await ctx.database.db
+      .selectFrom('licenses')
+      .select('id')
+      .where('email', 'is', null)
+      .where('product', '=', 'resultsManager')
+      .orderBy('seq')
+      .limit(1)
+      .execute();
+    await request(ctx.app)
+      .post(`${L}/assign-license`)
+      .set('authorization', admin)
+      .send({ product: 'resultsManager', email: 'dana@example.com', licenseId: free.id })
+      .expect(200);
+    await request(ctx.app)
+      .post(`${L}/assign-license`)
+      .set('authorization', admin)
+      .send({ product: 'resultsManager', email: 'carl@example.com', licenseId: free.id })
+      .expect(409);
+    await request(ctx.app)
+      .post(`${L}/assign-license`)
+      .set('authorization', admin)
+      .send({ product: 'resultsManager', email: 'carl@example.com', licenseId: '00000000-0000-4000-8000-000000000000' })
+      .expect(404);
   });
 
   it('concurrent assignments never share a license; the surplus gets 409', async () => {
     await request(ctx.app).post(`${L}/create-licenses`).query({ product: 'sportidentReaderApp', numberOfLicenses: 10 }).set('authorization', admin).expect(200);
     const results = await Promise.all(
-      Array.from({ length: 25 }, (_, i) => request(ctx.app).post(`${L}/assign-license`).set('authorization', admin).send({ product: 'sportidentReaderApp', email: `runner${i}@example.com` })),
+      Array.from({ length: 25 }, (_, i) =>
+        request(ctx.app)
+          .post(`${L}/assign-license`)
+          .set('authorization', admin)
+          .send({ product: 'sportidentReaderApp', email: `runner${i}@example.com` }),
+      ),
     );
     const ok = results.filter((r) => r.status === 200);
     expect(ok).toHaveLength(10);
@@ -88,13 +116,23 @@ describe('assign-license', () => {
 
 describe('request-license-key', () => {
   it('issues a signed key for the own license, mails key and secret once, and the key verifies offline', async () => {
-    await request(ctx.app).post(`${L}/request-license-key`).set('authorization', carl).send({ product: 'resultsManager', email: 'carl@example.com' }).expect(200);
+    await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', carl)
+      .send({ product: 'resultsManager', email: 'carl@example.com' })
+      .expect(200);
     const [license] = (await request(ctx.app).get(`${L}/licenses`).set('authorization', carl).expect(200)).body;
     expect(license.key).toEqual(expect.any(String));
     const pub = (await request(ctx.app).get(`${L}/public-key`).expect(200)).body;
     expect(pub).toMatchObject({ algorithm: 'Ed25519', jwk: { kty: 'OKP', crv: 'Ed25519' } });
     const payload = verifyLicenseKey(license.key, pub.publicKeyPem);
-    expect(payload).toMatchObject({ v: 1, licenseId: license.licenseId, product: 'resultsManager', email: 'carl@example.com', secretHash: sha256(license.secret) });
+    expect(payload).toMatchObject({
+      v: 1,
+      licenseId: license.licenseId,
+      product: 'resultsManager',
+      email: 'carl@example.com',
+      secretHash: sha256(license.secret),
+    });
     const mails = await ctx.database.db.selectFrom('outbox_messages').selectAll().where('dedupe_key', 'like', `license-key:${license.licenseId}:%`).execute();
     expect(mails).toHaveLength(1);
     const mail = typeof mails[0].payload === 'string' ? JSON.parse(mails[0].payload) : mails[0].payload;
@@ -104,7 +142,11 @@ describe('request-license-key', () => {
   });
 
   it('a second request issues a new key and a second e-mail', async () => {
-    await request(ctx.app).post(`${L}/request-license-key`).set('authorization', carl).send({ product: 'resultsManager', email: 'carl@example.com' }).expect(200);
+    await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', carl)
+      .send({ product: 'resultsManager', email: 'carl@example.com' })
+      .expect(200);
     const n = await ctx.database.db.selectFrom('outbox_messages').select('id').where('dedupe_key', 'like', 'license-key:%').execute();
     expect(n).toHaveLength(2);
   });
@@ -126,24 +168,44 @@ describe('request-license-key', () => {
     expect(verifyLicenseKey(key, pub)).not.toBeNull();
   });
 
-  it('another customer\'s address or license is 404, exactly like a missing license', async () => {
-    const foreign = await request(ctx.app).post(`${L}/request-license-key`).set('authorization', dana).send({ product: 'resultsManager', email: 'carl@example.com' }).expect(404);
-    const missing = await request(ctx.app).post(`${L}/request-license-key`).set('authorization', dana).send({ product: 'sportidentCenterPro', email: 'dana@example.com' }).expect(404);
+  it("another customer's address or license is 404, exactly like a missing license", async () => {
+    const foreign = await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', dana)
+      .send({ product: 'resultsManager', email: 'carl@example.com' })
+      .expect(404);
+    const missing = await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', dana)
+      .send({ product: 'sportidentCenterPro', email: 'dana@example.com' })
+      .expect(404);
     expect(foreign.body.detail).toBe(missing.body.detail);
     const [carlLicense] = (await request(ctx.app).get(`${L}/licenses`).set('authorization', carl)).body;
-    await request(ctx.app).post(`${L}/request-license-key`).set('authorization', dana).send({ product: 'resultsManager', email: 'dana@example.com', licenseId: carlLicense.licenseId }).expect(404);
+    await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', dana)
+      .send({ product: 'resultsManager', email: 'dana@example.com', licenseId: carlLicense.licenseId })
+      .expect(404);
   });
 
   it('staff may issue keys for any address', async () => {
-    await request(ctx.app).post(`${L}/request-license-key`).set('authorization', support).send({ product: 'resultsManager', email: 'dana@example.com' }).expect(200);
+    await request(ctx.app)
+      .post(`${L}/request-license-key`)
+      .set('authorization', support)
+      .send({ product: 'resultsManager', email: 'dana@example.com' })
+      .expect(200);
   });
 });
 
 describe('licenses', () => {
-  it('lists the caller\'s own licenses by default and by explicit address', async () => {
+  it("lists the caller's own licenses by default and by explicit address", async () => {
     const own = await request(ctx.app).get(`${L}/licenses`).set('authorization', carl).expect(200);
     expect(own.body).toHaveLength(1);
-    const explicit = await request(ctx.app).get(`${L}/licenses`).query({ email: 'CARL@example.com', product: 'resultsManager' }).set('authorization', carl).expect(200);
+    const explicit = await request(ctx.app)
+      .get(`${L}/licenses`)
+      .query({ email: 'CARL@example.com', product: 'resultsManager' })
+      .set('authorization', carl)
+      .expect(200);
     expect(explicit.body).toEqual(own.body);
     const none = await request(ctx.app).get(`${L}/licenses`).query({ product: 'sportidentConfigPlus' }).set('authorization', carl).expect(200);
     expect(none.body).toEqual([]);

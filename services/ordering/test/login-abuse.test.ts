@@ -24,7 +24,12 @@ describe('failed-login limits under parallel attempts', () => {
   let admin: string;
   beforeAll(async () => {
     // A hashing queue long enough that no attempt is turned away as "busy": this test is about the counters.
-    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '50', PASSWORD_HASH_QUEUE: '500', TRUSTED_PROXIES: 'loopback' });
+    ctx = await startIdentity({
+      LOGIN_MAX_FAILURES_PER_ACCOUNT: '5',
+      LOGIN_MAX_FAILURES_PER_IP: '50',
+      PASSWORD_HASH_QUEUE: '500',
+      TRUSTED_PROXIES: 'loopback',
+    });
     admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
     await createUser(ctx.app, admin, { userName: 'victim', email: 'victim@example.com', password: PW });
   });
@@ -46,7 +51,12 @@ describe('failed-login limits under parallel attempts', () => {
     expect(t[400] ?? 0).toBeLessThanOrEqual(5);
     expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(40);
     // The owner, from another source, is not locked out by the burst (see the locker tests below).
-    await request(ctx.app).post(TOKEN).type('form').set('X-Forwarded-For', '198.51.100.7').send({ grant_type: 'password', username: 'VICTIM@example.com', password: PW }).expect(200);
+    await request(ctx.app)
+      .post(TOKEN)
+      .type('form')
+      .set('X-Forwarded-For', '198.51.100.7')
+      .send({ grant_type: 'password', username: 'VICTIM@example.com', password: PW })
+      .expect(200);
   });
 
   it('150 parallel wrong logins from one IP address: at most the IP limit answered 400, the rest 429', async () => {
@@ -69,9 +79,16 @@ describe('failed-login limits under parallel attempts', () => {
 
 describe('lockout without denial of service: per account and source, growing delays (OWASP)', () => {
   let ctx: IdentityTestContext;
-  const login = (ip: string, username: string, password: string) => request(ctx.app).post(TOKEN).type('form').set('X-Forwarded-For', ip).send({ grant_type: 'password', username, password });
+  const login = (ip: string, username: string, password: string) =>
+    request(ctx.app).post(TOKEN).type('form').set('X-Forwarded-For', ip).send({ grant_type: 'password', username, password });
   beforeAll(async () => {
-    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '1000', LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES: '20', PASSWORD_HASH_QUEUE: '500', TRUSTED_PROXIES: 'loopback' });
+    ctx = await startIdentity({
+      LOGIN_MAX_FAILURES_PER_ACCOUNT: '5',
+      LOGIN_MAX_FAILURES_PER_IP: '1000',
+      LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES: '20',
+      PASSWORD_HASH_QUEUE: '500',
+      TRUSTED_PROXIES: 'loopback',
+    });
     const admin = await bearerOf(ctx.app, 'admin', ADMIN_PASSWORD);
     await createUser(ctx.app, admin, { userName: 'owner', email: 'owner@example.com', password: PW });
     await createUser(ctx.app, admin, { userName: 'target', email: 'target@example.com', password: PW });
@@ -96,7 +113,9 @@ describe('lockout without denial of service: per account and source, growing del
   });
 
   it('the locker: while one source hammers the account, its owner logs in from a fresh source (and admin too)', async () => {
-    const hammer = await Promise.all(Array.from({ length: 60 }, (_, i) => login('203.0.113.2', i % 2 ? 'owner' : 'admin', `lock-${i}-xx`).then((r) => r.status)));
+    const hammer = await Promise.all(
+      Array.from({ length: 60 }, (_, i) => login('203.0.113.2', i % 2 ? 'owner' : 'admin', `lock-${i}-xx`).then((r) => r.status)),
+    );
     expect(hammer.filter((s) => s === 400).length).toBeLessThanOrEqual(10);
     expect(hammer.every((s) => s === 400 || s === 429)).toBe(true);
     await login('198.51.100.20', 'OWNER@example.com', PW).expect(200);
@@ -143,7 +162,10 @@ describe('current-password guessing through users/update-profile', () => {
     expect((t[400] ?? 0) + (t[429] ?? 0)).toBe(100);
     // The same counter as the logins: the account is locked for the password grant too.
     await request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'owner', password: PW }).expect(429);
-    const res = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', stolen).send({ currentPassword: PW, newPassword: 'attacker-password-1' });
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', stolen)
+      .send({ currentPassword: PW, newPassword: 'attacker-password-1' });
     expect(res.status).toBe(429);
     expect(Number(res.headers['retry-after'])).toBeGreaterThan(0);
   });
@@ -152,7 +174,12 @@ describe('current-password guessing through users/update-profile', () => {
 describe('password hashing at capacity', () => {
   let ctx: IdentityTestContext;
   beforeAll(async () => {
-    ctx = await startIdentity({ LOGIN_MAX_FAILURES_PER_ACCOUNT: '5', LOGIN_MAX_FAILURES_PER_IP: '1000', PASSWORD_HASH_CONCURRENCY: '1', PASSWORD_HASH_QUEUE: '0' });
+    ctx = await startIdentity({
+      LOGIN_MAX_FAILURES_PER_ACCOUNT: '5',
+      LOGIN_MAX_FAILURES_PER_IP: '1000',
+      PASSWORD_HASH_CONCURRENCY: '1',
+      PASSWORD_HASH_QUEUE: '0',
+    });
     // A production-cost hash (~0.3 s): while one check runs, the others find the gate full.
     const hash = await hashPassword(PW, { ln: 17, r: 8, p: 1 });
     await ctx.database.db.insertInto('users').values({ user_name: 'busy', email: 'busy@example.com', password_hash: hash }).execute();
@@ -161,7 +188,12 @@ describe('password hashing at capacity', () => {
 
   it('turns password checks beyond the gate away with 503 and Retry-After, without counting them as attempts', async () => {
     const results = await Promise.all(
-      Array.from({ length: 20 }, (_, i) => request(ctx.app).post(TOKEN).type('form').send({ grant_type: 'password', username: 'busy', password: `wrong-guess-${i}-x` })),
+      Array.from({ length: 20 }, (_, i) =>
+        request(ctx.app)
+          .post(TOKEN)
+          .type('form')
+          .send({ grant_type: 'password', username: 'busy', password: `wrong-guess-${i}-x` }),
+      ),
     );
     const t = tally(results.map((r) => r.status));
     expect((t[400] ?? 0) + (t[503] ?? 0)).toBe(20);

@@ -10,7 +10,14 @@ import net, { type AddressInfo } from 'node:net';
 import { SMTPServer, type SMTPServerOptions } from 'smtp-server';
 import { fileMailer, MailNotRetriedError, smtpMailer } from '../src/mail/mailer';
 
-const message = (n: number) => ({ from: 'Shop <shop@example.com>', to: 'buyer@example.com', subject: `Order ${n}`, text: `Hello ${n}`, messageId: `<m${n}@test>`, language: 'en' });
+const message = (n: number) => ({
+  from: 'Shop <shop@example.com>',
+  to: 'buyer@example.com',
+  subject: `Order ${n}`,
+  text: `Hello ${n}`,
+  messageId: `<m${n}@test>`,
+  language: 'en',
+});
 
 test('writes one .eml per message, also after its folder was removed', async () => {
   const root = mkdtempSync(path.join(os.tmpdir(), 'mailer-test-'));
@@ -59,11 +66,30 @@ async function outcome(url: string): Promise<string> {
 }
 
 test.each([
-  ['550 at RCPT: refused, not retried', 'refused', (): Partial<SMTPServerOptions> => ({ onRcptTo: (_a, _s, cb) => cb(Object.assign(new Error('5.1.1 mailbox unavailable'), { responseCode: 550 })) })],
-  ['554 after DATA: refused, not retried', 'refused', (): Partial<SMTPServerOptions> => ({ onData: (st, _s, cb) => st.on('data', () => undefined).on('end', () => cb(Object.assign(new Error('5.7.1 rejected by content filter'), { responseCode: 554 }))) })],
-  ['451 at RCPT (greylisting): retried', 'retry', (): Partial<SMTPServerOptions> => ({ onRcptTo: (_a, _s, cb) => cb(Object.assign(new Error('4.7.1 greylisted'), { responseCode: 451 })) })],
+  [
+    '550 at RCPT: refused, not retried',
+    'refused',
+    (): Partial<SMTPServerOptions> => ({ onRcptTo: (_a, _s, cb) => cb(Object.assign(new Error('5.1.1 mailbox unavailable'), { responseCode: 550 })) }),
+  ],
+  [
+    '554 after DATA: refused, not retried',
+    'refused',
+    (): Partial<SMTPServerOptions> => ({
+      onData: (st, _s, cb) =>
+        st.on('data', () => undefined).on('end', () => cb(Object.assign(new Error('5.7.1 rejected by content filter'), { responseCode: 554 }))),
+    }),
+  ],
+  [
+    '451 at RCPT (greylisting): retried',
+    'retry',
+    (): Partial<SMTPServerOptions> => ({ onRcptTo: (_a, _s, cb) => cb(Object.assign(new Error('4.7.1 greylisted'), { responseCode: 451 })) }),
+  ],
   ['connection lost at RCPT: retried (nothing was sent)', 'retry', (drop: () => void): Partial<SMTPServerOptions> => ({ onRcptTo: () => drop() })],
-  ['connection lost after the end of DATA: outcome unknown, not retried', 'outcome-unknown', (drop: () => void): Partial<SMTPServerOptions> => ({ onData: (st) => st.on('data', () => undefined).on('end', () => drop()) })],
+  [
+    'connection lost after the end of DATA: outcome unknown, not retried',
+    'outcome-unknown',
+    (drop: () => void): Partial<SMTPServerOptions> => ({ onData: (st) => st.on('data', () => undefined).on('end', () => drop()) }),
+  ],
   ['a plain relay: sent', 'sent', (): Partial<SMTPServerOptions> => ({ onData: (st, _s, cb) => st.on('data', () => undefined).on('end', () => cb()) })],
 ] as const)('SMTP mailer: %s', async (_name, expected, behaviour) => {
   const r = await relay(behaviour);

@@ -58,7 +58,10 @@ describe('maintenance mode: which operations close', () => {
     const shop = specOperations().filter((o) => o.tags.includes('shop'));
     for (const o of shop) {
       const req = (request(ctx.app) as unknown as Record<string, (url: string) => request.Test>)[o.method](concrete(o.path));
-      const res = await req.set('authorization', admin).set('content-type', 'application/json').send(o.method === 'post' ? '{not json' : undefined);
+      const res = await req
+        .set('authorization', admin)
+        .set('content-type', 'application/json')
+        .send(o.method === 'post' ? '{not json' : undefined);
       expect([o.operationId, res.status]).toEqual([o.operationId, 503]);
       expect(res.headers['retry-after']).toBe('120');
       expect(res.headers['content-type']).toMatch(/^application\/json/);
@@ -150,7 +153,8 @@ describe('maintenance mode across instances', () => {
 
     const reopenedAt = Date.now();
     await disable(second);
-    while (Date.now() - reopenedAt < 3_000 && (await request(ctx.app).get('/api/rest/v1/get-cards-info')).status === 503) await new Promise((r) => setTimeout(r, 50));
+    while (Date.now() - reopenedAt < 3_000 && (await request(ctx.app).get('/api/rest/v1/get-cards-info')).status === 503)
+      await new Promise((r) => setTimeout(r, 50));
     await request(ctx.app).get('/api/rest/v1/get-cards-info').expect(200);
     expect(Date.now() - reopenedAt).toBeLessThan(1_500);
   });

@@ -37,7 +37,12 @@ async function placeOrder(extra: { discountCodes?: string[]; cardNumber?: number
   const n = extra.cardNumber ?? cardNumber++;
   const res = await request(url)
     .post('/api/grpc-json/v1/shop/orders')
-    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(n) } }], ...(extra.discountCodes ? { discountCodes: extra.discountCodes } : {}) }));
+    .send(
+      orderBody({
+        orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(n) } }],
+        ...(extra.discountCodes ? { discountCodes: extra.discountCodes } : {}),
+      }),
+    );
   if (res.status !== 200) throw new Error(`order: ${res.status} ${JSON.stringify(res.body)}`);
   expect(res.body.state).toBe('pending_payment');
   expect(res.body.paylinkUrl).toMatch(/\/pay\//);
@@ -46,18 +51,30 @@ async function placeOrder(extra: { discountCodes?: string[]; cardNumber?: number
 
 const orderRow = (id: number) => ctx.database.db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 const claimsOf = (orderNumber: string) => ctx.database.db.selectFrom('card_numbers').selectAll().where('order_ref', '=', orderNumber).execute();
-const cancellations = (id: number) => ctx.database.db.selectFrom('order_state_changes').selectAll().where('order_id', '=', id).where('to_state', '=', 'cancelled').where('from_state', '=', 'pending_payment').execute();
+const cancellations = (id: number) =>
+  ctx.database.db
+    .selectFrom('order_state_changes')
+    .selectAll()
+    .where('order_id', '=', id)
+    .where('to_state', '=', 'cancelled')
+    .where('from_state', '=', 'pending_payment')
+    .execute();
 
 test('an unpaid order past the expiry is cancelled as expired: card number and code free again, paylink deleted at the provider', async () => {
   const staff = await ctx.bearer({ roles: ['support'], userGroup: 'internal', id: 900 });
-  const created = await request(url).post('/api/grpc-json/v1/shop/discount-codes/create').set('Authorization', staff).send({ campaignName: 'Expiry', kind: 'percent', percent: 10, codes: ['ONCE-ONLY'], maxRedemptionsPerCode: 1 });
+  const created = await request(url)
+    .post('/api/grpc-json/v1/shop/discount-codes/create')
+    .set('Authorization', staff)
+    .send({ campaignName: 'Expiry', kind: 'percent', percent: 10, codes: ['ONCE-ONLY'], maxRedemptionsPerCode: 1 });
   expect(created.status).toBe(200);
   const order = await placeOrder({ discountCodes: ['ONCE-ONLY'] });
   const paylinkId = (await orderRow(order.id)).paylink_id!;
   expect(pay.invoice(paylinkId)).toBeDefined();
   expect(await claimsOf(order.orderNumber)).toHaveLength(1);
   // The code is used up: a second order with it is refused.
-  const second = await request(url).post('/api/grpc-json/v1/shop/orders').send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }], discountCodes: ['ONCE-ONLY'] }));
+  const second = await request(url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }], discountCodes: ['ONCE-ONLY'] }));
   expect(second.status).not.toBe(200);
 
   // Not yet due (23 h 59 min): nothing happens.
@@ -108,14 +125,16 @@ test('two instances sweeping at once cancel every due order exactly once', async
   try {
     const later = new Date(Date.now() + 2 * DAY_MS);
     const runs = await Promise.all(
-      pools.flatMap((p) => [0, 1].map(async () => {
-        const mine: number[] = [];
-        for (;;) {
-          const ids = await expireUnpaidOrders(p.db, { now: later, expiryMinutes: 1440, limit: 3 });
-          mine.push(...ids);
-          if (ids.length === 0) return mine;
-        }
-      })),
+      pools.flatMap((p) =>
+        [0, 1].map(async () => {
+          const mine: number[] = [];
+          for (;;) {
+            const ids = await expireUnpaidOrders(p.db, { now: later, expiryMinutes: 1440, limit: 3 });
+            mine.push(...ids);
+            if (ids.length === 0) return mine;
+          }
+        }),
+      ),
     );
     const all = runs.flat();
     expect(new Set(all).size).toBe(all.length);
@@ -129,7 +148,13 @@ test('two instances sweeping at once cancel every due order exactly once', async
     const jobs = await ctx.database.db.selectFrom('outbox_messages').select('dedupe_key').where('kind', '=', 'payment-paylink-delete').execute();
     expect(jobs.length - jobsBefore.length).toBe(orders.length);
     // The sweeper class the server runs: nothing left to do.
-    const sweeper = new OrderExpirySweeper({ db: pools[0].db, logger: createLogger('order-expiry-test'), expiryMinutes: 1440, intervalMs: 60_000, now: () => later });
+    const sweeper = new OrderExpirySweeper({
+      db: pools[0].db,
+      logger: createLogger('order-expiry-test'),
+      expiryMinutes: 1440,
+      intervalMs: 60_000,
+      now: () => later,
+    });
     expect(await sweeper.sweep()).toBe(0);
   } finally {
     await Promise.all(pools.map((p) => p.close()));
@@ -144,11 +169,22 @@ test('a payment confirmed after the expiry is flagged on the order for a refund,
   expect(await expireUnpaidOrders(ctx.database.db, { now: new Date(Date.now() + 2 * DAY_MS), expiryMinutes: 1440 })).toContain(order.id);
   // The paid paylink cannot be deleted at the provider: the job ends and says so in the history.
   await until('paylink job done', async () => {
-    const job = await ctx.database.db.selectFrom('outbox_messages').select('sent_at').where('kind', '=', 'payment-paylink-delete').where('dedupe_key', '=', `order:${order.id}`).executeTakeFirst();
+    const job = await ctx.database.db
+      .selectFrom('outbox_messages')
+      .select('sent_at')
+      .where('kind', '=', 'payment-paylink-delete')
+      .where('dedupe_key', '=', `order:${order.id}`)
+      .executeTakeFirst();
     return job?.sent_at != null;
   });
   // Now the webhook arrives.
-  expect((await request(url).post(WEBHOOK_PATH).send({ transaction: { id: transaction.id, status: 'confirmed' } })).status).toBe(200);
+  expect(
+    (
+      await request(url)
+        .post(WEBHOOK_PATH)
+        .send({ transaction: { id: transaction.id, status: 'confirmed' } })
+    ).status,
+  ).toBe(200);
   await until('late payment flagged', async () => (await orderRow(order.id)).late_payment_transaction_id !== null);
   const row = await orderRow(order.id);
   expect(row.state).toBe('cancelled');

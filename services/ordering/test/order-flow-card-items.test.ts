@@ -18,16 +18,35 @@ afterAll(async () => {
 });
 
 const PATH = '/api/rest/v1/utils/bulk-update-card-order-items';
-const bulk = (body: unknown) => request(shop.url).post(PATH).set('Authorization', admin).send(body as object);
+const bulk = (body: unknown) =>
+  request(shop.url)
+    .post(PATH)
+    .set('Authorization', admin)
+    .send(body as object);
 
 async function order(numbers: number[]): Promise<{ id: number; orderNumber: string; items: number[] }> {
-  const res = await postOrder(shop, orderBody({ orderItems: numbers.map((n) => ({ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(n) } })) }));
+  const res = await postOrder(
+    shop,
+    orderBody({ orderItems: numbers.map((n) => ({ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(n) } })) }),
+  );
   expect(res.status).toBe(200);
-  const items = await shop.database.db.selectFrom('order_items').select(['id']).where('order_id', '=', res.body.oid).where('card_number', 'is not', null).orderBy('position').execute();
+  const items = await shop.database.db
+    .selectFrom('order_items')
+    .select(['id'])
+    .where('order_id', '=', res.body.oid)
+    .where('card_number', 'is not', null)
+    .orderBy('position')
+    .execute();
   return { id: res.body.oid, orderNumber: res.body.orderNumber, items: items.map((i) => i.id) };
 }
 async function numbersOf(orderId: number): Promise<number[]> {
-  const rows = await shop.database.db.selectFrom('order_items').select(['card_number', 'configuration']).where('order_id', '=', orderId).where('card_number', 'is not', null).orderBy('position').execute();
+  const rows = await shop.database.db
+    .selectFrom('order_items')
+    .select(['card_number', 'configuration'])
+    .where('order_id', '=', orderId)
+    .where('card_number', 'is not', null)
+    .orderBy('position')
+    .execute();
   for (const r of rows) expect(r.configuration.cardNumber).toBe(String(r.card_number));
   return rows.map((r) => r.card_number!);
 }
@@ -38,7 +57,13 @@ async function claimsOf(orderNumber: string): Promise<number[]> {
 
 test('swaps within an order and moves to free numbers; claims follow', async () => {
   const a = await order([8500001, 8500002]);
-  const r = await bulk({ items: [{ orderItemOid: a.items[0], cardNumber: 8500002 }, { orderItemOid: a.items[1], cardNumber: 8500001 }], reason: 'customer swapped cards' });
+  const r = await bulk({
+    items: [
+      { orderItemOid: a.items[0], cardNumber: 8500002 },
+      { orderItemOid: a.items[1], cardNumber: 8500001 },
+    ],
+    reason: 'customer swapped cards',
+  });
   expect(r.status).toBe(200);
   expect(await numbersOf(a.id)).toEqual([8500002, 8500001]);
   expect(await bulk({ items: [{ orderItemOid: a.items[0], cardNumber: 8500010 }] }).then((x) => x.status)).toBe(200);
@@ -52,18 +77,39 @@ test('all or nothing: one taken number rejects the whole request; validation ans
   const a = await order([8500101, 8500102]);
   const b = await order([8500103]);
   const before = { a: await numbersOf(a.id), b: await numbersOf(b.id), claimsA: await claimsOf(a.orderNumber) };
-  const taken = await bulk({ items: [{ orderItemOid: a.items[0], cardNumber: 8500199 }, { orderItemOid: a.items[1], cardNumber: 8500103 }] });
+  const taken = await bulk({
+    items: [
+      { orderItemOid: a.items[0], cardNumber: 8500199 },
+      { orderItemOid: a.items[1], cardNumber: 8500103 },
+    ],
+  });
   expect(taken.status).toBe(409);
   expect(await numbersOf(a.id)).toEqual(before.a);
   expect(await claimsOf(a.orderNumber)).toEqual(before.claimsA);
   expect(await numbersOf(b.id)).toEqual(before.b);
 
   expect((await bulk({ items: [{ orderItemOid: a.items[0], cardNumber: 1000001 }] })).status).toBe(400);
-  expect((await bulk({ items: [{ orderItemOid: a.items[0], cardNumber: 8500150 }, { orderItemOid: a.items[1], cardNumber: 8500150 }] })).status).toBe(400);
+  expect(
+    (
+      await bulk({
+        items: [
+          { orderItemOid: a.items[0], cardNumber: 8500150 },
+          { orderItemOid: a.items[1], cardNumber: 8500150 },
+        ],
+      })
+    ).status,
+  ).toBe(400);
   expect((await bulk({ items: [{ orderItemOid: 99999999, cardNumber: 8500150 }] })).status).toBe(404);
   expect((await bulk({ items: [] })).status).toBe(400);
   const customer = await shop.ctx.bearer({ roles: ['customer'], id: 7 });
-  expect((await request(shop.url).post(PATH).set('Authorization', customer).send({ items: [{ orderItemOid: a.items[0], cardNumber: 8500150 }] })).status).toBe(403);
+  expect(
+    (
+      await request(shop.url)
+        .post(PATH)
+        .set('Authorization', customer)
+        .send({ items: [{ orderItemOid: a.items[0], cardNumber: 8500150 }] })
+    ).status,
+  ).toBe(403);
 
   await shop.database.db.transaction().execute((trx) => transitionOrder(trx, b.id, 'cancelled', { actor: 'system:test' }));
   expect((await bulk({ items: [{ orderItemOid: b.items[0], cardNumber: 8500160 }] })).status).toBe(409);

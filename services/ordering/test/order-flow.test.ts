@@ -81,7 +81,17 @@ test('a form-encoded webhook is read as Payrexx means its names (numeric keys as
 test('a set reaches weclapp as weclapp nests it: main items by article id at the shop’s prices, sub items under their main item, nothing off the contract', async () => {
   const res = await request(url)
     .post('/api/grpc-json/v1/shop/orders')
-    .send(orderBody({ orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }] }] }));
+    .send(
+      orderBody({
+        orderItems: [
+          {
+            articleNumber: 'TRAINING-SET',
+            quantity: 1,
+            subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }],
+          },
+        ],
+      }),
+    );
   expect(res.status).toBe(200);
   const placed = res.body as { oid: number; orderNumber: string; orderItems: { netAmountCents: number; subitems: unknown[] }[] };
   const row = await orderRow(placed.oid);
@@ -118,13 +128,21 @@ test('order → paylink → paid in the simulator → paid → transferred; 5 re
 
   // The same webhook five more times (JSON), and an old `cancelled` one (form-encoded, as Payrexx may send).
   await pay.idle();
-  for (let i = 0; i < 5; i++) expect((await postWebhook({ transaction: { id: transaction.id, status: 'confirmed', referenceId: placed.orderNumber } })).status).toBe(200);
-  expect((await postWebhook(`transaction[id]=${transaction.id}&transaction[status]=cancelled&transaction[invoice][referenceId]=${placed.orderNumber}`, true)).status).toBe(200);
+  for (let i = 0; i < 5; i++)
+    expect((await postWebhook({ transaction: { id: transaction.id, status: 'confirmed', referenceId: placed.orderNumber } })).status).toBe(200);
+  expect(
+    (await postWebhook(`transaction[id]=${transaction.id}&transaction[status]=cancelled&transaction[invoice][referenceId]=${placed.orderNumber}`, true)).status,
+  ).toBe(200);
   await until('deliveries processed', deliveriesSettled);
   expect((await orderRow(placed.id)).state).toBe('transferred');
   expect(await historyOf(placed.id)).toEqual(history);
   expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
-  const outcomes = await ctx.database.db.selectFrom('payment_deliveries').select(['outcome', 'provider_status', 'repeats']).where('order_id', '=', placed.id).orderBy('id').execute();
+  const outcomes = await ctx.database.db
+    .selectFrom('payment_deliveries')
+    .select(['outcome', 'provider_status', 'repeats'])
+    .where('order_id', '=', placed.id)
+    .orderBy('id')
+    .execute();
   // 2 from the simulator + 6 replays; replays arriving while an equal one waits for its re-fetch are merged into it.
   expect(outcomes.reduce((n, o) => n + 1 + o.repeats, 0)).toBeGreaterThanOrEqual(8);
   expect(outcomes.filter((o) => o.outcome.startsWith('applied:'))).toHaveLength(1);
@@ -139,16 +157,28 @@ test('the answer with the inline paylink is the order as stored (it is not read 
   expect(res.body.paylinkUrl).toMatch(/\/pay\//);
   const stored = await findOrder(ctx.database.db, res.body.oid);
   expect(res.body).toEqual(toShopOrderDTO(stored!));
-  const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${res.body.oid}`).executeTakeFirstOrThrow();
+  const mail = await ctx.database.db
+    .selectFrom('outbox_messages')
+    .select(['payload'])
+    .where('kind', '=', 'mail')
+    .where('dedupe_key', '=', `order-paylink:${res.body.oid}`)
+    .executeTakeFirstOrThrow();
   const paylinkMail = mail.payload as { text: string; html: string; subject: string };
   expect(paylinkMail.text).toContain(res.body.paylinkUrl);
   // Greeting with its comma, the request with the gross total, closing and signature; HTML with a button.
   const total = new Intl.NumberFormat('de-CH', { style: 'currency', currency: 'EUR' }).format(res.body.grossTotalCents / 100);
-  expect(paylinkMail.text).toContain(`Guten Tag Anna Muster,\n\nbitte bezahlen Sie Ihre Bestellung ${res.body.orderNumber} (${total}) über diesen Link:\n${res.body.paylinkUrl}\n`);
+  expect(paylinkMail.text).toContain(
+    `Guten Tag Anna Muster,\n\nbitte bezahlen Sie Ihre Bestellung ${res.body.orderNumber} (${total}) über diesen Link:\n${res.body.paylinkUrl}\n`,
+  );
   expect(paylinkMail.text).toMatch(/Ihr SPORTident Shop-Team\n$/);
   expect(paylinkMail.html).toContain(`href="${res.body.paylinkUrl}"`);
   expect(paylinkMail.html).toContain('Jetzt bezahlen');
-  const job = await ctx.database.db.selectFrom('outbox_messages').select(['sent_at', 'attempts']).where('kind', '=', 'payment-paylink').where('dedupe_key', '=', `order:${res.body.oid}`).executeTakeFirstOrThrow();
+  const job = await ctx.database.db
+    .selectFrom('outbox_messages')
+    .select(['sent_at', 'attempts'])
+    .where('kind', '=', 'payment-paylink')
+    .where('dedupe_key', '=', `order:${res.body.oid}`)
+    .executeTakeFirstOrThrow();
   expect(job.sent_at).not.toBeNull();
   expect(job.attempts).toBe(1);
 });
@@ -231,7 +261,12 @@ test('the same delivery 100 times concurrently → one effect', async () => {
     await until('deliveries processed', deliveriesSettled);
     expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
     expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
-    const jobs = await ctx.database.db.selectFrom('outbox_messages').select('id').where('kind', '=', 'erp-sales-order').where('dedupe_key', '=', `order:${placed.id}`).execute();
+    const jobs = await ctx.database.db
+      .selectFrom('outbox_messages')
+      .select('id')
+      .where('kind', '=', 'erp-sales-order')
+      .where('dedupe_key', '=', `order:${placed.id}`)
+      .execute();
     expect(jobs).toHaveLength(1);
   } finally {
     await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
@@ -255,7 +290,12 @@ test('forged deliveries change nothing: unknown transaction, and a "confirmed" t
   // Before any genuine delivery arrives: the forged "confirmed" for the cancelled transaction.
   expect((await postWebhook(`transaction[id]=${txId}&transaction[status]=confirmed`, true)).status).toBe(200);
   await until('deliveries processed', deliveriesSettled);
-  const outcomes = await ctx.database.db.selectFrom('payment_deliveries').select(['transaction_id', 'outcome', 'provider_status']).where('transaction_id', 'in', [987654, txId]).orderBy('id').execute();
+  const outcomes = await ctx.database.db
+    .selectFrom('payment_deliveries')
+    .select(['transaction_id', 'outcome', 'provider_status'])
+    .where('transaction_id', 'in', [987654, txId])
+    .orderBy('id')
+    .execute();
   expect(outcomes[0]).toEqual({ transaction_id: 987654, outcome: 'unknownTransaction', provider_status: null });
   // The provider says cancelled: the order is cancelled (that is what the provider confirms), never paid.
   expect(outcomes[1].provider_status).toBe('cancelled');
@@ -270,7 +310,7 @@ test('forged deliveries change nothing: unknown transaction, and a "confirmed" t
   expect((await postWebhook('transaction[id]=0', true)).status).toBe(400);
 });
 
-test('a cancelled attempt while the order\'s paylink is still open changes nothing', async () => {
+test("a cancelled attempt while the order's paylink is still open changes nothing", async () => {
   const placed = await placeOrder();
   // Another paylink with the order's reference, aborted by the payer: its transaction is `cancelled`.
   const other = await orderFlow.payment.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: placed.orderNumber });
@@ -297,7 +337,12 @@ test('with the ERP down the order is accepted and paid, and reaches the ERP once
     await control('pay', { invoiceId: row.paylink_id });
     await until('paid', async () => (await orderRow(placed.id)).state === 'paid');
     await until('a failed hand-off attempt', async () => {
-      const j = await ctx.database.db.selectFrom('outbox_messages').select(['attempts', 'last_error']).where('kind', '=', 'erp-sales-order').where('dedupe_key', '=', `order:${placed.id}`).executeTakeFirst();
+      const j = await ctx.database.db
+        .selectFrom('outbox_messages')
+        .select(['attempts', 'last_error'])
+        .where('kind', '=', 'erp-sales-order')
+        .where('dedupe_key', '=', `order:${placed.id}`)
+        .executeTakeFirst();
       return !!j && j.attempts >= 1 && j.last_error !== null;
     });
     expect((await orderRow(placed.id)).state).toBe('paid');
@@ -319,13 +364,25 @@ test('with the payment provider down the order is accepted without paylink and g
     await pay.server.up();
   }
   await until('paylink', async () => (await orderRow(placed.id)).paylink_url !== null, 30_000);
-  const mail = await ctx.database.db.selectFrom('outbox_messages').select(['payload']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-paylink:${placed.id}`).executeTakeFirstOrThrow();
+  const mail = await ctx.database.db
+    .selectFrom('outbox_messages')
+    .select(['payload'])
+    .where('kind', '=', 'mail')
+    .where('dedupe_key', '=', `order-paylink:${placed.id}`)
+    .executeTakeFirstOrThrow();
   expect((mail.payload as { text: string }).text).toContain((await orderRow(placed.id)).paylink_url!);
 });
 
 test('while the provider fails, later orders skip the inline paylink attempt until a paylink is created again', async () => {
   const attempts = async (orderId: number) =>
-    (await ctx.database.db.selectFrom('outbox_messages').select('attempts').where('kind', '=', 'payment-paylink').where('dedupe_key', '=', `order:${orderId}`).executeTakeFirstOrThrow()).attempts;
+    (
+      await ctx.database.db
+        .selectFrom('outbox_messages')
+        .select('attempts')
+        .where('kind', '=', 'payment-paylink')
+        .where('dedupe_key', '=', `order:${orderId}`)
+        .executeTakeFirstOrThrow()
+    ).attempts;
   await pay.server.down('close');
   let first: Awaited<ReturnType<typeof placeOrder>>;
   let second: Awaited<ReturnType<typeof placeOrder>>;
@@ -344,7 +401,7 @@ test('while the provider fails, later orders skip the inline paylink attempt unt
   expect((await placeOrder()).paylinkUrl).not.toBeNull();
 });
 
-test('deliveries in any order, repeated and with stale claims, end in the provider\'s current state (seeded random sequences)', async () => {
+test("deliveries in any order, repeated and with stale claims, end in the provider's current state (seeded random sequences)", async () => {
   // Issue #9: "every order of a delivery sequence ends in the provider's current state". Only our deliveries count here.
   await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
   try {
@@ -372,7 +429,11 @@ test('deliveries in any order, repeated and with stale claims, end in the provid
     const claims = ['waiting', 'confirmed', 'cancelled', 'declined', 'confirmed', 'waiting', 'refunded'];
     const deliveries = shuffle(cases.flatMap((c) => claims.map((status) => ({ c, status, form: random() < 0.5 }))));
     const answers = await Promise.all(
-      deliveries.map((d) => (d.form ? postWebhook(`transaction[id]=${d.c.txId}&transaction[status]=${d.status}`, true) : postWebhook({ transaction: { id: d.c.txId, status: d.status } }))),
+      deliveries.map((d) =>
+        d.form
+          ? postWebhook(`transaction[id]=${d.c.txId}&transaction[status]=${d.status}`, true)
+          : postWebhook({ transaction: { id: d.c.txId, status: d.status } }),
+      ),
     );
     expect(answers.map((a) => a.status)).toEqual(deliveries.map(() => 200));
     await until('deliveries processed', deliveriesSettled);

@@ -39,7 +39,13 @@ afterAll(async () => {
 });
 
 /** The production defaults of the limits (the test harness turns them off for other suites). */
-const DEFAULT_LIMITS: Partial<OrderingConfig> = { orderMaxCardsPublic: 100, orderPublicOrdersPerCallerPerHour: 60, orderPublicCardsPerCallerPerHour: 300, orderMailsPerRecipientPerHour: 10, rateLimitDiscountValidationsPerMinute: 120 };
+const DEFAULT_LIMITS: Partial<OrderingConfig> = {
+  orderMaxCardsPublic: 100,
+  orderPublicOrdersPerCallerPerHour: 60,
+  orderPublicCardsPerCallerPerHour: 300,
+  orderMailsPerRecipientPerHour: 10,
+  rateLimitDiscountValidationsPerMinute: 120,
+};
 
 /** An answer body of these operations: an order, or an error in either documented shape (problem+json, google.rpc.Status). */
 type Answer = Partial<components['schemas']['Problem']> & Partial<components['schemas']['Status']> & Record<string, unknown>;
@@ -53,14 +59,24 @@ async function app(limits: Partial<OrderingConfig> = {}) {
   return (path: string, body: unknown, opts: { from?: string; headers?: Record<string, string> } = {}) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Answer | null }>((resolve, reject) => {
       const data = JSON.stringify(body);
-      const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', localAddress: opts.from ?? '127.0.0.1', headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...opts.headers } }, (res) => {
-        const chunks: Buffer[] = [];
-        res.on('data', (c: Buffer) => chunks.push(c));
-        res.on('end', () => {
-          const text = Buffer.concat(chunks).toString('utf8');
-          resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null });
-        });
-      });
+      const req = http.request(
+        {
+          host: '127.0.0.1',
+          port,
+          path,
+          method: 'POST',
+          localAddress: opts.from ?? '127.0.0.1',
+          headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...opts.headers },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (c: Buffer) => chunks.push(c));
+          res.on('end', () => {
+            const text = Buffer.concat(chunks).toString('utf8');
+            resolve({ status: res.statusCode ?? 0, headers: res.headers, body: text ? JSON.parse(text) : null });
+          });
+        },
+      );
       req.on('error', reject);
       req.end(data);
     });
@@ -98,7 +114,15 @@ test('an anonymous card order of 1,000 cards is refused (400 naming the limit) a
 
 test('one caller hoarding 100 cards at a time is stopped at 300 an hour (429 with Retry-After); another caller is not', async () => {
   const post = await app();
-  const claimed = async () => Number((await ctx.database.db.selectFrom('card_numbers').select((eb) => eb.fn.countAll<string>().as('n')).executeTakeFirstOrThrow()).n);
+  const claimed = async () =>
+    Number(
+      (
+        await ctx.database.db
+          .selectFrom('card_numbers')
+          .select((eb) => eb.fn.countAll<string>().as('n'))
+          .executeTakeFirstOrThrow()
+      ).n,
+    );
   const start = await claimed();
   for (let i = 0; i < 3; i++) expect((await post(CARD_ORDER, cardOrder(100, `c${i}@example.com`), { from: '127.0.0.2' })).status).toBe(200);
   const refused = await post(CARD_ORDER, cardOrder(100, 'c4@example.com'), { from: '127.0.0.2' });
@@ -115,7 +139,8 @@ test('confirmation mails to one address: at most 10 an hour whoever orders; orde
   const post = await app({ orderPublicOrdersPerCallerPerHour: 12 });
   const body = (email: string) => orderBody({ contact: { firstName: 'V', lastName: 'Ictim', email }, orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] });
   // Ten callers, one victim mailbox (letter case and `+tags` changed): ten orders, then 429.
-  for (let i = 0; i < 10; i++) expect((await post(SHOP_ORDERS, body(i % 2 ? `Victim+${i}@Example.com` : 'victim@example.com'), { from: `127.0.1.${i + 1}` })).status).toBe(200);
+  for (let i = 0; i < 10; i++)
+    expect((await post(SHOP_ORDERS, body(i % 2 ? `Victim+${i}@Example.com` : 'victim@example.com'), { from: `127.0.1.${i + 1}` })).status).toBe(200);
   const before = await snapshot(ctx.database);
   const refused = await post(SHOP_ORDERS, body('VICTIM+bcc@example.com'), { from: '127.0.1.50' });
   expect(refused.status).toBe(429);
@@ -131,7 +156,13 @@ test('confirmation mails to one address: at most 10 an hour whoever orders; orde
 test('ERP quotations mailed to an arbitrary address: at most 10 per address and hour', async () => {
   const post = await app();
   const customer = await ctx.bearer({ roles: ['customer'], id: 42 });
-  const body = { subscriptionArticleNumber: ARTICLE_NUMBERS.centerSubscription, quantity: 1, startDate: '2027-01-01', address: { firstName: 'Eva', lastName: 'L', address1: 'Weg 1', zip: '20457', city: 'Hamburg', country: 'DE' }, email: 'someone-else@example.com' };
+  const body = {
+    subscriptionArticleNumber: ARTICLE_NUMBERS.centerSubscription,
+    quantity: 1,
+    startDate: '2027-01-01',
+    address: { firstName: 'Eva', lastName: 'L', address1: 'Weg 1', zip: '20457', city: 'Hamburg', country: 'DE' },
+    email: 'someone-else@example.com',
+  };
   const jobs = async () => (await ctx.database.db.selectFrom('outbox_messages').select('id').where('kind', '=', 'erp-quotation').execute()).length;
   const start = await jobs();
   const statuses = [];
@@ -157,6 +188,7 @@ test('orders are no discount-code oracle: orders with codes draw on the validate
   // An order without codes is not affected; another caller has its own budget.
   expect((await post(SHOP_ORDERS, orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }), { from: '127.0.3.1' })).status).toBe(200);
   // The other way round: validate spends the budget, then an order with a code is refused.
-  for (let i = 0; i < 5; i++) expect((await post(VALIDATE, { codes: [`V-${i}`], orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }, { from: '127.0.3.2' })).status).toBe(200);
+  for (let i = 0; i < 5; i++)
+    expect((await post(VALIDATE, { codes: [`V-${i}`], orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }, { from: '127.0.3.2' })).status).toBe(200);
   expect((await post(SHOP_ORDERS, withCode('AFTER'), { from: '127.0.3.2' })).status).toBe(429);
 });

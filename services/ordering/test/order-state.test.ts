@@ -27,7 +27,12 @@ async function newOrder(): Promise<number> {
 
 async function stateOf(id: number): Promise<{ state: string; history: { from_state: string | null; to_state: string; actor: string }[] }> {
   const o = await shop.database.db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow();
-  const history = await shop.database.db.selectFrom('order_state_changes').select(['from_state', 'to_state', 'actor']).where('order_id', '=', id).orderBy('id').execute();
+  const history = await shop.database.db
+    .selectFrom('order_state_changes')
+    .select(['from_state', 'to_state', 'actor'])
+    .where('order_id', '=', id)
+    .orderBy('id')
+    .execute();
   return { state: o.state, history };
 }
 
@@ -50,7 +55,13 @@ test('a prepaid order walks the happy path with a history row per step', async (
   }
   const s = await stateOf(id);
   expect(s.state).toBe('completed');
-  expect(s.history.map((h) => `${h.from_state}->${h.to_state}`)).toEqual(['null->pending_payment', 'pending_payment->paid', 'paid->transferred', 'transferred->shipped', 'shipped->completed']);
+  expect(s.history.map((h) => `${h.from_state}->${h.to_state}`)).toEqual([
+    'null->pending_payment',
+    'pending_payment->paid',
+    'paid->transferred',
+    'transferred->shipped',
+    'shipped->completed',
+  ]);
 });
 
 test('illegal, repeated and stale transitions change nothing', async () => {

@@ -30,17 +30,41 @@ function cardOrder(overrides: Partial<OrderRequest> = {}): OrderRequest {
   };
 }
 
-const post = (body: unknown) => request(shop.url).post('/api/rest/v1/order').send(body as object);
+const post = (body: unknown) =>
+  request(shop.url)
+    .post('/api/rest/v1/order')
+    .send(body as object);
 
 test('random free numbers are claimed for a line without numbers; chosen numbers for the others', async () => {
   const [code] = await createCodes(shop, { kind: 'fixedAmount', amountCents: 1000 });
-  const res = await post(cardOrder({ items: [{ productId: 'SIAC1', quantity: 3, configuration: { feedbackSignal: 'flashOnly' } }, { productId: 'SI-CARD9', quantity: 2, cardNumbers: [1000001, 1000002] }], discountCodes: [code] }));
+  const res = await post(
+    cardOrder({
+      items: [
+        { productId: 'SIAC1', quantity: 3, configuration: { feedbackSignal: 'flashOnly' } },
+        { productId: 'SI-CARD9', quantity: 2, cardNumbers: [1000001, 1000002] },
+      ],
+      discountCodes: [code],
+    }),
+  );
   expect(res.status).toBe(200);
   const order = res.body as OrderResponse;
-  expect(order).toMatchObject({ state: 'pending_payment', paymentMethod: 'paylink', courier: 'dhlParcelInternational', phoneNumber: null, discountCents: 1000 });
+  expect(order).toMatchObject({
+    state: 'pending_payment',
+    paymentMethod: 'paylink',
+    courier: 'dhlParcelInternational',
+    phoneNumber: null,
+    discountCents: 1000,
+  });
   expect(order.shippingAddress).toMatchObject({ fullName: 'Eva Berg', club: 'IFK Umeå', country: 'SE' });
   const [siac, card9] = order.items;
-  expect(siac).toMatchObject({ productId: 'SIAC1', cardType: 'siac1', quantity: 3, configuration: { feedbackSignal: 'flashOnly' }, unitNetPriceCents: 5034, netAmountCents: 3 * 5034 });
+  expect(siac).toMatchObject({
+    productId: 'SIAC1',
+    cardType: 'siac1',
+    quantity: 3,
+    configuration: { feedbackSignal: 'flashOnly' },
+    unitNetPriceCents: 5034,
+    netAmountCents: 3 * 5034,
+  });
   expect(siac.cards).toHaveLength(3);
   const numbers = siac.cards.map((c) => c.cardNumber);
   expect(new Set(numbers).size).toBe(3);
@@ -71,7 +95,16 @@ test('errors are problem+json with the fields of the card order, and leave no tr
     [cardOrder({ shippingAddress: { ...cardOrder().shippingAddress, country: 'US' } }), 400, 'phoneNumber'],
     [cardOrder({ billingAddressIsSameAsShippingAddress: false }), 400, 'billingAddress'],
     [cardOrder({ discountCodes: ['UNKNOWN1'] }), 400, 'discountCodes[0]'],
-    [cardOrder({ items: [{ productId: 'SIAC1', quantity: 1000 }, { productId: 'SIAC1', quantity: 1 }] }), 400, 'items'],
+    [
+      cardOrder({
+        items: [
+          { productId: 'SIAC1', quantity: 1000 },
+          { productId: 'SIAC1', quantity: 1 },
+        ],
+      }),
+      400,
+      'items',
+    ],
     [cardOrder({ items: [{ productId: 'SIAC1', quantity: 1, cardNumbers: [8400001] }] }), 409, null],
   ];
   for (const [body, status, field] of cases) {

@@ -24,7 +24,12 @@ beforeAll(async () => {
   pay = await createPaymentSimulator().start();
   ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl });
   await loadDemoCatalog(ctx.database.db);
-  const orderFlow = new OrderFlow({ database: ctx.database, logger: createLogger('idempotency-replay-test'), config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
+  const orderFlow = new OrderFlow({
+    database: ctx.database,
+    logger: createLogger('idempotency-replay-test'),
+    config: ctx.deps.config,
+    erpClients: erpClientsOf(ctx.deps),
+  });
   server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
@@ -41,11 +46,21 @@ afterAll(async () => {
 function post(path: string, body: unknown, headers: Record<string, string>, from = '127.0.0.1'): Promise<{ status: number; text: string }> {
   const data = JSON.stringify(body);
   return new Promise((resolve, reject) => {
-    const req = http.request({ host: '127.0.0.1', port, path, method: 'POST', localAddress: from, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers } }, (res) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
-    });
+    const req = http.request(
+      {
+        host: '127.0.0.1',
+        port,
+        path,
+        method: 'POST',
+        localAddress: from,
+        headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(data), ...headers },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => resolve({ status: res.statusCode ?? 0, text: Buffer.concat(chunks).toString('utf8') }));
+      },
+    );
     req.on('error', reject);
     req.end(data);
   });
@@ -79,7 +94,7 @@ test('a retry is answered the bytes of the first answer, paylink and updatedAt i
   expect((await post('/api/rest/v1/order', card, { 'Idempotency-Key': 'replay-bytes-2' })).text).toBe(firstCard.text);
 });
 
-test('anonymous keys are scoped to the client address: another address never gets the first caller\'s order', async () => {
+test("anonymous keys are scoped to the client address: another address never gets the first caller's order", async () => {
   const body = orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] });
   const victim = await post(SHOP_ORDERS, body, { 'Idempotency-Key': 'guessable-key' }, '127.0.0.1');
   expect(victim.status).toBe(200);

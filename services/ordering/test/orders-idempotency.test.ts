@@ -31,7 +31,9 @@ test('a retry with the same key returns the first order: one order, one claim, o
   expect(first.status).toBe(200);
   const after1 = await snapshot(shop.database);
   // Key order of the body does not matter: the hash is over canonical JSON.
-  const reordered = JSON.parse(JSON.stringify({ orderItems: body.orderItems, billingAddressIsSameAsShippingAddress: true, shippingAddress: body.shippingAddress, contact: body.contact }));
+  const reordered = JSON.parse(
+    JSON.stringify({ orderItems: body.orderItems, billingAddressIsSameAsShippingAddress: true, shippingAddress: body.shippingAddress, contact: body.contact }),
+  );
   for (let i = 0; i < 3; i++) {
     const again = await postOrder(shop, reordered, { 'Idempotency-Key': 'retry-1' });
     expect(again.status).toBe(200);
@@ -44,7 +46,12 @@ test('a retry with the same key returns the first order: one order, one claim, o
   // only stored messages, each marked after SMTP accepted it).
   const end = Date.now() + 10_000;
   while ((await countPending(shop.database.db, 'mail')) > 0 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
-  const stored = await shop.database.db.selectFrom('outbox_messages').select(['sent_at']).where('kind', '=', 'mail').where('dedupe_key', '=', `order-confirmation:${order.oid}`).execute();
+  const stored = await shop.database.db
+    .selectFrom('outbox_messages')
+    .select(['sent_at'])
+    .where('kind', '=', 'mail')
+    .where('dedupe_key', '=', `order-confirmation:${order.oid}`)
+    .execute();
   expect(stored).toHaveLength(1);
   expect(stored[0].sent_at).not.toBeNull();
   const mails = shop.smtp!.received.filter((m) => m.parsed.messageId === messageIdFor(`order-confirmation:${order.oid}`));
@@ -89,7 +96,11 @@ test('a first request still in flight after the wait → 409; a failed request l
   const validated: ShopOrderRequest = {
     ...body,
     contact: { emailOptIn: false, culture: 'en', ...body.contact },
-    orderItems: body.orderItems.map((i) => ({ ...i, articleBomItemOid: 0, subitems: i.subitems?.map((s) => ({ ...s, articleBomItemOid: s.articleBomItemOid ?? 0, subitems: undefined })) })),
+    orderItems: body.orderItems.map((i) => ({
+      ...i,
+      articleBomItemOid: 0,
+      subitems: i.subitems?.map((s) => ({ ...s, articleBomItemOid: s.articleBomItemOid ?? 0, subitems: undefined })),
+    })),
     discountCodes: [],
   };
   const db = shop.database.db;
@@ -99,14 +110,18 @@ test('a first request still in flight after the wait → 409; a failed request l
   const isHeld = new Promise<void>((r) => (holding = r));
   // A transaction holding the key stands in for a first request that is still running.
   const first = db.transaction().execute(async (trx) => {
-    await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('createShopOrder:anonymous', 'slow-1', ${requestHash(validated)}, now() + interval '1 day')`.execute(trx);
+    await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('createShopOrder:anonymous', 'slow-1', ${requestHash(validated)}, now() + interval '1 day')`.execute(
+      trx,
+    );
     holding();
     await held;
     throw new Error('first request failed');
   });
   await isHeld;
   const t0 = Date.now();
-  await expect(placeShopOrder(db, shopOrderInput(validated), { principal: null, idempotencyKey: 'slow-1', requestBody: validated, idempotencyWaitMs: 300 })).rejects.toMatchObject({ status: 409 });
+  await expect(
+    placeShopOrder(db, shopOrderInput(validated), { principal: null, idempotencyKey: 'slow-1', requestBody: validated, idempotencyWaitMs: 300 }),
+  ).rejects.toMatchObject({ status: 409 });
   expect(Date.now() - t0).toBeLessThan(5_000);
   release();
   await expect(first).rejects.toThrow('first request failed');
@@ -122,7 +137,9 @@ test('a first request still in flight after the wait → 409; a failed request l
 
 test('taking a key bounds only its own wait (lock_timeout is none again afterwards) and purges expired keys', async () => {
   const db = shop.database.db;
-  await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('test:purge', 'gone-1', 'h', now() - interval '1 minute'), ('test:purge', 'gone-2', 'h', now() - interval '1 minute'), ('test:purge', 'kept', 'h', now() + interval '1 day')`.execute(db);
+  await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('test:purge', 'gone-1', 'h', now() - interval '1 minute'), ('test:purge', 'gone-2', 'h', now() - interval '1 minute'), ('test:purge', 'kept', 'h', now() + interval '1 day')`.execute(
+    db,
+  );
   await db.transaction().execute(async (trx) => {
     expect(await takeIdempotencyKey(trx, { scope: 'test:purge', key: 'new-1', requestHash: 'h' }, 300)).toBeNull();
     // Later waits of the order (card numbers, discount codes) must not be bounded by the key's wait.
@@ -136,7 +153,11 @@ test('taking a key bounds only its own wait (lock_timeout is none again afterwar
 test('an expired key is taken over by a new request', async () => {
   const body = orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] });
   const first = await postOrder(shop, body, { 'Idempotency-Key': 'old-key' });
-  await shop.database.db.updateTable('idempotency_keys').set({ expires_at: new Date(Date.now() - 1000) }).where('key', '=', 'old-key').execute();
+  await shop.database.db
+    .updateTable('idempotency_keys')
+    .set({ expires_at: new Date(Date.now() - 1000) })
+    .where('key', '=', 'old-key')
+    .execute();
   const second = await postOrder(shop, orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 5 }] }), { 'Idempotency-Key': 'old-key' });
   expect(second.status).toBe(200);
   expect(second.body.oid).not.toBe(first.body.oid);
@@ -153,7 +174,10 @@ test('card orders (POST /api/rest/v1/order) are idempotent as well', async () =>
   expect(first.status).toBe(200);
   const again = await request(shop.url).post('/api/rest/v1/order').set('Idempotency-Key', 'card-1').send(body);
   expect(again.body).toEqual(first.body);
-  const other = await request(shop.url).post('/api/rest/v1/order').set('Idempotency-Key', 'card-1').send({ ...body, notes: 'changed' });
+  const other = await request(shop.url)
+    .post('/api/rest/v1/order')
+    .set('Idempotency-Key', 'card-1')
+    .send({ ...body, notes: 'changed' });
   expect(other.status).toBe(422);
   expect(other.headers['content-type']).toContain('application/problem+json');
 });

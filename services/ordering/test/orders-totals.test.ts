@@ -42,7 +42,14 @@ test('VAT per line after discounts, shipping at the highest rate, breakdown per 
     { vatRatePercent: 7, netCents: 2700, vatCents: 189 },
     { vatRatePercent: 19, netCents: 9590, vatCents: 1822 },
   ]);
-  expect(totals).toMatchObject({ itemsNetCents: 13_000, discountCents: 1_300, shippingNetCents: 590, netTotalCents: 12_290, vatCents: 2_011, grossTotalCents: 14_301 });
+  expect(totals).toMatchObject({
+    itemsNetCents: 13_000,
+    discountCents: 1_300,
+    shippingNetCents: 590,
+    netTotalCents: 12_290,
+    vatCents: 2_011,
+    grossTotalCents: 14_301,
+  });
 });
 
 test('discounts spread over the applicable lines and stack on what is left', () => {

@@ -25,7 +25,11 @@ export type NewContact = WithOptional<Schemas['ShopOrderContactDTO'], 'emailOptI
 /** Spec `NewShopOrderItemDTO` as a client sends it. */
 export type NewItem = WithOptional<Omit<Schemas['NewShopOrderItemDTO'], 'subitems'>, 'articleBomItemOid'> & { subitems?: NewItem[] };
 /** Spec `NewShopOrderDTO` as a client sends it. */
-export type NewShopOrder = Omit<Schemas['NewShopOrderDTO'], 'contact' | 'orderItems' | 'discountCodes'> & { contact: NewContact; orderItems: NewItem[]; discountCodes?: string[] };
+export type NewShopOrder = Omit<Schemas['NewShopOrderDTO'], 'contact' | 'orderItems' | 'discountCodes'> & {
+  contact: NewContact;
+  orderItems: NewItem[];
+  discountCodes?: string[];
+};
 
 /** A running shop for tests. */
 export interface TestShop {
@@ -53,7 +57,15 @@ export async function startShop(opts: { mail?: boolean; poolSize?: number } = {}
   let dispatcher: OutboxDispatcher | undefined;
   if (opts.mail) {
     smtp = await startTestSmtp();
-    dispatcher = new OutboxDispatcher({ database, mailer: smtpMailer(smtp.url), logger: createLogger('orders-test'), from: 'Shop <shop@example.com>', pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 200 });
+    dispatcher = new OutboxDispatcher({
+      database,
+      mailer: smtpMailer(smtp.url),
+      logger: createLogger('orders-test'),
+      from: 'Shop <shop@example.com>',
+      pollIntervalMs: 50,
+      baseBackoffMs: 50,
+      maxBackoffMs: 200,
+    });
     dispatcher.start();
   }
   return {
@@ -86,7 +98,10 @@ export function orderBody(overrides: Partial<NewShopOrder> = {}): NewShopOrder {
 
 /** POST a shop order. */
 export function postOrder(shop: TestShop, body: unknown, headers: Record<string, string> = {}) {
-  const r = request(shop.url).post('/api/grpc-json/v1/shop/orders').set(headers).send(body as object);
+  const r = request(shop.url)
+    .post('/api/grpc-json/v1/shop/orders')
+    .set(headers)
+    .send(body as object);
   return r;
 }
 
@@ -95,7 +110,13 @@ export async function createCodes(shop: TestShop, body: Partial<Schemas['CreateD
   const res = await request(shop.url)
     .post('/api/grpc-json/v1/shop/discount-codes/create')
     .set('Authorization', await shop.staff())
-    .send({ campaignName: 'Test', kind: 'percent', ...(body.kind === 'fixedAmount' ? {} : { percent: 10 }), ...(body.codes ? {} : { numberOfCodes: 1 }), ...body });
+    .send({
+      campaignName: 'Test',
+      kind: 'percent',
+      ...(body.kind === 'fixedAmount' ? {} : { percent: 10 }),
+      ...(body.codes ? {} : { numberOfCodes: 1 }),
+      ...body,
+    });
   if (res.status !== 200) throw new Error(`create codes: ${res.status} ${JSON.stringify(res.body)}`);
   return (res.body as Schemas['CreateDiscountCodesReply']).codes;
 }

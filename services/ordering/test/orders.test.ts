@@ -105,7 +105,11 @@ test('a retailer orders on invoice: state received, retailer-only articles, Fren
       billingAddress: { organisation: 'OL Zürich', address1: 'Postfach 12', city: 'Zürich', countryCode: 'CH' },
       orderItems: [
         { articleNumber: 'BSF8-PACK10', quantity: 2 },
-        { articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }] },
+        {
+          articleNumber: 'TRAINING-SET',
+          quantity: 1,
+          subitems: [{ articleNumber: 'SI-CARD10', quantity: 1, articleBomItemOid: 2, configuration: { cardNumber: '7000123' } }],
+        },
       ],
       retailerCustomerOrderReference: 'PO-77',
     }),
@@ -128,7 +132,11 @@ test('a retailer orders on invoice: state received, retailer-only articles, Fren
   expect(order.itemsNetCents).toBe(2 * 150_420 + 89_916);
   expect(order.shippingNetCents).toBe(2490);
   expect(order.grossTotalCents).toBe(order.netTotalCents + order.vatCents);
-  const row = await shop.database.db.selectFrom('orders').select(['erp_retailer_entity_id', 'shipping_country_id', 'billing_country_id']).where('id', '=', order.oid).executeTakeFirstOrThrow();
+  const row = await shop.database.db
+    .selectFrom('orders')
+    .select(['erp_retailer_entity_id', 'shipping_country_id', 'billing_country_id'])
+    .where('id', '=', order.oid)
+    .executeTakeFirstOrThrow();
   expect(row).toEqual({ erp_retailer_entity_id: 'C-1001', shipping_country_id: 756, billing_country_id: 756 });
 
   const mails = await shop.smtp!.waitFor(before + 1);
@@ -189,28 +197,149 @@ describe('rejected orders leave no trace', () => {
     ['sub-item-only article as main item', { ...base, orderItems: [{ articleNumber: 'CARD-HOLDER', quantity: 1 }] }, 400, 'orderItems[0].articleNumber'],
     ['quantity 0 (spec)', { ...base, orderItems: [{ ...item, quantity: 0 }] }, 400],
     ['quantity above the bound (spec)', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1001 }] }, 400],
-    ['card number outside the range', { ...base, orderItems: [{ ...item, configuration: { cardNumber: '7000123' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
-    ['card number not a number', { ...base, orderItems: [{ ...item, configuration: { cardNumber: '8l23456' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
+    [
+      'card number outside the range',
+      { ...base, orderItems: [{ ...item, configuration: { cardNumber: '7000123' } }] },
+      400,
+      'orderItems[0].configuration.cardNumber',
+    ],
+    [
+      'card number not a number',
+      { ...base, orderItems: [{ ...item, configuration: { cardNumber: '8l23456' } }] },
+      400,
+      'orderItems[0].configuration.cardNumber',
+    ],
     ['card number with quantity 2', { ...base, orderItems: [{ ...item, quantity: 2 }] }, 400, 'orderItems[0].quantity'],
     ['same card number twice', { ...base, orderItems: [item, { ...item }] }, 400, 'orderItems[1].configuration.cardNumber'],
-    ['card number on a non-card article', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, configuration: { cardNumber: '8123456' } }] }, 400, 'orderItems[0].configuration.cardNumber'],
+    [
+      'card number on a non-card article',
+      { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, configuration: { cardNumber: '8123456' } }] },
+      400,
+      'orderItems[0].configuration.cardNumber',
+    ],
     ['unknown configuration key', { ...base, orderItems: [{ ...item, configuration: { colour: 'red' } }] }, 400, 'orderItems[0].configuration.colour'],
-    ['select value not an option', { ...base, orderItems: [{ ...item, configuration: { feedbackSignal: 'loud' } }] }, 400, 'orderItems[0].configuration.feedbackSignal'],
-    ['text too long', { ...base, orderItems: [{ ...item, configuration: { personalDataLastName: 'x'.repeat(21) } }] }, 400, 'orderItems[0].configuration.personalDataLastName'],
-    ['main item naming a slot', { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 2 }] }, 400, 'orderItems[0].articleBomItemOid'],
-    ['unknown slot', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 5, articleBomItemOid: 9 }] }] }, 400, 'orderItems[0].subitems[0].articleBomItemOid'],
-    ['article not valid in the slot', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 3 }] }] }, 400, 'orderItems[0].subitems[0].articleNumber'],
-    ['locked slot changed', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 4, articleBomItemOid: 1 }] }] }, 400, 'orderItems[0].subitems[0].quantity'],
-    ['configuration of a non-configurable slot', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, configuration: { feedbackSignal: 'silent' } }] }] }, 400, 'orderItems[0].subitems[0].configuration.feedbackSignal'],
-    ['excluded attribute in a set', { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'SIAC1', quantity: 1, articleBomItemOid: 2, configuration: { personalDataFirstName: 'Bo' } }] }] }, 400, 'orderItems[0].subitems[0].configuration.personalDataFirstName'],
-    ['slot filled twice', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 }, { articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 }] }] }, 400, 'orderItems[0].subitems[1].articleBomItemOid'],
-    ['sub item with sub items', { ...base, orderItems: [{ articleNumber: 'SIAC-STARTER', quantity: 1, subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 1 }] }] }] }, 400, 'orderItems[0].subitems[0].subitems'],
-    ['neither first name nor organisation', { ...base, shippingAddress: { address1: 'Weg 1', city: 'Berlin', countryCode: 'DE' } }, 400, 'shippingAddress.firstName'],
+    [
+      'select value not an option',
+      { ...base, orderItems: [{ ...item, configuration: { feedbackSignal: 'loud' } }] },
+      400,
+      'orderItems[0].configuration.feedbackSignal',
+    ],
+    [
+      'text too long',
+      { ...base, orderItems: [{ ...item, configuration: { personalDataLastName: 'x'.repeat(21) } }] },
+      400,
+      'orderItems[0].configuration.personalDataLastName',
+    ],
+    [
+      'main item naming a slot',
+      { ...base, orderItems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 2 }] },
+      400,
+      'orderItems[0].articleBomItemOid',
+    ],
+    [
+      'unknown slot',
+      { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 5, articleBomItemOid: 9 }] }] },
+      400,
+      'orderItems[0].subitems[0].articleBomItemOid',
+    ],
+    [
+      'article not valid in the slot',
+      { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 3 }] }] },
+      400,
+      'orderItems[0].subitems[0].articleNumber',
+    ],
+    [
+      'locked slot changed',
+      { ...base, orderItems: [{ articleNumber: 'TRAINING-SET', quantity: 1, subitems: [{ articleNumber: 'BSF8', quantity: 4, articleBomItemOid: 1 }] }] },
+      400,
+      'orderItems[0].subitems[0].quantity',
+    ],
+    [
+      'configuration of a non-configurable slot',
+      {
+        ...base,
+        orderItems: [
+          {
+            articleNumber: 'SIAC-STARTER',
+            quantity: 1,
+            subitems: [{ articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, configuration: { feedbackSignal: 'silent' } }],
+          },
+        ],
+      },
+      400,
+      'orderItems[0].subitems[0].configuration.feedbackSignal',
+    ],
+    [
+      'excluded attribute in a set',
+      {
+        ...base,
+        orderItems: [
+          {
+            articleNumber: 'TRAINING-SET',
+            quantity: 1,
+            subitems: [{ articleNumber: 'SIAC1', quantity: 1, articleBomItemOid: 2, configuration: { personalDataFirstName: 'Bo' } }],
+          },
+        ],
+      },
+      400,
+      'orderItems[0].subitems[0].configuration.personalDataFirstName',
+    ],
+    [
+      'slot filled twice',
+      {
+        ...base,
+        orderItems: [
+          {
+            articleNumber: 'SIAC-STARTER',
+            quantity: 1,
+            subitems: [
+              { articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 },
+              { articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2 },
+            ],
+          },
+        ],
+      },
+      400,
+      'orderItems[0].subitems[1].articleBomItemOid',
+    ],
+    [
+      'sub item with sub items',
+      {
+        ...base,
+        orderItems: [
+          {
+            articleNumber: 'SIAC-STARTER',
+            quantity: 1,
+            subitems: [
+              { articleNumber: 'CARD-HOLDER', quantity: 1, articleBomItemOid: 2, subitems: [{ articleNumber: 'BSF8', quantity: 1, articleBomItemOid: 1 }] },
+            ],
+          },
+        ],
+      },
+      400,
+      'orderItems[0].subitems[0].subitems',
+    ],
+    [
+      'neither first name nor organisation',
+      { ...base, shippingAddress: { address1: 'Weg 1', city: 'Berlin', countryCode: 'DE' } },
+      400,
+      'shippingAddress.firstName',
+    ],
     ['unassigned country code', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'XX' } }, 400, 'shippingAddress.countryCode'],
     ['lower-case country code (spec)', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'de' } }, 400],
     ['phone missing for a UPS destination', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'CH' } }, 400, 'shippingAddress.phoneNumber'],
-    ['phone missing for a DHL Express destination', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'JP' } }, 400, 'shippingAddress.phoneNumber'],
-    ['invalid E.164 phone', { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'US', phoneNumber: '+1000' } }, 400, 'shippingAddress.phoneNumber'],
+    [
+      'phone missing for a DHL Express destination',
+      { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'JP' } },
+      400,
+      'shippingAddress.phoneNumber',
+    ],
+    [
+      'invalid E.164 phone',
+      { ...base, shippingAddress: { ...base.shippingAddress, countryCode: 'US', phoneNumber: '+1000' } },
+      400,
+      'shippingAddress.phoneNumber',
+    ],
     ['phone not in E.164 format (spec)', { ...base, shippingAddress: { ...base.shippingAddress, phoneNumber: '030 123456' } }, 400],
     ['billing address although the same as shipping', { ...base, billingAddress: base.shippingAddress }, 400, 'billingAddress'],
     ['billing address missing', { ...base, billingAddressIsSameAsShippingAddress: false }, 400, 'billingAddress'],
@@ -241,7 +370,16 @@ describe('rejected orders leave no trace', () => {
     const first = await postOrder(shop, orderBody({ orderItems: [{ ...item, configuration: { cardNumber: '8200001' } }] }));
     expect(first.status).toBe(200);
     const before = await snapshot(shop.database);
-    const res = await postOrder(shop, orderBody({ discountCodes: [code], orderItems: [{ articleNumber: 'BSF8', quantity: 1 }, { ...item, configuration: { cardNumber: '8200001' } }] }));
+    const res = await postOrder(
+      shop,
+      orderBody({
+        discountCodes: [code],
+        orderItems: [
+          { articleNumber: 'BSF8', quantity: 1 },
+          { ...item, configuration: { cardNumber: '8200001' } },
+        ],
+      }),
+    );
     expect(res.status).toBe(409);
     expect(res.body).toMatchObject({ code: 10, message: expect.stringContaining('8200001') });
     expect(await snapshot(shop.database)).toEqual(before);

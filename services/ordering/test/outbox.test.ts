@@ -5,7 +5,18 @@
 import { sql } from 'kysely';
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
-import { enqueue, enqueueMail, failReservedJob, mailEntry, messageIdFor, outboxRows, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
+import {
+  enqueue,
+  enqueueMail,
+  failReservedJob,
+  mailEntry,
+  messageIdFor,
+  outboxRows,
+  OutboxDispatcher,
+  PermanentJobError,
+  safeErrorText,
+  type OutboxHandler,
+} from '../src/outbox/outbox.service';
 import { completeJobSql, countPending, insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './helpers';
 import { countDead, findMessage } from './support/outbox';
@@ -100,7 +111,14 @@ test('retries while SMTP is down and delivers each message exactly once when it 
       await ctx.database.db.transaction().execute((trx) => enqueueMail(trx, `test:outage:${i}`, { to: `c${i}@example.com`, subject: `Order ${i}`, text: 'x' }));
     }
     // Every message was tried (and failed) at least once while SMTP was down.
-    await untilTrue(async () => (await sql<{ n: number }>`select count(*)::int as n from outbox_messages where dedupe_key like 'test:outage:%' and attempts >= 1`.execute(ctx.database.db)).rows[0].n === 10);
+    await untilTrue(
+      async () =>
+        (
+          await sql<{ n: number }>`select count(*)::int as n from outbox_messages where dedupe_key like 'test:outage:%' and attempts >= 1`.execute(
+            ctx.database.db,
+          )
+        ).rows[0].n === 10,
+    );
     expect(smtp.received).toHaveLength(0);
     expect(await countPending(ctx.database.db)).toBe(10);
     await smtp.start();
@@ -165,10 +183,10 @@ describe('job outbox', () => {
     await ctx.database.db.transaction().execute((trx) => enqueue(trx, 'test-fail', 'f1', {}));
     const d = jobDispatcher(
       {
-        'test-fail': (async () => {
+        'test-fail': async () => {
           calls++;
           throw new Error('ERP refused: AuthenticationToken: s3cr3t-token at http://admin:hunter2@erp.local/x?token=abc123');
-        }),
+        },
       },
       { maxAttempts: 3 },
     );
@@ -196,16 +214,19 @@ describe('job outbox', () => {
       await enqueue(trx, 'test-flaky', 'f1', {});
     });
     const d = jobDispatcher({
-      'test-perm': (async () => {
+      'test-perm': async () => {
         throw new PermanentJobError('order 42 does not exist');
-      }),
-      'test-flaky': (async () => {
+      },
+      'test-flaky': async () => {
         if (++flaky < 3) throw new Error('503 from ERP');
-      }),
+      },
     });
     d.start();
     try {
-      await until(async () => (await findMessage(ctx.database.db, 'test-flaky', 'f1'))?.sent_at != null && (await findMessage(ctx.database.db, 'test-perm', 'p1'))?.dead_at != null);
+      await until(
+        async () =>
+          (await findMessage(ctx.database.db, 'test-flaky', 'f1'))?.sent_at != null && (await findMessage(ctx.database.db, 'test-perm', 'p1'))?.dead_at != null,
+      );
     } finally {
       await d.stop();
     }
@@ -221,7 +242,14 @@ describe('job outbox', () => {
 test('a per-kind attempt limit given at register() overrides the dispatcher default', async () => {
   let calls = 0;
   await ctx.database.db.transaction().execute((trx) => enqueue(trx, 'test-kind-limit', 'k1', {}));
-  const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-kind-limit'), pollIntervalMs: 30, baseBackoffMs: 10, maxBackoffMs: 20, maxAttempts: 50 });
+  const d = new OutboxDispatcher({
+    database: ctx.database,
+    logger: createLogger('outbox-kind-limit'),
+    pollIntervalMs: 30,
+    baseBackoffMs: 10,
+    maxBackoffMs: 20,
+    maxAttempts: 50,
+  });
   d.register(
     'test-kind-limit',
     async () => {
@@ -246,9 +274,17 @@ test('a per-kind attempt limit given at register() overrides the dispatcher defa
 test('outboxRows + insertMessages write e-mails and jobs in one go: delays kept, existing dedupe keys skipped', async () => {
   const db = ctx.database.db;
   const before = Date.now();
-  const n = await db.transaction().execute((trx) =>
-    insertMessages(trx, outboxRows([mailEntry('test:all-mail', { to: 'eve@example.com', subject: 'All', text: 'x' }), { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 1 }, delayMs: 60_000 }])),
-  );
+  const n = await db
+    .transaction()
+    .execute((trx) =>
+      insertMessages(
+        trx,
+        outboxRows([
+          mailEntry('test:all-mail', { to: 'eve@example.com', subject: 'All', text: 'x' }),
+          { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 1 }, delayMs: 60_000 },
+        ]),
+      ),
+    );
   expect(n).toBe(2);
   const mail = await findMessage(db, 'mail', 'test:all-mail');
   expect(mail?.message_id).toBe(messageIdFor('test:all-mail'));
@@ -256,7 +292,13 @@ test('outboxRows + insertMessages write e-mails and jobs in one go: delays kept,
   expect(job?.payload).toEqual({ a: 1 });
   expect(job!.next_attempt_at.getTime()).toBeGreaterThanOrEqual(before + 59_000);
   const again = await db.transaction().execute((trx) =>
-    insertMessages(trx, outboxRows([{ kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 2 } }, { kind: 'test-all-job', dedupeKey: 'k2', payload: { a: 3 } }])),
+    insertMessages(
+      trx,
+      outboxRows([
+        { kind: 'test-all-job', dedupeKey: 'k1', payload: { a: 2 } },
+        { kind: 'test-all-job', dedupeKey: 'k2', payload: { a: 3 } },
+      ]),
+    ),
   );
   expect(again).toBe(1);
   expect((await findMessage(db, 'test-all-job', 'k1'))?.payload).toEqual({ a: 1 });
@@ -267,10 +309,11 @@ test('outboxRows + insertMessages write e-mails and jobs in one go: delays kept,
 test('a reserved job is left to its enqueuer: done in its own statement, or given back, or taken once the reservation ends', async () => {
   const db = ctx.database.db;
   const runs: string[] = [];
-  const d = dispatcher().register('test-reserved', (async (job: { dedupeKey: string }) => {
+  const d = dispatcher().register('test-reserved', async (job: { dedupeKey: string }) => {
     runs.push(job.dedupeKey);
-  }));
-  const reserve = (key: string, reserveMs: number) => db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-reserved', dedupeKey: key, payload: {}, reserveMs }])));
+  });
+  const reserve = (key: string, reserveMs: number) =>
+    db.transaction().execute((trx) => insertMessages(trx, outboxRows([{ kind: 'test-reserved', dedupeKey: key, payload: {}, reserveMs }])));
   d.start();
   try {
     await reserve('done', 60_000);
@@ -309,13 +352,12 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
   const hanging = new Promise<void>((r) => (release = r));
   const sent: string[] = [];
   // More slow jobs than a batch, all older than the fast ones: the first batch holds only slow jobs.
-  await db.transaction().execute((trx) => insertMessages(trx, outboxRows(Array.from({ length: 25 }, (_, i) => ({ kind: 'test-slow', dedupeKey: `s${i}`, payload: {} })))));
-  await db.transaction().execute((trx) =>
-    insertMessages(
-      trx,
-      outboxRows(Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } }))),
-    ),
-  );
+  await db
+    .transaction()
+    .execute((trx) => insertMessages(trx, outboxRows(Array.from({ length: 25 }, (_, i) => ({ kind: 'test-slow', dedupeKey: `s${i}`, payload: {} })))));
+  await db
+    .transaction()
+    .execute((trx) => insertMessages(trx, outboxRows(Array.from({ length: 45 }, (_, i) => ({ kind: 'test-fast', dedupeKey: `f${i}`, payload: { i } })))));
   const d = new OutboxDispatcher({ database: ctx.database, logger: createLogger('outbox-slow'), pollIntervalMs: 30, concurrency: 20 });
   d.register('test-slow', async () => {
     await hanging;
@@ -351,13 +393,13 @@ test('stop() returns while new jobs keep arriving: the jobs in hand finish, no n
   let ran = 0;
   let next = 0;
   // Every job enqueues the next one, as orders placed through another instance would: the backlog never empties.
-  const d = dispatcher().register('test-stream', (async () => {
+  const d = dispatcher().register('test-stream', async () => {
     ran++;
     await new Promise((r) => setTimeout(r, 5));
     await ctx.database.db.transaction().execute(async (trx) => {
       await enqueue(trx, 'test-stream', `s${++next}`, {});
     });
-  }));
+  });
   await ctx.database.db.transaction().execute(async (trx) => {
     await enqueue(trx, 'test-stream', `s${++next}`, {});
   });

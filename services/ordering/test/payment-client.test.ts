@@ -10,7 +10,13 @@ let sim: PaymentSimulator;
 const FAST = { maxAttempts: 3, baseDelayMs: 10, maxDelayMs: 40 };
 
 function client(opts: { apiKey?: string; instance?: string; timeoutMs?: number } = {}): PaymentClient {
-  return new PaymentClient({ baseUrl: sim.baseUrl, instance: opts.instance ?? 'demo', apiKey: opts.apiKey ?? DEFAULT_API_KEY, timeoutMs: opts.timeoutMs ?? 2_000, retry: FAST });
+  return new PaymentClient({
+    baseUrl: sim.baseUrl,
+    instance: opts.instance ?? 'demo',
+    apiKey: opts.apiKey ?? DEFAULT_API_KEY,
+    timeoutMs: opts.timeoutMs ?? 2_000,
+    retry: FAST,
+  });
 }
 const apiRequests = () => sim.server.requests.filter((r) => r.path.startsWith('/api/v1/'));
 
@@ -26,12 +32,31 @@ beforeEach(() => {
 describe('reads and writes', () => {
   it('creates, reads and deletes a paylink', async () => {
     const pay = client();
-    const p = await pay.createPaylink({ amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', email: 'ada@example.org', successUrl: 'https://shop.example/ok' });
+    const p = await pay.createPaylink({
+      amountCents: 12_345,
+      currency: 'EUR',
+      referenceId: 'ORD-2026-000042',
+      title: 'Order ORD-2026-000042',
+      purpose: 'Shop order',
+      email: 'ada@example.org',
+      successUrl: 'https://shop.example/ok',
+    });
     // `description` is required by the provider: without one the title is sent.
-    expect(p).toMatchObject({ status: 'waiting', amountCents: 12_345, currency: 'EUR', referenceId: 'ORD-2026-000042', title: 'Order ORD-2026-000042', purpose: 'Shop order', description: 'Order ORD-2026-000042' });
+    expect(p).toMatchObject({
+      status: 'waiting',
+      amountCents: 12_345,
+      currency: 'EUR',
+      referenceId: 'ORD-2026-000042',
+      title: 'Order ORD-2026-000042',
+      purpose: 'Shop order',
+      description: 'Order ORD-2026-000042',
+    });
     expect(p.link).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/pay\/[0-9a-f]+$/);
     expect(new Date(p.createdAt).toISOString()).toBe(p.createdAt);
-    expect(sim.invoice(p.id)).toMatchObject({ fields: { email: { defaultValue: 'ada@example.org', mandatory: '1' } }, successRedirectUrl: 'https://shop.example/ok' });
+    expect(sim.invoice(p.id)).toMatchObject({
+      fields: { email: { defaultValue: 'ada@example.org', mandatory: '1' } },
+      successRedirectUrl: 'https://shop.example/ok',
+    });
     expect(await pay.getPaylink(p.id)).toEqual(p);
     expect(await pay.deletePaylink(p.id)).toBe(true);
     expect(await pay.getPaylink(p.id)).toBeNull();
@@ -52,7 +77,19 @@ describe('reads and writes', () => {
     const read = await pay.getTransaction(tx.id);
     // The simulator writes times at +01:00; the client keeps the instant and answers UTC.
     expect(tx.time).toMatch(/\+01:00$/);
-    expect(read).toEqual({ id: tx.id, uuid: tx.uuid, status: 'confirmed', time: `${new Date(tx.time).toISOString().slice(0, 19)}Z`, referenceId: 'ORD-7', amountCents: 5_294, currency: 'EUR', psp: 'Simulated PSP', paymentMethod: 'mastercard', paylinkId: p.id, originalTransactionId: null });
+    expect(read).toEqual({
+      id: tx.id,
+      uuid: tx.uuid,
+      status: 'confirmed',
+      time: `${new Date(tx.time).toISOString().slice(0, 19)}Z`,
+      referenceId: 'ORD-7',
+      amountCents: 5_294,
+      currency: 'EUR',
+      psp: 'Simulated PSP',
+      paymentMethod: 'mastercard',
+      paylinkId: p.id,
+      originalTransactionId: null,
+    });
     expect((await pay.getPaylink(p.id))!.status).toBe('confirmed');
     const deleteErr = await pay.deletePaylink(p.id).catch((e: unknown) => e);
     expect(deleteErr).toMatchObject({ code: 'badRequest', status: 400, retryable: false });
@@ -63,7 +100,13 @@ describe('reads and writes', () => {
     const window = await pay.listTransactions({ order: 'ASC', from: new Date('2025-01-15T00:00:00+01:00'), to: new Date('2025-01-16T09:45:01+01:00') });
     expect(window.map((t) => t.referenceId)).toEqual(['ORD-2025-000102', 'ORD-2025-000103']);
     const refund = sim.refund(tx.id, 294);
-    expect(await pay.getTransaction(refund.id)).toMatchObject({ status: 'partially-refunded', amountCents: 294, originalTransactionId: tx.id, referenceId: 'ORD-7', currency: 'EUR' });
+    expect(await pay.getTransaction(refund.id)).toMatchObject({
+      status: 'partially-refunded',
+      amountCents: 294,
+      originalTransactionId: tx.id,
+      referenceId: 'ORD-7',
+      currency: 'EUR',
+    });
   });
 
   it('keeps transaction statuses it does not know instead of failing', async () => {
@@ -89,11 +132,18 @@ describe('reads and writes', () => {
     for (const t of details!.transactions) expect(t.netAmountCents).toBe(t.amountCents - t.feeCents);
     expect(details!.amountCents).toBe(details!.transactions.reduce((s, t) => s + t.netAmountCents, 0));
     expect(details!.feesCents).toBe(details!.transactions.reduce((s, t) => s + t.feeCents, 0));
-    expect(details!.transactions[0]).toMatchObject({ transferType: 'transaction', referenceId: 'ORD-2025-000117', amountCents: 106_999, time: '2025-01-28T11:30:19Z' });
+    expect(details!.transactions[0]).toMatchObject({
+      transferType: 'transaction',
+      referenceId: 'ORD-2025-000117',
+      amountCents: 106_999,
+      time: '2025-01-28T11:30:19Z',
+    });
     const csv = (await pay.getAccountingCsv(newest.uuid))!.split('\r\n');
     expect(csv[0]).toBe('payoutUuid,payoutDate,transferType,transactionId,transactionUuid,referenceId,time,amount,fee,net,currency');
     expect(csv[1]).toMatch(new RegExp(`^${newest.uuid},2025-02-03,transaction,\\d+,[0-9a-f]+,ORD-2025-000117,2025-01-28T11:30:19Z,1069.99,31.33,1038.66,EUR$`));
-    expect(csv[3]).toBe(`${newest.uuid},2025-02-03,total,,,,,${((newest.amountCents + newest.feesCents) / 100).toFixed(2)},${(newest.feesCents / 100).toFixed(2)},${(newest.amountCents / 100).toFixed(2)},EUR`);
+    expect(csv[3]).toBe(
+      `${newest.uuid},2025-02-03,total,,,,,${((newest.amountCents + newest.feesCents) / 100).toFixed(2)},${(newest.feesCents / 100).toFixed(2)},${(newest.amountCents / 100).toFixed(2)},EUR`,
+    );
     expect(sim.server.requests.some((r) => r.path.includes('accounting-export'))).toBe(false);
     expect(await pay.getPayout('no-such-uuid')).toBeNull();
     expect(await pay.getAccountingCsv('no-such-uuid')).toBeNull();
@@ -131,7 +181,9 @@ describe('failure discipline', () => {
 
   it('does not repeat a paylink creation after a 5xx, and says it may be retried later', async () => {
     sim.server.fail({ status: 500, count: 1, method: 'POST' });
-    const err = await client().createPaylink({ amountCents: 100, currency: 'EUR' }).catch((e: unknown) => e);
+    const err = await client()
+      .createPaylink({ amountCents: 100, currency: 'EUR' })
+      .catch((e: unknown) => e);
     expect(err).toBeInstanceOf(PaymentProviderError);
     expect(err).toMatchObject({ code: 'server', status: 500, retryable: true, operation: 'POST Invoice' });
     expect(apiRequests()).toHaveLength(1);
@@ -139,14 +191,18 @@ describe('failure discipline', () => {
 
   it('does not repeat a paylink creation whose answer was lost', async () => {
     sim.server.fail({ mode: 'resetAfterProcessing', method: 'POST' });
-    const err = await client().createPaylink({ amountCents: 100, currency: 'EUR', referenceId: 'ORD-LOST' }).catch((e: unknown) => e);
+    const err = await client()
+      .createPaylink({ amountCents: 100, currency: 'EUR', referenceId: 'ORD-LOST' })
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'network', retryable: true });
     expect(apiRequests()).toHaveLength(1);
   });
 
   it('never retries a 4xx', async () => {
     sim.server.fail({ status: 422, count: 1 });
-    const err = await client().getTransaction(1).catch((e: unknown) => e);
+    const err = await client()
+      .getTransaction(1)
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'badRequest', status: 422, retryable: false });
     expect(apiRequests()).toHaveLength(1);
   });
@@ -154,14 +210,18 @@ describe('failure discipline', () => {
   it('times out on a slow answer after its retries, within bounded time', async () => {
     sim.server.delay({ ms: 500, count: 10 });
     const started = Date.now();
-    const err = await client({ timeoutMs: 100 }).listTransactions().catch((e: unknown) => e);
+    const err = await client({ timeoutMs: 100 })
+      .listTransactions()
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'timeout', status: null, retryable: true });
     expect(Date.now() - started).toBeLessThan(1_500);
   });
 
   it('reports a wrong API key clearly, without the key', async () => {
     const secret = 'pk_live_5b1e0c7d9a3f';
-    const err = await client({ apiKey: secret }).listTransactions().catch((e: unknown) => e);
+    const err = await client({ apiKey: secret })
+      .listTransactions()
+      .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'unauthorized', status: 401, retryable: false });
     expect((err as Error).message).toMatch(/^Payment provider: GET Transaction answered 401/);
     expect(JSON.stringify({ ...(err as object), message: (err as Error).message, stack: (err as Error).stack })).not.toContain(secret);
@@ -170,7 +230,11 @@ describe('failure discipline', () => {
   it('reports an unreachable provider as a retryable network error', async () => {
     await sim.server.down('close');
     try {
-      expect(await client().getPaylink(1).catch((e: unknown) => e)).toMatchObject({ code: 'network', retryable: true });
+      expect(
+        await client()
+          .getPaylink(1)
+          .catch((e: unknown) => e),
+      ).toMatchObject({ code: 'network', retryable: true });
       expect((await client().ping()).isReachable).toBe(false);
     } finally {
       await sim.server.up();

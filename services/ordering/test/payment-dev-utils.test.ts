@@ -31,12 +31,24 @@ test('paylink, transaction, payout and CSV passthroughs; unknown → 404', async
   expect(created.status).toBe(200);
   expect(created.body).toMatchObject({ amountCents: 100, currency: 'EUR', title: 'Test payment', status: 'waiting' });
   const id = created.body.id as number;
-  expect((await request(ctx.app).get(dev(`get-payment-paylink?id=${id}`)).set('Authorization', admin)).body.id).toBe(id);
+  expect(
+    (
+      await request(ctx.app)
+        .get(dev(`get-payment-paylink?id=${id}`))
+        .set('Authorization', admin)
+    ).body.id,
+  ).toBe(id);
   expect((await request(ctx.app).get(dev('get-payment-paylink?id=999999')).set('Authorization', admin)).status).toBe(404);
 
-  const paid = await fetch(`${pay.baseUrl.replace(/\/api\/v1$/, '/__control')}/pay`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify({ invoiceId: id }) });
+  const paid = await fetch(`${pay.baseUrl.replace(/\/api\/v1$/, '/__control')}/pay`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ invoiceId: id }),
+  });
   const tx = ((await paid.json()) as { transaction: { id: number } }).transaction;
-  const one = await request(ctx.app).get(dev(`get-payment-transaction?id=${tx.id}`)).set('Authorization', admin);
+  const one = await request(ctx.app)
+    .get(dev(`get-payment-transaction?id=${tx.id}`))
+    .set('Authorization', admin);
   expect(one.status).toBe(200);
   expect(one.body).toMatchObject({ id: tx.id, status: 'confirmed', amountCents: 100 });
   expect((await request(ctx.app).get(dev('get-payment-transaction?id=999999')).set('Authorization', admin)).status).toBe(404);
@@ -47,18 +59,34 @@ test('paylink, transaction, payout and CSV passthroughs; unknown → 404', async
   const payout = pay.payout()!;
   const payouts = await request(ctx.app).get(dev('get-payment-payouts')).set('Authorization', admin);
   expect(payouts.status).toBe(200);
-  const details = await request(ctx.app).get(dev(`get-payment-payout-with-details?uuid=${payout.uuid}`)).set('Authorization', admin);
+  const details = await request(ctx.app)
+    .get(dev(`get-payment-payout-with-details?uuid=${payout.uuid}`))
+    .set('Authorization', admin);
   expect(details.status).toBe(200);
   expect(details.body.transactions.map((t: { transactionId: number }) => t.transactionId)).toContain(tx.id);
-  const csv = await request(ctx.app).get(dev(`get-payment-accounting-csv-export?uuid=${payout.uuid}`)).set('Authorization', admin);
+  const csv = await request(ctx.app)
+    .get(dev(`get-payment-accounting-csv-export?uuid=${payout.uuid}`))
+    .set('Authorization', admin);
   expect(csv.status).toBe(200);
   expect(csv.headers['content-type']).toMatch(/^text\/csv/);
   expect(csv.headers['content-disposition']).toContain('attachment');
   expect((await request(ctx.app).get(dev('get-payment-payout-with-details?uuid=nope')).set('Authorization', admin)).status).toBe(404);
 
   const other = await request(ctx.app).post(dev('create-payment-paylink')).set('Authorization', admin).send({ amountCents: 990, title: 'X' });
-  expect((await request(ctx.app).post(dev(`delete-payment-paylink?id=${other.body.id}`)).set('Authorization', admin)).status).toBe(200);
-  expect((await request(ctx.app).post(dev(`delete-payment-paylink?id=${other.body.id}`)).set('Authorization', admin)).status).toBe(404);
+  expect(
+    (
+      await request(ctx.app)
+        .post(dev(`delete-payment-paylink?id=${other.body.id}`))
+        .set('Authorization', admin)
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await request(ctx.app)
+        .post(dev(`delete-payment-paylink?id=${other.body.id}`))
+        .set('Authorization', admin)
+    ).status,
+  ).toBe(404);
 });
 
 test('provider down → 503 with Retry-After; customers are refused', async () => {
@@ -92,7 +120,9 @@ test('order listing: filters, search, sort allow-list and paging; order paylinks
   expect(all.body.items.map((o: { oid: number }) => o.oid)).toEqual([...ids].reverse());
   const asc = await request(ctx.app).get(dev('get-orders?sort=oid%20asc&size=2&page=1')).set('Authorization', admin);
   expect(asc.body.items.map((o: { oid: number }) => o.oid)).toEqual([ids[2]]);
-  expect((await request(ctx.app).get(dev('get-orders?countryCode=AT')).set('Authorization', admin)).body.items.map((o: { oid: number }) => o.oid)).toEqual([ids[2]]);
+  expect((await request(ctx.app).get(dev('get-orders?countryCode=AT')).set('Authorization', admin)).body.items.map((o: { oid: number }) => o.oid)).toEqual([
+    ids[2],
+  ]);
   expect((await request(ctx.app).get(dev('get-orders?searchText=listing1')).set('Authorization', admin)).body.totalCount).toBe(1);
   expect((await request(ctx.app).get(dev('get-orders?searchText=%25')).set('Authorization', admin)).body.totalCount).toBe(0);
   expect((await request(ctx.app).get(dev('get-orders?states=paid,transferred')).set('Authorization', admin)).body.totalCount).toBe(0);
@@ -100,14 +130,34 @@ test('order listing: filters, search, sort allow-list and paging; order paylinks
   expect((await request(ctx.app).get(dev('get-orders?sort=contact%20asc')).set('Authorization', admin)).status).toBe(400);
   expect((await request(ctx.app).get(dev('get-orders?states=lost')).set('Authorization', admin)).status).toBe(400);
 
-  const link = await request(ctx.app).post(dev(`create-erp-order-paylink?erpOrderOid=${ids[0]}`)).set('Authorization', admin);
+  const link = await request(ctx.app)
+    .post(dev(`create-erp-order-paylink?erpOrderOid=${ids[0]}`))
+    .set('Authorization', admin);
   expect(link.status).toBe(200);
-  const row = await ctx.database.db.selectFrom('orders').select(['paylink_id', 'paylink_url', 'gross_total_cents']).where('id', '=', ids[0]).executeTakeFirstOrThrow();
+  const row = await ctx.database.db
+    .selectFrom('orders')
+    .select(['paylink_id', 'paylink_url', 'gross_total_cents'])
+    .where('id', '=', ids[0])
+    .executeTakeFirstOrThrow();
   expect(row).toMatchObject({ paylink_id: link.body.id, paylink_url: link.body.link });
   expect(link.body.amountCents).toBe(Number(row.gross_total_cents));
-  const again = await request(ctx.app).post(dev(`create-erp-order-paylink?erpOrderOid=${ids[0]}`)).set('Authorization', admin);
+  const again = await request(ctx.app)
+    .post(dev(`create-erp-order-paylink?erpOrderOid=${ids[0]}`))
+    .set('Authorization', admin);
   expect(again.body.id).not.toBe(link.body.id);
-  expect((await request(ctx.app).post(dev(`delete-erp-order-paylink?erpOrderOid=${ids[0]}`)).set('Authorization', admin)).status).toBe(200);
-  expect((await request(ctx.app).post(dev(`delete-erp-order-paylink?erpOrderOid=${ids[0]}`)).set('Authorization', admin)).status).toBe(404);
+  expect(
+    (
+      await request(ctx.app)
+        .post(dev(`delete-erp-order-paylink?erpOrderOid=${ids[0]}`))
+        .set('Authorization', admin)
+    ).status,
+  ).toBe(200);
+  expect(
+    (
+      await request(ctx.app)
+        .post(dev(`delete-erp-order-paylink?erpOrderOid=${ids[0]}`))
+        .set('Authorization', admin)
+    ).status,
+  ).toBe(404);
   expect((await request(ctx.app).post(dev('create-erp-order-paylink?erpOrderOid=999999')).set('Authorization', admin)).status).toBe(404);
 });

@@ -24,35 +24,18 @@ async function placeOrder(): Promise<{ id: number; paylinkId: number; gross: num
     .send(orderBody({ orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }));
   expect(res.status).toBe(200);
   const id = (res.body as { oid: number }).oid;
-  const row = await stack.ctx.database.db
-    .selectFrom('orders')
-    .select(['paylink_id', 'gross_total_cents'])
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
+  const row = await stack.ctx.database.db.selectFrom('orders').select(['paylink_id', 'gross_total_cents']).where('id', '=', id).executeTakeFirstOrThrow();
   return { id, paylinkId: row.paylink_id!, gross: Number(row.gross_total_cents) };
 }
-const row = (id: number) =>
-  stack.ctx.database.db
-    .selectFrom('orders')
-    .select(['state', 'payment_on_hold_at'])
-    .where('id', '=', id)
-    .executeTakeFirstOrThrow();
+const row = (id: number) => stack.ctx.database.db.selectFrom('orders').select(['state', 'payment_on_hold_at']).where('id', '=', id).executeTakeFirstOrThrow();
 const reasons = async (id: number) =>
-  (
-    await stack.ctx.database.db
-      .selectFrom('order_state_changes')
-      .select('reason')
-      .where('order_id', '=', id)
-      .orderBy('id')
-      .execute()
-  ).map((r) => r.reason ?? '');
+  (await stack.ctx.database.db.selectFrom('order_state_changes').select('reason').where('order_id', '=', id).orderBy('id').execute()).map(
+    (r) => r.reason ?? '',
+  );
 const outcomes = async (id: number) =>
-  (
-    await stack.ctx.database.db.selectFrom('payment_deliveries').select('outcome').where('order_id', '=', id).execute()
-  ).map((r) => r.outcome);
+  (await stack.ctx.database.db.selectFrom('payment_deliveries').select('outcome').where('order_id', '=', id).execute()).map((r) => r.outcome);
 /** The expiry sweep as if a day had passed. */
-const expireNow = () =>
-  expireUnpaidOrders(stack.ctx.database.db, { now: new Date(Date.now() + 2 * 86_400_000), expiryMinutes: 24 * 60 });
+const expireNow = () => expireUnpaidOrders(stack.ctx.database.db, { now: new Date(Date.now() + 2 * 86_400_000), expiryMinutes: 24 * 60 });
 
 test('a bank transfer on its way (waiting) keeps the order on hold past its expiry; the money arriving pays it', async () => {
   const control = await placeOrder();
@@ -103,11 +86,7 @@ test('what needs a person is listed for an admin: the flagged partial payment an
     .insertInto('outbox_messages')
     .values({ kind: 'erp-sales-order', dedupe_key: `order:${o.id}`, payload: JSON.stringify({ orderId: o.id }) })
     .execute();
-  const { order_number } = await stack.ctx.database.db
-    .selectFrom('orders')
-    .select('order_number')
-    .where('id', '=', o.id)
-    .executeTakeFirstOrThrow();
+  const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', o.id).executeTakeFirstOrThrow();
   await until(
     'hand-off dead',
     async () =>

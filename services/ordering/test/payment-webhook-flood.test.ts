@@ -65,7 +65,11 @@ async function flood(url: string, ip: string, n: number, body: (i: number) => st
     Array.from({ length: parallel }, async () => {
       while (next < n) {
         const i = next++;
-        const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip }, body: body(i) });
+        const res = await fetch(url, {
+          method: 'POST',
+          headers: { 'content-type': 'application/x-www-form-urlencoded', 'x-forwarded-for': ip },
+          body: body(i),
+        });
         if (res.status === 429) expect(res.headers.get('retry-after')).not.toBeNull();
         await res.arrayBuffer();
         statuses.push(res.status);
@@ -75,8 +79,10 @@ async function flood(url: string, ip: string, n: number, body: (i: number) => st
   return statuses;
 }
 const count = (xs: number[], s: number) => xs.filter((x) => x === s).length;
-const deliveries = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from payment_deliveries`.execute(ctx.database.db)).rows[0].n);
-const jobs = async (): Promise<number> => Number((await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status'`.execute(ctx.database.db)).rows[0].n);
+const deliveries = async (): Promise<number> =>
+  Number((await sql<{ n: string }>`select count(*) as n from payment_deliveries`.execute(ctx.database.db)).rows[0].n);
+const jobs = async (): Promise<number> =>
+  Number((await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status'`.execute(ctx.database.db)).rows[0].n);
 const providerTransactionCalls = () => pay.server.requests.filter((r) => r.path.startsWith('/api/v1/Transaction/')).length;
 
 test('a flood of forged deliveries from one source is bounded; another source still gets through; repeats merge into one provider call', async () => {
@@ -102,7 +108,16 @@ test('a flood of forged deliveries from one source is bounded; another source st
   // Processing: one provider call per recorded delivery, not per request.
   const before = providerTransactionCalls();
   const flow = new OrderFlow({ database: ctx.database, logger: createLogger('flood-test'), config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
-  const dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger: createLogger('flood-test'), from: 'shop@example.com', handlers: flow.handlers(), pollIntervalMs: 20, baseBackoffMs: 20, maxBackoffMs: 100 });
+  const dispatcher = new OutboxDispatcher({
+    database: ctx.database,
+    mailer: ctx.deps.mailer,
+    logger: createLogger('flood-test'),
+    from: 'shop@example.com',
+    handlers: flow.handlers(),
+    pollIntervalMs: 20,
+    baseBackoffMs: 20,
+    maxBackoffMs: 100,
+  });
   dispatcher.start();
   try {
     const end = Date.now() + 30_000;
@@ -125,12 +140,20 @@ test('deliveries older than the retention are purged as new ones arrive, with th
   const old = await deliveries();
   expect(old).toBeGreaterThan(40);
   // A delivery still waiting for its re-fetch is kept however old.
-  await sql`insert into payment_deliveries (received_at, transaction_id, claimed_status, outcome) values (now() - interval '30 days', 42, 'waiting', 'queued')`.execute(ctx.database.db);
+  await sql`insert into payment_deliveries (received_at, transaction_id, claimed_status, outcome) values (now() - interval '30 days', 42, 'waiting', 'queued')`.execute(
+    ctx.database.db,
+  );
   const statuses = await flood(url, '203.0.113.200', 5, (i) => `transaction[id]=${8_000_000 + i}&transaction[status]=waiting`, 1);
   expect(statuses).toEqual([200, 200, 200, 200, 200]);
-  const left = await ctx.database.db.selectFrom('payment_deliveries').select(['transaction_id', 'outcome']).where('received_at', '<', new Date(Date.now() - 7 * 86_400_000)).execute();
+  const left = await ctx.database.db
+    .selectFrom('payment_deliveries')
+    .select(['transaction_id', 'outcome'])
+    .where('received_at', '<', new Date(Date.now() - 7 * 86_400_000))
+    .execute();
   expect(left).toEqual([{ transaction_id: 42, outcome: 'queued' }]);
-  const oldJobs = await sql<{ n: string }>`select count(*) as n from outbox_messages where kind = 'payment-status' and sent_at < now() - interval '7 days'`.execute(ctx.database.db);
+  const oldJobs = await sql<{
+    n: string;
+  }>`select count(*) as n from outbox_messages where kind = 'payment-status' and sent_at < now() - interval '7 days'`.execute(ctx.database.db);
   expect(Number(oldJobs.rows[0].n)).toBe(0);
 });
 

@@ -75,7 +75,11 @@ function contractOf(method: string, path: string): { query: ValidateFunction; bo
 }
 
 function errorsOf(fn: ValidateFunction, value: unknown): string[] {
-  return fn(value) ? [] : (fn.errors ?? []).map((e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`);
+  return fn(value)
+    ? []
+    : (fn.errors ?? []).map(
+        (e) => `${e.instancePath || '/'} ${e.message}${e.params && 'additionalProperty' in e.params ? ` (${String(e.params.additionalProperty)})` : ''}`,
+      );
 }
 
 /** Every contract violation of a recorded exchange (empty when it conforms). */
@@ -107,11 +111,22 @@ beforeAll(async () => {
     req.on('end', () => void forward());
     const forward = async () => {
       const target = new URL(req.url!, sim.baseUrl.replace(/\/api\/v1$/, ''));
-      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length' && k !== 'connection')) as Record<string, string>;
+      const headers = Object.fromEntries(Object.entries(req.headers).filter(([k]) => k !== 'host' && k !== 'content-length' && k !== 'connection')) as Record<
+        string,
+        string
+      >;
       const answer = await fetch(target, { method: req.method, headers, body: body === '' ? undefined : body });
       let text = await answer.text();
       if (bend) text = bend(target.pathname, text);
-      recorded.push({ method: req.method!, path: target.pathname, query: Object.fromEntries(target.searchParams), contentType: String(req.headers['content-type'] ?? ''), body, status: answer.status, answer: text });
+      recorded.push({
+        method: req.method!,
+        path: target.pathname,
+        query: Object.fromEntries(target.searchParams),
+        contentType: String(req.headers['content-type'] ?? ''),
+        body,
+        status: answer.status,
+        answer: text,
+      });
       res.writeHead(answer.status, { 'content-type': answer.headers.get('content-type') ?? 'application/json' });
       res.end(text);
     };
@@ -129,12 +144,29 @@ beforeEach(() => {
   sim.reset();
 });
 
-const client = () => new PaymentClient({ baseUrl: proxyUrl, instance: sim.instance, apiKey: DEFAULT_API_KEY, timeoutMs: 2_000, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+const client = () =>
+  new PaymentClient({
+    baseUrl: proxyUrl,
+    instance: sim.instance,
+    apiKey: DEFAULT_API_KEY,
+    timeoutMs: 2_000,
+    retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+  });
 
 test('every request the client sends and every answer the simulator gives conform to the contract', async () => {
   const pay = client();
   expect((await pay.ping()).isReachable).toBe(true);
-  const link = await pay.createPaylink({ amountCents: 4_990, currency: 'EUR', referenceId: 'ORD-C-1', title: 'Order ORD-C-1', description: 'Payment of order ORD-C-1', purpose: 'ORD-C-1', email: 'payer@example.org', successUrl: 'https://shop.example/ok', failedUrl: 'https://shop.example/failed' });
+  const link = await pay.createPaylink({
+    amountCents: 4_990,
+    currency: 'EUR',
+    referenceId: 'ORD-C-1',
+    title: 'Order ORD-C-1',
+    description: 'Payment of order ORD-C-1',
+    purpose: 'ORD-C-1',
+    email: 'payer@example.org',
+    successUrl: 'https://shop.example/ok',
+    failedUrl: 'https://shop.example/failed',
+  });
   const bare = await pay.createPaylink({ amountCents: 100, currency: 'CHF', referenceId: 'ORD-C-2', title: 'Order ORD-C-2', purpose: 'ORD-C-2' });
   await pay.getPaylink(link.id);
   await pay.deletePaylink(bare.id);
@@ -156,7 +188,16 @@ test('every request the client sends and every answer the simulator gives confor
   await pay.getPayout(payouts[0].uuid);
   await pay.getAccountingCsv(payouts[0].uuid);
   await pay.getPayout('unknown');
-  const gateway = await pay.createGateway({ amountCents: 990, currency: 'EUR', referenceId: 'ORD-C-3', title: 'not sent', purpose: 'ORD-C-3', email: 'g@example.org', successUrl: 'https://shop.example/ok', cancelUrl: 'https://shop.example/cancel' });
+  const gateway = await pay.createGateway({
+    amountCents: 990,
+    currency: 'EUR',
+    referenceId: 'ORD-C-3',
+    title: 'not sent',
+    purpose: 'ORD-C-3',
+    email: 'g@example.org',
+    successUrl: 'https://shop.example/ok',
+    cancelUrl: 'https://shop.example/cancel',
+  });
   await pay.getGateway(gateway.id);
   await pay.deleteGateway(gateway.id);
 
@@ -166,7 +207,10 @@ test('every request the client sends and every answer the simulator gives confor
   const created = recorded.filter((x) => x.method === 'POST' && x.path.endsWith('/Invoice/')).map((x) => parseBracketForm(x.body));
   expect(created[0]).toMatchObject({ description: 'Payment of order ORD-C-1', fields: { email: { defaultValue: 'payer@example.org', mandatory: '1' } } });
   expect(created[1]).toMatchObject({ description: 'Order ORD-C-2' });
-  expect(parseBracketForm(recorded.find((x) => x.method === 'POST' && x.path.endsWith('/Gateway/'))!.body)).toMatchObject({ fields: { email: { value: 'g@example.org' } }, cancelRedirectUrl: 'https://shop.example/cancel' });
+  expect(parseBracketForm(recorded.find((x) => x.method === 'POST' && x.path.endsWith('/Gateway/'))!.body)).toMatchObject({
+    fields: { email: { value: 'g@example.org' } },
+    cancelRedirectUrl: 'https://shop.example/cancel',
+  });
   expect(recorded.find((x) => x.path === '/api/v1/Transaction/')!.query).toMatchObject({ orderByTime: 'DESC' });
 });
 
@@ -186,7 +230,9 @@ test('webhook bodies (JSON and form-encoded) conform to the contract and carry t
     sim.subscribe(`${base}/json`, 'json');
     sim.subscribe(`${base}/form`, 'form');
     const link = await client().createPaylink({ amountCents: 2_000, currency: 'EUR', referenceId: 'ORD-W', title: 'W', email: 'w@example.org' });
-    const charge = sim.pay(sim.invoice(link.id)!, 'visa', { products: [{ name: 'A', description: null, quantity: 2, amount: 1_000, sku: 'A-1', vatRate: 8.1 }] });
+    const charge = sim.pay(sim.invoice(link.id)!, 'visa', {
+      products: [{ name: 'A', description: null, quantity: 2, amount: 1_000, sku: 'A-1', vatRate: 8.1 }],
+    });
     sim.refund(charge.id, 500);
     sim.payout();
     await sim.idle();
@@ -196,14 +242,27 @@ test('webhook bodies (JSON and form-encoded) conform to the contract and carry t
   const json = got.filter((g) => g.type.startsWith('application/json')).map((g) => JSON.parse(g.body) as Record<string, unknown>);
   const form = got.filter((g) => g.type.startsWith('application/x-www-form-urlencoded')).map((g) => parseBracketForm(g.body));
   // Payout and transaction events travel on their own queues: compare in a fixed order.
-  const key = (b: Record<string, unknown>) => JSON.stringify(Object.entries(b).map(([k, o]) => [k, (o as { id?: unknown; uuid?: unknown }).id ?? (o as { uuid: unknown }).uuid, (o as { status: unknown }).status]));
+  const key = (b: Record<string, unknown>) =>
+    JSON.stringify(
+      Object.entries(b).map(([k, o]) => [k, (o as { id?: unknown; uuid?: unknown }).id ?? (o as { uuid: unknown }).uuid, (o as { status: unknown }).status]),
+    );
   json.sort((a, b) => key(a).localeCompare(key(b)));
   form.sort((a, b) => key(a).localeCompare(key(b)));
   expect(json.map((j) => Object.keys(j)[0]).sort()).toEqual(['payout', 'transaction', 'transaction', 'transaction']);
   for (const body of json) expect(errorsOf(v.webhook, body)).toEqual([]);
   // The form is the same object flattened: scalars as strings (booleans 1/0), nulls left out.
   const asForm = (x: unknown): unknown =>
-    x === null || typeof x !== 'object' ? (typeof x === 'boolean' ? (x ? '1' : '0') : String(x)) : Object.fromEntries(Object.entries(x).filter(([, y]) => y !== null && !(typeof y === 'object' && Object.keys(y as object).length === 0)).map(([k, y]) => [k, asForm(y)]));
+    x === null || typeof x !== 'object'
+      ? typeof x === 'boolean'
+        ? x
+          ? '1'
+          : '0'
+        : String(x)
+      : Object.fromEntries(
+          Object.entries(x)
+            .filter(([, y]) => y !== null && !(typeof y === 'object' && Object.keys(y as object).length === 0))
+            .map(([k, y]) => [k, asForm(y)]),
+        );
   expect(form).toEqual(json.map(asForm));
 });
 
@@ -219,7 +278,9 @@ describe('negative controls: the validator rejects what departs from the contrac
     };
     // What the client used to send: no description, the Gateway's `fields[email][value]`.
     expect(violations(bent((f) => f.delete('description')))).toEqual(["body / must have required property 'description'"]);
-    expect(violations(bent((f) => (f.delete('fields[email][defaultValue]'), f.set('fields[email][value]', 'n@example.org'))))).toEqual(['body /fields/email must NOT have additional properties (value)']);
+    expect(violations(bent((f) => (f.delete('fields[email][defaultValue]'), f.set('fields[email][value]', 'n@example.org'))))).toEqual([
+      'body /fields/email must NOT have additional properties (value)',
+    ]);
     // Read-only (answer-only) properties and unknown ones.
     expect(violations(bent((f) => f.set('status', 'confirmed')))).toEqual(['body / must NOT have additional properties (status)']);
     expect(violations(bent((f) => f.set('email', 'n@example.org')))).toEqual(['body / must NOT have additional properties (email)']);
@@ -227,7 +288,9 @@ describe('negative controls: the validator rejects what departs from the contrac
     const list = { ...sent, method: 'GET', path: '/api/v1/Transaction/', body: '', query: { instance: 'demo', referenceId: 'ORD-N' } };
     expect(violations({ ...list, answer: '{"status":"success","data":[]}' })).toEqual(['query / must NOT have additional properties (referenceId)']);
     // A call outside the contract (the export endpoint Payrexx does not have).
-    expect(violations({ ...list, path: '/api/v1/Payout/abc/accounting-export', query: { instance: 'demo' } })).toEqual(['GET /api/v1/Payout/abc/accounting-export is not in the contract']);
+    expect(violations({ ...list, path: '/api/v1/Payout/abc/accounting-export', query: { instance: 'demo' } })).toEqual([
+      'GET /api/v1/Payout/abc/accounting-export is not in the contract',
+    ]);
   });
 
   test('a bent simulator answer (old payout shape, non-integer amount, missing uuid) fails', async () => {
@@ -247,10 +310,20 @@ describe('negative controls: the validator rejects what departs from the contrac
         }
       return JSON.stringify(env);
     };
-    await client().listPayouts().catch(() => undefined);
-    await client().getTransaction(1001).catch(() => undefined);
+    await client()
+      .listPayouts()
+      .catch(() => undefined);
+    await client()
+      .getTransaction(1001)
+      .catch(() => undefined);
     const [payouts, tx] = recorded;
-    expect(violations(payouts)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'total_fees'", 'answer /data/0 must NOT have additional properties (fees)', 'answer /data/0 must NOT have additional properties (statementDescriptor)']));
+    expect(violations(payouts)).toEqual(
+      expect.arrayContaining([
+        "answer /data/0 must have required property 'total_fees'",
+        'answer /data/0 must NOT have additional properties (fees)',
+        'answer /data/0 must NOT have additional properties (statementDescriptor)',
+      ]),
+    );
     expect(violations(tx)).toEqual(expect.arrayContaining(["answer /data/0 must have required property 'uuid'", 'answer /data/0/amount must be integer']));
   });
 });

@@ -43,7 +43,12 @@ async function placeOrder(): Promise<{ id: number; orderNumber: string; email: s
 }
 const orderRow = (id: number) => ctx.database.db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
 async function historyOf(id: number): Promise<{ change: string; reason: string | null }[]> {
-  const rows = await ctx.database.db.selectFrom('order_state_changes').select(['from_state', 'to_state', 'reason']).where('order_id', '=', id).orderBy('id').execute();
+  const rows = await ctx.database.db
+    .selectFrom('order_state_changes')
+    .select(['from_state', 'to_state', 'reason'])
+    .where('order_id', '=', id)
+    .orderBy('id')
+    .execute();
   return rows.map((r) => ({ change: `${r.from_state ?? ''}->${r.to_state}`, reason: r.reason }));
 }
 async function settled(): Promise<boolean> {
@@ -51,7 +56,14 @@ async function settled(): Promise<boolean> {
   const r = await ctx.database.db.selectFrom('payment_deliveries').select('id').where('outcome', 'in', ['queued', 'fetching']).execute();
   return r.length === 0;
 }
-const products = Array.from({ length: 12 }, (_, i) => ({ name: `Item ${i + 1}`, description: `Line ${i + 1}`, quantity: 1, amount: 100, sku: `SKU-${i + 1}`, vatRate: 8.1 }));
+const products = Array.from({ length: 12 }, (_, i) => ({
+  name: `Item ${i + 1}`,
+  description: `Line ${i + 1}`,
+  quantity: 1,
+  amount: 100,
+  sku: `SKU-${i + 1}`,
+  vatRate: 8.1,
+}));
 
 /** A paid, transferred order and its charge. */
 async function paidOrder(): Promise<{ id: number; orderNumber: string; charge: Transaction; grossCents: number }> {
@@ -89,9 +101,14 @@ test('a partial refund (its own transaction) is recorded and changes no state; t
   await until('partial refund processed', settled);
   expect((await orderRow(order.id)).state).toBe('transferred');
   const refunds = await ctx.database.db.selectFrom('payment_refunds').selectAll().where('order_id', '=', order.id).execute();
-  expect(refunds.map((r) => [r.transaction_id, r.original_transaction_id, Number(r.amount_cents), r.status])).toEqual([[partial.id, order.charge.id, 500, 'partially-refunded']]);
+  expect(refunds.map((r) => [r.transaction_id, r.original_transaction_id, Number(r.amount_cents), r.status])).toEqual([
+    [partial.id, order.charge.id, 500, 'partially-refunded'],
+  ]);
   const history = await historyOf(order.id);
-  expect(history.at(-1)).toEqual({ change: 'transferred->transferred', reason: expect.stringContaining(`partial refund 5.00 EUR (transaction ${partial.id} of ${order.charge.id})`) });
+  expect(history.at(-1)).toEqual({
+    change: 'transferred->transferred',
+    reason: expect.stringContaining(`partial refund 5.00 EUR (transaction ${partial.id} of ${order.charge.id})`),
+  });
 
   // The same refund delivered again is recorded once.
   expect((await request(url).post(WEBHOOK_PATH).type('form').send(`transaction[id]=${partial.id}&transaction[status]=partially-refunded`)).status).toBe(200);
@@ -122,7 +139,16 @@ test('two partial refunds processed at the same moment add up: the order becomes
     pay.subscribe(hook, 'form');
   }
   const ids = await Promise.all(
-    [first, second].map(async (t) => (await ctx.database.db.insertInto('payment_deliveries').values({ content_type: 'test', transaction_id: t.id, claimed_status: t.status, outcome: 'queued' }).returning('id').executeTakeFirstOrThrow()).id),
+    [first, second].map(
+      async (t) =>
+        (
+          await ctx.database.db
+            .insertInto('payment_deliveries')
+            .values({ content_type: 'test', transaction_id: t.id, claimed_status: t.status, outcome: 'queued' })
+            .returning('id')
+            .executeTakeFirstOrThrow()
+        ).id,
+    ),
   );
   await Promise.all([orderFlow.processPaymentStatus(ids[0], first.id), orderFlow.processPaymentStatus(ids[1], second.id)]);
   expect((await orderRow(order.id)).state).toBe('refunded');
@@ -138,12 +164,19 @@ test('a full refund at once → refunded; a refund of a transaction that did not
 
   const other = await paidOrder();
   // A foreign charge with this order's reference (another paylink), refunded.
-  const link = await request(url).post('/api/rest/v1/dev/create-payment-paylink').set('Authorization', admin).send({ amountCents: 700, referenceId: other.orderNumber });
+  const link = await request(url)
+    .post('/api/rest/v1/dev/create-payment-paylink')
+    .set('Authorization', admin)
+    .send({ amountCents: 700, referenceId: other.orderNumber });
   const foreign = (await control('pay', { invoiceId: link.body.id })).transaction;
   await control('refund', { transactionId: foreign.id });
   await until('foreign refund processed', settled);
   expect((await orderRow(other.id)).state).toBe('transferred');
-  const outcome = await ctx.database.db.selectFrom('payment_deliveries').select('outcome').where('transaction_id', '=', foreign.id + 1).executeTakeFirstOrThrow();
+  const outcome = await ctx.database.db
+    .selectFrom('payment_deliveries')
+    .select('outcome')
+    .where('transaction_id', '=', foreign.id + 1)
+    .executeTakeFirstOrThrow();
   expect(outcome.outcome).toBe('noChange:foreignRefund');
 });
 
@@ -152,7 +185,12 @@ test('statuses the service does not know are stored and shown; the dev transacti
   for (const status of ['refund_pending', 'insecure', 'disputed', 'a-status-from-the-future']) {
     await control('transaction-status', { transactionId: order.charge.id, status });
     await until(`${status} processed`, settled);
-    const d = await ctx.database.db.selectFrom('payment_deliveries').select(['provider_status', 'outcome']).where('transaction_id', '=', order.charge.id).orderBy('id', 'desc').executeTakeFirstOrThrow();
+    const d = await ctx.database.db
+      .selectFrom('payment_deliveries')
+      .select(['provider_status', 'outcome'])
+      .where('transaction_id', '=', order.charge.id)
+      .orderBy('id', 'desc')
+      .executeTakeFirstOrThrow();
     expect(d).toEqual({ provider_status: status, outcome: 'noChange:transferred' });
     const one = await request(url).get(`/api/rest/v1/dev/get-payment-transaction?id=${order.charge.id}`).set('Authorization', admin);
     expect(one.status).toBe(200);
@@ -176,28 +214,55 @@ test('payout: its webhook is acknowledged, it is listed with its transfers, and 
   const list = await request(url).get('/api/rest/v1/dev/get-payment-payouts').set('Authorization', admin);
   expect(list.status).toBe(200);
   const listed = list.body.find((p: { uuid: string }) => p.uuid === payout.uuid);
-  expect(listed).toMatchObject({ amountCents: payout.amount, feesCents: payout.total_fees, status: 'sent', isManualPayout: false, transactionCount: payout.transfers.length });
+  expect(listed).toMatchObject({
+    amountCents: payout.amount,
+    feesCents: payout.total_fees,
+    status: 'sent',
+    isManualPayout: false,
+    transactionCount: payout.transfers.length,
+  });
 
   const details = await request(url).get(`/api/rest/v1/dev/get-payment-payout-with-details?uuid=${payout.uuid}`).set('Authorization', admin);
   expect(details.status).toBe(200);
   const charge = details.body.transactions.find((t: { transactionId: number }) => t.transactionId === order.charge.id);
-  expect(charge).toMatchObject({ transferType: 'transaction', amountCents: order.grossCents, feeCents: order.charge.payrexxFee, netAmountCents: order.grossCents - order.charge.payrexxFee, referenceId: order.orderNumber });
-  expect(details.body.transactions.find((t: { transactionId: number }) => t.transactionId === refund.id)).toMatchObject({ transferType: 'transaction-reversal', amountCents: -250, feeCents: 0, netAmountCents: -250 });
+  expect(charge).toMatchObject({
+    transferType: 'transaction',
+    amountCents: order.grossCents,
+    feeCents: order.charge.payrexxFee,
+    netAmountCents: order.grossCents - order.charge.payrexxFee,
+    referenceId: order.orderNumber,
+  });
+  expect(details.body.transactions.find((t: { transactionId: number }) => t.transactionId === refund.id)).toMatchObject({
+    transferType: 'transaction-reversal',
+    amountCents: -250,
+    feeCents: 0,
+    netAmountCents: -250,
+  });
 
   const csv = await request(url).get(`/api/rest/v1/dev/get-payment-accounting-csv-export?uuid=${payout.uuid}`).set('Authorization', admin);
   expect(csv.status).toBe(200);
   expect(csv.headers['content-type']).toMatch(/^text\/csv/);
   const lines = csv.text.trim().split('\r\n');
   expect(lines[0]).toBe('payoutUuid,payoutDate,transferType,transactionId,transactionUuid,referenceId,time,amount,fee,net,currency');
-  expect(lines).toContain(`${payout.uuid},${payout.date},transaction-reversal,${refund.id},${refund.uuid},${order.orderNumber},${new Date(refund.time).toISOString().slice(0, 19)}Z,-2.50,0.00,-2.50,EUR`);
-  expect(lines.at(-1)).toBe(`${payout.uuid},${payout.date},total,,,,,${((payout.amount + payout.total_fees) / 100).toFixed(2)},${(payout.total_fees / 100).toFixed(2)},${(payout.amount / 100).toFixed(2)},EUR`);
+  expect(lines).toContain(
+    `${payout.uuid},${payout.date},transaction-reversal,${refund.id},${refund.uuid},${order.orderNumber},${new Date(refund.time).toISOString().slice(0, 19)}Z,-2.50,0.00,-2.50,EUR`,
+  );
+  expect(lines.at(-1)).toBe(
+    `${payout.uuid},${payout.date},total,,,,,${((payout.amount + payout.total_fees) / 100).toFixed(2)},${(payout.total_fees / 100).toFixed(2)},${(payout.amount / 100).toFixed(2)},EUR`,
+  );
   const net = lines.slice(1, -1).reduce((s, l) => s + Math.round(Number(l.split(',')[9]) * 100), 0);
   expect(net).toBe(payout.amount);
   expect(pay.server.requests.some((r) => r.path.includes('accounting-export'))).toBe(false);
 });
 
 test('payout and subscription events (no transaction) get 200; a body with none of them is a 400', async () => {
-  expect((await request(url).post(WEBHOOK_PATH).send({ payout: { uuid: 'abc', status: 'sent', amount: 100 } })).status).toBe(200);
+  expect(
+    (
+      await request(url)
+        .post(WEBHOOK_PATH)
+        .send({ payout: { uuid: 'abc', status: 'sent', amount: 100 } })
+    ).status,
+  ).toBe(200);
   expect((await request(url).post(WEBHOOK_PATH).type('form').send('subscription[id]=7&subscription[status]=cancelled')).status).toBe(200);
   const none = await request(url).post(WEBHOOK_PATH).send({ something: 1 });
   expect(none.status).toBe(400);

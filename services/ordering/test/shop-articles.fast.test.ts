@@ -92,7 +92,11 @@ it('answers generated requests exactly as the pipeline does (spec arbitraries of
   const parameters = ((spec.paths[ARTICLES].get as Schema).parameters as unknown[]).map((p) => deref(spec, p));
   // Each parameter: valid by its schema, or any short text (service-client headers left out: an unknown
   // client id is refused, a known one needs a client of this test).
-  const valueOf = (p: Schema) => fc.oneof(valueArb(spec, p.schema).map((v) => String(v)), fc.string({ maxLength: 8, unit: 'grapheme-ascii' }));
+  const valueOf = (p: Schema) =>
+    fc.oneof(
+      valueArb(spec, p.schema).map((v) => String(v)),
+      fc.string({ maxLength: 8, unit: 'grapheme-ascii' }),
+    );
   const query = fc.record(Object.fromEntries(parameters.filter((p) => p.in === 'query').map((p) => [p.name as string, valueOf(p)])), { requiredKeys: [] });
   const headers = fc.record(
     {
@@ -148,8 +152,20 @@ const { plainListQuery } = compileShopArticlesLaneRules(loadSpec(SPEC_FILE));
 it('reads the flags of a plain query and refuses anything else', () => {
   expect(plainListQuery('')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: false });
   expect(plainListQuery('includeSubitemArticles=true')).toEqual({ includeUnavailableArticles: false, includeSubitemArticles: true });
-  expect(plainListQuery('includeUnavailableArticles=true&includeSubitemArticles=true')).toEqual({ includeUnavailableArticles: true, includeSubitemArticles: true });
-  for (const q of ['includeSubitemArticles', 'includeSubitemArticles=', 'includeSubitemArticles=TRUE', 'includeSubitemArticles=1', 'a=1', '&', 'includeSubitemArticles=true&includeSubitemArticles=true', 'filterByArticleNumbers=']) {
+  expect(plainListQuery('includeUnavailableArticles=true&includeSubitemArticles=true')).toEqual({
+    includeUnavailableArticles: true,
+    includeSubitemArticles: true,
+  });
+  for (const q of [
+    'includeSubitemArticles',
+    'includeSubitemArticles=',
+    'includeSubitemArticles=TRUE',
+    'includeSubitemArticles=1',
+    'a=1',
+    '&',
+    'includeSubitemArticles=true&includeSubitemArticles=true',
+    'filterByArticleNumbers=',
+  ]) {
     expect(plainListQuery(q)).toBeNull();
   }
 });

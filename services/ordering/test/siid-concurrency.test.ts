@@ -70,7 +70,12 @@ it('16 workers × 500 random claims in a small range: every win is stored once, 
     select count(*)::int as rows, count(distinct service_id)::int as distinct
     from card_numbers where service_id between ${first} and ${first + size - 1}`.execute(wide.db);
   expect(stats.rows[0]).toEqual({ rows: wins.size, distinct: wins.size });
-  const stored = await wide.db.selectFrom('card_numbers').select(['service_id', 'order_ref']).where('service_id', '>=', first).where('service_id', '<', first + size).execute();
+  const stored = await wide.db
+    .selectFrom('card_numbers')
+    .select(['service_id', 'order_ref'])
+    .where('service_id', '>=', first)
+    .where('service_id', '<', first + size)
+    .execute();
   for (const r of stored) expect(r.order_ref).toBe(wins.get(r.service_id));
 });
 

@@ -23,19 +23,9 @@ describe('card types', () => {
       sicard10: { first: 7_000_001, last: 7_999_999 },
       siac1: { first: 8_000_001, last: 8_999_999 },
     });
-    expect([999_999, 1_000_000, 1_999_999, 2_000_000, 7_000_000, 7_000_001, 7_999_999, 8_000_000, 8_000_001, 8_999_999, 9_000_000].map(cardTypeOfNumber)).toEqual([
-      null,
-      'sicard9',
-      'sicard9',
-      null,
-      null,
-      'sicard10',
-      'sicard10',
-      null,
-      'siac1',
-      'siac1',
-      null,
-    ]);
+    expect(
+      [999_999, 1_000_000, 1_999_999, 2_000_000, 7_000_000, 7_000_001, 7_999_999, 8_000_000, 8_000_001, 8_999_999, 9_000_000].map(cardTypeOfNumber),
+    ).toEqual([null, 'sicard9', 'sicard9', null, null, 'sicard10', 'sicard10', null, 'siac1', 'siac1', null]);
   });
 });
 
@@ -77,11 +67,29 @@ describe('random free SIIDs', () => {
 
 describe('SIID check', () => {
   it('answers valid and free, taken, and out-of-range numbers', async () => {
-    expect((await request(ctx.app).get(`${SIIDS}/siac1/8123456`).expect(200)).body).toEqual({ cardType: 'siac1', serviceId: 8_123_456, isValid: true, canBeOrdered: true });
+    expect((await request(ctx.app).get(`${SIIDS}/siac1/8123456`).expect(200)).body).toEqual({
+      cardType: 'siac1',
+      serviceId: 8_123_456,
+      isValid: true,
+      canBeOrdered: true,
+    });
     await claim('siac1', 8_123_456, 'order-1');
-    expect((await request(ctx.app).get(`${SIIDS}/siac1/8123456`).expect(200)).body).toEqual({ cardType: 'siac1', serviceId: 8_123_456, isValid: true, canBeOrdered: false });
-    expect((await request(ctx.app).get(`${SIIDS}/sicard10/8123457`).expect(200)).body).toEqual({ cardType: 'sicard10', serviceId: 8_123_457, isValid: false, canBeOrdered: false });
-    expect((await request(ctx.app).get(`${SIIDS}/sicard9/999999`).set('X-Service-Client-Id', 'c').expect(200)).body).toMatchObject({ isValid: false, canBeOrdered: false });
+    expect((await request(ctx.app).get(`${SIIDS}/siac1/8123456`).expect(200)).body).toEqual({
+      cardType: 'siac1',
+      serviceId: 8_123_456,
+      isValid: true,
+      canBeOrdered: false,
+    });
+    expect((await request(ctx.app).get(`${SIIDS}/sicard10/8123457`).expect(200)).body).toEqual({
+      cardType: 'sicard10',
+      serviceId: 8_123_457,
+      isValid: false,
+      canBeOrdered: false,
+    });
+    expect((await request(ctx.app).get(`${SIIDS}/sicard9/999999`).set('X-Service-Client-Id', 'c').expect(200)).body).toMatchObject({
+      isValid: false,
+      canBeOrdered: false,
+    });
     expect((await request(ctx.app).get(`${SIIDS}/sicard9/1000000`).expect(200)).body).toMatchObject({ isValid: true, canBeOrdered: true });
   });
 
@@ -103,7 +111,12 @@ describe('claims', () => {
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(409);
     expect((error as ApiError).message).toBe('Card number 1234567 is already taken.');
-    const rows = await ctx.database.db.selectFrom('card_numbers').select(['service_id', 'order_ref', 'state']).where('service_id', 'in', [1_234_567, 1_234_568, 1_234_569]).orderBy('service_id').execute();
+    const rows = await ctx.database.db
+      .selectFrom('card_numbers')
+      .select(['service_id', 'order_ref', 'state'])
+      .where('service_id', 'in', [1_234_567, 1_234_568, 1_234_569])
+      .orderBy('service_id')
+      .execute();
     expect(rows).toEqual([
       { service_id: 1_234_567, order_ref: 'order-a', state: 'reserved' },
       { service_id: 1_234_568, order_ref: 'order-b', state: 'reserved' },
@@ -112,7 +125,10 @@ describe('claims', () => {
   });
 
   it('rejects numbers outside the type range with 400 and claims nothing of a partly taken batch', async () => {
-    const outOfRange = await ctx.database.db.transaction().execute((trx) => claimCardNumber(trx, 'siac1', 7_500_000, 'x')).catch((e: ApiError) => e);
+    const outOfRange = await ctx.database.db
+      .transaction()
+      .execute((trx) => claimCardNumber(trx, 'siac1', 7_500_000, 'x'))
+      .catch((e: ApiError) => e);
     expect(outOfRange).toMatchObject({ status: 400, options: { errors: { cardNumber: [expect.stringContaining('7500000')] } } });
     await claim('siac1', 8_500_002, 'first');
     const batch = await ctx.database.db
@@ -134,8 +150,12 @@ describe('claims', () => {
   });
 
   it('is enforced by the database: the range check and the primary key', async () => {
-    await expect(ctx.database.db.insertInto('card_numbers').values({ service_id: 5, card_type: 'siac1', order_ref: null }).execute()).rejects.toThrow(/check constraint/);
+    await expect(ctx.database.db.insertInto('card_numbers').values({ service_id: 5, card_type: 'siac1', order_ref: null }).execute()).rejects.toThrow(
+      /check constraint/,
+    );
     await claim('siac1', 8_600_000, 'o');
-    await expect(ctx.database.db.insertInto('card_numbers').values({ service_id: 8_600_000, card_type: 'siac1', order_ref: 'p' }).execute()).rejects.toThrow(/duplicate key/);
+    await expect(ctx.database.db.insertInto('card_numbers').values({ service_id: 8_600_000, card_type: 'siac1', order_ref: 'p' }).execute()).rejects.toThrow(
+      /duplicate key/,
+    );
   });
 });

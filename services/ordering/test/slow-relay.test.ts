@@ -120,7 +120,12 @@ test(
     const row = await db.selectFrom('orders').select(['paylink_id']).where('id', '=', paidOrder.id).executeTakeFirstOrThrow();
     const payAt = Date.now();
     await stack.control('pay', { invoiceId: row.paylink_id });
-    await until('paid', async () => ['paid', 'transferred'].includes((await db.selectFrom('orders').select('state').where('id', '=', paidOrder.id).executeTakeFirstOrThrow()).state), 10_000);
+    await until(
+      'paid',
+      async () =>
+        ['paid', 'transferred'].includes((await db.selectFrom('orders').select('state').where('id', '=', paidOrder.id).executeTakeFirstOrThrow()).state),
+      10_000,
+    );
     const paidMs = Date.now() - payAt;
     expect(paidMs).toBeLessThan(10_000);
     expect(deliveredTo('stalled@example.com')).toHaveLength(0);
@@ -129,13 +134,28 @@ test(
     await until('greylisted mail', async () => deliveredTo('greylisted@example.com').length === 2, 10_000);
 
     // Refused: each message tried once (one RCPT), dead with the relay's answer, written to the order's history.
-    await until('refused mail dead', async () => (await db.selectFrom('outbox_messages').select('id').where('dedupe_key', 'like', `order-%:${refused.id}`).where('dead_at', 'is not', null).execute()).length === 2, 10_000);
-    const refusedRows = await db.selectFrom('outbox_messages').select(['attempts', 'last_error']).where('dedupe_key', 'like', `order-%:${refused.id}`).execute();
+    await until(
+      'refused mail dead',
+      async () =>
+        (await db.selectFrom('outbox_messages').select('id').where('dedupe_key', 'like', `order-%:${refused.id}`).where('dead_at', 'is not', null).execute())
+          .length === 2,
+      10_000,
+    );
+    const refusedRows = await db
+      .selectFrom('outbox_messages')
+      .select(['attempts', 'last_error'])
+      .where('dedupe_key', 'like', `order-%:${refused.id}`)
+      .execute();
     for (const r of refusedRows) {
       expect(r.attempts).toBe(1);
       expect(r.last_error).toMatch(/550/);
     }
-    const history = await db.selectFrom('order_state_changes').select(['actor', 'reason', 'from_state', 'to_state']).where('order_id', '=', refused.id).where('actor', '=', 'system:mail').execute();
+    const history = await db
+      .selectFrom('order_state_changes')
+      .select(['actor', 'reason', 'from_state', 'to_state'])
+      .where('order_id', '=', refused.id)
+      .where('actor', '=', 'system:mail')
+      .execute();
     expect(history).toHaveLength(2);
     for (const h of history) {
       expect(h.reason).toMatch(/not delivered: .*550 5\.1\.1 mailbox unavailable/);
@@ -145,7 +165,13 @@ test(
     // The operator sees the dead letters (admin only) with their order.
     const admin = await stack.ctx.bearer({ roles: ['admin'] });
     expect((await request(stack.url).get('/api/rest/v1/maintenance/dead-jobs')).status).toBe(401);
-    expect((await request(stack.url).get('/api/rest/v1/maintenance/dead-jobs').set('Authorization', await stack.ctx.bearer({ roles: ['support'] }))).status).toBe(403);
+    expect(
+      (
+        await request(stack.url)
+          .get('/api/rest/v1/maintenance/dead-jobs')
+          .set('Authorization', await stack.ctx.bearer({ roles: ['support'] }))
+      ).status,
+    ).toBe(403);
     const listed = await request(stack.url).get('/api/rest/v1/maintenance/dead-jobs?kind=mail').set('Authorization', admin);
     expect(listed.status).toBe(200);
     const dead = listed.body as { id: number; orderId?: number; lastError: string; dedupeKey: string }[];
@@ -162,14 +188,27 @@ test(
     const retried = await request(stack.url).post(`/api/rest/v1/maintenance/dead-jobs/${dead[0].id}/retry`).set('Authorization', admin);
     expect(retried.status).toBe(200);
     expect(retried.body).toMatchObject({ id: dead[0].id, attempts: 0, deadAt: null });
-    await until('retried job dead again', async () => (await db.selectFrom('outbox_messages').select('dead_at').where('id', '=', dead[0].id).executeTakeFirstOrThrow()).dead_at !== null, 10_000);
+    await until(
+      'retried job dead again',
+      async () => (await db.selectFrom('outbox_messages').select('dead_at').where('id', '=', dead[0].id).executeTakeFirstOrThrow()).dead_at !== null,
+      10_000,
+    );
     expect(relay.rcpts.filter((a) => a === 'refused@example.com')).toHaveLength(3);
-    const sentJob = await db.selectFrom('outbox_messages').select('id').where('dedupe_key', '=', `order-confirmation:${others[1].id}`).executeTakeFirstOrThrow();
+    const sentJob = await db
+      .selectFrom('outbox_messages')
+      .select('id')
+      .where('dedupe_key', '=', `order-confirmation:${others[1].id}`)
+      .executeTakeFirstOrThrow();
     expect((await request(stack.url).post(`/api/rest/v1/maintenance/dead-jobs/${sentJob.id}/retry`).set('Authorization', admin)).status).toBe(404);
 
     // The stalled messages arrive when the relay answers, each exactly once, on their first attempt.
     await until('stalled mail', async () => deliveredTo('stalled@example.com').length === 2, STALL_MS + 20_000);
-    await until('stalled jobs done', async () => (await db.selectFrom('outbox_messages').select('id').where('dedupe_key', 'like', `order-%:${stalled.id}`).where('sent_at', 'is not', null).execute()).length === 2);
+    await until(
+      'stalled jobs done',
+      async () =>
+        (await db.selectFrom('outbox_messages').select('id').where('dedupe_key', 'like', `order-%:${stalled.id}`).where('sent_at', 'is not', null).execute())
+          .length === 2,
+    );
     await new Promise((r) => setTimeout(r, 1_000));
     expect(deliveredTo('stalled@example.com')).toHaveLength(2);
     expect(new Set(deliveredTo('stalled@example.com').map((d) => d.messageId)).size).toBe(2);

@@ -31,7 +31,11 @@ describe('error areas', () => {
 
 describe('spec-driven access control', () => {
   it('asks anonymous callers of an admin operation to authenticate, before reading the body', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/maintenance/enable-maintenance-mode').send('{not json').set('content-type', 'application/json').expect(401);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/maintenance/enable-maintenance-mode')
+      .send('{not json')
+      .set('content-type', 'application/json')
+      .expect(401);
     expect(res.headers['www-authenticate']).toBe('Bearer');
   });
   it('forbids a customer an admin operation', async () => {

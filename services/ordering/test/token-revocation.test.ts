@@ -27,16 +27,28 @@ describe('role, password and active-flag changes take effect at once', () => {
     const deputy = await createUser(ctx.app, admin, { userName: 'deputy', email: 'deputy@example.com', password: PW, roles: ['admin'] });
     const stale = await bearerOf(ctx.app, 'deputy', PW);
     await request(ctx.app).get('/api/rest/v1/users').set('authorization', stale).expect(200);
-    await request(ctx.app).post(ROLES).set('authorization', admin).send({ id: deputy.id, roles: ['customer'] }).expect(200);
+    await request(ctx.app)
+      .post(ROLES)
+      .set('authorization', admin)
+      .send({ id: deputy.id, roles: ['customer'] })
+      .expect(200);
     // The attack: restore the role with the old token.
-    const res = await request(ctx.app).post(ROLES).set('authorization', stale).send({ id: deputy.id, roles: ['admin'] }).expect(401);
+    const res = await request(ctx.app)
+      .post(ROLES)
+      .set('authorization', stale)
+      .send({ id: deputy.id, roles: ['admin'] })
+      .expect(401);
     expect(res.headers['www-authenticate']).toContain('invalid_token');
     await request(ctx.app).get('/api/rest/v1/users').set('authorization', stale).expect(401);
     const stored = (await request(ctx.app).get(`/api/rest/v1/users/${deputy.id}`).set('authorization', admin).expect(200)).body;
     expect(stored.roles).toEqual(['customer']);
     // A new login carries the new role.
     const fresh = await bearerOf(ctx.app, 'deputy', PW);
-    await request(ctx.app).post(ROLES).set('authorization', fresh).send({ id: deputy.id, roles: ['admin'] }).expect(403);
+    await request(ctx.app)
+      .post(ROLES)
+      .set('authorization', fresh)
+      .send({ id: deputy.id, roles: ['admin'] })
+      .expect(403);
   });
 
   it('a deactivation and a password change refuse older tokens at once on another instance too', async () => {
@@ -44,16 +56,31 @@ describe('role, password and active-flag changes take effect at once', () => {
     const user = await createUser(ctx.app, admin, { userName: 'roamer', email: 'roamer@example.com', password: PW });
     const token = await bearerOf(ctx.app, 'roamer', PW);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', token).expect(200);
-    await request(ctx.app).post(ROLES).set('authorization', admin).send({ id: user.id, roles: ['customer'], isActive: false }).expect(200);
+    await request(ctx.app)
+      .post(ROLES)
+      .set('authorization', admin)
+      .send({ id: user.id, roles: ['customer'], isActive: false })
+      .expect(200);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', token).expect(401);
-    await request(ctx.app).post(ROLES).set('authorization', admin).send({ id: user.id, roles: ['customer'], isActive: true }).expect(200);
+    await request(ctx.app)
+      .post(ROLES)
+      .set('authorization', admin)
+      .send({ id: user.id, roles: ['customer'], isActive: true })
+      .expect(200);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', token).expect(401);
 
     const again = await bearerOf(ctx.app, 'roamer', PW);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', again).expect(200);
-    await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', again).send({ currentPassword: PW, newPassword: 'roamer-new-password-1' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', again)
+      .send({ currentPassword: PW, newPassword: 'roamer-new-password-1' })
+      .expect(200);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', again).expect(401);
-    await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', await bearerOf(ctx.app, 'roamer', 'roamer-new-password-1')).expect(200);
+    await request(other)
+      .get('/api/rest/v1/auth/userinfo')
+      .set('authorization', await bearerOf(ctx.app, 'roamer', 'roamer-new-password-1'))
+      .expect(200);
   });
 });
 
@@ -67,7 +94,10 @@ describe('required claims', () => {
     const key = createPrivateKey(privateKeyPem);
     const kid = await calculateJwkThumbprint(await exportJWK(createPublicKey(key)));
     sign = (omit, sub = '1') => {
-      let jwt = new SignJWT({ kind: 'user', roles: ['admin'], user_group: 'internal', ver: 0 }).setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' }).setIssuer(ctx.deps.config.jwtIssuer).setAudience(ctx.deps.config.jwtAudience);
+      let jwt = new SignJWT({ kind: 'user', roles: ['admin'], user_group: 'internal', ver: 0 })
+        .setProtectedHeader({ alg: 'EdDSA', kid, typ: 'at+jwt' })
+        .setIssuer(ctx.deps.config.jwtIssuer)
+        .setAudience(ctx.deps.config.jwtAudience);
       if (!omit.includes('sub')) jwt = jwt.setSubject(sub);
       if (!omit.includes('iat')) jwt = jwt.setIssuedAt();
       if (!omit.includes('exp')) jwt = jwt.setExpirationTime('10m');

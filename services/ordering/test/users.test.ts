@@ -25,9 +25,34 @@ afterAll(async () => ctx.close());
 
 describe('create', () => {
   it('returns the User without any password field, with defaults applied', async () => {
-    expect(anna).toMatchObject({ userName: 'anna', email: 'anna@example.com', roles: ['customer'], userGroup: 'public', culture: 'de-CH', isActive: true, emailVerified: false, lastLoginAt: null, erpRetailerEntityId: null });
+    expect(anna).toMatchObject({
+      userName: 'anna',
+      email: 'anna@example.com',
+      roles: ['customer'],
+      userGroup: 'public',
+      culture: 'de-CH',
+      isActive: true,
+      emailVerified: false,
+      lastLoginAt: null,
+      erpRetailerEntityId: null,
+    });
     expect(Object.keys(anna).sort()).toEqual(
-      ['createdAt', 'culture', 'email', 'emailVerified', 'erpRetailerEntityId', 'firstName', 'id', 'isActive', 'lastLoginAt', 'lastName', 'roles', 'updatedAt', 'userGroup', 'userName'].sort(),
+      [
+        'createdAt',
+        'culture',
+        'email',
+        'emailVerified',
+        'erpRetailerEntityId',
+        'firstName',
+        'id',
+        'isActive',
+        'lastLoginAt',
+        'lastName',
+        'roles',
+        'updatedAt',
+        'userGroup',
+        'userName',
+      ].sort(),
     );
     const list = await request(ctx.app).get('/api/rest/v1/users').set('authorization', admin).expect(200);
     expect(JSON.stringify(list.body)).not.toMatch(/password|scrypt/i);
@@ -37,23 +62,53 @@ describe('create', () => {
   });
 
   it('refuses a taken user name (case-insensitive) or e-mail with 409', async () => {
-    await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'ANNA', email: 'other@example.com', password: PW }).expect(409);
-    await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'anna2', email: 'Anna@Example.com', password: PW }).expect(409);
+    await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'ANNA', email: 'other@example.com', password: PW })
+      .expect(409);
+    await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'anna2', email: 'Anna@Example.com', password: PW })
+      .expect(409);
   });
 
   it('enforces the password policy and the e-mail format', async () => {
-    const short = await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'shorty', email: 's@example.com', password: 'short' }).expect(400);
+    const short = await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'shorty', email: 's@example.com', password: 'short' })
+      .expect(400);
     expect(short.body.errors.password).toBeDefined();
-    const same = await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'samesame.user', email: 's@example.com', password: 'SameSame.User' }).expect(400);
+    const same = await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'samesame.user', email: 's@example.com', password: 'SameSame.User' })
+      .expect(400);
     expect(same.body.errors.password).toEqual(['must not be the user name']);
-    const mail = await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'mailer', email: 'not-an-email', password: PW }).expect(400);
+    const mail = await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'mailer', email: 'not-an-email', password: PW })
+      .expect(400);
     expect(mail.body.errors.email).toBeDefined();
   });
 
   it('requires retailer group and ERP link for retailers', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/users').set('authorization', admin).send({ userName: 'shop1', email: 'shop1@example.com', password: PW, roles: ['retailer'] }).expect(400);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users')
+      .set('authorization', admin)
+      .send({ userName: 'shop1', email: 'shop1@example.com', password: PW, roles: ['retailer'] })
+      .expect(400);
     expect(res.body.errors.erpRetailerEntityId).toBeDefined();
-    const ok = await createUser(ctx.app, admin, { userName: 'shop2', email: 'shop2@example.com', password: PW, roles: ['retailer'], erpRetailerEntityId: 'C-1001' });
+    const ok = await createUser(ctx.app, admin, {
+      userName: 'shop2',
+      email: 'shop2@example.com',
+      password: PW,
+      roles: ['retailer'],
+      erpRetailerEntityId: 'C-1001',
+    });
     expect(ok).toMatchObject({ userGroup: 'retailer', erpRetailerEntityId: 'C-1001' });
   });
 });
@@ -94,22 +149,42 @@ describe('update-profile', () => {
     expect(me.body).toMatchObject({ roles: ['customer'], userGroup: 'public', isActive: true, userName: 'anna' });
   });
 
-  it('changes the caller\'s own names and culture at once; a new e-mail address only once verified (email-verification.test.ts)', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', annaBearer).send({ firstName: 'Annette', lastName: null, culture: 'fr', email: 'annette@example.com' }).expect(200);
+  it("changes the caller's own names and culture at once; a new e-mail address only once verified (email-verification.test.ts)", async () => {
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', annaBearer)
+      .send({ firstName: 'Annette', lastName: null, culture: 'fr', email: 'annette@example.com' })
+      .expect(200);
     expect(res.body).toMatchObject({ id: anna.id, firstName: 'Annette', lastName: null, culture: 'fr', email: 'anna@example.com', emailVerified: false });
     // A taken address answers exactly like a free one.
-    const taken = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', annaBearer).send({ email: 'ben@example.com' }).expect(200);
+    const taken = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', annaBearer)
+      .send({ email: 'ben@example.com' })
+      .expect(200);
     expect(taken.body.email).toBe('anna@example.com');
   });
 
   it('changes the password only with the current one, and ends every session', async () => {
     const session = await login(ctx.app, 'ben', PW);
     const benBearer = `Bearer ${session.access_token}`;
-    const missing = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', benBearer).send({ newPassword: 'a-brand-new-password' }).expect(400);
+    const missing = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', benBearer)
+      .send({ newPassword: 'a-brand-new-password' })
+      .expect(400);
     expect(missing.body.errors.currentPassword).toBeDefined();
-    const wrong = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', benBearer).send({ currentPassword: 'nope-nope-nope', newPassword: 'a-brand-new-password' }).expect(400);
+    const wrong = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', benBearer)
+      .send({ currentPassword: 'nope-nope-nope', newPassword: 'a-brand-new-password' })
+      .expect(400);
     expect(wrong.body.errors.currentPassword).toBeDefined();
-    const res = await request(ctx.app).post('/api/rest/v1/users/update-profile').set('authorization', benBearer).send({ currentPassword: PW, newPassword: 'a-brand-new-password' }).expect(200);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users/update-profile')
+      .set('authorization', benBearer)
+      .send({ currentPassword: PW, newPassword: 'a-brand-new-password' })
+      .expect(200);
     expect(JSON.stringify(res.body)).not.toContain('a-brand-new-password');
     // Every access token issued before the change is refused, this one included.
     await request(ctx.app).get('/api/rest/v1/auth/userinfo').set('authorization', benBearer).expect(401);
@@ -121,17 +196,41 @@ describe('update-profile', () => {
 
 describe('update-roles', () => {
   it('changes roles, group, link and active flag (admin only)', async () => {
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', annaBearer).send({ id: anna.id, roles: ['admin'] }).expect(403);
-    const res = await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: ben.id, roles: ['retailer'], userGroup: 'retailer', erpRetailerEntityId: 'C-2002' }).expect(200);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', annaBearer)
+      .send({ id: anna.id, roles: ['admin'] })
+      .expect(403);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', admin)
+      .send({ id: ben.id, roles: ['retailer'], userGroup: 'retailer', erpRetailerEntityId: 'C-2002' })
+      .expect(200);
     expect(res.body).toMatchObject({ roles: ['retailer'], userGroup: 'retailer', erpRetailerEntityId: 'C-2002' });
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: ben.id, roles: ['retailer'], erpRetailerEntityId: null }).expect(400);
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: 99999, roles: ['customer'] }).expect(404);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', admin)
+      .send({ id: ben.id, roles: ['retailer'], erpRetailerEntityId: null })
+      .expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', admin)
+      .send({ id: 99999, roles: ['customer'] })
+      .expect(404);
   });
 
   it('refuses to remove the last active admin (409)', async () => {
     const me = await request(ctx.app).get('/api/rest/v1/users/get-by-name').query({ userName: 'admin' }).set('authorization', admin).expect(200);
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: me.body.id, roles: ['support'] }).expect(409);
-    await request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: me.body.id, roles: ['admin'], isActive: false }).expect(409);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', admin)
+      .send({ id: me.body.id, roles: ['support'] })
+      .expect(409);
+    await request(ctx.app)
+      .post('/api/rest/v1/users/update-roles')
+      .set('authorization', admin)
+      .send({ id: me.body.id, roles: ['admin'], isActive: false })
+      .expect(409);
   });
 
   it('two admins demoting each other concurrently: exactly one succeeds, one admin remains', async () => {
@@ -139,8 +238,14 @@ describe('update-roles', () => {
     const me = await request(ctx.app).get('/api/rest/v1/users/get-by-name').query({ userName: 'admin' }).set('authorization', admin).expect(200);
     const aBearer = await bearerOf(ctx.app, 'admin-a', PW);
     const [r1, r2] = await Promise.all([
-      request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', admin).send({ id: a.id, roles: ['customer'] }),
-      request(ctx.app).post('/api/rest/v1/users/update-roles').set('authorization', aBearer).send({ id: me.body.id, roles: ['customer'] }),
+      request(ctx.app)
+        .post('/api/rest/v1/users/update-roles')
+        .set('authorization', admin)
+        .send({ id: a.id, roles: ['customer'] }),
+      request(ctx.app)
+        .post('/api/rest/v1/users/update-roles')
+        .set('authorization', aBearer)
+        .send({ id: me.body.id, roles: ['customer'] }),
     ]);
     expect([r1.status, r2.status].sort()).toEqual([200, 409]);
     const { sql } = await import('kysely');

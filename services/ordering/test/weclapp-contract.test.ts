@@ -29,7 +29,11 @@ const client = () =>
 
 /** Sends a raw JSON request to the main tenant, as a client that departs from the contract would. */
 async function raw(method: string, path: string, body: unknown): Promise<number> {
-  const res = await fetch(`${sim.baseUrl()}/${path}`, { method, headers: { AuthenticationToken: DEFAULT_TOKENS.main, 'content-type': 'application/json' }, body: JSON.stringify(body) });
+  const res = await fetch(`${sim.baseUrl()}/${path}`, {
+    method,
+    headers: { AuthenticationToken: DEFAULT_TOKENS.main, 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
   await res.arrayBuffer();
   return res.status;
 }
@@ -54,11 +58,33 @@ test('every request the client sends and every answer the simulator gives confor
   const draft = {
     order: {
       customerId: webshop,
-      orderItems: [{ articleId: byNumber.get(ARTICLE_NUMBERS.siacStarter)!, positionNumber: 1, quantity: '1', unitPrice: '52.94', manualUnitPrice: true, title: 'SIAC starter set' }],
+      orderItems: [
+        {
+          articleId: byNumber.get(ARTICLE_NUMBERS.siacStarter)!,
+          positionNumber: 1,
+          quantity: '1',
+          unitPrice: '52.94',
+          manualUnitPrice: true,
+          title: 'SIAC starter set',
+        },
+      ],
       deliveryAddress: { firstName: 'Ada', lastName: 'Runner', street1: 'Weg 1', zipcode: '10115', city: 'Berlin', countryCode: 'DE' },
       commission: 'SO-2026-000001',
     },
-    subItems: [{ parentPositionNumber: 1, item: { articleId: byNumber.get(ARTICLE_NUMBERS.siac)!, positionNumber: 2, quantity: '1', unitPrice: '0.00', manualUnitPrice: true, title: 'SIAC', description: 'cardNumber: 8000001' } }],
+    subItems: [
+      {
+        parentPositionNumber: 1,
+        item: {
+          articleId: byNumber.get(ARTICLE_NUMBERS.siac)!,
+          positionNumber: 2,
+          quantity: '1',
+          unitPrice: '0.00',
+          manualUnitPrice: true,
+          title: 'SIAC',
+          description: 'cardNumber: 8000001',
+        },
+      },
+    ],
   };
   const { salesOrder } = await erp.createSalesOrder('weclapp', draft, 'SO-2026-000001');
   expect(salesOrder.orderItems).toHaveLength(2);
@@ -72,7 +98,11 @@ test('every request the client sends and every answer the simulator gives confor
   const printed = await erp.updateSalesOrder('weclapp', salesOrder.id, { status: 'ORDER_CONFIRMATION_PRINTED' }, again.salesOrder.version);
   await sim.patchEntity('salesOrder', printed.id, { shipped: true });
   expect(await erp.getSalesOrder('weclapp', printed.id)).toMatchObject({ shipped: true, invoiced: true });
-  const { quotation } = await erp.createQuotation('weclapp', { customerId: retailers[0].id, quotationItems: [{ articleId: byNumber.get(ARTICLE_NUMBERS.bsf8)!, quantity: '10' }], commission: 'Center subscription' }, 'CQ-1');
+  const { quotation } = await erp.createQuotation(
+    'weclapp',
+    { customerId: retailers[0].id, quotationItems: [{ articleId: byNumber.get(ARTICLE_NUMBERS.bsf8)!, quantity: '10' }], commission: 'Center subscription' },
+    'CQ-1',
+  );
   await erp.getQuotation('weclapp', quotation.id);
   const now = new Date();
   await erp.listSalesInvoices('weclapp', now.getUTCFullYear(), now.getUTCMonth() + 1);
@@ -86,7 +116,12 @@ test('every request the client sends and every answer the simulator gives confor
 test('negative control: a request bent away from the contract is caught', async () => {
   const customerId = await client().customerIdByNumber('weclapp', CUSTOMER_NUMBERS.webshop);
   // The shape the client sent before it followed weclapp's description.
-  await raw('POST', 'salesOrder', { customerNumber: CUSTOMER_NUMBERS.webshop, paid: true, recordCurrencyName: 'EUR', orderItems: [{ articleNumber: 'SIAC1', quantity: '1', parentPositionNumber: 1 }] });
+  await raw('POST', 'salesOrder', {
+    customerNumber: CUSTOMER_NUMBERS.webshop,
+    paid: true,
+    recordCurrencyName: 'EUR',
+    orderItems: [{ articleNumber: 'SIAC1', quantity: '1', parentPositionNumber: 1 }],
+  });
   await raw('POST', 'salesOrder', { customerId, orderItems: [{ quantity: '1' }] });
   expect(sim.contractViolations.filter((v) => v.side === 'request')).toEqual([
     {
@@ -116,12 +151,17 @@ test('negative control: an answer bent away from the contract is caught', async 
   // The simulator's old habits: a SHIPPED status, a tax amount, a null where weclapp leaves the property out.
   Object.assign(sim.data().salesOrder.get(salesOrder.id)!, { status: 'SHIPPED', taxAmount: '0.19', commission: null });
   const article = sim.data().article.get(articleId)!;
-  Object.assign(article.salesBillOfMaterialItems ??= [], [{ id: '1', positionNumber: 1, articleId, quantity: '1', locked: true }]);
+  Object.assign((article.salesBillOfMaterialItems ??= []), [{ id: '1', positionNumber: 1, articleId, quantity: '1', locked: true }]);
   await erp.getSalesOrder('weclapp', salesOrder.id).catch(() => undefined);
   await erp.getArticle('weclapp', articleId);
   const answers = sim.contractViolations.filter((v) => v.side === 'answer');
   expect(answers).toEqual([
-    { side: 'answer', method: 'GET', path: '/salesOrder/id/{id}', errors: expect.arrayContaining(['/: unknown property taxAmount', '/status: must be equal to one of the allowed values']) },
+    {
+      side: 'answer',
+      method: 'GET',
+      path: '/salesOrder/id/{id}',
+      errors: expect.arrayContaining(['/: unknown property taxAmount', '/status: must be equal to one of the allowed values']),
+    },
     { side: 'answer', method: 'GET', path: '/article/id/{id}', errors: ['/salesBillOfMaterialItems/0: unknown property locked'] },
   ]);
 });
@@ -131,9 +171,17 @@ test('the contract module itself: weclapp’s read-only flags, required flags an
   expect(contract.requestErrors('PUT', '/salesOrder/id/1', { id: '1', version: '3', status: 'CLOSED' })).toEqual([]);
   expect(contract.requestErrors('PUT', '/salesOrder/id/1', { version: '3', shipped: true })).toEqual(['/shipped: readOnly property']);
   expect(contract.requestErrors('GET', '/nowhere', undefined)).toBeNull();
-  expect(contract.entityErrors('salesInvoice', { id: '1', version: '0', createdDate: 1, lastModifiedDate: 1, invoiceNumber: 'RE-1', invoiceDate: 1, status: 'BOOKED' })).toEqual(
-    expect.arrayContaining(['/: missing paymentStatus', '/status: must be equal to one of the allowed values']),
-  );
+  expect(
+    contract.entityErrors('salesInvoice', {
+      id: '1',
+      version: '0',
+      createdDate: 1,
+      lastModifiedDate: 1,
+      invoiceNumber: 'RE-1',
+      invoiceDate: 1,
+      status: 'BOOKED',
+    }),
+  ).toEqual(expect.arrayContaining(['/: missing paymentStatus', '/status: must be equal to one of the allowed values']));
 });
 
 test('the deprecated /customer view of the same parties conforms too', async () => {

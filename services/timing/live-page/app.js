@@ -16,7 +16,9 @@
   var API = '/api/rest/v1';
   var eventId = (/^\/events\/(\d+)\/live\/?$/.exec(location.pathname) || [])[1];
 
-  var $ = function (id) { return document.getElementById(id); };
+  var $ = function (id) {
+    return document.getElementById(id);
+  };
   var state = null; // { event, total, lastId, modems: Map, recentUploads: number[], perMinute: Map, feed: [] }
   var clockOffset = 0; // service clock − browser clock (ms)
   var streamAbort = null;
@@ -26,13 +28,17 @@
   var params = new URLSearchParams(location.search);
   if (params.get('quiet')) $('quiet-minutes').value = params.get('quiet');
 
-  function key() { return sessionStorage.getItem(KEY_STORAGE) || ''; }
+  function key() {
+    return sessionStorage.getItem(KEY_STORAGE) || '';
+  }
   function headers(extra) {
     var h = extra || {};
     if (key()) h.apikey = key();
     return h;
   }
-  function now() { return Date.now() + clockOffset; }
+  function now() {
+    return Date.now() + clockOffset;
+  }
   /**
    * One time format for the whole page, in the organiser's locale (the browser's language): the same
    * hour:minute:second shape everywhere, with the date in front only where the day is not the event's day.
@@ -49,13 +55,21 @@
    */
   var eventOffset = -new Date().getTimezoneOffset() * 60000;
   function estimateOffset(punches) {
-    var diffs = punches.map(function (p) { return p.time - p.receptionTimeUtc; }).sort(function (a, b) { return a - b; });
+    var diffs = punches
+      .map(function (p) {
+        return p.time - p.receptionTimeUtc;
+      })
+      .sort(function (a, b) {
+        return a - b;
+      });
     if (!diffs.length) return;
     var q = 15 * 60000;
     var median = Math.round(diffs[Math.floor(diffs.length / 2)] / q) * q;
     if (Math.abs(median) <= 14 * 3600000) eventOffset = median;
   }
-  function dayOf(localMs) { return Math.floor(localMs / 86400000); }
+  function dayOf(localMs) {
+    return Math.floor(localMs / 86400000);
+  }
   /** The event's day (local), for "is this another day" (the window's start, else the newest punch). */
   var eventDay = null;
   /** A local wall-clock time (ms written as if UTC, as the API's `time`), the date added when not the event's day. */
@@ -105,7 +119,9 @@
   function showKeyForm(message) {
     $('key-form-section').hidden = false;
     $('key-message').textContent = message;
-    ['overview', 'modems-section', 'feed-section', 'chart-section'].forEach(function (id) { $(id).hidden = true; });
+    ['overview', 'modems-section', 'feed-section', 'chart-section'].forEach(function (id) {
+      $(id).hidden = true;
+    });
     setConnection('Not connected', false);
     $('api-key').focus();
   }
@@ -116,10 +132,15 @@
     $('api-key').value = '';
     start();
   });
-  $('quiet-minutes').addEventListener('input', function () { renderAllModems(); });
+  $('quiet-minutes').addEventListener('input', function () {
+    renderAllModems();
+  });
 
   async function start() {
-    if (!eventId) { showKeyForm('This address names no event.'); return; }
+    if (!eventId) {
+      showKeyForm('This address names no event.');
+      return;
+    }
     if (streamAbort) streamAbort.abort();
     var res;
     try {
@@ -131,14 +152,27 @@
     }
     // A private event answers as a missing one (404) to callers without its owner's key: offer the key form.
     if (res.status === 401 || res.status === 403 || res.status === 404) {
-      var problem = await res.json().catch(function () { return {}; });
+      var problem = await res.json().catch(function () {
+        return {};
+      });
       var hadKey = !!key();
       if (res.status === 403 || hadKey) sessionStorage.removeItem(KEY_STORAGE);
-      var hint = res.status === 404 ? (hadKey ? ' If it is private, the key does not give access to it.' : '') : res.status === 403 ? ' The key does not give access to it.' : ' Enter an API key.';
+      var hint =
+        res.status === 404
+          ? hadKey
+            ? ' If it is private, the key does not give access to it.'
+            : ''
+          : res.status === 403
+            ? ' The key does not give access to it.'
+            : ' Enter an API key.';
       showKeyForm((problem.detail || 'There is no event ' + eventId + ' visible without a key.') + hint);
       return;
     }
-    if (!res.ok) { setConnection('The service answered ' + res.status + '; retrying…', false); setTimeout(start, 2000); return; }
+    if (!res.ok) {
+      setConnection('The service answered ' + res.status + '; retrying…', false);
+      setTimeout(start, 2000);
+      return;
+    }
     var status = await res.json();
     clockOffset = status.serverTimeUtc - Date.now();
     estimateOffset(status.recent);
@@ -148,23 +182,43 @@
       event: status.event,
       total: status.total,
       lastId: status.lastId,
-      modems: new Map(status.modems.map(function (m) { return [m.serial, m]; })),
+      modems: new Map(
+        status.modems.map(function (m) {
+          return [m.serial, m];
+        }),
+      ),
       // Reception times of the last minute: those among the newest punches read; any older rest of the
       // service's lastMinute count (a busy minute has more than the page reads) is kept until it has aged out.
-      recentUploads: status.recent.map(function (p) { return p.receptionTimeUtc; }).filter(function (t) { return t > status.serverTimeUtc - 60000; }),
+      recentUploads: status.recent
+        .map(function (p) {
+          return p.receptionTimeUtc;
+        })
+        .filter(function (t) {
+          return t > status.serverTimeUtc - 60000;
+        }),
       perMinute: new Map(),
       feed: status.recent.slice(0, FEED_ROWS),
       lastMinuteAt: status.serverTimeUtc,
     };
     state.lastMinuteBase = Math.max(0, status.lastMinute - state.recentUploads.length);
-    status.perMinute.forEach(function (b) { bump(state.perMinute, b.minute, b.code, b.punches); });
+    status.perMinute.forEach(function (b) {
+      bump(state.perMinute, b.minute, b.code, b.punches);
+    });
     $('key-form-section').hidden = true;
-    ['overview', 'modems-section', 'feed-section', 'chart-section'].forEach(function (id) { $(id).hidden = false; });
+    ['overview', 'modems-section', 'feed-section', 'chart-section'].forEach(function (id) {
+      $(id).hidden = false;
+    });
     document.title = 'Live — ' + status.event.name;
     $('event-name').textContent = status.event.name;
     // Finished: the window's end (the event's local wall clock) has passed.
     var finished = status.event.to !== null && now() + eventOffset > status.event.to;
-    $('event-window').textContent = 'Window ' + localDateTime(status.event.from) + ' – ' + localDateTime(status.event.to) + (finished ? ' · finished' : '') + (status.event.public ? ' · public' : ' · private');
+    $('event-window').textContent =
+      'Window ' +
+      localDateTime(status.event.from) +
+      ' – ' +
+      localDateTime(status.event.to) +
+      (finished ? ' · finished' : '') +
+      (status.event.public ? ' · public' : ' · private');
     setNumber($('total'), state.total);
     renderLastMinute();
     renderAllModems();
@@ -175,7 +229,10 @@
 
   function bump(map, minute, code, n) {
     var codes = map.get(minute);
-    if (!codes) { codes = new Map(); map.set(minute, codes); }
+    if (!codes) {
+      codes = new Map();
+      map.set(minute, codes);
+    }
     codes.set(code, (codes.get(code) || 0) + n);
   }
 
@@ -189,7 +246,10 @@
         signal: controller.signal,
         cache: 'no-store',
       });
-      if (res.status === 401 || res.status === 403 || res.status === 404) { start(); return; }
+      if (res.status === 401 || res.status === 403 || res.status === 404) {
+        start();
+        return;
+      }
       if (!res.ok || !res.body) throw new Error('stream answered ' + res.status);
       setConnection('Live', true);
       var reader = res.body.pipeThrough(new TextDecoderStream()).getReader();
@@ -202,7 +262,15 @@
         while ((end = buffer.indexOf('\n\n')) >= 0) {
           var block = buffer.slice(0, end);
           buffer = buffer.slice(end + 2);
-          var data = block.split('\n').filter(function (l) { return l.indexOf('data:') === 0; }).map(function (l) { return l.slice(5).trim(); }).join('\n');
+          var data = block
+            .split('\n')
+            .filter(function (l) {
+              return l.indexOf('data:') === 0;
+            })
+            .map(function (l) {
+              return l.slice(5).trim();
+            })
+            .join('\n');
           if (data) onPunch(JSON.parse(data));
         }
       }
@@ -223,7 +291,10 @@
     var m = state.modems.get(p.modem);
     if (m) {
       m.punches += 1;
-      if (m.codes.indexOf(p.code) < 0) m.codes = m.codes.concat([p.code]).sort(function (a, b) { return a - b; });
+      if (m.codes.indexOf(p.code) < 0)
+        m.codes = m.codes.concat([p.code]).sort(function (a, b) {
+          return a - b;
+        });
       m.lastPunchTime = m.lastPunchTime === null ? p.time : Math.max(m.lastPunchTime, p.time);
       m.lastUploadUtc = m.lastUploadUtc === null ? p.receptionTimeUtc : Math.max(m.lastUploadUtc, p.receptionTimeUtc);
       dirty.modems.add(p.modem);
@@ -243,16 +314,25 @@
     renderQueued = true;
     requestAnimationFrame(function () {
       renderQueued = false;
-      if (dirty.totals) { setNumber($('total'), state.total); renderLastMinute(); dirty.totals = false; }
+      if (dirty.totals) {
+        setNumber($('total'), state.total);
+        renderLastMinute();
+        dirty.totals = false;
+      }
       dirty.modems.forEach(renderModem);
       dirty.modems.clear();
-      if (dirty.feed.length) { renderFeed(false); dirty.feed = []; }
+      if (dirty.feed.length) {
+        renderFeed(false);
+        dirty.feed = [];
+      }
     });
   }
 
   function renderLastMinute() {
     var since = now() - 60000;
-    state.recentUploads = state.recentUploads.filter(function (t) { return t > since; });
+    state.recentUploads = state.recentUploads.filter(function (t) {
+      return t > since;
+    });
     var base = state.lastMinuteAt > since ? state.lastMinuteBase : 0;
     setNumber($('last-minute'), base + state.recentUploads.length);
   }
@@ -274,19 +354,28 @@
     var quiet = !idle && silentFor !== null && silentFor > quietMs();
     tr.className = quiet ? 'quiet' : '';
     tr.dataset.quiet = String(quiet);
-    var stateCell = m.lastUploadUtc === null
-      ? '<span class="badge none">no punches</span>'
-      : idle ? '<span class="badge none">idle</span>'
-      : quiet ? '<span class="badge quiet">quiet for ' + duration(silentFor) + '</span>' : '<span class="badge ok">sending</span>';
+    var stateCell =
+      m.lastUploadUtc === null
+        ? '<span class="badge none">no punches</span>'
+        : idle
+          ? '<span class="badge none">idle</span>'
+          : quiet
+            ? '<span class="badge quiet">quiet for ' + duration(silentFor) + '</span>'
+            : '<span class="badge ok">sending</span>';
     tr.innerHTML = '';
     // The state comes second, so that it stays in view on a phone.
-    [m.serial, null, m.punches.toLocaleString('en-US'), localTime(m.lastPunchTime), ago(m.lastUploadUtc), m.codes.join(', ') || '—'].forEach(function (text, i) {
-      var td = document.createElement('td');
-      if (text === null) td.innerHTML = stateCell;
-      else td.textContent = text;
-      if (i === 2) { td.className = 'num'; td.dataset.value = String(m.punches); }
-      tr.appendChild(td);
-    });
+    [m.serial, null, m.punches.toLocaleString('en-US'), localTime(m.lastPunchTime), ago(m.lastUploadUtc), m.codes.join(', ') || '—'].forEach(
+      function (text, i) {
+        var td = document.createElement('td');
+        if (text === null) td.innerHTML = stateCell;
+        else td.textContent = text;
+        if (i === 2) {
+          td.className = 'num';
+          td.dataset.value = String(m.punches);
+        }
+        tr.appendChild(td);
+      },
+    );
   }
 
   function renderAllModems() {
@@ -323,12 +412,16 @@
     var body = $('feed').tBodies[0];
     if (all) {
       body.innerHTML = '';
-      state.feed.forEach(function (p) { body.appendChild(feedRow(p, false)); });
+      state.feed.forEach(function (p) {
+        body.appendChild(feedRow(p, false));
+      });
       return;
     }
     var fresh = new Set(dirty.feed);
     // New punches are at the front of state.feed, newest first.
-    var rows = state.feed.filter(function (p) { return fresh.has(p.id); });
+    var rows = state.feed.filter(function (p) {
+      return fresh.has(p.id);
+    });
     for (var i = rows.length - 1; i >= 0; i--) body.insertBefore(feedRow(rows[i], true), body.firstChild);
     while (body.rows.length > FEED_ROWS) body.deleteRow(body.rows.length - 1);
   }
@@ -342,24 +435,49 @@
    * the race into a corner. Drag to zoom, double-click to see everything.
    */
   function chartData() {
-    var keys = Array.from(state.perMinute.keys()).sort(function (a, b) { return a - b; });
+    var keys = Array.from(state.perMinute.keys()).sort(function (a, b) {
+      return a - b;
+    });
     var codes = new Set();
     var total = 0;
-    state.perMinute.forEach(function (byCode) { byCode.forEach(function (n, code) { codes.add(code); total += n; }); });
-    var codeList = Array.from(codes).sort(function (a, b) { return a - b; });
+    state.perMinute.forEach(function (byCode) {
+      byCode.forEach(function (n, code) {
+        codes.add(code);
+        total += n;
+      });
+    });
+    var codeList = Array.from(codes).sort(function (a, b) {
+      return a - b;
+    });
     var minutes = [];
     if (keys.length) for (var m = keys[0]; m <= keys[keys.length - 1]; m += 60000) minutes.push(m);
-    var data = [minutes.map(function (x) { return x / 1000; })];
+    var data = [
+      minutes.map(function (x) {
+        return x / 1000;
+      }),
+    ];
     codeList.forEach(function (code) {
-      data.push(minutes.map(function (x) { var byCode = state.perMinute.get(x); return (byCode && byCode.get(code)) || 0; }));
+      data.push(
+        minutes.map(function (x) {
+          var byCode = state.perMinute.get(x);
+          return (byCode && byCode.get(code)) || 0;
+        }),
+      );
     });
-    var seen = 0, lo = keys[0], hi = keys[keys.length - 1];
+    var seen = 0,
+      lo = keys[0],
+      hi = keys[keys.length - 1];
     var loFound = false;
     keys.forEach(function (k) {
       var n = 0;
-      state.perMinute.get(k).forEach(function (v) { n += v; });
+      state.perMinute.get(k).forEach(function (v) {
+        n += v;
+      });
       seen += n;
-      if (!loFound && seen >= total * 0.02) { lo = k; loFound = true; }
+      if (!loFound && seen >= total * 0.02) {
+        lo = k;
+        loFound = true;
+      }
       if (seen <= total * 0.995) hi = k;
     });
     return { codes: codeList, data: data, range: keys.length ? [lo / 1000 - 300, hi / 1000 + 300] : null };
@@ -370,30 +488,48 @@
     var d = chartData();
     var width = Math.max(280, el.clientWidth || 600);
     // Live updates keep the scales, so a zoom the organiser chose stays.
-    if (!rebuild && chart && chart.series.length === d.codes.length + 1) { chart.setData(d.data, false); return; }
+    if (!rebuild && chart && chart.series.length === d.codes.length + 1) {
+      chart.setData(d.data, false);
+      return;
+    }
     if (chart) chart.destroy();
-    chart = new uPlot({
-      width: width,
-      height: 300,
-      // The API's `time` is local wall-clock written as if UTC: show it as such.
-      tzDate: function (ts) { return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC'); },
-      series: [{ label: 'Minute' }].concat(d.codes.map(function (code, i) {
-        return { label: 'Code ' + code, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false } };
-      })),
-      axes: [{}, { label: 'Punches / min' }],
-      legend: { live: false },
-    }, d.data, el);
+    chart = new uPlot(
+      {
+        width: width,
+        height: 300,
+        // The API's `time` is local wall-clock written as if UTC: show it as such.
+        tzDate: function (ts) {
+          return uPlot.tzDate(new Date(ts * 1000), 'Etc/UTC');
+        },
+        series: [{ label: 'Minute' }].concat(
+          d.codes.map(function (code, i) {
+            return { label: 'Code ' + code, stroke: PALETTE[i % PALETTE.length], width: 1.5, points: { show: false } };
+          }),
+        ),
+        axes: [{}, { label: 'Punches / min' }],
+        legend: { live: false },
+      },
+      d.data,
+      el,
+    );
     if (d.range) chart.setScale('x', { min: d.range[0], max: d.range[1] });
   }
 
-  window.addEventListener('resize', function () { if (chart) chart.setSize({ width: Math.max(280, $('chart').clientWidth), height: 300 }); });
+  window.addEventListener('resize', function () {
+    if (chart) chart.setSize({ width: Math.max(280, $('chart').clientWidth), height: 300 });
+  });
 
   // Once a second: last minute, quiet warnings (time passes without punches), the chart (at most once a second).
   setInterval(function () {
     if (!state) return;
     renderLastMinute();
-    state.modems.forEach(function (m) { renderModem(m.serial); });
-    if (dirty.chart) { renderChart(false); dirty.chart = false; }
+    state.modems.forEach(function (m) {
+      renderModem(m.serial);
+    });
+    if (dirty.chart) {
+      renderChart(false);
+      dirty.chart = false;
+    }
   }, 1000);
 
   start();

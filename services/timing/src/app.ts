@@ -7,7 +7,24 @@ import express, { type Express, type Request, type RequestHandler, type Response
 import type { Redis } from 'ioredis';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { type MetricsAccess, corsFromSpec, createMetrics, apiDocs, dispatch, principalOf, rateLimits, enforceRoles, healthz, httpLogger, loadSpec, problemErrorHandler, readyz, runBeforeExpress, validator, type Database } from '@sports-timing/shared';
+import {
+  type MetricsAccess,
+  corsFromSpec,
+  createMetrics,
+  apiDocs,
+  dispatch,
+  principalOf,
+  rateLimits,
+  enforceRoles,
+  healthz,
+  httpLogger,
+  loadSpec,
+  problemErrorHandler,
+  readyz,
+  runBeforeExpress,
+  validator,
+  type Database,
+} from '@sports-timing/shared';
 import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http/body';
@@ -74,7 +91,11 @@ function keyReadLimits(deps: TimingDeps): RequestHandler {
     return p && p.keyId > 0 ? `key:${p.keyId}` : undefined;
   };
   const limit = (operationId: string) => ({ operationId, points, durationSeconds: 60, key, message: 'Too many reads with this key; retry later.' });
-  return rateLimits([limit('getPunches'), limit('getPunchStream'), limit('getPublicEventPunches')], { redis: deps.rateLimit?.redis, prefix: deps.rateLimit?.prefix ?? 'timing', logger: deps.logger });
+  return rateLimits([limit('getPunches'), limit('getPunchStream'), limit('getPublicEventPunches')], {
+    redis: deps.rateLimit?.redis,
+    prefix: deps.rateLimit?.prefix ?? 'timing',
+    logger: deps.logger,
+  });
 }
 
 /** Builds the app. */
@@ -153,7 +174,14 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: quotas.punchesPerDay },
+      punches: {
+        db: deps.database.db,
+        pool: deps.database.pool,
+        logger: deps.logger,
+        historyPool: deps.historyPool,
+        readCacheBytes: deps.readCacheBytes,
+        dailyPunchQuota: quotas.punchesPerDay,
+      },
       metrics,
       timingMetrics,
       logger: deps.logger,

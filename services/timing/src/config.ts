@@ -99,7 +99,10 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
-    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '').split(',').map((s) => s.trim()).filter(Boolean),
+    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),

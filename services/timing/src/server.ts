@@ -3,7 +3,16 @@
  * data → listen → graceful stop.
  */
 import path from 'node:path';
-import { createDatabase, createLogger, databaseUrlVariable, unreachableAt, createRedis, migrateToLatest, startHttpServer, stopOnSignals } from '@sports-timing/shared';
+import {
+  createDatabase,
+  createLogger,
+  databaseUrlVariable,
+  unreachableAt,
+  createRedis,
+  migrateToLatest,
+  startHttpServer,
+  stopOnSignals,
+} from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { runStartupTasks } from './bootstrap';
@@ -39,10 +48,27 @@ async function main(): Promise<void> {
   });
   if (applied.length) logger.info({ applied }, 'migrations applied');
   await runStartupTasks(database, config, logger);
-  const live = new LiveHub({ pool: database.pool, logger, maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient });
+  const live = new LiveHub({
+    pool: database.pool,
+    logger,
+    maxConnections: config.maxLiveConnections,
+    maxConnectionsPerClient: config.maxLiveConnectionsPerClient,
+  });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const app = createApp({ database, historyPool: history?.pool, logger, live, quotas: config.quotas, corsOrigins: config.corsOrigins, fastLane: config.fastLane, readCacheBytes: config.readCacheBytes, trustedProxies: config.trustedProxies, metricsAccess: { token: config.metricsToken, production: config.production }, rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix } });
+  const app = createApp({
+    database,
+    historyPool: history?.pool,
+    logger,
+    live,
+    quotas: config.quotas,
+    corsOrigins: config.corsOrigins,
+    fastLane: config.fastLane,
+    readCacheBytes: config.readCacheBytes,
+    trustedProxies: config.trustedProxies,
+    metricsAccess: { token: config.metricsToken, production: config.production },
+    rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix },
+  });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
@@ -66,7 +92,6 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-   
   console.error(err instanceof Error ? err.message : err);
   process.exit(1);
 });

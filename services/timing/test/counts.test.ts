@@ -78,7 +78,9 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
   };
   const deleter = async () => {
     while (!stop) {
-      await ctx.database.pool.query('delete from punches where id in (select id from punches where modem = $1 order by random() limit 20)', [MODEMS[randomInt(MODEMS.length)]]);
+      await ctx.database.pool.query('delete from punches where id in (select id from punches where modem = $1 order by random() limit 20)', [
+        MODEMS[randomInt(MODEMS.length)],
+      ]);
       await new Promise((r) => setTimeout(r, 50));
     }
   };
@@ -142,7 +144,17 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
   const client = await ctx.database.pool.connect();
   let finalFullPages = 0;
   try {
-    for (const afterId of [0, FIRST_ID - 1, 3 * 65_536 - 1, 3 * 65_536, 3 * 65_536 + 1, 3 * 65_536 + 1023, 3 * 65_536 + 1024, Number(rows[0].hi) - 1, Number(rows[0].hi)]) {
+    for (const afterId of [
+      0,
+      FIRST_ID - 1,
+      3 * 65_536 - 1,
+      3 * 65_536,
+      3 * 65_536 + 1,
+      3 * 65_536 + 1023,
+      3 * 65_536 + 1024,
+      Number(rows[0].hi) - 1,
+      Number(rows[0].hi),
+    ]) {
       const r = await compareInSnapshot(client, { modems: MODEMS, afterId, timeFrom: null, timeTo: null });
       expect({ afterId, fast: r.fast }).toEqual({ afterId, fast: r.exact });
       if (r.page !== null) {
@@ -190,7 +202,13 @@ it("takes the rest of afterId's fine bucket from a full page when the page reach
   // 1,500 contiguous ids from the first id of fine bucket 640 (ids 655,360–656,383).
   const first = 640 * 1024;
   await ctx.database.pool.query(`alter table punches alter column id restart with ${first}`);
-  const batch = Array.from({ length: 1500 }, (_, i) => ({ card: String(3_000_000 + i), time: 1_590_000_000_000 + i, code: 31, type: 'Control' as const, modem: 'P-1' }));
+  const batch = Array.from({ length: 1500 }, (_, i) => ({
+    card: String(3_000_000 + i),
+    time: 1_590_000_000_000 + i,
+    code: 31,
+    type: 'Control' as const,
+    modem: 'P-1',
+  }));
   expect((await uploadPunches(deps, caller, batch, Date.now())).stored).toBe(1500);
   await waitUntilVisible(ctx);
   const client = await ctx.database.pool.connect();

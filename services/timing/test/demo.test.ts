@@ -60,7 +60,10 @@ describe('the demo event', () => {
     const ids: number[] = [];
     let afterId = 0;
     for (let polls = 0; polls < 20; polls++) {
-      const res = await request(ctx.app).get(`/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}&after=${VENOTTE_WINDOW.from}`).set('Accept', 'text/csv').expect(200);
+      const res = await request(ctx.app)
+        .get(`/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}&after=${VENOTTE_WINDOW.from}`)
+        .set('Accept', 'text/csv')
+        .expect(200);
       const rows = parseCsvLikeMeos(res.text);
       expect(Number(res.headers['x-total-count'])).toBe(7759 - ids.length);
       if (rows.length === 0) break;

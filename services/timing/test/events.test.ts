@@ -15,7 +15,14 @@ beforeAll(async () => {
 });
 afterAll(async () => ctx.close());
 
-const newEvent = (over: Record<string, unknown> = {}) => ({ name: 'City Sprint', public: true, modems: ['E-1', 'E-2'], from: localMs(9), to: localMs(12), ...over });
+const newEvent = (over: Record<string, unknown> = {}) => ({
+  name: 'City Sprint',
+  public: true,
+  modems: ['E-1', 'E-2'],
+  from: localMs(9),
+  to: localMs(12),
+  ...over,
+});
 
 describe('create', () => {
   it('answers 201 with Location and the event, registering unknown modems to the owner', async () => {
@@ -37,25 +44,53 @@ describe('create', () => {
   });
 
   it('accepts an event without window, with nulls', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send({ name: 'Open', public: false, modems: [], from: null }).expect(201);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send({ name: 'Open', public: false, modems: [], from: null })
+      .expect(201);
     expect(res.body).toMatchObject({ from: null, to: null, modems: [], public: false });
   });
 
   it('rejects from after to, bad bodies and anonymous callers', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ from: localMs(12), to: localMs(9) })).expect(400);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ from: localMs(12), to: localMs(9) }))
+      .expect(400);
     expect(res.body.errors.to).toBeDefined();
-    await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: '' })).expect(400);
-    await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ modems: ['E-1', 'E-1'] })).expect(400);
-    await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ colour: 'red' })).expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ name: '' }))
+      .expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ modems: ['E-1', 'E-1'] }))
+      .expect(400);
+    await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ colour: 'red' }))
+      .expect(400);
     await request(ctx.app).post('/api/rest/v1/events').send(newEvent()).expect(401);
   });
 
   it('refuses another user’s modem (403) unless the caller is an admin', async () => {
-    const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', other.key).send(newEvent({ modems: ['E-1', 'X-9'] })).expect(403);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', other.key)
+      .send(newEvent({ modems: ['E-1', 'X-9'] }))
+      .expect(403);
     expect(res.body.modems).toEqual(['E-1']);
     const all = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', ctx.adminKey).expect(200);
     expect(all.body.map((m: { serial: string }) => m.serial)).not.toContain('X-9');
-    const admin = await request(ctx.app).post('/api/rest/v1/events').set('apikey', ctx.adminKey).send(newEvent({ name: 'Admin made', modems: ['E-1'] })).expect(201);
+    const admin = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', ctx.adminKey)
+      .send(newEvent({ name: 'Admin made', modems: ['E-1'] }))
+      .expect(201);
     expect(admin.body.owner).toBe('admin');
   });
 });
@@ -63,7 +98,13 @@ describe('create', () => {
 describe('visibility', () => {
   let privateId: number;
   beforeAll(async () => {
-    privateId = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Secret', public: false, modems: ['E-3'] })).expect(201)).body.id;
+    privateId = (
+      await request(ctx.app)
+        .post('/api/rest/v1/events')
+        .set('apikey', owner.key)
+        .send(newEvent({ name: 'Secret', public: false, modems: ['E-3'] }))
+        .expect(201)
+    ).body.id;
   });
 
   it('lists public events to everyone, own private ones to the owner, all to admins', async () => {
@@ -82,11 +123,21 @@ describe('visibility', () => {
   it('reads a private event with the owner or admin key only; to others it answers exactly as a missing event', async () => {
     const url = `/api/rest/v1/events/${privateId}`;
     // Same status and body (but for the id in the text) for a private event and a missing one, per caller.
-    const same = (r: request.Response) => ({ status: r.status, body: { ...r.body, traceId: undefined, detail: String(r.body.detail).replace(String(privateId), 'N').replace('999999', 'N') }, type: r.headers['content-type'], auth: r.headers['www-authenticate'] });
+    const same = (r: request.Response) => ({
+      status: r.status,
+      body: { ...r.body, traceId: undefined, detail: String(r.body.detail).replace(String(privateId), 'N').replace('999999', 'N') },
+      type: r.headers['content-type'],
+      auth: r.headers['www-authenticate'],
+    });
     for (const path of ['', '/status']) {
-      const anon = await request(ctx.app).get(url + path).expect(404);
+      const anon = await request(ctx.app)
+        .get(url + path)
+        .expect(404);
       expect(same(anon)).toEqual(same(await request(ctx.app).get(`/api/rest/v1/events/999999${path}`)));
-      const foreign = await request(ctx.app).get(url + path).set('apikey', other.key).expect(404);
+      const foreign = await request(ctx.app)
+        .get(url + path)
+        .set('apikey', other.key)
+        .expect(404);
       expect(same(foreign)).toEqual(same(await request(ctx.app).get(`/api/rest/v1/events/999999${path}`).set('apikey', other.key)));
     }
     const put = await request(ctx.app).put(url).set('apikey', other.key).send(newEvent()).expect(404);
@@ -103,14 +154,28 @@ describe('visibility', () => {
 
 describe('replace and delete', () => {
   it('replaces an event for its owner; others get 403 (404 once it is private); an admin may, and the owner stays', async () => {
-    const id = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Draft', modems: ['E-4'] })).expect(201)).body.id;
+    const id = (
+      await request(ctx.app)
+        .post('/api/rest/v1/events')
+        .set('apikey', owner.key)
+        .send(newEvent({ name: 'Draft', modems: ['E-4'] }))
+        .expect(201)
+    ).body.id;
     const url = `/api/rest/v1/events/${id}`;
-    const res = await request(ctx.app).put(url).set('apikey', owner.key).send(newEvent({ name: 'Final', public: false, modems: ['E-4', 'E-5'], from: null, to: localMs(20) })).expect(200);
+    const res = await request(ctx.app)
+      .put(url)
+      .set('apikey', owner.key)
+      .send(newEvent({ name: 'Final', public: false, modems: ['E-4', 'E-5'], from: null, to: localMs(20) }))
+      .expect(200);
     expect(res.body).toMatchObject({ id, name: 'Final', public: false, modems: ['E-4', 'E-5'], from: null, to: localMs(20), owner: 'owner' });
     // Private now: to another user it is as missing.
     await request(ctx.app).put(url).set('apikey', other.key).send(newEvent()).expect(404);
     await request(ctx.app).put(url).send(newEvent()).expect(401);
-    const byAdmin = await request(ctx.app).put(url).set('apikey', ctx.adminKey).send(newEvent({ name: 'Fixed', modems: ['E-4', 'E-6'] })).expect(200);
+    const byAdmin = await request(ctx.app)
+      .put(url)
+      .set('apikey', ctx.adminKey)
+      .send(newEvent({ name: 'Fixed', modems: ['E-4', 'E-6'] }))
+      .expect(200);
     expect(byAdmin.body.owner).toBe('owner');
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
     expect(modems.body.map((m: { serial: string }) => m.serial)).toContain('E-6');
@@ -119,7 +184,13 @@ describe('replace and delete', () => {
 
   it('deletes an event for its owner or an admin and keeps its punches', async () => {
     await upload(ctx, owner.key, [{ card: '1', time: localMs(10), code: 31, type: 'Control', modem: 'E-7' }]);
-    const id = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Gone', modems: ['E-7'] })).expect(201)).body.id;
+    const id = (
+      await request(ctx.app)
+        .post('/api/rest/v1/events')
+        .set('apikey', owner.key)
+        .send(newEvent({ name: 'Gone', modems: ['E-7'] }))
+        .expect(201)
+    ).body.id;
     const before = await punchCount(ctx);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', other.key).expect(403);
     await request(ctx.app).put(`/api/rest/v1/events/${id}`).set('apikey', other.key).send(newEvent()).expect(403);
@@ -127,7 +198,13 @@ describe('replace and delete', () => {
     await request(ctx.app).get(`/api/rest/v1/events/${id}`).expect(404);
     await request(ctx.app).delete(`/api/rest/v1/events/${id}`).set('apikey', owner.key).expect(404);
     expect(await punchCount(ctx)).toBe(before);
-    const again = (await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent({ name: 'Gone 2', modems: [] })).expect(201)).body.id;
+    const again = (
+      await request(ctx.app)
+        .post('/api/rest/v1/events')
+        .set('apikey', owner.key)
+        .send(newEvent({ name: 'Gone 2', modems: [] }))
+        .expect(201)
+    ).body.id;
     await request(ctx.app).delete(`/api/rest/v1/events/${again}`).set('apikey', ctx.adminKey).expect(204);
   });
 });

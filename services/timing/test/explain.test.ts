@@ -34,7 +34,8 @@ function nodes(plan: PlanNode): PlanNode[] {
 
 async function explain(text: string, values: unknown[]): Promise<PlanNode[]> {
   // SHOW_PLAN=1 prints the executed plans, for looking at costs while tuning.
-  if (process.env.SHOW_PLAN) console.log((await ctx.database.pool.query(`explain (analyze, buffers) ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n'));
+  if (process.env.SHOW_PLAN)
+    console.log((await ctx.database.pool.query(`explain (analyze, buffers) ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n'));
   const { rows } = await ctx.database.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (format json) ${text}`, values);
   return nodes(rows[0]['QUERY PLAN'][0].Plan);
 }
@@ -47,7 +48,10 @@ function expectIndexedOnly(plan: PlanNode[]): void {
 }
 
 const scopes: [string, PunchScope][] = [
-  ['an event of 8 modems from the start', { modems: ['X-1', 'X-2', 'X-3', 'X-4', 'X-5', 'X-6', 'X-7', 'X-8'], afterId: 0, timeFrom: 1580580000000, timeTo: 1580610000000 }],
+  [
+    'an event of 8 modems from the start',
+    { modems: ['X-1', 'X-2', 'X-3', 'X-4', 'X-5', 'X-6', 'X-7', 'X-8'], afterId: 0, timeFrom: 1580580000000, timeTo: 1580610000000 },
+  ],
   ['one modem at the head (tail poll)', { modems: ['X-7'], afterId: 299_000, timeFrom: null, timeTo: null }],
   ['two modems in the middle', { modems: ['X-10', 'X-11'], afterId: 150_000, timeFrom: 1580590000000, timeTo: null }],
 ];
@@ -89,7 +93,9 @@ it('walks the (modem, id) index also in the generic plan of the prepared page st
     if (process.env.SHOW_PLAN) console.log(plan.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`).join('\n'));
     const onPunches = plan.filter((n) => n['Relation Name'] === 'punches');
     // One index walk per modem branch (plus the exact count of the edge bucket, which may use any index).
-    expect(onPunches.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'punches_modem_id').length).toBeGreaterThanOrEqual(scope.modems.length);
+    expect(onPunches.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'punches_modem_id').length).toBeGreaterThanOrEqual(
+      scope.modems.length,
+    );
     expect(onPunches.filter((n) => n['Node Type'] === 'Seq Scan')).toEqual([]);
     // No sort of punches (the counters' small window aggregate may sort).
     expect(plan.filter((n) => n['Node Type'] === 'Sort' && nodes(n).some((d) => d['Relation Name'] === 'punches'))).toEqual([]);

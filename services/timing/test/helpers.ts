@@ -140,7 +140,11 @@ export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_00
 }
 
 /** Uploads punches as JSON with `key`; expects 200, waits until they are readable, returns the counts. */
-export async function upload(ctx: TimingTestContext, key: string, punches: object[]): Promise<{ received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] }> {
+export async function upload(
+  ctx: TimingTestContext,
+  key: string,
+  punches: object[],
+): Promise<{ received: number; stored: number; duplicates: number; rejected: { index: number; reason: string }[] }> {
   const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', key).send(punches);
   if (res.status !== 200) throw new Error(`upload failed: ${res.status} ${res.text}`);
   await waitUntilVisible(ctx);
@@ -157,7 +161,12 @@ export async function punchCount(ctx: TimingTestContext): Promise<number> {
  * POSTs raw bytes (superagent would JSON-encode a Buffer sent as application/json) through a
  * short-lived listener; returns status, headers and the parsed JSON body.
  */
-export async function postRaw(app: Express, path: string, headers: Record<string, string>, body: Buffer): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
+export async function postRaw(
+  app: Express,
+  path: string,
+  headers: Record<string, string>,
+  body: Buffer,
+): Promise<{ status: number; headers: Headers; body: Record<string, unknown> }> {
   const server = app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   try {

@@ -29,9 +29,16 @@ let a: Instance;
 let b: Instance;
 const logger = createLogger('timing-live-test');
 
-async function startInstance(opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {}): Promise<Instance> {
+async function startInstance(
+  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {},
+): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
-  const hub = new LiveHub({ pool: database.pool, logger, maxConnections: opts.maxConnections, maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections });
+  const hub = new LiveHub({
+    pool: database.pool,
+    logger,
+    maxConnections: opts.maxConnections,
+    maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections,
+  });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
   const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
@@ -97,7 +104,13 @@ async function readableAt(modem: string, afterId: number): Promise<number> {
 let seq = 0;
 /** `n` distinct punches for `modem` (distinct times, so none is a duplicate). */
 function punches(modem: string, n: number): NewPunch[] {
-  return Array.from({ length: n }, () => ({ card: String(500_000 + (seq % 97)), time: 1_580_000_000_000 + seq++ * 1000, code: 31 + (seq % 50), type: 'Control' as const, modem }));
+  return Array.from({ length: n }, () => ({
+    card: String(500_000 + (seq % 97)),
+    time: 1_580_000_000_000 + seq++ * 1000,
+    code: 31 + (seq % 50),
+    type: 'Control' as const,
+    modem,
+  }));
 }
 
 function client(inst: Instance, key = ctx.adminKey): TimingClient {
@@ -116,7 +129,7 @@ async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
 async function headPunches(c: TimingClient, modem: string, n: number): Promise<number[]> {
   await waitUntilVisible(ctx);
   const ids: number[] = [];
-  for (let afterId = 0; ; ) {
+  for (let afterId = 0; ;) {
     const page = await c.readPunches({ modem: [modem] }, { afterId });
     if (page.punches.length === 0) return ids.reverse().slice(0, n);
     for (const p of page.punches) ids.push(p.id);
@@ -294,7 +307,11 @@ describe('SSE stream', () => {
       expect(res.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
       const events: { id?: string; event: string; data: string }[] = [];
       let keepAlives = 0;
-      const reading = readEventStream(res.body!, (e) => void events.push(e), (comment) => (keepAlives += comment === 'keep-alive' ? 1 : 0)).catch(() => undefined);
+      const reading = readEventStream(
+        res.body!,
+        (e) => void events.push(e),
+        (comment) => (keepAlives += comment === 'keep-alive' ? 1 : 0),
+      ).catch(() => undefined);
       await until(() => events.length === 2 && keepAlives >= 2);
       expect(events.map((e) => e.id)).toEqual([String(all[2].id), String(all[3].id)]);
       expect(events.every((e) => e.event === 'punch')).toBe(true);
@@ -349,7 +366,9 @@ describe('access and bounds', () => {
       const full = await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}&wait=5`, { headers: { apikey: ctx.adminKey } });
       expect(full.status).toBe(503);
       expect(full.headers.get('Retry-After')).toMatch(/^\d+$/);
-      const fullStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=BND-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' } });
+      const fullStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=BND-1&afterId=${afterId}`, {
+        headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' },
+      });
       expect(fullStream.status).toBe(503);
       // A read without wait is never refused.
       expect((await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey } })).status).toBe(200);
@@ -394,7 +413,9 @@ describe('access and bounds', () => {
       expect(third.status).toBe(429);
       expect(third.headers.get('Retry-After')).toMatch(/^\d+$/);
       expect(((await third.json()) as { detail: string }).detail).toMatch(/holds 2 live connections/);
-      const thirdStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=SHR-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' } });
+      const thirdStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=SHR-1&afterId=${afterId}`, {
+        headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' },
+      });
       expect(thirdStream.status).toBe(429);
       // The instance has room: another user's long-poll is held, not refused.
       const co = client(inst, other.key);

@@ -53,13 +53,23 @@ describe('jsonFromCsvPage', () => {
 describe('pages', () => {
   it('answer the same JSON text as PostgreSQL renders, full page and short page', async () => {
     const admin = ctx.adminKey;
-    const batch = Array.from({ length: 1200 }, (_, i) => ({ card: String(100 + i), time: localMs(10) + i * 7, code: i % 300, type: i % 2 ? 'Control' : 'Start', modem: `PJ-${i % 3}` }));
+    const batch = Array.from({ length: 1200 }, (_, i) => ({
+      card: String(100 + i),
+      time: localMs(10) + i * 7,
+      code: i % 300,
+      type: i % 2 ? 'Control' : 'Start',
+      modem: `PJ-${i % 3}`,
+    }));
     await upload(ctx, admin, batch);
     await waitUntilVisible(ctx);
     for (const afterId of [0, 600, 5000]) {
       const scope: PunchScope = { modems: ['PJ-0', 'PJ-1', 'PJ-2'], afterId, timeFrom: null, timeTo: null };
       const fromPg = await readPunchPage(ctx.database.pool, scope, 'json');
-      const res = await request(ctx.app).get(`/api/rest/v1/punches?modem=PJ-0,PJ-1,PJ-2&afterId=${afterId}`).set('apikey', admin).set('accept-encoding', 'identity').expect(200);
+      const res = await request(ctx.app)
+        .get(`/api/rest/v1/punches?modem=PJ-0,PJ-1,PJ-2&afterId=${afterId}`)
+        .set('apikey', admin)
+        .set('accept-encoding', 'identity')
+        .expect(200);
       expect(res.text).toBe(fromPg.body.toString());
       expect(res.headers['x-total-count']).toBe(String(fromPg.total));
     }
@@ -70,7 +80,10 @@ describe('pages', () => {
       `insert into punches (card, time, code, type, modem, reception_time_utc) values ('12,3', 1, 31, 'Control', 'Q"1', 2), ('4\\5', 3, 32, 'Control', 'Q"1', 4)`,
     );
     await waitUntilVisible(ctx);
-    const res = await request(ctx.app).get(`/api/rest/v1/punches?modem=${encodeURIComponent('Q"1')}`).set('apikey', ctx.adminKey).expect(200);
+    const res = await request(ctx.app)
+      .get(`/api/rest/v1/punches?modem=${encodeURIComponent('Q"1')}`)
+      .set('apikey', ctx.adminKey)
+      .expect(200);
     expect((res.body as { card: string; modem: string }[]).map((p) => [p.card, p.modem])).toEqual([
       ['12,3', 'Q"1'],
       ['4\\5', 'Q"1'],

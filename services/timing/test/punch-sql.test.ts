@@ -14,7 +14,9 @@ test(`the rendered page statements equal the checked-in ${PUNCH_SQL_DIR}/*.sql`,
   expect(rendered.size).toBeGreaterThan(0);
   const missing = [...rendered.keys()].filter((f) => !checkedIn.has(f));
   const stale = [...checkedIn.keys()].filter((f) => !rendered.has(f));
-  expect(missing.length || stale.length ? `run \`${HOW}\`: missing ${missing.join(', ') || '-'}; no longer produced ${stale.join(', ') || '-'}` : undefined).toBeUndefined();
+  expect(
+    missing.length || stale.length ? `run \`${HOW}\`: missing ${missing.join(', ') || '-'}; no longer produced ${stale.join(', ') || '-'}` : undefined,
+  ).toBeUndefined();
   for (const [file, text] of rendered) {
     expect(driftMessage(`${PUNCH_SQL_DIR}/${file}`, text, checkedIn.get(file)!, HOW)).toBeUndefined();
   }

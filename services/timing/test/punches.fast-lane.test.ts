@@ -31,9 +31,17 @@ beforeAll(async () => {
     Array.from({ length: n }, (_, i) => ({ card: String(400_000 + i), time: start + i * 1000, code: 31 + (i % 50), type: 'Control', modem }));
   await upload(ctx, org.key, [...punches('F-1', 40, localMs(18, 30)), ...punches('F-2', 30, localMs(18, 40))]);
   await upload(ctx, org.key, punches('F-3', 12, localMs(19)));
-  let res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Open', public: true, modems: ['F-1', 'F-2'], from: localMs(18) }).expect(201);
+  let res = await request(ctx.app)
+    .post('/api/rest/v1/events')
+    .set('apikey', org.key)
+    .send({ name: 'Open', public: true, modems: ['F-1', 'F-2'], from: localMs(18) })
+    .expect(201);
   publicEventId = res.body.id;
-  res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Closed', public: false, modems: ['F-3'] }).expect(201);
+  res = await request(ctx.app)
+    .post('/api/rest/v1/events')
+    .set('apikey', org.key)
+    .send({ name: 'Closed', public: false, modems: ['F-3'] })
+    .expect(201);
   privateEventId = res.body.id;
 });
 afterAll(async () => ctx.close());
@@ -203,11 +211,21 @@ describe('uploads: same answer as the pipeline', () => {
   it.each([
     ['one punch', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key }), 200],
     ['a batch with a re-sent punch', (c: string) => JSON.stringify([punch(c), punch(c), punch(c, { code: 78 })]), () => ({ apikey: org.key }), 200],
-    ['charset in the content type', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key, 'content-type': 'application/json; charset=utf-8' }), 200],
+    [
+      'charset in the content type',
+      (c: string) => JSON.stringify([punch(c)]),
+      () => ({ apikey: org.key, 'content-type': 'application/json; charset=utf-8' }),
+      200,
+    ],
     ['a modem uploaded for the first time', (c: string) => JSON.stringify([punch(c, { modem: `NEW-${c}` })]), () => ({ apikey: org.key }), 200],
     ['card as a JSON integer (pipeline)', (c: string) => JSON.stringify([punch(c, { card: Number(c) })]), () => ({ apikey: org.key }), 200],
     ['an empty batch (pipeline)', () => '[]', () => ({ apikey: org.key }), 200],
-    ['an invalid punch (stored without it, pipeline)', (c: string) => JSON.stringify([punch(c), punch(c, { code: -1, type: 'Lap' })]), () => ({ apikey: org.key }), 200],
+    [
+      'an invalid punch (stored without it, pipeline)',
+      (c: string) => JSON.stringify([punch(c), punch(c, { code: -1, type: 'Lap' })]),
+      () => ({ apikey: org.key }),
+      200,
+    ],
     ['an extra field (rejected alone, pipeline)', (c: string) => JSON.stringify([punch(c, { id: 5 })]), () => ({ apikey: org.key }), 200],
     ['a card above 24 bits (rejected alone, pipeline)', (c: string) => JSON.stringify([punch(c), punch('16777216')]), () => ({ apikey: org.key }), 200],
     ['nested deeper than 32 levels', () => `${'['.repeat(40)}${']'.repeat(40)}`, () => ({ apikey: org.key }), 400],
@@ -217,9 +235,19 @@ describe('uploads: same answer as the pipeline', () => {
     ['an unknown key', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: 'tk_unknown' }), 401],
     ['no key', (c: string) => JSON.stringify([punch(c)]), () => ({}), 401],
     ["another user's modem", (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: other.key }), 403],
-    ['a gzip-encoded batch', (c: string) => gzipSync(JSON.stringify([punch(c), punch(c, { code: 79 })])), () => ({ apikey: org.key, 'content-encoding': 'gzip' }), 200],
+    [
+      'a gzip-encoded batch',
+      (c: string) => gzipSync(JSON.stringify([punch(c), punch(c, { code: 79 })])),
+      () => ({ apikey: org.key, 'content-encoding': 'gzip' }),
+      200,
+    ],
     ['gzip that does not inflate', () => Buffer.from('not gzip'), () => ({ apikey: org.key, 'content-encoding': 'gzip' }), 400],
-    ['more than 10,000 punches', (c: string) => JSON.stringify(Array.from({ length: 10_001 }, (_, i) => punch(c, { code: i % 1000 }))), () => ({ apikey: org.key }), 400],
+    [
+      'more than 10,000 punches',
+      (c: string) => JSON.stringify(Array.from({ length: 10_001 }, (_, i) => punch(c, { code: i % 1000 }))),
+      () => ({ apikey: org.key }),
+      400,
+    ],
     ['an unsupported content encoding', (c: string) => JSON.stringify([punch(c)]), () => ({ apikey: org.key, 'content-encoding': 'br' }), 415],
   ])('%s', async (_name, make, headers, status) => {
     const a = await expectSameUpload(make, headers());
@@ -234,7 +262,11 @@ describe('uploads: same answer as the pipeline', () => {
     const before = await metric();
     const sentAt = Date.now();
     const card = String(cardSeq++);
-    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', org.key).send([punch(card, { modem: 'F-2' })]).expect(200);
+    const res = await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', org.key)
+      .send([punch(card, { modem: 'F-2' })])
+      .expect(200);
     expect(res.body).toEqual({ received: 1, stored: 1, duplicates: 0, rejected: [] });
     expect(await metric()).toBe(before + 1);
     // Other test files' open transactions on the cluster may delay visibility (the polling rule).
@@ -324,13 +356,21 @@ describe('generated requests (spec arbitraries, test/fuzz): same answer as the p
       Object.fromEntries(
         parameters.map((p) => [
           p.name as string,
-          fc.oneof(valueArb(spec, p.schema).map((v) => String(v)), fc.string({ maxLength: 12 }), fc.constantFrom(...(known[p.name]?.() ?? ['0']))),
+          fc.oneof(
+            valueArb(spec, p.schema).map((v) => String(v)),
+            fc.string({ maxLength: 12 }),
+            fc.constantFrom(...(known[p.name]?.() ?? ['0'])),
+          ),
         ]),
       ),
       { requiredKeys: [] },
     );
     const headers = fc.record(
-      { apikey: fc.constantFrom('org', 'other', 'admin', ' '), accept: fc.constantFrom('text/csv', 'application/json', '*/*', 'text/xml'), 'accept-encoding': fc.constantFrom('gzip', 'identity') },
+      {
+        apikey: fc.constantFrom('org', 'other', 'admin', ' '),
+        accept: fc.constantFrom('text/csv', 'application/json', '*/*', 'text/xml'),
+        'accept-encoding': fc.constantFrom('gzip', 'identity'),
+      },
       { requiredKeys: [] },
     );
     const keys: Record<string, () => string> = { org: () => org.key, other: () => other.key, admin: () => ctx.adminKey, ' ': () => ' ' };
@@ -347,13 +387,23 @@ describe('generated requests (spec arbitraries, test/fuzz): same answer as the p
     const body = ((operation('post').requestBody as Schema).content as Record<string, Schema>)['application/json'].schema;
     // Card numbers and first-seen modems are made per app (see expectSameUpload); the rest is generated.
     const valid = (valueArb(spec, body) as fc.Arbitrary<Record<string, unknown>[]>).chain((batch) =>
-      fc.constantFrom('F-1', 'NEW').map((modem) => (card: string) => JSON.stringify(batch.map((p) => ({ ...p, card, modem: modem === 'NEW' ? `G-${card}` : modem })))),
+      fc
+        .constantFrom('F-1', 'NEW')
+        .map((modem) => (card: string) => JSON.stringify(batch.map((p) => ({ ...p, card, modem: modem === 'NEW' ? `G-${card}` : modem })))),
     );
     const invalid = (invalidBodyArb(spec, body) as fc.Arbitrary<unknown>).map((b) => () => JSON.stringify(b));
     const mistypedField = fc
-      .tuple(valueArb(spec, body) as fc.Arbitrary<Record<string, unknown>[]>, fc.constantFrom('card', 'time', 'code', 'type', 'modem'), fc.jsonValue({ maxDepth: 1 }))
+      .tuple(
+        valueArb(spec, body) as fc.Arbitrary<Record<string, unknown>[]>,
+        fc.constantFrom('card', 'time', 'code', 'type', 'modem'),
+        fc.jsonValue({ maxDepth: 1 }),
+      )
       .filter(([batch]) => batch.length > 0)
-      .map(([batch, field, value]) => (card: string) => JSON.stringify(batch.map((p, i) => ({ ...p, card, modem: 'F-1', ...(i === 0 ? { [field]: value } : {}) }))));
+      .map(
+        ([batch, field, value]) =>
+          (card: string) =>
+            JSON.stringify(batch.map((p, i) => ({ ...p, card, modem: 'F-1', ...(i === 0 ? { [field]: value } : {}) }))),
+      );
     await fc.assert(
       fc.asyncProperty(fc.oneof(valid, invalid, mistypedField), fc.constantFrom('org', 'other'), async (make, who) => {
         await expectSameUpload(make, { apikey: who === 'org' ? org.key : other.key });

@@ -33,7 +33,11 @@ beforeAll(async () => {
     .send({ name: 'Night', public: true, modems: ['M-1', 'M-2'], from: localMs(18), to: localMs(22) })
     .expect(201);
   publicEventId = res.body.id;
-  res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', org.key).send({ name: 'Training', public: false, modems: ['M-3'] }).expect(201);
+  res = await request(ctx.app)
+    .post('/api/rest/v1/events')
+    .set('apikey', org.key)
+    .send({ name: 'Training', public: false, modems: ['M-3'] })
+    .expect(201);
   privateEventId = res.body.id;
 });
 afterAll(async () => ctx.close());
@@ -54,7 +58,10 @@ describe('MeOS', () => {
     expect(rows.map((r) => r.id)).toEqual([...rows.map((r) => r.id)].sort((a, b) => a - b));
     // Next poll with the highest id: header only, count 0.
     const last = rows[rows.length - 1].id;
-    const next = await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}&afterId=${last}&after=${zero}`).set('Accept', 'text/csv').expect(200);
+    const next = await request(ctx.app)
+      .get(`/api/rest/v1/punches?eventId=${publicEventId}&afterId=${last}&after=${zero}`)
+      .set('Accept', 'text/csv')
+      .expect(200);
     expect(next.text).toBe(`${CSV_HEADER}\n`);
     expect(next.headers['x-total-count']).toBe('0');
   });
@@ -95,7 +102,10 @@ describe('keyed poller following spec §4.1 rule 6', () => {
     const sizes: number[] = [];
     const seen: number[] = [];
     for (;;) {
-      const res = await request(ctx.app).get(`/api/rest/v1/punches?modem=BIG&afterId=${afterId}&after=${localMs(10)}`).set('apikey', poller.key).expect(200);
+      const res = await request(ctx.app)
+        .get(`/api/rest/v1/punches?modem=BIG&afterId=${afterId}&after=${localMs(10)}`)
+        .set('apikey', poller.key)
+        .expect(200);
       expectPunchArray(res.body);
       counts.push(res.headers['x-total-count']);
       sizes.push(res.body.length);
@@ -174,7 +184,10 @@ describe('access', () => {
     expect(mixed.headers['x-total-count']).toBe(publicOnly.headers['x-total-count']);
     const same = (r: request.Response) => ({ status: r.status, body: r.body, total: r.headers['x-total-count'], type: r.headers['content-type'] });
     for (const apikey of [undefined, other.key]) {
-      const get = (modem: string) => (apikey ? request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`).set('apikey', apikey) : request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`));
+      const get = (modem: string) =>
+        apikey
+          ? request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`).set('apikey', apikey)
+          : request(ctx.app).get(`/api/rest/v1/punches?modem=${modem}`);
       const hidden = await get('M-4');
       expect(same(hidden)).toEqual(same(await get('NO-SUCH-MODEM')));
       expect(hidden.body).toEqual([]);
@@ -184,9 +197,14 @@ describe('access', () => {
   });
 
   it('needs the owner key for a private event: without it, the same answer as for a missing event', async () => {
-    const same = (r: request.Response) => ({ status: r.status, body: { ...r.body, traceId: undefined, detail: String(r.body.detail).replace(/\d+/, 'N') }, type: r.headers['content-type'] });
+    const same = (r: request.Response) => ({
+      status: r.status,
+      body: { ...r.body, traceId: undefined, detail: String(r.body.detail).replace(/\d+/, 'N') },
+      type: r.headers['content-type'],
+    });
     for (const apikey of [undefined, other.key]) {
-      const get = (id: number) => (apikey ? request(ctx.app).get(`/api/rest/v1/punches?eventId=${id}`).set('apikey', apikey) : request(ctx.app).get(`/api/rest/v1/punches?eventId=${id}`));
+      const get = (id: number) =>
+        apikey ? request(ctx.app).get(`/api/rest/v1/punches?eventId=${id}`).set('apikey', apikey) : request(ctx.app).get(`/api/rest/v1/punches?eventId=${id}`);
       const hidden = await get(privateEventId);
       expect(hidden.status).toBe(404);
       expect(same(hidden)).toEqual(same(await get(987654)));

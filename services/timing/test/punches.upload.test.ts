@@ -10,7 +10,18 @@ import { compilePunchCsvParser } from '../src/punches/punches.csv';
 import { uploadPunches } from '../src/punches/punches.service';
 import { SPEC_FILE } from '../src/version';
 import { authenticateKey } from '../src/users/users.service';
-import { CSV_HEADER, expectPunchArray, localMs, postRaw, punchCount, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
+import {
+  CSV_HEADER,
+  expectPunchArray,
+  localMs,
+  postRaw,
+  punchCount,
+  startTiming,
+  upload,
+  waitUntilVisible,
+  type TestUser,
+  type TimingTestContext,
+} from './helpers';
 
 let ctx: TimingTestContext;
 let alice: TestUser;
@@ -55,7 +66,12 @@ describe('JSON', () => {
     expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 1, duplicates: 0, rejected: [] });
     expect(await upload(ctx, alice.key, [p])).toEqual({ received: 1, stored: 0, duplicates: 1, rejected: [] });
     const q = punch({ modem: 'A-2', code: 40 });
-    expect(await upload(ctx, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({ received: 5, stored: 1, duplicates: 4, rejected: [] });
+    expect(await upload(ctx, alice.key, [q, q, { ...q, card: 8000001 }, { ...q, card: '08000001' }, p])).toEqual({
+      received: 5,
+      stored: 1,
+      duplicates: 4,
+      rejected: [],
+    });
     expect(await readModem('A-2')).toHaveLength(2);
   });
 
@@ -65,7 +81,12 @@ describe('JSON', () => {
 
   it('stores the valid punches of a batch and reports each invalid one with its index and reason; a re-send is harmless', async () => {
     const before = await punchCount(ctx);
-    const batch = [punch({ modem: 'A-3' }), punch({ modem: 'A-3', code: 70000 }), punch({ modem: 'A-3', card: '16777216', time: localMs(19, 5) }), punch({ modem: 'A-3', code: 41 })];
+    const batch = [
+      punch({ modem: 'A-3' }),
+      punch({ modem: 'A-3', code: 70000 }),
+      punch({ modem: 'A-3', card: '16777216', time: localMs(19, 5) }),
+      punch({ modem: 'A-3', code: 41 }),
+    ];
     const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send(batch).expect(200);
     expect(res.body).toEqual({
       received: 4,
@@ -94,7 +115,11 @@ describe('JSON', () => {
       [{ card: true, code: 1.5 }, /^card: .*; code: must be an integer/],
     ];
     for (const [bad, reason] of cases) {
-      const r = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', ...(bad as object) })]).expect(200);
+      const r = await request(ctx.app)
+        .post('/api/rest/v1/punches')
+        .set('apikey', alice.key)
+        .send([punch({ modem: 'A-3' }), punch({ modem: 'A-3', ...(bad as object) })])
+        .expect(200);
       expect(r.body).toMatchObject({ received: 2, stored: 0, duplicates: 1 });
       expect(r.body.rejected).toHaveLength(1);
       expect(r.body.rejected[0].index).toBe(1);
@@ -102,7 +127,12 @@ describe('JSON', () => {
     }
     for (const element of [7, null, 'card', [punch()]]) {
       const r = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).send([element]).expect(200);
-      expect(r.body).toEqual({ received: 1, stored: 0, duplicates: 0, rejected: [{ index: 0, reason: 'must be an object with card, time, code, type, modem' }] });
+      expect(r.body).toEqual({
+        received: 1,
+        stored: 0,
+        duplicates: 0,
+        rejected: [{ index: 0, reason: 'must be an object with card, time, code, type, modem' }],
+      });
     }
     expect(await punchCount(ctx)).toBe(before + 2);
     // Not an array at all: the batch itself is refused.
@@ -209,7 +239,12 @@ describe('gzip uploads and limits', () => {
   });
 
   it.each(['br', 'deflate', 'compress', 'x-unknown'])('answers 415 for Content-Encoding %s', async (enc) => {
-    const res = await postRaw(ctx.app, '/api/rest/v1/punches', { apikey: alice.key, 'Content-Type': 'application/json', 'Content-Encoding': enc }, Buffer.from('[]'));
+    const res = await postRaw(
+      ctx.app,
+      '/api/rest/v1/punches',
+      { apikey: alice.key, 'Content-Type': 'application/json', 'Content-Encoding': enc },
+      Buffer.from('[]'),
+    );
     expect(res).toMatchObject({ status: 415, body: { status: 415 } });
   });
 
@@ -256,7 +291,13 @@ describe('concurrent uploads of the same punches', () => {
     const caller = await authenticateKey(ctx.database.db, alice.key);
     await uploadPunches(deps, caller, [{ card: '1', time: localMs(6), code: 31, type: 'Control', modem: 'DL-1' }], Date.now());
     for (let round = 0; round < 15; round++) {
-      const batch = Array.from({ length: 300 }, (_, i) => ({ card: String(800_000 + round * 1000 + i), time: localMs(7) + i, code: 31, type: 'Control' as const, modem: 'DL-1' }));
+      const batch = Array.from({ length: 300 }, (_, i) => ({
+        card: String(800_000 + round * 1000 + i),
+        time: localMs(7) + i,
+        code: 31,
+        type: 'Control' as const,
+        modem: 'DL-1',
+      }));
       const results = await Promise.all([batch, [...batch].reverse(), batch, [...batch].reverse()].map((b) => uploadPunches(deps, caller, b, Date.now())));
       expect(results.reduce((n, r) => n + r.stored, 0)).toBe(300);
     }
@@ -287,26 +328,49 @@ describe('notification', () => {
 describe('modem squatting', () => {
   const post = (key: string, body: object[]) => request(ctx.app).post('/api/rest/v1/punches').set('apikey', key).send(body);
   const serials = (prefix: string, n: number, from = 0) => Array.from({ length: n }, (_, i) => `${prefix}-${from + i}`);
-  const modemsOf = async (userId: number) => (await ctx.database.pool.query<{ n: number }>('select count(*)::int as n from modems where user_id = $1', [userId])).rows[0].n;
+  const modemsOf = async (userId: number) =>
+    (await ctx.database.pool.query<{ n: number }>('select count(*)::int as n from modems where user_id = $1', [userId])).rows[0].n;
 
   it('refuses an upload that would register more than 100 new modems, registering and storing nothing', async () => {
     const sq = await ctx.createUser('squat-one');
     const before = await punchCount(ctx);
-    const res = await post(sq.key, serials('SQ1', 101).map((modem) => punch({ modem }))).expect(400);
+    const res = await post(
+      sq.key,
+      serials('SQ1', 101).map((modem) => punch({ modem })),
+    ).expect(400);
     expect(res.body.errors.modem[0]).toMatch(/at most 100 new modems/);
     expect(await modemsOf(sq.id)).toBe(0);
     expect(await punchCount(ctx)).toBe(before);
-    await post(sq.key, serials('SQ1', 100).map((modem) => punch({ modem }))).expect(200);
+    await post(
+      sq.key,
+      serials('SQ1', 100).map((modem) => punch({ modem })),
+    ).expect(200);
     expect(await modemsOf(sq.id)).toBe(100);
   });
 
   it('caps a user at 1,000 modems, also when two uploads race for the last places; admins are not capped', async () => {
     const sq = await ctx.createUser('squat-many');
-    for (let i = 0; i < 9; i++) await post(sq.key, serials('SQM', 100, i * 100).map((modem) => punch({ modem }))).expect(200);
-    await post(sq.key, serials('SQM', 60, 900).map((modem) => punch({ modem }))).expect(200);
+    for (let i = 0; i < 9; i++)
+      await post(
+        sq.key,
+        serials('SQM', 100, i * 100).map((modem) => punch({ modem })),
+      ).expect(200);
+    await post(
+      sq.key,
+      serials('SQM', 60, 900).map((modem) => punch({ modem })),
+    ).expect(200);
     expect(await modemsOf(sq.id)).toBe(960);
     // 960 + 30 fits, 960 + 30 + 30 does not: exactly one of two concurrent uploads passes.
-    const [a, b] = await Promise.all([post(sq.key, serials('SQA', 30).map((modem) => punch({ modem }))), post(sq.key, serials('SQB', 30).map((modem) => punch({ modem })))]);
+    const [a, b] = await Promise.all([
+      post(
+        sq.key,
+        serials('SQA', 30).map((modem) => punch({ modem })),
+      ),
+      post(
+        sq.key,
+        serials('SQB', 30).map((modem) => punch({ modem })),
+      ),
+    ]);
     expect([a.status, b.status].sort()).toEqual([200, 400]);
     const refused = a.status === 400 ? a : b;
     expect(refused.body.errors.modem[0]).toMatch(/at most 1000 modems \(990 registered, 30 new\)/);
@@ -314,14 +378,21 @@ describe('modem squatting', () => {
     // Known modems still upload at the cap.
     await post(sq.key, [punch({ modem: 'SQM-0', code: 77 })]).expect(200);
     // An admin key registers beyond both limits.
-    await post(ctx.adminKey, serials('ADM', 150).map((modem) => punch({ modem }))).expect(200);
+    await post(
+      ctx.adminKey,
+      serials('ADM', 150).map((modem) => punch({ modem })),
+    ).expect(200);
   });
 
   it('lets an admin release a squatted modem, after which its owner can register it', async () => {
     const squatter = await ctx.createUser('squatter');
     const owner = await ctx.createUser('rightful-owner');
     await post(squatter.key, [punch({ modem: 'VICTIM-1' })]).expect(200);
-    const ev = await request(ctx.app).post('/api/rest/v1/events').set('apikey', squatter.key).send({ name: 'squat', public: false, modems: ['VICTIM-1'] }).expect(201);
+    const ev = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', squatter.key)
+      .send({ name: 'squat', public: false, modems: ['VICTIM-1'] })
+      .expect(201);
     await post(owner.key, [punch({ modem: 'VICTIM-1', code: 40 })]).expect(403);
 
     await request(ctx.app).delete('/api/rest/v1/modems/VICTIM-1').set('apikey', squatter.key).expect(403);

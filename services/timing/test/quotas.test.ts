@@ -12,10 +12,7 @@ let ctx: TimingTestContext;
 let roomy: TimingTestContext;
 
 beforeAll(async () => {
-  [ctx, roomy] = await Promise.all([
-    startTiming({ quotas: { eventsPerUser: 5, keysPerUser: 3, punchesPerDay: 100 } }),
-    startTiming(),
-  ]);
+  [ctx, roomy] = await Promise.all([startTiming({ quotas: { eventsPerUser: 5, keysPerUser: 3, punchesPerDay: 100 } }), startTiming()]);
 });
 afterAll(async () => Promise.all([ctx.close(), roomy.close()]));
 
@@ -37,17 +34,11 @@ describe('events per user', () => {
     const refused = answers.find((a) => a.status === 403)!;
     expect(refused.headers['content-type']).toMatch(/^application\/problem\+json/);
     expect(refused.body.detail).toMatch(/Event quota reached: a user owns at most 5 events/);
-    const { rows } = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int n from events where owner_id = $1',
-      [user.id],
-    );
+    const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int n from events where owner_id = $1', [user.id]);
     expect(rows[0].n).toBe(5);
     // A request refused at the locked insert (it passed the unlocked pre-check in the race) may have registered
     // its one modem before; never more than the request named.
-    const modems = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int n from modems where user_id = $1',
-      [user.id],
-    );
+    const modems = await ctx.database.pool.query<{ n: number }>('select count(*)::int n from modems where user_id = $1', [user.id]);
     expect(modems.rows[0].n).toBeLessThanOrEqual(12);
     // Deleting one frees a place.
     const created = answers.find((a) => a.status === 201)!;
@@ -81,16 +72,9 @@ describe('events per user', () => {
   it('one request registers at most 100 new modems, as an upload (400, nothing registered)', async () => {
     const user = await ctx.createUser('squatter');
     const serials = Array.from({ length: 101 }, (_, i) => `SQ-${i}`);
-    const res = await request(ctx.app)
-      .post('/api/rest/v1/events')
-      .set('apikey', user.key)
-      .send(newEvent('many', serials))
-      .expect(400);
+    const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', user.key).send(newEvent('many', serials)).expect(400);
     expect(res.body.detail).toMatch(/at most 100/);
-    const { rows } = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int n from modems where user_id = $1',
-      [user.id],
-    );
+    const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int n from modems where user_id = $1', [user.id]);
     expect(rows[0].n).toBe(0);
     await request(ctx.app)
       .post('/api/rest/v1/events')
@@ -112,13 +96,8 @@ describe('keys per user', () => {
       ),
     );
     expect(answers.map((a) => a.status).sort()).toEqual([...Array(2).fill(201), ...Array(8).fill(403)]);
-    expect(answers.find((a) => a.status === 403)!.body.detail).toMatch(
-      /Key quota reached: a user holds at most 3 active keys/,
-    );
-    const { rows } = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int n from api_keys where user_id = $1',
-      [user.id],
-    );
+    expect(answers.find((a) => a.status === 403)!.body.detail).toMatch(/Key quota reached: a user holds at most 3 active keys/);
+    const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int n from api_keys where user_id = $1', [user.id]);
     expect(rows[0].n).toBe(3);
     const made = answers.find((a) => a.status === 201)!.body as { id: number };
     await request(ctx.app).delete(`/api/rest/v1/keys/${made.id}`).set('apikey', user.key).expect(204);
@@ -166,30 +145,19 @@ describe('punches per day', () => {
     expect(refused.body.detail).toMatch(/Daily upload quota reached: a user stores at most 100 punches per UTC day/);
     expect(Number(refused.headers['retry-after'])).toBeGreaterThan(0);
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(86_400);
-    const { rows } = await ctx.database.pool.query<{ n: number }>(
-      `select count(*)::int n from punches where modem = 'FL-1'`,
-    );
+    const { rows } = await ctx.database.pool.query<{ n: number }>(`select count(*)::int n from punches where modem = 'FL-1'`);
     expect(rows[0].n).toBe(90);
     // A stored batch re-sent is charged while it is stored, then given back: its punches are duplicates.
     const five = batch('FL-1', 5000).slice(0, 5);
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200);
-    expect(
-      (await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200)).body,
-    ).toMatchObject({ stored: 0, duplicates: 5 });
-    await request(ctx.app)
-      .post('/api/rest/v1/punches')
-      .set('apikey', user.key)
-      .send(batch('FL-1', 6000).slice(0, 5))
-      .expect(200);
+    expect((await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200)).body).toMatchObject({
+      stored: 0,
+      duplicates: 5,
+    });
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch('FL-1', 6000).slice(0, 5)).expect(200);
     // The day's 100 are used up: one more punch is refused (a re-send too, until midnight UTC).
-    await request(ctx.app)
-      .post('/api/rest/v1/punches')
-      .set('apikey', user.key)
-      .send(batch('FL-1', 7000).slice(0, 1))
-      .expect(429);
-    const after = await ctx.database.pool.query<{ n: number }>(
-      `select count(*)::int n from punches where modem = 'FL-1'`,
-    );
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch('FL-1', 7000).slice(0, 1)).expect(429);
+    const after = await ctx.database.pool.query<{ n: number }>(`select count(*)::int n from punches where modem = 'FL-1'`);
     expect(after.rows[0].n).toBe(100);
   });
 

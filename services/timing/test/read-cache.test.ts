@@ -84,7 +84,10 @@ function violation(o: Observation, rows: { id: number; txid: bigint }[]): string
  * group moves on to the highest id received, unless `advance(group)` is false (clients re-reading one range).
  * `read` is the read under test. Returns the observations and the final rows.
  */
-async function run(read: (afterId: number) => Promise<{ ids: number[]; total: number }>, advance: (group: number) => boolean): Promise<{ observations: Observation[]; rows: { id: number; txid: bigint }[] }> {
+async function run(
+  read: (afterId: number) => Promise<{ ids: number[]; total: number }>,
+  advance: (group: number) => boolean,
+): Promise<{ observations: Observation[]; rows: { id: number; txid: bigint }[] }> {
   const deps: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
   let stop = false;
@@ -121,11 +124,14 @@ async function run(read: (afterId: number) => Promise<{ ids: number[]; total: nu
   const running = [...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)), ...Array.from({ length: GROUPS }, (_, g) => group(g))];
   // At least RUN_MS and MIN_OBSERVATIONS (a loaded machine polls slowly), at most MAX_RUN_MS.
   const started = Date.now();
-  while (Date.now() - started < MAX_RUN_MS && (Date.now() - started < RUN_MS || observations.length < MIN_OBSERVATIONS)) await new Promise((r) => setTimeout(r, 100));
+  while (Date.now() - started < MAX_RUN_MS && (Date.now() - started < RUN_MS || observations.length < MIN_OBSERVATIONS))
+    await new Promise((r) => setTimeout(r, 100));
   stop = true;
   await Promise.all(running);
   await waitUntilVisible(ctx);
-  const { rows } = await ctx.database.pool.query<{ id: string; txid: string }>('select id, txid::text from punches where modem = any($1::text[]) order by id', [MODEMS]);
+  const { rows } = await ctx.database.pool.query<{ id: string; txid: string }>('select id, txid::text from punches where modem = any($1::text[]) order by id', [
+    MODEMS,
+  ]);
   return { observations, rows: rows.map((r) => ({ id: Number(r.id), txid: BigInt(r.txid) })) };
 }
 
@@ -167,15 +173,21 @@ it('negative control: a cache without the snapshot check serves answers the data
   const naive = new Map<number, Promise<{ ids: number[]; total: number }>>();
   const baseline = (await ctx.database.pool.query<{ m: string }>('select coalesce(max(id), 0)::text as m from punches')).rows[0].m;
   // The groups keep asking for the same range, so every repeated question meets the first answer.
-  const { observations, rows } = await run((afterId) => {
-    const from = Math.max(afterId, Number(baseline));
-    let answer = naive.get(from);
-    if (answer === undefined) {
-      answer = readPunches(fresh, null, { eventId: String(eventId), afterId: from }, 'csv').then((page) => ({ ids: idsOfCsv(page.body.toString()), total: page.total }));
-      naive.set(from, answer);
-    }
-    return answer;
-  }, () => false);
+  const { observations, rows } = await run(
+    (afterId) => {
+      const from = Math.max(afterId, Number(baseline));
+      let answer = naive.get(from);
+      if (answer === undefined) {
+        answer = readPunches(fresh, null, { eventId: String(eventId), afterId: from }, 'csv').then((page) => ({
+          ids: idsOfCsv(page.body.toString()),
+          total: page.total,
+        }));
+        naive.set(from, answer);
+      }
+      return answer;
+    },
+    () => false,
+  );
   const relevant = observations.map((o) => ({ ...o, afterId: Math.max(o.afterId, Number(baseline)) }));
   const wrong = relevant.map((o) => violation(o, rows)).filter((v) => v !== null);
   expect(wrong.length).toBeGreaterThan(0);

@@ -50,10 +50,11 @@ async function eventModems(): Promise<string[]> {
 
 /** Every punch id of the event now (its modems, inside its window), from the database; optionally from `fromMs` (local ms) on. */
 async function eventPunchIds(fromMs: number = VENOTTE_WINDOW.from): Promise<number[]> {
-  const { rows } = await ctx.database.pool.query<{ id: string }>(
-    'select id from punches where modem = any($1) and time between $2 and $3 order by id',
-    [await eventModems(), fromMs, VENOTTE_WINDOW.to],
-  );
+  const { rows } = await ctx.database.pool.query<{ id: string }>('select id from punches where modem = any($1) and time between $2 and $3 order by id', [
+    await eventModems(),
+    fromMs,
+    VENOTTE_WINDOW.to,
+  ]);
   return rows.map((r) => Number(r.id));
 }
 
@@ -64,9 +65,7 @@ function expectEachOnce(received: number[], expected: number[]): void {
 }
 
 /** Uploads punches of the demo modems as a modem would (admin key: the demo modems belong to user `demo`). */
-async function modemUpload(
-  punches: { modem: string; card: string; time: number; code: number; type: string }[],
-): Promise<void> {
+async function modemUpload(punches: { modem: string; card: string; time: number; code: number; type: string }[]): Promise<void> {
   const res = await fetch(`${base}/api/rest/v1/punches`, {
     method: 'POST',
     headers: { apikey: ctx.adminKey, 'Content-Type': 'application/json' },
@@ -93,11 +92,7 @@ describe('MeOS online input, ROC protocol (OnlineInput::process / processPunches
     const first = raw.slice(0, raw.indexOf('\r\n'));
     const [id, code, card, at] = first.split(';');
     const row = (await ctx.database.pool.query('select card, code, time from punches where id = $1', [id])).rows[0];
-    expect([Number(code), card, at]).toEqual([
-      row.code,
-      row.card,
-      new Date(Number(row.time)).toISOString().slice(0, 19).replace('T', ' '),
-    ]);
+    expect([Number(code), card, at]).toEqual([row.code, row.card, new Date(Number(row.time)).toISOString().slice(0, 19).replace('T', ' ')]);
 
     let polls = 0;
     while ((await meos.process()) > 0) polls++;
@@ -173,9 +168,7 @@ describe("fartOLa's ROC poller (fetchRows / pollOnce / parseRocResponse)", () =>
     await f.pollOnce();
     expect(f.stored.size).toBe(0);
     expect(await f.pollOnce()).toBe(0);
-    await modemUpload([
-      { modem: '2020056', card: '9999002', time: Date.UTC(2020, 1, 1, 21, 0, 0), code: 56, type: 'Control' },
-    ]);
+    await modemUpload([{ modem: '2020056', card: '9999002', time: Date.UTC(2020, 1, 1, 21, 0, 0), code: 56, type: 'Control' }]);
     await waitUntilVisible(ctx);
     expect(await f.pollOnce()).toBe(1);
     expect([...f.stored.values()]).toEqual([{ code: 56, card: 9999002, dateMismatch: false }]);
@@ -218,9 +211,7 @@ describe("yaroc's ROC sender (RocClient.send_punch)", () => {
         })
       ).text()
     ).split('\n');
-    expect(simple[1]).toBe(
-      `${id},${mac},8621484,${Date.UTC(2020, 1, 1, 21, 30, 15, 456)},77,BcControl,${simple[1].split(',')[6]}`,
-    );
+    expect(simple[1]).toBe(`${id},${mac},8621484,${Date.UTC(2020, 1, 1, 21, 30, 15, 456)},77,BcControl,${simple[1].split(',')[6]}`);
     const center = (await (await fetch(`${base}/api/rest/v1/punches?eventId=${eventId}&afterId=${id - 1}`)).json()) as {
       id: number;
     }[];
@@ -244,12 +235,8 @@ describe("yaroc's ROC sender (RocClient.send_punch)", () => {
     const stranger = await ctx.createUser('stranger');
     const yaroc = new YarocRocClient(`${base}/roc/key/${stranger.key}/sendpunches_v2.php`);
     const time: PyDateTime = { y: 2020, mo: 2, d: 1, h: 21, mi: 31, s: 0, us: 0 };
-    await expect(
-      yaroc.sendPunch({ punch: { code: 77, card: 1, mode: 2, time }, macAddress: mac }, time),
-    ).rejects.toThrow(/403/);
-    expect(
-      (await ctx.database.pool.query('select count(*)::int n from punches where modem = $1', [mac])).rows[0].n,
-    ).toBe(1);
+    await expect(yaroc.sendPunch({ punch: { code: 77, card: 1, mode: 2, time }, macAddress: mac }, time)).rejects.toThrow(/403/);
+    expect((await ctx.database.pool.query('select count(*)::int n from punches where modem = $1', [mac])).rows[0].n).toBe(1);
   });
 });
 
@@ -310,9 +297,9 @@ describe('all readers during concurrent uploads of both kinds', () => {
       loop(() => meos.process()),
       loop(() => f.pollOnce()),
       loop(async () => {
-        const page = (await (
-          await fetch(`${base}/api/rest/v1/public/events/${eventId}/punches?afterId=${centerAfter}&projection=simple`)
-        ).json()) as { id: number }[];
+        const page = (await (await fetch(`${base}/api/rest/v1/public/events/${eventId}/punches?afterId=${centerAfter}&projection=simple`)).json()) as {
+          id: number;
+        }[];
         for (const p of page) center.push(p.id);
         if (page.length > 0) centerAfter = page[page.length - 1].id;
         return page.length;

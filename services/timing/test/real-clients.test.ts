@@ -144,7 +144,7 @@ describe('MeOS (SPORTident Center online input, OnlineInput::process / processPu
 
 describe('SIRAPimport (SportIdentCenter action)', () => {
   // Its request carries only afterId, after (when -After is given) and modem (-Modem): -EventId and -User are never sent.
-  it('?afterId=&after=<local date-time as ms, decimal>&modem=<the event\'s modems>, no Accept, no key: a bare JSON array whose cards uint.Parse', async () => {
+  it("?afterId=&after=<local date-time as ms, decimal>&modem=<the event's modems>, no Accept, no key: a bare JSON array whose cards uint.Parse", async () => {
     const after = `${VENOTTE_WINDOW.from}.0`;
     const modems = ((await (await fetch(`${base}/api/rest/v1/events/${eventId}`)).json()) as { modems: string[] }).modems.join(',');
     const ids = await pollAll(
@@ -167,7 +167,9 @@ describe("Pirilä's SICenterJson parser (parseSIPunches)", () => {
   it('parses the JSON array into its fixed-size struct: card < 24, type < 10, modem < 24 chars, id a 32-bit long', async () => {
     const ids = await pollAll(
       async (afterId) => {
-        const text = await (await fetch(`${base}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}`, { headers: { Accept: 'application/json' } })).text();
+        const text = await (
+          await fetch(`${base}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}`, { headers: { Accept: 'application/json' } })
+        ).text();
         expect(text.trimStart()[0]).toBe('['); // -1 (not a JSON array) otherwise
         const punches = JSON.parse(text) as { id: number; card: string; type: string; modem: string; time: number; receptionTimeUtc: number }[];
         for (const p of punches) {
@@ -368,7 +370,7 @@ describe('card numbers that would freeze clients', () => {
       body: gzipSync(JSON.stringify([punch(2_147_483_648)])),
     });
     expect(gzipped.status).toBe(200);
-    expect(((await gzipped.json()) as { stored: number; rejected: unknown[] })).toMatchObject({ stored: 0, rejected: [{ index: 0 }] });
+    expect((await gzipped.json()) as { stored: number; rejected: unknown[] }).toMatchObject({ stored: 0, rejected: [{ index: 0 }] });
     const csv = await fetch(`${base}/api/rest/v1/punches`, {
       method: 'POST',
       headers: { apikey: uploader.key, 'Content-Type': 'text/csv' },

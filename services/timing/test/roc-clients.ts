@@ -283,19 +283,7 @@ const pad = (n: number, w = 2) => String(n).padStart(w, '0');
 /** `strftime` for the directives yaroc uses (`%Y-%m-%d`, `%H:%M:%S`, `%f`). */
 function strftime(t: PyDateTime, format: string): string {
   return format.replace(/%([YmdHMSf])/g, (_, c: string) =>
-    c === 'Y'
-      ? pad(t.y, 4)
-      : c === 'm'
-        ? pad(t.mo)
-        : c === 'd'
-          ? pad(t.d)
-          : c === 'H'
-            ? pad(t.h)
-            : c === 'M'
-              ? pad(t.mi)
-              : c === 'S'
-                ? pad(t.s)
-                : pad(t.us, 6),
+    c === 'Y' ? pad(t.y, 4) : c === 'm' ? pad(t.mo) : c === 'd' ? pad(t.d) : c === 'H' ? pad(t.h) : c === 'M' ? pad(t.mi) : c === 'S' ? pad(t.s) : pad(t.us, 6),
   );
 }
 /** `str(datetime)`: `YYYY-MM-DD HH:MM:SS[.ffffff]`. */
@@ -310,10 +298,7 @@ export class YarocRocClient {
     private readonly macOverrideMap: Record<string, string> = {},
   ) {}
 
-  async sendPunch(
-    punchLog: { punch: { code: number; card: number; mode: number; time: PyDateTime }; macAddress: string },
-    now: PyDateTime,
-  ): Promise<void> {
+  async sendPunch(punchLog: { punch: { code: number; card: number; mode: number; time: PyDateTime }; macAddress: string }, now: PyDateTime): Promise<void> {
     const length = (x: number): number => {
       if (x === 0) return 1;
       if (x < 0) return length(-x) + 1;
@@ -350,15 +335,7 @@ export const UNIT = 'b827eb000001';
 const ROC_LINE = /^(\d+);(\d+);(\d+);(\d{4}-\d{2}-\d{2} \d{2}:\d{2}:\d{2})$/;
 
 /** yaroc's form for one punch (RocClient.send_punch): fields with the index 1, the MAC, `1=f` and `length`. */
-export function yarocForm(p: {
-  code: number;
-  card: number;
-  mode: number;
-  date: string;
-  time: string;
-  ms: string;
-  mac?: string;
-}): Record<string, string> {
+export function yarocForm(p: { code: number; card: number; mode: number; date: string; time: string; ms: string; mac?: string }): Record<string, string> {
   const length = (x: number) => String(x).length;
   return {
     control1: String(p.code),

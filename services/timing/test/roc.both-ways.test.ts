@@ -38,18 +38,12 @@ describe('both directions', () => {
     const abort = new AbortController();
     try {
       const afterId = Number((await ctx.database.pool.query('select coalesce(max(id), 0) m from punches')).rows[0].m);
-      const res = await fetch(
-        `http://127.0.0.1:${port}/api/rest/v1/punches/stream?eventId=${publicEvent}&afterId=${afterId}`,
-        {
-          headers: { Accept: 'text/event-stream' },
-          signal: abort.signal,
-        },
-      );
+      const res = await fetch(`http://127.0.0.1:${port}/api/rest/v1/punches/stream?eventId=${publicEvent}&afterId=${afterId}`, {
+        headers: { Accept: 'text/event-stream' },
+        signal: abort.signal,
+      });
       expect(res.status).toBe(200);
-      await postForm(
-        owner.key,
-        yarocForm({ code: 51, card: 2_000_002, mode: 4, date: '2020-02-01', time: '13:20:00', ms: '5' }),
-      ).expect(200);
+      await postForm(owner.key, yarocForm({ code: 51, card: 2_000_002, mode: 4, date: '2020-02-01', time: '13:20:00', ms: '5' })).expect(200);
       const reader = res.body!.getReader();
       let text = '';
       while (!/"card":"2000002"/.test(text)) {
@@ -70,9 +64,7 @@ describe('both directions', () => {
     const form = yarocForm({ code: 50, card: 2_000_001, mode: 2, date: '2020-02-01', time: '13:14:15', ms: '987' });
     await postForm(owner.key, form).expect(200);
     await waitUntilVisible(ctx);
-    const id = Number(
-      (await ctx.database.pool.query(`select id from punches where modem = $1 and code = 50`, [UNIT])).rows[0].id,
-    );
+    const id = Number((await ctx.database.pool.query(`select id from punches where modem = $1 and code = 50`, [UNIT])).rows[0].id);
     const simple = await request(ctx.app)
       .get(`/api/rest/v1/public/events/${publicEvent}/punches?afterId=${id - 1}&projection=simple`)
       .expect(200);
@@ -114,9 +106,7 @@ describe('both directions', () => {
       let lastId = start;
       for (;;) {
         const finished = done;
-        const rows = rocRows(
-          (await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${lastId}`).expect(200)).text,
-        );
+        const rows = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${lastId}`).expect(200)).text);
         for (const r of rows) rocSeen.push(r.id);
         if (rows.length > 0) lastId = rows[rows.length - 1].id;
         else if (finished) return;
@@ -126,11 +116,9 @@ describe('both directions', () => {
       let afterId = start;
       for (;;) {
         const finished = done;
-        const page = (
-          await request(ctx.app)
-            .get(`/api/rest/v1/public/events/${ev}/punches?afterId=${afterId}&projection=simple`)
-            .expect(200)
-        ).body as { id: number }[];
+        const page = (await request(ctx.app).get(`/api/rest/v1/public/events/${ev}/punches?afterId=${afterId}&projection=simple`).expect(200)).body as {
+          id: number;
+        }[];
         for (const p of page) centerSeen.push(p.id);
         if (page.length > 0) afterId = page[page.length - 1].id;
         else if (finished) return;

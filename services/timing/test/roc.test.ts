@@ -44,9 +44,9 @@ describe('ROC read (getRocPunches)', () => {
       { modem: 'R-2', card: '0123', time: localMs(9, 1), code: 32, type: 'Control' },
       { modem: 'X-9', card: '5', time: localMs(9, 2), code: 33, type: 'Control' },
     ]);
-    const ids = (
-      await ctx.database.pool.query<{ id: string }>(`select id from punches where modem in ('R-1','R-2') order by id`)
-    ).rows.map((r) => Number(r.id));
+    const ids = (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem in ('R-1','R-2') order by id`)).rows.map((r) =>
+      Number(r.id),
+    );
     const res = await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0`).expect(200);
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.text).toBe(`${ids[0]};31;9790916;2020-02-01 09:00:05\r\n${ids[1]};32;123;2020-02-01 09:01:00\r\n`);
@@ -57,9 +57,7 @@ describe('ROC read (getRocPunches)', () => {
   });
 
   it('date and time bound the punch time in local wall clock, inclusive; date alone is its midnight', async () => {
-    const all = rocRows(
-      (await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0`).expect(200)).text,
-    );
+    const all = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0`).expect(200)).text);
     const at = async (q: string) => {
       const res = await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0&${q}`);
       expect([q, res.status, res.status === 200 ? '' : res.text]).toEqual([q, 200, '']);
@@ -86,17 +84,11 @@ describe('ROC read (getRocPunches)', () => {
     ];
     for (const q of bad) {
       const res = await request(ctx.app).get(`/getpunches.asp?${q}`);
-      expect([q, res.status, res.headers['content-type']]).toEqual([
-        q,
-        400,
-        expect.stringContaining('application/problem+json'),
-      ]);
+      expect([q, res.status, res.headers['content-type']]).toEqual([q, 400, expect.stringContaining('application/problem+json')]);
     }
     await request(ctx.app).get('/getpunches.asp?unitId=999999&lastId=0').expect(404);
     const plain = (await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0`).expect(200)).text;
-    expect(
-      (await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0&_=1700000000`).expect(200)).text,
-    ).toBe(plain);
+    expect((await request(ctx.app).get(`/getpunches.asp?unitId=${publicEvent}&lastId=0&_=1700000000`).expect(200)).text).toBe(plain);
     expect((await request(ctx.app).get(`/getPunches.asp?unitId=${publicEvent}&lastId=0`).expect(200)).text).toBe(plain);
     expect((await request(ctx.app).get(`/GETPUNCHES.ASP?unitId=${publicEvent}&lastId=0`).expect(200)).text).toBe(plain);
     await request(ctx.app).head(`/getpunches.asp?unitId=${publicEvent}&lastId=0`).expect(200);
@@ -105,9 +97,7 @@ describe('ROC read (getRocPunches)', () => {
   it('a private event: 404 without a key, read with the key in the path, 401 for an unknown key, 404 for another user', async () => {
     await upload(ctx, owner.key, [{ modem: 'P-1', card: '77', time: localMs(10), code: 40, type: 'Control' }]);
     await request(ctx.app).get(`/getpunches.asp?unitId=${privateEvent}&lastId=0`).expect(404);
-    const withKey = await request(ctx.app)
-      .get(`/roc/key/${owner.key}/getpunches.asp?unitId=${privateEvent}&lastId=0`)
-      .expect(200);
+    const withKey = await request(ctx.app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=${privateEvent}&lastId=0`).expect(200);
     expect(rocRows(withKey.text).map((r) => [r.code, r.card])).toEqual([[40, 77]]);
     await request(ctx.app).get(`/roc/key/${ctx.adminKey}/getPunches.asp?unitId=${privateEvent}&lastId=0`).expect(200);
     const unknown = await request(ctx.app)
@@ -120,24 +110,18 @@ describe('ROC read (getRocPunches)', () => {
   });
 
   it('unitId that is not all digits names one unit (modem or ROC unit): readable as getPunches by modem', async () => {
-    await postForm(
-      owner.key,
-      yarocForm({ code: 35, card: 42, mode: 2, date: '2020-02-01', time: '08:00:00', ms: '001' }),
-    ).expect(200);
+    await postForm(owner.key, yarocForm({ code: 35, card: 42, mode: 2, date: '2020-02-01', time: '08:00:00', ms: '001' })).expect(200);
     await upload(ctx, owner.key, [{ modem: 'R-1', card: '43', time: localMs(8), code: 36, type: 'Control' }]);
     const unit = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${UNIT}&lastId=0`).expect(200)).text);
-    const expected = (
-      await ctx.database.pool.query<{ id: string }>('select id from punches where modem = $1 order by id', [UNIT])
-    ).rows.map((r) => Number(r.id));
+    const expected = (await ctx.database.pool.query<{ id: string }>('select id from punches where modem = $1 order by id', [UNIT])).rows.map((r) =>
+      Number(r.id),
+    );
     expect(unit.map((r) => r.id)).toEqual(expected);
     expect(unit.some((r) => r.code === 35 && r.card === 42 && r.at === '2020-02-01 08:00:00')).toBe(true);
     // A unit of no public event answers nothing without its owner's key, as an unknown one.
     expect((await request(ctx.app).get('/getpunches.asp?unitId=P-1&lastId=0').expect(200)).text).toBe('');
     expect((await request(ctx.app).get('/getpunches.asp?unitId=NO-SUCH&lastId=0').expect(200)).text).toBe('');
-    expect(
-      rocRows((await request(ctx.app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=P-1&lastId=0`).expect(200)).text)
-        .length,
-    ).toBe(1);
+    expect(rocRows((await request(ctx.app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=P-1&lastId=0`).expect(200)).text).length).toBe(1);
     // MeOS sends a typed MAC as it is, colons unencoded.
     await request(ctx.app).get('/getpunches.asp?unitId=b8:27:eb:00:00:01&lastId=0').expect(200, '');
   });
@@ -153,9 +137,7 @@ describe('ROC read (getRocPunches)', () => {
     }));
     await upload(ctx, owner.key, punches.slice(0, 6000));
     await upload(ctx, owner.key, punches.slice(6000));
-    const expected = (
-      await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)
-    ).rows.map((r) => Number(r.id));
+    const expected = (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) => Number(r.id));
     const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
     expect(first.map((r) => r.id)).toEqual(expected.slice(0, 10_000));
     const rest = rocRows(
@@ -174,11 +156,7 @@ describe('ROC read (getRocPunches)', () => {
     const app = createApp({ database: ctx.database, logger: createLogger('roc-log', 'info', sink), fastLane: true });
     await request(app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=${privateEvent}&lastId=0`).expect(200);
     await request(app).get(`/roc/key/${owner.key}/getpunches.asp?unitId=a,b&lastId=0`).expect(400);
-    await request(app)
-      .post(`/roc/key/${owner.key}/sendpunches_v2.php`)
-      .type('form')
-      .send({ macaddr: UNIT })
-      .expect(400);
+    await request(app).post(`/roc/key/${owner.key}/sendpunches_v2.php`).type('form').send({ macaddr: UNIT }).expect(400);
     const log = lines.join('');
     expect(log).toContain('/roc/key/***/getpunches.asp');
     expect(log).toContain('/roc/key/***/sendpunches_v2.php');
@@ -194,15 +172,8 @@ describe('ROC write (postRocPunches, yaroc form)', () => {
     expect(res.headers['content-type']).toBe('text/plain; charset=utf-8');
     expect(res.text).toBe('OK\r\n');
     await postForm(owner.key, form).expect(200, 'OK\r\n');
-    const rows = (
-      await ctx.database.pool.query(
-        `select card, code, time, type, modem from punches where modem = $1 and code = 31`,
-        [UNIT],
-      )
-    ).rows;
-    expect(rows).toEqual([
-      { card: '8621484', code: 31, time: Date.UTC(2020, 1, 1, 19, 16, 3, 125), type: 'Control', modem: UNIT },
-    ]);
+    const rows = (await ctx.database.pool.query(`select card, code, time, type, modem from punches where modem = $1 and code = 31`, [UNIT])).rows;
+    expect(rows).toEqual([{ card: '8621484', code: 31, time: Date.UTC(2020, 1, 1, 19, 16, 3, 125), type: 'Control', modem: UNIT }]);
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
     expect(modems.body.map((m: { serial: string }) => m.serial)).toContain(UNIT);
   });
@@ -227,9 +198,7 @@ describe('ROC write (postRocPunches, yaroc form)', () => {
       });
       await postForm(owner.key, form).expect(200);
     }
-    const rows = (
-      await ctx.database.pool.query(`select code, type, time from punches where modem = $1 order by code`, [mac])
-    ).rows;
+    const rows = (await ctx.database.pool.query(`select code, type, time from punches where modem = $1 order by code`, [mac])).rows;
     expect(rows.map((r) => r.type)).toEqual(['Start', 'Finish', 'Clear', 'Check', 'Unknown']);
     expect(new Set(rows.map((r) => r.time))).toEqual(new Set([localMs(10)]));
   });
@@ -263,17 +232,10 @@ describe('ROC write (postRocPunches, yaroc form)', () => {
     }
     const { sinumber1: _c, ...noCard } = good;
     expect((await postForm(owner.key, noCard).expect(400)).body.errors).toBeDefined();
-    await request(ctx.app)
-      .post(`/roc/key/${owner.key}/sendpunches_v2.php`)
-      .set('Content-Type', 'application/json')
-      .send(JSON.stringify(good))
-      .expect(415);
+    await request(ctx.app).post(`/roc/key/${owner.key}/sendpunches_v2.php`).set('Content-Type', 'application/json').send(JSON.stringify(good)).expect(415);
     await postForm(`tk_${'B'.repeat(43)}`, good).expect(401);
     await postForm('nokey', good).expect(401);
-    const foreign = await postForm(
-      other.key,
-      yarocForm({ code: 31, card: 1, mode: 2, date: '2020-02-01', time: '12:00:00', ms: '0' }),
-    ).expect(403);
+    const foreign = await postForm(other.key, yarocForm({ code: 31, card: 1, mode: 2, date: '2020-02-01', time: '12:00:00', ms: '0' })).expect(403);
     expect(foreign.body.modems).toEqual([UNIT]);
     expect(Number((await ctx.database.pool.query('select count(*) n from punches')).rows[0].n)).toBe(before);
     await postForm(owner.key, good, 'SendPunches_V2.php').expect(200);

@@ -18,7 +18,9 @@ describe('GET /api/rest/v1/public/versions', () => {
 describe('health', () => {
   it('is live and ready with the database up', async () => {
     await request(ctx.app).get('/healthz').expect(200, { status: 'ok' });
-    await request(ctx.app).get('/readyz').expect(200, { status: 'ready', checks: { database: 'up' } });
+    await request(ctx.app)
+      .get('/readyz')
+      .expect(200, { status: 'ready', checks: { database: 'up' } });
   });
 });
 

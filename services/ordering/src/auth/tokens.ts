@@ -138,7 +138,13 @@ export class TokenService {
     if (!key) throw unauthorized('The access token was signed by an unknown key.');
     let payload: JWTPayload;
     try {
-      ({ payload } = await jwtVerify(token, key, { algorithms: [ALG], issuer: this.opts.issuer, audience: this.opts.audience, typ: 'at+jwt', requiredClaims: ['exp', 'iat', 'sub'] }));
+      ({ payload } = await jwtVerify(token, key, {
+        algorithms: [ALG],
+        issuer: this.opts.issuer,
+        audience: this.opts.audience,
+        typ: 'at+jwt',
+        requiredClaims: ['exp', 'iat', 'sub'],
+      }));
     } catch {
       throw unauthorized('The access token is invalid or expired.');
     }

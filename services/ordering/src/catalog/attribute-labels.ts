@@ -25,6 +25,8 @@ export const BUILT_IN_LABELS: Readonly<Record<string, BuiltInLabels>> = {
       silent: { en: 'Silent', de: 'Stumm', fr: 'Silencieux' },
     },
   },
-  personalDataFirstName: { label: { en: 'First name (stored on the card)', de: 'Vorname (auf der Karte gespeichert)', fr: 'Prénom (enregistré sur la carte)' } },
+  personalDataFirstName: {
+    label: { en: 'First name (stored on the card)', de: 'Vorname (auf der Karte gespeichert)', fr: 'Prénom (enregistré sur la carte)' },
+  },
   personalDataLastName: { label: { en: 'Last name (stored on the card)', de: 'Nachname (auf der Karte gespeichert)', fr: 'Nom (enregistré sur la carte)' } },
 };

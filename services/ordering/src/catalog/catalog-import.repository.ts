@@ -20,7 +20,12 @@ export async function selectErpVersions(db: Kysely<DB>): Promise<Map<string, { e
  * follows runs for at most one writer at a time, and a second import that finds the version already
  * stored changes nothing. Answers whether the article was written.
  */
-export async function writeImportedArticle(db: Kysely<DB>, row: Insertable<ArticlesTable>, bom: Insertable<ArticleBomItemsTable>[], force: boolean): Promise<boolean> {
+export async function writeImportedArticle(
+  db: Kysely<DB>,
+  row: Insertable<ArticlesTable>,
+  bom: Insertable<ArticleBomItemsTable>[],
+  force: boolean,
+): Promise<boolean> {
   return db.transaction().execute(async (trx) => {
     // `articles` has two unique keys (number, ERP id) and ON CONFLICT arbitrates only one: two imports
     // inserting the same new article would make the loser fail on the other key. A transaction-scoped
@@ -34,7 +39,11 @@ export async function writeImportedArticle(db: Kysely<DB>, row: Insertable<Artic
         oc
           .column('article_number')
           .doUpdateSet({ ...rest, updated_at: new Date() })
-          .where(force ? sql<boolean>`true` : sql<boolean>`articles.erp_version is distinct from excluded.erp_version or articles.is_shop_article is distinct from excluded.is_shop_article`),
+          .where(
+            force
+              ? sql<boolean>`true`
+              : sql<boolean>`articles.erp_version is distinct from excluded.erp_version or articles.is_shop_article is distinct from excluded.is_shop_article`,
+          ),
       )
       .returning('id')
       .executeTakeFirst();

@@ -16,7 +16,15 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
-import { ERP_ATTRIBUTE_KEYS, type ErpArticle, type ErpArticlePrice, type ErpCustomAttributeDefinition, type ErpPropertyTranslation, type ErpSetSlotConfiguration, type ErpSystem } from '../erp/erp.types';
+import {
+  ERP_ATTRIBUTE_KEYS,
+  type ErpArticle,
+  type ErpArticlePrice,
+  type ErpCustomAttributeDefinition,
+  type ErpPropertyTranslation,
+  type ErpSetSlotConfiguration,
+  type ErpSystem,
+} from '../erp/erp.types';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
 import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
@@ -41,7 +49,14 @@ const KNOWN_CONFIGURABLE_ATTRIBUTES: Readonly<Record<string, AttributeDefinition
   cardNumber: { key: 'cardNumber', type: 'text', required: false, maxLength: 7, options: [], defaultValue: null },
   personalDataFirstName: { key: 'personalDataFirstName', type: 'text', required: false, maxLength: 20, options: [], defaultValue: null },
   personalDataLastName: { key: 'personalDataLastName', type: 'text', required: false, maxLength: 20, options: [], defaultValue: null },
-  feedbackSignal: { key: 'feedbackSignal', type: 'select', required: true, maxLength: null, options: ['beepAndFlash', 'flashOnly', 'beepOnly', 'silent'], defaultValue: 'beepAndFlash' },
+  feedbackSignal: {
+    key: 'feedbackSignal',
+    type: 'select',
+    required: true,
+    maxLength: null,
+    options: ['beepAndFlash', 'flashOnly', 'beepOnly', 'silent'],
+    defaultValue: 'beepAndFlash',
+  },
 };
 
 /** VAT rate per weclapp `taxRateType` (German rates; the shop is operated from Germany). */
@@ -90,7 +105,15 @@ type Mapped = { ok: true; isShop: boolean; row: Insertable<ArticlesTable>; bom: 
  * (the lowest `SCALE_FROM` scale); undefined when there is none.
  */
 function listPrice(prices: ErpArticlePrice[], now: number): ErpArticlePrice | undefined {
-  const usable = prices.filter((p) => p.currencyName === 'EUR' && p.salesChannel === 'NET1' && !p.customerId && (p.startDate ?? -Infinity) <= now && now < (p.endDate ?? Infinity) && p.priceScaleType !== 'SCALE_TO');
+  const usable = prices.filter(
+    (p) =>
+      p.currencyName === 'EUR' &&
+      p.salesChannel === 'NET1' &&
+      !p.customerId &&
+      (p.startDate ?? -Infinity) <= now &&
+      now < (p.endDate ?? Infinity) &&
+      p.priceScaleType !== 'SCALE_TO',
+  );
   return usable.sort((x, y) => Number(x.priceScaleValue) - Number(y.priceScaleValue))[0];
 }
 
@@ -103,7 +126,8 @@ function setSlots(text: string | boolean | null): Map<number, ErpSetSlotConfigur
   } catch {
     return null;
   }
-  if (!Array.isArray(parsed) || !parsed.every((x) => x !== null && typeof x === 'object' && Number.isInteger((x as ErpSetSlotConfiguration).positionNumber))) return null;
+  if (!Array.isArray(parsed) || !parsed.every((x) => x !== null && typeof x === 'object' && Number.isInteger((x as ErpSetSlotConfiguration).positionNumber)))
+    return null;
   return new Map((parsed as ErpSetSlotConfiguration[]).map((x) => [x.positionNumber, x]));
 }
 
@@ -147,7 +171,8 @@ function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translat
     const valid = item.validArticleNumbers?.length ? item.validArticleNumbers : [item.articleNumber];
     const quantity = Number(item.quantity);
     if (!valid.includes(item.articleNumber)) return { ok: false, reason: `BOM position ${item.positionNumber}: default article not among the valid ones` };
-    if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000) return { ok: false, reason: `BOM position ${item.positionNumber}: quantity ${item.quantity} is not a whole number 1–1000` };
+    if (!Number.isInteger(quantity) || quantity < 1 || quantity > 1000)
+      return { ok: false, reason: `BOM position ${item.positionNumber}: quantity ${item.quantity} is not a whole number 1–1000` };
     if (item.locked && item.optional) return { ok: false, reason: `BOM position ${item.positionNumber}: locked and optional` };
     bom.push({
       main_article_number: a.articleNumber,
@@ -195,7 +220,15 @@ export interface ArticleImportDeps {
 }
 
 /** Applies the mapped ERP articles; `complete` = the list is the whole ERP catalogue (absent → removed). */
-async function apply(deps: ArticleImportDeps, system: ErpSystem, articles: ErpArticle[], fields: ArticleFields, force: boolean, complete: boolean, deletedIds: string[] = []): Promise<ArticleImportResult> {
+async function apply(
+  deps: ArticleImportDeps,
+  system: ErpSystem,
+  articles: ErpArticle[],
+  fields: ArticleFields,
+  force: boolean,
+  complete: boolean,
+  deletedIds: string[] = [],
+): Promise<ArticleImportResult> {
   const result: ArticleImportResult = { erpSystem: system, read: articles.length, imported: 0, unchanged: 0, removed: 0, rejected: [] };
   const stored = await repo.selectErpVersions(deps.db);
   const leave: { articleNumber: string; erpVersion: string | null }[] = [];
@@ -235,7 +268,10 @@ async function apply(deps: ArticleImportDeps, system: ErpSystem, articles: ErpAr
     await caches.clearAll(deps.logger);
     await notifyClearCaches(deps.db);
   }
-  deps.logger.info({ erpSystem: system, read: result.read, imported: result.imported, unchanged: result.unchanged, removed: result.removed, rejected: result.rejected.length }, 'ERP article import');
+  deps.logger.info(
+    { erpSystem: system, read: result.read, imported: result.imported, unchanged: result.unchanged, removed: result.removed, rejected: result.rejected.length },
+    'ERP article import',
+  );
   return result;
 }
 

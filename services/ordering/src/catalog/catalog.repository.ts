@@ -33,7 +33,11 @@ export async function selectArticlesWithBom(db: Kysely<DB>, sel: ArticleSelectio
   let q = db
     .selectFrom('articles')
     .selectAll('articles')
-    .select((eb) => jsonArrayFrom(eb.selectFrom('article_bom_items as b').selectAll('b').whereRef('b.main_article_number', '=', 'articles.article_number').orderBy('b.position')).as('bom_items'));
+    .select((eb) =>
+      jsonArrayFrom(
+        eb.selectFrom('article_bom_items as b').selectAll('b').whereRef('b.main_article_number', '=', 'articles.article_number').orderBy('b.position'),
+      ).as('bom_items'),
+    );
   if (sel.shopOnly) q = q.where('is_shop_article', '=', true);
   if (sel.cardsOnly) q = q.where('card_type', 'is not', null);
   if (sel.numbers) q = q.where('article_number', 'in', [...sel.numbers]);

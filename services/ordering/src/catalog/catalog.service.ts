@@ -143,7 +143,13 @@ export async function attributeLabeler(db: Kysely<DB>, preferences: readonly str
   };
 }
 
-async function dtoContext(db: Kysely<DB>, callerGroup: UserGroup, preferences: readonly string[], known: ReadonlyMap<string, CatalogArticle>, referenced: readonly string[]): Promise<DtoContext> {
+async function dtoContext(
+  db: Kysely<DB>,
+  callerGroup: UserGroup,
+  preferences: readonly string[],
+  known: ReadonlyMap<string, CatalogArticle>,
+  referenced: readonly string[],
+): Promise<DtoContext> {
   const missing = referenced.filter((n) => !known.has(n));
   const extra = missing.length > 0 ? await findCatalogArticles(db, missing) : new Map<string, CatalogArticle>();
   const labeler = await attributeLabeler(db, preferences);
@@ -172,7 +178,12 @@ export interface ShopArticleQuery {
 
 /** The article numbers of a `filterByArticleNumbers` value; 400 above {@link MAX_FILTER_NUMBERS}. */
 function parseArticleNumberFilter(raw: string | undefined): Set<string> {
-  const numbers = new Set((raw ?? '').split(',').map((s) => s.trim()).filter(Boolean));
+  const numbers = new Set(
+    (raw ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  );
   if (numbers.size > MAX_FILTER_NUMBERS) throw validationError({ filterByArticleNumbers: [`At most ${MAX_FILTER_NUMBERS} article numbers.`] });
   return numbers;
 }
@@ -293,7 +304,13 @@ async function buildShopArticleList(db: Kysely<DB>, q: ShopArticleQuery, filter:
 export async function getShopArticle(db: Kysely<DB>, articleNumber: string, callerGroup: UserGroup, preferences: readonly string[]): Promise<ArticleDTO> {
   const [article] = await loadArticles(db, { shopOnly: true, numbers: [articleNumber] });
   if (!article) throw new ApiError(404, `Article ${articleNumber} not found.`);
-  const ctx = await dtoContext(db, callerGroup, preferences, new Map([[article.articleNumber, article]]), article.bomItems.map((b) => b.defaultArticleNumber));
+  const ctx = await dtoContext(
+    db,
+    callerGroup,
+    preferences,
+    new Map([[article.articleNumber, article]]),
+    article.bomItems.map((b) => b.defaultArticleNumber),
+  );
   return toArticleDTO(article, ctx);
 }
 

@@ -35,7 +35,10 @@ export function parseAcceptLanguage(header: string | undefined): string[] {
   if (!header) return [];
   const entries: { tag: string; q: number; index: number }[] = [];
   header.split(',').forEach((raw, index) => {
-    const [tagPart, ...params] = raw.trim().split(';').map((s) => s.trim());
+    const [tagPart, ...params] = raw
+      .trim()
+      .split(';')
+      .map((s) => s.trim());
     if (!tagPart || tagPart === '*' || !TAG.test(tagPart)) return;
     let q = 1;
     for (const p of params) {

@@ -29,7 +29,8 @@ for (const [net, prefix] of [
   ['203.0.113.0', 24],
   ['224.0.0.0', 4],
   ['240.0.0.0', 4],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
+] as const)
+  NON_PUBLIC.addSubnet(net, prefix, 'ipv4');
 for (const [net, prefix] of [
   ['::', 128],
   ['::1', 128],
@@ -38,7 +39,8 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-] as const) NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
+] as const)
+  NON_PUBLIC.addSubnet(net, prefix, 'ipv6');
 
 /**
  * An IP literal in its plain form: IPv4-mapped IPv6 (`::ffff:1.2.3.4`, as Node reports IPv4 peers on

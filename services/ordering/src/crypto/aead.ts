@@ -55,7 +55,10 @@ export type KeyRing = ReadonlyMap<number, Buffer>;
  */
 export function parseKeyRing(spec: string): KeyRing {
   const ring = new Map<number, Buffer>();
-  for (const part of spec.split(',').map((s) => s.trim()).filter(Boolean)) {
+  for (const part of spec
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean)) {
     const m = /^(\d{1,3}):([A-Za-z0-9+/_-]+={0,2})$/.exec(part);
     if (!m) throw new EncryptionKeyError('each entry must be <version>:<base64 key>');
     const version = Number(m[1]);

@@ -152,7 +152,11 @@ export const DEMO_ARTICLES: readonly DemoArticle[] = [
   {
     number: 'CARD-HOLDER',
     name: { en: 'Finger card holder', de: 'Fingerhalter für Karten', fr: 'Support de carte au doigt' },
-    description: { en: 'Elastic finger strap for SI-Cards and SIAC.', de: 'Elastische Fingerschlaufe für SI-Cards und SIAC.', fr: 'Sangle élastique au doigt pour SI-Cards et SIAC.' },
+    description: {
+      en: 'Elastic finger strap for SI-Cards and SIAC.',
+      de: 'Elastische Fingerschlaufe für SI-Cards und SIAC.',
+      fr: 'Sangle élastique au doigt pour SI-Cards et SIAC.',
+    },
     category: 'accessories',
     netPriceCents: 210,
     isSubitemOnly: true,
@@ -217,7 +221,11 @@ export const DEMO_ARTICLES: readonly DemoArticle[] = [
   {
     number: 'SPARE-PCB-BSF8',
     name: { en: 'BSF8 spare circuit board', de: 'BSF8 Ersatzplatine', fr: 'Carte électronique de rechange BSF8' },
-    description: { en: 'Workshop spare part; not sold in the shop.', de: 'Werkstatt-Ersatzteil; nicht im Shop erhältlich.', fr: 'Pièce de rechange atelier ; non vendue en boutique.' },
+    description: {
+      en: 'Workshop spare part; not sold in the shop.',
+      de: 'Werkstatt-Ersatzteil; nicht im Shop erhältlich.',
+      fr: 'Pièce de rechange atelier ; non vendue en boutique.',
+    },
     category: 'spare-parts',
     netPriceCents: 4_200,
     isShopArticle: false,
@@ -230,7 +238,7 @@ export const DEMO_ARTICLES: readonly DemoArticle[] = [
     description: {
       en: 'Timing-data service for one LTE modem or reader app for one year; offered by quotation.',
       de: 'Zeitmessdaten-Dienst für ein LTE-Modem oder eine Reader-App für ein Jahr; per Angebot.',
-      fr: "Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.",
+      fr: 'Service de données de chronométrage pour un modem LTE ou une application de lecture pendant un an ; sur devis.',
     },
     category: 'subscriptions',
     netPriceCents: 9_900,

@@ -41,7 +41,11 @@ export async function renderQrCode(content: string, opts: { format: QrFormat; ec
   }
   const side = (modules + 2 * QR_MARGIN) * opts.pixels;
   if (opts.format !== 'utf8' && side > MAX_QR_IMAGE_SIDE) {
-    throw validationError({ pixels: [`would make an image of ${side} pixels; at most ${MAX_QR_IMAGE_SIDE} are allowed for this content (use at most ${Math.floor(MAX_QR_IMAGE_SIDE / (modules + 2 * QR_MARGIN))}).`] });
+    throw validationError({
+      pixels: [
+        `would make an image of ${side} pixels; at most ${MAX_QR_IMAGE_SIDE} are allowed for this content (use at most ${Math.floor(MAX_QR_IMAGE_SIDE / (modules + 2 * QR_MARGIN))}).`,
+      ],
+    });
   }
   const base = { errorCorrectionLevel: opts.ecc, margin: QR_MARGIN } as const;
   // pngjs options beyond @types/qrcode: 8-bit grayscale (a quarter of RGBA's bytes) with the `Up` filter, which

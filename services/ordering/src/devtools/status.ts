@@ -118,7 +118,9 @@ export class DependencyMonitor {
     const checkedAt = new Date();
     const [database, smtp, erp, paymentProvider] = await Promise.all([
       this.checkDatabase(timeoutMs),
-      this.opts.smtpConfigured ? boundedCheck(async () => ((await this.opts.mailer.isUp()) ? 'up' : 'down'), timeoutMs) : Promise.resolve<DependencyState>('disabled'),
+      this.opts.smtpConfigured
+        ? boundedCheck(async () => ((await this.opts.mailer.isUp()) ? 'up' : 'down'), timeoutMs)
+        : Promise.resolve<DependencyState>('disabled'),
       probe(this.opts.probes?.erp),
       probe(this.opts.probes?.paymentProvider),
     ]);

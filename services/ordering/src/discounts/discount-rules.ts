@@ -83,7 +83,13 @@ export function normalizeCode(code: string): string {
  * Evaluates `codes` (as sent, in order) against the cart `lines` at instant `now`. `known` maps
  * normalized codes to their stored terms; `currency` is the cart's.
  */
-export function evaluateDiscountCodes(codes: readonly string[], known: ReadonlyMap<string, DiscountCodeTerms>, lines: readonly DiscountableLine[], currency: string, now: Date): DiscountEvaluation {
+export function evaluateDiscountCodes(
+  codes: readonly string[],
+  known: ReadonlyMap<string, DiscountCodeTerms>,
+  lines: readonly DiscountableLine[],
+  currency: string,
+  now: Date,
+): DiscountEvaluation {
   const itemsNet = lines.reduce((sum, l) => sum + l.netAmountCents, 0);
   const remaining = lines.map((l) => l.netAmountCents);
   const lineDiscounts = lines.map(() => 0);
@@ -94,7 +100,15 @@ export function evaluateDiscountCodes(codes: readonly string[], known: ReadonlyM
   for (const code of codes) {
     const normalizedCode = normalizeCode(code);
     const terms = known.get(normalizedCode) ?? null;
-    const reject = (reason: DiscountRejection): DiscountCodeResult => ({ code, normalizedCode, isValid: false, reason, netAmountCents: 0, campaignName: terms?.campaignName ?? null, terms });
+    const reject = (reason: DiscountRejection): DiscountCodeResult => ({
+      code,
+      normalizedCode,
+      isValid: false,
+      reason,
+      netAmountCents: 0,
+      campaignName: terms?.campaignName ?? null,
+      terms,
+    });
     const duplicate = seen.has(normalizedCode);
     seen.add(normalizedCode);
     if (!terms) {
@@ -136,7 +150,10 @@ export function evaluateDiscountCodes(codes: readonly string[], known: ReadonlyM
       results.push(reject('campaignAlreadyApplied'));
       continue;
     }
-    const amount = terms.kind === 'percent' ? Math.min(applicableRemaining, percentOf(applicableRemaining, terms.percent ?? 0)) : Math.min(applicableRemaining, terms.amountCents ?? 0);
+    const amount =
+      terms.kind === 'percent'
+        ? Math.min(applicableRemaining, percentOf(applicableRemaining, terms.percent ?? 0))
+        : Math.min(applicableRemaining, terms.amountCents ?? 0);
     const shares = allocateProportionally(
       amount,
       applicable.map((i) => remaining[i]),

@@ -98,7 +98,9 @@ export async function createDiscountCodes(db: Kysely<DB>, req: CreateDiscountCod
       const inserted = new Set(await repo.insertCodes(trx, campaign.id, explicit, req.maxRedemptionsPerCode));
       const taken = explicit.filter((c) => !inserted.has(c));
       if (taken.length > 0) {
-        throw new ApiError(409, `Discount code${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already exist${taken.length > 1 ? '' : 's'}.`, { grpcCode: GrpcCode.ALREADY_EXISTS });
+        throw new ApiError(409, `Discount code${taken.length > 1 ? 's' : ''} ${taken.join(', ')} already exist${taken.length > 1 ? '' : 's'}.`, {
+          grpcCode: GrpcCode.ALREADY_EXISTS,
+        });
       }
       codes = explicit;
     } else {
@@ -161,12 +163,29 @@ export async function loadDiscountTerms(db: Kysely<DB>, codes: readonly string[]
  * Spec `validateDiscountCodes`: prices the cart as an order of a caller of `group` would be priced
  * (ApiError 400 for an invalid cart) and evaluates `codes` against it at the current time. Redeems nothing.
  */
-export async function validateDiscountCodes(db: Kysely<DB>, codes: readonly string[], items: readonly OrderItemInput[], group: UserGroup): Promise<ValidateDiscountCodesReply> {
+export async function validateDiscountCodes(
+  db: Kysely<DB>,
+  codes: readonly string[],
+  items: readonly OrderItemInput[],
+  group: UserGroup,
+): Promise<ValidateDiscountCodesReply> {
   const cart = await priceCart(db, items, group, 'orderItems');
   const terms = await loadDiscountTerms(db, codes);
-  const evaluation = evaluateDiscountCodes(codes, terms, cart.lines.map((l) => ({ articleNumber: l.article.articleNumber, netAmountCents: l.netAmountCents })), cart.currency, new Date());
+  const evaluation = evaluateDiscountCodes(
+    codes,
+    terms,
+    cart.lines.map((l) => ({ articleNumber: l.article.articleNumber, netAmountCents: l.netAmountCents })),
+    cart.currency,
+    new Date(),
+  );
   return {
-    results: evaluation.results.map((r) => ({ code: r.code, isValid: r.isValid, reason: r.reason, netAmountCents: r.netAmountCents, campaignName: r.campaignName })),
+    results: evaluation.results.map((r) => ({
+      code: r.code,
+      isValid: r.isValid,
+      reason: r.reason,
+      netAmountCents: r.netAmountCents,
+      campaignName: r.campaignName,
+    })),
     itemsNetCents: cart.itemsNetCents,
     totalDiscountNetCents: evaluation.totalDiscountNetCents,
     currency: cart.currency,

@@ -44,7 +44,8 @@ export interface QuotationJobPayload {
  */
 export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscription, requestedBy: string): Promise<string> {
   const article = await selectArticleCategory(db, body.subscriptionArticleNumber);
-  if (!article || article.category !== SUBSCRIPTION_CATEGORY) throw validationError({ subscriptionArticleNumber: [`'${body.subscriptionArticleNumber}' is not a subscription article.`] });
+  if (!article || article.category !== SUBSCRIPTION_CATEGORY)
+    throw validationError({ subscriptionArticleNumber: [`'${body.subscriptionArticleNumber}' is not a subscription article.`] });
   const reference = `CQ-${randomUUID()}`;
   const a = body.address as { fullName?: string | null; firstName?: string | null; lastName?: string | null; club?: string | null };
   const who = [a.club, a.fullName || [a.firstName, a.lastName].filter(Boolean).join(' ')].filter(Boolean).join(', ');
@@ -71,7 +72,11 @@ export function registerQuotationJob(erp: () => ErpClient): void {
       const article = await client.findArticleByNumber(QUOTATION_ERP_SYSTEM, p.articleNumber);
       if (!article) throw new PermanentJobError(`the ERP has no article ${p.articleNumber}`);
       const customerId = await client.customerIdByNumber(QUOTATION_ERP_SYSTEM, QUOTATION_CUSTOMER_NUMBER);
-      await client.createQuotation(QUOTATION_ERP_SYSTEM, { customerId, commission: p.commission, quotationItems: [{ articleId: article.id, quantity: String(p.quantity) }] }, p.reference);
+      await client.createQuotation(
+        QUOTATION_ERP_SYSTEM,
+        { customerId, commission: p.commission, quotationItems: [{ articleId: article.id, quantity: String(p.quantity) }] },
+        p.reference,
+      );
     } catch (err) {
       if (err instanceof ErpError && !err.retryable && err.code !== 'configuration') throw new PermanentJobError(err.message);
       throw err;

@@ -94,7 +94,10 @@ export class ErpClients {
    * be rotated during an ERP outage.
    */
   async checkToken(system: ErpSystem, token: string): Promise<'accepted' | 'rejected'> {
-    const probe = createErpClient(this.deps.config, async () => token, { timeoutMs: this.deps.config.erpTimeoutMs, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
+    const probe = createErpClient(this.deps.config, async () => token, {
+      timeoutMs: this.deps.config.erpTimeoutMs,
+      retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 },
+    });
     const ping = await probe.ping(system);
     return ping.httpStatus === 401 || ping.httpStatus === 403 ? 'rejected' : 'accepted';
   }

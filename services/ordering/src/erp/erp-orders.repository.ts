@@ -40,11 +40,27 @@ export async function selectErpOrders(db: Kysely<DB>, q: ErpOrderQuery): Promise
   if (q.countryCode) base = base.where('o.shipping_country_id', '=', countryIdForCode(q.countryCode) ?? -1);
   if (q.searchText) {
     const like = `%${q.searchText.replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
-    base = base.where((eb) => eb.or([eb('o.order_number', 'ilike', like), eb(sql<string>`o.contact::text`, 'ilike', like), eb('o.erp_sales_order_id', 'ilike', like)]));
+    base = base.where((eb) =>
+      eb.or([eb('o.order_number', 'ilike', like), eb(sql<string>`o.contact::text`, 'ilike', like), eb('o.erp_sales_order_id', 'ilike', like)]),
+    );
   }
   const [rows, count] = await Promise.all([
     base
-      .select(['o.id', 'o.order_number', 'o.state', 'o.shipping_country_id', 'o.erp_retailer_entity_id', 'o.gross_total_cents', 'o.currency', 'o.created_at', 'o.erp_sales_order_id', 'j.dead_at', 'j.sent_at', 'j.id as job_id', 'j.last_error'])
+      .select([
+        'o.id',
+        'o.order_number',
+        'o.state',
+        'o.shipping_country_id',
+        'o.erp_retailer_entity_id',
+        'o.gross_total_cents',
+        'o.currency',
+        'o.created_at',
+        'o.erp_sales_order_id',
+        'j.dead_at',
+        'j.sent_at',
+        'j.id as job_id',
+        'j.last_error',
+      ])
       .orderBy(sql.ref(column), direction)
       .orderBy('o.id', direction)
       .limit(q.size)

@@ -50,13 +50,21 @@ export async function claimDueJobs(db: Kysely<DB>, limit: number, leaseSeconds: 
 export async function completeJob(db: Kysely<DB>, id: string, generation: number): Promise<boolean> {
   const deleted = await db.deleteFrom('erp_webhook_jobs').where('id', '=', id).where('generation', '=', generation).returning('id').executeTakeFirst();
   if (deleted) return true;
-  await db.updateTable('erp_webhook_jobs').set({ locked_until: null, attempts: 0, last_error: null, next_attempt_at: new Date() }).where('id', '=', id).execute();
+  await db
+    .updateTable('erp_webhook_jobs')
+    .set({ locked_until: null, attempts: 0, last_error: null, next_attempt_at: new Date() })
+    .where('id', '=', id)
+    .execute();
   return false;
 }
 
 /** Releases a failed job for a retry at `nextAttemptAt` (`error` must be free of secrets). */
 export async function failJob(db: Kysely<DB>, id: string, error: string, nextAttemptAt: Date): Promise<void> {
-  await db.updateTable('erp_webhook_jobs').set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt }).where('id', '=', id).execute();
+  await db
+    .updateTable('erp_webhook_jobs')
+    .set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt })
+    .where('id', '=', id)
+    .execute();
 }
 
 /**
@@ -71,7 +79,9 @@ export async function renewJobLeases(db: Kysely<DB>, jobs: readonly { id: string
 }
 
 /** Backlog of ERP webhook jobs, as one kind of the queue metrics (`erp-webhook`): the figures of `OutboxBacklogRow`. */
-export async function selectErpWebhookBacklog(db: Kysely<DB>): Promise<{ pending: number; retrying: number; running: number; oldest_age_seconds: number | null }> {
+export async function selectErpWebhookBacklog(
+  db: Kysely<DB>,
+): Promise<{ pending: number; retrying: number; running: number; oldest_age_seconds: number | null }> {
   const r = await sql<{ pending: number; retrying: number; running: number; oldest_age_seconds: number | null }>`
     select count(*)::int as pending,
            (count(*) filter (where last_error is not null))::int as retrying,

@@ -207,10 +207,15 @@ export class ErpWebhookWorker {
     const concurrency = this.o.concurrency ?? 4;
     const leaseSeconds = this.o.leaseSeconds ?? 10;
     const running = new Map<string, { attempts: number; done: Promise<void> }>();
-    const heartbeat = setInterval(() => {
-      const held = [...running].map(([id, r]) => ({ id, attempts: r.attempts }));
-      renewJobLeases(this.o.db, held, leaseSeconds).catch((err: unknown) => this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook lease renewal failed'));
-    }, (leaseSeconds * 1000) / 3);
+    const heartbeat = setInterval(
+      () => {
+        const held = [...running].map(([id, r]) => ({ id, attempts: r.attempts }));
+        renewJobLeases(this.o.db, held, leaseSeconds).catch((err: unknown) =>
+          this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook lease renewal failed'),
+        );
+      },
+      (leaseSeconds * 1000) / 3,
+    );
     heartbeat.unref();
     let total = 0;
     try {
@@ -243,15 +248,22 @@ export class ErpWebhookWorker {
     const deadlineMs = this.o.deadlineMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;
     try {
-      const deadline = new Promise<never>((_, reject) => (timer = setTimeout(() => reject(new Error(`job exceeded its deadline of ${deadlineMs} ms`)), deadlineMs)));
+      const deadline = new Promise<never>(
+        (_, reject) => (timer = setTimeout(() => reject(new Error(`job exceeded its deadline of ${deadlineMs} ms`)), deadlineMs)),
+      );
       if (handler) await Promise.race([handler(event, { db: this.o.db, erp: this.o.erp, logger: this.o.logger }), deadline]);
       await completeJob(this.o.db, job.id, job.generation);
     } catch (err) {
       const base = this.o.baseBackoffMs ?? 2_000;
       const delay = Math.min(this.o.maxBackoffMs ?? 600_000, base * 2 ** Math.min(job.attempts - 1, 20));
       const message = err instanceof Error ? err.message : String(err);
-      this.o.logger.warn({ erpSystem: event.erpSystem, entityName: event.entityName, entityId: event.entityId, attempts: job.attempts, err: message }, 'ERP webhook job failed; will retry');
-      await failJob(this.o.db, job.id, message, new Date(Date.now() + delay)).catch((e: unknown) => this.o.logger.warn({ err: (e as Error).message }, 'ERP webhook job release failed; its lease ends on its own'));
+      this.o.logger.warn(
+        { erpSystem: event.erpSystem, entityName: event.entityName, entityId: event.entityId, attempts: job.attempts, err: message },
+        'ERP webhook job failed; will retry',
+      );
+      await failJob(this.o.db, job.id, message, new Date(Date.now() + delay)).catch((e: unknown) =>
+        this.o.logger.warn({ err: (e as Error).message }, 'ERP webhook job release failed; its lease ends on its own'),
+      );
     } finally {
       clearTimeout(timer);
     }

@@ -101,7 +101,17 @@ export class ErpError extends Error {
   readonly problemType: string | null;
   /** The wait the ERP asked for (`Retry-After`), ms; null when none. */
   readonly retryAfterMs: number | null;
-  constructor(init: { system: ErpSystem; operation: string; entity: string; status: number | null; code: ErpErrorCode; erpMessage?: string | null; detail?: string; problemType?: string | null; retryAfterMs?: number | null }) {
+  constructor(init: {
+    system: ErpSystem;
+    operation: string;
+    entity: string;
+    status: number | null;
+    code: ErpErrorCode;
+    erpMessage?: string | null;
+    detail?: string;
+    problemType?: string | null;
+    retryAfterMs?: number | null;
+  }) {
     const what = init.status !== null ? `answered ${init.status}` : (init.detail ?? init.code);
     super(`ERP ${init.system}: ${init.operation} ${what}${init.erpMessage ? ` (${init.erpMessage})` : ''}`);
     this.name = 'ErpError';
@@ -110,7 +120,8 @@ export class ErpError extends Error {
     this.entity = init.entity;
     this.status = init.status;
     this.code = init.code;
-    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network' || init.code === 'createPending';
+    this.retryable =
+      init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network' || init.code === 'createPending';
     this.erpMessage = init.erpMessage ?? null;
     this.problemType = init.problemType ?? null;
     this.retryAfterMs = init.retryAfterMs ?? null;
@@ -159,7 +170,16 @@ const MAX_PAGES = 10_000;
 
 /** Offset of `timeZone` from UTC at `utcMs`, ms. */
 function zoneOffsetMs(timeZone: string, utcMs: number): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', second: '2-digit' }).formatToParts(new Date(utcMs));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    second: '2-digit',
+  }).formatToParts(new Date(utcMs));
   const get = (t: string) => Number(parts.find((p) => p.type === t)?.value);
   return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - Math.floor(utcMs / 1000) * 1000;
 }
@@ -266,14 +286,28 @@ export class ErpClient {
         throw new ErpError({ system, operation, entity: o.entity, status: answer.status, code: 'invalidResponse', erpMessage: 'body is not JSON' });
       }
     }
-    throw new ErpError({ system, operation, entity: o.entity, status: answer.status, code: codeOf(answer.status), erpMessage: erpMessageOf(answer.text, token), problemType: problemTypeOf(answer.text), retryAfterMs: retryAfterMsOf(answer.headers) });
+    throw new ErpError({
+      system,
+      operation,
+      entity: o.entity,
+      status: answer.status,
+      code: codeOf(answer.status),
+      erpMessage: erpMessageOf(answer.text, token),
+      problemType: problemTypeOf(answer.text),
+      retryAfterMs: retryAfterMsOf(answer.headers),
+    });
   }
 
   private async list<T>(system: ErpSystem, entity: string, filters: Record<string, string> = {}): Promise<T[]> {
     const all: T[] = [];
     for (let page = 1; page <= MAX_PAGES; page++) {
       // Sorted by id so that pages neither skip nor repeat rows while the ERP is being written to.
-      const res = await this.call<{ result: T[] }>(system, 'GET', { entity, path: entity, query: { ...filters, sort: 'id', page: String(page), pageSize: String(this.pageSize) }, idempotent: true });
+      const res = await this.call<{ result: T[] }>(system, 'GET', {
+        entity,
+        path: entity,
+        query: { ...filters, sort: 'id', page: String(page), pageSize: String(this.pageSize) },
+        idempotent: true,
+      });
       const rows = res?.result ?? [];
       all.push(...rows);
       if (rows.length < this.pageSize) break;
@@ -288,9 +322,21 @@ export class ErpClient {
   async ping(system: ErpSystem): Promise<ErpPingResult> {
     const started = performance.now();
     const baseUrl = this.baseUrl(system);
-    const done = (isReachable: boolean, httpStatus: number | null, message: string): ErpPingResult => ({ system, baseUrl, isReachable, httpStatus, latencyMs: Math.round(performance.now() - started), message });
+    const done = (isReachable: boolean, httpStatus: number | null, message: string): ErpPingResult => ({
+      system,
+      baseUrl,
+      isReachable,
+      httpStatus,
+      latencyMs: Math.round(performance.now() - started),
+      message,
+    });
     try {
-      const res = await this.call<{ result: number }>(system, 'GET', { entity: 'article', path: 'article/count', idempotent: true, retry: { ...this.retry, maxAttempts: 1 } });
+      const res = await this.call<{ result: number }>(system, 'GET', {
+        entity: 'article',
+        path: 'article/count',
+        idempotent: true,
+        retry: { ...this.retry, maxAttempts: 1 },
+      });
       return done(true, 200, `OK: ${res?.result ?? 0} articles`);
     } catch (err) {
       if (err instanceof ErpError) return done(false, err.status, err.message);
@@ -314,7 +360,15 @@ export class ErpClient {
     let list = cached && Date.now() - cached.at < this.definitionsTtlMs ? cached.list : undefined;
     if (!list?.some((d) => d.attributeKey === attributeKey)) list = await this.listCustomAttributeDefinitions(system);
     const def = list.find((d) => d.attributeKey === attributeKey);
-    if (!def) throw new ErpError({ system, operation: 'GET customAttributeDefinition', entity: 'customAttributeDefinition', status: null, code: 'configuration', detail: `has no custom attribute "${attributeKey}"` });
+    if (!def)
+      throw new ErpError({
+        system,
+        operation: 'GET customAttributeDefinition',
+        entity: 'customAttributeDefinition',
+        status: null,
+        code: 'configuration',
+        detail: `has no custom attribute "${attributeKey}"`,
+      });
     return def;
   }
 
@@ -336,7 +390,12 @@ export class ErpClient {
 
   /** An article by article number; null when none. */
   async findArticleByNumber(system: ErpSystem, articleNumber: string): Promise<ErpArticle | null> {
-    const res = await this.call<{ result: ErpArticle[] }>(system, 'GET', { entity: 'article', path: 'article', query: { 'articleNumber-eq': articleNumber }, idempotent: true });
+    const res = await this.call<{ result: ErpArticle[] }>(system, 'GET', {
+      entity: 'article',
+      path: 'article',
+      query: { 'articleNumber-eq': articleNumber },
+      idempotent: true,
+    });
     return res?.result[0] ?? null;
   }
 
@@ -373,9 +432,15 @@ export class ErpClient {
     const key = `${system}\u0000${customerNumber}`;
     const cached = this.customerIds.get(key);
     if (cached) return cached;
-    const res = await this.call<{ result: ErpCustomer[] }>(system, 'GET', { entity: 'party', path: 'party', query: { 'customerNumber-eq': customerNumber }, idempotent: true });
+    const res = await this.call<{ result: ErpCustomer[] }>(system, 'GET', {
+      entity: 'party',
+      path: 'party',
+      query: { 'customerNumber-eq': customerNumber },
+      idempotent: true,
+    });
     const id = res?.result[0]?.id;
-    if (!id) throw new ErpError({ system, operation: 'GET party', entity: 'party', status: null, code: 'configuration', detail: `has no customer ${customerNumber}` });
+    if (!id)
+      throw new ErpError({ system, operation: 'GET party', entity: 'party', status: null, code: 'configuration', detail: `has no customer ${customerNumber}` });
     this.customerIds.set(key, id);
     return id;
   }
@@ -403,9 +468,18 @@ export class ErpClient {
    * The document carrying `reference` in `shopReference`. Each answered row is checked for the reference:
    * weclapp silently ignores a filter it does not know, which would otherwise make any document "the" match.
    */
-  private async findByReference<T extends { customAttributes?: ErpCustomAttribute[] }>(system: ErpSystem, entity: 'salesOrder' | 'quotation', reference: string): Promise<T | null> {
+  private async findByReference<T extends { customAttributes?: ErpCustomAttribute[] }>(
+    system: ErpSystem,
+    entity: 'salesOrder' | 'quotation',
+    reference: string,
+  ): Promise<T | null> {
     const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
-    const res = await this.call<{ result: T[] }>(system, 'GET', { entity, path: entity, query: { [`customAttribute${def.id}-eq`]: reference, sort: 'id' }, idempotent: true });
+    const res = await this.call<{ result: T[] }>(system, 'GET', {
+      entity,
+      path: entity,
+      query: { [`customAttribute${def.id}-eq`]: reference, sort: 'id' },
+      idempotent: true,
+    });
     return res?.result.find((row) => customAttributeValue(row.customAttributes, def) === reference) ?? null;
   }
 
@@ -420,11 +494,22 @@ export class ErpClient {
   }
 
   /** Idempotent creation by reference (see the module comment). */
-  private async createOnce<T extends { customAttributes?: ErpCustomAttribute[] }>(system: ErpSystem, entity: 'salesOrder' | 'quotation', body: { customAttributes?: ErpCustomAttribute[] }, reference: string): Promise<{ entity: T; created: boolean }> {
+  private async createOnce<T extends { customAttributes?: ErpCustomAttribute[] }>(
+    system: ErpSystem,
+    entity: 'salesOrder' | 'quotation',
+    body: { customAttributes?: ErpCustomAttribute[] },
+    reference: string,
+  ): Promise<{ entity: T; created: boolean }> {
     const existing = await this.findByReference<T>(system, entity, reference);
     if (existing) return { entity: existing, created: false };
     const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
-    const withReference = { ...body, customAttributes: [...(body.customAttributes ?? []).filter((a) => a.attributeDefinitionId !== def.id), { attributeDefinitionId: def.id, stringValue: reference }] };
+    const withReference = {
+      ...body,
+      customAttributes: [
+        ...(body.customAttributes ?? []).filter((a) => a.attributeDefinitionId !== def.id),
+        { attributeDefinitionId: def.id, stringValue: reference },
+      ],
+    };
     const maxAttempts = Math.max(1, this.retry.maxAttempts);
     for (let attempt = 1; ; attempt++) {
       try {
@@ -452,15 +537,33 @@ export class ErpClient {
    * within that time. Sub items follow in one optimistic update once the main items have ids; an order found by its
    * reference without them (an earlier attempt stopped in between) gets them then, never twice.
    */
-  async createSalesOrder(system: ErpSystem, draft: ErpSalesOrderDraft, reference: string, guard: CreateGuard = UNGUARDED): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
+  async createSalesOrder(
+    system: ErpSystem,
+    draft: ErpSalesOrderDraft,
+    reference: string,
+    guard: CreateGuard = UNGUARDED,
+  ): Promise<{ salesOrder: ErpSalesOrder; created: boolean }> {
     let found = await this.findByReference<ErpSalesOrder>(system, 'salesOrder', reference);
     let created = false;
     if (!found) {
       if (!(await guard.claim())) {
-        throw new ErpError({ system, operation: 'POST salesOrder', entity: 'salesOrder', status: null, code: 'createPending', detail: `may still be creating the sales order of ${reference}; looking again later` });
+        throw new ErpError({
+          system,
+          operation: 'POST salesOrder',
+          entity: 'salesOrder',
+          status: null,
+          code: 'createPending',
+          detail: `may still be creating the sales order of ${reference}; looking again later`,
+        });
       }
       const def = await this.attributeDefinition(system, ERP_ATTRIBUTE_KEYS.shopReference);
-      const body = { ...draft.order, customAttributes: [...(draft.order.customAttributes ?? []).filter((a) => a.attributeDefinitionId !== def.id), { attributeDefinitionId: def.id, stringValue: reference }] };
+      const body = {
+        ...draft.order,
+        customAttributes: [
+          ...(draft.order.customAttributes ?? []).filter((a) => a.attributeDefinitionId !== def.id),
+          { attributeDefinitionId: def.id, stringValue: reference },
+        ],
+      };
       try {
         found = (await this.call<ErpSalesOrder>(system, 'POST', { entity: 'salesOrder', path: 'salesOrder', body, idempotent: false }))!;
         created = true;
@@ -483,9 +586,15 @@ export class ErpClient {
     const key = `${system}\u0000${code}`;
     const cached = this.currencyIds.get(key);
     if (cached) return cached;
-    const res = await this.call<{ result: ErpCurrency[] }>(system, 'GET', { entity: 'currency', path: 'currency', query: { 'name-eq': code }, idempotent: true });
+    const res = await this.call<{ result: ErpCurrency[] }>(system, 'GET', {
+      entity: 'currency',
+      path: 'currency',
+      query: { 'name-eq': code },
+      idempotent: true,
+    });
     const id = res?.result.find((c) => c.name === code)?.id;
-    if (!id) throw new ErpError({ system, operation: 'GET currency', entity: 'currency', status: null, code: 'configuration', detail: `has no currency ${code}` });
+    if (!id)
+      throw new ErpError({ system, operation: 'GET currency', entity: 'currency', status: null, code: 'configuration', detail: `has no currency ${code}` });
     this.currencyIds.set(key, id);
     return id;
   }
@@ -500,9 +609,15 @@ export class ErpClient {
     const key = `${system}\u0000${ratePercent}`;
     const cached = this.taxIds.get(key);
     if (cached) return cached;
-    const res = await this.call<{ result: ErpTax[] }>(system, 'GET', { entity: 'tax', path: 'tax', query: { 'taxType-eq': 'VALUE_ADDED_TAX', sort: 'id' }, idempotent: true });
+    const res = await this.call<{ result: ErpTax[] }>(system, 'GET', {
+      entity: 'tax',
+      path: 'tax',
+      query: { 'taxType-eq': 'VALUE_ADDED_TAX', sort: 'id' },
+      idempotent: true,
+    });
     const id = res?.result.find((t) => t.taxType === 'VALUE_ADDED_TAX' && Number(t.taxValue) === ratePercent)?.id;
-    if (!id) throw new ErpError({ system, operation: 'GET tax', entity: 'tax', status: null, code: 'configuration', detail: `has no sales tax of ${ratePercent} %` });
+    if (!id)
+      throw new ErpError({ system, operation: 'GET tax', entity: 'tax', status: null, code: 'configuration', detail: `has no sales tax of ${ratePercent} %` });
     this.taxIds.set(key, id);
     return id;
   }
@@ -516,7 +631,15 @@ export class ErpClient {
       const byPosition = new Map(items.map((it) => [it.positionNumber, it.id]));
       const added = subItems.map((s) => {
         const parentItemId = byPosition.get(s.parentPositionNumber);
-        if (!parentItemId) throw new ErpError({ system, operation: `PUT salesOrder/id/${current.id}`, entity: 'salesOrder', status: null, code: 'invalidResponse', detail: `has no main item at position ${s.parentPositionNumber}` });
+        if (!parentItemId)
+          throw new ErpError({
+            system,
+            operation: `PUT salesOrder/id/${current.id}`,
+            entity: 'salesOrder',
+            status: null,
+            code: 'invalidResponse',
+            detail: `has no main item at position ${s.parentPositionNumber}`,
+          });
         return { ...s.item, parentItemId };
       });
       try {
@@ -548,7 +671,12 @@ export class ErpClient {
 
   /** A sales order by ERP id; null when unknown. */
   getSalesOrder(system: ErpSystem, id: string): Promise<ErpSalesOrder | null> {
-    return this.call<ErpSalesOrder>(system, 'GET', { entity: 'salesOrder', path: `salesOrder/id/${encodeURIComponent(id)}`, idempotent: true, nullOn404: true });
+    return this.call<ErpSalesOrder>(system, 'GET', {
+      entity: 'salesOrder',
+      path: `salesOrder/id/${encodeURIComponent(id)}`,
+      idempotent: true,
+      nullOn404: true,
+    });
   }
 
   /** Changes a sales order at `expectedVersion` (optimistic lock; 409 → `ErpError` code `conflict`). */

@@ -32,12 +32,15 @@ export { ERP_ATTRIBUTE_KEYS } from '@sports-timing/shared/src/erp-contract';
 /** ERP tenant: `weclapp` (production) or `weclappSandbox` (spec `ErpSystem`). */
 export type ErpSystem = components['schemas']['ErpSystem'];
 
-
 /** Writable article properties for `updateArticle` (partial update). */
-export type ErpArticleChanges = Partial<Pick<ErpArticle, 'name' | 'description' | 'active' | 'articlePrices' | 'customAttributes' | 'salesBillOfMaterialItems'>>;
+export type ErpArticleChanges = Partial<
+  Pick<ErpArticle, 'name' | 'description' | 'active' | 'articlePrices' | 'customAttributes' | 'salesBillOfMaterialItems'>
+>;
 
 /** Writable sales order properties for `updateSalesOrder`. */
-export type ErpSalesOrderChanges = Partial<Pick<ErpSalesOrder, 'status' | 'deliveryAddress' | 'invoiceAddress' | 'commission' | 'orderNumberAtCustomer' | 'customAttributes'>>;
+export type ErpSalesOrderChanges = Partial<
+  Pick<ErpSalesOrder, 'status' | 'deliveryAddress' | 'invoiceAddress' | 'commission' | 'orderNumberAtCustomer' | 'customAttributes'>
+>;
 
 /** Outcome of `ErpClient.ping`: never throws, reports. */
 export interface ErpPingResult {

@@ -10,7 +10,18 @@ import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
 
 /** Header row of the export. */
-const SALES_INVOICE_CSV_COLUMNS = ['invoiceNumber', 'invoiceDate', 'customerNumber', 'customerName', 'countryCode', 'netAmountCents', 'vatAmountCents', 'grossAmountCents', 'currency', 'orderNumber'] as const;
+const SALES_INVOICE_CSV_COLUMNS = [
+  'invoiceNumber',
+  'invoiceDate',
+  'customerNumber',
+  'customerName',
+  'countryCode',
+  'netAmountCents',
+  'vatAmountCents',
+  'grossAmountCents',
+  'currency',
+  'orderNumber',
+] as const;
 
 /** Invoice statuses the export leaves out: drafts and cancelled invoices are not revenue. */
 const NOT_EXPORTED = new Set<string>(['NEW', 'CANCELLED']);

@@ -49,7 +49,9 @@ export function cardReservationHandlers(ctx: OrderingDeps): Handlers<operations>
       if (!cardType) throw validationError({ cardNumber: [`${cardNumber} is in no card type's range.`] });
       const product = (await cardProducts(db)).get(cardType);
       if (!product) throw new ApiError(404, `No card product of type ${cardType}.`);
-      const prefs = culture ? [canonicalCulture(culture), ...parseAcceptLanguage(req.headers['accept-language'])] : parseAcceptLanguage(req.headers['accept-language']);
+      const prefs = culture
+        ? [canonicalCulture(culture), ...parseAcceptLanguage(req.headers['accept-language'])]
+        : parseAcceptLanguage(req.headers['accept-language']);
       const labeler = await attributeLabeler(db, prefs);
       const check = await checkCardNumber(db, cardNumber);
       res.json({

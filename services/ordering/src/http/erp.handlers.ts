@@ -33,7 +33,8 @@ async function withErp<T>(work: () => Promise<T>): Promise<T> {
   try {
     return await work();
   } catch (err) {
-    if (err instanceof ErpError) throw new ApiError(503, `The ERP system is not available: ${err.message}`, { headers: { 'Retry-After': String(ERP_RETRY_AFTER_SECONDS) } });
+    if (err instanceof ErpError)
+      throw new ApiError(503, `The ERP system is not available: ${err.message}`, { headers: { 'Retry-After': String(ERP_RETRY_AFTER_SECONDS) } });
     throw err;
   }
 }
@@ -74,7 +75,11 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     async importArticles(req, res) {
       const system = req.query.erpSystem;
       const erp = clients.erpClientFor(system);
-      res.json(await withErp(() => importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false })));
+      res.json(
+        await withErp(() =>
+          importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false }),
+        ),
+      );
     },
     async receiveErpWebhookByGet(req, res) {
       if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
@@ -86,7 +91,12 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     async receiveErpWebhook(req, res) {
       if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
       const body = req.body;
-      const accepted = await acceptWebhook(ctx.database.db, { erpSystem: req.query.erpSystem, entityName: body.entityName, entityId: body.entityId, type: body.type });
+      const accepted = await acceptWebhook(ctx.database.db, {
+        erpSystem: req.query.erpSystem,
+        entityName: body.entityName,
+        entityId: body.entityId,
+        type: body.type,
+      });
       if (!accepted) ctx.logger.debug({ entityName: body.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
       res.status(200).end();
     },
@@ -95,7 +105,9 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const page = q.page ?? 0;
       const size = q.size ?? 20;
       const result = await selectErpOrders(ctx.database.db, {
-        states: String(q.states ?? '').split(',').filter(Boolean),
+        states: String(q.states ?? '')
+          .split(',')
+          .filter(Boolean),
         customerEntityId: q.customerEntityId || null,
         countryCode: q.countryCode || null,
         searchText: q.searchText || null,
@@ -116,7 +128,8 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async devSetErpApiToken(req, res) {
       // A token the ERP refuses is never stored (it would break every ERP call until replaced).
-      if ((await clients.checkToken(req.query.erpSystem, req.query.token)) === 'rejected') throw validationError({ token: ['The ERP system rejected this token (401/403); nothing was stored.'] });
+      if ((await clients.checkToken(req.query.erpSystem, req.query.token)) === 'rejected')
+        throw validationError({ token: ['The ERP system rejected this token (401/403); nothing was stored.'] });
       await clients.setToken(req.query.erpSystem, req.query.token, actor(principalOf<Principal>(res)));
       res.status(200).end();
     },
@@ -126,7 +139,15 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const id = req.query.quotationEntityId;
       if (!id) {
         const ping = await erp.ping(system);
-        res.json({ erpSystem: system, baseUrl: ping.baseUrl, isReachable: ping.isReachable, httpStatus: ping.httpStatus, latencyMs: ping.latencyMs, message: ping.message, quotation: null });
+        res.json({
+          erpSystem: system,
+          baseUrl: ping.baseUrl,
+          isReachable: ping.isReachable,
+          httpStatus: ping.httpStatus,
+          latencyMs: ping.latencyMs,
+          message: ping.message,
+          quotation: null,
+        });
         return;
       }
       const started = performance.now();
@@ -134,7 +155,14 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const latencyMs = () => Math.round(performance.now() - started);
       try {
         const quotation = await erp.getQuotation(system, id);
-        res.json({ ...base, isReachable: true, httpStatus: quotation ? 200 : 404, latencyMs: latencyMs(), message: quotation ? `OK: quotation ${quotation.quotationNumber}` : `OK: no quotation with id ${id}`, quotation: (quotation as unknown as Record<string, unknown>) ?? null });
+        res.json({
+          ...base,
+          isReachable: true,
+          httpStatus: quotation ? 200 : 404,
+          latencyMs: latencyMs(),
+          message: quotation ? `OK: quotation ${quotation.quotationNumber}` : `OK: no quotation with id ${id}`,
+          quotation: (quotation as unknown as Record<string, unknown>) ?? null,
+        });
       } catch (err) {
         if (!(err instanceof ErpError)) throw err;
         res.json({ ...base, isReachable: false, httpStatus: err.status, latencyMs: latencyMs(), message: err.message, quotation: null });

@@ -18,7 +18,8 @@ function actor(p: Principal | null): string {
 /** Maintenance-mode, certificate and cache handlers. */
 export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> {
   const mode = ctx.services.maintenance;
-  const certificate = async (purpose: CertificatePurpose) => (await createCertificate(purpose, certificateSubject('ordering', ctx.config.environment, purpose))).pem;
+  const certificate = async (purpose: CertificatePurpose) =>
+    (await createCertificate(purpose, certificateSubject('ordering', ctx.config.environment, purpose))).pem;
   return {
     async enableMaintenanceMode(_req, res) {
       await mode.set(true, actor(principalOf<Principal>(res)));
@@ -41,7 +42,10 @@ export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> 
     },
     async retryDeadJob(req, res) {
       const job = await retryDeadJob(ctx.database.db, Number(req.params.id));
-      ctx.logger.info({ outboxId: job.id, kind: job.kind, dedupeKey: job.dedupeKey, by: actor(principalOf<Principal>(res)) }, 'dead outbox job given another run');
+      ctx.logger.info(
+        { outboxId: job.id, kind: job.kind, dedupeKey: job.dedupeKey, by: actor(principalOf<Principal>(res)) },
+        'dead outbox job given another run',
+      );
       res.json(job);
     },
     async clearCaches(_req, res) {

@@ -59,7 +59,8 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
       }
       const tx = isObject(body.transaction) ? body.transaction : {};
       const transactionId = webhookTransactionId(tx.id);
-      if (transactionId === null) throw validationError({ 'transaction.id': ['must be a transaction id (1 … 2147483647)'] }, 'transaction.id is not a transaction id.');
+      if (transactionId === null)
+        throw validationError({ 'transaction.id': ['must be a transaction id (1 … 2147483647)'] }, 'transaction.id is not a transaction id.');
       await recordPaymentDelivery(
         db,
         {
@@ -88,7 +89,7 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
     },
 
     async devCreatePaymentPaylink(req, res) {
-      const b = (req.body ?? {});
+      const b = req.body ?? {};
       res.json(
         await provider(
           () =>
@@ -125,7 +126,8 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
     async devGetPaymentPayouts(_req, res) {
       const payouts = await provider(() => client().listPayouts(), 'Payouts', { notFound: 503 });
       // One unreadable payout is served flagged; a person must still learn of it.
-      for (const p of payouts.filter((x) => x.readError)) ctx.logger.warn({ payoutUuid: p.uuid, readError: p.readError }, 'payout from the payment provider could not be read fully');
+      for (const p of payouts.filter((x) => x.readError))
+        ctx.logger.warn({ payoutUuid: p.uuid, readError: p.readError }, 'payout from the payment provider could not be read fully');
       res.json(payouts);
     },
     async devGetPaymentPayoutWithDetails(req, res) {

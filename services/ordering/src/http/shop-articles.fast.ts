@@ -21,7 +21,16 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { compileTextCheck, operationParameters, resolveRef, sendFastLaneAnswer, type AppMetrics, type Database, type FastLane, type OpenApiDocument } from '@sports-timing/shared';
+import {
+  compileTextCheck,
+  operationParameters,
+  resolveRef,
+  sendFastLaneAnswer,
+  type AppMetrics,
+  type Database,
+  type FastLane,
+  type OpenApiDocument,
+} from '@sports-timing/shared';
 import { shopArticleListBody, type ShopArticleQuery } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../catalog/culture';
 import type { DB } from '../db/schema';
@@ -68,7 +77,8 @@ export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticle
   let acceptLanguage: (value: string) => boolean = () => true;
   for (const p of operationParameters(spec, PATH, 'get')) {
     const where = `listShopArticles ${p.name}`;
-    if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean') flags.set(p.name, compileTextCheck(spec, p.schema, where));
+    if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean')
+      flags.set(p.name, compileTextCheck(spec, p.schema, where));
     if (p.in === 'header' && p.name.toLowerCase() === 'accept-language') acceptLanguage = compileTextCheck(spec, p.schema, where);
   }
   return {
@@ -114,7 +124,12 @@ export function shopArticlesFastLane(deps: ShopArticlesFastLaneDeps): FastLane {
     const negotiator = accepts(req);
     if (!negotiator.type(['application/json'])) return next();
     const gzipAccepted = h['accept-encoding'] !== undefined && negotiator.encoding(['gzip', 'identity']) === 'gzip';
-    serve(deps, req, res, start, gzipAccepted, { ...flags, callerGroup: 'public', filterByArticleNumbers: undefined, preferences: parseAcceptLanguage(acceptLanguage) }).then(
+    serve(deps, req, res, start, gzipAccepted, {
+      ...flags,
+      callerGroup: 'public',
+      filterByArticleNumbers: undefined,
+      preferences: parseAcceptLanguage(acceptLanguage),
+    }).then(
       (served) => {
         if (!served) next();
       },

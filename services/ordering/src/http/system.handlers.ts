@@ -10,7 +10,13 @@ import { PACKAGE_VERSION } from '../version';
 export function systemHandlers(ctx: OrderingDeps, apiVersion: string): Handlers<operations> {
   return {
     getVersion(_req, res) {
-      res.json({ name: 'ordering', version: PACKAGE_VERSION, apiVersion, commit: loadProcessConfig().gitCommit ?? null, buildTime: loadProcessConfig().buildTime ?? null });
+      res.json({
+        name: 'ordering',
+        version: PACKAGE_VERSION,
+        apiVersion,
+        commit: loadProcessConfig().gitCommit ?? null,
+        buildTime: loadProcessConfig().buildTime ?? null,
+      });
     },
     getHealthz: healthz,
     getReadyz: readyz(ctx.database.pool),

@@ -123,7 +123,8 @@ export class AuthService {
   private async clientCredentialsGrant(req: TokenRequest, basic: ClientCredentials | null, ip: string): Promise<TokenResponse> {
     const inBody = req.client_id !== undefined || req.client_secret !== undefined;
     if (basic && inBody) throw new OAuthError('invalid_request', 'Use one client authentication method, not two.');
-    const creds = basic ?? (req.client_id !== undefined && req.client_secret !== undefined ? { clientId: req.client_id, clientSecret: req.client_secret } : null);
+    const creds =
+      basic ?? (req.client_id !== undefined && req.client_secret !== undefined ? { clientId: req.client_id, clientSecret: req.client_secret } : null);
     if (!creds) throw new OAuthError('invalid_client', 'Client authentication failed.');
     const scope = normalizeScope(req.scope);
     const attempt = await this.limiter.reserve(`client:${creds.clientId}`, ip);
@@ -134,7 +135,14 @@ export class AuthService {
       throw new OAuthError('invalid_client', 'Client authentication failed.');
     }
     await attempt.succeeded();
-    const principal: Principal = { kind: 'client', id: client.id, name: client.client_id, roles: client.roles as Role[], userGroup: client.user_group as UserGroup, erpRetailerEntityId: null };
+    const principal: Principal = {
+      kind: 'client',
+      id: client.id,
+      name: client.client_id,
+      roles: client.roles as Role[],
+      userGroup: client.user_group as UserGroup,
+      erpRetailerEntityId: null,
+    };
     const accessToken = await this.tokens.issue(principal, scope ? { scope } : {});
     return { access_token: accessToken, token_type: 'Bearer', expires_in: this.tokens.ttlSeconds, ...(scope ? { scope } : {}) };
   }
@@ -189,7 +197,14 @@ export class AuthService {
     if (p.kind === 'client') {
       const client = await findServiceClientById(this.database.db, p.id);
       if (!client) throw new ApiError(401, 'The token subject no longer exists.', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });
-      return { sub: `client:${client.client_id}`, preferred_username: client.client_id, name: client.name, roles: client.roles as Role[], user_group: client.user_group as UserGroup, retailer: null };
+      return {
+        sub: `client:${client.client_id}`,
+        preferred_username: client.client_id,
+        name: client.name,
+        roles: client.roles as Role[],
+        user_group: client.user_group as UserGroup,
+        retailer: null,
+      };
     }
     const user = await findUserById(this.database.db, p.id);
     if (!user) throw new ApiError(401, 'The token subject no longer exists.', { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } });

@@ -30,7 +30,10 @@ export async function bootstrapAdmin(opts: { database: Database<DB>; config: Ord
   if (created && generated) {
     // Development only, on purpose: the one time the generated password is shown.
     const file = path.join(config.dataDir, 'keys', 'ordering-admin-password');
-    logger.info({ userName: 'admin', developmentPassword: password, file }, `created bootstrap user admin with a generated development password (shown once; stored in ${file})`);
+    logger.info(
+      { userName: 'admin', developmentPassword: password, file },
+      `created bootstrap user admin with a generated development password (shown once; stored in ${file})`,
+    );
   } else if (created) {
     logger.info({ userName: 'admin' }, 'created bootstrap user admin from BOOTSTRAP_ADMIN_PASSWORD');
   }

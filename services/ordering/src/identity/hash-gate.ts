@@ -52,7 +52,6 @@ export class HashGate {
     }
   }
 
-
   /** Whether a call of {@link run} now would be turned away (lets callers refuse before any other work). */
   get saturated(): boolean {
     return this.running >= this.concurrency && this.waiting.length >= this.queueLength;

@@ -39,7 +39,13 @@ export function createIdentity(deps: { config: OrderingConfig; database: Databas
   const { config, database } = deps;
   const redis: Redis | undefined = config.redisUrl ? createRedis(config.redisUrl) : undefined;
   const access = new AccessCheck(database);
-  const limiter = new LoginLimiter({ maxFailuresPerAccount: config.loginMaxFailuresPerAccount, maxFailuresPerIp: config.loginMaxFailuresPerIp, maxFailuresPerAccountAllSources: config.loginMaxFailuresPerAccountAllSources, redis, prefix: config.rateLimitKeyPrefix });
+  const limiter = new LoginLimiter({
+    maxFailuresPerAccount: config.loginMaxFailuresPerAccount,
+    maxFailuresPerIp: config.loginMaxFailuresPerIp,
+    maxFailuresPerAccountAllSources: config.loginMaxFailuresPerAccountAllSources,
+    redis,
+    prefix: config.rateLimitKeyPrefix,
+  });
   const hashing = new HashGate(config.passwordHashConcurrency, config.passwordHashQueue);
   const users = new UsersService(database, {
     limiter,

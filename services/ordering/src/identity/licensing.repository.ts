@@ -80,7 +80,10 @@ export function storeLicenseKey(db: Kysely<DB>, id: string, key: string, issuedA
 
 /** Licenses assigned to `email` (case-insensitive), optionally of one product, newest assignment first. */
 export function licensesOf(db: Kysely<DB>, email: string, product?: string): Promise<LicenseRow[]> {
-  let q = db.selectFrom('licenses').selectAll().where(sql`lower(email)`, '=', email.toLowerCase());
+  let q = db
+    .selectFrom('licenses')
+    .selectAll()
+    .where(sql`lower(email)`, '=', email.toLowerCase());
   if (product) q = q.where('product', '=', product);
   return q.orderBy('assigned_at', 'desc').orderBy('seq', 'desc').execute();
 }

@@ -129,7 +129,10 @@ export class LicensingService {
     try {
       await this.opts.keyRequestLimiter.consume(`${caller.kind}:${caller.id}`);
     } catch (err) {
-      if (err instanceof RateLimiterRes) throw new ApiError(429, 'Too many license-key requests; retry later.', { headers: { 'Retry-After': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))) } });
+      if (err instanceof RateLimiterRes)
+        throw new ApiError(429, 'Too many license-key requests; retry later.', {
+          headers: { 'Retry-After': String(Math.max(1, Math.ceil(err.msBeforeNext / 1000))) },
+        });
       throw err;
     }
     if (!(await this.mayUse(caller, input.email))) throw notFound();
@@ -138,7 +141,14 @@ export class LicensingService {
       if (!license || !license.email) throw notFound();
       const issuedAt = new Date();
       const secret = this.secretOf(license.id);
-      const key = this.opts.signer.sign({ v: 1, licenseId: license.id, product: license.product, email: license.email, secretHash: license.secret_hash, issuedAt: issuedAt.toISOString() });
+      const key = this.opts.signer.sign({
+        v: 1,
+        licenseId: license.id,
+        product: license.product,
+        email: license.email,
+        secretHash: license.secret_hash,
+        issuedAt: issuedAt.toISOString(),
+      });
       const stored = await repo.storeLicenseKey(trx, license.id, key, issuedAt);
       const product = PRODUCT_NAMES[license.product as LicensedProduct] ?? license.product;
       await enqueueMail(trx, `license-key:${license.id}:${stored.keys_issued}`, {

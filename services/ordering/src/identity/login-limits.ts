@@ -113,7 +113,11 @@ export class LoginLimiter {
     return {
       succeeded: async () => {
         if (!once()) return;
-        await Promise.all([this.byPair.delete(pair).catch(() => undefined), this.gate.delete(pair).catch(() => undefined), this.byIp.reward(ip).catch(() => undefined)]);
+        await Promise.all([
+          this.byPair.delete(pair).catch(() => undefined),
+          this.gate.delete(pair).catch(() => undefined),
+          this.byIp.reward(ip).catch(() => undefined),
+        ]);
       },
       failed: () => {
         if (!once()) return;
@@ -139,6 +143,7 @@ export function accountKeyOf(userId: number | undefined, login: string): string 
 }
 
 function tooMany(err: unknown): never {
-  if (err instanceof RateLimiterRes) throw new ApiError(429, 'Too many failed login attempts; retry later.', { headers: { 'Retry-After': retryAfterSeconds(err.msBeforeNext) } });
+  if (err instanceof RateLimiterRes)
+    throw new ApiError(429, 'Too many failed login attempts; retry later.', { headers: { 'Retry-After': retryAfterSeconds(err.msBeforeNext) } });
   throw err;
 }

@@ -43,7 +43,12 @@ export function findRefreshToken(db: Kysely<DB>, tokenHash: string): Promise<Ref
 
 /** Revokes every token of a family; returns how many were still unrevoked. */
 export async function revokeFamily(db: Kysely<DB>, familyId: string): Promise<number> {
-  const r = await db.updateTable('refresh_tokens').set({ revoked_at: new Date() }).where('family_id', '=', familyId).where('revoked_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('refresh_tokens')
+    .set({ revoked_at: new Date() })
+    .where('family_id', '=', familyId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows);
 }
 

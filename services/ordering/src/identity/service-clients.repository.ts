@@ -15,7 +15,11 @@ export function insertServiceClient(db: Kysely<DB>, row: Insertable<ServiceClien
 
 /** All clients by name. */
 export function listServiceClients(db: Kysely<DB>): Promise<ServiceClientRow[]> {
-  return db.selectFrom('service_clients').selectAll().orderBy(sql`lower(name)`).execute();
+  return db
+    .selectFrom('service_clients')
+    .selectAll()
+    .orderBy(sql`lower(name)`)
+    .execute();
 }
 
 /** The client with this public client id, or undefined. */
@@ -30,10 +34,5 @@ export function findServiceClientById(db: Kysely<DB>, id: number): Promise<Servi
 
 /** The active client whose identifier hashes to `identifierHash`, or undefined. */
 export function findActiveServiceClientByIdentifier(db: Kysely<DB>, identifierHash: string): Promise<Pick<ServiceClientRow, 'id' | 'name'> | undefined> {
-  return db
-    .selectFrom('service_clients')
-    .select(['id', 'name'])
-    .where('identifier_hash', '=', identifierHash)
-    .where('is_active', '=', true)
-    .executeTakeFirst();
+  return db.selectFrom('service_clients').select(['id', 'name']).where('identifier_hash', '=', identifierHash).where('is_active', '=', true).executeTakeFirst();
 }

@@ -52,7 +52,7 @@ export class ServiceClientsService {
 
   /** Registers a client and returns its one-time secrets; 409 on a taken name. */
   async create(input: NewServiceClientDto): Promise<NewServiceClientReplyDto> {
-    const roles = (input.roles ?? []);
+    const roles = input.roles ?? [];
     const clientSecret = randomSecret();
     const identifier = input.withIdentifier === false ? null : randomSecret();
     try {

@@ -16,7 +16,11 @@ export function findUserById(db: Kysely<DB>, id: number): Promise<UserRow | unde
 
 /** The user with this user name (case-insensitive), or undefined. */
 export function findUserByName(db: Kysely<DB>, userName: string): Promise<UserRow | undefined> {
-  return db.selectFrom('users').selectAll().where(sql`lower(user_name)`, '=', userName.toLowerCase()).executeTakeFirst();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .where(sql`lower(user_name)`, '=', userName.toLowerCase())
+    .executeTakeFirst();
 }
 
 /**
@@ -36,7 +40,12 @@ export function findUserByLogin(db: Kysely<DB>, login: string): Promise<UserRow 
 
 /** All users sorted by user name (case-insensitive). */
 export function listUsers(db: Kysely<DB>): Promise<UserRow[]> {
-  return db.selectFrom('users').selectAll().orderBy(sql`lower(user_name)`).orderBy('id').execute();
+  return db
+    .selectFrom('users')
+    .selectAll()
+    .orderBy(sql`lower(user_name)`)
+    .orderBy('id')
+    .execute();
 }
 
 /** Whether any user exists (bootstrap runs only on an empty table). */
@@ -54,7 +63,12 @@ export function insertUser(db: Kysely<DB>, row: Insertable<UsersTable>): Promise
  * statement (an increment, so concurrent changes never write the same version twice). Undefined when the
  * user does not exist.
  */
-export function updateUser(db: Kysely<DB>, id: number, changes: Updateable<UsersTable>, opts: { bumpTokenVersion?: boolean } = {}): Promise<UserRow | undefined> {
+export function updateUser(
+  db: Kysely<DB>,
+  id: number,
+  changes: Updateable<UsersTable>,
+  opts: { bumpTokenVersion?: boolean } = {},
+): Promise<UserRow | undefined> {
   return db
     .updateTable('users')
     .set({ ...changes, updated_at: new Date(), ...(opts.bumpTokenVersion ? { token_version: sql<number>`token_version + 1` } : {}) })
@@ -96,7 +110,12 @@ export function userTokenState(db: Kysely<DB>, id: number): Promise<{ is_active:
 
 /** Whether a user other than `exceptId` has this e-mail address (case-insensitive). */
 export async function emailTakenByOther(db: Kysely<DB>, email: string, exceptId: number): Promise<boolean> {
-  const row = await db.selectFrom('users').select('id').where(sql`lower(email)`, '=', email.toLowerCase()).where('id', '<>', exceptId).executeTakeFirst();
+  const row = await db
+    .selectFrom('users')
+    .select('id')
+    .where(sql`lower(email)`, '=', email.toLowerCase())
+    .where('id', '<>', exceptId)
+    .executeTakeFirst();
   return !!row;
 }
 

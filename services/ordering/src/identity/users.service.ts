@@ -136,7 +136,7 @@ export class UsersService {
   async create(input: NewUserDto): Promise<UserDto> {
     const problem = passwordProblem(input.password, input.userName);
     if (problem) throw validationError({ password: [problem] });
-    const roles = (input.roles ?? ['customer']);
+    const roles = input.roles ?? ['customer'];
     const userGroup = input.userGroup ?? defaultUserGroup(roles);
     const link = input.erpRetailerEntityId ?? null;
     checkRetailerLink(roles, userGroup, link);
@@ -187,16 +187,22 @@ export class UsersService {
     const newEmail = input.email?.trim();
     const sameAddress = newEmail !== undefined && newEmail.toLowerCase() === current.email.toLowerCase();
     const verificationWanted = newEmail !== undefined && (!sameAddress || !current.email_verified);
-    if (verificationWanted) await consumeOrThrow(this.opts.verificationMailLimiter, `user:${current.id}`, 'Too many e-mail verification requests; retry later.');
+    if (verificationWanted)
+      await consumeOrThrow(this.opts.verificationMailLimiter, `user:${current.id}`, 'Too many e-mail verification requests; retry later.');
     const row = await this.db.transaction().execute(async (trx) => {
-      const updated = await repo.updateUser(trx, caller.id, {
-        // A change of case only is the same address: applied at once, verification state unchanged.
-        ...(sameAddress ? { email: newEmail } : {}),
-        ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
-        ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
-        ...(input.culture !== undefined ? { culture: input.culture } : {}),
-        ...(passwordHash ? { password_hash: passwordHash } : {}),
-      }, { bumpTokenVersion: !!passwordHash });
+      const updated = await repo.updateUser(
+        trx,
+        caller.id,
+        {
+          // A change of case only is the same address: applied at once, verification state unchanged.
+          ...(sameAddress ? { email: newEmail } : {}),
+          ...(input.firstName !== undefined ? { first_name: input.firstName } : {}),
+          ...(input.lastName !== undefined ? { last_name: input.lastName } : {}),
+          ...(input.culture !== undefined ? { culture: input.culture } : {}),
+          ...(passwordHash ? { password_hash: passwordHash } : {}),
+        },
+        { bumpTokenVersion: !!passwordHash },
+      );
       if (!updated) throw notFound();
       if (passwordHash) await revokeUserRefreshTokens(trx, caller.id);
       if (verificationWanted) await this.requestVerification(trx, updated, newEmail);
@@ -248,7 +254,12 @@ export class UsersService {
       return;
     }
     const token = randomSecret('ev_');
-    await repo.replaceEmailVerification(trx, { userId: user.id, email, tokenHash: sha256Hex(token), expiresAt: new Date(Date.now() + EMAIL_VERIFICATION_TTL_SECONDS * 1000) });
+    await repo.replaceEmailVerification(trx, {
+      userId: user.id,
+      email,
+      tokenHash: sha256Hex(token),
+      expiresAt: new Date(Date.now() + EMAIL_VERIFICATION_TTL_SECONDS * 1000),
+    });
     await enqueueMail(trx, `email-verification:${requestId}`, {
       to: email,
       subject: 'Confirm your e-mail address',
@@ -308,7 +319,12 @@ export class UsersService {
       if (!staysAdmin && admins.includes(target.id) && admins.length === 1) {
         throw new ApiError(409, 'This change would leave no active admin.');
       }
-      const updated = await repo.updateUser(trx, target.id, { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive }, { bumpTokenVersion: true });
+      const updated = await repo.updateUser(
+        trx,
+        target.id,
+        { roles, user_group: userGroup, erp_retailer_entity_id: link, is_active: isActive },
+        { bumpTokenVersion: true },
+      );
       if (!isActive) await revokeUserRefreshTokens(trx, target.id);
       return updated!;
     });

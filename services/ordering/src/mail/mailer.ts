@@ -91,7 +91,10 @@ interface SmtpError extends Error {
  * connection lost after the message was handed over, and a plain error for what a retry may fix (4xx,
  * connection refused or lost before the message went out).
  */
-export function smtpMailer(url: string, overrides: Partial<{ pool: boolean; maxConnections: number; connectionTimeout: number; greetingTimeout: number; socketTimeout: number }> = {}): Mailer {
+export function smtpMailer(
+  url: string,
+  overrides: Partial<{ pool: boolean; maxConnections: number; connectionTimeout: number; greetingTimeout: number; socketTimeout: number }> = {},
+): Mailer {
   const transport = nodemailer.createTransport({ url, ...SMTP_POOL, ...overrides } as never);
   // The stream the transport sends is read only once the relay has said 354 to DATA, and it ends when the
   // transport has written all of it, right before the final dot. A 'stream' plugin (it runs for every
@@ -112,9 +115,13 @@ export function smtpMailer(url: string, overrides: Partial<{ pool: boolean; maxC
         await transport.sendMail({ ...toNodemailer(m), onHandedOver: () => (handedOver = true) } as never);
       } catch (e) {
         const err = e as SmtpError;
-        if (err.responseCode && err.permanent) throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response);
+        if (err.responseCode && err.permanent)
+          throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response);
         if (!err.responseCode && handedOver) {
-          throw new MailNotRetriedError('outcome-unknown', `connection lost after the message was sent; the relay may have accepted it (${err.code ?? err.message})`);
+          throw new MailNotRetriedError(
+            'outcome-unknown',
+            `connection lost after the message was sent; the relay may have accepted it (${err.code ?? err.message})`,
+          );
         }
         throw err;
       }
@@ -137,7 +144,10 @@ export function fileMailer(dir: string): Mailer {
   // Created once, not per message (a mkdir per message was a visible part of an order's CPU); created again
   // when it has gone away since.
   let dirReady: Promise<unknown> | undefined;
-  const ensureDir = () => (dirReady ??= mkdir(dir, { recursive: true }).catch((err: unknown) => ((dirReady = undefined), Promise.reject(err instanceof Error ? err : new Error(String(err))))));
+  const ensureDir = () =>
+    (dirReady ??= mkdir(dir, { recursive: true }).catch(
+      (err: unknown) => ((dirReady = undefined), Promise.reject(err instanceof Error ? err : new Error(String(err)))),
+    ));
   return {
     async send(m) {
       const info = (await transport.sendMail(toNodemailer(m))) as unknown as { message: Buffer };

@@ -93,9 +93,7 @@ export class CacheClearListener {
   private stopped = true;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(
-    private readonly opts: { url: string; registry?: CacheRegistry; logger?: Logger; instanceId?: string; onCleared?: (r: ClearResult) => void },
-  ) {}
+  constructor(private readonly opts: { url: string; registry?: CacheRegistry; logger?: Logger; instanceId?: string; onCleared?: (r: ClearResult) => void }) {}
 
   /** Connects and listens; resolves once listening (or after a failed first attempt, which is retried). */
   async start(): Promise<void> {

@@ -64,7 +64,7 @@ export function certificateSubject(serviceName: string, environment: string, pur
 
 /** Generates a key pair and a self-signed certificate for `purpose`; `now` for tests. */
 export async function createCertificate(purpose: CertificatePurpose, subject: string, now: Date = new Date()): Promise<GeneratedCertificate> {
-  const keys = (await crypto.subtle.generateKey(keyAlgorithm(purpose), true, ['sign', 'verify']));
+  const keys = await crypto.subtle.generateKey(keyAlgorithm(purpose), true, ['sign', 'verify']);
   const notBefore = new Date(now.getTime() - 60_000);
   const notAfter = new Date(now);
   notAfter.setUTCFullYear(notAfter.getUTCFullYear() + CERTIFICATE_VALIDITY_YEARS);

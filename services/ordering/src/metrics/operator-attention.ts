@@ -10,10 +10,7 @@ import { countAttention } from '../orders/attention.repository';
 
 /** Registers the gauge on the app's metrics. */
 export function registerOperatorAttentionMetrics(metrics: AppMetrics, db: Kysely<DB>): void {
-  metrics.labeledGauge(
-    'operator_attention_items',
-    'ERP hand-offs refused for good and payments without a matching order, by kind',
-    ['kind'],
-    async () => (await countAttention(db)).map((r) => ({ labels: { kind: r.kind }, value: r.n })),
+  metrics.labeledGauge('operator_attention_items', 'ERP hand-offs refused for good and payments without a matching order, by kind', ['kind'], async () =>
+    (await countAttention(db)).map((r) => ({ labels: { kind: r.kind }, value: r.n })),
   );
 }

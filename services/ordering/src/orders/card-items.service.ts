@@ -24,13 +24,19 @@ export interface CardItemUpdate {
 const FROZEN_STATES = new Set(['shipped', 'completed', 'cancelled', 'refunded']);
 
 /** Applies all changes or none; throws ApiError 400/404/409 as documented. Returns the number of items changed. */
-export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly CardItemUpdate[], meta: { actor: string; reason: string | null }): Promise<number> {
+export async function bulkUpdateCardOrderItems(
+  db: Kysely<DB>,
+  updates: readonly CardItemUpdate[],
+  meta: { actor: string; reason: string | null },
+): Promise<number> {
   const errors: FieldErrors = {};
   const seenItems = new Map<number, number>();
   const seenNumbers = new Map<number, number>();
   updates.forEach((u, i) => {
-    if (seenItems.has(u.orderItemOid)) addFieldError(errors, `items[${i}].orderItemOid`, `order item ${u.orderItemOid} appears twice (also items[${seenItems.get(u.orderItemOid)}])`);
-    if (seenNumbers.has(u.cardNumber)) addFieldError(errors, `items[${i}].cardNumber`, `card number ${u.cardNumber} appears twice (also items[${seenNumbers.get(u.cardNumber)}])`);
+    if (seenItems.has(u.orderItemOid))
+      addFieldError(errors, `items[${i}].orderItemOid`, `order item ${u.orderItemOid} appears twice (also items[${seenItems.get(u.orderItemOid)}])`);
+    if (seenNumbers.has(u.cardNumber))
+      addFieldError(errors, `items[${i}].cardNumber`, `card number ${u.cardNumber} appears twice (also items[${seenNumbers.get(u.cardNumber)}])`);
     seenItems.set(u.orderItemOid, i);
     seenNumbers.set(u.cardNumber, i);
   });
@@ -43,7 +49,11 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
     const missing = updates.filter((u) => !byId.get(u.orderItemOid)?.card_type).map((u) => u.orderItemOid);
     if (missing.length > 0) throw new ApiError(404, `Not a card order item: ${missing.join(', ')}.`);
     const frozen = rows.filter((r) => FROZEN_STATES.has(r.state));
-    if (frozen.length > 0) throw new ApiError(409, `Orders ${[...new Set(frozen.map((r) => r.order_number))].join(', ')} can no longer be changed (${[...new Set(frozen.map((r) => r.state))].join(', ')}).`);
+    if (frozen.length > 0)
+      throw new ApiError(
+        409,
+        `Orders ${[...new Set(frozen.map((r) => r.order_number))].join(', ')} can no longer be changed (${[...new Set(frozen.map((r) => r.state))].join(', ')}).`,
+      );
     updates.forEach((u, i) => {
       const type = byId.get(u.orderItemOid)!.card_type! as CardType;
       if (!isInRange(type, u.cardNumber)) addFieldError(errors, `items[${i}].cardNumber`, `${u.cardNumber} is not a valid ${type} card number`);
@@ -80,7 +90,13 @@ export async function bulkUpdateCardOrderItems(db: Kysely<DB>, updates: readonly
     }
     for (const orderId of new Set(changes.map((u) => byId.get(u.orderItemOid)!.order_id))) {
       const r = rows.find((x) => x.order_id === orderId)!;
-      await insertStateChange(trx, { orderId, from: r.state, to: r.state, actor: meta.actor, reason: `card numbers changed${meta.reason ? `: ${meta.reason}` : ''}`.slice(0, 500) });
+      await insertStateChange(trx, {
+        orderId,
+        from: r.state,
+        to: r.state,
+        actor: meta.actor,
+        reason: `card numbers changed${meta.reason ? `: ${meta.reason}` : ''}`.slice(0, 500),
+      });
     }
     return changes.length;
   });

@@ -53,7 +53,8 @@ export function cardOrderInput(body: CardOrderRequest): OrderInput {
     const configuration = { ...(line.configuration ?? {}) };
     if (configuration[CARD_NUMBER_KEY] !== undefined) add(`${path}.configuration.${CARD_NUMBER_KEY}`, 'Give card numbers in cardNumbers.');
     delete configuration[CARD_NUMBER_KEY];
-    if (line.cardNumbers && line.cardNumbers.length !== line.quantity) add(`${path}.cardNumbers`, `must hold exactly ${line.quantity} card numbers (the quantity).`);
+    if (line.cardNumbers && line.cardNumbers.length !== line.quantity)
+      add(`${path}.cardNumbers`, `must hold exactly ${line.quantity} card numbers (the quantity).`);
     for (let k = 0; k < line.quantity; k++) {
       const n = line.cardNumbers?.[k];
       items.push({

@@ -161,7 +161,12 @@ function subitemPrice(slot: CatalogBomItem, chosen: CatalogArticle, byNumber: Re
  * cart and the field errors found (all of them, not only the first); the cart is meaningful only when
  * there are none. `itemsPath` names the items array in errors about the cart as a whole.
  */
-export function buildCart(items: readonly OrderItemInput[], byNumber: ReadonlyMap<string, CatalogArticle>, group: UserGroup, itemsPath: string): { cart: PricedCart; errors: FieldErrors } {
+export function buildCart(
+  items: readonly OrderItemInput[],
+  byNumber: ReadonlyMap<string, CatalogArticle>,
+  group: UserGroup,
+  itemsPath: string,
+): { cart: PricedCart; errors: FieldErrors } {
   const errors = new Errors();
   const lines: CartLine[] = [];
   const claimedNumbers = new Map<number, string>();
@@ -238,12 +243,17 @@ export function buildCart(items: readonly OrderItemInput[], byNumber: ReadonlyMa
       const sub = filled.get(slot.position);
       if (!sub && slot.isOptional) continue;
       const j = sub ? item.subitems.indexOf(sub) : -1;
-      const subPaths: OrderItemPaths = sub ? sub.paths : { item: `${item.paths.item}.subitems`, articleNumber: `${item.paths.item}.subitems`, cardNumber: `${item.paths.item}.subitems` };
+      const subPaths: OrderItemPaths = sub
+        ? sub.paths
+        : { item: `${item.paths.item}.subitems`, articleNumber: `${item.paths.item}.subitems`, cardNumber: `${item.paths.item}.subitems` };
       const articleNumber = sub?.articleNumber ?? slot.defaultArticleNumber;
       const where = sub ? `${item.paths.item}.subitems[${j}]` : `${item.paths.item}.subitems`;
       if (sub && sub.subitems.length > 0) errors.add(`${where}.subitems`, 'Sub items cannot have sub items.');
       if (!slot.validArticleNumbers.includes(articleNumber)) {
-        errors.add(`${where}.articleNumber`, `${articleNumber} is not valid in slot ${slot.position} of ${article.articleNumber} (valid: ${slot.validArticleNumbers.join(', ')}).`);
+        errors.add(
+          `${where}.articleNumber`,
+          `${articleNumber} is not valid in slot ${slot.position} of ${article.articleNumber} (valid: ${slot.validArticleNumbers.join(', ')}).`,
+        );
         continue;
       }
       if (slot.isLocked && articleNumber !== slot.defaultArticleNumber) {

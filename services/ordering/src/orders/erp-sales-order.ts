@@ -55,8 +55,7 @@ const SCALE = 100_000;
  */
 export function discountPercentageFor(netCents: number, discountCents: number): string | null {
   if (discountCents === 0) return null;
-  if (netCents <= 0 || discountCents < 0 || discountCents > netCents)
-    throw new RangeError(`discount ${discountCents} of a line of ${netCents} cents`);
+  if (netCents <= 0 || discountCents < 0 || discountCents > netCents) throw new RangeError(`discount ${discountCents} of a line of ${netCents} cents`);
   const target = netCents - discountCents;
   const guess = Math.round((discountCents * 100 * SCALE) / netCents);
   for (const p of [guess, guess - 1, guess + 1]) {

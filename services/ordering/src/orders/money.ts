@@ -35,9 +35,7 @@ export function allocateProportionally(total: number, weights: readonly number[]
   const s = BigInt(sum);
   const parts = weights.map((w) => (t * BigInt(w)) / s);
   let left = t - parts.reduce((a, b) => a + b, 0n);
-  const byRemainder = weights
-    .map((w, i) => ({ i, r: (t * BigInt(w)) % s }))
-    .sort((a, b) => (b.r > a.r ? 1 : b.r < a.r ? -1 : a.i - b.i));
+  const byRemainder = weights.map((w, i) => ({ i, r: (t * BigInt(w)) % s })).sort((a, b) => (b.r > a.r ? 1 : b.r < a.r ? -1 : a.i - b.i));
   for (const { i } of byRemainder) {
     if (left === 0n) break;
     if (weights[i] === 0) continue;

@@ -44,7 +44,11 @@ export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expi
     const due = await flowRepo.lockExpiredUnpaidOrders(trx, cutoff, opts.limit ?? SWEEP_BATCH);
     const cancelled: number[] = [];
     for (const o of due) {
-      const r = await transitionOrder(trx, o.id, 'cancelled', { actor: 'system:order-expiry', reason: `${EXPIRED}: not paid within ${opts.expiryMinutes} minutes`, from: ['pending_payment'] });
+      const r = await transitionOrder(trx, o.id, 'cancelled', {
+        actor: 'system:order-expiry',
+        reason: `${EXPIRED}: not paid within ${opts.expiryMinutes} minutes`,
+        from: ['pending_payment'],
+      });
       if (!r.changed) continue;
       await flowRepo.setCancellationReason(trx, o.id, EXPIRED);
       await releaseCardNumbers(trx, o.order_number);

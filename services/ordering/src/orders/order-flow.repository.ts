@@ -33,8 +33,12 @@ export async function storePaylink(
       insert into outbox_messages (kind, dedupe_key, message_id, payload)
       select ${mail.kind}, ${mail.dedupeKey}, ${mail.messageId ?? null}, ${JSON.stringify(mail.payload)}::jsonb from updated
       on conflict (kind, dedupe_key) do nothing
-      returning id)${completes ? sql`,
-    completed as (${completeJobSql(completes.kind, completes.dedupeKey)})` : sql``}
+      returning id)${
+        completes
+          ? sql`,
+    completed as (${completeJobSql(completes.kind, completes.dedupeKey)})`
+          : sql``
+      }
     select updated_at, (select count(${notifyOutbox()}) from inserted)::int as notified from updated`.execute(db);
   return r.rows[0]?.updated_at ?? null;
 }
@@ -60,19 +64,25 @@ export async function findOrderForSalesOrder(db: Kysely<DB>, salesOrderId: strin
  * Locks up to `limit` `pending_payment` orders created at or before `cutoff`, oldest first, skipping rows
  * another transaction holds (concurrent expiry sweeps take disjoint orders). Run in the sweep's transaction.
  */
-export async function lockExpiredUnpaidOrders(trx: Kysely<DB>, cutoff: Date, limit: number): Promise<{ id: number; order_number: string; paylink_id: number | null }[]> {
-  return trx
-    .selectFrom('orders')
-    .select(['id', 'order_number', 'paylink_id'])
-    .where('state', '=', 'pending_payment')
-    // A payment on its way (bank transfer) or a mismatching one keeps the order: it is on hold for staff, not expired.
-    .where('payment_on_hold_at', 'is', null)
-    .where('created_at', '<=', cutoff)
-    .orderBy('created_at')
-    .limit(limit)
-    .forUpdate()
-    .skipLocked()
-    .execute();
+export async function lockExpiredUnpaidOrders(
+  trx: Kysely<DB>,
+  cutoff: Date,
+  limit: number,
+): Promise<{ id: number; order_number: string; paylink_id: number | null }[]> {
+  return (
+    trx
+      .selectFrom('orders')
+      .select(['id', 'order_number', 'paylink_id'])
+      .where('state', '=', 'pending_payment')
+      // A payment on its way (bank transfer) or a mismatching one keeps the order: it is on hold for staff, not expired.
+      .where('payment_on_hold_at', 'is', null)
+      .where('created_at', '<=', cutoff)
+      .orderBy('created_at')
+      .limit(limit)
+      .forUpdate()
+      .skipLocked()
+      .execute()
+  );
 }
 
 /** Stores why a cancelled order was cancelled (`expired`, `paymentCancelled`). */
@@ -85,7 +95,12 @@ export async function setCancellationReason(db: Kysely<DB>, orderId: number, rea
  * first one is kept (the one to refund first); later ones are in the deliveries and the history.
  */
 export async function flagLatePayment(db: Kysely<DB>, orderId: number, transactionId: number): Promise<void> {
-  await db.updateTable('orders').set({ late_payment_transaction_id: transactionId }).where('id', '=', orderId).where('late_payment_transaction_id', 'is', null).execute();
+  await db
+    .updateTable('orders')
+    .set({ late_payment_transaction_id: transactionId })
+    .where('id', '=', orderId)
+    .where('late_payment_transaction_id', 'is', null)
+    .execute();
 }
 
 /** Records the paying transaction of an order. */
@@ -98,9 +113,21 @@ export async function setPaymentTransaction(db: Kysely<DB>, orderId: number, tra
  * What the ERP hand-off of an order needs besides the order: the retailer's ERP customer id (null for a shop
  * order) and the ERP article id of each of `articleNumbers` (absent when the article never came from the ERP).
  */
-export async function erpHandOffFacts(db: Kysely<DB>, orderId: number, articleNumbers: string[]): Promise<{ retailerEntityId: string | null; articleIds: Map<string, string> }> {
+export async function erpHandOffFacts(
+  db: Kysely<DB>,
+  orderId: number,
+  articleNumbers: string[],
+): Promise<{ retailerEntityId: string | null; articleIds: Map<string, string> }> {
   const row = await db.selectFrom('orders').select(['erp_retailer_entity_id']).where('id', '=', orderId).executeTakeFirstOrThrow();
-  const articles = articleNumbers.length === 0 ? [] : await db.selectFrom('articles').select(['article_number', 'erp_id']).where('article_number', 'in', articleNumbers).where('erp_id', 'is not', null).execute();
+  const articles =
+    articleNumbers.length === 0
+      ? []
+      : await db
+          .selectFrom('articles')
+          .select(['article_number', 'erp_id'])
+          .where('article_number', 'in', articleNumbers)
+          .where('erp_id', 'is not', null)
+          .execute();
   return { retailerEntityId: row.erp_retailer_entity_id, articleIds: new Map(articles.map((a) => [a.article_number, a.erp_id!])) };
 }
 
@@ -125,7 +152,10 @@ export async function releaseRedemptions(db: Kysely<DB>, orderId: number): Promi
  * `payment_deliveries_pending_idx`, so concurrent repeats merge too). Returns the delivery's id and whether
  * it is new (only a new one needs a job).
  */
-export async function insertDelivery(db: Kysely<DB>, d: { contentType: string | null; transactionId: number | null; claimedStatus: string | null }): Promise<{ id: number; isNew: boolean }> {
+export async function insertDelivery(
+  db: Kysely<DB>,
+  d: { contentType: string | null; transactionId: number | null; claimedStatus: string | null },
+): Promise<{ id: number; isNew: boolean }> {
   const r = await sql<{ id: number; is_new: boolean }>`
     insert into payment_deliveries (content_type, transaction_id, claimed_status, outcome)
     values (${d.contentType}, ${d.transactionId}, ${d.claimedStatus}, 'queued')
@@ -172,16 +202,31 @@ export async function recordRefund(
   await trx.selectFrom('orders').select('id').where('id', '=', refund.orderId).forUpdate().execute();
   const inserted = await trx
     .insertInto('payment_refunds')
-    .values({ transaction_id: refund.transactionId, order_id: refund.orderId, original_transaction_id: refund.originalTransactionId, amount_cents: refund.amountCents, currency: refund.currency, status: refund.status })
+    .values({
+      transaction_id: refund.transactionId,
+      order_id: refund.orderId,
+      original_transaction_id: refund.originalTransactionId,
+      amount_cents: refund.amountCents,
+      currency: refund.currency,
+      status: refund.status,
+    })
     .onConflict((oc) => oc.column('transaction_id').doNothing())
     .returning('transaction_id')
     .executeTakeFirst();
-  const total = await trx.selectFrom('payment_refunds').select(sql<string>`coalesce(sum(amount_cents), 0)`.as('total')).where('order_id', '=', refund.orderId).executeTakeFirstOrThrow();
+  const total = await trx
+    .selectFrom('payment_refunds')
+    .select(sql<string>`coalesce(sum(amount_cents), 0)`.as('total'))
+    .where('order_id', '=', refund.orderId)
+    .executeTakeFirstOrThrow();
   return { isNew: inserted !== undefined, totalCents: Number(total.total) };
 }
 
 /** Stores what a delivery led to. */
-export async function setDeliveryOutcome(db: Kysely<DB>, id: number, o: { providerStatus: string | null; orderId: number | null; outcome: string }): Promise<void> {
+export async function setDeliveryOutcome(
+  db: Kysely<DB>,
+  id: number,
+  o: { providerStatus: string | null; orderId: number | null; outcome: string },
+): Promise<void> {
   await db.updateTable('payment_deliveries').set({ provider_status: o.providerStatus, order_id: o.orderId, outcome: o.outcome }).where('id', '=', id).execute();
 }
 
@@ -208,6 +253,12 @@ export async function releaseErpCreate(db: Kysely<DB>, orderId: number): Promise
 
 /** Puts order `orderId` on hold (no expiry) if it still awaits payment; true when it was not on hold before. */
 export async function holdForPayment(db: Kysely<DB>, orderId: number): Promise<boolean> {
-  const r = await db.updateTable('orders').set({ payment_on_hold_at: new Date() }).where('id', '=', orderId).where('state', '=', 'pending_payment').where('payment_on_hold_at', 'is', null).executeTakeFirst();
+  const r = await db
+    .updateTable('orders')
+    .set({ payment_on_hold_at: new Date() })
+    .where('id', '=', orderId)
+    .where('state', '=', 'pending_payment')
+    .where('payment_on_hold_at', 'is', null)
+    .executeTakeFirst();
   return Number(r.numUpdatedRows) === 1;
 }

@@ -32,7 +32,17 @@ import type { ErpClients } from '../erp/erp-clients';
 import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
-import { enqueue, failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxDispatcher, type OutboxEntry, type OutboxHandler, type OutboxHandlerContext } from '../outbox/outbox.service';
+import {
+  enqueue,
+  failReservedJob,
+  mailEntry,
+  outboxRows,
+  PermanentJobError,
+  type OutboxDispatcher,
+  type OutboxEntry,
+  type OutboxHandler,
+  type OutboxHandlerContext,
+} from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
 import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
 import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
@@ -146,10 +156,10 @@ export class OrderFlow {
   /** The job handlers of the flow by kind. */
   handlers(): Record<string, OutboxHandler<never>> {
     return {
-      [FLOW_JOBS.paylink]: ((job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment)),
-      [FLOW_JOBS.paymentStatus]: ((job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId)),
-      [FLOW_JOBS.erpSalesOrder]: ((job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId)),
-      [PAYLINK_DELETE_JOB]: ((job: { payload: PaylinkDeletePayload }) => this.deleteExpiredPaylink(job.payload)),
+      [FLOW_JOBS.paylink]: (job: { payload: OrderJobPayload }) => this.ensurePaylink(job.payload.orderId, this.payment),
+      [FLOW_JOBS.paymentStatus]: (job: { payload: PaymentStatusJobPayload }) => this.processPaymentStatus(job.payload.deliveryId, job.payload.transactionId),
+      [FLOW_JOBS.erpSalesOrder]: (job: { payload: OrderJobPayload }) => this.handOffToErp(job.payload.orderId),
+      [PAYLINK_DELETE_JOB]: (job: { payload: PaylinkDeletePayload }) => this.deleteExpiredPaylink(job.payload),
     };
   }
 
@@ -203,7 +213,11 @@ export class OrderFlow {
    * paylink is deleted at the provider again), which also marks `completes` done (a reserved job). Returns
    * the order as it is now when it has a paylink, else null.
    */
-  private async createPaylinkFor(order: StoredOrder, client: PaymentClient, completes: { kind: string; dedupeKey: string } | null = null): Promise<StoredOrder | null> {
+  private async createPaylinkFor(
+    order: StoredOrder,
+    client: PaymentClient,
+    completes: { kind: string; dedupeKey: string } | null = null,
+  ): Promise<StoredOrder | null> {
     if (order.paylinkUrl !== null) return order;
     if (order.state !== 'pending_payment') return null;
     const link = await client.createPaylink({
@@ -235,10 +249,19 @@ export class OrderFlow {
     const db = this.deps.database.db;
     const order = await findOrder(db, orderId);
     if (!order) throw new ApiError(404, `Order ${orderId} does not exist.`);
-    if (order.state !== 'pending_payment' && order.state !== 'received') throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
+    if (order.state !== 'pending_payment' && order.state !== 'received')
+      throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
     const row = await selectPaylinkOf(db, orderId);
     if (row && row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
-    const link = await this.payment.createPaylink({ amountCents: order.grossTotalCents, currency: order.currency, referenceId: order.orderNumber, title: `Order ${order.orderNumber}`, description: paylinkDescription(order), purpose: order.orderNumber, email: order.contact.email });
+    const link = await this.payment.createPaylink({
+      amountCents: order.grossTotalCents,
+      currency: order.currency,
+      referenceId: order.orderNumber,
+      title: `Order ${order.orderNumber}`,
+      description: paylinkDescription(order),
+      purpose: order.orderNumber,
+      email: order.contact.email,
+    });
     await setOrderPaylink(db, orderId, link.id, link.link);
     return link;
   }
@@ -254,7 +277,13 @@ export class OrderFlow {
       await this.payment.deletePaylink(p.paylinkId);
     } catch (err) {
       if (!(err instanceof PaymentProviderError) || err.code !== 'badRequest') throw err;
-      await insertStateChange(this.deps.database.db, { orderId: p.orderId, from: 'cancelled', to: 'cancelled', actor: 'system:order-expiry', reason: `paylink ${p.paylinkId} could not be deleted (paid at the provider?): ${err.message}` });
+      await insertStateChange(this.deps.database.db, {
+        orderId: p.orderId,
+        from: 'cancelled',
+        to: 'cancelled',
+        actor: 'system:order-expiry',
+        reason: `paylink ${p.paylinkId} could not be deleted (paid at the provider?): ${err.message}`,
+      });
     }
   }
 
@@ -326,20 +355,45 @@ export class OrderFlow {
       if (found.status === 'waiting' && !isRefund) {
         // The payer chose a way that pays later (bank transfer, purchase on invoice): the order stays, on hold.
         if (await flowRepo.holdForPayment(trx, order.id)) {
-          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} is on its way (provider status waiting); the order is on hold and does not expire` });
+          await insertStateChange(trx, {
+            orderId: order.id,
+            from: 'pending_payment',
+            to: 'pending_payment',
+            actor,
+            reason: `payment ${found.id} of ${money(found.amountCents)} is on its way (provider status waiting); the order is on hold and does not expire`,
+          });
           outcome = 'onHold:waiting';
         }
-      } else if ((found.status === 'confirmed' || found.status === 'authorized' || found.status === 'reserved') && !isRefund && (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency)) {
+      } else if (
+        (found.status === 'confirmed' || found.status === 'authorized' || found.status === 'reserved') &&
+        !isRefund &&
+        (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency)
+      ) {
         // A partial or excess payment (e.g. a bank transfer of another amount): money arrived, someone must act.
         await flowRepo.holdForPayment(trx, order.id);
         const now = await selectOrderState(trx, order.id);
-        await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `payment ${found.id} (${found.status}) of ${money(found.amountCents)} does not match the order total ${(Number(order.gross_total_cents) / 100).toFixed(2)} ${order.currency}; check and settle it` });
-        this.deps.logger.warn({ orderId: order.id, transactionId: found.id, amountCents: found.amountCents, orderCents: Number(order.gross_total_cents) }, 'payment amount does not match the order; flagged for an operator');
+        await insertStateChange(trx, {
+          orderId: order.id,
+          from: now,
+          to: now,
+          actor,
+          reason: `payment ${found.id} (${found.status}) of ${money(found.amountCents)} does not match the order total ${(Number(order.gross_total_cents) / 100).toFixed(2)} ${order.currency}; check and settle it`,
+        });
+        this.deps.logger.warn(
+          { orderId: order.id, transactionId: found.id, amountCents: found.amountCents, orderCents: Number(order.gross_total_cents) },
+          'payment amount does not match the order; flagged for an operator',
+        );
         outcome = 'amountMismatch:flagged';
       } else if ((found.status === 'authorized' || found.status === 'reserved') && !isRefund) {
         // Reserved on the card, not yet captured: the order waits (on hold) until the capture confirms it.
         if (await flowRepo.holdForPayment(trx, order.id)) {
-          await insertStateChange(trx, { orderId: order.id, from: 'pending_payment', to: 'pending_payment', actor, reason: `payment ${found.id} of ${money(found.amountCents)} ${found.status}, not yet captured; the order is on hold` });
+          await insertStateChange(trx, {
+            orderId: order.id,
+            from: 'pending_payment',
+            to: 'pending_payment',
+            actor,
+            reason: `payment ${found.id} of ${money(found.amountCents)} ${found.status}, not yet captured; the order is on hold`,
+          });
           outcome = `onHold:${found.status}`;
         }
       } else if (found.status === 'confirmed' && !isRefund) {
@@ -353,7 +407,13 @@ export class OrderFlow {
           // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
           // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
           await flowRepo.flagLatePayment(trx, order.id, found.id);
-          await insertStateChange(trx, { orderId: order.id, from: 'cancelled', to: 'cancelled', actor, reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it` });
+          await insertStateChange(trx, {
+            orderId: order.id,
+            from: 'cancelled',
+            to: 'cancelled',
+            actor,
+            reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it`,
+          });
           this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
           outcome = 'latePayment:refundNeeded';
         }
@@ -387,15 +447,31 @@ export class OrderFlow {
     const paid = Number(order.gross_total_cents);
     // Payrexx reports refunds with a sign in some answers; the amount refunded is its absolute value (as the
     // official WooCommerce plugin takes it).
-    const r = await flowRepo.recordRefund(trx, { orderId: order.id, transactionId: refund.id, originalTransactionId: refund.originalTransactionId, amountCents: Math.abs(refund.amountCents), currency: refund.currency, status: refund.status });
+    const r = await flowRepo.recordRefund(trx, {
+      orderId: order.id,
+      transactionId: refund.id,
+      originalTransactionId: refund.originalTransactionId,
+      amountCents: Math.abs(refund.amountCents),
+      currency: refund.currency,
+      status: refund.status,
+    });
     if (!r.isNew) return 'noChange:refundKnown';
     const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
     if (r.totalCents >= paid) {
-      const t = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${refund.id} refunded ${money(Math.abs(refund.amountCents))} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}` });
+      const t = await transitionOrder(trx, order.id, 'refunded', {
+        actor,
+        reason: `transaction ${refund.id} refunded ${money(Math.abs(refund.amountCents))} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}`,
+      });
       return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
     }
     const now = await selectOrderState(trx, order.id);
-    await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason: `partial refund ${money(Math.abs(refund.amountCents))} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}` });
+    await insertStateChange(trx, {
+      orderId: order.id,
+      from: now,
+      to: now,
+      actor,
+      reason: `partial refund ${money(Math.abs(refund.amountCents))} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}`,
+    });
     return `refundRecorded:${r.totalCents}`;
   }
 
@@ -425,10 +501,17 @@ export class OrderFlow {
         if (found) articleIds.set(n, found.id);
       }
       const shipping = order.shippingNetCents > 0 ? await erp.findArticleByNumber(ORDER_ERP_SYSTEM, this.deps.config.erpShippingArticleNumber) : null;
-      if (order.shippingNetCents > 0 && !shipping) throw new PermanentJobError(`the ERP has no shipping article ${this.deps.config.erpShippingArticleNumber} (ERP_SHIPPING_ARTICLE_NUMBER)`);
+      if (order.shippingNetCents > 0 && !shipping)
+        throw new PermanentJobError(`the ERP has no shipping article ${this.deps.config.erpShippingArticleNumber} (ERP_SHIPPING_ARTICLE_NUMBER)`);
       const taxIdByRate = new Map<number, string>();
       for (const rate of vatRatesOf(order)) taxIdByRate.set(rate, await erp.salesTaxIdByRate(ORDER_ERP_SYSTEM, rate));
-      const draft = toErpSalesOrder(order, { customerId, articleIds, currencyId: await erp.currencyIdByCode(ORDER_ERP_SYSTEM, order.currency), taxIdByRate, shippingArticleId: shipping?.id ?? '' });
+      const draft = toErpSalesOrder(order, {
+        customerId,
+        articleIds,
+        currencyId: await erp.currencyIdByCode(ORDER_ERP_SYSTEM, order.currency),
+        taxIdByRate,
+        shippingArticleId: shipping?.id ?? '',
+      });
       const guard = { claim: () => flowRepo.claimErpCreate(db, orderId, settleMs), release: () => flowRepo.releaseErpCreate(db, orderId) };
       salesOrderId = (await erp.createSalesOrder(ORDER_ERP_SYSTEM, draft, order.orderNumber, guard)).salesOrder.id;
     } catch (err) {
@@ -437,7 +520,11 @@ export class OrderFlow {
     }
     await db.transaction().execute(async (trx) => {
       await flowRepo.setErpSalesOrder(trx, orderId, salesOrderId);
-      await transitionOrder(trx, orderId, 'transferred', { actor: `erp:${ORDER_ERP_SYSTEM}`, reason: `sales order ${salesOrderId}`, from: ['paid', 'received'] });
+      await transitionOrder(trx, orderId, 'transferred', {
+        actor: `erp:${ORDER_ERP_SYSTEM}`,
+        reason: `sales order ${salesOrderId}`,
+        from: ['paid', 'received'],
+      });
     });
   }
 
@@ -477,7 +564,8 @@ export class OrderFlow {
     return db.transaction().execute(async (trx) => {
       const actor = `erp:${system}`;
       const closed = so.status === 'CLOSED' || so.status === 'MANUALLY_CLOSED';
-      if (so.shipped || closed) await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.shipped ? 'shipped' : so.status}` });
+      if (so.shipped || closed)
+        await transitionOrder(trx, order.id, 'shipped', { actor, reason: `sales order ${so.id} ${so.shipped ? 'shipped' : so.status}` });
       if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
       return (await selectOrderState(trx, order.id)) as OrderState;
     });

@@ -53,7 +53,12 @@ export class OrderLimits {
   constructor(
     config: Pick<
       OrderingConfig,
-      'rateLimitKeyPrefix' | 'rateLimitDiscountValidationsPerMinute' | 'orderMaxCardsPublic' | 'orderPublicOrdersPerCallerPerHour' | 'orderPublicCardsPerCallerPerHour' | 'orderMailsPerRecipientPerHour'
+      | 'rateLimitKeyPrefix'
+      | 'rateLimitDiscountValidationsPerMinute'
+      | 'orderMaxCardsPublic'
+      | 'orderPublicOrdersPerCallerPerHour'
+      | 'orderPublicCardsPerCallerPerHour'
+      | 'orderMailsPerRecipientPerHour'
     >,
     redis: Redis | undefined,
     private readonly logger?: Logger,
@@ -84,7 +89,8 @@ export class OrderLimits {
    * recipient); ApiError 429 when the mailbox got its hourly share.
    */
   async chargeRecipient(email: string): Promise<void> {
-    if (this.mailsPerRecipient) await consumeOrThrow(this.mailsPerRecipient, mailboxOf(email), 'Too many orders or requests for this e-mail address; retry later.', this.logger);
+    if (this.mailsPerRecipient)
+      await consumeOrThrow(this.mailsPerRecipient, mailboxOf(email), 'Too many orders or requests for this e-mail address; retry later.', this.logger);
   }
 
   /**
@@ -102,12 +108,19 @@ export class OrderLimits {
     // Checked first so that an order over the remaining budget does not use it up for smaller orders.
     const used = await l.get(caller).catch(() => null);
     if (used && used.consumedPoints + cards > l.points) {
-      throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, { headers: { 'Retry-After': retryAfterSeconds(used.msBeforeNext) }, grpcCode: GrpcCode.RESOURCE_EXHAUSTED });
+      throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, {
+        headers: { 'Retry-After': retryAfterSeconds(used.msBeforeNext) },
+        grpcCode: GrpcCode.RESOURCE_EXHAUSTED,
+      });
     }
     try {
       await l.consume(caller, cards);
     } catch (err) {
-      if (err instanceof RateLimiterRes) throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, { headers: { 'Retry-After': retryAfterSeconds(err.msBeforeNext) }, grpcCode: GrpcCode.RESOURCE_EXHAUSTED });
+      if (err instanceof RateLimiterRes)
+        throw new ApiError(429, `Too many card numbers reserved by this caller (at most ${l.points} per hour); retry later.`, {
+          headers: { 'Retry-After': retryAfterSeconds(err.msBeforeNext) },
+          grpcCode: GrpcCode.RESOURCE_EXHAUSTED,
+        });
       this.logger?.warn({ err }, 'rate-limit store failed; request let through');
     }
   }

@@ -57,10 +57,35 @@ const ORDER_COLUMNS: readonly (keyof OrdersTable)[] = [
 ];
 
 /** What a new order is inserted with (the rest comes from defaults, the id and the order number from the insert). */
-export type NewOrderRow = Required<Omit<Insertable<OrdersTable>, 'id' | 'order_number' | 'paylink_url' | 'paylink_id' | 'payment_transaction_id' | 'erp_sales_order_id' | 'cancellation_reason' | 'late_payment_transaction_id' | 'erp_create_started_at' | 'payment_on_hold_at'>>;
+export type NewOrderRow = Required<
+  Omit<
+    Insertable<OrdersTable>,
+    | 'id'
+    | 'order_number'
+    | 'paylink_url'
+    | 'paylink_id'
+    | 'payment_transaction_id'
+    | 'erp_sales_order_id'
+    | 'cancellation_reason'
+    | 'late_payment_transaction_id'
+    | 'erp_create_started_at'
+    | 'payment_on_hold_at'
+  >
+>;
 
 /** Columns of a new order that come from the insert itself or from their defaults. */
-const NOT_GIVEN = new Set<keyof OrdersTable>(['id', 'order_number', 'paylink_url', 'paylink_id', 'payment_transaction_id', 'erp_sales_order_id', 'cancellation_reason', 'late_payment_transaction_id', 'erp_create_started_at', 'payment_on_hold_at']);
+const NOT_GIVEN = new Set<keyof OrdersTable>([
+  'id',
+  'order_number',
+  'paylink_url',
+  'paylink_id',
+  'payment_transaction_id',
+  'erp_sales_order_id',
+  'cancellation_reason',
+  'late_payment_transaction_id',
+  'erp_create_started_at',
+  'payment_on_hold_at',
+]);
 
 /** The columns {@link insertNewOrder} writes from a {@link NewOrderRow}, in insert order. */
 const NEW_ORDER_COLUMNS = ORDER_COLUMNS.filter((c): c is keyof NewOrderRow => !NOT_GIVEN.has(c));
@@ -147,7 +172,12 @@ export async function insertNewOrder(
  * Sets the card numbers drawn for items of order `orderId` after its insert, by position; each item's
  * configuration gets the number (as text) under `configurationKey`. Returns the changed rows.
  */
-export async function setDrawnCardNumbers(db: Kysely<DB>, orderId: number, drawn: readonly { position: number; cardNumber: number }[], configurationKey: string): Promise<OrderItemRow[]> {
+export async function setDrawnCardNumbers(
+  db: Kysely<DB>,
+  orderId: number,
+  drawn: readonly { position: number; cardNumber: number }[],
+  configurationKey: string,
+): Promise<OrderItemRow[]> {
   if (drawn.length === 0) return [];
   const r = await sql<OrderItemRow>`
     update order_items i set card_number = d.card_number, configuration = i.configuration || jsonb_build_object(${configurationKey}::text, d.card_number::text)
@@ -158,8 +188,14 @@ export async function setDrawnCardNumbers(db: Kysely<DB>, orderId: number, drawn
 }
 
 /** Appends a state change to an order's history. */
-export async function insertStateChange(db: Kysely<DB>, change: { orderId: number; from: string | null; to: string; actor: string; reason: string | null }): Promise<void> {
-  await db.insertInto('order_state_changes').values({ order_id: change.orderId, from_state: change.from, to_state: change.to, actor: change.actor, reason: change.reason }).execute();
+export async function insertStateChange(
+  db: Kysely<DB>,
+  change: { orderId: number; from: string | null; to: string; actor: string; reason: string | null },
+): Promise<void> {
+  await db
+    .insertInto('order_state_changes')
+    .values({ order_id: change.orderId, from_state: change.from, to_state: change.to, actor: change.actor, reason: change.reason })
+    .execute();
 }
 
 /**
@@ -167,7 +203,12 @@ export async function insertStateChange(db: Kysely<DB>, change: { orderId: numbe
  * locked (`for update`, waiting for a concurrent writer) and the UPDATE applies only to that committed state.
  * Returns the state before and whether it changed; undefined when the order does not exist.
  */
-export async function updateOrderStateIf(trx: Kysely<DB>, orderId: number, to: string, allowed: readonly string[]): Promise<{ from_state: string; changed: boolean } | undefined> {
+export async function updateOrderStateIf(
+  trx: Kysely<DB>,
+  orderId: number,
+  to: string,
+  allowed: readonly string[],
+): Promise<{ from_state: string; changed: boolean } | undefined> {
   const r = await sql<{ from_state: string; changed: boolean }>`
     with old as (select id, state from orders where id = ${orderId} for update),
     upd as (
@@ -196,7 +237,12 @@ export async function setOrderPaylink(db: Kysely<DB>, orderId: number, paylinkId
 
 /** Removes paylink `paylinkId` from order `orderId`; no change when the order has another paylink by now. */
 export async function clearOrderPaylink(db: Kysely<DB>, orderId: number, paylinkId: number): Promise<void> {
-  await db.updateTable('orders').set({ paylink_id: null, paylink_url: null, updated_at: new Date() }).where('id', '=', orderId).where('paylink_id', '=', paylinkId).execute();
+  await db
+    .updateTable('orders')
+    .set({ paylink_id: null, paylink_url: null, updated_at: new Date() })
+    .where('id', '=', orderId)
+    .where('paylink_id', '=', paylinkId)
+    .execute();
 }
 
 /** A card order item with its order, as locked by {@link lockCardItems}. */
@@ -360,7 +406,18 @@ export async function insertOrderNote(db: Kysely<DB>, orderId: number, actor: st
   const r = await db
     .insertInto('order_state_changes')
     .columns(['order_id', 'from_state', 'to_state', 'actor', 'reason'])
-    .expression((eb) => eb.selectFrom('orders').select((s) => [s.ref('id').as('order_id'), s.ref('state').as('from_state'), s.ref('state').as('to_state'), s.val(actor).as('actor'), s.val(reason).as('reason')]).where('id', '=', orderId))
+    .expression((eb) =>
+      eb
+        .selectFrom('orders')
+        .select((s) => [
+          s.ref('id').as('order_id'),
+          s.ref('state').as('from_state'),
+          s.ref('state').as('to_state'),
+          s.val(actor).as('actor'),
+          s.val(reason).as('reason'),
+        ])
+        .where('id', '=', orderId),
+    )
     .executeTakeFirst();
   return Number(r.numInsertedOrUpdatedRows ?? 0) > 0;
 }

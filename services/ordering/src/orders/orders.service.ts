@@ -99,10 +99,18 @@ async function claimCards(trx: Kysely<DB>, lines: readonly CartLine[], orderRef:
  * up), card-number claims (409 when taken), the order, its items and state history, the outbox e-mail
  * and the idempotency record. `render` turns the stored order into the operation's reply.
  */
-async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderContext, operation: string, render: (o: StoredOrder) => T): Promise<PlacedOrder<T>> {
+async function placeOrder<T>(
+  db: Kysely<DB>,
+  input: OrderInput,
+  ctx: PlaceOrderContext,
+  operation: string,
+  render: (o: StoredOrder) => T,
+): Promise<PlacedOrder<T>> {
   const group = effectiveUserGroup(ctx.principal);
   const caller = callerOf(ctx.principal);
-  const claim: IdempotencyClaim | null = ctx.idempotencyKey ? { scope: `${operation}:${ctx.caller ?? caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) } : null;
+  const claim: IdempotencyClaim | null = ctx.idempotencyKey
+    ? { scope: `${operation}:${ctx.caller ?? caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) }
+    : null;
   let placed: PlacedOrder<T> & { order?: StoredOrder };
   // From the process's cart-article cache (keyed by the pool's handle, so read before the transaction).
   const articles = await loadCartArticles(db, input.items);
@@ -120,7 +128,11 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       for (const [field, msgs] of Object.entries(cartErrors)) addFieldError(errors, field, ...msgs);
       const reservedCards = cart.lines.filter((l) => l.cardNumber !== null || l.assignRandomCardNumber).length;
       if (ctx.limits && group === 'public' && reservedCards > ctx.limits.maxCardsPerPublicOrder) {
-        addFieldError(errors, input.paths.items, `An order holds at most ${ctx.limits.maxCardsPerPublicOrder} card numbers (ORDER_MAX_CARDS_PUBLIC) unless placed by a retailer or staff; this one has ${reservedCards}.`);
+        addFieldError(
+          errors,
+          input.paths.items,
+          `An order holds at most ${ctx.limits.maxCardsPerPublicOrder} card numbers (ORDER_MAX_CARDS_PUBLIC) unless placed by a retailer or staff; this one has ${reservedCards}.`,
+        );
       }
       if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
       if (ctx.limits && group === 'public') await ctx.limits.chargePublicOrder(ctx.caller ?? caller, reservedCards, input.contact.email);
@@ -199,7 +211,9 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
       await redeemDiscountCodes(trx, evaluation.results, orderId);
       const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
-      const drawn = cart.lines.flatMap((l, i) => (cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] }] : []));
+      const drawn = cart.lines.flatMap((l, i) =>
+        cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] }] : [],
+      );
       const changed = new Map((await repo.setDrawnCardNumbers(trx, orderId, drawn, CARD_NUMBER_KEY)).map((r) => [r.id, r]));
       const itemRows = inserted.items.map((r) => changed.get(r.id) ?? r);
 
@@ -208,7 +222,10 @@ async function placeOrder<T>(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrderC
       // The confirmation e-mail, the order's jobs and the idempotency record's response in one statement.
       await repo.insertOutboxAndCompleteKey(
         trx,
-        outboxRows([mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })), ...newOrderJobs(orderId, state)]),
+        outboxRows([
+          mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })),
+          ...newOrderJobs(orderId, state),
+        ]),
         claim ? { scope: claim.scope, key: claim.key, orderId, status: 200, body } : null,
       );
       return { body, replayed: false, order };

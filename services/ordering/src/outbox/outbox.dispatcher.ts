@@ -7,7 +7,16 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { MailNotRetriedError, SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
-import { messageIdFor, PermanentJobError, registeredOutboxHandler, registeredOutboxKinds, safeErrorText, type OutboxHandler, type OutboxJob, type OutboxKind } from './outbox.jobs';
+import {
+  messageIdFor,
+  PermanentJobError,
+  registeredOutboxHandler,
+  registeredOutboxKinds,
+  safeErrorText,
+  type OutboxHandler,
+  type OutboxJob,
+  type OutboxKind,
+} from './outbox.jobs';
 import { claimDue, markDead, markFailed, markSentMany, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
 
 /** Per-kind limits of a dispatcher's lane (see {@link OutboxDispatcher}). */
@@ -65,7 +74,10 @@ export interface OutboxDispatcherOptions {
  * always reports first and a message is never abandoned while the relay may still accept it
  * (docs/outbox.md, "Mail").
  */
-const MAIL_LANE: Required<Pick<LaneOptions, 'concurrency' | 'deadlineMs'>> = { concurrency: SMTP_POOL.maxConnections, deadlineMs: SMTP_POOL.socketTimeout + 60_000 };
+const MAIL_LANE: Required<Pick<LaneOptions, 'concurrency' | 'deadlineMs'>> = {
+  concurrency: SMTP_POOL.maxConnections,
+  deadlineMs: SMTP_POOL.socketTimeout + 60_000,
+};
 
 /** A job past its lane's deadline (see {@link LaneOptions.deadlineMs}). */
 class JobDeadlineError extends Error {
@@ -111,14 +123,14 @@ export class OutboxDispatcher {
   constructor(private readonly opts: OutboxDispatcherOptions) {
     const mailer = opts.mailer;
     if (mailer) {
-      this.own.set('mail', (async (job: OutboxJob<MailPayload>) => {
+      this.own.set('mail', async (job: OutboxJob<MailPayload>) => {
         try {
           await mailer.send({ ...job.payload, from: opts.from ?? 'shop@localhost', messageId: job.messageId ?? messageIdFor(job.dedupeKey) });
         } catch (err) {
           if (err instanceof MailNotRetriedError) throw new PermanentJobError(err.message);
           throw err;
         }
-      }));
+      });
       this.laneOpts.set('mail', { ...MAIL_LANE });
     }
     for (const [kind, h] of Object.entries(opts.handlers ?? {})) this.own.set(kind, h);
@@ -263,7 +275,13 @@ export class OutboxDispatcher {
       return;
     }
     try {
-      const held = new Set(await renewLeases(this.opts.database.db, running.map((r) => r.claim), this.leaseSeconds));
+      const held = new Set(
+        await renewLeases(
+          this.opts.database.db,
+          running.map((r) => r.claim),
+          this.leaseSeconds,
+        ),
+      );
       for (const r of running) {
         // Finished meanwhile (no longer in its lane) is not a loss.
         const stillRunning = [...this.lanes.values()].some((l) => l.running.get(r.claim.id) === r);
@@ -296,7 +314,14 @@ export class OutboxDispatcher {
   private async runOne(m: OutboxMessage, claim: JobClaim, abort: AbortController): Promise<void> {
     const db = this.opts.database.db;
     const handler = this.handlerOf(m.kind);
-    const job: OutboxJob<never> = { id: claim.id, kind: m.kind, dedupeKey: m.dedupe_key, payload: m.payload as never, attempts: m.attempts, messageId: m.message_id };
+    const job: OutboxJob<never> = {
+      id: claim.id,
+      kind: m.kind,
+      dedupeKey: m.dedupe_key,
+      payload: m.payload as never,
+      attempts: m.attempts,
+      messageId: m.message_id,
+    };
     const deadlineMs = this.limit(m.kind, 'deadlineMs');
     let timer: NodeJS.Timeout | undefined;
     try {
@@ -316,7 +341,10 @@ export class OutboxDispatcher {
       if (err instanceof PermanentJobError || m.attempts >= this.limit(m.kind, 'maxAttempts')) {
         await markDead(db, claim, text);
         this.opts.logger.error({ outboxId: claim.id, kind: m.kind, attempts: m.attempts, error: text }, 'outbox job failed permanently (dead)');
-        if (err instanceof PermanentJobError) await this.opts.onDead?.(job, err).catch((e: unknown) => this.opts.logger.warn({ outboxId: claim.id, error: safeErrorText(e) }, 'recording a dead job failed'));
+        if (err instanceof PermanentJobError)
+          await this.opts
+            .onDead?.(job, err)
+            .catch((e: unknown) => this.opts.logger.warn({ outboxId: claim.id, error: safeErrorText(e) }, 'recording a dead job failed'));
         return;
       }
       const delay = Math.min(this.opts.maxBackoffMs ?? 60_000, (this.opts.baseBackoffMs ?? 1_000) * 2 ** Math.max(0, m.attempts - 1));

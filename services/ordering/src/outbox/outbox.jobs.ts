@@ -88,4 +88,3 @@ export function safeErrorText(err: unknown): string {
     .replace(/((?:api[_-]?key|x-api-key|authenticationtoken|authorization|token|secret|password|passwd|apikey)["']?\s*[=:]\s*["']?)[^\s&"',;]+/gi, '$1***')
     .slice(0, 500);
 }
-

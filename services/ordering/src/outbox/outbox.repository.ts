@@ -11,7 +11,22 @@ export type OutboxMessage = Selectable<OutboxMessagesTable>;
 
 /** Every column of a stored outbox row, named (for `PREPARED` statements). */
 const OUTBOX_COLUMNS = sql.raw(
-  (['id', 'kind', 'dedupe_key', 'message_id', 'payload', 'attempts', 'next_attempt_at', 'locked_until', 'sent_at', 'dead_at', 'last_error', 'created_at'] satisfies (keyof OutboxMessagesTable)[]).join(', '),
+  (
+    [
+      'id',
+      'kind',
+      'dedupe_key',
+      'message_id',
+      'payload',
+      'attempts',
+      'next_attempt_at',
+      'locked_until',
+      'sent_at',
+      'dead_at',
+      'last_error',
+      'created_at',
+    ] satisfies (keyof OutboxMessagesTable)[]
+  ).join(', '),
 );
 
 /** A row to insert with {@link insertMessages}. */
@@ -177,12 +192,24 @@ export async function reviveDeadMessage(db: Kysely<DB>, id: number): Promise<Dea
     select r.*, ${notifyOutbox()} as notified from revived r`.execute(db);
   const row = r.rows[0];
   if (!row) return undefined;
-  return { id: Number(row.id), kind: row.kind, dedupe_key: row.dedupe_key, attempts: row.attempts, last_error: row.last_error, created_at: row.created_at, dead_at: row.dead_at };
+  return {
+    id: Number(row.id),
+    kind: row.kind,
+    dedupe_key: row.dedupe_key,
+    attempts: row.attempts,
+    last_error: row.last_error,
+    created_at: row.created_at,
+    dead_at: row.dead_at,
+  };
 }
 
 /** Number of jobs not yet done and not dead, optionally of one kind (for metrics and status). */
 export async function countPending(db: Kysely<DB>, kind?: string): Promise<number> {
-  let q = db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('sent_at', 'is', null).where('dead_at', 'is', null);
+  let q = db
+    .selectFrom('outbox_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('sent_at', 'is', null)
+    .where('dead_at', 'is', null);
   if (kind) q = q.where('kind', '=', kind);
   const r = await q.executeTakeFirstOrThrow();
   return Number(r.n);

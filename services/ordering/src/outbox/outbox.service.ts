@@ -12,7 +12,16 @@ import { messageIdFor, safeErrorText, type OutboxHandlerContext, type OutboxKind
 import { insertMessage, releaseReservedJob, type NewOutboxMessage } from './outbox.repository';
 
 // One import path for the outbox's users: the job vocabulary and the dispatcher live in files of their own.
-export { messageIdFor, PermanentJobError, registerOutboxHandler, safeErrorText, type OutboxHandler, type OutboxHandlerContext, type OutboxJob, type OutboxKind } from './outbox.jobs';
+export {
+  messageIdFor,
+  PermanentJobError,
+  registerOutboxHandler,
+  safeErrorText,
+  type OutboxHandler,
+  type OutboxHandlerContext,
+  type OutboxJob,
+  type OutboxKind,
+} from './outbox.jobs';
 export { OutboxDispatcher, type OutboxDispatcherOptions } from './outbox.dispatcher';
 
 /**
@@ -73,7 +82,6 @@ export function outboxRows(entries: readonly OutboxEntry[]): NewOutboxMessage[] 
     lockedUntil: e.reserveMs ? new Date(now + e.reserveMs) : undefined,
   }));
 }
-
 
 /**
  * Gives a reserved job (`kind`, `dedupeKey`, see {@link OutboxEntry.reserveMs}) back to the dispatchers after

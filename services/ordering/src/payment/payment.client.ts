@@ -32,7 +32,8 @@ import type {
 } from './payment.types';
 
 /** Kind of a payment provider failure. */
-export type PaymentProviderErrorCode = 'unauthorized' | 'forbidden' | 'notFound' | 'conflict' | 'badRequest' | 'rateLimited' | 'server' | 'timeout' | 'network' | 'invalidResponse';
+export type PaymentProviderErrorCode =
+  'unauthorized' | 'forbidden' | 'notFound' | 'conflict' | 'badRequest' | 'rateLimited' | 'server' | 'timeout' | 'network' | 'invalidResponse';
 
 /** A failed payment provider call. The message names operation and status — never the API key. */
 export class PaymentProviderError extends Error {
@@ -192,7 +193,9 @@ function toListedPayout(p: PayrexxPayout): PaymentPayout {
       currency: typeof raw.currency === 'string' ? raw.currency : '',
       status: typeof raw.status === 'string' && raw.status !== '' && raw.status.length <= 40 ? raw.status : 'unreadable',
       date: typeof raw.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(raw.date) ? raw.date : null,
-      transactionCount: Array.isArray(raw.transfers) ? (raw.transfers as { type?: unknown }[]).filter((t) => typeof t?.type === 'string' && TRANSACTION_TRANSFERS.has(t.type)).length : 0,
+      transactionCount: Array.isArray(raw.transfers)
+        ? (raw.transfers as { type?: unknown }[]).filter((t) => typeof t?.type === 'string' && TRANSACTION_TRANSFERS.has(t.type)).length
+        : 0,
       statementDescriptor: typeof raw.statement === 'string' ? raw.statement : null,
       isManualPayout: raw.is_manual_payout === true,
       readError: err.message.slice(0, 200),
@@ -231,8 +234,23 @@ function toPayoutDetails(p: PayrexxPayout): PaymentPayoutDetails {
  */
 function payoutAccountingCsv(p: PaymentPayoutDetails): string {
   const money = (c: number) => (c / 100).toFixed(2);
-  const rows: (string | number)[][] = [['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency']];
-  for (const t of p.transactions) rows.push([p.uuid, p.date, t.transferType, t.transactionId, t.uuid, t.referenceId ?? '', t.time, money(t.amountCents), money(t.feeCents), money(t.netAmountCents), t.currency]);
+  const rows: (string | number)[][] = [
+    ['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency'],
+  ];
+  for (const t of p.transactions)
+    rows.push([
+      p.uuid,
+      p.date,
+      t.transferType,
+      t.transactionId,
+      t.uuid,
+      t.referenceId ?? '',
+      t.time,
+      money(t.amountCents),
+      money(t.feeCents),
+      money(t.netAmountCents),
+      t.currency,
+    ]);
   rows.push([p.uuid, p.date, 'total', '', '', '', '', money(p.amountCents + p.feesCents), money(p.feesCents), money(p.amountCents), p.currency]);
   // No formula escaping (unlike the catalogue export): reversals are negative numbers that must stay
   // numbers, and the text cells are our own order numbers and the provider's ids.
@@ -291,7 +309,8 @@ export class PaymentClient {
         retry: o.retry ?? this.retry,
       });
     } catch (err) {
-      if (err instanceof HttpTransportError) throw new PaymentProviderError({ operation, status: null, code: err.kind, detail: `${err.message} after ${err.attempts} attempt(s)` });
+      if (err instanceof HttpTransportError)
+        throw new PaymentProviderError({ operation, status: null, code: err.kind, detail: `${err.message} after ${err.attempts} attempt(s)` });
       throw err;
     }
     if (answer.status === 404 && o.nullOn404) return null;
@@ -318,7 +337,12 @@ export class PaymentClient {
       return env.data.map(map);
     } catch (err) {
       if (err instanceof SyntaxError || err instanceof InvalidAnswer) {
-        throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: res.status, code: 'invalidResponse', providerMessage: err.message.slice(0, 200) });
+        throw new PaymentProviderError({
+          operation: `${method} ${o.path}`,
+          status: res.status,
+          code: 'invalidResponse',
+          providerMessage: err.message.slice(0, 200),
+        });
       }
       throw err;
     }
@@ -327,14 +351,21 @@ export class PaymentClient {
   private async single<W, T>(method: HttpCall['method'], o: CallOptions, map: (w: W) => T): Promise<T | null> {
     const list = await this.data(method, o, map);
     if (list === null) return null;
-    if (list.length === 0) throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: 200, code: 'invalidResponse', providerMessage: 'empty data' });
+    if (list.length === 0)
+      throw new PaymentProviderError({ operation: `${method} ${o.path}`, status: 200, code: 'invalidResponse', providerMessage: 'empty data' });
     return list[0];
   }
 
   /** Credentials and reachability check (`GET /SignatureCheck/`, one attempt). Never throws. */
   async ping(): Promise<PaymentPingResult> {
     const started = performance.now();
-    const done = (isReachable: boolean, httpStatus: number | null, message: string): PaymentPingResult => ({ baseUrl: this.baseUrl, isReachable, httpStatus, latencyMs: Math.round(performance.now() - started), message });
+    const done = (isReachable: boolean, httpStatus: number | null, message: string): PaymentPingResult => ({
+      baseUrl: this.baseUrl,
+      isReachable,
+      httpStatus,
+      latencyMs: Math.round(performance.now() - started),
+      message,
+    });
     try {
       await this.raw('GET', { path: 'SignatureCheck', idempotent: true, retry: { ...this.retry, maxAttempts: 1 } });
       return done(true, 200, 'OK');
@@ -440,6 +471,9 @@ export class PaymentClient {
 }
 
 /** The client for the configured provider. */
-export function createPaymentClient(config: Pick<OrderingConfig, 'paymentBaseUrl' | 'paymentInstance' | 'paymentApiKey'>, overrides: Omit<PaymentClientOptions, 'baseUrl' | 'instance' | 'apiKey'> = {}): PaymentClient {
+export function createPaymentClient(
+  config: Pick<OrderingConfig, 'paymentBaseUrl' | 'paymentInstance' | 'paymentApiKey'>,
+  overrides: Omit<PaymentClientOptions, 'baseUrl' | 'instance' | 'apiKey'> = {},
+): PaymentClient {
   return new PaymentClient({ baseUrl: config.paymentBaseUrl, instance: config.paymentInstance, apiKey: config.paymentApiKey, ...overrides });
 }

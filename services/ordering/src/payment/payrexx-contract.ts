@@ -32,7 +32,19 @@
  */
 
 /** Transfer types of a payout [DOC-PO]. */
-const PAYREXX_TRANSFER_TYPES = ['transaction', 'transaction-reversal', 'dispute', 'dispute-reversal', 'payout', 'payout-reversal', 'adjustment', 'manual-adjustment', 'payout-fee', 'payout-reserve', 'payout-reserve-reversal'] as const;
+const PAYREXX_TRANSFER_TYPES = [
+  'transaction',
+  'transaction-reversal',
+  'dispute',
+  'dispute-reversal',
+  'payout',
+  'payout-reversal',
+  'adjustment',
+  'manual-adjustment',
+  'payout-fee',
+  'payout-reserve',
+  'payout-reserve-reversal',
+] as const;
 
 /** Transfer item types: the transfer types plus fee types [DOC-PO]. */
 const PAYREXX_TRANSFER_ITEM_TYPES = [
@@ -75,7 +87,11 @@ function closed(properties: Record<string, JsonSchema>, required: string[] = [])
  */
 function requestSchemaOf(object: JsonSchema, writeRequired: string[]): JsonSchema {
   const props = object.properties as Record<string, JsonSchema>;
-  const writable = Object.fromEntries(Object.entries(props).filter(([, s]) => s.readOnly !== true).map(([k, s]) => [k, s]));
+  const writable = Object.fromEntries(
+    Object.entries(props)
+      .filter(([, s]) => s.readOnly !== true)
+      .map(([k, s]) => [k, s]),
+  );
   return { type: 'object', additionalProperties: false, required: writeRequired, properties: writable };
 }
 
@@ -164,7 +180,14 @@ const TransactionInvoiceSchema = closed({
   customFields: { type: ['object', 'array'] },
   products: {
     type: 'array',
-    items: closed({ name: str, description: nullable(str), quantity: intish, amount: intish, sku: nullable(str), vatRate: nullable({ type: ['number', 'string'] }) }),
+    items: closed({
+      name: str,
+      description: nullable(str),
+      quantity: intish,
+      amount: intish,
+      sku: nullable(str),
+      vatRate: nullable({ type: ['number', 'string'] }),
+    }),
   },
 });
 
@@ -264,7 +287,12 @@ const TransferSchema = closed(
     date_time: str,
     items: { type: 'array', items: closed({ type: { type: 'string', enum: [...PAYREXX_TRANSFER_ITEM_TYPES] }, amount: int }, ['type', 'amount']) },
     // "transaction (if related to transaction)" [DOC-PO]; its inner shape is not documented (docs/payrexx.md).
-    transaction: nullable(closed({ id: int, uuid: str, referenceId: nullable(str), time: payrexxTime, amount: int, currency: str, originalTransactionId: nullable(int) }, ['id', 'uuid'])),
+    transaction: nullable(
+      closed({ id: int, uuid: str, referenceId: nullable(str), time: payrexxTime, amount: int, currency: str, originalTransactionId: nullable(int) }, [
+        'id',
+        'uuid',
+      ]),
+    ),
   },
   ['type', 'amount', 'date_time', 'items'],
 );
@@ -317,5 +345,9 @@ export const SignatureCheckSchema: JsonSchema = closed({ id: int }, ['id']);
 export { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 
 export const WebhookBodySchema: JsonSchema = {
-  oneOf: [closed({ transaction: TransactionSchema }, ['transaction']), closed({ payout: PayoutSchema }, ['payout']), closed({ subscription: { type: 'object' } }, ['subscription'])],
+  oneOf: [
+    closed({ transaction: TransactionSchema }, ['transaction']),
+    closed({ payout: PayoutSchema }, ['payout']),
+    closed({ subscription: { type: 'object' } }, ['subscription']),
+  ],
 };

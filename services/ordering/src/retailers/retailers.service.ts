@@ -34,7 +34,14 @@ function mapCustomer(c: ErpCustomer, isPublic: boolean, served: string | null): 
   const name = c.company?.trim() || [c.firstName, c.lastName].filter(Boolean).join(' ').trim();
   const country = address?.countryCode?.trim().toUpperCase();
   if (!name || !address?.street1 || !address.city || !country || !/^[A-Z]{2}$/.test(country)) return null;
-  const servedCountries = [...new Set((served ?? '').split(',').map((s) => s.trim().toUpperCase()).filter((s) => /^[A-Z]{2}$/.test(s)))];
+  const servedCountries = [
+    ...new Set(
+      (served ?? '')
+        .split(',')
+        .map((s) => s.trim().toUpperCase())
+        .filter((s) => /^[A-Z]{2}$/.test(s)),
+    ),
+  ];
   return {
     erp_system: RETAILER_ERP_SYSTEM,
     erp_id: c.id,
@@ -100,7 +107,9 @@ function toInfo(r: RetailerRow, internal: boolean): RetailerInfo {
     phoneNumber: r.phone,
     website: r.website,
   };
-  return internal ? { erpEntityId: r.erp_id, customerNumber: r.customer_number, isPublic: r.is_public, importedAt: r.imported_at.toISOString(), ...info } : info;
+  return internal
+    ? { erpEntityId: r.erp_id, customerNumber: r.customer_number, isPublic: r.is_public, importedAt: r.imported_at.toISOString(), ...info }
+    : info;
 }
 
 /** The public list (public fields only) or the internal list (all retailers, internal fields). */

@@ -77,7 +77,11 @@ export async function updateStateOfOrder(db: Kysely<DB>, orderRef: string, state
  * Deletes the claims of the `numbers[i]`–`orderRefs[i]` pairs (a number claimed by another order is kept) and
  * returns the deleted claims with their state (`reserved` or `sold`).
  */
-export async function deleteClaimPairs(trx: Kysely<DB>, numbers: readonly number[], orderRefs: readonly string[]): Promise<{ service_id: number; state: string; order_ref: string }[]> {
+export async function deleteClaimPairs(
+  trx: Kysely<DB>,
+  numbers: readonly number[],
+  orderRefs: readonly string[],
+): Promise<{ service_id: number; state: string; order_ref: string }[]> {
   if (numbers.length === 0) return [];
   const r = await sql<{ service_id: number; state: string; order_ref: string }>`
     delete from card_numbers c using unnest(${[...numbers]}::int[], ${[...orderRefs]}::text[]) as t(n, ref)

@@ -82,7 +82,12 @@ function randomCandidates(range: NumberRange, count: number, exclude: ReadonlySe
  * range from a random point with the index, wrapping around, which finds every free number.
  * `range` narrows the search to a sub-range of the type (tests of crowded ranges); default: the whole type.
  */
-export async function drawFreeServiceIds(db: Kysely<DB>, cardType: CardType, count: number, range: NumberRange = CARD_NUMBER_RANGES[cardType]): Promise<number[]> {
+export async function drawFreeServiceIds(
+  db: Kysely<DB>,
+  cardType: CardType,
+  count: number,
+  range: NumberRange = CARD_NUMBER_RANGES[cardType],
+): Promise<number[]> {
   const full = CARD_NUMBER_RANGES[cardType];
   if (range.first < full.first || range.last > full.last || range.first > range.last) throw new Error(`range outside ${cardType}`);
   const want = Math.min(count, range.last - range.first + 1);
@@ -127,12 +132,24 @@ function takenError(numbers: readonly number[]): ApiError {
  * one commits. No constraint error is raised, so PostgreSQL does not abort `trx`; the caller lets the
  * ApiError propagate out of its transaction callback, which rolls back everything the order wrote.
  */
-export async function claimCardNumber(trx: Kysely<DB>, cardType: CardType, serviceId: number, orderRef: string | null, state: CardNumberState = 'reserved'): Promise<void> {
+export async function claimCardNumber(
+  trx: Kysely<DB>,
+  cardType: CardType,
+  serviceId: number,
+  orderRef: string | null,
+  state: CardNumberState = 'reserved',
+): Promise<void> {
   await claimCardNumbers(trx, cardType, [serviceId], orderRef, state);
 }
 
 /** Claims several numbers of one type at once (card orders); all or nothing, same errors as {@link claimCardNumber}. */
-export async function claimCardNumbers(trx: Kysely<DB>, cardType: CardType, serviceIds: readonly number[], orderRef: string | null, state: CardNumberState = 'reserved'): Promise<void> {
+export async function claimCardNumbers(
+  trx: Kysely<DB>,
+  cardType: CardType,
+  serviceIds: readonly number[],
+  orderRef: string | null,
+  state: CardNumberState = 'reserved',
+): Promise<void> {
   const invalid = serviceIds.filter((n) => !isInRange(cardType, n));
   if (invalid.length > 0) {
     const r = CARD_NUMBER_RANGES[cardType];
@@ -152,7 +169,13 @@ export async function claimCardNumbers(trx: Kysely<DB>, cardType: CardType, serv
  * never fails on a race; it throws ApiError 409 only when the type has fewer than `count` free numbers.
  * Returns the claimed numbers, ascending.
  */
-export async function claimRandomCardNumbers(trx: Kysely<DB>, cardType: CardType, count: number, orderRef: string | null, state: CardNumberState = 'reserved'): Promise<number[]> {
+export async function claimRandomCardNumbers(
+  trx: Kysely<DB>,
+  cardType: CardType,
+  count: number,
+  orderRef: string | null,
+  state: CardNumberState = 'reserved',
+): Promise<number[]> {
   const claimed: number[] = [];
   for (let round = 0; round < 8 && claimed.length < count; round++) {
     // The transaction sees its own claims, so a new draw never repeats them.

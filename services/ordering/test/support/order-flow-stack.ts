@@ -39,18 +39,38 @@ export interface OrderFlowStack {
  * Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `env` adds configuration,
  * `mailer` replaces the `.eml` drop (e.g. SMTP to a test relay), `onDead` is the dispatcher's (as `server.ts` wires it).
  */
-export async function startOrderFlowStack(name: string, opts: { erp?: boolean; env?: Record<string, string>; mailer?: Mailer; onDead?: OutboxDispatcherOptions['onDead'] } = {}): Promise<OrderFlowStack> {
+export async function startOrderFlowStack(
+  name: string,
+  opts: { erp?: boolean; env?: Record<string, string>; mailer?: Mailer; onDead?: OutboxDispatcherOptions['onDead'] } = {},
+): Promise<OrderFlowStack> {
   const erp = opts.erp === false ? undefined : await createErpSimulator().start();
   const pay = await createPaymentSimulator({ webhookBackoffMs: 100 }).start();
   const payControl = pay.baseUrl.replace(/\/api\/v1$/, '/__control');
-  const ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl, ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}), ...opts.env }, opts.mailer ? { mailer: opts.mailer } : {});
+  const ctx = await startOrdering(
+    {
+      PAYMENT_BASE_URL: pay.baseUrl,
+      ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}),
+      ...opts.env,
+    },
+    opts.mailer ? { mailer: opts.mailer } : {},
+  );
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
   const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
   const server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const dispatcher = new OutboxDispatcher({ database: ctx.database, mailer: ctx.deps.mailer, logger, from: 'shop@example.com', handlers: orderFlow.handlers(), pollIntervalMs: 50, baseBackoffMs: 50, maxBackoffMs: 400, onDead: opts.onDead });
+  const dispatcher = new OutboxDispatcher({
+    database: ctx.database,
+    mailer: ctx.deps.mailer,
+    logger,
+    from: 'shop@example.com',
+    handlers: orderFlow.handlers(),
+    pollIntervalMs: 50,
+    baseBackoffMs: 50,
+    maxBackoffMs: 400,
+    onDead: opts.onDead,
+  });
   dispatcher.start();
   return {
     ctx,

@@ -7,7 +7,11 @@ import type { OutboxMessage } from '../../src/outbox/outbox.repository';
 
 /** Number of dead jobs. */
 export async function countDead(db: Kysely<DB>): Promise<number> {
-  const r = await db.selectFrom('outbox_messages').select((eb) => eb.fn.countAll<number>().as('n')).where('dead_at', 'is not', null).executeTakeFirstOrThrow();
+  const r = await db
+    .selectFrom('outbox_messages')
+    .select((eb) => eb.fn.countAll<number>().as('n'))
+    .where('dead_at', 'is not', null)
+    .executeTakeFirstOrThrow();
   return Number(r.n);
 }
 

@@ -15,7 +15,8 @@ const KEY_PREFIX = 'tk_';
 export const KEY_FORMAT = /^tk_[A-Za-z0-9_-]{43,250}$/;
 
 /** Shown when a configured key is not in {@link KEY_FORMAT}. */
-export const KEY_FORMAT_TEXT = 'a timing API key: "tk_" and at least 43 base64url characters (A-Z a-z 0-9 - _), e.g. from: node -e "console.log(\'tk_\' + require(\'crypto\').randomBytes(32).toString(\'base64url\'))"';
+export const KEY_FORMAT_TEXT =
+  "a timing API key: \"tk_\" and at least 43 base64url characters (A-Z a-z 0-9 - _), e.g. from: node -e \"console.log('tk_' + require('crypto').randomBytes(32).toString('base64url'))\"";
 
 /** Keys longer than this are rejected without a lookup (generated ones have 46 characters). */
 const MAX_KEY_LENGTH = 256;

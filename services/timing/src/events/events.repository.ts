@@ -52,8 +52,14 @@ export async function findEvent(db: Kysely<DB>, id: number): Promise<EventRow | 
  * an id above `afterId`, ascending id, at most `limit` (≥ 1); `total` counts every such event (a window count,
  * computed before LIMIT; an empty page means there is none).
  */
-export async function listVisibleEvents(db: Kysely<DB>, viewer: { all: boolean; ownerId: number | null }, page: { afterId: number; limit: number }): Promise<{ rows: EventRow[]; total: number }> {
-  let q = eventSelect(db).select(sql<string>`count(*) over ()`.as('total')).where('e.id', '>', page.afterId);
+export async function listVisibleEvents(
+  db: Kysely<DB>,
+  viewer: { all: boolean; ownerId: number | null },
+  page: { afterId: number; limit: number },
+): Promise<{ rows: EventRow[]; total: number }> {
+  let q = eventSelect(db)
+    .select(sql<string>`count(*) over ()`.as('total'))
+    .where('e.id', '>', page.afterId);
   if (!viewer.all) {
     const ownerId = viewer.ownerId;
     q = q.where((eb) => (ownerId === null ? eb('e.is_public', '=', true) : eb.or([eb('e.is_public', '=', true), eb('e.owner_id', '=', ownerId)])));
@@ -73,7 +79,11 @@ const EVENT_QUOTA_LOCK = 0x657674; // 'evt'
 
 /** Events owned by a user. */
 export async function countOwnedEvents(db: Kysely<DB>, ownerId: number): Promise<number> {
-  const row = await db.selectFrom('events').select((eb) => eb.fn.countAll<string>().as('n')).where('owner_id', '=', ownerId).executeTakeFirstOrThrow();
+  const row = await db
+    .selectFrom('events')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('owner_id', '=', ownerId)
+    .executeTakeFirstOrThrow();
   return Number(row.n);
 }
 
@@ -108,7 +118,11 @@ export async function updateEvent(db: Kysely<DB>, id: number, f: EventFields): P
 /** Replaces the modem set of an event. */
 export async function setEventModems(db: Kysely<DB>, id: number, modems: readonly string[]): Promise<void> {
   await db.deleteFrom('event_modems').where('event_id', '=', id).execute();
-  if (modems.length > 0) await db.insertInto('event_modems').values(modems.map((modem) => ({ event_id: id, modem }))).execute();
+  if (modems.length > 0)
+    await db
+      .insertInto('event_modems')
+      .values(modems.map((modem) => ({ event_id: id, modem })))
+      .execute();
 }
 
 /** Deletes an event (its modem links cascade; punches are untouched). */

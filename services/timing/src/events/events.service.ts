@@ -120,7 +120,11 @@ export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewE
  * A page of the events visible to the caller (spec `listEvents`): ids above `afterId` (capped to the int4
  * range of event ids), ascending, at most `limit`, and the number of all visible events above `afterId`.
  */
-export async function listEvents(db: Kysely<DB>, caller: Principal | null, page: { afterId?: number; limit: number }): Promise<{ events: EventDto[]; total: number }> {
+export async function listEvents(
+  db: Kysely<DB>,
+  caller: Principal | null,
+  page: { afterId?: number; limit: number },
+): Promise<{ events: EventDto[]; total: number }> {
   const afterId = Math.min(page.afterId ?? 0, MAX_EVENT_ID);
   const { rows, total } = await repo.listVisibleEvents(db, { all: isAdmin(caller), ownerId: caller?.userId ?? null }, { afterId, limit: page.limit });
   return { events: rows.map(toEventDto), total };

@@ -59,7 +59,11 @@ function refuseDeepJson(_req: IncomingMessage, _res: ServerResponse, buf: Buffer
       else if (c === QUOTE) inString = false;
     } else if (c === QUOTE) inString = true;
     else if (c === OPEN_BRACKET || c === OPEN_BRACE) {
-      if (++depth > MAX_JSON_DEPTH) throw validationError({ $: [`nested deeper than ${MAX_JSON_DEPTH} levels`] }, `The JSON body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`);
+      if (++depth > MAX_JSON_DEPTH)
+        throw validationError(
+          { $: [`nested deeper than ${MAX_JSON_DEPTH} levels`] },
+          `The JSON body nests arrays and objects more than ${MAX_JSON_DEPTH} levels deep.`,
+        );
     } else if (c === CLOSE_BRACKET || c === CLOSE_BRACE) depth--;
   }
 }

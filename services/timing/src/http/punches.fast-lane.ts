@@ -26,7 +26,17 @@ import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
-import { compileJsonCheck, compileTextCheck, jsonBodySchema, operationParameters, preferredType, sendFastLaneAnswer, type AppMetrics, type FastLane, type OpenApiDocument } from '@sports-timing/shared';
+import {
+  compileJsonCheck,
+  compileTextCheck,
+  jsonBodySchema,
+  operationParameters,
+  preferredType,
+  sendFastLaneAnswer,
+  type AppMetrics,
+  type FastLane,
+  type OpenApiDocument,
+} from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';

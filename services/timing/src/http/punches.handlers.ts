@@ -29,7 +29,14 @@ function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
  * timing spec, compiled here once).
  */
 export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics, spec: OpenApiDocument): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: deps.quotas.punchesPerDay };
+  const svc = {
+    db: deps.database.db,
+    pool: deps.database.pool,
+    logger: deps.logger,
+    historyPool: deps.historyPool,
+    readCacheBytes: deps.readCacheBytes,
+    dailyPunchQuota: deps.quotas.punchesPerDay,
+  };
   const punchesFromCsv = punchCsvReader(spec);
   const checkJsonPunches = compileJsonPunchCheck(spec);
   return {

@@ -15,8 +15,7 @@ const ROC_FILE_PATH = new RegExp(`/(${ROC_FILES.map((f) => f.replace('.', '\\.')
 /** Middleware before the validator: rewrites a ROC file name in any case to the spec's lower-case one. */
 export const rocFileNames: RequestHandler = (req, _res, next) => {
   const m = ROC_FILE_PATH.exec(req.url);
-  if (m && m[1] !== m[1].toLowerCase())
-    req.url = req.url.slice(0, m.index + 1) + m[1].toLowerCase() + req.url.slice(m.index + 1 + m[1].length);
+  if (m && m[1] !== m[1].toLowerCase()) req.url = req.url.slice(0, m.index + 1) + m[1].toLowerCase() + req.url.slice(m.index + 1 + m[1].length);
   next();
 };
 

@@ -17,7 +17,14 @@ const ROC_STORED = 'OK\r\n';
 
 /** The ROC handlers; uploads count stored punches in `timingMetrics`. */
 export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, dailyPunchQuota: deps.quotas.punchesPerDay };
+  const svc = {
+    db: deps.database.db,
+    pool: deps.database.pool,
+    logger: deps.logger,
+    historyPool: deps.historyPool,
+    readCacheBytes: deps.readCacheBytes,
+    dailyPunchQuota: deps.quotas.punchesPerDay,
+  };
   return {
     async getRocPunches(req, res) {
       sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));

@@ -98,7 +98,9 @@ export class LiveHub {
     }
     const mine = this.heldBy.get(client) ?? 0;
     if (mine >= this.maxConnectionsPerClient) {
-      throw new ApiError(429, `This client already holds ${this.maxConnectionsPerClient} live connections; close one or poll without wait.`, { headers: { 'Retry-After': '5' } });
+      throw new ApiError(429, `This client already holds ${this.maxConnectionsPerClient} live connections; close one or poll without wait.`, {
+        headers: { 'Retry-After': '5' },
+      });
     }
     this.held += 1;
     this.heldBy.set(client, mine + 1);

@@ -19,7 +19,14 @@ type ReadFrom = (afterId: number) => Promise<PunchReadResult>;
  * finds punches or `waitMs` has passed. `first` is the read already done with generation `seen` taken
  * before it. Returns the last read (empty on timeout, abort or shutdown).
  */
-export async function holdLongPoll(hub: LiveHub, read: () => Promise<PunchReadResult>, first: PunchReadResult, seen: number, waitMs: number, signal: AbortSignal): Promise<PunchReadResult> {
+export async function holdLongPoll(
+  hub: LiveHub,
+  read: () => Promise<PunchReadResult>,
+  first: PunchReadResult,
+  seen: number,
+  waitMs: number,
+  signal: AbortSignal,
+): Promise<PunchReadResult> {
   const deadline = Date.now() + waitMs;
   let page = first;
   let generation = seen;

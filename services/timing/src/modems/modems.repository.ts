@@ -24,7 +24,11 @@ export interface ModemAccessRow {
 /** Owners of the given serials that exist. */
 export async function findModemOwners(db: Kysely<DB>, serials: readonly string[]): Promise<{ serial: string; user_id: number }[]> {
   if (serials.length === 0) return [];
-  return db.selectFrom('modems').select(['serial', 'user_id']).where('serial', '=', sql<string>`any(${[...serials]}::text[])`).execute();
+  return db
+    .selectFrom('modems')
+    .select(['serial', 'user_id'])
+    .where('serial', '=', sql<string>`any(${[...serials]}::text[])`)
+    .execute();
 }
 
 /**
@@ -34,7 +38,12 @@ export async function findModemOwners(db: Kysely<DB>, serials: readonly string[]
  * of one user cannot pass the cap together. Commits on its own: callers on the upload path rely on it
  * committing before the punch transaction starts.
  */
-export async function registerModems(db: Kysely<DB>, serials: readonly string[], userId: number, maxPerUser: number | null): Promise<{ registered: boolean; held: number }> {
+export async function registerModems(
+  db: Kysely<DB>,
+  serials: readonly string[],
+  userId: number,
+  maxPerUser: number | null,
+): Promise<{ registered: boolean; held: number }> {
   if (serials.length === 0) return { registered: true, held: 0 };
   return db.transaction().execute(async (trx) => {
     let held = 0;
@@ -74,12 +83,7 @@ export async function listModems(db: Kysely<DB>, userId: number | null): Promise
 
 /** Serials of the modems of the user named `userName` (empty when the user does not exist). */
 export async function modemsOfUserName(db: Kysely<DB>, userName: string): Promise<string[]> {
-  const rows = await db
-    .selectFrom('modems as m')
-    .innerJoin('users as u', 'u.id', 'm.user_id')
-    .select('m.serial')
-    .where('u.user_name', '=', userName)
-    .execute();
+  const rows = await db.selectFrom('modems as m').innerJoin('users as u', 'u.id', 'm.user_id').select('m.serial').where('u.user_name', '=', userName).execute();
   return rows.map((r) => r.serial);
 }
 

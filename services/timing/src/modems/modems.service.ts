@@ -50,11 +50,17 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
   const known = new Set(owners.map((o) => o.serial));
   const missing = unique.filter((s) => !known.has(s));
   if (!allowForeign && missing.length > maxNew) {
-    throw validationError({ modem: [`one upload may register at most ${maxNew} new modems (this one names ${missing.length})`] }, `Too many new modems in one upload (at most ${maxNew}).`);
+    throw validationError(
+      { modem: [`one upload may register at most ${maxNew} new modems (this one names ${missing.length})`] },
+      `Too many new modems in one upload (at most ${maxNew}).`,
+    );
   }
   const { registered, held } = await repo.registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
   if (!registered) {
-    throw validationError({ modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] }, `Modem limit reached (at most ${MAX_MODEMS_PER_USER} per user).`);
+    throw validationError(
+      { modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] },
+      `Modem limit reached (at most ${MAX_MODEMS_PER_USER} per user).`,
+    );
   }
   check(await repo.findModemOwners(db, missing));
 }

@@ -87,7 +87,11 @@ export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
       const valid = compileTextCheck(spec, schema, `NewPunch.${col}`);
       // A property the spec takes in several JSON forms (`card`: text or integer) is described by its text form.
       const resolved = resolveRef(spec, schema);
-      const rule = schemaRule(Array.isArray(resolved.oneOf) ? resolveRef(spec, (resolved.oneOf as Record<string, unknown>[]).find((s) => resolveRef(spec, s).type === 'string') ?? resolved) : resolved);
+      const rule = schemaRule(
+        Array.isArray(resolved.oneOf)
+          ? resolveRef(spec, (resolved.oneOf as Record<string, unknown>[]).find((s) => resolveRef(spec, s).type === 'string') ?? resolved)
+          : resolved,
+      );
       if (col === 'card') return [col, (v) => cardNumberProblem(v) ?? (valid(v) ? undefined : rule)];
       return [col, (v) => (valid(v) ? undefined : rule)];
     }),
@@ -110,7 +114,10 @@ export function compileJsonPunchCheck(spec: OpenApiDocument): (elements: readonl
     const rule = schemaRule(resolveRef(spec, schema));
     const problem =
       col === 'card'
-        ? (v: unknown) => (typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0) ? (cardNumberProblem(v) ?? (valid(String(v)) ? undefined : rule)) : 'must be a string of decimal digits (or a JSON integer)')
+        ? (v: unknown) =>
+            typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)
+              ? (cardNumberProblem(v) ?? (valid(String(v)) ? undefined : rule))
+              : 'must be a string of decimal digits (or a JSON integer)'
         : (v: unknown) => (valid(v) ? undefined : rule);
     return { col, problem };
   });
@@ -159,7 +166,8 @@ function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows
   for (const c of header) if (!(REQUIRED as readonly string[]).includes(c) && !IGNORED.has(c)) headerErrors.push(`unknown column ${c}`);
   if (new Set(header).size !== header.length) headerErrors.push('duplicate column names');
   if (headerErrors.length > 0) throw validationError({ header: headerErrors }, 'The CSV header is invalid.');
-  if (rows.length > maxRows) throw validationError({ $: [`at most ${maxRows} punches per upload`] }, `The batch has ${rows.length} punches; the limit is ${maxRows}.`);
+  if (rows.length > maxRows)
+    throw validationError({ $: [`at most ${maxRows} punches per upload`] }, `The batch has ${rows.length} punches; the limit is ${maxRows}.`);
 
   const at = Object.fromEntries(REQUIRED.map((c) => [c, header.indexOf(c)])) as Record<Column, number>;
   const batch: CheckedBatch = { punches: [], rejected: [] };
@@ -170,7 +178,8 @@ function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows
       if (problem) problems.push(`${c}: ${problem}`);
     }
     if (problems.length > 0) batch.rejected.push({ index, reason: problems.join('; ') });
-    else batch.punches.push({ card: row[at.card], time: Number(row[at.time]), code: Number(row[at.code]), type: row[at.type] as PunchType, modem: row[at.modem] });
+    else
+      batch.punches.push({ card: row[at.card], time: Number(row[at.time]), code: Number(row[at.code]), type: row[at.type] as PunchType, modem: row[at.modem] });
   });
   return batch;
 }

@@ -374,7 +374,12 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * `withTotal: false` leaves the total out (null), for the benchmark's raw server. Every variant, rendered
  * whole under its statement name: `src/punches/sql/*.sql` (`pnpm punches:sql`; docs/database.md).
  */
-export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = true, statement: PageStatement = 'walk'): { name: string; text: string; values: unknown[] } {
+export function pageQuery(
+  scope: PunchScope,
+  format: PunchFormat,
+  withTotal = true,
+  statement: PageStatement = 'walk',
+): { name: string; text: string; values: unknown[] } {
   const name = statementName(statement, scope, format, withTotal);
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
   const cached = pageTexts.get(name);
@@ -405,8 +410,12 @@ export function pageQuery(scope: PunchScope, format: PunchFormat, withTotal = tr
           from start s
           where a.last is null and s.lo > $2) b on true`;
     // A CTE, so that it runs once however often the plan refers to it, and only when the dense check needs it.
-    mode = `${windowed ? '' : `
-    start as materialized (select ${SCOPE_START} as lo),`}
+    mode = `${
+      windowed
+        ? ''
+        : `
+    start as materialized (select ${SCOPE_START} as lo),`
+    }
     mode as materialized (
       select case when h.head then 'head' when e.last is not null then 'dense' else 'sparse' end as m,
              (e.last + 1) << ${FINE_SHIFT} as hi, coalesce(e.lo, $2) as lo

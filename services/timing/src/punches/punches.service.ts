@@ -151,7 +151,13 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
  * counters (migration 0002) — all in one statement. With `deps.historyPool`, a read without `afterId` that is
  * not `live` (long-poll, stream) is answered by the replica (infra/README.md "Read replicas for punch reads").
  */
-export async function readPunches(deps: PunchDeps, caller: Principal | null, q: PunchQuery, format: repo.PunchFormat, opts: { live?: boolean } = {}): Promise<PunchReadResult> {
+export async function readPunches(
+  deps: PunchDeps,
+  caller: Principal | null,
+  q: PunchQuery,
+  format: repo.PunchFormat,
+  opts: { live?: boolean } = {},
+): Promise<PunchReadResult> {
   const scope = await resolveScope(deps, caller, q);
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
     return { body: repo.emptyBody(format), total: 0 };
@@ -247,7 +253,9 @@ const notifiers = new WeakMap<pg.Pool, NewPunchNotifier>();
 function notifierFor(deps: PunchDeps): NewPunchNotifier {
   let n = notifiers.get(deps.pool);
   if (!n) {
-    n = new NewPunchNotifier(deps.pool, (err) => deps.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'NOTIFY punches failed'));
+    n = new NewPunchNotifier(deps.pool, (err) =>
+      deps.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'NOTIFY punches failed'),
+    );
     notifiers.set(deps.pool, n);
   }
   return n;
@@ -286,7 +294,13 @@ function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPun
  * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier). More than
  * 10,000 punches in all: 400, nothing stored.
  */
-export async function uploadPunches(deps: PunchDeps, caller: Principal, punches: readonly PunchUpload[], receivedAtUtc: number, rejected: readonly RejectedPunch[] = []): Promise<UploadResult> {
+export async function uploadPunches(
+  deps: PunchDeps,
+  caller: Principal,
+  punches: readonly PunchUpload[],
+  receivedAtUtc: number,
+  rejected: readonly RejectedPunch[] = [],
+): Promise<UploadResult> {
   if (punches.length + rejected.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
   if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
@@ -321,9 +335,13 @@ function secondsToUtcMidnight(now = Date.now()): number {
 
 /** The 429 of an upload beyond the caller's daily quota, with `Retry-After` until midnight UTC. */
 function dailyQuotaReached(quota: number): ApiError {
-  return new ApiError(429, `Daily upload quota reached: a user stores at most ${quota} punches per UTC day; nothing of this batch was stored. Retry after midnight UTC or ask an administrator.`, {
-    headers: { 'Retry-After': String(secondsToUtcMidnight()) },
-  });
+  return new ApiError(
+    429,
+    `Daily upload quota reached: a user stores at most ${quota} punches per UTC day; nothing of this batch was stored. Retry after midnight UTC or ask an administrator.`,
+    {
+      headers: { 'Retry-After': String(secondsToUtcMidnight()) },
+    },
+  );
 }
 
 /**

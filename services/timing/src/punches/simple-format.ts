@@ -31,7 +31,10 @@ function modeOfType(type: string): string {
  * CSV with {@link SIMPLE_CSV_HEADER}, every line ending in `\n`.
  */
 export function simplePunchPage(csvPage: string, limit: number, format: 'json' | 'csv'): string {
-  const rows = csvPage.split('\n').slice(1, limit + 1).filter((line) => line.length > 0);
+  const rows = csvPage
+    .split('\n')
+    .slice(1, limit + 1)
+    .filter((line) => line.length > 0);
   const out: string[] = [];
   for (const row of rows) {
     const [id, card, time, code, type, modem, receptionTimeUtc] = row.split(',');

@@ -51,9 +51,18 @@ const KEY_QUOTA_LOCK = 0x6b6579; // 'key'
  * Stores a key's hash in transaction `tx` unless the user already has `maxActive` active (unrevoked) keys
  * (undefined then, nothing stored). Count and insert hold a per-user transaction lock.
  */
-export async function insertApiKeyWithin(tx: Kysely<DB>, key: { userId: number; hash: Buffer; prefix: string; name: string }, maxActive: number): Promise<ApiKeyRow | undefined> {
+export async function insertApiKeyWithin(
+  tx: Kysely<DB>,
+  key: { userId: number; hash: Buffer; prefix: string; name: string },
+  maxActive: number,
+): Promise<ApiKeyRow | undefined> {
   await sql`select pg_advisory_xact_lock(${KEY_QUOTA_LOCK}::int, ${key.userId}::int)`.execute(tx);
-  const row = await tx.selectFrom('api_keys').select((eb) => eb.fn.countAll<string>().as('n')).where('user_id', '=', key.userId).where('revoked_at', 'is', null).executeTakeFirstOrThrow();
+  const row = await tx
+    .selectFrom('api_keys')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('user_id', '=', key.userId)
+    .where('revoked_at', 'is', null)
+    .executeTakeFirstOrThrow();
   if (Number(row.n) >= maxActive) return undefined;
   return insertApiKey(tx, key);
 }

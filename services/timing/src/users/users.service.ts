@@ -100,8 +100,11 @@ export async function getUser(db: Kysely<DB>, id: number): Promise<UserDto> {
 export async function createKey(db: Kysely<DB>, caller: Principal, name: string, maxKeys: number): Promise<ApiKeyCreatedDto> {
   if (caller.role === 'admin') return issueKey(db, caller.userId, name);
   const key = generateApiKey();
-  const row = await db.transaction().execute((tx) => repo.insertApiKeyWithin(tx, { userId: caller.userId, hash: hashApiKey(key), prefix: keyDisplayPrefix(key), name }, maxKeys));
-  if (row === undefined) throw new ApiError(403, `Key quota reached: a user holds at most ${maxKeys} active keys. Revoke a key you no longer use (deleteKey) first.`);
+  const row = await db
+    .transaction()
+    .execute((tx) => repo.insertApiKeyWithin(tx, { userId: caller.userId, hash: hashApiKey(key), prefix: keyDisplayPrefix(key), name }, maxKeys));
+  if (row === undefined)
+    throw new ApiError(403, `Key quota reached: a user holds at most ${maxKeys} active keys. Revoke a key you no longer use (deleteKey) first.`);
   return { ...toApiKeyDto(row), key };
 }
 
@@ -142,7 +145,11 @@ export async function ensureBootstrapAdmin(db: Kysely<DB>, key: string, printKey
     if (err instanceof ApiError && err.status === 409) return false;
     throw err;
   }
-  if (printKey) logger.info({ userName: 'admin', developmentApiKey: key }, 'created bootstrap admin with a generated development API key (shown once; stored in .data/keys/timing-admin-api-key)');
+  if (printKey)
+    logger.info(
+      { userName: 'admin', developmentApiKey: key },
+      'created bootstrap admin with a generated development API key (shown once; stored in .data/keys/timing-admin-api-key)',
+    );
   else logger.info({ userName: 'admin' }, 'created bootstrap admin with TIMING_BOOTSTRAP_API_KEY');
   return true;
 }

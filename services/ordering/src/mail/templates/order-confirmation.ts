@@ -118,7 +118,11 @@ const MAX_LINE = 100;
 
 /** The customer's name as a mail repeats it: one line, each part bounded (docs/mails.md "Customer text"). */
 function customerName(firstName: string | null | undefined, lastName: string | null | undefined): string {
-  return [firstName, lastName].filter((x): x is string => !!x).map((x) => asSingleLine(x, MAX_NAME)).filter(Boolean).join(' ');
+  return [firstName, lastName]
+    .filter((x): x is string => !!x)
+    .map((x) => asSingleLine(x, MAX_NAME))
+    .filter(Boolean)
+    .join(' ');
 }
 
 function addressLines(a: OrderAddress, lang: ConfirmationLanguage, m: ConfirmationMessages): string[] {
@@ -201,7 +205,10 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
     ...extras.map((e) => `${e.label}: ${e.value}`),
     '',
     `${m.items}:`,
-    ...items.flatMap((i) => [`${i.isSub ? '    + ' : '  '}${i.text}  ${i.amount ?? ''}`.trimEnd(), ...i.details.map((d) => `${i.isSub ? '        ' : '      '}${d}`)]),
+    ...items.flatMap((i) => [
+      `${i.isSub ? '    + ' : '  '}${i.text}  ${i.amount ?? ''}`.trimEnd(),
+      ...i.details.map((d) => `${i.isSub ? '        ' : '      '}${d}`),
+    ]),
     '',
     ...rows.map((r) => `${r.label}: ${r.value}`),
     priceNote,
@@ -228,7 +235,10 @@ export function renderOrderConfirmation(order: StoredOrder, ctx: ConfirmationCon
     )
     .join('');
   const totalRows = rows
-    .map((r) => `<tr><td style="padding:2px 8px">${r.strong ? `<strong>${e(r.label)}</strong>` : e(r.label)}</td><td style="padding:2px 8px;text-align:right;white-space:nowrap">${r.strong ? `<strong>${e(r.value)}</strong>` : e(r.value)}</td></tr>`)
+    .map(
+      (r) =>
+        `<tr><td style="padding:2px 8px">${r.strong ? `<strong>${e(r.label)}</strong>` : e(r.label)}</td><td style="padding:2px 8px;text-align:right;white-space:nowrap">${r.strong ? `<strong>${e(r.value)}</strong>` : e(r.value)}</td></tr>`,
+    )
     .join('');
   const html = `<!DOCTYPE html>
 <html lang="${lang}"><head><meta charset="utf-8"><title>${e(m.subject(order.orderNumber))}</title></head>
