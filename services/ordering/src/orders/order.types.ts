@@ -3,14 +3,30 @@
  * Money is always integer cents of the order's currency; `net` excludes VAT.
  */
 import type { UserGroup } from '../auth/principal';
+import type { components } from '../generated/openapi';
 import type { CardType } from '../siid/card-types';
 
 /** Order states (spec `OrderState`); the transitions between them belong to the payment/ERP work. */
-export const ORDER_STATES = ['pending_payment', 'received', 'paid', 'transferred', 'shipped', 'completed', 'cancelled', 'refunded'] as const;
-export type OrderState = (typeof ORDER_STATES)[number];
+export type OrderState = components['schemas']['OrderState'];
+
+/**
+ * Every {@link OrderState}, in the spec's order: `satisfies` makes a state the spec adds (or drops) a type error
+ * here, so the list cannot drift from the spec.
+ */
+const ORDER_STATE_SET = {
+  pending_payment: true,
+  received: true,
+  paid: true,
+  transferred: true,
+  shipped: true,
+  completed: true,
+  cancelled: true,
+  refunded: true,
+} as const satisfies Record<OrderState, true>;
+export const ORDER_STATES = Object.keys(ORDER_STATE_SET) as OrderState[];
 
 /** How an order is paid (spec `PaymentMethod`). */
-export type PaymentMethod = 'paylink' | 'invoice';
+export type PaymentMethod = components['schemas']['PaymentMethod'];
 
 /** Which operation created an order. */
 type OrderSource = 'shop' | 'cardOrder';
