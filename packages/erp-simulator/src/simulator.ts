@@ -42,6 +42,7 @@ import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type
 import { toCustomerView, toWire } from './wire';
 import { positionAmount, shippingAmount } from './amounts';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
+import { EU_COUNTRIES } from '@sports-timing/shared/src/eu-countries';
 import {
   SALES_ORDER_STATUSES,
   type Article,
@@ -196,36 +197,6 @@ const WRITABLE: Partial<Record<EntityName, readonly string[]>> = {
   customer: ['company', 'email', 'phone', 'website', 'addresses', 'customAttributes', 'customerBlocked'],
 };
 /** Read-only properties: ignored when written through the API (as weclapp does); `shipped` and `invoiced` are set by the ERP's own processes (the control API's `shipped` stands for booking a shipment). */
-/** EU member states: weclapp's tax determination (standing in for its tax rules) charges VAT only for deliveries into the EU. */
-const EU_COUNTRIES = new Set([
-  'AT',
-  'BE',
-  'BG',
-  'CY',
-  'CZ',
-  'DE',
-  'DK',
-  'EE',
-  'ES',
-  'FI',
-  'FR',
-  'GR',
-  'HR',
-  'HU',
-  'IE',
-  'IT',
-  'LT',
-  'LU',
-  'LV',
-  'MT',
-  'NL',
-  'PL',
-  'PT',
-  'RO',
-  'SE',
-  'SI',
-  'SK',
-]);
 /** VAT percent by an article's `taxRateType`, for positions that name no `taxId`. */
 const RATE_OF_TYPE: Record<string, string> = { STANDARD: '19', REDUCED: '7', ZERO: '0' };
 

@@ -14,3 +14,4 @@ export * from './metrics';
 export * from './rate-limit';
 export * from './fast-lane';
 export { asSingleLine } from './text-rules';
+export * from './eu-countries';

@@ -5,6 +5,7 @@
  * so the shipping address needs an E.164 phone number for them (spec §2.1).
  */
 import type { components } from '../generated/openapi';
+import { EU_COUNTRIES } from '@sports-timing/shared';
 
 /** Couriers (spec `Courier`); {@link COURIERS} has one entry for each. */
 type CourierId = components['schemas']['Courier'];
@@ -31,37 +32,6 @@ const COURIERS: Readonly<Record<CourierId, Courier>> = {
 
 /** Country of dispatch (domestic rate). */
 const HOME_COUNTRY = 'DE';
-
-/** EU member states (ISO 3166-1 alpha-2). */
-const EU_COUNTRIES: ReadonlySet<string> = new Set([
-  'AT',
-  'BE',
-  'BG',
-  'CY',
-  'CZ',
-  'DE',
-  'DK',
-  'EE',
-  'ES',
-  'FI',
-  'FR',
-  'GR',
-  'HR',
-  'HU',
-  'IE',
-  'IT',
-  'LT',
-  'LU',
-  'LV',
-  'MT',
-  'NL',
-  'PL',
-  'PT',
-  'RO',
-  'SE',
-  'SI',
-  'SK',
-]);
 
 /** European countries outside the EU, served by UPS. */
 const UPS_COUNTRIES: ReadonlySet<string> = new Set([
