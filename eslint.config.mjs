@@ -59,7 +59,6 @@ export default tseslint.config(
       'packages/erp-simulator/src/simulator.ts',
       'packages/payment-simulator/src/simulator.ts',
       'packages/shared/src/erp-contract.ts',
-      'services/ordering/src/erp/erp.client.ts',
       'services/ordering/src/orders/order-flow.service.ts',
       'services/ordering/src/orders/orders.repository.ts',
       'services/ordering/src/payment/payment.client.ts',

@@ -10,6 +10,7 @@ export * from './secrets';
 export * from './access';
 export * from './docs';
 export * from './http-client';
+export * from './provider-kit';
 export * from './metrics';
 export * from './rate-limit';
 export * from './fast-lane';
