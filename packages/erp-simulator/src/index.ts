@@ -5,4 +5,4 @@
 export * from './simulator';
 export * from './seed';
 export * from './types';
-export type { SimRequestsAnswer } from './sim-server';
+export type { SimRequestsAnswer } from '@sports-timing/shared/src/sim-server';

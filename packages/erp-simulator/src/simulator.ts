@@ -25,7 +25,7 @@
  * invoice dated today (Europe/Berlin).
  *
  * Control API (loopback only; tenant by `?tenant=main|sandbox`, default `main`), besides the fault
- * injection of `sim-server.ts`:
+ * injection of `@sports-timing/shared`'s `sim-server.ts`:
  * - `POST /__control/subscribe {url}` / `POST /__control/unsubscribe {url}` — webhook subscriptions.
  * - `POST /__control/webhook {url, entityName, entityId, type}` — delivers one webhook now; answers the
  *   delivery record (receiver status or error).
@@ -38,7 +38,7 @@
  */
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, TENANT_TIME_ZONE, VAT_RATE_PERCENT, attributeValue, localMidnightMs, seedTenant, toEuros } from './seed';
 import { QueryError, applyFilters, pageOf, parseListQuery } from './query';
-import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from './sim-server';
+import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
 import { toCustomerView, toWire } from './wire';
 import { positionAmount, shippingAmount } from './amounts';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
@@ -225,6 +225,8 @@ export class ErpSimulator {
       control: (req) => this.control(req),
       controlToken: options.controlToken,
       errorBody: (status, message) => errorBody(status, message),
+      // weclapp's load management reports how long a request waited in its queue.
+      waitHeaders: (ms) => ({ 'x-weclapp-wait-ms': String(ms), 'x-weclapp-wait-reason': 'concurrency' }),
     });
     this.reset();
   }
