@@ -55,8 +55,6 @@ export default tseslint.config(
       'bench/src/load-worker.ts',
       'bench/src/report.ts',
       'bench/src/run.ts',
-      'packages/erp-simulator/src/seed.ts',
-      'packages/erp-simulator/src/simulator.ts',
       'packages/payment-simulator/src/simulator.ts',
       'packages/shared/src/erp-contract.ts',
       'services/ordering/src/orders/order-flow.service.ts',

@@ -16,3 +16,4 @@ export * from './rate-limit';
 export * from './fast-lane';
 export { asSingleLine } from './text-rules';
 export * from './eu-countries';
+export { zonedMidnightMs } from './time-zones';

@@ -20,11 +20,11 @@
  * - Failures are {@link ErpError}s (`erp-error.ts`): HTTP status, entity, operation, weclapp's problem type, and `retryable`
  *   (true for 5xx, 429, timeouts and connection errors — worth trying again later, e.g. from the outbox).
  */
+import { zonedMidnightMs } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import { UNGUARDED, createOnce, createSalesOrder, findByReference, getSalesOrder, type CreateGuard, type ErpSalesOrderDraft } from './erp-documents';
 import { ErpError } from './erp-error';
 import { ErpTransport, type ErpClientOptions } from './erp-transport';
-import { zonedMidnightMs } from './erp-values';
 import {
   ERP_ATTRIBUTE_KEYS,
   type ErpArticle,
@@ -47,7 +47,7 @@ import {
 export { ErpError } from './erp-error';
 export type { CreateGuard, ErpSalesOrderDraft } from './erp-documents';
 export type { ErpClientOptions } from './erp-transport';
-export { customAttributeValue, zonedMidnightMs } from './erp-values';
+export { customAttributeValue } from './erp-values';
 
 /** Filter of `listArticles`. */
 export interface ErpArticleFilter {
