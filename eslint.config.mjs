@@ -56,7 +56,6 @@ export default tseslint.config(
       'bench/src/report.ts',
       'bench/src/run.ts',
       'packages/payment-simulator/src/simulator.ts',
-      'packages/shared/src/erp-contract.ts',
       'services/ordering/src/orders/order-flow.service.ts',
       'services/ordering/src/orders/orders.repository.ts',
       'services/ordering/src/payment/payment.client.ts',
