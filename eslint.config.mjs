@@ -62,7 +62,6 @@ export default tseslint.config(
       'services/ordering/test/auth.test.ts',
       'services/ordering/test/order-flow.test.ts',
       'services/ordering/test/orders.test.ts',
-      'services/ordering/test/outbox.test.ts',
       'services/timing/src/punches/punches.repository.ts',
       'services/timing/test/live.test.ts',
       'services/timing/test/punches.fast-lane.test.ts',
