@@ -59,7 +59,6 @@ export default tseslint.config(
       'services/ordering/src/orders/order-flow.service.ts',
       'services/ordering/src/orders/orders.repository.ts',
       'services/ordering/src/payment/payment.client.ts',
-      'services/ordering/test/auth.test.ts',
       'services/ordering/test/order-flow.test.ts',
       'services/ordering/test/orders.test.ts',
       'services/timing/src/punches/punches.repository.ts',
