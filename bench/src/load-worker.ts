@@ -6,7 +6,8 @@
  */
 import http from 'node:http';
 import pg from 'pg';
-import { notifyNewPunches, PUNCH_SESSION_SETTINGS, uploadPunchBatch } from '@sports-timing/timing/src/punches/punches.repository';
+import { notifyNewPunches, uploadPunchBatch } from '@sports-timing/timing/src/punches/punch-upload.repository';
+import { PUNCH_SESSION_SETTINGS } from '@sports-timing/timing/src/punches/punches.repository';
 import { performance } from 'node:perf_hooks';
 import zlib from 'node:zlib';
 import autocannon from 'autocannon';
