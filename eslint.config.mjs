@@ -62,8 +62,6 @@ export default tseslint.config(
       'services/ordering/test/auth.test.ts',
       'services/ordering/test/order-flow.test.ts',
       'services/ordering/test/outbox.test.ts',
-      'test/topology/scenarios.ts',
-      'test/topology/topology.ts',
     ],
     rules: { 'max-lines': 'off' },
   },
