@@ -7,7 +7,7 @@
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, fstatSync, ftruncateSync, writeFileSync, renameSync } from 'node:fs';
 import { TimingApiError, type Punch, type PunchFilter, type TimingClient } from '@sports-timing/timing-client';
 
-/** Header row of the download CSV format (timing spec §2.1). */
+/** Header row of the download CSV format (specs/timing.yaml, the CSV form of `getPunches`). */
 const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
 
 /** Options of {@link tail}. */

@@ -1,6 +1,6 @@
 /**
  * The typed timing client against a real timing app (port 0, real PostgreSQL): CSV and JSON reads with
- * `X-Total-Count`, gzip uploads, problem errors, the §4.1 rule 6 poller across pages, and the SSE parser.
+ * `X-Total-Count`, gzip uploads, problem errors, the `getPunches` polling procedure across pages, and the SSE parser.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

@@ -42,12 +42,12 @@ import { SPEC_FILE } from './version';
 /** Path prefix of the google.rpc.Status area. */
 const SHOP_PREFIX = '/api/grpc-json/v1/shop';
 
-/** JSON media types accepted for request bodies (ordering spec §4). */
+/** JSON media types accepted for request bodies (specs/ordering.yaml, `info.description` "Conventions"). */
 const JSON_TYPES = ['application/json', 'application/json-patch+json', 'text/json', 'application/*+json'];
 
 /**
- * The spec accepts `application/*+json` bodies (ordering spec §4), but the validator matches media types
- * exactly: present any `application/<x>+json` body to it as `application/json`.
+ * The spec accepts `application/*+json` bodies (specs/ordering.yaml, `info.description` "Conventions"), but the
+ * validator matches media types exactly: present any `application/<x>+json` body to it as `application/json`.
  */
 const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
   const ct = req.headers['content-type'];
@@ -86,10 +86,10 @@ const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => {
 };
 
 /**
- * Rate limits of the ordering spec (§ Errors: order creation, battery lookup, payment webhooks; login and
- * license-key limits live in the identity area, discount-code checks and order abuse limits in
- * `orders/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are
- * counted per principal, else per registered service client, else per IP address (`requestCaller`).
+ * Rate limits of specs/ordering.yaml (`info.description` "Errors": order creation, battery lookup, payment
+ * webhooks; login and license-key limits live in the identity area, discount-code checks and order abuse limits in
+ * `orders/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are counted
+ * per principal, else per registered service client, else per IP address (`requestCaller`).
  */
 function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
   const { config } = deps;

@@ -1,6 +1,6 @@
 /**
- * The service version record (ordering spec §9.2): name, package version, and the interface version of
- * `specs/ordering.yaml` (`info.version`).
+ * The service version record (`getVersion`, schema `ServiceVersion`): name, package version, and the interface
+ * version of `specs/ordering.yaml` (`info.version`).
  */
 import { readFileSync } from 'node:fs';
 import path from 'node:path';

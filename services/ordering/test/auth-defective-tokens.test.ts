@@ -1,5 +1,5 @@
 /**
- * Defective access tokens are refused with 401 (ordering spec §4.1): expired, another audience or
+ * Defective access tokens are refused with 401 (`bearerAuth`): expired, another audience or
  * issuer, forged under the right kid, tampered, `alg: none`, algorithm confusion, garbage; a well-formed token
  * is the control. The token endpoint's grants are in auth.test.ts.
  */

@@ -1,6 +1,7 @@
 /**
- * Discount codes (ordering spec §4.3 rule 6, docs/decisions.md §6): staff-only creation of random or explicit
- * codes, and validation of codes against a cart with every rejection reason and the stacking rules.
+ * Discount codes (`createDiscountCodes`, `validateDiscountCodes`, docs/decisions.md §6): staff-only creation of
+ * random or explicit codes, and validation of codes against a cart with every rejection reason and the stacking
+ * rules.
  */
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';

@@ -1,5 +1,5 @@
 /**
- * ERP development utilities (ordering spec §4.9, §8) over real HTTP and a real PostgreSQL:
+ * ERP development utilities (`devGetErpOrders`, `devGetSalesInvoicesCsvExport`) over real HTTP and a real PostgreSQL:
  * `get-erp-orders` (defaults page 0 / size 20 / `oid desc`, filters, sort allow-list, transfer status from
  * the order flow's outbox job) and `get-sales-invoices-csv-export` against the ERP simulator (month in
  * Europe/Berlin, customer data, formula-safe CSV, ERP down → 503).
@@ -44,7 +44,7 @@ describe('get-erp-orders', () => {
   afterAll(() => shop.close());
   const get = (query: Record<string, string> = {}) => request(shop.url).get('/api/rest/v1/dev/get-erp-orders').query(query).set('authorization', admin);
 
-  it('pages with the §8 defaults and reports the hand-off status', async () => {
+  it('pages with the default page and size and reports the hand-off status', async () => {
     const res = (await get().expect(200)).body;
     expect(res).toMatchObject({ page: 0, size: 20, totalCount: 3 });
     expect(res.items.map((o: { oid: number }) => o.oid)).toEqual([...ids].reverse());

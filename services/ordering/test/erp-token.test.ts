@@ -1,6 +1,6 @@
 /**
- * ERP token store and client provider (ordering spec §4.9 `get-erp-api-token`, `set-erp-api-token`,
- * `test-erp-api`) against the ERP simulator over real HTTP and a real PostgreSQL: the token is stored only
+ * ERP token store and client provider (`devGetErpApiToken`, `devSetErpApiToken`,
+ * `devTestErpApi`) against the ERP simulator over real HTTP and a real PostgreSQL: the token is stored only
  * encrypted and bound to its ERP system (a swapped or truncated row is rejected, never used), shown masked,
  * used by the shared client at once after a set, and ERP failures (wrong token, down, slow) are reported
  * in the body within the configured deadline.

@@ -1,5 +1,5 @@
 /**
- * `maintenance/import-articles` (ordering spec §4.8) against the ERP simulator over real HTTP and a
+ * `importArticles` against the ERP simulator over real HTTP and a
  * real PostgreSQL: the custom fields decide shop article and user group, prices/BOMs/translations come
  * along, unchanged ERP versions are skipped unless forced, articles no longer marked leave the shop, the
  * import is idempotent, concurrent imports end in the sequential result, and an ERP that is down or slow

@@ -1,5 +1,5 @@
 /**
- * Licensing (ordering spec §4.7): free licenses with hashed secrets, atomic assignment (proven with
+ * Licensing (tag `licensing`): free licenses with hashed secrets, atomic assignment (proven with
  * concurrent requests), Ed25519 license keys mailed through the outbox and verifiable offline, and
  * visibility (a customer sees only his own licenses; anything else is 404).
  */

@@ -1,5 +1,5 @@
 /**
- * Card orders of the card-reservation area (ordering spec §4.2 `POST /api/rest/v1/order`): the shop
+ * Card orders of the card-reservation area (`createOrder`, `POST /api/rest/v1/order`): the shop
  * pipeline with the card order mapping, random or chosen numbers claimed atomically, problem+json errors.
  */
 import request from 'supertest';

@@ -1,5 +1,5 @@
 /**
- * Shop orders that are rejected (ordering spec §4.3 `createShopOrder`, §2.6): every way an order can fail
+ * Shop orders that are rejected (`createShopOrder`, `NewShopOrderDTO`): every way an order can fail
  * validation, a taken card number and unusable discount codes, each leaving the database unchanged and
  * sending no e-mail. The real app with response validation, real PostgreSQL and a real SMTP server.
  */

@@ -1,5 +1,5 @@
 /**
- * Shop orders end to end (ordering spec §4.3 `createShopOrder`, §2.1, §2.6): the real app with
+ * Shop orders end to end (`createShopOrder`, `AddressDTO`, `ShopOrderDTO`): the real app with
  * response validation, the demo catalogue, real PostgreSQL, and a real SMTP server behind the outbox.
  */
 import { sql } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Development utilities of the payment side and orders (ordering spec §4.9), against the payment
+ * Development utilities of the payment side and orders (tag `dev`), against the payment
  * simulator over real HTTP: passthroughs (paylinks, transactions, payouts, accounting CSV) with 404 for
  * unknown objects and 503 while the provider is down, order paylinks, and the order listing (filters,
  * search, sort allow-list, paging defaults). Responses are validated against the spec.

@@ -1,10 +1,10 @@
 /**
- * Retailers, localized imports and the shop-article CSV (ordering spec §4.5, §4.8) against the ERP
- * simulator over real HTTP and a real PostgreSQL: `import-retailers` replaces the list atomically (public
- * vs internal fields and lists, removed retailers disappear, ERP down → 503 and the old list stays),
- * localized countries / product options are stored per culture and served by the country and article
- * answers, duplicates are rejected without writes, concurrent imports are safe, and the CSV export is
- * formula-safe.
+ * Retailers, localized imports and the shop-article CSV (`listPublicRetailers`, `listInternalRetailers`,
+ * `importRetailers`, `getShopArticlesAsCsv`) against the ERP simulator over real HTTP and a real PostgreSQL:
+ * `import-retailers` replaces the list atomically (public vs internal fields and lists, removed retailers
+ * disappear, ERP down → 503 and the old list stays), localized countries / product options are stored per culture
+ * and served by the country and article answers, duplicates are rejected without writes, concurrent imports are
+ * safe, and the CSV export is formula-safe.
  */
 import request from 'supertest';
 import { parse } from 'csv-parse/sync';

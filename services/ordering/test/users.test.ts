@@ -1,5 +1,5 @@
 /**
- * Users (ordering spec §4.6): creation rules, visibility (404 for other users, never 403), self-service
+ * Users (tag `users`): creation rules, visibility (404 for other users, never 403), self-service
  * profile changes without mass assignment, and role changes that never leave the service without an admin.
  */
 import request from 'supertest';

@@ -1,5 +1,5 @@
 /**
- * The version record (timing spec §2.2, §9): `publicApiVersion` is the interface version of
+ * The version record (`getVersions`): `publicApiVersion` is the interface version of
  * `specs/timing.yaml` (`info.version`), `internalApiVersion` the service's package version.
  */
 import { readFileSync } from 'node:fs';

@@ -1,5 +1,5 @@
 /**
- * Events (spec §6 as decided in specs/timing.yaml): create, list, read, replace, delete, and who may do what.
+ * Events (tag `events` of specs/timing.yaml): create, list, read, replace, delete, and who may do what.
  */
 import request from 'supertest';
 import { localMs, punchCount, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';

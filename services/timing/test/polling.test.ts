@@ -1,7 +1,7 @@
 /**
  * Never skip, never duplicate (docs/decisions.md §5): 32 uploaders on separate database connections write
  * random small batches (many single punches) for a few seconds while a poller follows the spec's polling
- * procedure over HTTP (§4.1 rule 6: same filter, `afterId` = highest id received). At the end the poller
+ * procedure over HTTP (`getPunches`: same filter, `afterId` = highest id received). At the end the poller
  * holds every stored punch exactly once.
  *
  * The uploaders call the upload service (modem registration + the gap-free insert) directly rather than
@@ -71,7 +71,7 @@ it('delivers every punch exactly once to an afterId poller during 32 concurrent 
     }
   };
 
-  /** A client following spec §4.1 rule 6 through `fetchPage` (one request = one page). */
+  /** A client following the polling procedure of `getPunches` through `fetchPage` (one request = one page). */
   const makePoller = (fetchPage: (afterId: number) => Promise<{ ids: number[]; total: number }>) => {
     const state = { afterId: 0, received: [] as number[], polls: 0 };
     const follow = async (): Promise<number> => {

@@ -1,5 +1,5 @@
 /**
- * Reading punches (timing spec §4.1) as the result software in use today does it, plus the rules of the
+ * Reading punches (`getPunches`) as the result software in use today does it, plus the rules of the
  * read: filters, formats, negotiation, counts, compression.
  */
 import request from 'supertest';
@@ -93,7 +93,7 @@ describe('SIRAPimport', () => {
   });
 });
 
-describe('keyed poller following spec §4.1 rule 6', () => {
+describe('keyed poller following the polling procedure of getPunches', () => {
   it('pages through more than 1000 punches with afterId and sees X-Total-Count fall to 0', async () => {
     const poller = await ctx.createUser('poller');
     for (let i = 0; i < 3; i++) await upload(ctx, poller.key, punches('BIG', 850, localMs(10) + i * 850_000, 100_000 + i * 850));

@@ -1,6 +1,6 @@
 /**
- * Battery lookup of active cards (ordering spec §2.10, §4.4, §7; docs/decisions.md §4, §6) and the maintenance
- * import of battery dates.
+ * Battery lookup of active cards (`getSiCardBattery`, `SiCardBatteryResponse`, `BatteryValidationProblem`;
+ * docs/decisions.md §4, §6) and the maintenance import of battery dates.
  *
  * Active cards are SIAC, 8000001–8999999. `replaceBefore` = battery date + 3 calendar years (29 February
  * becomes 28 February, as PostgreSQL's and .NET's year arithmetic do); both dates null when the record

@@ -1,5 +1,5 @@
 /**
- * Shop articles as CSV (ordering spec §4.8 `shop-articles-as-csv`): UTF-8, comma-separated, header row
+ * Shop articles as CSV (`getShopArticlesAsCsv`): UTF-8, comma-separated, header row
  * `articleNumber,name,userGroup,isSubitemOnly,cardType,netPriceCents,currency,vatRatePercent,erpVersion`,
  * built with csv-stringify with `escape_formulas` (cells starting with `=`, `+`, `-`, `@`, tab or CR get a
  * leading `'`, so ERP texts cannot become spreadsheet formulas).

@@ -1,6 +1,6 @@
 /**
- * AES-256-GCM envelope encryption with key versions (docs/decisions.md §6: stored ERP API tokens; ordering spec §4.9
- * `dev/encrypt`, `dev/decrypt`).
+ * AES-256-GCM envelope encryption with key versions (docs/decisions.md §6: stored ERP API tokens; operations
+ * `devEncrypt`, `devDecrypt`).
  *
  * Ciphertext layout (then URL-safe base64 without padding, RFC 4648 §5):
  *

@@ -1,5 +1,5 @@
 /**
- * `dev/environment` (ordering spec §4.9, schema `DevEnvironment`): what an operator needs to know about an
+ * `devGetEnvironment` (schema `DevEnvironment`): what an operator needs to know about an
  * instance. Built from named fields only, never by dumping configuration or `process.env`, so no secret,
  * key or credential-bearing URL can appear in it.
  */

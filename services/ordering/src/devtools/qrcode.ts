@@ -1,5 +1,5 @@
 /**
- * `dev/qrcode` (ordering spec §4.9) with the `qrcode` package: PNG, SVG or UTF-8 block text, error
+ * `devGetQrcode` with the `qrcode` package: PNG, SVG or UTF-8 block text, error
  * correction L/M/Q/H, `pixels` per module and a quiet zone of 4 modules.
  *
  * The spec bounds `pixels` (1–50) and `content` (2048 characters); together they could still ask for a PNG of

@@ -1,5 +1,5 @@
 /**
- * `dev/request-headers` and `dev/remote-ip` (ordering spec §4.9): what the service sees of a request.
+ * `devGetRequestHeaders` and `devGetRemoteIp`: what the service sees of a request.
  *
  * The client address honours only the proxies configured in `TRUSTED_PROXIES` (Express `trust proxy`, set in
  * `app.ts`): `req.ip` is the socket peer unless that peer is trusted, and then the nearest untrusted address

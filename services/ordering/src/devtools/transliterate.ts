@@ -1,5 +1,5 @@
 /**
- * `dev/transliterate` (ordering spec §4.9): any Unicode text to ASCII with the `transliteration` package
+ * `devTransliterate`: any Unicode text to ASCII with the `transliteration` package
  * ("Zürich Ødegård" → "Zurich Odegard", "Straße" → "Strasse", Cyrillic and CJK romanized). Characters the
  * package cannot map (emoji, symbols) are dropped, so the output is always 7-bit ASCII. The input size is
  * bounded by the spec (10,000 characters) and the body parser (64 KiB).

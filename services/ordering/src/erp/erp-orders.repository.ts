@@ -1,5 +1,5 @@
 /**
- * Orders with their ERP hand-off for `dev/get-erp-orders` (ordering spec §4.9, §8: page 0, size 20, sort
+ * Orders with their ERP hand-off for `devGetErpOrders` (its `page`/`size` defaults: page 0, size 20, sort
  * `oid desc` by default; sort from an allow-list only). Read-only over `orders` and the order flow's
  * `erp-sales-order` outbox job (dedupe key `order:<id>`): transfer status `transferred` when the order has
  * a sales order id, `failed` when the job is dead, `pending` when a job exists, else `notDue`.

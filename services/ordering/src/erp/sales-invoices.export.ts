@@ -1,5 +1,5 @@
 /**
- * Sales invoices of a month as CSV (ordering spec §4.9 `get-sales-invoices-csv-export`): the booked ERP
+ * Sales invoices of a month as CSV (`devGetSalesInvoicesCsvExport`): the booked ERP
  * invoices of the calendar month in the tenant's time zone (Europe/Berlin) — drafts (`NEW`) and cancelled
  * ones are left out; VAT is gross − net (weclapp has no tax amount) — with customer name and
  * country from the ERP customer, and the ERP sales order number. Built with csv-stringify with

@@ -1,5 +1,5 @@
 /**
- * Handlers of the auth operations (ordering spec §4.1): the OAuth 2.0 token endpoint and userinfo. The
+ * Handlers of the auth operations (`issueToken`, `getUserinfo`): the OAuth 2.0 token endpoint and userinfo. The
  * token endpoint's errors are RFC 6749 §5.2 bodies, rendered by {@link tokenEndpointErrorHandler}.
  */
 import type { ErrorRequestHandler } from 'express';

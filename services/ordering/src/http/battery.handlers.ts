@@ -1,6 +1,6 @@
 /**
- * Handlers of the battery lookup (ordering spec §4.4, §7; problem+json errors) and of the maintenance
- * import of battery dates. The client-id headers are accepted and never decide access (spec §5).
+ * Handlers of the battery lookup (`getSiCardBattery`; problem+json errors) and of the maintenance
+ * import of battery dates. The client-id headers are accepted and never decide access (`x-roles: [anonymous]`).
  */
 import type { Handlers } from '@sports-timing/shared';
 import { importBatteryDates, lookupBattery } from '../battery/battery.service';

@@ -1,8 +1,8 @@
 /**
- * Who a request comes from, for per-caller rate limits and `Idempotency-Key` scopes (ordering spec
- * parameter `IdempotencyKey`, § Errors rate limits): the authenticated principal, else the registered
- * service client, else the client address. An unverified client-id header is never used: it would let a
- * caller pick a fresh counter or scope per request.
+ * Who a request comes from, for per-caller rate limits and `Idempotency-Key` scopes (ordering spec parameter
+ * `IdempotencyKey`, rate limits of `info.description` "Errors"): the authenticated principal, else the registered
+ * service client, else the client address. An unverified client-id header is never used: it would let a caller
+ * pick a fresh counter or scope per request.
  */
 import type { Request, Response } from 'express';
 import { clientIp } from '@sports-timing/shared';

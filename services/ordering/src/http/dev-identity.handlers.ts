@@ -1,5 +1,5 @@
 /**
- * Handlers of the identity utilities under `/api/rest/v1/dev` (ordering spec §4.9): the caller's user
+ * Handlers of the identity utilities under `/api/rest/v1/dev` (`devGetUserName`, `devGetUserClaims`): the caller's user
  * name and the verified claims of the caller's access token (never the token itself).
  */
 import type { Request } from 'express';

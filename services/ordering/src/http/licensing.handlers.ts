@@ -1,5 +1,5 @@
 /**
- * Handlers of the licensing operations (ordering spec §4.7); thin: the rules live in
+ * Handlers of the licensing operations (tag `licensing`); thin: the rules live in
  * `identity/licensing.service.ts`.
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';

@@ -1,5 +1,5 @@
 /**
- * Handlers of the maintenance area (ordering spec §4.8) owned here: maintenance mode, certificates,
+ * Handlers of the maintenance area (tag `maintenance`) owned here: maintenance mode, certificates,
  * caches and the outbox's dead letters. The ERP imports of the same area are registered by the ERP module.
  */
 import { principalOf, type Handlers } from '@sports-timing/shared';

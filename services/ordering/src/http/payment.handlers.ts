@@ -1,5 +1,5 @@
 /**
- * Handlers of the payment side and the order utilities (ordering spec §4.9, §4.10):
+ * Handlers of the payment side and the order utilities (tags `dev`, `callbacks`):
  * `receivePaymentProviderStatus` (recorded and queued; the re-fetch and any state change happen in the
  * outbox job, `order-flow.service.ts`), the payment-provider passthroughs, the order paylinks and the
  * order listing. Admin only per the spec's `x-roles`. Provider failures: unreachable, 5xx, timeouts or a

@@ -1,5 +1,5 @@
 /**
- * Handlers of the users operations (ordering spec §4.6) and of the service-client registry; thin: the
+ * Handlers of the users operations (tag `users`) and of the service-client registry; thin: the
  * rules live in `identity/users.service.ts` and `identity/service-clients.service.ts`.
  */
 import { clientIp, principalOf, type Handlers } from '@sports-timing/shared';

@@ -1,5 +1,5 @@
 /**
- * The OAuth 2.0 token endpoint's logic (ordering spec §4.1, RFC 6749): password, client-credentials and
+ * The OAuth 2.0 token endpoint's logic (`issueToken`, `getUserinfo`, RFC 6749): password, client-credentials and
  * rotating refresh-token grants, and the OpenID-style claims of `userinfo`. Errors are {@link OAuthError}s,
  * rendered as RFC 6749 §5.2 bodies by the token endpoint's error middleware.
  */

@@ -1,5 +1,5 @@
 /**
- * License keys (ordering spec §4.7, `LicenseInformation.key`): `base64url(payload).base64url(signature)`,
+ * License keys (`requestLicenseKey`, `LicenseInformation.key`): `base64url(payload).base64url(signature)`,
  * the payload the UTF-8 JSON `{v, licenseId, product, email, secretHash, issuedAt}` and the signature
  * Ed25519 over exactly those payload bytes, so licensed software verifies a key offline with the public
  * key published at `GET /api/rest/v1/licensing/public-key`.

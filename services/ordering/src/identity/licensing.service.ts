@@ -1,5 +1,5 @@
 /**
- * Licensing (ordering spec §4.7): creation of free licenses, their secret hashes, atomic assignment to a
+ * Licensing (tag `licensing`): creation of free licenses, their secret hashes, atomic assignment to a
  * customer e-mail, signed license keys mailed through the outbox, and listing.
  *
  * Secrets: each license's 256-bit secret is HMAC-SHA-256(license secret key, "license-secret:v1:" + id)

@@ -1,5 +1,5 @@
 /**
- * Limits of password attempts (ordering spec §4.1, "Authentication and roles"; docs/decisions.md "Login
+ * Limits of password attempts (`issueToken`; `info.description` "Authentication and roles"; docs/decisions.md "Login
  * throttling"), shared by the token endpoint and the current-password check of `users/update-profile`.
  * Following OWASP's authentication cheat sheet, guessing is slowed per account *and source* instead of
  * locking the account for everyone, so an attacker cannot keep its owner out:

@@ -1,5 +1,5 @@
 /**
- * Users (ordering spec §4.6, docs/decisions.md §6 identity): reads with ownership rules, creation by admins,
+ * Users (tag `users`, docs/decisions.md §6 identity): reads with ownership rules, creation by admins,
  * self-service profile changes and administrative role changes. Passwords are hashed here and never leave
  * this module; the `User` DTO never carries the hash.
  */

@@ -1,6 +1,6 @@
 /**
- * New key pairs with self-signed X.509 certificates (ordering spec §4.8 `create-encryption-certificate`,
- * `create-signing-certificate`), made with `@peculiar/x509` over Node's WebCrypto. Nothing is stored: the
+ * New key pairs with self-signed X.509 certificates (`createEncryptionCertificate`,
+ * `createSigningCertificate`), made with `@peculiar/x509` over Node's WebCrypto. Nothing is stored: the
  * operator copies the PEM into the secret configuration.
  *
  * - Encryption: RSA 3072 (public exponent 65537), key usage keyEncipherment + dataEncipherment (critical).

@@ -1,5 +1,5 @@
 /**
- * The maintenance gate (ordering spec §4.8, docs/decisions.md §6): while maintenance mode is on, operations of the
+ * The maintenance gate (`enableMaintenanceMode`, docs/decisions.md §6): while maintenance mode is on, operations of the
  * gated spec tags answer 503 with `Retry-After` (google.rpc.Status UNAVAILABLE 14 under
  * `/api/grpc-json/v1/shop`, problem+json elsewhere); everything else keeps working.
  *

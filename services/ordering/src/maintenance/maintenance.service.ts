@@ -1,5 +1,5 @@
 /**
- * Maintenance mode (ordering spec §4.8 `enable-`/`disable-maintenance-mode`, docs/decisions.md §6).
+ * Maintenance mode (`enableMaintenanceMode`, `disableMaintenanceMode`, docs/decisions.md §6).
  *
  * Design: the flag is one row in PostgreSQL (`maintenance_mode`), not Redis: PostgreSQL is always there,
  * every instance already talks to it, and a flag that must survive restarts belongs in durable storage.

@@ -1,5 +1,5 @@
 /**
- * Address rules of orders (ordering spec §2.1 AddressDTO, §4.2 OrderRequest): first name or organisation,
+ * Address rules of orders (schemas `AddressDTO`, `OrderRequest`): first name or organisation,
  * a known country (ISO 3166-1 alpha-2 ↔ internal country id), an E.164 phone number where the courier
  * needs one, and the billing address present exactly when it differs from the shipping address.
  */

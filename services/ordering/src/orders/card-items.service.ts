@@ -1,5 +1,5 @@
 /**
- * `utils/bulk-update-card-order-items` (ordering spec §4.9): new card numbers for many card order items in
+ * `bulkUpdateCardOrderItems`: new card numbers for many card order items in
  * one transaction — all or nothing. Rules: each item and each number at most once per request (400);
  * the number must lie in the item's card-type range (400); unknown or non-card items → 404; items of
  * orders that are `shipped`, `completed`, `cancelled` or `refunded` → 409; a number held by anyone else

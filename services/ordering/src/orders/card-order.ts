@@ -1,5 +1,5 @@
 /**
- * Card orders (ordering spec §4.2 `createOrder`, `OrderRequest`): the rules that turn a card order request into
+ * Card orders (`createOrder`, `OrderRequest`): the rules that turn a card order request into
  * the input of the one order pipeline (`orders.service.ts`) — one item per card, each with its requested card
  * number or a random free number to be claimed, and a bound on the cards per order.
  */
@@ -39,7 +39,7 @@ const cardAddressPaths = (prefix: string, phone: string): AddressPaths => ({
 });
 
 /**
- * A card order request (`OrderRequest`, §4.2) as pipeline input: each line becomes `quantity` items of
+ * A card order request (`OrderRequest` of `createOrder`) as pipeline input: each line becomes `quantity` items of
  * quantity 1 with the line's configuration plus its requested card number, or a random free number to
  * be claimed. ApiError 400 when `cardNumbers` does not hold `quantity` numbers, the configuration names
  * a card number itself, or the order holds more than {@link MAX_CARDS_PER_CARD_ORDER} cards.

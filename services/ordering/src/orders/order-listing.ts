@@ -1,5 +1,5 @@
 /**
- * Order listing of `dev/get-orders` (ordering spec §4.9, §8 paging defaults): filters by states, retailer,
+ * Order listing of `devGetOrders` (paging defaults of its `page`/`size`): filters by states, retailer,
  * shipping country and a case-insensitive substring search; sort from an allow-list, ties by id.
  */
 import type { Kysely } from 'kysely';

@@ -1,6 +1,6 @@
 /**
- * Stored rows → domain order → spec DTOs: `ShopOrderDTO` (shop order, §2.6) and `OrderResponse` (card
- * order, §4.2). Country ids are mapped back to ISO 3166-1 alpha-2 codes here. `findOrder` reads a stored
+ * Stored rows → domain order → spec DTOs: `ShopOrderDTO` (shop order) and `OrderResponse` (card
+ * order, `createOrder`). Country ids are mapped back to ISO 3166-1 alpha-2 codes here. `findOrder` reads a stored
  * order as its domain order for both placing orders and the order flow.
  */
 import type { Kysely } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * Dead letters of the outbox for operators (ordering spec §4.8 `listDeadJobs`, `retryDeadJob`; runbook in
+ * Dead letters of the outbox for operators (`listDeadJobs`, `retryDeadJob`; runbook in
  * docs/outbox.md): list the jobs that were given up, with their last error, and give one another run.
  */
 import { ApiError } from '@sports-timing/shared';

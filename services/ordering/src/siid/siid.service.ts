@@ -1,6 +1,6 @@
 /**
- * Card numbers (SIID, docs/decisions.md §6, ordering spec §2.8, §2.9, §4.2, §4.3): range checks, random free
- * numbers, and the atomic claim used by the order pipeline.
+ * Card numbers (SIID, docs/decisions.md §6; `checkSiid`, `isCardFree`, `getRandomFreeSiids`,
+ * `getRandomCardNumbers`): range checks, random free numbers, and the atomic claim used by the order pipeline.
  *
  * A number is free when it lies in its type's range and has no row in `card_numbers` (neither reserved
  * nor sold). Random numbers are suggestions; only {@link claimCardNumber} / {@link claimCardNumbers}
@@ -16,7 +16,7 @@ import * as repo from './siid.repository';
 /** States of a claimed number: `reserved` by an open order, `sold` once the order is paid or invoiced. */
 export type CardNumberState = 'reserved' | 'sold';
 
-/** Reply of the number check (spec §2.8 `CheckSportidentIdReply`). */
+/** Reply of the number check (schema `CheckSportidentIdReply`). */
 export interface CardNumberCheck {
   cardType: CardType;
   serviceId: number;

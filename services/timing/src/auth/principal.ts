@@ -1,5 +1,5 @@
 /**
- * The caller of a request, as established from its `apikey` header (timing spec §5; docs/decisions.md §5).
+ * The caller of a request, as established from its `apikey` header (security scheme `apiKey`; docs/decisions.md §5).
  */
 import type { HasRoles } from '@sports-timing/shared';
 

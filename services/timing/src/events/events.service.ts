@@ -1,5 +1,5 @@
 /**
- * Events (timing spec §6 as decided in the OpenAPI document): a named set of modems with an optional
+ * Events (tag `events` of specs/timing.yaml): a named set of modems with an optional
  * local-time window, public or private. Public events are readable by anyone; private ones by their
  * owner and admins. Only the owner or an admin changes or deletes an event.
  */

@@ -1,6 +1,7 @@
 /**
- * Response compression as the timing spec §4.3 states it: gzip only, only for application/json, text/csv
- * and text/xml, bodies of at least 1 KiB, at a low level (cheap CPU per page, docs/decisions.md §7).
+ * Response compression as specs/timing.yaml states it (`info.description` "Compression"): gzip only, only for
+ * application/json, text/csv and text/xml, bodies of at least 1 KiB, at a low level (cheap CPU per page,
+ * docs/decisions.md §7).
  */
 import compression from 'compression';
 import type { Request, RequestHandler, Response } from 'express';

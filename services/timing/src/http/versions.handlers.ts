@@ -1,5 +1,5 @@
 /**
- * Handlers of the versions and health operations (timing spec §4.2).
+ * Handlers of the versions and health operations (`getVersions`, `getHealthz`, `getReadyz`).
  */
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';

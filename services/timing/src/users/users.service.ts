@@ -1,5 +1,5 @@
 /**
- * Users and API keys (timing spec §5 as decided in the OpenAPI document): authentication of the `apikey`
+ * Users and API keys (tags `users`, `keys`; security scheme `apiKey`): authentication of the `apikey`
  * header, user creation with a first key, key creation/listing/revocation, and the bootstrap admin.
  */
 import type { Kysely } from 'kysely';

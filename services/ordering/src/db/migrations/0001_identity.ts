@@ -1,10 +1,10 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Identity and licensing tables of the ordering service (docs/decisions.md §6 identity, ordering spec §4.1, §4.6, §4.7):
- * users, rotating refresh tokens, registered service clients and licenses. Secrets are stored only as
- * hashes: passwords with scrypt, refresh tokens, client secrets, client identifiers and license secrets
- * with SHA-256 (they are 256-bit random values, so a slow hash adds nothing).
+ * Identity and licensing tables of the ordering service (docs/decisions.md §6 identity; the `auth`, `users` and
+ * `licensing` operations): users, rotating refresh tokens, registered service clients and licenses. Secrets are
+ * stored only as hashes: passwords with scrypt, refresh tokens, client secrets, client identifiers and license
+ * secrets with SHA-256 (they are 256-bit random values, so a slow hash adds nothing).
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

@@ -1,7 +1,7 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Catalogue and lookups of the shop (ordering spec §4.2–§4.4, docs/decisions.md §6):
+ * Catalogue and lookups of the shop (the `card-reservation`, `shop` and `battery` operations, docs/decisions.md §6):
  * - `articles` and `article_bom_items`: the ERP articles (filled by the demo loader now, by the ERP
  *   import later) with localized texts as jsonb keyed by culture (`en` mandatory: the fallback);
  * - `localized_countries`, `localized_product_options`: localized lists loaded by maintenance imports;

@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Discount codes and orders (ordering spec §4.2 `POST /order`, §4.3 rules 6–7, docs/decisions.md §6):
+ * Discount codes and orders (`createOrder`, `createDiscountCodes`, `validateDiscountCodes`, `createShopOrder`,
+ * docs/decisions.md §6):
  * - `discount_campaigns` / `discount_codes`: a campaign's terms and its codes. `redemptions <=
  *   max_redemptions` is a check constraint and redemption is a conditional update, so a code with N uses
  *   is redeemed at most N times whatever the concurrency; `discount_redemptions` records which order

@@ -1,8 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * Maintenance mode (ordering spec §4.8): one row shared by all instances. The primary key `singleton`
- * can only be `true`, so the table can never hold a second row.
+ * Maintenance mode (`enableMaintenanceMode`, `disableMaintenanceMode`): one row shared by all instances. The
+ * primary key `singleton` can only be `true`, so the table can never hold a second row.
  */
 export async function up(db: Kysely<unknown>): Promise<void> {
   await sql`

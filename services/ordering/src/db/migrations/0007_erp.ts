@@ -1,7 +1,8 @@
 import { sql, type Kysely } from 'kysely';
 
 /**
- * ERP integration (docs/decisions.md §6 ERP; ordering spec §4.5, §4.8, §4.9, §4.10):
+ * ERP integration (docs/decisions.md §6 ERP; `devSetErpApiToken`, `importRetailers`, `listPublicRetailers`,
+ * `receiveErpWebhook`):
  * - `erp_api_tokens`: the ERP API token per ERP system, AES-256-GCM ciphertext (AAD `erp-api-token:<system>`,
  *   key version prefix) — never stored in clear;
  * - `retailers`: ERP customers marked as retailers (maintenance import), served by `shop/retailers/*`;

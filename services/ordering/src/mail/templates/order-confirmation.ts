@@ -1,5 +1,5 @@
 /**
- * The order confirmation e-mail (ordering spec §4.3 rule 7, §6 outbound): plain text and HTML,
+ * The order confirmation e-mail (`createShopOrder`; docs/mails.md): plain text and HTML,
  * localized by the contact's culture (en, de, fr; `de-CH` → de; anything else → en), amounts formatted
  * with `Intl.NumberFormat` for the contact's culture. User-supplied text is escaped in the HTML part.
  */
