@@ -32,11 +32,22 @@ function sourceFiles(dir: string): string[] {
 /** What may stand before a section sign: an RFC/BCP number or a Markdown document, then earlier sections of it. */
 const ALLOWED_BEFORE = new RegExp(`(?:RFC \\d+|BCP(?: \\d+)?|\\.md)(?:,? ?${S}[\\w.]+)*(?:,| and| or)? ?$`);
 
-/** 1-based line numbers of `text` holding a section sign that cites no RFC, BCP or `.md` document. */
+/** A line without its comment marker (`*`, `//`), so a wrapped comment's lines can be read as one. */
+const uncommented = (line: string) => line.replace(/^\s*(?:\*(?!\/)|\/\/)?\s*/, '');
+
+/**
+ * 1-based line numbers of `text` holding a section sign that cites no RFC, BCP or `.md` document. A sign that
+ * opens a comment line continues the previous one (`docs/decisions.md` at the end of a line, its section at the start of the next).
+ */
 function proseSectionCitations(text: string): number[] {
-  return text.split('\n').flatMap((line, i) => {
+  const lines = text.split('\n');
+  return lines.flatMap((line, i) => {
     const at = [...line.matchAll(new RegExp(S, 'g'))].map((m) => m.index);
-    return at.some((pos) => !ALLOWED_BEFORE.test(line.slice(0, pos))) ? [i + 1] : [];
+    const before = (pos: number) => {
+      const own = uncommented(line.slice(0, pos));
+      return own === '' && i > 0 ? `${uncommented(lines[i - 1]).trimEnd()} ` : own;
+    };
+    return at.some((pos) => !ALLOWED_BEFORE.test(before(pos))) ? [i + 1] : [];
   });
 }
 
@@ -90,6 +101,8 @@ test('the section rule finds prose-spec citations and leaves RFC and docs citati
   expect(proseSectionCitations(`(${S}4.2)`)).toEqual([1]);
   expect(proseSectionCitations(`Rate limits (${S} Errors)`)).toEqual([1]);
   expect(proseSectionCitations(`docs/decisions.md ${S}6 identity, ordering spec ${S}4.1`)).toEqual([1]);
+  expect(proseSectionCitations(`/**\n * quota (docs/decisions.md\n * ${S}5 "Quotas").`)).toEqual([]);
+  expect(proseSectionCitations(`/**\n * lists (ordering spec\n * ${S}4.5).`)).toEqual([3]);
   expect(proseSectionCitations(`RFC 6749 ${S}5.2; RFC 6749 ${S}4.3, ${S}4.4, ${S}6; docs/decisions.md ${S}4, ${S}6; BCP ${S}4.14`)).toEqual([]);
 });
 
