@@ -21,12 +21,13 @@ import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { listenOn } from '@sports-timing/shared';
 import { importArticleById } from '../catalog/catalog.import';
 import { RETAILER_ERP_SYSTEM, importRetailers } from '../retailers/retailers.service';
 import type { DB } from '../db/schema';
 import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
-import { claimDueJobs, completeJob, failJob, recordDelivery, renewJobLeases } from './erp-webhook.repository';
+import { claimDueJobs, completeJob, ERP_WEBHOOK_CHANNEL, failJob, recordDelivery, renewJobLeases } from './erp-webhook.repository';
 
 /** What an entity handler gets: the ERP system, the entity id and the latest delivery's `type`. */
 interface ErpEntityEvent {
@@ -151,7 +152,7 @@ export class ErpWebhookWorker {
         client.on('error', (err) => this.o.logger.warn({ err: err.message }, 'ERP webhook listener lost; polling continues'));
         client.on('notification', () => this.kick());
         await client.connect();
-        await client.query('listen erp_webhook_jobs');
+        await listenOn(client, [ERP_WEBHOOK_CHANNEL]);
         this.listener = client;
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook listener unavailable; polling only');

@@ -4,7 +4,7 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
+import { listenOn, type Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { MailNotRetriedError, SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
 import {
@@ -17,7 +17,7 @@ import {
   type OutboxJob,
   type OutboxKind,
 } from './outbox.jobs';
-import { claimDue, markDead, markFailed, markSentMany, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
+import { claimDue, markDead, markFailed, markSentMany, OUTBOX_CHANNEL, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
 
 /** Per-kind limits of a dispatcher's lane (see {@link OutboxDispatcher}). */
 export interface LaneOptions {
@@ -196,7 +196,7 @@ export class OutboxDispatcher {
     });
     try {
       await client.connect();
-      await client.query('listen outbox');
+      await listenOn(client, [OUTBOX_CHANNEL]);
       if (this.stopped) await client.end();
       else this.listener = client;
     } catch {

@@ -89,7 +89,7 @@ export interface PunchPage {
  * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
  * backward walk of the primary key past the few newest rows that are still hidden).
  */
-const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
+const VISIBLE_HEAD = `coalesce((select max(h.id) from punches h where ${visibleRow('h')}), 0)::text`;
 
 /**
  * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
@@ -201,6 +201,24 @@ export async function notifyNewPunches(pool: pg.Pool, maxId: number): Promise<vo
   await pool.query(`begin; set local synchronous_commit = off; select pg_notify('${PUNCH_CHANNEL}', '${id}'); commit`);
 }
 
+/**
+ * The readers' visibility rule (the module comment): the punch row `alias` is exposed only when its writer's
+ * transaction id is below the xmin of the statement's snapshot. The one text of the rule for every statement
+ * that does not share the page statements' `vis` CTE.
+ */
+function visibleRow(alias: string): string {
+  return `${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`;
+}
+
+/**
+ * Whether punch `id` passes the readers' visibility rule now (the live hub's re-check after a notification);
+ * a missing row counts as visible (the caller wakes its readers, which re-read). Throws the driver's error.
+ */
+export async function isPunchVisible(db: pg.Pool | pg.ClientBase, id: number): Promise<boolean> {
+  const { rows } = await db.query<{ visible: boolean }>(`select ${visibleRow('p')} as visible from punches p where p.id = $1`, [id]);
+  return rows.length === 0 || rows[0].visible;
+}
+
 /** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
 function scopeConditions(scope: PunchScope, alias: string, modemCondition: string): { where: string; values: unknown[] } {
   const values: unknown[] = [[...scope.modems], scope.afterId];
@@ -213,8 +231,7 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
     values.push(scope.timeTo);
     parts.push(`${alias}.time <= $${values.length}`);
   }
-  // The polling guarantee: only rows below the snapshot's xmin (see the module comment).
-  parts.push(`${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`);
+  parts.push(visibleRow(alias));
   return { where: parts.join(' and '), values };
 }
 
