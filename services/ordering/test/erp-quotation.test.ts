@@ -11,8 +11,8 @@ import request from 'supertest';
 import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createLogger } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
-import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/erp/center-quotation.service';
-import { erpClientsOf } from '../src/composition';
+import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/quotations/center-quotation.service';
+import { composeOrdering, erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
@@ -71,6 +71,8 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
     mailer: fileMailer(mailDir),
     logger: createLogger('erp-quotation-test'),
     from: 'Shop <shop@example.com>',
+    // The app's job kinds, as server.ts gives them to its dispatcher.
+    ...composeOrdering(ctx.deps).outboxJobs,
     pollIntervalMs: 50,
     baseBackoffMs: 50,
     maxBackoffMs: 200,

@@ -25,6 +25,7 @@ import {
   type ErpSetSlotConfiguration,
   type ErpSystem,
 } from '../erp/erp.types';
+import type { ErpEntityHandler } from '../erp/erp-webhook.service';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
 import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
@@ -289,9 +290,17 @@ export async function importArticles(deps: ArticleImportDeps, system: ErpSystem,
  * Re-imports one article by its ERP id (webhooks: created, changed or deleted). The article is re-read from
  * the ERP (the webhook body is never trusted); not found → it leaves the shop. Throws `ErpError`.
  */
-export async function importArticleById(deps: ArticleImportDeps, system: ErpSystem, erpId: string): Promise<ArticleImportResult> {
+async function importArticleById(deps: ArticleImportDeps, system: ErpSystem, erpId: string): Promise<ArticleImportResult> {
   const fields = await articleFields(deps.erp, system);
   const article = await deps.erp.getArticle(system, erpId);
   if (!article) return apply(deps, system, [], fields, false, false, [erpId]);
   return apply(deps, system, [article], fields, false, false);
 }
+
+/**
+ * ERP webhook handler of `article` (ordering spec §4.10): a created, changed or deleted article is re-imported
+ * alone (re-read from the ERP, never from the webhook body). Throws what {@link importArticleById} throws.
+ */
+export const articleWebhookHandler: ErpEntityHandler = async (event, ctx) => {
+  await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
+};

@@ -29,7 +29,6 @@ import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
-import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
 import { renderPaylinkMail } from '../mail/templates/order-confirmation';
 import {
@@ -38,7 +37,7 @@ import {
   mailEntry,
   outboxRows,
   PermanentJobError,
-  type OutboxDispatcher,
+  type LaneOptions,
   type OutboxEntry,
   type OutboxHandler,
   type OutboxHandlerContext,
@@ -163,14 +162,11 @@ export class OrderFlow {
     };
   }
 
-  /** Registers the flow's job handlers with a dispatcher and its `salesOrder` hook with the ERP webhook worker. */
-  registerWith(dispatcher: OutboxDispatcher): void {
+  /** The lane limits of the flow's job kinds (the keys of {@link handlers}), for the app's dispatchers. */
+  jobLanes(): Record<string, LaneOptions> {
     // At the 60 s backoff cap, 1500 attempts keep a hand-off or paylink retrying for about a day of
     // provider or ERP outage before it is marked dead for an operator.
-    for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h, { maxAttempts: kind === FLOW_JOBS.paymentStatus ? 200 : 1500 });
-    registerSalesOrderWebhookHandler(async (event) => {
-      await this.applyErpSalesOrder(event.erpSystem, event.entityId);
-    });
+    return Object.fromEntries(Object.keys(this.handlers()).map((kind) => [kind, { maxAttempts: kind === FLOW_JOBS.paymentStatus ? 200 : 1500 }]));
   }
 
   /**

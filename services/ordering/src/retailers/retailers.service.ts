@@ -8,6 +8,7 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
+import type { ErpEntityHandler } from '../erp/erp-webhook.service';
 import type { RetailersTable } from '../erp/erp.tables';
 import { ERP_ATTRIBUTE_KEYS, type ErpCustomer, type ErpSystem } from '../erp/erp.types';
 import type { components } from '../generated/openapi';
@@ -116,3 +117,13 @@ function toInfo(r: RetailerRow, internal: boolean): RetailerInfo {
 export async function listRetailers(db: Kysely<DB>, internal: boolean): Promise<RetailerInfo[]> {
   return (await selectRetailers(db, RETAILER_ERP_SYSTEM, !internal)).map((r) => toInfo(r, internal));
 }
+
+/**
+ * ERP webhook handler of `customer` and `party`: a changed customer may be a retailer (or stop being one), so
+ * the retailer list of {@link RETAILER_ERP_SYSTEM} is re-imported (a few customers; the whole list keeps the
+ * replace-atomically rule of `import-retailers`); deliveries of other systems are ignored.
+ */
+export const retailersWebhookHandler: ErpEntityHandler = async (event, ctx) => {
+  if (event.erpSystem !== RETAILER_ERP_SYSTEM) return;
+  await importRetailers({ db: ctx.db, erp: ctx.erp, logger: ctx.logger });
+};
