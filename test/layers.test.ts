@@ -1,10 +1,17 @@
 /**
- * Layering rule of docs/architecture.md §1 ("Layers inside a service"): SQL lives in repositories. No Kysely
+ * Layering rules of docs/architecture.md §1 ("Layers inside a service", "Folder layers of ordering").
+ *
+ * SQL lives in repositories. No Kysely
  * query builder call (`selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`), no
  * `sql` template (`` sql`…` ``, `` sql<T>`…` ``, `sql.raw(…)`) and no `pg` call (`.query(…)`, `.query<T>(…)`:
  * LISTEN, advisory locks and plain statements alike) may appear in `services/<name>/src` or `packages/<name>/src`
  * outside `*.repository.ts` files, a service's `src/db/**` (schema, migrations) and the files of {@link ALLOWED},
  * each with its reason. Comments are ignored.
+ *
+ * Ordering's folders import one way: {@link ORDERING_LAYERS} lists the top-level folders (and the files
+ * directly in `src`) of `services/ordering/src` from the top (entry points) down; a module may import only
+ * from its own folder and from folders of lower layers, never upwards and never sideways into another folder
+ * of its own layer. A folder or root file missing from the list fails the test, so each new one is placed.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -99,4 +106,107 @@ test('every allow-listed file exists, gives a reason and still needs the excepti
     expect(reason.trim().length).toBeGreaterThan(10);
     expect(sqlCalls(readFileSync(path.join(ROOT, file), 'utf8')).length).toBeGreaterThan(0);
   }
+});
+
+/**
+ * Ordering's layers, top down (docs/architecture.md "Folder layers of ordering"). A unit is a top-level folder
+ * of `services/ordering/src` or a file directly in it.
+ */
+const ORDERING_LAYERS: readonly (readonly string[])[] = [
+  // Process entry points.
+  ['server.ts', 'migrate.ts'],
+  // The Express app: middleware, validator, handler map.
+  ['app.ts'],
+  // One handler per operationId; thin.
+  ['http'],
+  // Builds the long-lived objects once and says which handler runs which outbox job and ERP webhook entity.
+  ['composition.ts'],
+  // The dependencies type of the app.
+  ['context.ts'],
+  // Start-up data, utilities and gauges that read several domains.
+  ['demo', 'devtools', 'metrics'],
+  // The order flow (cart, totals, payment, ERP hand-off, mail) and the Center quotation.
+  ['orders', 'quotations'],
+  // Domains the orders use, each on its own.
+  ['battery', 'discounts', 'identity', 'localization', 'retailers'],
+  // The catalogue (used by discounts, localization and the orders).
+  ['catalog'],
+  // Services the domains above stand on: the ERP client and webhook worker, caches and maintenance flag,
+  // the job outbox, the payment client, card numbers.
+  ['erp', 'maintenance', 'outbox', 'payment', 'siid'],
+  ['auth', 'countries', 'crypto', 'mail'],
+  // Pure helpers: language tags, money arithmetic.
+  ['culture', 'money'],
+  // Table types, the DB type and migrations: below every domain.
+  ['db'],
+  ['config.ts', 'version.ts', 'generated'],
+];
+
+const ORDERING_SRC = 'services/ordering/src';
+
+/** The layer index of each unit. */
+const LAYER_OF = new Map(ORDERING_LAYERS.flatMap((units, i) => units.map((u) => [u, i] as const)));
+
+/** The unit of a path relative to `services/ordering/src` (`catalog/x.ts` → `catalog`, `app.ts` → `app.ts`). */
+function unitOf(relToSrc: string): string {
+  return relToSrc.split('/')[0];
+}
+
+const IMPORT = /\b(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/**
+ * `line: text (unit → unit)` of every relative import in `text` (the source of `file`, relative to the root)
+ * that leaves its unit for a unit that is not in a lower layer. Throws when a unit is not listed.
+ */
+function upwardImports(file: string, text: string): string[] {
+  const from = unitOf(path.posix.relative(ORDERING_SRC, file));
+  const fromLayer = LAYER_OF.get(from);
+  if (fromLayer === undefined) throw new Error(`${file}: its unit ${from} is not in ORDERING_LAYERS; place it in a layer`);
+  const code = withoutComments(text);
+  const hits: string[] = [];
+  for (const m of code.matchAll(IMPORT)) {
+    const target = path.posix.relative(ORDERING_SRC, path.posix.join(path.posix.dirname(file), m[1]));
+    if (target.startsWith('..')) continue;
+    // `../config` is the file config.ts, `./http` the folder http (its index.ts).
+    const bare = !target.includes('/') && !target.endsWith('.ts') && !existsSync(path.join(ROOT, ORDERING_SRC, target));
+    const to = unitOf(bare ? `${target}.ts` : target);
+    if (to === from) continue;
+    const toLayer = LAYER_OF.get(to);
+    if (toLayer === undefined) throw new Error(`${file}: imports ${m[1]}, whose unit ${to} is not in ORDERING_LAYERS`);
+    if (toLayer <= fromLayer) hits.push(`${code.slice(0, m.index).split('\n').length}: ${m[1]} (${from} → ${to})`);
+  }
+  return hits;
+}
+
+test('the import checker flags upward and sideways imports and lets downward ones pass', () => {
+  const file = `${ORDERING_SRC}/catalog/bad.ts`;
+  const sample = [
+    "import { JsonBody } from '../http/json-body';",
+    "import { mapper } from './catalog.mapper';",
+    "import type { DB } from '../db/schema';",
+    "export { enqueue } from '../outbox/outbox.service';",
+    "const m = await import('../orders/cart');",
+    "// import { x } from '../http/commented';",
+    "import { composeOrdering } from '../composition';",
+    "import { loadOrderingConfig } from '../config';",
+    "import { discount } from '../discounts/discounts.service';",
+  ].join('\n');
+  expect(upwardImports(file, sample).map((h) => Number(h.split(':')[0]))).toEqual([1, 5, 7, 9]);
+  // Sideways: two folders of one layer stay independent.
+  expect(upwardImports(`${ORDERING_SRC}/erp/bad.ts`, "import { caches } from '../maintenance/caches';")).toHaveLength(1);
+  expect(() => upwardImports(`${ORDERING_SRC}/newfolder/x.ts`, '')).toThrow(/not in ORDERING_LAYERS/);
+});
+
+test("ordering's folders import one way, down the layers of ORDERING_LAYERS", () => {
+  const files = tsFiles(path.join(ROOT, ORDERING_SRC)).map((abs) => path.relative(ROOT, abs).split(path.sep).join('/'));
+  expect(files.length).toBeGreaterThan(100);
+  const offenders = files.flatMap((file) => upwardImports(file, readFileSync(path.join(ROOT, file), 'utf8')).map((h) => `${file}:${h}`));
+  // Move the imported code down to where both can use it, or hand it in through composition.ts.
+  expect(offenders).toEqual([]);
+});
+
+test('every unit of ORDERING_LAYERS exists and appears once', () => {
+  const units = ORDERING_LAYERS.flat();
+  expect(new Set(units).size).toBe(units.length);
+  for (const u of units) expect(existsSync(path.join(ROOT, ORDERING_SRC, u))).toBe(true);
 });

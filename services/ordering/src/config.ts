@@ -1,10 +1,9 @@
 /**
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
-import { defaultHashConcurrency } from './identity/hash-gate';
-import { scryptLnFromEnv } from './identity/passwords';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -149,6 +148,35 @@ export interface OrderingConfig {
 function defaultPublicBaseUrl(host: string, port: number): string {
   const h = host === '0.0.0.0' || host === '::' || host === '' ? '127.0.0.1' : host.includes(':') ? `[${host}]` : host;
   return `http://${h}:${port === 0 ? 8080 : port}`;
+}
+
+// Password hashing settings: read here, with the other settings, and used by identity/passwords.ts and
+// identity/hash-gate.ts (the configuration sits below every domain module).
+
+/** log2 N of the OWASP setting. */
+const OWASP_LN = 17;
+
+/**
+ * log2 N of new hashes from `PASSWORD_HASH_COST_LN` (default and in production always 17, the OWASP
+ * setting). Test suites lower it (jest sets 10) so that the hundreds of hashes they compute take
+ * milliseconds instead of 128 MiB and ~0.3 s each; a deployment with `APP_ENV=production` refuses any
+ * other value at start. Hashes stay self-describing, so a hash made at any cost verifies at that cost.
+ */
+export function scryptLnFromEnv(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PASSWORD_HASH_COST_LN?.trim();
+  if (!raw) return OWASP_LN;
+  const ln = Number(raw);
+  if (!/^\d{1,2}$/.test(raw) || ln < 10 || ln > 20) throw new ConfigError('PASSWORD_HASH_COST_LN', raw, 'an integer from 10 to 20');
+  if (ln !== OWASP_LN && env.APP_ENV === 'production') throw new ConfigError('PASSWORD_HASH_COST_LN', raw, `unset or ${OWASP_LN} in production`);
+  return ln;
+}
+
+/**
+ * Default number of concurrent hashes: one core less than the machine has (at least 1, at most 2), so
+ * the event loop and the rest of the thread pool keep CPU time.
+ */
+function defaultHashConcurrency(): number {
+  return Math.max(1, Math.min(2, availableParallelism() - 1));
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. */

@@ -5,7 +5,7 @@
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import type { ArticleBomItemsTable, ArticlesTable } from './catalog.tables';
+import type { ArticleBomItemsTable, ArticlesTable } from '../db/tables/catalog.tables';
 
 /** Stored ERP version per article number, for all articles that came from the ERP. */
 export async function selectErpVersions(db: Kysely<DB>): Promise<Map<string, { erpId: string | null; erpVersion: string | null; isShopArticle: boolean }>> {

@@ -28,7 +28,7 @@ import {
 import type { ErpEntityHandler } from '../erp/erp-webhook.service';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
-import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
+import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from '../db/tables/catalog.tables';
 
 /** Counts of one import run (ordering spec `ArticleImportResult`). */
 export interface ArticleImportResult {

@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { DiscountCampaignsTable } from './discounts.tables';
+import type { DiscountCampaignsTable } from '../db/tables/discounts.tables';
 
 /** A stored campaign. */
 export type CampaignRow = Selectable<DiscountCampaignsTable>;

@@ -5,7 +5,7 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { ErpWebhookJobsTable } from './erp.tables';
+import type { ErpWebhookJobsTable } from '../db/tables/erp.tables';
 
 /** Channel the webhook workers LISTEN on; its notifications carry no payload. */
 export const ERP_WEBHOOK_CHANNEL = 'erp_webhook_jobs';

@@ -30,7 +30,7 @@ import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
 import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
-import { renderPaylinkMail } from '../mail/templates/order-confirmation';
+import { renderPaylinkMail } from './order-confirmation.mail';
 import {
   enqueue,
   failReservedJob,

@@ -4,7 +4,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import type { OutboxMessagesTable } from './outbox.tables';
+import type { OutboxMessagesTable } from '../db/tables/outbox.tables';
 
 /** A stored outbox row. */
 export type OutboxMessage = Selectable<OutboxMessagesTable>;

@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { RetailersTable } from '../erp/erp.tables';
+import type { RetailersTable } from '../db/tables/erp.tables';
 
 /** A stored retailer. */
 export type RetailerRow = Selectable<RetailersTable>;

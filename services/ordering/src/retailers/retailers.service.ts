@@ -9,7 +9,7 @@ import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
 import type { ErpEntityHandler } from '../erp/erp-webhook.service';
-import type { RetailersTable } from '../erp/erp.tables';
+import type { RetailersTable } from '../db/tables/erp.tables';
 import { ERP_ATTRIBUTE_KEYS, type ErpCustomer, type ErpSystem } from '../erp/erp.types';
 import type { components } from '../generated/openapi';
 import { replaceRetailers, selectRetailers, type RetailerRow } from './retailers.repository';
