@@ -210,3 +210,13 @@ test('every unit of ORDERING_LAYERS exists and appears once', () => {
   expect(new Set(units).size).toBe(units.length);
   for (const u of units) expect(existsSync(path.join(ROOT, ORDERING_SRC, u))).toBe(true);
 });
+
+test('repositories take the transaction from their service and never open one (`.transaction()`)', () => {
+  const opening = /\.transaction\s*\(\s*\)/;
+  expect(opening.test('return db.transaction().execute(async (trx) => {')).toBe(true);
+  const offenders = sourceFiles()
+    .filter((f) => f.endsWith('.repository.ts'))
+    .filter((f) => opening.test(withoutComments(readFileSync(path.join(ROOT, f), 'utf8'))));
+  // Open it in the service and pass `trx` to the repository functions (docs/architecture.md §1).
+  expect(offenders).toEqual([]);
+});

@@ -253,7 +253,7 @@ async function apply(
       result.unchanged++;
       continue;
     }
-    if (await repo.writeImportedArticle(deps.db, mapped.row, mapped.bom, force)) result.imported++;
+    if (await writeImportedArticle(deps.db, mapped.row, mapped.bom, force)) result.imported++;
     else result.unchanged++;
   }
   if (complete) {
@@ -295,6 +295,20 @@ async function importArticleById(deps: ArticleImportDeps, system: ErpSystem, erp
   const article = await deps.erp.getArticle(system, erpId);
   if (!article) return apply(deps, system, [], fields, false, false, [erpId]);
   return apply(deps, system, [article], fields, false, false);
+}
+
+/**
+ * Writes one imported article and its BOM slots in one short transaction: the lock for a new article, then
+ * the conditional upsert, and the BOM replacement only when the row was written, so a second import that
+ * finds the version already stored changes nothing. Answers whether the article was written.
+ */
+async function writeImportedArticle(db: Kysely<DB>, row: Insertable<ArticlesTable>, bom: Insertable<ArticleBomItemsTable>[], force: boolean): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await repo.lockArticleImport(trx, row.article_number);
+    if (!(await repo.upsertImportedArticle(trx, row, force))) return false;
+    await repo.replaceArticleBom(trx, row.article_number, bom);
+    return true;
+  });
 }
 
 /**

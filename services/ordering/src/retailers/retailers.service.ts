@@ -12,7 +12,7 @@ import type { ErpEntityHandler } from '../erp/erp-webhook.service';
 import type { RetailersTable } from '../db/tables/erp.tables';
 import { ERP_ATTRIBUTE_KEYS, type ErpCustomer, type ErpSystem } from '../erp/erp.types';
 import type { components } from '../generated/openapi';
-import { replaceRetailers, selectRetailers, type RetailerRow } from './retailers.repository';
+import { lockRetailerImport, replaceRetailerRows, selectRetailers, type RetailerRow } from './retailers.repository';
 
 /** The ERP system whose retailers the shop lists. */
 export const RETAILER_ERP_SYSTEM: ErpSystem = 'weclapp';
@@ -83,7 +83,12 @@ export async function importRetailers(deps: { db: Kysely<DB>; erp: ErpClient; lo
     if (row) rows.push(row);
     else skipped.push(c.customerNumber ?? c.id);
   }
-  const { removed } = await replaceRetailers(deps.db, system, rows);
+  // One short transaction: readers see the old or the new list, never a mix; concurrent imports of one
+  // system wait for each other.
+  const { removed } = await deps.db.transaction().execute(async (trx) => {
+    await lockRetailerImport(trx, system);
+    return replaceRetailerRows(trx, system, rows);
+  });
   const result = { imported: rows.length, public: rows.filter((r) => r.is_public).length, removed, skipped };
   deps.logger.info(result, 'ERP retailer import');
   return result;
