@@ -17,7 +17,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ApiError } from '@sports-timing/shared';
-import { isPunchVisible } from '../punches/punches.repository';
+import { isPunchVisible } from '../punches/punch-visibility.repository';
 
 /** Delay between visibility checks of a notified punch (ms). */
 const VISIBILITY_RETRY_MS = 10;
