@@ -1,15 +1,12 @@
 /**
  * The readers' visibility rule of the gap-free protocol (`punches.repository.ts`, module comment): a punch is
- * exposed only when its writer's transaction id is below the xmin of the reading statement's snapshot. Its
- * one text, used by the page and count statements and by the live hub's re-check of a notified id.
+ * exposed only when its writer's transaction id is below the xmin of the reading statement's snapshot. Used
+ * by the punch statements' scope conditions and by the live hub's re-check of a notified id; the rendered page
+ * statements (`sql/*.sql`) state the same rule through their `vis` CTE and visible head.
  */
 import type pg from 'pg';
 
-/**
- * The readers' visibility rule (the module comment): the punch row `alias` is exposed only when its writer's
- * transaction id is below the xmin of the statement's snapshot. The one text of the rule for every statement
- * that does not share the page statements' `vis` CTE.
- */
+/** The rule as an SQL condition on the punch row `alias`, evaluated in the statement's own snapshot. */
 export function visibleRow(alias: string): string {
   return `${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`;
 }

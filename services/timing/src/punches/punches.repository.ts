@@ -81,7 +81,8 @@ export interface PunchPage {
  * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
  * backward walk of the primary key past the few newest rows that are still hidden).
  */
-const VISIBLE_HEAD = `coalesce((select max(h.id) from punches h where ${visibleRow('h')}), 0)::text`;
+// The rule written out (not `visibleRow`): this text is part of the checked-in page statements (`sql/*.sql`).
+const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
 
 /** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
 function scopeConditions(scope: PunchScope, alias: string, modemCondition: string): { where: string; values: unknown[] } {
