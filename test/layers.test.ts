@@ -1,5 +1,5 @@
 /**
- * Layering rules of docs/architecture.md §1 ("Layers inside a service", "Folder layers of ordering").
+ * Layering rules of docs/architecture.md §1 ("Layers inside a service", "Folder layers").
  *
  * SQL lives in repositories. No Kysely
  * query builder call (`selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`), no
@@ -8,10 +8,11 @@
  * outside `*.repository.ts` files, a service's `src/db/**` (schema, migrations) and the files of {@link ALLOWED},
  * each with its reason. Comments are ignored.
  *
- * Ordering's folders import one way: {@link ORDERING_LAYERS} lists the top-level folders (and the files
- * directly in `src`) of `services/ordering/src` from the top (entry points) down; a module may import only
- * from its own folder and from folders of lower layers, never upwards and never sideways into another folder
- * of its own layer. A folder or root file missing from the list fails the test, so each new one is placed.
+ * Each service's folders import one way: {@link ORDERING_LAYERS} and {@link TIMING_LAYERS} list the top-level
+ * folders (and the files directly in `src`) of the service's `src` from the top (entry points) down; a module
+ * may import only from its own folder and from folders of lower layers, never upwards and never sideways into
+ * another folder of its own layer. A folder or root file missing from the list fails the test, so each new
+ * one is placed.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -109,7 +110,7 @@ test('every allow-listed file exists, gives a reason and still needs the excepti
 });
 
 /**
- * Ordering's layers, top down (docs/architecture.md "Folder layers of ordering"). A unit is a top-level folder
+ * Ordering's layers, top down (docs/architecture.md "Folder layers"). A unit is a top-level folder
  * of `services/ordering/src` or a file directly in it.
  */
 const ORDERING_LAYERS: readonly (readonly string[])[] = [
@@ -142,12 +143,32 @@ const ORDERING_LAYERS: readonly (readonly string[])[] = [
   ['config.ts', 'version.ts', 'generated'],
 ];
 
-const ORDERING_SRC = 'services/ordering/src';
+/** Timing's layers, top down (docs/architecture.md "Folder layers of timing"); units as for ordering. */
+const TIMING_LAYERS: readonly (readonly string[])[] = [
+  ['server.ts', 'migrate.ts'],
+  // The Express app; the start-up tasks (bootstrap key, demo event).
+  ['app.ts', 'bootstrap.ts'],
+  // Handlers; the demo data loader (uploads through the punch service).
+  ['demo', 'http'],
+  ['metrics.ts'],
+  // Long-poll and stream: the hub, its LISTEN session and the waiting reads.
+  ['live'],
+  ['punches'],
+  ['events'],
+  ['modems', 'users'],
+  ['config.ts'],
+  ['auth'],
+  ['db'],
+  ['version.ts', 'generated'],
+];
 
-/** The layer index of each unit. */
-const LAYER_OF = new Map(ORDERING_LAYERS.flatMap((units, i) => units.map((u) => [u, i] as const)));
+/** The layers of each service's `src`, checked by the tests below. */
+const SERVICE_LAYERS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'services/ordering/src': ORDERING_LAYERS,
+  'services/timing/src': TIMING_LAYERS,
+};
 
-/** The unit of a path relative to `services/ordering/src` (`catalog/x.ts` → `catalog`, `app.ts` → `app.ts`). */
+/** The unit of a path relative to a service's `src` (`catalog/x.ts` → `catalog`, `app.ts` → `app.ts`). */
 function unitOf(relToSrc: string): string {
   return relToSrc.split('/')[0];
 }
@@ -155,31 +176,35 @@ function unitOf(relToSrc: string): string {
 const IMPORT = /\b(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
 
 /**
- * `line: text (unit → unit)` of every relative import in `text` (the source of `file`, relative to the root)
- * that leaves its unit for a unit that is not in a lower layer. Throws when a unit is not listed.
+ * `line: text (unit → unit)` of every relative import in `text` (the source of `file`, relative to the root and
+ * inside one of {@link SERVICE_LAYERS}) that leaves its unit for a unit that is not in a lower layer. Throws
+ * when a unit is not listed.
  */
 function upwardImports(file: string, text: string): string[] {
-  const from = unitOf(path.posix.relative(ORDERING_SRC, file));
-  const fromLayer = LAYER_OF.get(from);
-  if (fromLayer === undefined) throw new Error(`${file}: its unit ${from} is not in ORDERING_LAYERS; place it in a layer`);
+  const src = Object.keys(SERVICE_LAYERS).find((dir) => file.startsWith(`${dir}/`));
+  if (src === undefined) throw new Error(`${file} is in no service of SERVICE_LAYERS`);
+  const layerOf = new Map(SERVICE_LAYERS[src].flatMap((units, i) => units.map((u) => [u, i] as const)));
+  const from = unitOf(path.posix.relative(src, file));
+  const fromLayer = layerOf.get(from);
+  if (fromLayer === undefined) throw new Error(`${file}: its unit ${from} is not in the layers of ${src}; place it in a layer`);
   const code = withoutComments(text);
   const hits: string[] = [];
   for (const m of code.matchAll(IMPORT)) {
-    const target = path.posix.relative(ORDERING_SRC, path.posix.join(path.posix.dirname(file), m[1]));
+    const target = path.posix.relative(src, path.posix.join(path.posix.dirname(file), m[1]));
     if (target.startsWith('..')) continue;
     // `../config` is the file config.ts, `./http` the folder http (its index.ts).
-    const bare = !target.includes('/') && !target.endsWith('.ts') && !existsSync(path.join(ROOT, ORDERING_SRC, target));
+    const bare = !target.includes('/') && !target.endsWith('.ts') && !existsSync(path.join(ROOT, src, target));
     const to = unitOf(bare ? `${target}.ts` : target);
     if (to === from) continue;
-    const toLayer = LAYER_OF.get(to);
-    if (toLayer === undefined) throw new Error(`${file}: imports ${m[1]}, whose unit ${to} is not in ORDERING_LAYERS`);
+    const toLayer = layerOf.get(to);
+    if (toLayer === undefined) throw new Error(`${file}: imports ${m[1]}, whose unit ${to} is not in the layers of ${src}`);
     if (toLayer <= fromLayer) hits.push(`${code.slice(0, m.index).split('\n').length}: ${m[1]} (${from} → ${to})`);
   }
   return hits;
 }
 
 test('the import checker flags upward and sideways imports and lets downward ones pass', () => {
-  const file = `${ORDERING_SRC}/catalog/bad.ts`;
+  const file = 'services/ordering/src/catalog/bad.ts';
   const sample = [
     "import { JsonBody } from '../http/json-body';",
     "import { mapper } from './catalog.mapper';",
@@ -193,22 +218,24 @@ test('the import checker flags upward and sideways imports and lets downward one
   ].join('\n');
   expect(upwardImports(file, sample).map((h) => Number(h.split(':')[0]))).toEqual([1, 5, 7, 9]);
   // Sideways: two folders of one layer stay independent.
-  expect(upwardImports(`${ORDERING_SRC}/erp/bad.ts`, "import { caches } from '../maintenance/caches';")).toHaveLength(1);
-  expect(() => upwardImports(`${ORDERING_SRC}/newfolder/x.ts`, '')).toThrow(/not in ORDERING_LAYERS/);
+  expect(upwardImports('services/ordering/src/erp/bad.ts', "import { caches } from '../maintenance/caches';")).toHaveLength(1);
+  expect(upwardImports('services/timing/src/punches/bad.ts', "import { LiveHub } from '../live/hub';")).toHaveLength(1);
+  expect(upwardImports('services/timing/src/live/ok.ts', "import { readPunches } from '../punches/punches.service';")).toEqual([]);
+  expect(() => upwardImports('services/ordering/src/newfolder/x.ts', '')).toThrow(/not in the layers/);
 });
 
-test("ordering's folders import one way, down the layers of ORDERING_LAYERS", () => {
-  const files = tsFiles(path.join(ROOT, ORDERING_SRC)).map((abs) => path.relative(ROOT, abs).split(path.sep).join('/'));
-  expect(files.length).toBeGreaterThan(100);
+test.each(Object.keys(SERVICE_LAYERS))("%s: folders import one way, down the service's layers", (src) => {
+  const files = tsFiles(path.join(ROOT, src)).map((abs) => path.relative(ROOT, abs).split(path.sep).join('/'));
+  expect(files.length).toBeGreaterThan(30);
   const offenders = files.flatMap((file) => upwardImports(file, readFileSync(path.join(ROOT, file), 'utf8')).map((h) => `${file}:${h}`));
-  // Move the imported code down to where both can use it, or hand it in through composition.ts.
+  // Move the imported code down to where both can use it, or hand it in from the composition root.
   expect(offenders).toEqual([]);
 });
 
-test('every unit of ORDERING_LAYERS exists and appears once', () => {
-  const units = ORDERING_LAYERS.flat();
+test.each(Object.keys(SERVICE_LAYERS))('%s: every unit of its layers exists and appears once', (src) => {
+  const units = SERVICE_LAYERS[src].flat();
   expect(new Set(units).size).toBe(units.length);
-  for (const u of units) expect(existsSync(path.join(ROOT, ORDERING_SRC, u))).toBe(true);
+  for (const u of units) expect(existsSync(path.join(ROOT, src, u))).toBe(true);
 });
 
 test('repositories take the transaction from their service and never open one (`.transaction()`)', () => {
