@@ -2,7 +2,8 @@
  * `center/create-quotation-for-subscription` against the ERP simulator over real HTTP and a real
  * PostgreSQL: only subscription articles are accepted (400 otherwise, nothing recorded); the request is
  * recorded as an outbox job and the quotation appears in the ERP exactly once, also when the ERP was down
- * at first (retried) — idempotent by the request's reference.
+ * at first (retried) — idempotent by the request's reference. The job runs only in a dispatcher given the
+ * app's jobs (`composeOrdering(deps).outboxJobs`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -58,6 +59,15 @@ it('rejects non-subscription articles and anonymous callers, recording nothing',
   await post(body('NO-SUCH-ARTICLE')).expect(400);
   await request(ctx.app).post('/api/rest/v1/center/create-quotation-for-subscription').send(body(ARTICLE_NUMBERS.centerSubscription)).expect(401);
   expect(await jobs()).toEqual([]);
+});
+
+it('a dispatcher runs only the job kinds it was given: no process-wide handler registry', async () => {
+  await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
+  // The app is composed (createApp ran composeOrdering), yet a dispatcher without its jobs has no handler.
+  const bare = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-bare'), pollIntervalMs: 50 });
+  await bare.drain();
+  expect((await jobs()).map((j) => j.attempts)).toEqual([0]);
+  await ctx.database.db.deleteFrom('outbox_messages').where('kind', '=', ERP_QUOTATION_JOB).execute();
 });
 
 it('creates the quotation in the ERP once, retrying while the ERP is down', async () => {
