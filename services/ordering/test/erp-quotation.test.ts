@@ -62,6 +62,13 @@ it('rejects non-subscription articles and anonymous callers, recording nothing',
 });
 
 it('a dispatcher runs only the job kinds it was given: no process-wide handler registry', async () => {
+  expect(Object.keys(composeOrdering(ctx.deps).outboxJobs.handlers).sort()).toEqual([
+    'erp-quotation',
+    'erp-sales-order',
+    'payment-paylink',
+    'payment-paylink-delete',
+    'payment-status',
+  ]);
   await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
   // The app is composed (createApp ran composeOrdering), yet a dispatcher without its jobs has no handler.
   const bare = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-bare'), pollIntervalMs: 50 });
