@@ -1,5 +1,5 @@
 /**
- * Tables of the payment side. Mirrors migrations 0006 and 0009.
+ * Tables of the payment side. Mirrors migrations 0006, 0009 and 0013.
  */
 import type { ColumnType, Generated } from 'kysely';
 
@@ -37,6 +37,21 @@ interface PaymentRefundsTable {
   currency: string;
   /** `refunded` or `partially-refunded` as the provider reported it. */
   status: string;
+  /** The provider's `invoice.refundedAmount` (cents) on this refund: the charge's refunded total as it counts it; null when absent. */
+  reported_refunded_cents: ColumnType<string | null, number | null | undefined, never>;
+  recorded_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** `payment_receipts`: a confirmed charge of an order, recorded once (docs/payrexx.md "Payments of an order"). */
+interface PaymentReceiptsTable {
+  /** The charge's provider transaction id. */
+  transaction_id: number;
+  order_id: number;
+  /** Charged amount, cents. */
+  amount_cents: ColumnType<string, number, never>;
+  currency: string;
+  /** `TEST`/`LIVE` as the provider reported it; null when absent (and for receipts from before migration 0013). */
+  mode: string | null;
   recorded_at: ColumnType<Date, Date | undefined, never>;
 }
 
@@ -44,4 +59,5 @@ interface PaymentRefundsTable {
 export interface PaymentTables {
   payment_deliveries: PaymentDeliveriesTable;
   payment_refunds: PaymentRefundsTable;
+  payment_receipts: PaymentReceiptsTable;
 }
