@@ -39,14 +39,16 @@ export async function selectAttention(db: Kysely<DB>, limit: number): Promise<At
       where d.outcome in (${sql.join([...PAYMENT_ATTENTION_OUTCOMES])})
       order by d.transaction_id, d.outcome, d.received_at)
     union all
-    (select case when sum(p.amount_cents) < o.gross_total_cents then 'paymentPartial' else 'paymentExcess' end,
-            o.order_number, max(p.transaction_id),
-            'received ' || sum(p.amount_cents) || ' of ' || o.gross_total_cents || ' cents', max(p.recorded_at)
-       from payment_receipts p join orders o on o.id = p.order_id
-      where o.state <> 'cancelled'
-      group by o.id
-     having sum(p.amount_cents) > o.gross_total_cents
-         or (sum(p.amount_cents) < o.gross_total_cents and o.state in ('pending_payment', 'received')))
+    (select case when b.received < b.gross then 'paymentPartial' else 'paymentExcess' end, b.order_number, b.transaction_id,
+            'received ' || b.received || ' of ' || b.gross || ' cents' || case when b.refunded > 0 then ', refunded ' || b.refunded else '' end, b.at
+       from (select o.order_number, o.state, o.gross_total_cents as gross, sum(p.amount_cents) as received,
+                    (select coalesce(sum(f.amount_cents), 0) from payment_refunds f where f.order_id = o.id) as refunded,
+                    max(p.transaction_id) as transaction_id, max(p.recorded_at) as at
+               from payment_receipts p join orders o on o.id = p.order_id
+              where o.state <> 'cancelled'
+              group by o.id) b
+      where b.received - b.refunded > b.gross and b.state not in ('refunded')
+         or b.received < b.gross and b.state in ('pending_payment', 'received'))
     union all
     (select 'refundMismatch', o.order_number, f.original_transaction_id,
             'provider reports ' || max(f.reported_refunded_cents) || ' cents refunded, recorded ' || sum(f.amount_cents) || ' cents', max(f.recorded_at)

@@ -84,10 +84,26 @@ export class PaymentStatusProcessor {
         return;
       }
     }
+    // A refund can be processed before the webhook of the charge it refunds: the charge is re-fetched and
+    // recorded first, so that neither is lost.
+    const charge = isRefund ? await this.unrecordedCharge(order, found.originalTransactionId!) : null;
     await db.transaction().execute(async (trx) => {
+      if (charge) await this.applyCharge(trx, order, charge, `payment:${charge.id}`);
       const outcome = await this.apply(trx, order, found, isRefund);
       await flowRepo.setDeliveryOutcome(trx, deliveryId, { providerStatus: found.status, orderId: order.id, outcome });
     });
+  }
+
+  /**
+   * The charge `transactionId` a refund of `order` refunds, re-fetched, when it is a confirmed charge of this order
+   * (same paylink or reference) not yet recorded; else null. Provider errors propagate (the job is retried).
+   */
+  private async unrecordedCharge(order: OrderRow, transactionId: number): Promise<PaymentTransaction | null> {
+    if (await books.isReceiptOf(this.deps.database.db, order.id, transactionId)) return null;
+    const charge = await this.deps.payment.getTransaction(transactionId);
+    if (!charge || charge.status !== 'confirmed' || (charge.originalTransactionId ?? null) !== null) return null;
+    const ofOrder = (charge.paylinkId != null && charge.paylinkId === order.paylink_id) || charge.referenceId === order.order_number;
+    return ofOrder ? charge : null;
   }
 
   /** Applies re-fetched transaction `found` to `order` in `trx`; returns the delivery outcome. */
