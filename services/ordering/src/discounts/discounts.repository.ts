@@ -124,15 +124,21 @@ export async function releaseExpiredHolds(db: Kysely<DB>, cutoff: Date, limit: n
 }
 
 /**
- * Takes back the uses an order's short hold had released, when the order is paid after all (it keeps the price
- * it was offered): each released use is marked held again and its code counts one up, even past its limit.
- * Run in the paying transaction. Returns the codes taken back with their counters after.
+ * Takes back the uses an order's short hold had released, when the order is paid after all: each released use
+ * whose code has a use left is held again (its code counts one up, never past its limit); the others stay
+ * released. Run in the paying transaction. Returns every released use of the order with whether it was taken back.
  */
-export async function retakeReleasedUses(trx: Kysely<DB>, orderId: number): Promise<{ code: string; redemptions: number; max_redemptions: number }[]> {
-  const r = await sql<{ code: string; redemptions: number; max_redemptions: number }>`
-    with retaken as (
-      update discount_redemptions set released_at = null where order_id = ${orderId} and released_at is not null returning code_id)
-    update discount_codes c set redemptions = c.redemptions + 1 from retaken where c.id = retaken.code_id
-    returning c.code, c.redemptions, c.max_redemptions`.execute(trx);
+export async function retakeReleasedUses(trx: Kysely<DB>, orderId: number): Promise<{ code: string; retaken: boolean }[]> {
+  const r = await sql<{ code: string; retaken: boolean }>`
+    with taken as (
+      update discount_codes c set redemptions = c.redemptions + 1
+        from discount_redemptions r
+       where r.order_id = ${orderId} and r.released_at is not null and c.id = r.code_id and c.redemptions < c.max_redemptions
+      returning c.id),
+    back as (
+      update discount_redemptions r set released_at = null from taken where r.order_id = ${orderId} and r.code_id = taken.id returning r.code_id)
+    select c.code, c.id in (select code_id from back) as retaken
+      from discount_redemptions r join discount_codes c on c.id = r.code_id
+     where r.order_id = ${orderId} and r.released_at is not null`.execute(trx);
   return r.rows;
 }

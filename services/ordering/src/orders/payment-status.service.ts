@@ -220,23 +220,21 @@ export class PaymentStatusProcessor {
   }
 
   /**
-   * An order paid after its short discount hold ended keeps the price it was offered: its uses are taken back,
-   * even past a code's limit (then logged and written to its history).
+   * An order paid after its short discount hold ended keeps the price it was offered: its uses are taken back
+   * where the code has one left; where not (another order took it meanwhile) the code stays at its limit and the
+   * order's history and a log line say so.
    */
   private async retakeDiscountUses(trx: Kysely<DB>, order: OrderRow, actor: string): Promise<void> {
     for (const c of await retakeReleasedUses(trx, order.id)) {
-      if (c.redemptions <= c.max_redemptions) continue;
+      if (c.retaken) continue;
       await insertStateChange(trx, {
         orderId: order.id,
         from: 'paid',
         to: 'paid',
         actor,
-        reason: `discount code ${c.code} was used ${c.redemptions} times (limit ${c.max_redemptions}): this order was paid after its hold had ended and keeps its price`,
+        reason: `discount code ${c.code} had no use left when this order was paid after its hold had ended; the order keeps its price`,
       });
-      this.deps.logger.warn(
-        { orderId: order.id, code: c.code, redemptions: c.redemptions, max: c.max_redemptions },
-        'discount code used past its limit by a late payment',
-      );
+      this.deps.logger.warn({ orderId: order.id, code: c.code }, 'order paid after its discount hold ended; the code had no use left, the price is kept');
     }
   }
 
