@@ -73,7 +73,7 @@ export interface PayrexxTransaction {
   amount: number | string;
   currency?: string;
   originalTransactionId?: number | string | null;
-  /** `TEST` or `LIVE` [SDK Response/Transaction.php `mode`]. */
+  /** `TEST` or `LIVE` (`payrexx-contract.ts` `TransactionSchema`, from Payrexx's webhook "Transaction" page). */
   mode?: string | null;
   payment?: { brand?: string | null } | null;
   /** `refundedAmount`: cents refunded of the charge in total [DOC-WH changelog 2021-10-12]. */
