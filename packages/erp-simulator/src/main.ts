@@ -8,7 +8,7 @@
  */
 import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
 import { DEFAULT_TOKENS } from './seed';
-import { controlTokenFromEnv } from './sim-server';
+import { controlTokenFromEnv } from '@sports-timing/shared/src/sim-server';
 import { createErpSimulator } from './simulator';
 
 async function main(): Promise<void> {

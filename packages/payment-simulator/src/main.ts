@@ -6,7 +6,7 @@
  * (comma list) or `POST /__control/subscribe`.
  */
 import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
-import { controlTokenFromEnv } from '@sports-timing/erp-simulator/src/sim-server';
+import { controlTokenFromEnv } from '@sports-timing/shared/src/sim-server';
 import { DEFAULT_API_KEY, DEFAULT_INSTANCE, createPaymentSimulator } from './simulator';
 
 async function main(): Promise<void> {

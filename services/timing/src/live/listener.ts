@@ -9,7 +9,7 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PUNCH_CHANNEL } from '../punches/punches.repository';
+import { PUNCH_CHANNEL } from '../punches/punch-upload.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
 import type { LiveHub } from './hub';
 
