@@ -18,7 +18,10 @@ interface PaymentDeliveriesTable {
   /**
    * `queued` (recorded, re-fetch not started; repeats merge into it), `fetching` (re-fetch started),
    * `merged` (a duplicate from before merging existed), `unknownTransaction` (the provider does not know it: forged or
-   * foreign), `unknownOrder`, `amountMismatch`, `applied:<from>-><to>`, `noChange:<state>`.
+   * foreign), `unknownOrder`, `amountMismatch:flagged` (another currency), `partialPayment:held`,
+   * `excessPayment:flagged`, `testPayment:flagged`, `latePayment:refundNeeded`, `onHold:<status>`,
+   * `refundRecorded:<total cents>`, `refundMismatch:flagged`, `applied:<from>-><to>`, `noChange:<state or reason>`
+   * (docs/payrexx.md).
    */
   outcome: string;
   /** Further deliveries of the same transaction id and claimed status merged into this one while it was queued. */
