@@ -81,6 +81,17 @@ export interface OrderingConfig {
   orderPaymentExpiryMinutes: number;
   /** Seconds between two expiry sweeps of an instance (`ORDER_EXPIRY_SWEEP_SECONDS`, default 60). */
   orderExpirySweepSeconds: number;
+  /**
+   * Minutes an unpaid order without a payment on its way holds its discount codes' uses before they go back
+   * to the pool (`DISCOUNT_HOLD_MINUTES`, default 60; ordering README "Discount uses of unpaid orders").
+   */
+  discountHoldMinutes: number;
+  /**
+   * Whether the shop takes real money (`PAYMENT_MODE`: `LIVE` or `TEST`; default `LIVE` with
+   * `APP_ENV=production`, else `TEST`). `LIVE`: a provider transaction in `TEST` mode never pays an order,
+   * it is flagged for an operator (docs/payrexx.md "TEST and LIVE").
+   */
+  paymentMode: 'TEST' | 'LIVE';
   /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/order-limits.ts`). */
   orderMaxCardsPublic: number;
   /** Orders per `public` caller and hour (`ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR`, default 60; 0 = off). */
@@ -233,6 +244,12 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // abandoned orders hold card numbers and single-use codes.
     orderPaymentExpiryMinutes: e.int('ORDER_PAYMENT_EXPIRY_MINUTES', 1440, 1, 43_200),
     orderExpirySweepSeconds: e.int('ORDER_EXPIRY_SWEEP_SECONDS', 60, 1, 3600),
+    // An hour, like WooCommerce's "Hold stock" default for unpaid orders: long enough to pay by card or
+    // TWINT; a code with few uses is not blocked for a day by an abandoned checkout.
+    discountHoldMinutes: e.int('DISCOUNT_HOLD_MINUTES', 60, 1, 43_200),
+    // Production takes real money; everywhere else the instance is a test instance (or the simulator, which
+    // writes TEST transactions), so TEST payments must pay orders there.
+    paymentMode: e.oneOf('PAYMENT_MODE', ['TEST', 'LIVE'] as const, environment === 'production' ? 'LIVE' : 'TEST'),
     // Anonymous callers and customers: a club's season order fits (100 cards), hoarding the number
     // range does not; staff, retailers and service clients are not limited here.
     orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),

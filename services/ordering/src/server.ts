@@ -26,7 +26,8 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
-import { ErpSalesOrderPoller, OrderFlow } from './orders/order-flow.service';
+import { ErpSalesOrderPoller } from './orders/erp-sales-order-poller';
+import { OrderFlow } from './orders/order-flow.service';
 import { OrderExpirySweeper } from './orders/order-expiry.service';
 import { recordOrderMailFailure } from './orders/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
@@ -87,6 +88,7 @@ async function main(): Promise<void> {
     db: database.db,
     logger,
     expiryMinutes: config.orderPaymentExpiryMinutes,
+    discountHoldMinutes: config.discountHoldMinutes,
     intervalMs: config.orderExpirySweepSeconds * 1000,
   });
   expiry.start();
