@@ -60,7 +60,7 @@ function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
 }
 
 /**
- * Which ERP entity a webhook delivery re-reads and applies (ordering spec §4.10): `article` re-imports that
+ * Which ERP entity a webhook delivery re-reads and applies (`receiveErpWebhook`): `article` re-imports that
  * article, `customer` and `party` the retailer list, `salesOrder` moves the shop order along (shipped,
  * completed). Other names are acknowledged and ignored.
  */

@@ -1,5 +1,5 @@
 /**
- * SQL of the ERP article import (ordering spec §4.8 `import-articles`). The import service writes each
+ * SQL of the ERP article import (`importArticles`). The import service writes each
  * article in one short transaction of its own; concurrency safety comes from the advisory lock per new
  * article, the article row lock and a version-conditional upsert (see {@link upsertImportedArticle}).
  */

@@ -1,5 +1,5 @@
 /**
- * Import of shop articles from the ERP (ordering spec §4.8 `import-articles`; docs/decisions.md §6 ERP):
+ * Import of shop articles from the ERP (`importArticles`; docs/decisions.md §6 ERP):
  * the ERP's custom fields decide "shop article" (`shopArticle`), "user group" (`shopUserGroup`), category,
  * card type, sub-item-only and configurable attributes; prices (net EUR, scale 1) and the sales BOM come
  * along; translations become the localized texts.
@@ -277,7 +277,7 @@ async function apply(
 }
 
 /**
- * Imports all articles of `system` (ordering spec §4.8 `import-articles`). Throws `ErpError` when the ERP
+ * Imports all articles of `system` (`importArticles`). Throws `ErpError` when the ERP
  * cannot be read (nothing is written then).
  */
 export async function importArticles(deps: ArticleImportDeps, system: ErpSystem, options: { force?: boolean } = {}): Promise<ArticleImportResult> {
@@ -312,7 +312,7 @@ async function writeImportedArticle(db: Kysely<DB>, row: Insertable<ArticlesTabl
 }
 
 /**
- * ERP webhook handler of `article` (ordering spec §4.10): a created, changed or deleted article is re-imported
+ * ERP webhook handler of `article` (`receiveErpWebhook`): a created, changed or deleted article is re-imported
  * alone (re-read from the ERP, never from the webhook body). Throws what {@link importArticleById} throws.
  */
 export const articleWebhookHandler: ErpEntityHandler = async (event, ctx) => {

@@ -1,6 +1,6 @@
 /**
  * Catalogue rows → domain articles → spec DTOs (`ArticleDTO`, `ArticleBomItemDTO`,
- * `ConfigurableAttribute`, ordering spec §2.5, §2.7).
+ * `ConfigurableAttribute`).
  */
 import type { components } from '../generated/openapi';
 import { isUserGroup } from './user-groups';

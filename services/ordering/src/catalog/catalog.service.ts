@@ -1,7 +1,7 @@
 /**
- * Shop catalogue (ordering spec §4.3 rules 1–3, §2.5, §2.7; docs/decisions.md §6): listing and lookup of shop
+ * Shop catalogue (`listShopArticles`, `getShopArticle`, `ArticleDTO`; docs/decisions.md §6): listing and lookup of shop
  * articles for a caller's user group, localized; the domain view of articles for the order pipeline;
- * card products of the card-reservation area (§4.2).
+ * card products of the card-reservation area (tag `card-reservation`).
  */
 import type { Kysely } from 'kysely';
 import { ApiError, JsonBody, validationError } from '@sports-timing/shared';

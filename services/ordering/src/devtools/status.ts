@@ -1,5 +1,5 @@
 /**
- * Dependency status for `dev/uptime-monitor-status` and `dev/environment` (ordering spec §4.9): database,
+ * Dependency status for `devGetUptimeMonitorStatus` and `devGetEnvironment`: database,
  * SMTP, ERP system and payment provider, each checked in parallel and each bounded by a timeout, so a
  * status request never hangs on a dependency that does not answer.
  *

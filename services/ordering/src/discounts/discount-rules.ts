@@ -1,7 +1,7 @@
 /**
- * Pure evaluation of discount codes against a priced cart (ordering spec §4.3 rule 6, docs/decisions.md §6; the
- * rules are written in the spec at `validateDiscountCodes`). Used by the validation operation and, inside
- * the order transaction, by the order pipeline, so both always agree.
+ * Pure evaluation of discount codes against a priced cart (`validateDiscountCodes`, whose description states the
+ * rules; docs/decisions.md §6). Used by the validation operation and, inside the order transaction, by the order
+ * pipeline, so both always agree.
  *
  * Stacking: codes are applied in the given order; codes of different campaigns stack, one code per
  * campaign counts, a repeated code counts once. Each code deducts from what earlier codes left of the

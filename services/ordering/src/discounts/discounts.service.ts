@@ -1,6 +1,6 @@
 /**
- * Discount codes (ordering spec §4.3 rule 6, docs/decisions.md §6): campaigns with their codes, validation of codes
- * against a cart, and atomic redemption inside the order transaction.
+ * Discount codes (`createDiscountCodes`, `validateDiscountCodes`, docs/decisions.md §6): campaigns with their
+ * codes, validation of codes against a cart, and atomic redemption inside the order transaction.
  */
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';

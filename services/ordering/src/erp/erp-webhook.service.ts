@@ -1,5 +1,5 @@
 /**
- * ERP webhooks (ordering spec §4.10, §6; docs/decisions.md §6 ERP): the ERP sends only
+ * ERP webhooks (`receiveErpWebhook`; docs/decisions.md §6 ERP): the ERP sends only
  * `{ entityId, entityName, type }`, unsigned, to a URL carrying our secret.
  *
  * - {@link verifyWebhookSecret}: constant-time comparison with the configured secret.

@@ -1,5 +1,5 @@
 /**
- * Handlers of the card-reservation area (ordering spec §4.2; problem+json errors): card products, card
+ * Handlers of the card-reservation area (tag `card-reservation`; problem+json errors): card products, card
  * configuration, random free numbers, number checks, countries and geo-IP. `createOrder` and
  * `createQuotationForSubscription` belong to the order pipeline and are registered elsewhere.
  */

@@ -1,8 +1,9 @@
 /**
- * Handlers of the ERP operations: imports (§4.8 articles, retailers, localized countries and
- * product options), the shop-article CSV, retailer lists (§4.5), the ERP webhook (§4.10) and the ERP token
- * utilities (§4.9). Thin: the work is in `src/erp/**`, `src/catalog/catalog.import.ts`, `src/retailers/**`,
- * `src/localization/**`.
+ * Handlers of the ERP operations: imports (`importArticles`, `importRetailers`, `importLocalizedCountries`,
+ * `importLocalizedProductOptions`), the shop-article CSV (`getShopArticlesAsCsv`), retailer lists
+ * (`listPublicRetailers`, `listInternalRetailers`), the ERP webhook (`receiveErpWebhook`) and the ERP token
+ * utilities (`devGetErpApiToken`, `devSetErpApiToken`, `devTestErpApi`). Thin: the work is in `src/erp/**`,
+ * `src/catalog/catalog.import.ts`, `src/retailers/**`, `src/localization/**`.
  */
 import { ApiError, principalOf, validationError, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';

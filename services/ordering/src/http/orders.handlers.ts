@@ -1,6 +1,6 @@
 /**
- * Handlers of discount codes and orders (ordering spec §4.3 `createDiscountCodes`,
- * `validateDiscountCodes`, `createShopOrder`; §4.2 `createOrder`). Thin: requests are mapped onto the
+ * Handlers of discount codes and orders (`createDiscountCodes`,
+ * `validateDiscountCodes`, `createShopOrder`, `createOrder`). Thin: requests are mapped onto the
  * one order pipeline (`orders.service.ts`), whose field names in errors follow each operation's body; the
  * card-order rules (one item per card, requested or random numbers) are in `orders/card-order.ts`.
  * `createQuotationForSubscription` is handled with the ERP operations (`erp.handlers.ts`).

@@ -1,5 +1,5 @@
 /**
- * SQL of the licenses (ordering spec §4.7). A free license has no e-mail; assignment is one conditional
+ * SQL of the licenses (tag `licensing`). A free license has no e-mail; assignment is one conditional
  * statement, so concurrent assignments never share a license.
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';

@@ -1,5 +1,5 @@
 /**
- * SQL of the refresh tokens (ordering spec §4.1, refresh-token grant). Tokens are stored as SHA-256 hex.
+ * SQL of the refresh tokens (`issueToken`, refresh-token grant). Tokens are stored as SHA-256 hex.
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../db/schema';

@@ -1,5 +1,5 @@
 /**
- * SQL of the users table (ordering spec §4.6). Free functions taking the executor first, so a
+ * SQL of the users table (tag `users`). Free functions taking the executor first, so a
  * transaction can be passed in.
  */
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';

@@ -1,9 +1,9 @@
 /**
- * Maintenance imports of localized lists (ordering spec §4.8 `import-localized-countries`,
- * `import-localized-product-options`): one culture's list replaces the stored list of that culture in one
- * transaction (readers see the old or the new list). The country operations (`countries.service.ts`) and
- * the card-configuration / article answers (`catalog.service.ts` attribute labels) read these tables.
- * Duplicate codes/keys and unknown country codes are rejected (400) before anything is written.
+ * Maintenance imports of localized lists (`importLocalizedCountries`, `importLocalizedProductOptions`): one
+ * culture's list replaces the stored list of that culture in one transaction (readers see the old or the new
+ * list). The country operations (`countries.service.ts`) and the card-configuration / article answers
+ * (`catalog.service.ts` attribute labels) read these tables. Duplicate codes/keys and unknown country codes are
+ * rejected (400) before anything is written.
  */
 import { validationError } from '@sports-timing/shared';
 import type { Kysely } from 'kysely';

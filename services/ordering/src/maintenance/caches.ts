@@ -1,6 +1,6 @@
 /**
- * Registry of in-process caches, cleared by `POST /api/rest/v1/maintenance/clear-caches` (ordering spec
- * §4.8) on every instance.
+ * Registry of in-process caches, cleared by `POST /api/rest/v1/maintenance/clear-caches` (`clearCaches`) on every
+ * instance.
  *
  * How to use it from another module (articles, countries, localized options, retailers, …):
  *

@@ -1,8 +1,8 @@
 /**
- * The cart of an order: every requested item checked against the catalogue and priced (ordering spec
- * §4.3 `createShopOrder`: articles, availability, quantities, BOM slots, configuration, card numbers,
- * prices). Shared by order placement and discount-code validation, so a code is always judged against
- * the same prices the order will have. Money: integer net cents.
+ * The cart of an order: every requested item checked against the catalogue and priced (`createShopOrder`:
+ * articles, availability, quantities, BOM slots, configuration, card numbers, prices). Shared by order placement
+ * and discount-code validation, so a code is always judged against the same prices the order will have. Money:
+ * integer net cents.
  */
 import type { Kysely } from 'kysely';
 import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';

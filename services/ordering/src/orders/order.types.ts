@@ -1,5 +1,5 @@
 /**
- * Domain types of the order pipeline (ordering spec §2.1, §2.6, §4.2 `POST /order`, §4.3 rule 7).
+ * Domain types of the order pipeline (`AddressDTO`, `ShopOrderDTO`, `createOrder`, `createShopOrder`).
  * Money is always integer cents of the order's currency; `net` excludes VAT.
  */
 import type { UserGroup } from '../auth/principal';

@@ -1,5 +1,5 @@
 /**
- * The order pipeline (ordering spec §4.3 `createShopOrder`, §4.2 `createOrder`, docs/decisions.md §6): one
+ * The order pipeline (`createShopOrder`, `createOrder`, docs/decisions.md §6): one
  * transaction that checks addresses and cart, redeems discount codes, claims card numbers, stores the
  * order with its items, totals and initial state, and enqueues the confirmation e-mail in the outbox.
  * Any failure rolls everything back, so a rejected order leaves no trace (no order, no claim, no
@@ -269,7 +269,7 @@ export function placeShopOrder(db: Kysely<DB>, input: OrderInput, ctx: PlaceOrde
   return placeOrder(db, input, ctx, 'createShopOrder', toShopOrderDTO);
 }
 
-/** Spec `createOrder` (§4.2): places a card order and returns the stored `OrderResponse`; 400 for a request breaking the card-order rules (`cardOrderInput`). */
+/** Spec `createOrder`: places a card order and returns the stored `OrderResponse`; 400 for a request breaking the card-order rules (`cardOrderInput`). */
 export function placeCardOrder(db: Kysely<DB>, body: CardOrderRequest, ctx: PlaceOrderContext): Promise<PlacedOrder<OrderResponse>> {
   // The request's own rules (400) come before the pipeline, as for any malformed body.
   const input = cardOrderInput(body);

@@ -1,6 +1,6 @@
 /**
  * SQL of the retailers (`retailers`, migration 0007): replaced per ERP system by the import, read by the
- * retailer lists (ordering spec §4.5).
+ * retailer lists (`listPublicRetailers`, `listInternalRetailers`).
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';

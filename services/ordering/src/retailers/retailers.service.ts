@@ -1,5 +1,5 @@
 /**
- * Retailers (ordering spec §4.5 lists, §4.8 `import-retailers`): ERP customers with the custom
+ * Retailers (`listPublicRetailers`, `listInternalRetailers`, `importRetailers`): ERP customers with the custom
  * field `retailer`; `retailerPublic` puts them in the public list; `retailerServedCountries` (comma list
  * of ISO 3166-1 alpha-2) names the countries they serve. The shop serves the retailers of the default
  * ERP system (`weclapp`).
