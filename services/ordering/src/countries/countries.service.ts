@@ -1,5 +1,5 @@
 /**
- * Countries (`getCountriesList`, `getShopCountries`, `AddressDTO.countryCode`): localized country lists and
+ * Countries (`getCountriesList`, `getShopCountries`, schema `AddressDTO.countryCode`): localized country lists and
  * the mapping between ISO 3166-1 alpha-2 codes and the internal country id.
  *
  * Internal country id = ISO 3166-1 numeric code (e.g. DE ↔ 276, AT ↔ 40), taken from i18n-iso-countries.

@@ -2,7 +2,7 @@
  * Shipping by destination country (ordering spec `Courier`, `createShopOrder` "Shipping"): which courier
  * carries a parcel, what it costs (net cents, EUR) and whether the courier needs the recipient's phone
  * number. UPS, FedEx and DHL Express deliver with a phone call or SMS on customs and delivery problems,
- * so the shipping address needs an E.164 phone number for them (schema `AddressDTO`, `phoneNumber`).
+ * so the shipping address needs an E.164 phone number for them (schema `AddressDTO.phoneNumber`).
  */
 import type { components } from '../generated/openapi';
 import { EU_COUNTRIES } from '@sports-timing/shared';
