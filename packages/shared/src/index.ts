@@ -15,3 +15,4 @@ export * from './rate-limit';
 export * from './fast-lane';
 export { asSingleLine } from './text-rules';
 export * from './eu-countries';
+export * from './spec-values';

@@ -686,7 +686,7 @@ export interface components {
              *     punch): a punch with a larger value is not stored and is listed in the answer's `rejected`, in JSON
              *     and CSV uploads alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal
              *     text; any other JSON type (`true`, `null`, `9790916.5`) rejects that punch the same way. Stored without leading zeros, so `"09790916"`,
-             *     `"9790916"` and `9790916` are one card.
+             *     `"9790916"` and `9790916` are one card. `x-value-maximum` states the 24-bit limit (the value, whichever form).
              * @example 9790916
              */
             card: string | number;
@@ -1088,7 +1088,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
+                 * @description Modem serial numbers separated by commas (at most 200, `x-max-list-items`; 400 beyond), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
                  * @example 2020054,2020056
                  */
                 modem?: string;
@@ -1193,7 +1193,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Modem serial numbers separated by commas (at most 200), as in `getPunches`.
+                 * @description Modem serial numbers separated by commas (at most 200, `x-max-list-items`), as in `getPunches`.
                  * @example 2020054,2020056
                  */
                 modem?: string;
