@@ -25,7 +25,6 @@ import {
   compileTextCheck,
   findOperation,
   operationParameters,
-  parameterSchemaOf,
   resolveRef,
   sendFastLaneAnswer,
   specValue,
@@ -74,16 +73,16 @@ export interface ShopArticlesLaneRules {
  */
 export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticlesLaneRules {
   const flags = new Map<string, (value: string) => boolean>();
-  // A flag left out of the query takes its spec `default`, as the validator fills it in on the pipeline.
-  const defaults = Object.fromEntries(
-    FLAGS.map((f) => [f, specValue<boolean>(parameterSchemaOf(spec, 'listShopArticles', f), 'default', `listShopArticles ${f}`)]),
-  ) as ListFlags;
+  // A flag left out of the query takes its spec `default`, as the validator fills it in on the pipeline; a flag
+  // the spec does not declare is off.
+  const defaults: ListFlags = { includeUnavailableArticles: false, includeSubitemArticles: false };
   let acceptLanguage: (value: string) => boolean = () => true;
   const { path, method } = findOperation(spec, 'listShopArticles');
   for (const p of operationParameters(spec, path, method)) {
     const where = `listShopArticles ${p.name}`;
     if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean') {
       flags.set(p.name, compileTextCheck(spec, p.schema, where));
+      defaults[p.name as keyof ListFlags] = specValue<boolean>(resolveRef(spec, p.schema), 'default', where);
     }
     if (p.in === 'header' && p.name.toLowerCase() === 'accept-language') acceptLanguage = compileTextCheck(spec, p.schema, where);
   }
