@@ -18,7 +18,16 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import yaml from 'js-yaml';
-import { componentSchemaOf, loadSpec, parameterSchemaOf, requestBodySchemaOf, responseSchemaOf, specNumber, type OpenApiDocument } from '@sports-timing/shared';
+import {
+  componentSchemaOf,
+  findOperation,
+  loadSpec,
+  parameterSchemaOf,
+  requestBodySchemaOf,
+  responseSchemaOf,
+  specNumber,
+  type OpenApiDocument,
+} from '@sports-timing/shared';
 
 const ROOT = path.resolve(__dirname, '..');
 const SPECS = ['specs/timing.yaml', 'specs/ordering.yaml'];
@@ -50,6 +59,20 @@ const LIMITS: readonly Limit[] = [
     where: 'postPunches maxItems',
     keyword: 'maxItems',
     schema: (d) => requestBodySchemaOf(d, 'postPunches'),
+    dir: 'services/timing',
+  },
+  {
+    spec: 'specs/timing.yaml',
+    where: 'postPunches x-max-new-modems',
+    keyword: 'x-max-new-modems',
+    schema: (d) => findOperation(d, 'postPunches').operation,
+    dir: 'services/timing',
+  },
+  {
+    spec: 'specs/timing.yaml',
+    where: 'postPunches x-max-modems-per-user',
+    keyword: 'x-max-modems-per-user',
+    schema: (d) => findOperation(d, 'postPunches').operation,
     dir: 'services/timing',
   },
   {
@@ -112,10 +135,10 @@ const ALLOWED: Readonly<Record<string, string>> = {
   // Numbers equal to a limit by coincidence.
   'services/timing/src/demo/load.ts: getPunches page maxItems (1000) as a constant': "the demo loader's upload batch size, not the page size",
   'services/timing/src/events/event-cache.ts: postPunches maxItems (10000) as a constant': 'entries of the event cache, not punches per upload',
+  'services/timing/src/demo/load.ts: postPunches x-max-modems-per-user (1000) as a constant': "the demo loader's upload batch size, not a modem cap",
+  'services/timing/src/live/listener.ts: postPunches x-max-new-modems (100) as a constant': 'a LISTEN reconnect delay in ms, not a modem cap',
   'services/ordering/src/discounts/discounts.service.ts: NewUser.password minLength (12) as a constant': 'characters of a generated discount code',
   // Not done yet (issue 33).
-  'services/timing/src/modems/modems.service.ts: getPunches page maxItems (1000) as a constant':
-    'pending: the per-user modem cap (1,000) is still prose in postPunches, not a keyword; equal to the page size by coincidence',
   'services/ordering/src/app.ts: path /api/rest/v1/payment-provider/status as a constant':
     'pending: the webhook body parser is mounted before the spec is loaded',
   'services/ordering/src/http/auth.handlers.ts: path /api/rest/v1/auth/token as a constant':
@@ -265,7 +288,7 @@ test('the specs state the values this test looks for', () => {
       { name: 'culture', value: 'en' },
     ]),
   );
-  expect(facts.limits.map((l) => l.value)).toEqual([1000, 10000, 200, 16777215, 12, 128, 8]);
+  expect(facts.limits.map((l) => l.value)).toEqual([1000, 10000, 100, 1000, 200, 16777215, 12, 128, 8]);
   expect(facts.paths.has('/api/rest/v1/punches')).toBe(true);
 });
 
@@ -279,8 +302,9 @@ test('the scanner finds the restatements the code used to hold (negative control
     '// limit ?? 1000 in a comment',
     'const n = opts.limit ?? PAGE_SIZE;',
     'const MAX_BATCH = 10_0000;',
+    'export const MAX_NEW_MODEMS_PER_UPLOAD = 100;',
   ].join('\n');
-  expect(scan(timing, all, 'services/timing/src/x.ts').map((h) => h.line)).toEqual([1, 2, 3, 4, 5]);
+  expect(scan(timing, all, 'services/timing/src/x.ts').map((h) => h.line)).toEqual([1, 2, 3, 4, 5, 9]);
   const ordering = ["contact: { ...c, emailOptIn: c.emailOptIn ?? false, culture: c.culture ?? 'en' },", 'const MIN_PASSWORD_LENGTH = 12;'].join('\n');
   expect(scan(ordering, all, 'services/ordering/src/identity/x.ts').map((h) => h.rule)).toEqual([
     'default emailOptIn ?? false',

@@ -57,9 +57,10 @@ export interface paths {
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
          *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
-         *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
-         *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
-         *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
+         *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`;
+         *       uploads and events alike): beyond either, the whole batch is rejected with 400 naming the limit and
+         *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
+         *       `deleteModem`).
          *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
          *       500,000; admins are not limited). A batch's valid punches are counted while it is stored and its
          *       duplicates given back after, so a re-sent batch costs nothing once stored. A batch that does not

@@ -11,7 +11,7 @@ import type { components, operations } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
-import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
+import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
@@ -19,7 +19,7 @@ import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
-import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
+import { MAX_MODEMS_PER_QUERY, MAX_NEW_MODEMS_PER_UPLOAD, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
