@@ -10,6 +10,7 @@ import {
   loadSpec,
   parameterSchemaOf,
   requestBodySchemaOf,
+  resolveRef,
   responseSchemaOf,
   specNumber,
   type OpenApiDocument,
@@ -51,3 +52,8 @@ export const MAX_CARD_NUMBER = maxCardNumber();
  * row is these names joined by commas (`getPunches`, text/csv).
  */
 export const PUNCH_FIELDS: readonly string[] = Object.keys(componentSchemaOf(spec, 'Punch').properties as Record<string, unknown>);
+
+/** For each of {@link PUNCH_FIELDS}, whether its JSON value is a string (`type: string`, refs resolved). */
+export const PUNCH_FIELD_IS_TEXT: readonly boolean[] = PUNCH_FIELDS.map(
+  (f) => resolveRef(spec, (componentSchemaOf(spec, 'Punch').properties as Record<string, Record<string, unknown>>)[f]).type === 'string',
+);
