@@ -129,8 +129,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'services/ordering/src/demo/catalog.ts: default quantity ?? 1': 'a demo catalogue entry without a quantity, not a request value',
   'services/ordering/src/erp/center-quotation.service.ts: default quantity ?? 1': 'an ERP quotation line without a quantity, not a request value',
   'packages/erp-simulator/src/seed.ts: default quantity ?? 1': "the ERP simulator's seed data, not a request value",
-  'services/ordering/src/identity/users.service.ts: default culture ?? "en"': 'createUser is also called without the validator (bootstrap admin, seeds)',
-  'services/ordering/src/identity/users.service.ts: default isActive ?? true': 'createUser is also called without the validator (bootstrap admin, seeds)',
   'services/ordering/src/orders/cart.ts: default currency ?? "EUR"': 'the cart currency of a catalogue price, not a request value',
   // Numbers equal to a limit by coincidence.
   'services/timing/src/demo/load.ts: getPunches page maxItems (1000) as a constant': "the demo loader's upload batch size, not the page size",
