@@ -27,7 +27,7 @@
  * retried (at most `webhookMaxAttempts` attempts, backoff `webhookBackoffMs` doubling). Chaos options
  * duplicate and reorder deliveries.
  *
- * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
+ * Control API (loopback only), besides the fault injection of `@sports-timing/shared`'s `sim-server.ts`:
  * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?}` — the payer pays
  *   (`pending: true`: by bank transfer, the transaction stays `waiting` until `transaction-status`; `amountCents`:
  *   another amount than asked, a partial or excess payment):
@@ -47,7 +47,7 @@
  */
 import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import { createHash, randomUUID } from 'node:crypto';
-import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
+import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
 import type {
   PaymentRequest,
   PaymentRequestField,

@@ -4,9 +4,9 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
+import { ProviderError, type Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { MailNotRetriedError, SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
+import { SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
 import {
   messageIdFor,
   PermanentJobError,
@@ -127,7 +127,8 @@ export class OutboxDispatcher {
         try {
           await mailer.send({ ...job.payload, from: opts.from ?? 'shop@localhost', messageId: job.messageId ?? messageIdFor(job.dedupeKey) });
         } catch (err) {
-          if (err instanceof MailNotRetriedError) throw new PermanentJobError(err.message);
+          // The kit's verdict (`MailNotRetriedError` is a ProviderError that is not retryable): an operator decides.
+          if (err instanceof ProviderError && !err.retryable) throw new PermanentJobError(err.message);
           throw err;
         }
       });

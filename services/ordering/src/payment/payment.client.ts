@@ -16,7 +16,16 @@
  * - a deleted paylink that is already gone (404 on a retried DELETE) counts as deleted.
  */
 import { stringify } from 'csv-stringify/sync';
-import { DEFAULT_RETRY_POLICY, HttpTransportError, fetchWithRetry, type HttpCall, type RetryPolicy } from '@sports-timing/shared';
+import {
+  DEFAULT_RETRY_POLICY,
+  HttpTransportError,
+  ProviderError,
+  fetchWithRetry,
+  providerCodeOf,
+  type HttpCall,
+  type ProviderErrorCode,
+  type RetryPolicy,
+} from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type {
   NewPaylink,
@@ -31,30 +40,11 @@ import type {
   PayrexxTransaction,
 } from './payment.types';
 
-/** Kind of a payment provider failure. */
-export type PaymentProviderErrorCode =
-  'unauthorized' | 'forbidden' | 'notFound' | 'conflict' | 'badRequest' | 'rateLimited' | 'server' | 'timeout' | 'network' | 'invalidResponse';
-
-/** A failed payment provider call. The message names operation and status — never the API key. */
-export class PaymentProviderError extends Error {
-  /** E.g. `DELETE Invoice/42`. */
-  readonly operation: string;
-  /** HTTP status of the provider's answer; null when none arrived. */
-  readonly status: number | null;
-  readonly code: PaymentProviderErrorCode;
-  /** Worth repeating later (5xx, 429, timeout, connection). */
-  readonly retryable: boolean;
-  /** The provider's own error text (trimmed, key-free). */
-  readonly providerMessage: string | null;
-  constructor(init: { operation: string; status: number | null; code: PaymentProviderErrorCode; providerMessage?: string | null; detail?: string }) {
-    const what = init.status !== null ? `answered ${init.status}` : (init.detail ?? init.code);
-    super(`Payment provider: ${init.operation} ${what}${init.providerMessage ? ` (${init.providerMessage})` : ''}`);
+/** A failed payment provider call (the kit's error base). The message names operation and status — never the API key. */
+export class PaymentProviderError extends ProviderError {
+  constructor(init: { operation: string; status: number | null; code: ProviderErrorCode; providerMessage?: string | null; detail?: string }) {
+    super({ provider: 'Payment provider', ...init });
     this.name = 'PaymentProviderError';
-    this.operation = init.operation;
-    this.status = init.status;
-    this.code = init.code;
-    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network';
-    this.providerMessage = init.providerMessage ?? null;
   }
 }
 
@@ -257,16 +247,6 @@ function payoutAccountingCsv(p: PaymentPayoutDetails): string {
   return stringify(rows, { record_delimiter: '\r\n' });
 }
 
-function codeOf(status: number): PaymentProviderErrorCode {
-  if (status === 401) return 'unauthorized';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'notFound';
-  if (status === 409) return 'conflict';
-  if (status === 429) return 'rateLimited';
-  if (status >= 500) return 'server';
-  return 'badRequest';
-}
-
 interface CallOptions {
   /** Resource path (`Invoice/42`), used in errors too. */
   path: string;
@@ -315,7 +295,7 @@ export class PaymentClient {
     }
     if (answer.status === 404 && o.nullOn404) return null;
     if (answer.status >= 200 && answer.status < 300) return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') ?? '' };
-    throw new PaymentProviderError({ operation, status: answer.status, code: codeOf(answer.status), providerMessage: this.messageOf(answer.text) });
+    throw new PaymentProviderError({ operation, status: answer.status, code: providerCodeOf(answer.status), providerMessage: this.messageOf(answer.text) });
   }
 
   private messageOf(text: string): string | null {

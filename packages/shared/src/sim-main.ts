@@ -1,0 +1,62 @@
+/**
+ * The `pnpm start` entry both simulators share (`packages/erp-simulator/src/main.ts`,
+ * `packages/payment-simulator/src/main.ts`): the control token's start-up rule before anything listens
+ * (`controlTokenFromEnv`), `HOST` (default 127.0.0.1), a logger, webhook subscriptions from comma lists, the
+ * start, one line saying where it listens, and a graceful stop on SIGTERM/SIGINT. A failure to start prints
+ * the error and ends the process with status 1.
+ */
+import { envReader } from './config';
+import { createLogger } from './logging';
+import { stopOnSignals } from './server';
+import { controlTokenFromEnv } from './sim-server';
+
+/** The environment reader the simulators read their settings with. */
+type Env = ReturnType<typeof envReader>;
+
+/** What every simulator is given, whatever it simulates. */
+export interface SimulatorBasics {
+  env: Env;
+  /** `HOST`, default 127.0.0.1. */
+  host: string;
+  log: (line: string) => void;
+  /** From `SIM_CONTROL_TOKEN`; undefined → the control API serves loopback clients only. */
+  controlToken: string | undefined;
+  /** The entries of the comma list in variable `name` (trimmed, empty ones dropped). */
+  list: (name: string) => string[];
+}
+
+/** A simulator's own part of its entry. */
+export interface SimulatorEntry<S extends { start(): Promise<unknown>; stop(): Promise<void> }> {
+  /** Logger name, e.g. `erp-simulator`. */
+  name: string;
+  /** Said in the start line, e.g. `ERP simulator`. */
+  label: string;
+  /** Builds the simulator (not started) and subscribes its webhook URLs. */
+  create(basics: SimulatorBasics): S;
+  /** Where it listens and with what credentials, for the start line (development values only). */
+  describe(sim: S, basics: SimulatorBasics): Record<string, unknown>;
+}
+
+/** Runs a simulator's `pnpm start` entry (see the module comment). */
+export function runSimulator<S extends { start(): Promise<unknown>; stop(): Promise<void> }>(entry: SimulatorEntry<S>): void {
+  const run = async () => {
+    const env = envReader();
+    // Before anything listens: outside development no control API without a token.
+    const controlToken = controlTokenFromEnv();
+    const logger = createLogger(entry.name);
+    const list = (name: string) =>
+      (env.string(name, '') ?? '')
+        .split(',')
+        .map((u) => u.trim())
+        .filter(Boolean);
+    const basics: SimulatorBasics = { env, host: env.string('HOST', '127.0.0.1')!, log: (line) => logger.info(line), controlToken, list };
+    const sim = entry.create(basics);
+    await sim.start();
+    logger.info(entry.describe(sim, basics), `${entry.label} listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
+    stopOnSignals(() => sim.stop(), logger);
+  };
+  run().catch((err) => {
+    console.error(err);
+    process.exit(1);
+  });
+}
