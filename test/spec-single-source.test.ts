@@ -127,7 +127,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'packages/timing-client/src/index.ts: default afterId ?? 0': "the client's own start position of a poll, not a server default",
   // The item quantity of an order read from the ERP or the demo catalogue, not a request value.
   'services/ordering/src/demo/catalog.ts: default quantity ?? 1': 'a demo catalogue entry without a quantity, not a request value',
-  'services/ordering/src/erp/center-quotation.service.ts: default quantity ?? 1': 'an ERP quotation line without a quantity, not a request value',
+  'services/ordering/src/quotations/center-quotation.service.ts: default quantity ?? 1': 'an ERP quotation line without a quantity, not a request value',
   'packages/erp-simulator/src/seed.ts: default quantity ?? 1': "the ERP simulator's seed data, not a request value",
   'services/ordering/src/orders/cart.ts: default currency ?? "EUR"': 'the cart currency of a catalogue price, not a request value',
   // Numbers equal to a limit by coincidence.

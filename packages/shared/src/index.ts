@@ -17,4 +17,5 @@ export * from './fast-lane';
 export { asSingleLine } from './text-rules';
 export * from './eu-countries';
 export * from './spec-values';
+export * from './json-body';
 export { zonedMidnightMs } from './time-zones';

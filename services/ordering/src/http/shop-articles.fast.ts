@@ -25,6 +25,7 @@ import {
   compileTextCheck,
   findOperation,
   operationParameters,
+  GZIP_MIN_BYTES,
   resolveRef,
   sendFastLaneAnswer,
   specValue,
@@ -34,11 +35,10 @@ import {
   type OpenApiDocument,
 } from '@sports-timing/shared';
 import { shopArticleListBody, type ShopArticleQuery } from '../catalog/catalog.service';
-import { parseAcceptLanguage } from '../catalog/culture';
+import { parseAcceptLanguage } from '../culture/culture';
 import type { DB } from '../db/schema';
 import { SERVICE_CLIENT_HEADERS } from '../identity/access';
 import type { MaintenanceMode } from '../maintenance/maintenance.service';
-import { GZIP_MIN_BYTES } from './json-body';
 
 /** What the fast lane needs. */
 export interface ShopArticlesFastLaneDeps {

@@ -9,7 +9,7 @@ import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { claimModems } from '../modems/modems.service';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../punches/punch-spec';
+import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import * as repo from './events.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
 

@@ -6,7 +6,6 @@
  */
 import {
   componentSchemaOf,
-  findOperation,
   loadSpec,
   parameterSchemaOf,
   requestBodySchemaOf,
@@ -24,12 +23,6 @@ export const PUNCH_PAGE_SIZE = specNumber(responseSchemaOf(spec, 'getPunches'), 
 
 /** Most punches per upload: `postPunches` body `maxItems` (10,000; 400 beyond). */
 export const MAX_PUNCHES_PER_UPLOAD = specNumber(requestBodySchemaOf(spec, 'postPunches'), 'maxItems', 'postPunches body');
-
-/** Most new modems one upload (or event) may register for a non-admin caller: `postPunches` `x-max-new-modems` (100). */
-export const MAX_NEW_MODEMS_PER_UPLOAD = specNumber(findOperation(spec, 'postPunches').operation, 'x-max-new-modems', 'postPunches');
-
-/** Most modems a non-admin user holds, uploads and events alike: `postPunches` `x-max-modems-per-user` (1,000). */
-export const MAX_MODEMS_PER_USER = specNumber(findOperation(spec, 'postPunches').operation, 'x-max-modems-per-user', 'postPunches');
 
 /** Most serial numbers in a `modem` filter: `getPunches` `modem` `x-max-list-items` (200; 400 beyond). */
 export const MAX_MODEMS_PER_QUERY = specNumber(parameterSchemaOf(spec, 'getPunches', 'modem'), 'x-max-list-items', 'getPunches modem');

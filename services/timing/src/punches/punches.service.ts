@@ -19,7 +19,8 @@ import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
-import { MAX_MODEMS_PER_QUERY, MAX_NEW_MODEMS_PER_UPLOAD, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
+import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
+import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
