@@ -18,6 +18,7 @@ import * as users from '../../services/ordering/src/identity/users.repository';
 import * as localization from '../../services/ordering/src/localization/localization.repository';
 import * as maintenance from '../../services/ordering/src/maintenance/maintenance.repository';
 import * as attention from '../../services/ordering/src/orders/attention.repository';
+import * as idempotency from '../../services/ordering/src/orders/idempotency.repository';
 import * as orderFlow from '../../services/ordering/src/orders/order-flow.repository';
 import * as orders from '../../services/ordering/src/orders/orders.repository';
 import * as paymentBooks from '../../services/ordering/src/orders/payment-books.repository';
@@ -194,6 +195,15 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     selectAttention: (r) => attention.selectAttention(r.db, 50),
     countAttention: (r) => attention.countAttention(r.db),
   }),
+  repository(`${dir}/orders/idempotency.repository.ts`, idempotency, {
+    takeIdempotencyKey: (r) =>
+      idempotency.takeIdempotencyKey(r.db, { scope: 'orders', key: 'key-1', requestHash: 'hash', expiresAt: T, waitMs: 5000, purgeLimit: 100 }),
+    renewIdempotentResponse: (r) => idempotency.renewIdempotentResponse(r.db, { scope: 'orders', key: 'key-1' }, 11, { id: 11 }),
+    insertOutboxAndCompleteKey: {
+      messages: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], null),
+      completion: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], completion),
+    },
+  }),
   repository(`${dir}/orders/order-flow.repository.ts`, orderFlow, {
     storePaylink: {
       plain: (r) => orderFlow.storePaylink(r.db, 11, 900, 'https://pay.example.org/900', mail),
@@ -239,13 +249,6 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     },
     selectOrder: (r) => orders.selectOrder(r.db, 11),
     selectItems: (r) => orders.selectItems(r.db, 11),
-    takeIdempotencyKey: (r) =>
-      orders.takeIdempotencyKey(r.db, { scope: 'orders', key: 'key-1', requestHash: 'hash', expiresAt: T, waitMs: 5000, purgeLimit: 100 }),
-    renewIdempotentResponse: (r) => orders.renewIdempotentResponse(r.db, { scope: 'orders', key: 'key-1' }, 11, { id: 11 }),
-    insertOutboxAndCompleteKey: {
-      messages: (r) => orders.insertOutboxAndCompleteKey(r.db, [mail], null),
-      completion: (r) => orders.insertOutboxAndCompleteKey(r.db, [mail], completion),
-    },
     insertOrderNote: (r) => orders.insertOrderNote(r.db, 11, 'admin', 'called the customer'),
   }),
   repository(`${dir}/orders/payment-books.repository.ts`, paymentBooks, {
