@@ -15,7 +15,7 @@ import { PUNCH_SQL_DIR, checkedInPunchStatements, renderPunchStatements } from '
 import { driftMessage } from './schema-dump';
 import { PLACEHOLDER_TIME, type Call, type RepositoryStatements } from './sql/define';
 import { ORDERING_REPOSITORIES } from './sql/ordering';
-import { startRecording, type RecordedStatement } from './sql/recorder';
+import { isAnswerStandIn, startRecording, type RecordedStatement } from './sql/recorder';
 import { TIMING_REPOSITORIES } from './sql/timing';
 
 const root = path.join(__dirname, '..');
@@ -40,6 +40,7 @@ function dedent(text: string): string {
 
 /** A parameter value as the header shows it: SQL-like literals; a Date not at the placeholder instant came from the clock. */
 function literal(v: unknown): string {
+  if (isAnswerStandIn(v)) return '(a value from an earlier answer)';
   if (v === null || v === undefined) return 'null';
   if (v instanceof Date) return v.getTime() === PLACEHOLDER_TIME.getTime() ? `'${v.toISOString()}'` : '(a time taken from the clock)';
   if (Buffer.isBuffer(v)) return `'\\x${v.toString('hex')}'`;

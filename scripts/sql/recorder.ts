@@ -46,6 +46,11 @@ const anything: unknown = new Proxy(function anything() {}, {
   apply: () => anything,
 });
 
+/** Whether `v` is the stand-in value of an unanswered row (a parameter taken from an earlier answer). */
+export function isAnswerStandIn(v: unknown): boolean {
+  return v === anything;
+}
+
 /** Most statements one call may run before the recording refuses (see {@link Answers}). */
 const MAX_STATEMENTS = 20;
 
