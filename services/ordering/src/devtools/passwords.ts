@@ -1,5 +1,5 @@
 /**
- * `dev/get-random-password` (ordering spec §4.9): crypto-random passwords from an alphabet without
+ * `devGetRandomPassword`: crypto-random passwords from an alphabet without
  * look-alike characters, with at least one character of each class.
  */
 import { randomInt } from 'node:crypto';

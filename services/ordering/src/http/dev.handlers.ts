@@ -1,5 +1,5 @@
 /**
- * Handlers of the development utilities (ordering spec §4.9) owned here: environment, request headers,
+ * Handlers of the development utilities (tag `dev`) owned here: environment, request headers,
  * remote IP, geo-IP, encryption, transliteration, passwords, QR codes and the uptime-monitor status.
  * `devGetUserName`/`devGetUserClaims` live in `dev-identity.handlers.ts`; the ERP and payment utilities come
  * with their clients.

@@ -1,5 +1,5 @@
 /**
- * The fast lane of `listShopArticles` (ordering spec §4.3; the article list has a latency target in BENCHMARKS.md):
+ * The fast lane of `listShopArticles` (tag `shop`; the article list has a latency target in BENCHMARKS.md):
  * the web shop's most frequent read, answered from the in-process article-list cache, served before
  * Express sets the request up (packages/shared fast-lane.ts) and without the pipeline behind it (request
  * logger, metrics middleware, spec validator with its access, gate and parser middleware, compression,

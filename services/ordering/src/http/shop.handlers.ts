@@ -1,7 +1,6 @@
 /**
- * Handlers of the shop catalogue and lookup operations under `/api/grpc-json/v1/shop` (ordering spec
- * §4.3; errors as google.rpc.Status): articles, countries, SIIDs. Discount codes and orders live in
- * `orders.handlers.ts`.
+ * Handlers of the shop catalogue and lookup operations under `/api/grpc-json/v1/shop` (tag `shop`; errors as
+ * google.rpc.Status): articles, countries, SIIDs. Discount codes and orders live in `orders.handlers.ts`.
  */
 import { principalOf, sendJsonBody, specFilled, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';

@@ -1,5 +1,5 @@
 /**
- * Password hashing (docs/decisions.md §6 identity, ordering spec §4.6): scrypt at the OWASP Password Storage Cheat
+ * Password hashing (docs/decisions.md §6 identity; `createUser`, `updateUserProfile`): scrypt at the OWASP Password Storage Cheat
  * Sheet setting N=2^17, r=8, p=1, a 64-byte key and a 16-byte random salt. Stored self-describing, so
  * parameters can be raised later and old hashes still verify:
  * `$scrypt$ln=17,r=8,p=1$<salt base64>$<key base64>` (`ln` = log2 N).

@@ -1,5 +1,5 @@
 /**
- * The fast lane of `getPunches` and `postPunches` (timing spec §4.1): the read that result software
+ * The fast lane of `getPunches` and `postPunches`: the read that result software
  * repeats several times a second per event, and the uploads modems send (often one punch each), served without the
  * Express pipeline (request and response set-up, request logger, metrics middleware, spec validator, access
  * middleware, compression stream, dispatcher), which cost more CPU per request than the page

@@ -1,5 +1,5 @@
 /**
- * Handlers of the punch operations (timing spec §4.1): content negotiation and headers here, everything
+ * Handlers of the punch operations (tag `punches`): content negotiation and headers here, everything
  * else in punches.service.ts.
  */
 import { ApiError, preferredType, specFilled, type Handlers, type OpenApiDocument } from '@sports-timing/shared';

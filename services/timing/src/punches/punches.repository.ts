@@ -49,10 +49,10 @@ export const PUNCH_SESSION_SETTINGS: Record<string, number | string> = {
   enable_bitmapscan: 'off',
 };
 
-/** Punches per response (timing spec §4.1 rule 2, §8; `getPunches` 200 `maxItems`). */
+/** Punches per response (`getPunches`: the `maxItems` of its 200 response). */
 const PAGE_SIZE = PUNCH_PAGE_SIZE;
 
-/** Header row of the CSV format (timing spec §2.1): the spec's `Punch` fields. */
+/** Header row of the CSV format (the CSV form of `getPunches`): the spec's `Punch` fields. */
 const CSV_HEADER = PUNCH_FIELDS.join(',');
 
 /** The `punches` column of each of {@link PUNCH_FIELDS} (`receptionTimeUtc` → `reception_time_utc`). */

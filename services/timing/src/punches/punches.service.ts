@@ -1,5 +1,5 @@
 /**
- * Punch reads and uploads (timing spec §4.1, docs/decisions.md §5): filter resolution and access for reads, modem
+ * Punch reads and uploads (tag `punches`, docs/decisions.md §5): filter resolution and access for reads, modem
  * ownership and the gap-free batch insert for uploads. SQL lives in punches.repository.ts.
  */
 import type { Kysely } from 'kysely';
