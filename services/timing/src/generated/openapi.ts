@@ -26,7 +26,7 @@ export interface paths {
          *       array; `text/csv` gives CSV with the header row `id,card,time,code,type,modem,receptionTimeUtc`,
          *       comma-separated, numbers never quoted, one punch per line, every line ending in `\n`. Anything else is 406.
          *       The content type carries `charset=utf-8`.
-         *     - Polling (spec §4.1 rule 6): first request with `after` = the event's zero time and `afterId=0`, then
+         *     - Polling: first request with `after` = the event's zero time and `afterId=0`, then
          *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
          *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
          *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
@@ -553,7 +553,7 @@ export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
         /**
-         * @description Kind of punch. Further values may be added in later versions of this API (spec §9.3): clients must
+         * @description Kind of punch. Further values may be added in later versions of this API: clients must
          *     tolerate unknown values.
          * @enum {string}
          */
@@ -617,7 +617,7 @@ export interface components {
          * @example demo
          */
         UserName: string;
-        /** @description A stored punch (spec §2.1). */
+        /** @description A stored punch. */
         Punch: {
             /**
              * Format: int64
