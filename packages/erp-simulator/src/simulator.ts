@@ -38,7 +38,8 @@
  */
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, attributeValue, seedTenant } from './seed';
 import { QueryError } from './query';
-import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
+import { SimServer, jsonObject, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
+import { postWebhook, withoutQuery } from '@sports-timing/shared/src/sim-webhook';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
 import { route, ship, update } from './records';
 import { HttpError, errorBody, type ErpTenantOptions, type Tenant } from './tenant';
@@ -130,8 +131,8 @@ export class ErpSimulator {
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? 5_000;
     this.log = options.log ?? (() => undefined);
     this.server = new SimServer({
-      port: options.port ?? 0,
-      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      host: options.host,
       api: (req) => this.api(req),
       control: (req) => this.control(req),
       controlToken: options.controlToken,
