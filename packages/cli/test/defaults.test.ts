@@ -5,7 +5,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { loadDemoCatalog } from '../../../services/ordering/src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from '../../../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../../../services/ordering/test/support/app';
 import { batteryLines } from '../src/battery';
 import { defaultOrderingUrl, defaultTimingUrl } from '../src/main';
 

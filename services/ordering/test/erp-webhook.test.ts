@@ -14,7 +14,7 @@ import { importArticles } from '../src/catalog/catalog.import';
 import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
 import { composeOrdering, erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

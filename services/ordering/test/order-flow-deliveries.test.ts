@@ -4,7 +4,7 @@
  * order, repeated and with stale claims, end in the provider's current state.
  */
 import type { OrderFlow } from '../src/orders/order-flow.service';
-import type { OrderingTestContext } from './helpers';
+import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderFlowSteps } from './support/order-flow-steps';
 

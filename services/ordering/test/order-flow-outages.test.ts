@@ -5,7 +5,7 @@
  */
 import type { ErpSimulator } from '@sports-timing/erp-simulator';
 import type { PaymentSimulator } from '@sports-timing/payment-simulator';
-import type { OrderingTestContext } from './helpers';
+import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderFlowSteps } from './support/order-flow-steps';
 

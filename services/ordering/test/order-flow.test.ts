@@ -11,8 +11,8 @@ import type { PaymentSimulator } from '@sports-timing/payment-simulator';
 import { storePaylink } from '../src/orders/order-flow.repository';
 import type { OrderFlow } from '../src/orders/order-flow.service';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
-import { orderBody } from './orders.support';
-import type { OrderingTestContext } from './helpers';
+import { orderBody } from './support/orders';
+import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderFlowSteps } from './support/order-flow-steps';
 

@@ -8,7 +8,7 @@ import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
 import { orderNumberFor } from '../src/orders/orders.service';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import type { components } from '../src/generated/openapi';
-import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
+import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './support/orders';
 
 type ShopOrderDTO = components['schemas']['ShopOrderDTO'];
 

@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import type { Transaction } from '@sports-timing/payment-simulator';
-import { orderBody } from '../orders.support';
+import { orderBody } from './orders';
 import { WEBHOOK_PATH, type OrderFlowStack } from './order-flow-stack';
 
 /** An order as `POST /shop/orders` answered it. */
