@@ -16,7 +16,7 @@ import { loadCartArticles } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
 import type { OrderInput, StoredOrder } from './order.types';
 import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
-import * as repo from './orders.repository';
+import { renewIdempotentResponse } from './idempotency.repository';
 import type { OrderLimits } from './order-limits';
 import { enqueueOrder, persistOrder, priceOrder, reserveOrder, validateCart, type OrderPlacement } from './place-order.steps';
 
@@ -101,7 +101,7 @@ async function placeOrder<T>(
       const body = render(withPaylink);
       // The key's record gets this answer (with the paylink and its `updatedAt`), so that a retry is answered
       // the same bytes; a retry that came in between renews it the same way (`withCurrentPaylink`).
-      if (claim) await repo.renewIdempotentResponse(db, claim, placed.order.id, body);
+      if (claim) await renewIdempotentResponse(db, claim, placed.order.id, body);
       return { body, replayed: false };
     }
   }
@@ -118,7 +118,7 @@ async function withCurrentPaylink<T>(db: Kysely<DB>, claim: IdempotencyClaim, bo
   const now = await findOrder(db, b.oid);
   if (!now?.paylinkUrl) return body;
   const renewed = render(now);
-  await repo.renewIdempotentResponse(db, claim, now.id, renewed);
+  await renewIdempotentResponse(db, claim, now.id, renewed);
   return renewed;
 }
 

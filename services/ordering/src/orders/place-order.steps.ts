@@ -20,6 +20,7 @@ import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
 import { checkAddresses, type CheckedAddresses } from './addresses';
 import { buildCart, CARD_NUMBER_KEY, summarize, type CartLine, type PricedCart } from './cart';
 import type { IdempotencyClaim } from './idempotency';
+import { insertOutboxAndCompleteKey } from './idempotency.repository';
 import { renderOrderConfirmation } from './order-confirmation.mail';
 import { newOrderJobs } from './order-flow.service';
 import type { OrderLimits } from './order-limits';
@@ -230,7 +231,7 @@ export async function enqueueOrder(
   claim: IdempotencyClaim | null,
   body: unknown,
 ): Promise<void> {
-  await repo.insertOutboxAndCompleteKey(
+  await insertOutboxAndCompleteKey(
     trx,
     outboxRows([
       mailEntry(`order-confirmation:${order.id}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })),
