@@ -12,9 +12,9 @@
  * Amounts are integer cents as in the API.
  */
 import { randomUUID } from 'node:crypto';
-import { setTimeout as sleep } from 'node:timers/promises';
 import createClient, { type Client, type Middleware } from 'openapi-fetch';
 import type { components, paths } from '@sports-timing/contracts/src/generated/ordering';
+import { retryAfterMs, withRetry } from '@sports-timing/shared/src/provider-kit';
 
 export type { components, paths };
 
@@ -59,8 +59,8 @@ function describe(body: ErrorBody | undefined): string {
 }
 
 function retryAfter(res: Response): number | undefined {
-  const v = res.headers.get('Retry-After');
-  return v !== null && /^\d+$/.test(v) ? Number(v) : undefined;
+  const ms = retryAfterMs(res.headers);
+  return ms === null ? undefined : ms / 1000;
 }
 
 function apiError(res: Response, body: unknown): OrderingApiError {
@@ -245,27 +245,28 @@ export function createOrderingClient(opts: OrderingClientOptions): OrderingClien
     },
     async placeOrder(order, o = {}) {
       const idempotencyKey = o.idempotencyKey ?? newIdempotencyKey();
-      const attempts = 1 + (o.retries ?? 2);
-      for (let attempt = 1; ; attempt++) {
-        let failure: unknown;
-        try {
+      // The kit's loop with this client's own waits: `Retry-After` when sent, else the fixed `retryDelayMs`
+      // (so its backoff fields are unused).
+      const policy = { maxAttempts: 1 + (o.retries ?? 2), baseDelayMs: 0, maxDelayMs: 0 };
+      const placed = await withRetry(
+        policy,
+        async () => {
           const { data, error, response } = await api.POST('/api/grpc-json/v1/shop/orders', {
             body: order,
             params: { header: { 'Idempotency-Key': idempotencyKey } },
           });
-          if (data !== undefined) return { order: data, idempotencyKey };
-          failure = apiError(response, error);
-          // 4xx other than 429 is the order's own fault: retrying the same body cannot help.
-          if (response.status < 500 && response.status !== 429) throw failure;
-        } catch (err) {
-          if (err instanceof OrderingApiError && err.status < 500 && err.status !== 429) throw err;
-          failure = err;
-        }
-        if (attempt >= attempts) throw failure;
-        const wait =
-          failure instanceof OrderingApiError && failure.retryAfterSeconds !== undefined ? failure.retryAfterSeconds * 1000 : (o.retryDelayMs ?? 500);
-        await sleep(wait);
-      }
+          if (data === undefined) throw apiError(response, error);
+          return data;
+        },
+        (outcome) => {
+          if (outcome.ok) return false;
+          const err = outcome.error;
+          // 4xx other than 429 is the order's own fault: retrying the same body cannot help. A network error is retried.
+          if (err instanceof OrderingApiError && err.status < 500 && err.status !== 429) return false;
+          return err instanceof OrderingApiError && err.retryAfterSeconds !== undefined ? err.retryAfterSeconds * 1000 : (o.retryDelayMs ?? 500);
+        },
+      );
+      return { order: placed, idempotencyKey };
     },
     async getOrders(query = {}) {
       const { data, error, response } = await api.GET('/api/rest/v1/dev/get-orders', { params: { query } });

@@ -7,10 +7,10 @@
  * live over Server-Sent Events with `Last-Event-ID` resume. Times are the API's: punch `time` local
  * wall-clock ms, `receptionTimeUtc` UTC ms.
  */
-import { setTimeout as delay } from 'node:timers/promises';
 import { gzipSync } from 'node:zlib';
 import createClient, { type Client } from 'openapi-fetch';
 import type { components, paths } from '@sports-timing/contracts/src/generated/timing';
+import { retryAfterMs, sleep } from '@sports-timing/shared/src/provider-kit';
 
 export type { components, paths };
 
@@ -143,13 +143,8 @@ function totalOf(res: Response): number {
 }
 
 function retryAfterOf(res: Response): number | undefined {
-  const v = res.headers.get('Retry-After');
-  return v !== null && /^\d+$/.test(v) ? Number(v) : undefined;
-}
-
-/** Waits `ms` milliseconds, or less when `signal` aborts (resolves either way). */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
+  const ms = retryAfterMs(res.headers);
+  return ms === null ? undefined : ms / 1000;
 }
 
 function isAbort(err: unknown): boolean {
