@@ -16,4 +16,5 @@ export * from './rate-limit';
 export * from './fast-lane';
 export { asSingleLine } from './text-rules';
 export * from './eu-countries';
+export * from './json-body';
 export { zonedMidnightMs } from './time-zones';

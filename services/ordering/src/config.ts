@@ -1,10 +1,9 @@
 /**
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
-import { defaultHashConcurrency } from './identity/hash-gate';
-import { scryptLnFromEnv } from './identity/passwords';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -79,6 +78,17 @@ export interface OrderingConfig {
   orderPaymentExpiryMinutes: number;
   /** Seconds between two expiry sweeps of an instance (`ORDER_EXPIRY_SWEEP_SECONDS`, default 60). */
   orderExpirySweepSeconds: number;
+  /**
+   * Minutes an unpaid order without a payment on its way holds its discount codes' uses before they go back
+   * to the pool (`DISCOUNT_HOLD_MINUTES`, default 60; ordering README "Discount uses of unpaid orders").
+   */
+  discountHoldMinutes: number;
+  /**
+   * Whether the shop takes real money (`PAYMENT_MODE`: `LIVE` or `TEST`; default `LIVE` with
+   * `APP_ENV=production`, else `TEST`). `LIVE`: a provider transaction in `TEST` mode never pays an order,
+   * it is flagged for an operator (docs/payrexx.md "TEST and LIVE").
+   */
+  paymentMode: 'TEST' | 'LIVE';
   /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/order-limits.ts`). */
   orderMaxCardsPublic: number;
   /** Orders per `public` caller and hour (`ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR`, default 60; 0 = off). */
@@ -148,6 +158,35 @@ function defaultPublicBaseUrl(host: string, port: number): string {
   return `http://${h}:${port === 0 ? 8080 : port}`;
 }
 
+// Password hashing settings: read here, with the other settings, and used by identity/passwords.ts and
+// identity/hash-gate.ts (the configuration sits below every domain module).
+
+/** log2 N of the OWASP setting. */
+const OWASP_LN = 17;
+
+/**
+ * log2 N of new hashes from `PASSWORD_HASH_COST_LN` (default and in production always 17, the OWASP
+ * setting). Test suites lower it (jest sets 10) so that the hundreds of hashes they compute take
+ * milliseconds instead of 128 MiB and ~0.3 s each; a deployment with `APP_ENV=production` refuses any
+ * other value at start. Hashes stay self-describing, so a hash made at any cost verifies at that cost.
+ */
+export function scryptLnFromEnv(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PASSWORD_HASH_COST_LN?.trim();
+  if (!raw) return OWASP_LN;
+  const ln = Number(raw);
+  if (!/^\d{1,2}$/.test(raw) || ln < 10 || ln > 20) throw new ConfigError('PASSWORD_HASH_COST_LN', raw, 'an integer from 10 to 20');
+  if (ln !== OWASP_LN && env.APP_ENV === 'production') throw new ConfigError('PASSWORD_HASH_COST_LN', raw, `unset or ${OWASP_LN} in production`);
+  return ln;
+}
+
+/**
+ * Default number of concurrent hashes: one core less than the machine has (at least 1, at most 2), so
+ * the event loop and the rest of the thread pool keep CPU time.
+ */
+function defaultHashConcurrency(): number {
+  return Math.max(1, Math.min(2, availableParallelism() - 1));
+}
+
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
@@ -202,6 +241,12 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // abandoned orders hold card numbers and single-use codes.
     orderPaymentExpiryMinutes: e.int('ORDER_PAYMENT_EXPIRY_MINUTES', 1440, 1, 43_200),
     orderExpirySweepSeconds: e.int('ORDER_EXPIRY_SWEEP_SECONDS', 60, 1, 3600),
+    // An hour, like WooCommerce's "Hold stock" default for unpaid orders: long enough to pay by card or
+    // TWINT; a code with few uses is not blocked for a day by an abandoned checkout.
+    discountHoldMinutes: e.int('DISCOUNT_HOLD_MINUTES', 60, 1, 43_200),
+    // Production takes real money; everywhere else the instance is a test instance (or the simulator, which
+    // writes TEST transactions), so TEST payments must pay orders there.
+    paymentMode: e.oneOf('PAYMENT_MODE', ['TEST', 'LIVE'] as const, environment === 'production' ? 'LIVE' : 'TEST'),
     // Anonymous callers and customers: a club's season order fits (100 cards), hoarding the number
     // range does not; staff, retailers and service clients are not limited here.
     orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),

@@ -356,7 +356,8 @@ describe('bootstrap admin', () => {
 
 describe('password hash cost', () => {
   it('is the OWASP setting unless lowered for tests; production refuses a lowered cost; a hash of any cost verifies', async () => {
-    const { scryptLnFromEnv, hashPassword, verifyPassword } = await import('../src/identity/passwords');
+    const { scryptLnFromEnv } = await import('../src/config');
+    const { hashPassword, verifyPassword } = await import('../src/identity/passwords');
     expect(scryptLnFromEnv({})).toBe(17);
     expect(scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '10', APP_ENV: 'test' })).toBe(10);
     expect(() => scryptLnFromEnv({ PASSWORD_HASH_COST_LN: '10', APP_ENV: 'production' })).toThrow(/PASSWORD_HASH_COST_LN/);

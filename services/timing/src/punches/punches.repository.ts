@@ -26,6 +26,7 @@
  * Uploads themselves are single statements, so they never sit idle inside a transaction.
  */
 import type pg from 'pg';
+import { visibleRow } from './punch-visibility.repository';
 
 /**
  * Session settings of the service's pool (server.ts; the tests and the benchmark's raw server use them
@@ -80,6 +81,7 @@ export interface PunchPage {
  * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
  * backward walk of the primary key past the few newest rows that are still hidden).
  */
+// The rule written out (not `visibleRow`): this text is part of the checked-in page statements (`sql/*.sql`).
 const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
 
 /** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
@@ -94,8 +96,7 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
     values.push(scope.timeTo);
     parts.push(`${alias}.time <= $${values.length}`);
   }
-  // The polling guarantee: only rows below the snapshot's xmin (see the module comment).
-  parts.push(`${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`);
+  parts.push(visibleRow(alias));
   return { where: parts.join(' and '), values };
 }
 
