@@ -15,6 +15,7 @@ import {
   rateLimits,
   dispatch,
   enforceRoles,
+  findOperation,
   httpLogger,
   loadSpec,
   operationOf,
@@ -31,7 +32,7 @@ import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { registerOperatorAttentionMetrics } from './metrics/operator-attention';
 import { countPending } from './outbox/outbox.repository';
-import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
+import { tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { shopArticlesFastLane } from './http/shop-articles.fast';
@@ -197,7 +198,8 @@ export function createApp(deps: OrderingDeps): Express {
     }),
   );
   app.use(dispatch(allHandlers(ctx, String((spec.info as { version: string }).version))));
-  app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
+  // The token endpoint's errors (RFC 6749 §5.2 shape), on the path of `issueToken` in the spec.
+  app.use(findOperation(spec, 'issueToken').path, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
   if (deps.fastLane !== false)
