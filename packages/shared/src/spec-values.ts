@@ -72,6 +72,16 @@ export function specValue<T>(schema: SchemaObject, keyword: string, where: strin
 }
 
 /**
+ * The `default`s an object schema states for its properties, by property name (properties without one are
+ * absent): what the request validator fills into a body that is present, for a handler whose body is optional
+ * and absent.
+ */
+export function specDefaults(schema: SchemaObject): Record<string, unknown> {
+  const properties = (schema.properties ?? {}) as Record<string, SchemaObject>;
+  return Object.fromEntries(Object.entries(properties).flatMap(([name, p]) => ('default' in p ? [[name, p.default]] : [])));
+}
+
+/**
  * `value` of a parameter or body property whose `default` the spec states: the request validator has filled the
  * default in (ajv `useDefaults`), so the handler takes it as validated instead of writing the default a second
  * time. Throws (500) when it is missing, which only a request that bypassed the validator can cause; `name`

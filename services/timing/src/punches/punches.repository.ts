@@ -258,7 +258,7 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * The text depends only on the statement, the format, which time bounds are set and, for `sparse`, the
  * number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
  * `withTotal: false` leaves the total out (null), for the benchmark's raw server. Every variant, rendered
- * whole under its statement name: `src/punches/sql/*.sql` (`pnpm punches:sql`; docs/database.md).
+ * whole under its statement name: `src/punches/sql/*.sql` (`pnpm sql`; docs/database.md).
  */
 export function pageQuery(
   scope: PunchScope,
