@@ -94,7 +94,7 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
 
     async devCreatePaymentPaylink(req, res) {
       // The body is optional: an absent one gets the defaults the validator fills into a present one.
-      const b: typeof req.body & object = req.body ?? (PAYLINK_DEFAULTS as typeof req.body & object);
+      const b: NonNullable<typeof req.body> = req.body ?? (PAYLINK_DEFAULTS as NonNullable<typeof req.body>);
       res.json(
         await provider(
           () =>
