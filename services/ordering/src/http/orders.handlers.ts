@@ -6,7 +6,7 @@
  * `createQuotationForSubscription` is handled with the ERP operations (`erp.handlers.ts`).
  */
 import type { Request, Response } from 'express';
-import { principalOf, type Handlers } from '@sports-timing/shared';
+import { principalOf, specFilled, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingContext } from '../composition';
@@ -28,7 +28,7 @@ function shopItem(it: Schemas['NewShopOrderItemDTO'], path: string, lineNo: numb
     quantity: it.quantity,
     configuration: { ...(it.configuration ?? {}) },
     subitems: (it.subitems ?? []).map((s, j) => shopItem(s, `${path}.subitems[${j}]`, lineNo)),
-    articleBomItemOid: it.articleBomItemOid ?? 0,
+    articleBomItemOid: specFilled(it.articleBomItemOid, 'NewShopOrderItemDTO articleBomItemOid'),
     lineNo,
     paths: { item: path, articleNumber: `${path}.articleNumber`, cardNumber: `${path}.configuration.${CARD_NUMBER_KEY}` },
     assignRandomCardNumber: false,
@@ -66,7 +66,7 @@ const shopAddressPaths = (prefix: string): AddressPaths => ({
 export function shopOrderInput(body: Schemas['NewShopOrderDTO']): OrderInput {
   return {
     source: 'shop',
-    contact: { ...body.contact, emailOptIn: body.contact.emailOptIn ?? false, culture: body.contact.culture ?? 'en' },
+    contact: { ...body.contact, emailOptIn: specFilled(body.contact.emailOptIn, 'emailOptIn'), culture: specFilled(body.contact.culture, 'culture') },
     shippingAddress: shopAddress(body.shippingAddress),
     billingAddress: body.billingAddress ? shopAddress(body.billingAddress) : null,
     billingAddressIsSameAsShippingAddress: body.billingAddressIsSameAsShippingAddress,
