@@ -138,12 +138,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'services/timing/src/demo/load.ts: postPunches x-max-modems-per-user (1000) as a constant': "the demo loader's upload batch size, not a modem cap",
   'services/timing/src/live/listener.ts: postPunches x-max-new-modems (100) as a constant': 'a LISTEN reconnect delay in ms, not a modem cap',
   'services/ordering/src/discounts/discounts.service.ts: NewUser.password minLength (12) as a constant': 'characters of a generated discount code',
-  // Not done yet: the card order's handlers, being reshaped (one context block for createShopOrder/createOrder).
-  'services/ordering/src/http/orders.handlers.ts: default articleBomItemOid ?? 0': 'pending: the card order handlers',
-  'services/ordering/src/http/orders.handlers.ts: default emailOptIn ?? false': 'pending: the card order handlers',
-  'services/ordering/src/http/orders.handlers.ts: default culture ?? "en"': 'pending: the card order handlers',
-  'services/ordering/src/orders/card-order.ts: default emailOptIn ?? false': 'pending: the card order handlers',
-  'services/ordering/src/orders/card-order.ts: default culture ?? "en"': 'pending: the card order handlers',
 };
 
 /** What the specs state: defaults by name, the enforced limits, operation paths. */

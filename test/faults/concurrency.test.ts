@@ -10,8 +10,8 @@ import request from 'supertest';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import type { DB } from '../../services/ordering/src/db/schema';
 import { claimRandomCardNumbers } from '../../services/ordering/src/siid/siid.service';
-import { createOrderingDatabase } from '../../services/ordering/test/helpers';
-import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/auth-support';
+import { createOrderingDatabase } from '../../services/ordering/test/support/app';
+import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
 
 const WORKERS = 64;
 const PER_WORKER = Number(process.env.CARD_RESERVATIONS ?? 50);

@@ -1,5 +1,5 @@
 /**
- * ERP webhooks (ordering spec §4.10, §6) with the ERP simulator delivering over real
+ * ERP webhooks (`receiveErpWebhook`) with the ERP simulator delivering over real
  * HTTP to the ordering app listening on a real port, and a real PostgreSQL: changing an article's shop
  * field in the simulator changes the shop's article list; repeated deliveries coalesce into one piece of
  * work with one effect; a forged delivery (wrong/missing secret) records nothing; the body is never
@@ -10,11 +10,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
+import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
-import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
 import { composeOrdering, erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

@@ -3,7 +3,7 @@
  * the input of the one order pipeline (`orders.service.ts`) — one item per card, each with its requested card
  * number or a random free number to be claimed, and a bound on the cards per order.
  */
-import { addFieldError, validationError } from '@sports-timing/shared';
+import { addFieldError, specFilled, validationError } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
 import { CARD_NUMBER_KEY } from './cart';
 import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from './order.types';
@@ -74,7 +74,7 @@ export function cardOrderInput(body: CardOrderRequest): OrderInput {
   const phone = body.phoneNumber ?? null;
   return {
     source: 'cardOrder',
-    contact: { ...body.contact, emailOptIn: body.contact.emailOptIn ?? false, culture: body.contact.culture ?? 'en' },
+    contact: { ...body.contact, emailOptIn: specFilled(body.contact.emailOptIn, 'emailOptIn'), culture: specFilled(body.contact.culture, 'culture') },
     shippingAddress: cardOrderAddress(body.shippingAddress, phone),
     billingAddress: body.billingAddress ? cardOrderAddress(body.billingAddress, null) : null,
     billingAddressIsSameAsShippingAddress: body.billingAddressIsSameAsShippingAddress,
