@@ -110,11 +110,7 @@ test('the section rule finds prose-spec citations and leaves RFC and docs citati
  * Files still citing sections, each to be rewritten like the rest (then removed here; docs/spec-sections.md
  * resolves their citations until then). The list only shrinks: a listed file without a finding fails too.
  */
-const PENDING = new Set<string>([
-  'services/ordering/src/config.ts',
-  'services/ordering/test/auth.test.ts',
-  'services/timing/test/users.test.ts',
-]);
+const PENDING = new Set<string>(['services/ordering/src/config.ts', 'services/ordering/test/auth.test.ts', 'services/timing/test/users.test.ts']);
 
 test('no source file cites a prose specification by section', () => {
   const found = files.flatMap((f) => proseSectionCitations(readFileSync(path.join(ROOT, f), 'utf8')).map((line) => `${f}:${line}`));
