@@ -2,6 +2,8 @@
  * Environment parsing with clear errors. Every service reads its configuration through these helpers
  * so that a bad value stops the process at start with a message naming the variable, never later.
  */
+import type { components } from '@sports-timing/contracts/src/generated/ordering';
+import { enumValues } from './spec-values';
 
 /** Thrown when an environment variable holds a value that cannot be used. */
 export class ConfigError extends Error {
@@ -81,6 +83,11 @@ export function envReader(env: Env = process.env) {
 }
 
 /** pino's levels, the values `LOG_LEVEL` takes. */
+/** Deployment environments (`APP_ENV`), as the ordering spec's `DevEnvironment.environment` states them. */
+export type AppEnvironment = components['schemas']['DevEnvironment']['environment'];
+/** Every {@link AppEnvironment}, for reading `APP_ENV` in either service. */
+export const APP_ENVIRONMENTS = enumValues<AppEnvironment>({ development: true, test: true, staging: true, production: true });
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Settings every service process reads besides its own configuration (README "Configuration"). */

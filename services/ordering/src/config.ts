@@ -3,11 +3,15 @@
  */
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
-
-/** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
-const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
-export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
+import {
+  APP_ENVIRONMENTS,
+  ConfigError,
+  DEV_ERP_WEBHOOK_SECRET,
+  type AppEnvironment,
+  envReader,
+  loadProcessConfig,
+  parseCorsOrigins,
+} from '@sports-timing/shared';
 
 /** Resolved configuration of the ordering service. */
 export interface OrderingConfig {
@@ -194,7 +198,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
   scryptLnFromEnv(env);
-  const environment = e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development');
+  const environment = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development');
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');

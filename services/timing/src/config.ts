@@ -2,7 +2,7 @@
  * Timing service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
+import { APP_ENVIRONMENTS, ConfigError, type AppEnvironment, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
 
 /**
@@ -82,7 +82,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
   // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
-  const production = e.oneOf('APP_ENV', ['development', 'test', 'staging', 'production'], 'development') === 'production';
+  const production = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development') === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.
   if (bootstrapApiKey !== undefined && !KEY_FORMAT.test(bootstrapApiKey)) throw new ConfigError('TIMING_BOOTSTRAP_API_KEY', '***', KEY_FORMAT_TEXT);
