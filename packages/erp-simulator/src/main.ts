@@ -6,7 +6,7 @@
  * subscriptions: `ERP_SIMULATOR_WEBHOOK_URLS` / `ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS` (comma lists) or
  * `POST /__control/subscribe`.
  */
-import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { checkHost, ConfigError, createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
 import { DEFAULT_TOKENS } from './seed';
 import { controlTokenFromEnv } from './sim-server';
 import { createErpSimulator } from './simulator';
@@ -20,7 +20,7 @@ async function main(): Promise<void> {
   const sandbox = env.string('ERP_SIMULATOR_SANDBOX_TOKEN', DEFAULT_TOKENS.sandbox)!;
   const sim = createErpSimulator({
     port: env.int('ERP_SIMULATOR_PORT', 8090, 0, 65535),
-    host: env.string('HOST', '127.0.0.1')!,
+    host: checkHost('HOST', env.string('HOST', '127.0.0.1')!),
     tenants: [
       { name: 'main', prefix: '', token: main },
       { name: 'sandbox', prefix: 'sandbox', token: sandbox },
@@ -51,6 +51,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  // A configuration mistake is one line naming its variable (README "Configuration"); anything else keeps its stack.
+  console.error(err instanceof ConfigError ? err.message : err);
   process.exit(1);
 });

@@ -5,7 +5,7 @@
  * both agree without further set-up. Webhook subscriptions come from `PAYMENT_SIMULATOR_WEBHOOK_URLS`
  * (comma list) or `POST /__control/subscribe`.
  */
-import { createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { checkHost, ConfigError, createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
 import { controlTokenFromEnv } from '@sports-timing/erp-simulator/src/sim-server';
 import { DEFAULT_API_KEY, DEFAULT_INSTANCE, createPaymentSimulator } from './simulator';
 
@@ -16,7 +16,7 @@ async function main(): Promise<void> {
   const logger = createLogger('payment-simulator');
   const sim = createPaymentSimulator({
     port: env.int('PAYMENT_SIMULATOR_PORT', 8091, 0, 65535),
-    host: env.string('HOST', '127.0.0.1')!,
+    host: checkHost('HOST', env.string('HOST', '127.0.0.1')!),
     instance: env.string('PAYMENT_INSTANCE', DEFAULT_INSTANCE)!,
     apiKey: env.string('PAYMENT_API_KEY', DEFAULT_API_KEY)!,
     webhookMaxAttempts: env.int('PAYMENT_SIMULATOR_WEBHOOK_ATTEMPTS', 5, 1, 20),
@@ -40,6 +40,7 @@ async function main(): Promise<void> {
 }
 
 main().catch((err) => {
-  console.error(err);
+  // A configuration mistake is one line naming its variable (README "Configuration"); anything else keeps its stack.
+  console.error(err instanceof ConfigError ? err.message : err);
   process.exit(1);
 });

@@ -2,7 +2,8 @@
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
+import { checkHost, ConfigError, envReader, loadProcessConfig, parseCorsOrigins, parseTrustedProxies } from '@sports-timing/shared';
+import { checkOrderingSecrets } from './config-secrets';
 import { defaultHashConcurrency } from './identity/hash-gate';
 import { scryptLnFromEnv } from './identity/passwords';
 
@@ -163,12 +164,22 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
   const port = e.int('ORDERING_PORT', 8080, 0, 65535);
-  const host = e.string('HOST', '127.0.0.1')!;
+  const host = checkHost('HOST', e.string('HOST', '127.0.0.1')!);
   // Derived addresses follow what they derive from unless set (README "Configuration"): this service's own
   // address from HOST and ORDERING_PORT, the simulators' from their port variables.
   const erpSimulator = `http://127.0.0.1:${e.int('ERP_SIMULATOR_PORT', 8090, 1, 65535)}`;
   const paymentSimulator = `http://127.0.0.1:${e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535)}`;
+  const secrets = {
+    jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
+    jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
+    licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
+    licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
+    encryptionKeys: e.string('ENCRYPTION_KEYS'),
+    mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
+  };
+  checkOrderingSecrets(secrets);
   return {
+    ...secrets,
     environment,
     port,
     host,
@@ -176,15 +187,10 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5442, 1, 65535),
     smtpUrl: e.url('SMTP_URL', ['smtp', 'smtps']),
-    mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
     bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
     jwtIssuer: e.string('JWT_ISSUER', 'urn:sports-timing:ordering')!,
     jwtAudience: e.string('JWT_AUDIENCE', 'urn:sports-timing:api')!,
     accessTokenTtlSeconds: e.int('ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
-    jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
-    jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
-    licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
-    licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
     loginMaxFailuresPerAccountAllSources: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES', 100, 1, 1_000_000),
@@ -213,12 +219,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', environment !== 'production'),
     metricsToken: e.string('METRICS_TOKEN'),
-    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    trustedProxies: parseTrustedProxies(e.string('TRUSTED_PROXIES')),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
-    encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], `${erpSimulator}/webapp/api/v1`)!,
     erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], `${erpSimulator}/sandbox/webapp/api/v1`)!,
