@@ -6,7 +6,7 @@
  * subscriptions: `ERP_SIMULATOR_WEBHOOK_URLS` / `ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS` (comma lists) or
  * `POST /__control/subscribe`.
  */
-import { checkHost, ConfigError, createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { checkHost, ConfigError, createLogger, parseUrlList, envReader, stopOnSignals } from '@sports-timing/shared';
 import { DEFAULT_TOKENS } from './seed';
 import { controlTokenFromEnv } from './sim-server';
 import { createErpSimulator } from './simulator';
@@ -28,11 +28,7 @@ async function main(): Promise<void> {
     log: (line) => logger.info(line),
     controlToken,
   });
-  const urls = (name: string) =>
-    (env.string(name, '') ?? '')
-      .split(',')
-      .map((u) => u.trim())
-      .filter(Boolean);
+  const urls = (name: string) => parseUrlList(name, env.string(name, ''));
   for (const url of urls('ERP_SIMULATOR_WEBHOOK_URLS')) sim.subscribe(url, 'main');
   for (const url of urls('ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS')) sim.subscribe(url, 'sandbox');
   await sim.start();

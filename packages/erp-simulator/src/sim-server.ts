@@ -29,6 +29,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { ConfigError } from '@sports-timing/shared';
 
 /** An incoming request, body read. */
 export interface SimRequest {
@@ -115,15 +116,15 @@ function tokenMatches(presented: string | string[] | undefined, token: string): 
  * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
  * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
  * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
- * changes"). Throws an Error naming the variable.
+ * changes"). Throws a ConfigError naming the variable.
  */
 export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
   const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
   const appEnv = env.APP_ENV ?? 'development';
   if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
-    throw new Error(`SIM_CONTROL_TOKEN is required when APP_ENV=${appEnv}: the simulator's control API must not run without a credential outside development`);
+    throw new ConfigError('SIM_CONTROL_TOKEN', '', `a token when APP_ENV=${appEnv}: the control API must not run without a credential outside development`);
   }
-  if (token !== undefined && token.length < 16) throw new Error('SIM_CONTROL_TOKEN must be at least 16 characters');
+  if (token !== undefined && token.length < 16) throw new ConfigError('SIM_CONTROL_TOKEN', '***', 'a token of at least 16 characters');
   return token;
 }
 

@@ -5,7 +5,7 @@
  * both agree without further set-up. Webhook subscriptions come from `PAYMENT_SIMULATOR_WEBHOOK_URLS`
  * (comma list) or `POST /__control/subscribe`.
  */
-import { checkHost, ConfigError, createLogger, envReader, stopOnSignals } from '@sports-timing/shared';
+import { checkHost, ConfigError, createLogger, parseUrlList, envReader, stopOnSignals } from '@sports-timing/shared';
 import { controlTokenFromEnv } from '@sports-timing/erp-simulator/src/sim-server';
 import { DEFAULT_API_KEY, DEFAULT_INSTANCE, createPaymentSimulator } from './simulator';
 
@@ -26,11 +26,7 @@ async function main(): Promise<void> {
     log: (line) => logger.info(line),
     controlToken,
   });
-  for (const url of (env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', '') ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter(Boolean))
-    sim.subscribe(url, 'json');
+  for (const url of parseUrlList('PAYMENT_SIMULATOR_WEBHOOK_URLS', env.string('PAYMENT_SIMULATOR_WEBHOOK_URLS', ''))) sim.subscribe(url, 'json');
   await sim.start();
   logger.info(
     { baseUrl: sim.baseUrl, instance: sim.instance },

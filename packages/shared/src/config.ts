@@ -176,3 +176,16 @@ export function parseTrustedProxies(value: string | undefined, name = 'TRUSTED_P
   }
   return entries;
 }
+
+/** A comma list of http(s) URLs (webhook subscriptions); throws a {@link ConfigError} naming `name` on any other entry. */
+export function parseUrlList(name: string, value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    if (!URL.canParse(entry) || !['http:', 'https:'].includes(new URL(entry).protocol))
+      throw new ConfigError(name, value ?? '', 'a comma list of http or https URLs');
+  }
+  return entries;
+}

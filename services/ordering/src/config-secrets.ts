@@ -6,6 +6,7 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { ConfigError } from '@sports-timing/shared';
 import { EnvelopeEncryption } from './crypto/aead';
+import { passwordProblem } from './identity/passwords';
 
 /** The key variables as read from the environment (undefined = unset: generated in development). */
 interface SecretValues {
@@ -15,6 +16,7 @@ interface SecretValues {
   licenseSecretKey: string | undefined;
   encryptionKeys: string | undefined;
   mailFrom: string;
+  bootstrapAdminPassword: string | undefined;
 }
 
 /** An Ed25519 private key in PKCS#8 PEM, or a ConfigError naming `name`. */
@@ -35,7 +37,8 @@ const SENDER = /^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
 /**
  * Throws a {@link ConfigError} naming the first unusable variable: `JWT_PRIVATE_KEY`, `LICENSE_SIGNING_KEY`
  * (Ed25519 PKCS#8 PEM), `JWT_PREVIOUS_PUBLIC_KEYS` (one or more SPKI PEM blocks), `LICENSE_SECRET_KEY` (≥ 32
- * characters), `ENCRYPTION_KEYS` (crypto/aead.ts key ring) and `MAIL_FROM` (an e-mail address, optionally with a name).
+ * characters), `ENCRYPTION_KEYS` (crypto/aead.ts key ring), `BOOTSTRAP_ADMIN_PASSWORD` (the password policy,
+ * identity/passwords.ts) and `MAIL_FROM` (an e-mail address, optionally with a name).
  */
 export function checkOrderingSecrets(v: SecretValues): void {
   ed25519PrivateKey('JWT_PRIVATE_KEY', v.jwtPrivateKeyPem);
@@ -56,5 +59,8 @@ export function checkOrderingSecrets(v: SecretValues): void {
     throw new ConfigError('LICENSE_SECRET_KEY', '***', 'a secret of at least 32 characters');
   // The key ring's own error names the variable and the entry's problem, never the key.
   if (v.encryptionKeys !== undefined) EnvelopeEncryption.fromSpec(v.encryptionKeys);
+  // The user `admin` gets it on a fresh database: the password policy of every user applies.
+  const weak = v.bootstrapAdminPassword === undefined ? null : passwordProblem(v.bootstrapAdminPassword, 'admin');
+  if (weak) throw new ConfigError('BOOTSTRAP_ADMIN_PASSWORD', '***', `a password that follows the password policy (it ${weak})`);
   if (!SENDER.test(v.mailFrom)) throw new ConfigError('MAIL_FROM', v.mailFrom, 'an e-mail address, optionally with a name: Shop <shop@example.com>');
 }

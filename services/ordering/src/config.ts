@@ -176,6 +176,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     encryptionKeys: e.string('ENCRYPTION_KEYS'),
     mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
+    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
   };
   checkOrderingSecrets(secrets);
   return {
@@ -187,7 +188,6 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5442, 1, 65535),
     smtpUrl: e.url('SMTP_URL', ['smtp', 'smtps']),
-    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
     jwtIssuer: e.string('JWT_ISSUER', 'urn:sports-timing:ordering')!,
     jwtAudience: e.string('JWT_AUDIENCE', 'urn:sports-timing:api')!,
     accessTokenTtlSeconds: e.int('ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
