@@ -7,7 +7,7 @@
  * Only variables set in the environment are probed: a default points at a local simulator that a lone service
  * does not need. A failure is one line `Configuration: VARIABLE (value, password masked): what failed`.
  * What a failure does depends on what it says about the value:
- * - a *wrong value* (the host name does not resolve, the login or TLS certificate is refused) stops the service
+ * - a *wrong value* (the host name does not resolve, the relay refuses the login) stops the service
  *   in every environment: waiting does not mend it;
  * - a *network failure* (refused, reset, unreachable, no answer in time) is retried for {@link PROBE_WINDOW_MS}
  *   (the launcher starts the simulators beside the service); if it persists it stops the service in
