@@ -13,6 +13,7 @@
 import { existsSync } from 'node:fs';
 import { maintenanceAndCaches, orderDelivery, punchDelivery } from './scenarios';
 import { HAPROXY_BIN, startTopology, type Topology } from './topology';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(120_000);
 
@@ -25,7 +26,7 @@ if (!haveHaproxy && process.env.CI === 'true') {
   });
 }
 if (!haveHaproxy && process.env.CI !== 'true') {
-  console.warn(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
+  testNote(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
 }
 
 (haveHaproxy ? describe : describe.skip)('topology: 2 timing + 2 ordering instances behind HAProxy', () => {
