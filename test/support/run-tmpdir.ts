@@ -2,15 +2,15 @@
  * The test run's own temporary directory (test/global-setup.ts, test/global-teardown.ts): `TMPDIR` points there
  * during the run, and at the end every entry left in it is reported by name and size, then the directory removed.
  */
-import { readdirSync, rmSync, statSync } from 'node:fs';
+import { chmodSync, readdirSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { testNote } from '@sports-timing/shared/src/testing';
 
 /**
- * Entries tools keep for the length of a run and that go with the directory: tsx's compile cache
- * (`tsx-<uid>`), shared by the service processes the tests start.
+ * Entries tools keep for the length of a run and that go with the directory: the compile caches of tsx
+ * (`tsx-<uid>`) and of pnpm (`v8-compile-cache-<uid>`), shared by the processes the tests start.
  */
-const TOOL_CACHES = [/^tsx-\d+$/];
+const TOOL_CACHES = [/^tsx-\d+$/, /^v8-compile-cache-\d+$/];
 
 interface RunTmpdir {
   dir: string;
@@ -23,6 +23,9 @@ const holder = globalThis as { [KEY]?: RunTmpdir };
 
 /** Points `TMPDIR` (and with it `os.tmpdir()`) at `dir` for this process and every process started after. */
 export function setRunTmpdir(dir: string): void {
+  // Open like /tmp (sticky, everyone may write): embedded PostgreSQL run as root hands initdb, which runs as the
+  // user postgres, a password file in the temporary directory.
+  chmodSync(dir, 0o1777);
   holder[KEY] = { dir, previous: process.env.TMPDIR };
   process.env.TMPDIR = dir;
 }
