@@ -52,5 +52,5 @@ export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase>
  * stderr as `[test] <line>`, instead of `console.log`, which jest prints with a stack trace like any stray output.
  */
 export function testNote(line: string): void {
-  process.stderr.write(`[test] ${line.replace(/\n/g, '\n[test] ')}\n`);
+  process.stderr.write(`[test] ${line.replace(/\n+$/, '').replace(/\n/g, '\n[test] ')}\n`);
 }
