@@ -1,6 +1,6 @@
 /**
  * `pnpm topology`: the production topology on this machine (test/topology/topology.ts) under the load scenarios
- * of test/topology/scenarios.ts, written to SCALING.md at the repository root (figures of this run, then the
+ * of test/topology/*-scenarios.ts, rolling-restart.ts and throughput.ts, written to SCALING.md at the repository root (figures of this run, then the
  * capacity model). Exits 1 when a scenario found a violation (the file is written anyway).
  *
  * Ports: `TOPOLOGY_BASE_PORT` (default 9510) and the 39 after it. Needs HAProxy, PostgreSQL 15 binaries and
@@ -9,17 +9,10 @@
 import os from 'node:os';
 import path from 'node:path';
 import { writeFileSync } from 'node:fs';
-import {
-  liveResume,
-  maintenanceAndCaches,
-  orderDelivery,
-  punchDelivery,
-  replicaLag,
-  rollingRestart,
-  sharedRateLimit,
-  throughput,
-  type ThroughputResult,
-} from '../test/topology/scenarios';
+import { maintenanceAndCaches, orderDelivery, sharedRateLimit } from '../test/topology/order-scenarios';
+import { liveResume, punchDelivery, replicaLag } from '../test/topology/punch-scenarios';
+import { rollingRestart } from '../test/topology/rolling-restart';
+import { throughput, type ThroughputResult } from '../test/topology/throughput';
 import { runSettings, startTopology } from '../test/topology/topology';
 import { renderScaling, type Figures } from '../test/topology/report';
 

@@ -1,19 +1,37 @@
 /**
- * Layering rule of docs/architecture.md §1 ("Layers inside a service"): SQL lives in repositories. No Kysely
- * query builder call (`selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`) and
- * no `sql` template (`` sql`…` ``, `` sql<T>`…` ``, `sql.raw(…)`) may appear in `services/<name>/src` outside
- * `*.repository.ts` files and `src/db/**` (schema, migrations), except the files of {@link ALLOWED}, each with
- * its reason. Comments are ignored.
+ * Layering rules of docs/architecture.md §1 ("Layers inside a service", "Folder layers").
+ *
+ * SQL lives in repositories. No Kysely
+ * query builder call (`selectFrom`, `insertInto`, `updateTable`, `deleteFrom`, `replaceInto`, `mergeInto`), no
+ * `sql` template (`` sql`…` ``, `` sql<T>`…` ``, `sql.raw(…)`) and no `pg` call (`.query(…)`, `.query<T>(…)`:
+ * LISTEN, advisory locks and plain statements alike) may appear in `services/<name>/src` or `packages/<name>/src`
+ * outside `*.repository.ts` files, a service's `src/db/**` (schema, migrations) and the files of {@link ALLOWED},
+ * each with its reason. Comments are ignored.
+ *
+ * Each service's folders import one way: {@link ORDERING_LAYERS} and {@link TIMING_LAYERS} list the top-level
+ * folders (and the files directly in `src`) of the service's `src` from the top (entry points) down; a module
+ * may import only from its own folder and from folders of lower layers, never upwards and never sideways into
+ * another folder of its own layer. A folder or root file missing from the list fails the test, so each new
+ * one is placed.
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 
 const ROOT = path.resolve(__dirname, '..');
 
-/** Files (relative to the repository root) allowed to build SQL outside a repository, and why. Keep it short. */
-const ALLOWED: Readonly<Record<string, string>> = {};
+/**
+ * Files (relative to the repository root) allowed to run SQL outside a repository, and why. Only the shared
+ * database infrastructure that the services' repositories themselves stand on; keep it that short.
+ */
+const ALLOWED: Readonly<Record<string, string>> = {
+  'packages/shared/src/db.ts':
+    'the database factory: migrations under their advisory lock, the advisory-lock helper, LISTEN and the readiness and version probes that every service uses',
+  'packages/shared/src/testing.ts': 'creates and drops the throw-away test databases (no service schema exists yet)',
+  'packages/shared/src/embedded.ts': 'creates the database of the embedded PostgreSQL of `pnpm start` before any schema exists',
+};
 
-const SQL_CALL = /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\s*\(|\bsql\s*(<[^`;]*?>)?\s*`|\bsql\.raw\s*\(/g;
+const SQL_CALL =
+  /\.(selectFrom|insertInto|updateTable|deleteFrom|replaceInto|mergeInto)\s*\(|\bsql\s*(<[^`;]*?>)?\s*`|\bsql\.raw\s*\(|\.query\s*(<[^;]*?>)?\s*\(/g;
 
 /** Source text without block comments and whole-line `//` comments (string contents such as URLs are kept). */
 function withoutComments(text: string): string {
@@ -37,9 +55,22 @@ function tsFiles(dir: string): string[] {
   });
 }
 
-/** Whether the layering rule lets `file` (relative, `/`-separated) build SQL. */
+/** Whether the layering rule lets `file` (relative, `/`-separated) run SQL. */
 function mayBuildSql(file: string): boolean {
   return file.endsWith('.repository.ts') || /^services\/[^/]+\/src\/db\//.test(file) || file in ALLOWED;
+}
+
+/** Every `.ts` file of `services/<name>/src` and `packages/<name>/src`, relative to the root, `/`-separated. */
+function sourceFiles(): string[] {
+  return ['services', 'packages'].flatMap((top) =>
+    readdirSync(path.join(ROOT, top), { withFileTypes: true })
+      .filter((e) => e.isDirectory())
+      .flatMap((e) => {
+        const src = path.join(ROOT, top, e.name, 'src');
+        return existsSync(src) ? tsFiles(src) : [];
+      })
+      .map((abs) => path.relative(ROOT, abs).split(path.sep).join('/')),
+  );
 }
 
 test('the scanner finds builder calls and sql templates, and skips comments', () => {
@@ -52,24 +83,21 @@ test('the scanner finds builder calls and sql templates, and skips comments', ()
     "// db.updateTable('orders') in a comment",
     "/** `trx.deleteFrom('x')` in a doc comment */",
     "const url = 'http://example.org/selectFrom';",
+    "await client.query('listen outbox');",
+    "const { rows } = await pool.query<{ visible: boolean }>('select 1', []);",
+    'const q = req.query;',
   ].join('\n');
-  expect(sqlCalls(sample).map((h) => Number(h.split(':')[0]))).toEqual([1, 3, 4, 5, 6]);
+  expect(sqlCalls(sample).map((h) => Number(h.split(':')[0]))).toEqual([1, 3, 4, 5, 6, 10, 11]);
 });
 
-test('SQL is built only in repositories and src/db of each service', () => {
-  const services = readdirSync(path.join(ROOT, 'services'), { withFileTypes: true }).filter((e) => e.isDirectory());
-  expect(services.length).toBeGreaterThan(0);
+test('SQL runs only in repositories, src/db of each service and the allow-listed infrastructure', () => {
+  const files = sourceFiles();
+  expect(files.length).toBeGreaterThan(50);
   const offenders: string[] = [];
-  let scanned = 0;
-  for (const s of services) {
-    for (const abs of tsFiles(path.join(ROOT, 'services', s.name, 'src'))) {
-      const file = path.relative(ROOT, abs).split(path.sep).join('/');
-      scanned++;
-      if (mayBuildSql(file)) continue;
-      for (const hit of sqlCalls(readFileSync(abs, 'utf8'))) offenders.push(`${file}:${hit}`);
-    }
+  for (const file of files) {
+    if (mayBuildSql(file)) continue;
+    for (const hit of sqlCalls(readFileSync(path.join(ROOT, file), 'utf8'))) offenders.push(`${file}:${hit}`);
   }
-  expect(scanned).toBeGreaterThan(50);
   // Move each query into the area's `<area>.repository.ts` (a small function taking the executor first).
   expect(offenders).toEqual([]);
 });
@@ -79,4 +107,143 @@ test('every allow-listed file exists, gives a reason and still needs the excepti
     expect(reason.trim().length).toBeGreaterThan(10);
     expect(sqlCalls(readFileSync(path.join(ROOT, file), 'utf8')).length).toBeGreaterThan(0);
   }
+});
+
+/**
+ * Ordering's layers, top down (docs/architecture.md "Folder layers"). A unit is a top-level folder
+ * of `services/ordering/src` or a file directly in it.
+ */
+const ORDERING_LAYERS: readonly (readonly string[])[] = [
+  // Process entry points.
+  ['server.ts', 'migrate.ts'],
+  // The Express app: middleware, validator, handler map; the start-up checks of settings and third parties.
+  ['app.ts', 'startup-checks.ts'],
+  // One handler per operationId; thin.
+  ['http'],
+  // Builds the long-lived objects once and says which handler runs which outbox job and ERP webhook entity.
+  ['composition.ts'],
+  // The dependencies type of the app.
+  ['context.ts'],
+  // Start-up data, utilities and gauges that read several domains.
+  ['demo', 'devtools', 'metrics'],
+  // The order flow (cart, totals, payment, ERP hand-off, mail) and the Center quotation.
+  ['orders', 'quotations'],
+  // Domains the orders use, each on its own.
+  ['battery', 'discounts', 'identity', 'localization', 'retailers'],
+  // The catalogue (used by discounts, localization and the orders).
+  ['catalog'],
+  // Services the domains above stand on: the ERP client and webhook worker, caches and maintenance flag,
+  // the job outbox, the payment client, card numbers.
+  ['erp', 'maintenance', 'outbox', 'payment', 'siid'],
+  ['auth', 'countries', 'crypto', 'mail'],
+  // Pure helpers: language tags, money arithmetic.
+  ['culture', 'money'],
+  // Table types, the DB type and migrations: below every domain.
+  ['db'],
+  ['config.ts', 'version.ts', 'generated'],
+];
+
+/** Timing's layers, top down (docs/architecture.md "Folder layers of timing"); units as for ordering. */
+const TIMING_LAYERS: readonly (readonly string[])[] = [
+  ['server.ts', 'migrate.ts'],
+  // The Express app; the start-up tasks (bootstrap key, demo event).
+  ['app.ts', 'bootstrap.ts'],
+  // Handlers; the demo data loader (uploads through the punch service).
+  ['demo', 'http'],
+  ['metrics.ts'],
+  // Long-poll and stream: the hub, its LISTEN session and the waiting reads.
+  ['live'],
+  ['punches'],
+  ['events'],
+  ['modems', 'users'],
+  ['config.ts'],
+  ['auth'],
+  ['db'],
+  ['version.ts', 'generated'],
+];
+
+/** The layers of each service's `src`, checked by the tests below. */
+const SERVICE_LAYERS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'services/ordering/src': ORDERING_LAYERS,
+  'services/timing/src': TIMING_LAYERS,
+};
+
+/** The unit of a path relative to a service's `src` (`catalog/x.ts` → `catalog`, `app.ts` → `app.ts`). */
+function unitOf(relToSrc: string): string {
+  return relToSrc.split('/')[0];
+}
+
+const IMPORT = /\b(?:from|import)\s*\(?\s*['"](\.{1,2}\/[^'"]+)['"]/g;
+
+/**
+ * `line: text (unit → unit)` of every relative import in `text` (the source of `file`, relative to the root and
+ * inside one of {@link SERVICE_LAYERS}) that leaves its unit for a unit that is not in a lower layer. Throws
+ * when a unit is not listed.
+ */
+function upwardImports(file: string, text: string): string[] {
+  const src = Object.keys(SERVICE_LAYERS).find((dir) => file.startsWith(`${dir}/`));
+  if (src === undefined) throw new Error(`${file} is in no service of SERVICE_LAYERS`);
+  const layerOf = new Map(SERVICE_LAYERS[src].flatMap((units, i) => units.map((u) => [u, i] as const)));
+  const from = unitOf(path.posix.relative(src, file));
+  const fromLayer = layerOf.get(from);
+  if (fromLayer === undefined) throw new Error(`${file}: its unit ${from} is not in the layers of ${src}; place it in a layer`);
+  const code = withoutComments(text);
+  const hits: string[] = [];
+  for (const m of code.matchAll(IMPORT)) {
+    const target = path.posix.relative(src, path.posix.join(path.posix.dirname(file), m[1]));
+    if (target.startsWith('..')) continue;
+    // `../config` is the file config.ts, `./http` the folder http (its index.ts).
+    const bare = !target.includes('/') && !target.endsWith('.ts') && !existsSync(path.join(ROOT, src, target));
+    const to = unitOf(bare ? `${target}.ts` : target);
+    if (to === from) continue;
+    const toLayer = layerOf.get(to);
+    if (toLayer === undefined) throw new Error(`${file}: imports ${m[1]}, whose unit ${to} is not in the layers of ${src}`);
+    if (toLayer <= fromLayer) hits.push(`${code.slice(0, m.index).split('\n').length}: ${m[1]} (${from} → ${to})`);
+  }
+  return hits;
+}
+
+test('the import checker flags upward and sideways imports and lets downward ones pass', () => {
+  const file = 'services/ordering/src/catalog/bad.ts';
+  const sample = [
+    "import { JsonBody } from '../http/json-body';",
+    "import { mapper } from './catalog.mapper';",
+    "import type { DB } from '../db/schema';",
+    "export { enqueue } from '../outbox/outbox.service';",
+    "const m = await import('../orders/cart');",
+    "// import { x } from '../http/commented';",
+    "import { composeOrdering } from '../composition';",
+    "import { loadOrderingConfig } from '../config';",
+    "import { discount } from '../discounts/discounts.service';",
+  ].join('\n');
+  expect(upwardImports(file, sample).map((h) => Number(h.split(':')[0]))).toEqual([1, 5, 7, 9]);
+  // Sideways: two folders of one layer stay independent.
+  expect(upwardImports('services/ordering/src/erp/bad.ts', "import { caches } from '../maintenance/caches';")).toHaveLength(1);
+  expect(upwardImports('services/timing/src/punches/bad.ts', "import { LiveHub } from '../live/hub';")).toHaveLength(1);
+  expect(upwardImports('services/timing/src/live/ok.ts', "import { readPunches } from '../punches/punches.service';")).toEqual([]);
+  expect(() => upwardImports('services/ordering/src/newfolder/x.ts', '')).toThrow(/not in the layers/);
+});
+
+test.each(Object.keys(SERVICE_LAYERS))("%s: folders import one way, down the service's layers", (src) => {
+  const files = tsFiles(path.join(ROOT, src)).map((abs) => path.relative(ROOT, abs).split(path.sep).join('/'));
+  expect(files.length).toBeGreaterThan(30);
+  const offenders = files.flatMap((file) => upwardImports(file, readFileSync(path.join(ROOT, file), 'utf8')).map((h) => `${file}:${h}`));
+  // Move the imported code down to where both can use it, or hand it in from the composition root.
+  expect(offenders).toEqual([]);
+});
+
+test.each(Object.keys(SERVICE_LAYERS))('%s: every unit of its layers exists and appears once', (src) => {
+  const units = SERVICE_LAYERS[src].flat();
+  expect(new Set(units).size).toBe(units.length);
+  for (const u of units) expect(existsSync(path.join(ROOT, src, u))).toBe(true);
+});
+
+test('repositories take the transaction from their service and never open one (`.transaction()`)', () => {
+  const opening = /\.transaction\s*\(\s*\)/;
+  expect(opening.test('return db.transaction().execute(async (trx) => {')).toBe(true);
+  const offenders = sourceFiles()
+    .filter((f) => f.endsWith('.repository.ts'))
+    .filter((f) => opening.test(withoutComments(readFileSync(path.join(ROOT, f), 'utf8'))));
+  // Open it in the service and pass `trx` to the repository functions (docs/architecture.md §1).
+  expect(offenders).toEqual([]);
 });

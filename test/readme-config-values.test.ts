@@ -4,7 +4,8 @@
  * does), so a new row without a case here fails: each row either has a bad value and the readers that must
  * refuse it, or says why no value is bad (a free-form name or token, or a variable only tests read).
  *
- * The services' and the CLI's readers are called in-process (their process entry points print the error's
+ * The services' and the CLI's readers are called in-process (for ordering, its configuration and the start-up
+ * checks of domain rules that server.ts runs next; their process entry points print the error's
  * message and exit 1: config-errors.test.ts and startup-reachability.test.ts start the real processes); the
  * simulators, whose checks sit in their entry points, are started as processes.
  */
@@ -14,13 +15,14 @@ import path from 'node:path';
 import { defaultOrderingUrl, defaultTimingUrl } from '../packages/cli/src/main';
 import { liveDemoSpeed } from '../packages/launcher/src/live-demo';
 import { loadOrderingConfig } from '../services/ordering/src/config';
+import { checkDomainSettings } from '../services/ordering/src/startup-checks';
 import { loadTimingConfig } from '../services/timing/src/config';
 
 const root = path.join(__dirname, '..');
 type Env = Record<string, string | undefined>;
 
 /** Who reads a variable, called with an environment holding only the bad value. */
-const ordering = (env: Env) => loadOrderingConfig(env);
+const ordering = (env: Env) => checkDomainSettings(loadOrderingConfig(env));
 const timing = (env: Env) => loadTimingConfig(env);
 const cli = (env: Env) => [defaultTimingUrl(env), defaultOrderingUrl(env)];
 const launcher = (env: Env) => liveDemoSpeed(env.DEMO_LIVE);

@@ -7,7 +7,7 @@
  * the same punches (checked before loading, see run.ts).
  */
 import type { DatasetInfo } from './dataset';
-import type { UploadKind } from './load-worker';
+import type { UploadKind } from './load-spec';
 
 /**
  * A server instance in a scenario: the three punch servers, ours on the 1 M-punch dataset, the shop. `ours`

@@ -6,7 +6,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { once } from 'node:events';
-import { runFixedRate } from '../src/load-worker';
+import { runFixedRate } from '../src/fixed-rate';
 
 // Answers at once; `GET /stall` first blocks the event loop for 300 ms. Prints its port.
 const SERVER = `

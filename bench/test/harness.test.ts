@@ -9,7 +9,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { TAIL_PUNCHES } from '../src/dataset';
-import { parseArgs, punchIds, runBench } from '../src/run';
+import { punchIds } from '../src/checks';
+import { parseArgs } from '../src/options';
+import { runBench } from '../src/run';
 import { postgrestBinary, postgrestVersion } from '../src/servers';
 
 jest.setTimeout(300_000);

@@ -7,7 +7,8 @@
  */
 import { existsSync } from 'node:fs';
 import { readEventStream } from '../../packages/timing-client/src';
-import { HAPROXY_BIN, startTopology, type Topology } from './topology';
+import { HAPROXY_BIN } from './haproxy';
+import { startTopology, type Topology } from './topology';
 import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(90_000);

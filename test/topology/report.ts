@@ -2,16 +2,10 @@
  * SCALING.md from the figures of one `pnpm topology` run: each scenario's outcome and figures, then the
  * capacity model (written text; the figures it leans on are this run's).
  */
-import type {
-  LiveResumeResult,
-  MaintenanceResult,
-  OrderDeliveryResult,
-  PunchDeliveryResult,
-  ReplicaLagResult,
-  RollingRestartResult,
-  SharedRateLimitResult,
-  ThroughputResult,
-} from './scenarios';
+import type { MaintenanceResult, OrderDeliveryResult, SharedRateLimitResult } from './order-scenarios';
+import type { LiveResumeResult, PunchDeliveryResult, ReplicaLagResult } from './punch-scenarios';
+import type { RollingRestartResult } from './rolling-restart';
+import type { ThroughputResult } from './throughput';
 
 /** Everything one run measured. */
 export interface Figures {

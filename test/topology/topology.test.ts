@@ -11,8 +11,10 @@
  * reported as skipped locally, and fail in CI (`CI=true`).
  */
 import { existsSync } from 'node:fs';
-import { maintenanceAndCaches, orderDelivery, punchDelivery } from './scenarios';
-import { HAPROXY_BIN, startTopology, type Topology } from './topology';
+import { maintenanceAndCaches, orderDelivery } from './order-scenarios';
+import { punchDelivery } from './punch-scenarios';
+import { HAPROXY_BIN } from './haproxy';
+import { startTopology, type Topology } from './topology';
 import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(120_000);

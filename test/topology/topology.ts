@@ -6,19 +6,18 @@
  * also after a failed start.
  *
  * Ports: everything lives in `basePort … basePort + 39` (see {@link PORTS}), so the CLI and the test run apart.
- * PostgreSQL binaries: `PG_BIN` (default Debian's `/usr/lib/postgresql/15/bin`); HAProxy: `HAPROXY_BIN`
+ * PostgreSQL (postgres-cluster.ts): `PG_BIN` (default Debian's `/usr/lib/postgresql/15/bin`); HAProxy (haproxy.ts): `HAPROXY_BIN`
  * (default `/usr/sbin/haproxy`); Redis: `TEST_REDIS_URL` (default `redis://127.0.0.1:6379`).
  */
-import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { chownSync, existsSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { HAPROXY_BIN, startHaproxy } from './haproxy';
+import { startPostgres } from './postgres-cluster';
 import { startTopologySmtp, type TopologySmtp } from './smtp';
-
-const PG_BIN = process.env.PG_BIN ?? '/usr/lib/postgresql/15/bin';
-export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
 
 /** Settings of a `pnpm topology` run: `TOPOLOGY_BASE_PORT` (default 9510), `TOPOLOGY_QUICK=1` (phases a third as long). */
 export function runSettings(): { basePort: number; quick: boolean } {
@@ -94,15 +93,6 @@ export interface Topology {
   stop(): Promise<void>;
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
-/** Runs a PostgreSQL binary, as the `postgres` user when we are root (PostgreSQL refuses to run as root). */
-function pg(name: string, args: string[]): void {
-  const bin = path.join(PG_BIN, name);
-  if (process.getuid?.() === 0) execFileSync('runuser', ['-u', 'postgres', '--', bin, ...args], { stdio: 'pipe' });
-  else execFileSync(bin, args, { stdio: 'pipe' });
-}
-
 /** `pnpm build` when a compiled entry is missing or older than a source file of its package. */
 function ensureBuilt(log: (line: string) => void = () => undefined): void {
   const newest = (dir: string): number => {
@@ -121,56 +111,6 @@ function ensureBuilt(log: (line: string) => void = () => undefined): void {
   if (!stale) return;
   log('pnpm build');
   execFileSync(process.execPath, ['--import', 'tsx', path.join(ROOT, 'scripts/build.ts')], { cwd: ROOT, stdio: 'pipe' });
-}
-
-/** The HAProxy configuration: one front end per service, roundrobin, `/readyz` checks, retries on refused connections. */
-function haproxyConfig(o: { basePort: number; timing: Instance[]; ordering: Instance[] }): string {
-  const backend = (name: string, list: Instance[]) =>
-    [
-      `backend ${name}`,
-      '  balance roundrobin',
-      '  option httpchk GET /readyz',
-      '  http-check expect status 200',
-      // Which instance answered: the scenarios prove that consecutive requests spread over the instances.
-      '  http-response set-header X-Served-By %s',
-      '  default-server inter 250ms fastinter 100ms downinter 250ms rise 2 fall 3',
-      ...list.map((i) => `  server ${i.name} 127.0.0.1:${i.port} check`),
-      '',
-    ].join('\n');
-  return [
-    'global',
-    '  maxconn 4000',
-    '',
-    'defaults',
-    '  mode http',
-    '  timeout connect 1s',
-    '  timeout client 90s',
-    '  timeout server 90s',
-    '  timeout http-keep-alive 10s',
-    // Without it a check must answer within `inter`: on a loaded machine a slow /readyz would take an instance
-    // (or all of them: HAProxy's own 503) out of the pool although it serves.
-    '  timeout check 2s',
-    // A refused or reset connection before any byte of the answer is retried on another instance: this
-    // covers the moments between an instance's death and its health check failing. A request the instance
-    // already received is never re-sent by the balancer (clients retry with Idempotency-Key / re-upload).
-    '  retries 3',
-    '  option redispatch 1',
-    '  retry-on conn-failure empty-response',
-    '  option forwardfor',
-    '',
-    `frontend timing_in`,
-    `  bind 127.0.0.1:${o.basePort + PORTS.timingFrontend}`,
-    '  default_backend timing',
-    '',
-    ...(o.ordering.length ? [`frontend ordering_in`, `  bind 127.0.0.1:${o.basePort + PORTS.orderingFrontend}`, '  default_backend ordering', ''] : []),
-    'listen stats',
-    `  bind 127.0.0.1:${o.basePort + PORTS.stats}`,
-    '  stats enable',
-    '  stats uri /stats',
-    '',
-    backend('timing', o.timing),
-    o.ordering.length ? backend('ordering', o.ordering) : '',
-  ].join('\n');
 }
 
 /** Starts the topology; on any failure stops what already runs and rethrows. */
@@ -194,54 +134,13 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     if (!existsSync(HAPROXY_BIN)) throw new Error(`HAProxy not found at ${HAPROXY_BIN} (Debian: apt-get install haproxy)`);
     ensureBuilt(log);
 
-    // PostgreSQL primary: private data directory and port, WAL for a streaming standby.
-    const primaryDir = path.join(dir, 'primary');
-    const replicaDir = path.join(dir, 'replica');
-    mkdirSync(primaryDir);
-    if (process.getuid?.() === 0) {
-      // PostgreSQL runs as `postgres` (runuser) and must own its data directory and be able to create the replica's.
-      for (const d of [dir, primaryDir]) chownSync(d, uidOf('postgres'), gidOf('postgres'));
-    }
-    log('initdb primary');
-    pg('initdb', ['-D', primaryDir, '-U', 'postgres', '--auth=trust', '--no-sync', '-E', 'UTF8']);
-    const serverOpts = (port: number) =>
-      `-p ${port} -c listen_addresses=127.0.0.1 -c unix_socket_directories= -c max_connections=300 -c wal_level=replica -c max_wal_senders=5 -c hot_standby=on -c shared_buffers=128MB`;
-    pg('pg_ctl', ['-D', primaryDir, '-w', '-t', '60', '-o', serverOpts(base + PORTS.primary), '-l', path.join(dir, 'primary.log'), 'start']);
-    cleanups.push(() => pg('pg_ctl', ['-D', primaryDir, '-m', 'immediate', '-w', 'stop']));
-    const admin = createDatabase<unknown>({
-      url: `postgres://postgres@127.0.0.1:${base + PORTS.primary}/postgres`,
-      schema: 'public',
-      logger: createLogger('topology', 'silent'),
-      applicationName: 'topology',
+    const cluster = await startPostgres(dir, {
+      primaryPort: base + PORTS.primary,
+      replicaPort: opts.replica ? base + PORTS.replica : undefined,
+      log,
+      onCleanup: (fn) => cleanups.push(fn),
     });
-    await admin.pool.query('create database topo');
-    await admin.close();
-    const primaryUrl = `postgres://postgres@127.0.0.1:${base + PORTS.primary}/topo`;
-    let replicaUrl: string | undefined;
-    if (opts.replica) {
-      log('pg_basebackup replica');
-      pg('pg_basebackup', [
-        '-h',
-        '127.0.0.1',
-        '-p',
-        String(base + PORTS.primary),
-        '-U',
-        'postgres',
-        '-D',
-        replicaDir,
-        '-R',
-        '-X',
-        'stream',
-        '-c',
-        'fast',
-        '--no-sync',
-      ]);
-      pg('pg_ctl', ['-D', replicaDir, '-w', '-t', '60', '-o', serverOpts(base + PORTS.replica), '-l', path.join(dir, 'replica.log'), 'start']);
-      cleanups.push(() => {
-        if (existsSync(path.join(replicaDir, 'postmaster.pid'))) pg('pg_ctl', ['-D', replicaDir, '-m', 'immediate', '-w', 'stop']);
-      });
-      replicaUrl = `postgres://postgres@127.0.0.1:${base + PORTS.replica}/topo`;
-    }
+    const { primaryUrl, replicaUrl } = cluster;
     const primary = createDatabase<unknown>({
       url: primaryUrl,
       schema: 'public',
@@ -364,45 +263,16 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     await Promise.all([timing[0]?.start(), ordering[0]?.start()]);
     await Promise.all([...timing.slice(1), ...ordering.slice(1)].map((i) => i.start()));
 
-    const cfg = path.join(dir, 'haproxy.cfg');
-    writeFileSync(cfg, haproxyConfig({ basePort: base, timing, ordering }));
-    execFileSync(HAPROXY_BIN, ['-c', '-q', '-f', cfg], { stdio: 'pipe' });
     log('haproxy');
-    const haproxy: ChildProcess = spawn(HAPROXY_BIN, ['-db', '-f', cfg], { stdio: ['ignore', 'pipe', 'pipe'] });
-    let haproxyOut = '';
-    haproxy.stdout!.on('data', (c: Buffer) => (haproxyOut += c.toString()));
-    haproxy.stderr!.on('data', (c: Buffer) => (haproxyOut += c.toString()));
-    cleanups.push(async () => {
-      if (haproxy.exitCode !== null || haproxy.signalCode !== null) return;
-      const gone = new Promise((r) => haproxy.once('exit', r));
-      haproxy.kill('SIGTERM');
-      await gone;
+    const balancer = startHaproxy(dir, {
+      timingPort: base + PORTS.timingFrontend,
+      orderingPort: base + PORTS.orderingFrontend,
+      statsPort: base + PORTS.stats,
+      timing,
+      ordering,
     });
-
-    const serverStatus = async (name: string): Promise<string> => {
-      const csv = await (await fetch(`http://127.0.0.1:${base + PORTS.stats}/stats;csv`)).text();
-      const header = csv.split('\n')[0].replace(/^# /, '').split(',');
-      const col = header.indexOf('status');
-      for (const line of csv.split('\n').slice(1)) {
-        const f = line.split(',');
-        if (f[1] === name) return f[col];
-      }
-      return 'UNKNOWN';
-    };
-    const waitUp = async (name: string, timeoutMs = 15_000) => {
-      const until = Date.now() + timeoutMs;
-      let last = '';
-      while (Date.now() < until) {
-        try {
-          last = await serverStatus(name);
-          if (last === 'UP') return;
-        } catch (err) {
-          last = (err as Error).message;
-        }
-        await sleep(50);
-      }
-      throw new Error(`HAProxy server ${name} not UP within ${timeoutMs} ms (last: ${last}); haproxy said:\n${haproxyOut.slice(-2000)}`);
-    };
+    cleanups.push(() => balancer.stop());
+    const { serverStatus, waitUp } = balancer;
     await Promise.all([...timing, ...ordering].map((i) => waitUp(i.name)));
     log('topology up');
 
@@ -420,27 +290,12 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       replica,
       serverStatus,
       waitUp,
-      stopReplica: () => pg('pg_ctl', ['-D', replicaDir, '-m', 'fast', '-w', 'stop']),
+      stopReplica: cluster.stopReplica,
       pids: () => {
-        const postmasters = [primaryDir, replicaDir]
-          .map((d) => path.join(d, 'postmaster.pid'))
-          .filter((f) => existsSync(f))
-          .map((f) => Number(readFileSync(f, 'utf8').split('\n')[0]));
-        const children = readdirSync('/proc')
-          .filter((d) => /^\d+$/.test(d))
-          .filter((d) => {
-            try {
-              const stat = readFileSync(`/proc/${d}/stat`, 'utf8');
-              return postmasters.includes(Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-            } catch {
-              return false;
-            }
-          })
-          .map(Number);
         return {
           services: [...timing, ...ordering].map((i) => i.proc?.child.pid).filter((p): p is number => p !== undefined),
-          postgres: [...postmasters, ...children],
-          haproxy: haproxy.pid ? [haproxy.pid] : [],
+          postgres: cluster.pids(),
+          haproxy: balancer.pid ? [balancer.pid] : [],
         };
       },
       stop: stopAll,
@@ -449,11 +304,4 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     await stopAll();
     throw err;
   }
-}
-
-function uidOf(user: string): number {
-  return Number(execFileSync('id', ['-u', user]).toString().trim());
-}
-function gidOf(user: string): number {
-  return Number(execFileSync('id', ['-g', user]).toString().trim());
 }

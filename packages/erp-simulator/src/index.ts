@@ -4,5 +4,7 @@
  */
 export * from './simulator';
 export * from './seed';
+export { ARTICLE_NUMBERS, SEED_ARTICLES } from './seed-catalogue';
+export { CUSTOMER_NUMBERS } from './seed-accounts';
 export * from './types';
-export type { SimRequestsAnswer } from './sim-server';
+export type { SimRequestsAnswer } from '@sports-timing/shared/src/sim-server';

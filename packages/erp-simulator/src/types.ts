@@ -3,30 +3,24 @@
  * (`@sports-timing/shared/src/erp-contract`, also used by the ordering service's ERP client), re-exported
  * here under the simulator's short names.
  */
-import type {
-  ErpArticle as WireArticle,
-  ErpCustomAttributeDefinition,
-  ErpCurrency,
-  ErpCustomer,
-  ErpQuotation,
-  ErpTax,
-  ErpSalesInvoice,
-  ErpSalesOrder,
-} from '@sports-timing/shared/src/erp-contract';
+import type { ErpArticle as WireArticle, ErpCustomAttributeDefinition, ErpCurrency, ErpCustomer, ErpTax } from '@sports-timing/shared/src/erp-contract';
+import type { ErpQuotation, ErpSalesInvoice, ErpSalesOrder } from '@sports-timing/shared/src/erp-contract-documents';
 
 export type {
   ErpCustomAttribute as CustomAttributeValue,
   ErpCustomAttributeDefinition as CustomAttributeDefinition,
   ErpCustomer as Customer,
   ErpListResponse,
+  ErpShippingCostItem as ShippingCostItem,
+} from '@sports-timing/shared/src/erp-contract';
+export type {
   ErpQuotation as Quotation,
   ErpRecordAddress as RecordAddress,
   ErpRecordItem as RecordItem,
   ErpSalesInvoice as SalesInvoice,
   ErpSalesOrder as SalesOrder,
-  ErpShippingCostItem as ShippingCostItem,
-} from '@sports-timing/shared/src/erp-contract';
-export { ERP_SALES_ORDER_STATUSES as SALES_ORDER_STATUSES } from '@sports-timing/shared/src/erp-contract';
+} from '@sports-timing/shared/src/erp-contract-documents';
+export { ERP_SALES_ORDER_STATUSES as SALES_ORDER_STATUSES } from '@sports-timing/shared/src/erp-contract-documents';
 
 /** An article's name and description in one locale (ISO 639-1), answered as property translations. */
 interface ArticleTranslation {

@@ -27,8 +27,8 @@
  * retried (at most `webhookMaxAttempts` attempts, backoff `webhookBackoffMs` doubling). Chaos options
  * duplicate and reorder deliveries.
  *
- * Control API (loopback only), besides the fault injection of the ERP simulator's `sim-server.ts`:
- * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?}` — the payer pays
+ * Control API (loopback only), besides the fault injection of `@sports-timing/shared`'s `sim-server.ts`:
+ * - `POST /__control/pay {invoiceId | gatewayId, paymentMethod?, products?, contact?, pending?, amountCents?, mode?}` — the payer pays
  *   (`pending: true`: by bank transfer, the transaction stays `waiting` until `transaction-status`; `amountCents`:
  *   another amount than asked, a partial or excess payment):
  *   a confirmed transaction, two webhooks. Answers `{ transaction }`; 409 when not `waiting`.
@@ -47,7 +47,7 @@
  */
 import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 import { createHash, randomUUID } from 'node:crypto';
-import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/erp-simulator/src/sim-server';
+import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
 import type {
   PaymentRequest,
   PaymentRequestField,
@@ -381,7 +381,7 @@ export class PaymentSimulator {
       contact?: TransactionContact | null;
     },
     status: TransactionStatus,
-    opts: { brand?: string; at?: number; original?: Transaction } = {},
+    opts: { brand?: string; at?: number; original?: Transaction; mode?: 'TEST' | 'LIVE' } = {},
   ): Transaction {
     const id = this.allocate('transaction');
     const at = opts.at ?? Date.now();
@@ -398,7 +398,7 @@ export class PaymentSimulator {
       lang: 'en',
       psp: 'Simulated PSP',
       pspId: 36,
-      mode: 'TEST',
+      mode: opts.original?.mode ?? opts.mode ?? 'TEST',
       type: 'E-Commerce',
       referenceId: src.referenceId,
       amount: src.amount,
@@ -417,7 +417,7 @@ export class PaymentSimulator {
         currency: src.currency,
         originalAmount: opts.original?.amount ?? src.amount,
         refundedAmount: 0,
-        test: true,
+        test: (opts.original?.mode ?? opts.mode ?? 'TEST') === 'TEST',
         discount: null,
         shippingAmount: null,
         customFields: customFieldsOf(contact),
@@ -440,7 +440,7 @@ export class PaymentSimulator {
   pay(
     request: PaymentRequest,
     paymentMethod = 'visa',
-    extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number } = {},
+    extra: { products?: TransactionProduct[]; contact?: TransactionContact; pending?: boolean; amountCents?: number; mode?: 'TEST' | 'LIVE' } = {},
   ): Transaction {
     if (request.status !== 'waiting') throw new HttpError(409, `payment request ${request.id} is ${request.status}`);
     const email = request.fields.email?.defaultValue ?? null;
@@ -456,7 +456,7 @@ export class PaymentSimulator {
         contact: extra.contact,
       },
       'waiting',
-      { brand: paymentMethod },
+      { brand: paymentMethod, mode: extra.mode },
     );
     const waiting = structuredClone(tx);
     if (extra.pending) {
@@ -864,6 +864,7 @@ export class PaymentSimulator {
                 contact,
                 pending: body.pending === true,
                 amountCents,
+                mode: body.mode === 'LIVE' ? 'LIVE' : undefined,
               }),
             },
           };

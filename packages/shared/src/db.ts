@@ -137,10 +137,7 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
 export async function migrateToLatest<DB>(database: Database<DB>, migrations: Record<string, Migration>): Promise<string[]> {
   const { db, schema, pool } = database;
   // The lock lives on its own session; the Migrator uses the pool (it needs transactions of its own).
-  const lockClient = await pool.connect();
-  const key = `migrate:${schema}`;
-  try {
-    await lockClient.query('select pg_advisory_lock(hashtext($1))', [key]);
+  return withAdvisoryLock(pool, `migrate:${schema}`, async () => {
     await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
     const migrator = new Migrator({
       db,
@@ -150,10 +147,43 @@ export async function migrateToLatest<DB>(database: Database<DB>, migrations: Re
     const { error, results } = await migrator.migrateToLatest();
     if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
     return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  });
+}
+
+/**
+ * Runs `work` while this process holds the session advisory lock `hashtext(key)`, taken on a connection of
+ * its own from `pool` (waits while another session holds it) and released afterwards, also when `work`
+ * throws. `work` uses the pool as usual: the lock only serializes holders of the same key across instances
+ * (migrations, the demo data load). Throws what `work` or the lock statement throws.
+ */
+export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () => Promise<T>): Promise<T> {
+  const lockClient = await pool.connect();
+  try {
+    await lockClient.query('select pg_advisory_lock(hashtext($1))', [key]);
+    return await work();
   } finally {
     await lockClient.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
     lockClient.release();
   }
+}
+
+/**
+ * Sends `LISTEN` for every channel of `channels` on `client`, a connected session of its own outside any pool
+ * (notifications arrive as its `notification` events). Channel names are quoted as identifiers, so they must
+ * match the `pg_notify`/`NOTIFY` name exactly. Throws the driver's error (e.g. the session was lost).
+ */
+export async function listenOn(client: pg.ClientBase, channels: readonly string[]): Promise<void> {
+  await client.query(channels.map((c) => `listen "${c.replace(/"/g, '""')}"`).join('; '));
+}
+
+/**
+ * `server_version` of the PostgreSQL behind `pool` and the round trip of asking it, ms (two decimals).
+ * Throws the driver's error when the database does not answer.
+ */
+export async function databaseServerVersion(pool: pg.Pool): Promise<{ serverVersion: string | null; latencyMs: number }> {
+  const started = process.hrtime.bigint();
+  const r = await pool.query<{ v: string }>(`select current_setting('server_version') as v`);
+  return { serverVersion: r.rows[0]?.v ?? null, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100 };
 }
 
 /**

@@ -21,22 +21,9 @@
 
 import http from 'node:http';
 import https from 'node:https';
-import { setTimeout as sleep } from 'node:timers/promises';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
-
-/** Retry schedule. Delays are in milliseconds. */
-export interface RetryPolicy {
-  /** Attempts in total, including the first (1 = no retry). */
-  maxAttempts: number;
-  /** Delay before the first retry; doubled for each further one. */
-  baseDelayMs: number;
-  /** Upper bound of a single delay. */
-  maxDelayMs: number;
-}
-
-/** The default schedule: 4 attempts, 200 ms → 400 ms → 800 ms (each with jitter), at most 5 s. */
-export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000 };
+import { retryAfterMs, withRetry, type RetryPolicy } from './provider-kit';
 
 /** One request to send with {@link fetchWithRetry}. */
 export interface HttpCall {
@@ -85,15 +72,6 @@ function isRetryableStatus(status: number): boolean {
   return status >= 500 && status <= 599;
 }
 
-/** Delay before retry number `retry` (1-based): exponential, capped, with "equal jitter" (50–100 %). */
-export function backoffDelayMs(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
-  const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
-  return Math.round(exp / 2 + (random() * exp) / 2);
-}
-
-/** Waits `ms` milliseconds (Node's own timer promise, re-exported for the clients built on this module). */
-export { sleep };
-
 /** Connection-level error code of a failed attempt (nested in `cause` by some libraries, sometimes twice). */
 function errorCode(err: unknown): string | undefined {
   let e: unknown = err;
@@ -108,13 +86,6 @@ function errorCode(err: unknown): string | undefined {
 function isTimeout(err: unknown): boolean {
   const name = err !== null && typeof err === 'object' ? (err as { name?: unknown }).name : undefined;
   return name === 'TimeoutError';
-}
-
-function retryAfterMs(headers: Headers, policy: RetryPolicy): number | undefined {
-  const v = headers.get('retry-after');
-  if (!v || !/^\d{1,6}$/.test(v)) return undefined;
-  const ms = Number(v) * 1000;
-  return ms <= policy.maxDelayMs ? ms : undefined;
 }
 
 /** Connections are kept between calls (per origin), as `fetch` kept them. */
@@ -192,26 +163,26 @@ function attemptOnce(call: HttpCall): Promise<{ status: number; headers: Headers
  * Sends `call`, repeating it by the rules above. Resolves with the final answer (any status);
  * rejects with {@link HttpTransportError} when the last attempt got no answer.
  */
-export async function fetchWithRetry(call: HttpCall): Promise<HttpAnswer> {
-  const maxAttempts = Math.max(1, call.retry.maxAttempts);
-  for (let attempt = 1; ; attempt++) {
-    let delay: number | undefined;
-    try {
-      // The deadline also covers reading the body: a server that stalls mid-body times out too.
-      const res = await attemptOnce(call);
-      const text = res.text;
-      if (!isRetryableStatus(res.status) || !call.idempotent || attempt >= maxAttempts) {
-        return { status: res.status, headers: res.headers, text, attempts: attempt };
+export function fetchWithRetry(call: HttpCall): Promise<HttpAnswer> {
+  return withRetry(
+    call.retry,
+    async (n) => {
+      try {
+        // The deadline also covers reading the body: a server that stalls mid-body times out too.
+        return { ...(await attemptOnce(call)), attempts: n };
+      } catch (err) {
+        const timeout = isTimeout(err);
+        throw new HttpTransportError(timeout ? 'timeout' : 'network', timeout ? undefined : errorCode(err), n, call.timeoutMs);
       }
-      delay = retryAfterMs(res.headers, call.retry);
-    } catch (err) {
-      const timeout = isTimeout(err);
-      const code = timeout ? undefined : errorCode(err);
-      const neverSent = code === 'ECONNREFUSED';
-      if (attempt >= maxAttempts || (!call.idempotent && !neverSent)) {
-        throw new HttpTransportError(timeout ? 'timeout' : 'network', code, attempt, call.timeoutMs);
+    },
+    (outcome) => {
+      if (outcome.ok) {
+        if (!isRetryableStatus(outcome.value.status) || !call.idempotent) return false;
+        const asked = retryAfterMs(outcome.value.headers);
+        return asked !== null && asked <= call.retry.maxDelayMs ? asked : true;
       }
-    }
-    await sleep(delay ?? backoffDelayMs(call.retry, attempt));
-  }
+      // A request that was never sent (connection refused) may be repeated whatever it does.
+      return outcome.error instanceof HttpTransportError && (call.idempotent || outcome.error.code === 'ECONNREFUSED');
+    },
+  );
 }

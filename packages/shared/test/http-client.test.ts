@@ -6,7 +6,8 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { DEFAULT_RETRY_POLICY, fetchWithRetry, HttpTransportError, type HttpCall } from '../src/http-client';
+import { fetchWithRetry, HttpTransportError, type HttpCall } from '../src/http-client';
+import { DEFAULT_RETRY_POLICY } from '../src/provider-kit';
 
 let server: http.Server;
 let base: string;

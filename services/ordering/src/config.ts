@@ -1,11 +1,10 @@
 /**
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
+import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import { checkHost, ConfigError, envReader, loadProcessConfig, parseCorsOrigins, parseTrustedProxies } from '@sports-timing/shared';
-import { checkOrderingSecrets } from './config-secrets';
-import { defaultHashConcurrency } from './identity/hash-gate';
-import { scryptLnFromEnv } from './identity/passwords';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
@@ -83,6 +82,17 @@ export interface OrderingConfig {
   orderPaymentExpiryMinutes: number;
   /** Seconds between two expiry sweeps of an instance (`ORDER_EXPIRY_SWEEP_SECONDS`, default 60). */
   orderExpirySweepSeconds: number;
+  /**
+   * Minutes an unpaid order without a payment on its way holds its discount codes' uses before they go back
+   * to the pool (`DISCOUNT_HOLD_MINUTES`, default 60; ordering README "Discount uses of unpaid orders").
+   */
+  discountHoldMinutes: number;
+  /**
+   * Whether the shop takes real money (`PAYMENT_MODE`: `LIVE` or `TEST`; default `LIVE` with
+   * `APP_ENV=production`, else `TEST`). `LIVE`: a provider transaction in `TEST` mode never pays an order,
+   * it is flagged for an operator (docs/payrexx.md "TEST and LIVE").
+   */
+  paymentMode: 'TEST' | 'LIVE';
   /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/order-limits.ts`). */
   orderMaxCardsPublic: number;
   /** Orders per `public` caller and hour (`ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR`, default 60; 0 = off). */
@@ -152,6 +162,35 @@ function defaultPublicBaseUrl(host: string, port: number): string {
   return `http://${h}:${port === 0 ? 8080 : port}`;
 }
 
+// Password hashing settings: read here, with the other settings, and used by identity/passwords.ts and
+// identity/hash-gate.ts (the configuration sits below every domain module).
+
+/** log2 N of the OWASP setting. */
+const OWASP_LN = 17;
+
+/**
+ * log2 N of new hashes from `PASSWORD_HASH_COST_LN` (default and in production always 17, the OWASP
+ * setting). Test suites lower it (jest sets 10) so that the hundreds of hashes they compute take
+ * milliseconds instead of 128 MiB and ~0.3 s each; a deployment with `APP_ENV=production` refuses any
+ * other value at start. Hashes stay self-describing, so a hash made at any cost verifies at that cost.
+ */
+export function scryptLnFromEnv(env: Record<string, string | undefined> = process.env): number {
+  const raw = env.PASSWORD_HASH_COST_LN?.trim();
+  if (!raw) return OWASP_LN;
+  const ln = Number(raw);
+  if (!/^\d{1,2}$/.test(raw) || ln < 10 || ln > 20) throw new ConfigError('PASSWORD_HASH_COST_LN', raw, 'an integer from 10 to 20');
+  if (ln !== OWASP_LN && env.APP_ENV === 'production') throw new ConfigError('PASSWORD_HASH_COST_LN', raw, `unset or ${OWASP_LN} in production`);
+  return ln;
+}
+
+/**
+ * Default number of concurrent hashes: one core less than the machine has (at least 1, at most 2), so
+ * the event loop and the rest of the thread pool keep CPU time.
+ */
+function defaultHashConcurrency(): number {
+  return Math.max(1, Math.min(2, availableParallelism() - 1));
+}
+
 /** Reads the configuration; `env` defaults to `process.env`. */
 export function loadOrderingConfig(env: Record<string, string | undefined> = process.env): OrderingConfig {
   const e = envReader(env);
@@ -174,13 +213,13 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
     licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
     licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
-    encryptionKeys: e.string('ENCRYPTION_KEYS'),
     mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
-    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
   };
   checkOrderingSecrets(secrets);
   return {
     ...secrets,
+    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
+    encryptionKeys: e.string('ENCRYPTION_KEYS'),
     environment,
     port,
     host,
@@ -211,6 +250,12 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // abandoned orders hold card numbers and single-use codes.
     orderPaymentExpiryMinutes: e.int('ORDER_PAYMENT_EXPIRY_MINUTES', 1440, 1, 43_200),
     orderExpirySweepSeconds: e.int('ORDER_EXPIRY_SWEEP_SECONDS', 60, 1, 3600),
+    // An hour, like WooCommerce's "Hold stock" default for unpaid orders: long enough to pay by card or
+    // TWINT; a code with few uses is not blocked for a day by an abandoned checkout.
+    discountHoldMinutes: e.int('DISCOUNT_HOLD_MINUTES', 60, 1, 43_200),
+    // Production takes real money; everywhere else the instance is a test instance (or the simulator, which
+    // writes TEST transactions), so TEST payments must pay orders there.
+    paymentMode: e.oneOf('PAYMENT_MODE', ['TEST', 'LIVE'] as const, environment === 'production' ? 'LIVE' : 'TEST'),
     // Anonymous callers and customers: a club's season order fits (100 cards), hoarding the number
     // range does not; staff, retailers and service clients are not limited here.
     orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),
@@ -238,4 +283,57 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
     publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], defaultPublicBaseUrl(host, port))!,
   };
+}
+
+// Key and address variables envReader cannot type: each stops the start with one line naming it, never the key
+// itself, instead of a decoder error at start or a failure at first use. The checks that need a domain's rules
+// (ENCRYPTION_KEYS, BOOTSTRAP_ADMIN_PASSWORD) are in startup-checks.ts.
+
+/** The key variables as read from the environment (undefined = unset: generated in development). */
+interface SecretValues {
+  jwtPrivateKeyPem: string | undefined;
+  jwtPreviousPublicKeysPem: string | undefined;
+  licenseSigningKeyPem: string | undefined;
+  licenseSecretKey: string | undefined;
+  mailFrom: string;
+}
+
+/** An Ed25519 private key in PKCS#8 PEM, or a ConfigError naming `name`. */
+function ed25519PrivateKey(name: string, pem: string | undefined): void {
+  if (pem === undefined) return;
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch {
+    type = undefined;
+  }
+  if (type !== 'ed25519') throw new ConfigError(name, '***', 'an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)');
+}
+
+/** A sender such as `shop@example.com` or `Shop <shop@example.com>` (what nodemailer's `from` takes). */
+const SENDER = /^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
+
+/**
+ * Throws a {@link ConfigError} naming the first unusable variable: `JWT_PRIVATE_KEY`, `LICENSE_SIGNING_KEY`
+ * (Ed25519 PKCS#8 PEM), `JWT_PREVIOUS_PUBLIC_KEYS` (one or more SPKI PEM blocks), `LICENSE_SECRET_KEY` (≥ 32
+ * characters) and `MAIL_FROM` (an e-mail address, optionally with a name).
+ */
+function checkOrderingSecrets(v: SecretValues): void {
+  ed25519PrivateKey('JWT_PRIVATE_KEY', v.jwtPrivateKeyPem);
+  ed25519PrivateKey('LICENSE_SIGNING_KEY', v.licenseSigningKeyPem);
+  if (v.jwtPreviousPublicKeysPem !== undefined) {
+    const blocks = v.jwtPreviousPublicKeysPem.match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
+    const parses = (pem: string) => {
+      try {
+        return createPublicKey(pem).asymmetricKeyType === 'ed25519';
+      } catch {
+        return false;
+      }
+    };
+    if (blocks.length === 0 || !blocks.every(parses))
+      throw new ConfigError('JWT_PREVIOUS_PUBLIC_KEYS', '***', 'Ed25519 public keys in SPKI PEM (-----BEGIN PUBLIC KEY-----), concatenated');
+  }
+  if (v.licenseSecretKey !== undefined && v.licenseSecretKey.length < 32)
+    throw new ConfigError('LICENSE_SECRET_KEY', '***', 'a secret of at least 32 characters');
+  if (!SENDER.test(v.mailFrom)) throw new ConfigError('MAIL_FROM', v.mailFrom, 'an e-mail address, optionally with a name: Shop <shop@example.com>');
 }

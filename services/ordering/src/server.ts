@@ -18,7 +18,7 @@ import { composeOrdering } from './composition';
 import type { OrderingDeps } from './context';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
-import { checkThirdParties } from './startup-checks';
+import { checkDomainSettings, checkThirdParties } from './startup-checks';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { ErpClients } from './erp/erp-clients';
@@ -27,7 +27,8 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
-import { ErpSalesOrderPoller, OrderFlow } from './orders/order-flow.service';
+import { ErpSalesOrderPoller } from './orders/erp-sales-order-poller';
+import { OrderFlow } from './orders/order-flow.service';
 import { OrderExpirySweeper } from './orders/order-expiry.service';
 import { recordOrderMailFailure } from './orders/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
@@ -38,6 +39,7 @@ async function main(): Promise<void> {
   const logger = createLogger('ordering');
   // Configured SMTP, ERP and payment addresses that cannot work stop the start here, named by their variable;
   // a third party briefly down in production only warns (startup-checks.ts).
+  checkDomainSettings(config);
   for (const line of (await checkThirdParties(config)).warnings) logger.warn(line);
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
@@ -72,8 +74,6 @@ async function main(): Promise<void> {
   // A refused order e-mail is written to its order's history with the relay's answer.
   const onDead = (job: { kind: string; dedupeKey: string }, err: Error) =>
     job.kind === 'mail' ? recordOrderMailFailure(database.db, job.dedupeKey, err.message) : Promise.resolve();
-  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom, onDead });
-  outbox.start();
   const cacheListener = new CacheClearListener({ url, logger });
   await cacheListener.start();
   // Reachability of the ERP (production tenant) and payment provider for the status utilities: any HTTP answer
@@ -85,20 +85,28 @@ async function main(): Promise<void> {
   const orderFlow = new OrderFlow({ database, logger, config, erpClients });
   const deps: OrderingDeps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
   // Everything else the app shares (identity and its Redis connection, limits, maintenance flag) is built
-  // here once; this also registers the `erp-quotation` job and the ERP webhook's entity handlers.
+  // here once, with the handlers of the outbox jobs and of the ERP webhook entities.
   const services = composeOrdering(deps);
-  orderFlow.registerWith(outbox);
+  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom, onDead, ...services.outboxJobs });
+  outbox.start();
   const expiry = new OrderExpirySweeper({
     db: database.db,
     logger,
     expiryMinutes: config.orderPaymentExpiryMinutes,
+    discountHoldMinutes: config.discountHoldMinutes,
     intervalMs: config.orderExpirySweepSeconds * 1000,
   });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.
   const salesOrderPoller = new ErpSalesOrderPoller({ flow: orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
   salesOrderPoller.start();
-  const erpWebhooks = new ErpWebhookWorker({ db: database.db, erp: erpClients.erpClientFor('weclapp'), logger, listenUrl: url });
+  const erpWebhooks = new ErpWebhookWorker({
+    db: database.db,
+    erp: erpClients.erpClientFor('weclapp'),
+    logger,
+    handlers: services.erpEntityHandlers,
+    listenUrl: url,
+  });
   await erpWebhooks.start();
   const app = createApp(deps);
   const running = await startHttpServer(app, {

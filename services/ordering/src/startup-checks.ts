@@ -18,9 +18,11 @@
 import nodemailer from 'nodemailer';
 import { ConfigError, withoutPassword } from '@sports-timing/shared';
 import type { OrderingConfig } from './config';
+import { EnvelopeEncryption } from './crypto/aead';
+import { passwordProblem } from './identity/passwords';
 
 /** How long network failures are retried before they count, ms. */
-export const PROBE_WINDOW_MS = 5_000;
+const PROBE_WINDOW_MS = 5_000;
 
 /** Deadline of one probe attempt, ms. */
 const ATTEMPT_TIMEOUT_MS = 2_000;
@@ -139,4 +141,16 @@ export async function checkThirdParties(
   const fatal = failures.find((f) => !f.transient || !deployed);
   if (fatal) throw fatal.error;
   return { warnings: failures.map((f) => `${f.error.message}; serving anyway, the outbox retries until it answers`) };
+}
+
+/**
+ * The settings whose rule belongs to a domain, checked before anything starts (README "Configuration"): the
+ * `ENCRYPTION_KEYS` key ring (crypto/aead.ts; its error names the variable, never a key) and
+ * `BOOTSTRAP_ADMIN_PASSWORD`, which the user `admin` gets on a fresh database, against the password policy of
+ * every user (identity/passwords.ts). Throws a {@link ConfigError} naming the variable.
+ */
+export function checkDomainSettings(config: Pick<OrderingConfig, 'encryptionKeys' | 'bootstrapAdminPassword'>): void {
+  if (config.encryptionKeys !== undefined) EnvelopeEncryption.fromSpec(config.encryptionKeys);
+  const weak = config.bootstrapAdminPassword === undefined ? null : passwordProblem(config.bootstrapAdminPassword, 'admin');
+  if (weak) throw new ConfigError('BOOTSTRAP_ADMIN_PASSWORD', '***', `a password that follows the password policy (it ${weak})`);
 }

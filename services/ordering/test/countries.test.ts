@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { codeForCountryId, countryIdForCode, isKnownCountryCode } from '../src/countries/countries.service';
-import { canonicalCulture, parseAcceptLanguage, resolveCulture } from '../src/catalog/culture';
+import { canonicalCulture, parseAcceptLanguage, resolveCulture } from '../src/culture/culture';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
 let ctx: OrderingTestContext;

@@ -10,7 +10,7 @@
 import request from 'supertest';
 import { documentAmount } from '@sports-timing/erp-simulator/src/amounts';
 import { toErpSalesOrder, discountPercentageFor } from '../src/orders/erp-sales-order';
-import { allocateProportionally, percentOf } from '../src/orders/money';
+import { allocateProportionally, percentOf } from '../src/money/money';
 import type { StoredOrder, StoredOrderItem } from '../src/orders/order.types';
 import { computeTotals } from '../src/orders/totals';
 import { orderBody } from './orders.support';

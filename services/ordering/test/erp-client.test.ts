@@ -4,7 +4,8 @@
  * timeouts only, idempotent creation by reference, errors without the token).
  */
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, DEFAULT_TOKENS, SEED_ARTICLES, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { ErpClient, ErpError, customAttributeValue, createErpClient, zonedMidnightMs } from '../src/erp/erp.client';
+import { zonedMidnightMs } from '@sports-timing/shared';
+import { ErpClient, ErpError, customAttributeValue, createErpClient } from '../src/erp/erp.client';
 import { ERP_ATTRIBUTE_KEYS, type ErpSystem } from '../src/erp/erp.types';
 
 let sim: ErpSimulator;

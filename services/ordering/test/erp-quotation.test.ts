@@ -2,7 +2,8 @@
  * `center/create-quotation-for-subscription` against the ERP simulator over real HTTP and a real
  * PostgreSQL: only subscription articles are accepted (400 otherwise, nothing recorded); the request is
  * recorded as an outbox job and the quotation appears in the ERP exactly once, also when the ERP was down
- * at first (retried) — idempotent by the request's reference.
+ * at first (retried) — idempotent by the request's reference. The job runs only in a dispatcher given the
+ * app's jobs (`composeOrdering(deps).outboxJobs`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -11,8 +12,8 @@ import request from 'supertest';
 import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createLogger } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
-import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/erp/center-quotation.service';
-import { erpClientsOf } from '../src/composition';
+import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/quotations/center-quotation.service';
+import { composeOrdering, erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
@@ -60,6 +61,22 @@ it('rejects non-subscription articles and anonymous callers, recording nothing',
   expect(await jobs()).toEqual([]);
 });
 
+it('a dispatcher runs only the job kinds it was given: no process-wide handler registry', async () => {
+  expect(Object.keys(composeOrdering(ctx.deps).outboxJobs.handlers).sort()).toEqual([
+    'erp-quotation',
+    'erp-sales-order',
+    'payment-paylink',
+    'payment-paylink-delete',
+    'payment-status',
+  ]);
+  await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
+  // The app is composed (createApp ran composeOrdering), yet a dispatcher without its jobs has no handler.
+  const bare = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-bare'), pollIntervalMs: 50 });
+  await bare.drain();
+  expect((await jobs()).map((j) => j.attempts)).toEqual([0]);
+  await ctx.database.db.deleteFrom('outbox_messages').where('kind', '=', ERP_QUOTATION_JOB).execute();
+});
+
 it('creates the quotation in the ERP once, retrying while the ERP is down', async () => {
   await sim.server.down('reset');
   await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
@@ -71,6 +88,8 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
     mailer: fileMailer(mailDir),
     logger: createLogger('erp-quotation-test'),
     from: 'Shop <shop@example.com>',
+    // The app's job kinds, as server.ts gives them to its dispatcher.
+    ...composeOrdering(ctx.deps).outboxJobs,
     pollIntervalMs: 50,
     baseBackoffMs: 50,
     maxBackoffMs: 200,

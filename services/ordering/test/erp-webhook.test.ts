@@ -12,7 +12,7 @@ import request from 'supertest';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
 import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
-import { erpClientsOf } from '../src/composition';
+import { composeOrdering, erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
 import { startOrdering, type OrderingTestContext } from './helpers';
 
@@ -46,6 +46,7 @@ beforeEach(async () => {
     db: ctx.database.db,
     erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'),
     logger: ctx.deps.logger,
+    handlers: composeOrdering(ctx.deps).erpEntityHandlers,
     listenUrl: ctx.testDb.url,
     pollMs: 200,
     baseBackoffMs: 50,
@@ -116,7 +117,12 @@ describe('ERP webhook', () => {
         .send({ entityName: 'article', entityId: id, type: 'update' })
         .expect(200);
     sim.server.requests.length = 0;
-    const other = new ErpWebhookWorker({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger });
+    const other = new ErpWebhookWorker({
+      db: ctx.database.db,
+      erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'),
+      logger: ctx.deps.logger,
+      handlers: composeOrdering(ctx.deps).erpEntityHandlers,
+    });
     const [a, b] = await Promise.all([worker.drain(), other.drain()]);
     expect(a + b).toBe(ids.length);
     for (const id of ids) expect(sim.server.requests.filter((r) => r.path.endsWith(`/article/id/${id}`))).toHaveLength(1);
@@ -187,6 +193,19 @@ describe('ERP webhook', () => {
       .query({ ...q, secret: DEV_ERP_WEBHOOK_SECRET })
       .expect(200);
     expect(await jobs()).toHaveLength(1);
+  });
+
+  it('records exactly the entity names composed in composition.ts (no registry: the app says what it handles)', async () => {
+    const names = Object.keys(composeOrdering(ctx.deps).erpEntityHandlers).sort();
+    expect(names).toEqual(['article', 'customer', 'party', 'salesOrder']);
+    for (const entityName of names) {
+      await request(ctx.app)
+        .post('/api/rest/v1/erp/webhook')
+        .query({ erpSystem: 'weclapp', secret: DEV_ERP_WEBHOOK_SECRET })
+        .send({ entityName, entityId: 'x-1', type: 'update' })
+        .expect(200);
+    }
+    expect((await jobs()).map((j) => j.entity_name).sort()).toEqual(names);
   });
 
   it('acknowledges and ignores unknown entity names; rejects malformed bodies', async () => {

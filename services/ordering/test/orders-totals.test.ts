@@ -3,7 +3,7 @@
  * discount evaluation rules, as pure functions: mixed VAT rates, exact allocation, large amounts.
  */
 import { evaluateDiscountCodes, type DiscountCodeTerms } from '../src/discounts/discount-rules';
-import { allocateProportionally, divRoundHalfAwayFromZero, percentOf } from '../src/orders/money';
+import { allocateProportionally, divRoundHalfAwayFromZero, percentOf } from '../src/money/money';
 import { computeTotals } from '../src/orders/totals';
 
 test('rounding is half away from zero', () => {

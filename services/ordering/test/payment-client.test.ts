@@ -89,6 +89,8 @@ describe('reads and writes', () => {
       paymentMethod: 'mastercard',
       paylinkId: p.id,
       originalTransactionId: null,
+      mode: 'TEST',
+      refundedAmountCents: 0,
     });
     expect((await pay.getPaylink(p.id))!.status).toBe('confirmed');
     const deleteErr = await pay.deletePaylink(p.id).catch((e: unknown) => e);
@@ -163,6 +165,50 @@ describe('reads and writes', () => {
     } finally {
       first.total_fees = fees;
     }
+  });
+
+  it('serves a transaction list with one unreadable transaction: that one flagged (readError), the others as they are', async () => {
+    const stored = (sim as unknown as { transactions: Map<number, Record<string, unknown>> }).transactions;
+    expect(stored.size).toBeGreaterThan(2);
+    const [first] = [...stored.values()];
+    const amount = first.amount;
+    first.amount = 1069.99; // a decimal instead of whole cents
+    try {
+      const listed = await client().listTransactions({ limit: 100 });
+      expect(listed).toHaveLength(stored.size);
+      expect(listed.filter((t) => t.readError)).toEqual([
+        expect.objectContaining({ id: first.id, amountCents: 0, status: first.status, readError: expect.stringMatching(/amount/) }),
+      ]);
+      const good = listed.filter((t) => !t.readError);
+      expect(good).toHaveLength(stored.size - 1);
+      expect(good.every((t) => t.amountCents !== 0 && t.mode === 'TEST' && t.readError === undefined)).toBe(true);
+      // The re-fetch of that one transaction (the webhook's path) still fails as a whole, so a payment is retried.
+      await expect(client().getTransaction(Number(first.id))).rejects.toMatchObject({ code: 'invalidResponse' });
+    } finally {
+      first.amount = amount;
+    }
+    // Negative control: readable again, nothing flagged.
+    expect((await client().listTransactions({ limit: 100 })).some((t) => t.readError)).toBe(false);
+  });
+
+  it('serves payout details with one unreadable transfer: that one flagged (readError), the others as they are', async () => {
+    const stored = (sim as unknown as { payouts: Map<string, { uuid: string; transfers: Record<string, unknown>[] }> }).payouts;
+    const payout = [...stored.values()].find((p) => p.transfers.filter((t) => t.type === 'transaction').length >= 2)!;
+    const transfer = payout.transfers.find((t) => t.type === 'transaction')!;
+    const amount = transfer.amount;
+    transfer.amount = '12,50';
+    try {
+      const details = (await client().getPayout(payout.uuid))!;
+      const flagged = details.transactions.filter((t) => t.readError);
+      expect(flagged).toEqual([
+        expect.objectContaining({ transferType: 'transaction', amountCents: 0, netAmountCents: 0, readError: expect.stringMatching(/transfer amount/) }),
+      ]);
+      expect(details.transactions.filter((t) => !t.readError).every((t) => t.amountCents !== 0)).toBe(true);
+      expect(details.transactions.length).toBeGreaterThanOrEqual(2);
+    } finally {
+      transfer.amount = amount;
+    }
+    expect((await client().getPayout(payout.uuid))!.transactions.some((t) => t.readError)).toBe(false);
   });
 
   it('pings and is built from the configuration', async () => {

@@ -2,7 +2,7 @@
  * Payment states a shop meets (docs/payrexx.md "Statuses"), against the payment simulator over real HTTP:
  * - `waiting` (bank transfer): the order stays, on hold, does not expire, and becomes paid when the money arrives;
  *   negative control: an order without it does expire;
- * - a partial payment: flagged for an operator (history, on hold), not paid, not expired;
+ * - a partial payment: flagged for an operator (history, on hold, attention list), not paid, not expired;
  * - an answer that does not parse on re-fetch is retried, not dropped: the payment applies once the provider
  *   answers properly.
  */
@@ -58,9 +58,9 @@ test('a bank transfer on its way (waiting) keeps the order on hold past its expi
 test('a partial payment is flagged for an operator and keeps the order, never paid silently', async () => {
   const o = await placeOrder();
   await stack.control('pay', { invoiceId: o.paylinkId, amountCents: o.gross - 1000 });
-  await until('flagged', async () => (await outcomes(o.id)).includes('amountMismatch:flagged'));
+  await until('flagged', async () => (await outcomes(o.id)).includes('partialPayment:held'));
   expect((await row(o.id)).state).toBe('pending_payment');
-  expect((await reasons(o.id)).some((r) => /does not match the order total/.test(r))).toBe(true);
+  expect((await reasons(o.id)).some((r) => /part payment .* 10\.00 EUR missing/.test(r))).toBe(true);
   expect(await expireNow()).not.toContain(o.id);
 });
 
@@ -106,7 +106,7 @@ test('what needs a person is listed for an admin: the flagged partial payment an
   const items = res.body as { kind: string; orderNumber: string | null; detail: string | null }[];
   expect(items).toEqual(
     expect.arrayContaining([
-      expect.objectContaining({ kind: 'paymentMismatch' }),
+      expect.objectContaining({ kind: 'paymentPartial', detail: expect.stringMatching(/^received \d+ of \d+ cents$/) }),
       expect.objectContaining({
         kind: 'erpHandOffRefused',
         orderNumber: order_number,

@@ -3,7 +3,7 @@
  * real HTTP: order → paylink (description, e-mail prefill) → form-encoded webhook carrying the full
  * transaction (contact, invoice, products: well over 100 form parameters) → `paid` → `transferred`; a
  * partial refund (its own transaction) is recorded without a state change, the rest makes the order
- * `refunded`; a full refund at once too; a status the service does not know is stored and shown, and the
+ * `refunded`; a full refund at once too; a second charge for a paid order and its refund are both recorded; a status the service does not know is stored and shown, and the
  * dev transaction list still answers; a payout (with its webhook) is listed and its accounting CSV built
  * from the payout details; payout and subscription events are acknowledged.
  */
@@ -157,27 +157,34 @@ test('two partial refunds processed at the same moment add up: the order becomes
   expect(total.reduce((n, r) => n + Number(r.amount_cents), 0)).toBe(order.grossCents);
 });
 
-test('a full refund at once → refunded; a refund of a transaction that did not pay the order changes nothing', async () => {
+test('a full refund at once → refunded; a second charge for a paid order is an excess, its refund settles it', async () => {
   const order = await paidOrder();
   await control('refund', { transactionId: order.charge.id });
   await until('refunded', async () => (await orderRow(order.id)).state === 'refunded');
 
   const other = await paidOrder();
-  // A foreign charge with this order's reference (another paylink), refunded.
+  // A second charge with this order's reference (another paylink), then refunded: possibly processed before
+  // the charge's own webhook, which must not lose either.
   const link = await request(url)
     .post('/api/rest/v1/dev/create-payment-paylink')
     .set('Authorization', admin)
     .send({ amountCents: 700, referenceId: other.orderNumber });
-  const foreign = (await control('pay', { invoiceId: link.body.id })).transaction;
-  await control('refund', { transactionId: foreign.id });
-  await until('foreign refund processed', settled);
+  const extra = (await control('pay', { invoiceId: link.body.id })).transaction;
+  await control('refund', { transactionId: extra.id });
+  await until('second charge and refund processed', settled);
   expect((await orderRow(other.id)).state).toBe('transferred');
-  const outcome = await ctx.database.db
+  const outcomes = await ctx.database.db
     .selectFrom('payment_deliveries')
-    .select('outcome')
-    .where('transaction_id', '=', foreign.id + 1)
-    .executeTakeFirstOrThrow();
-  expect(outcome.outcome).toBe('noChange:foreignRefund');
+    .select(['transaction_id', 'outcome'])
+    .where('transaction_id', 'in', [extra.id, extra.id + 1])
+    .execute();
+  expect(outcomes.map((o) => o.outcome)).toContain('refundRecorded:700');
+  expect(outcomes.map((o) => o.outcome)).not.toContain('noChange:foreignRefund');
+  const receipts = await ctx.database.db.selectFrom('payment_receipts').select('transaction_id').where('order_id', '=', other.id).execute();
+  expect(receipts.map((r) => r.transaction_id).sort()).toEqual([other.charge.id, extra.id].sort());
+  // Refunded, the excess needs nobody any more.
+  const attention = await request(url).get('/api/rest/v1/dev/get-operator-attention').set('Authorization', admin);
+  expect((attention.body as { kind: string; orderNumber: string }[]).filter((i) => i.orderNumber === other.orderNumber)).toEqual([]);
 });
 
 test('statuses the service does not know are stored and shown; the dev transaction list still answers', async () => {

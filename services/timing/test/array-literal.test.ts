@@ -1,10 +1,10 @@
 /**
- * The upload's array literals (punches.repository.ts `textArrayLiteral`, `intArrayLiteral`) read back in
+ * The upload's array literals (punch-upload.repository.ts `textArrayLiteral`, `intArrayLiteral`) read back in
  * PostgreSQL as exactly the values given: bare where that is safe, quoted and escaped otherwise, NULL never.
  */
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
-import { intArrayLiteral, textArrayLiteral } from '../src/punches/punches.repository';
+import { intArrayLiteral, textArrayLiteral } from '../src/punches/punch-upload.repository';
 
 let db: TestDatabase;
 let client: pg.Client;

@@ -3,63 +3,18 @@
  * (servers on port 0), through the typed client of packages/timing-client. Two app instances share one
  * database, each with its own LISTEN session, as two service replicas would.
  */
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import os from 'node:os';
-import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
-import { createTimingClient, readEventStream, type NewPunch, type Punch, type TimingClient } from '../../../packages/timing-client/src';
-import { createApp } from '../src/app';
-import type { DB } from '../src/db/schema';
-import { LiveHub } from '../src/live/hub';
-import { startPunchListener, type PunchListener } from '../src/live/listener';
+import { readEventStream, type Punch, type TimingClient } from '../../../packages/timing-client/src';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
-
-/** One service instance: its own pool, hub, LISTEN session and HTTP server. */
-interface Instance {
-  database: Database<DB>;
-  hub: LiveHub;
-  listener: PunchListener;
-  server: http.Server;
-  url: string;
-  close(): Promise<void>;
-}
+import { client as clientOf, headId as headIdOf, punches, startInstance as startInstanceOn, until, type Instance } from './live-helpers';
 
 let ctx: TimingTestContext;
 let a: Instance;
 let b: Instance;
-const logger = createLogger('timing-live-test');
 
-async function startInstance(
-  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {},
-): Promise<Instance> {
-  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
-  const hub = new LiveHub({
-    pool: database.pool,
-    logger,
-    maxConnections: opts.maxConnections,
-    maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections,
-  });
-  const listener = startPunchListener(database.url, hub, logger);
-  await listener.ready;
-  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
-  const server = http.createServer(app);
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    database,
-    hub,
-    listener,
-    server,
-    url,
-    async close() {
-      hub.close();
-      server.closeAllConnections();
-      await new Promise((r) => server.close(r));
-      await listener.stop();
-      await database.close();
-    },
-  };
-}
+const startInstance = (opts: Parameters<typeof startInstanceOn>[1] = {}) => startInstanceOn(ctx, opts);
+const client = (inst: Instance, key = ctx.adminKey) => clientOf(inst, key);
+const headId = (c: TimingClient, modem: string) => headIdOf(ctx, c, modem);
 
 beforeAll(async () => {
   ctx = await startTiming();
@@ -101,30 +56,6 @@ async function readableAt(modem: string, afterId: number): Promise<number> {
   }
 }
 
-let seq = 0;
-/** `n` distinct punches for `modem` (distinct times, so none is a duplicate). */
-function punches(modem: string, n: number): NewPunch[] {
-  return Array.from({ length: n }, () => ({
-    card: String(500_000 + (seq % 97)),
-    time: 1_580_000_000_000 + seq++ * 1000,
-    code: 31 + (seq % 50),
-    type: 'Control' as const,
-    modem,
-  }));
-}
-
-function client(inst: Instance, key = ctx.adminKey): TimingClient {
-  return createTimingClient({ baseUrl: inst.url, apiKey: key || undefined });
-}
-
-async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!cond()) {
-    if (Date.now() > deadline) throw new Error('condition not reached in time');
-    await new Promise((r) => setTimeout(r, 5));
-  }
-}
-
 /** Ids of the newest `n` readable punches of `modem`, newest first. */
 async function headPunches(c: TimingClient, modem: string, n: number): Promise<number[]> {
   await waitUntilVisible(ctx);
@@ -133,18 +64,6 @@ async function headPunches(c: TimingClient, modem: string, n: number): Promise<n
     const page = await c.readPunches({ modem: [modem] }, { afterId });
     if (page.punches.length === 0) return ids.reverse().slice(0, n);
     for (const p of page.punches) ids.push(p.id);
-    afterId = page.punches[page.punches.length - 1].id;
-  }
-}
-
-/** Id of the newest readable punch of `modem` (start position of a caught-up client). */
-async function headId(c: TimingClient, modem: string): Promise<number> {
-  // Other test files' transactions on the shared cluster can hold back what was just uploaded.
-  await waitUntilVisible(ctx);
-  let afterId = 0;
-  for (;;) {
-    const page = await c.readPunches({ modem: [modem] }, { afterId });
-    if (page.punches.length === 0) return afterId;
     afterId = page.punches[page.punches.length - 1].id;
   }
 }
@@ -320,135 +239,6 @@ describe('SSE stream', () => {
       await reading;
       await until(() => inst.hub.connections === 0);
     } finally {
-      await inst.close();
-    }
-  });
-});
-
-describe('access and bounds', () => {
-  it('applies the read access rules: a private event answers as a missing one without its owner key; public event anonymous', async () => {
-    const owner = await ctx.createUser('live-owner');
-    const other = await ctx.createUser('live-other');
-    const co = client(a, owner.key);
-    const priv = (await co.api.POST('/api/rest/v1/events', { body: { name: 'private', public: false, modems: ['PRV-1'] } })).data!.id;
-    const pub = (await co.api.POST('/api/rest/v1/events', { body: { name: 'public', public: true, modems: ['PUB-1'] } })).data!.id;
-    await co.uploadPunches([...punches('PRV-1', 1), ...punches('PUB-1', 1)]);
-    for (const path of [`/api/rest/v1/punches/stream?eventId=${priv}`, `/api/rest/v1/punches?eventId=${priv}&wait=5`]) {
-      const anon = await fetch(a.url + path, { headers: { Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
-      expect(anon.status).toBe(404);
-      const foreign = await fetch(a.url + path, { headers: { apikey: other.key, Accept: path.includes('stream') ? 'text/event-stream' : 'application/json' } });
-      expect(foreign.status).toBe(404);
-    }
-    const anonymous = createTimingClient({ baseUrl: a.url });
-    const got: Punch[] = [];
-    const ac = new AbortController();
-    const s = anonymous.stream({ eventId: pub }, (p) => void got.push(p), { signal: ac.signal });
-    await until(() => got.length === 1);
-    ac.abort();
-    await s;
-    await expect(anonymous.stream({ eventId: priv }, () => undefined)).rejects.toMatchObject({ status: 404 });
-    const notStream = await fetch(`${a.url}/api/rest/v1/punches/stream?eventId=${pub}`, { headers: { Accept: 'application/json' } });
-    expect(notStream.status).toBe(406);
-  });
-
-  it('bounds held connections (503 with Retry-After), frees a slot when the client disconnects, and ends everything on shutdown', async () => {
-    const inst = await startInstance({ maxConnections: 2 });
-    try {
-      const c = client(inst);
-      await c.uploadPunches(punches('BND-1', 1));
-      const afterId = await headId(c, 'BND-1');
-      const ac1 = new AbortController();
-      const poll1 = c.readPunches({ modem: ['BND-1'] }, { afterId, wait: 30, signal: ac1.signal }).catch((e: unknown) => e);
-      const ac2 = new AbortController();
-      const stream2 = c.stream({ modem: ['BND-1'] }, () => undefined, { afterId, signal: ac2.signal });
-      await until(() => inst.hub.connections === 2);
-
-      const full = await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}&wait=5`, { headers: { apikey: ctx.adminKey } });
-      expect(full.status).toBe(503);
-      expect(full.headers.get('Retry-After')).toMatch(/^\d+$/);
-      const fullStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=BND-1&afterId=${afterId}`, {
-        headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' },
-      });
-      expect(fullStream.status).toBe(503);
-      // A read without wait is never refused.
-      expect((await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}`, { headers: { apikey: ctx.adminKey } })).status).toBe(200);
-
-      ac1.abort();
-      expect(await poll1).toMatchObject({ name: 'AbortError' });
-      await until(() => inst.hub.connections === 1);
-
-      // Shutdown: a held long-poll answers empty at once, open streams end.
-      const poll3 = c.readPunches({ modem: ['BND-1'] }, { afterId, wait: 30 });
-      await until(() => inst.hub.connections === 2);
-      const raw = await fetch(`${inst.url}/api/rest/v1/punches?modem=BND-1&afterId=${afterId}&wait=30`, { headers: { apikey: ctx.adminKey } });
-      expect(raw.status).toBe(503);
-      const closedAt = Date.now();
-      inst.hub.close();
-      const page3 = await poll3;
-      expect(page3).toEqual({ punches: [], total: 0 });
-      expect(Date.now() - closedAt).toBeLessThan(500);
-      await until(() => inst.hub.connections === 0);
-      ac2.abort();
-      await stream2;
-    } finally {
-      await inst.close();
-    }
-  });
-
-  it('gives each client a share of the live slots: 429 with Retry-After beyond it, while another client still gets one', async () => {
-    const inst = await startInstance({ maxConnections: 4, maxConnectionsPerClient: 2 });
-    const other = await ctx.createUser('live-share-other');
-    const held: AbortController[] = [];
-    try {
-      const c = client(inst);
-      await c.uploadPunches(punches('SHR-1', 1));
-      const afterId = await headId(c, 'SHR-1');
-      const polls = [0, 1].map(() => {
-        const ac = new AbortController();
-        held.push(ac);
-        return c.readPunches({ modem: ['SHR-1'] }, { afterId, wait: 30, signal: ac.signal }).catch((e: unknown) => e);
-      });
-      await until(() => inst.hub.connections === 2);
-      const third = await fetch(`${inst.url}/api/rest/v1/punches?modem=SHR-1&afterId=${afterId}&wait=5`, { headers: { apikey: ctx.adminKey } });
-      expect(third.status).toBe(429);
-      expect(third.headers.get('Retry-After')).toMatch(/^\d+$/);
-      expect(((await third.json()) as { detail: string }).detail).toMatch(/holds 2 live connections/);
-      const thirdStream = await fetch(`${inst.url}/api/rest/v1/punches/stream?modem=SHR-1&afterId=${afterId}`, {
-        headers: { apikey: ctx.adminKey, Accept: 'text/event-stream' },
-      });
-      expect(thirdStream.status).toBe(429);
-      // The instance has room: another user's long-poll is held, not refused.
-      const co = client(inst, other.key);
-      await co.uploadPunches(punches('SHR-2', 1));
-      const theirAfterId = await headId(co, 'SHR-2');
-      const ac = new AbortController();
-      held.push(ac);
-      const theirs = co.readPunches({ modem: ['SHR-2'] }, { afterId: theirAfterId, wait: 30, signal: ac.signal }).catch((e: unknown) => e);
-      await until(() => inst.hub.connections === 3);
-      for (const h of held) h.abort();
-      await Promise.all([...polls, theirs]);
-      await until(() => inst.hub.connections === 0);
-    } finally {
-      for (const h of held) h.abort();
-      await inst.close();
-    }
-  });
-
-  it('answers 503 "busy" with Retry-After when every pooled connection stays in use, while /readyz stays 200', async () => {
-    const inst = await startInstance({ poolSize: 2 });
-    const busy = await Promise.all([inst.database.pool.connect(), inst.database.pool.connect()]);
-    try {
-      const started = Date.now();
-      const res = await fetch(`${inst.url}/api/rest/v1/punches?modem=BUSY-1`, { headers: { apikey: ctx.adminKey } });
-      expect(res.status).toBe(503);
-      expect(res.headers.get('Retry-After')).toBe('1');
-      expect(((await res.json()) as { detail: string }).detail).toBe('The service is busy; retry shortly.');
-      // The pool's own wait (5 s) ran out: overload, not an outage.
-      expect(Date.now() - started).toBeGreaterThanOrEqual(4_000);
-      const ready = await fetch(`${inst.url}/readyz`);
-      expect(ready.status).toBe(200);
-    } finally {
-      for (const c of busy) c.release();
       await inst.close();
     }
   });

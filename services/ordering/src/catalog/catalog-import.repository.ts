@@ -1,11 +1,11 @@
 /**
- * SQL of the ERP article import (ordering spec §4.8 `import-articles`). Every write is one short
- * transaction per article; concurrency safety comes from the article row lock plus a version-conditional
- * upsert (see {@link writeImportedArticle}).
+ * SQL of the ERP article import (ordering spec §4.8 `import-articles`). The import service writes each
+ * article in one short transaction of its own; concurrency safety comes from the advisory lock per new
+ * article, the article row lock and a version-conditional upsert (see {@link upsertImportedArticle}).
  */
 import { sql, type Insertable, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import type { ArticleBomItemsTable, ArticlesTable } from './catalog.tables';
+import type { ArticleBomItemsTable, ArticlesTable } from '../db/tables/catalog.tables';
 
 /** Stored ERP version per article number, for all articles that came from the ERP. */
 export async function selectErpVersions(db: Kysely<DB>): Promise<Map<string, { erpId: string | null; erpVersion: string | null; isShopArticle: boolean }>> {
@@ -14,44 +14,43 @@ export async function selectErpVersions(db: Kysely<DB>): Promise<Map<string, { e
 }
 
 /**
- * Writes one imported article and its BOM slots in one transaction. The upsert is conditional: an existing
- * row is only overwritten when its `erp_version` differs from the imported one (or `force`). The row lock
- * taken by the upsert serializes concurrent imports of the same article, so the BOM replacement that
- * follows runs for at most one writer at a time, and a second import that finds the version already
- * stored changes nothing. Answers whether the article was written.
+ * Serializes the writers of one new article in the caller's transaction `trx` (held until it ends):
+ * `articles` has two unique keys (number, ERP id) and ON CONFLICT arbitrates only one, so two imports
+ * inserting the same new article would make the loser fail on the other key.
  */
-export async function writeImportedArticle(
-  db: Kysely<DB>,
-  row: Insertable<ArticlesTable>,
-  bom: Insertable<ArticleBomItemsTable>[],
-  force: boolean,
-): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    // `articles` has two unique keys (number, ERP id) and ON CONFLICT arbitrates only one: two imports
-    // inserting the same new article would make the loser fail on the other key. A transaction-scoped
-    // advisory lock per article number serializes just those writers (held for one short transaction).
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`erp-article-import:${row.article_number}`}, 0))`.execute(trx);
-    const { article_number: _key, created_at: _created, sort_order: _sort, ...rest } = row;
-    const written = await trx
-      .insertInto('articles')
-      .values(row)
-      .onConflict((oc) =>
-        oc
-          .column('article_number')
-          .doUpdateSet({ ...rest, updated_at: new Date() })
-          .where(
-            force
-              ? sql<boolean>`true`
-              : sql<boolean>`articles.erp_version is distinct from excluded.erp_version or articles.is_shop_article is distinct from excluded.is_shop_article`,
-          ),
-      )
-      .returning('id')
-      .executeTakeFirst();
-    if (!written) return false;
-    await trx.deleteFrom('article_bom_items').where('main_article_number', '=', row.article_number).execute();
-    if (bom.length > 0) await trx.insertInto('article_bom_items').values(bom).execute();
-    return true;
-  });
+export async function lockArticleImport(trx: Kysely<DB>, articleNumber: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`erp-article-import:${articleNumber}`}, 0))`.execute(trx);
+}
+
+/**
+ * Upserts one imported article in `trx`. The upsert is conditional: an existing row is only overwritten when
+ * its `erp_version` (or shop flag) differs from the imported one, or `force`. The row lock it takes
+ * serializes concurrent imports of the same article until `trx` ends. Answers whether the row was written.
+ */
+export async function upsertImportedArticle(trx: Kysely<DB>, row: Insertable<ArticlesTable>, force: boolean): Promise<boolean> {
+  const { article_number: _key, created_at: _created, sort_order: _sort, ...rest } = row;
+  const written = await trx
+    .insertInto('articles')
+    .values(row)
+    .onConflict((oc) =>
+      oc
+        .column('article_number')
+        .doUpdateSet({ ...rest, updated_at: new Date() })
+        .where(
+          force
+            ? sql<boolean>`true`
+            : sql<boolean>`articles.erp_version is distinct from excluded.erp_version or articles.is_shop_article is distinct from excluded.is_shop_article`,
+        ),
+    )
+    .returning('id')
+    .executeTakeFirst();
+  return written !== undefined;
+}
+
+/** Replaces the BOM slots of the main article `articleNumber` with `bom`, in `trx`. */
+export async function replaceArticleBom(trx: Kysely<DB>, articleNumber: string, bom: Insertable<ArticleBomItemsTable>[]): Promise<void> {
+  await trx.deleteFrom('article_bom_items').where('main_article_number', '=', articleNumber).execute();
+  if (bom.length > 0) await trx.insertInto('article_bom_items').values(bom).execute();
 }
 
 /**

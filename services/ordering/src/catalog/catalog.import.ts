@@ -25,9 +25,10 @@ import {
   type ErpSetSlotConfiguration,
   type ErpSystem,
 } from '../erp/erp.types';
+import type { ErpEntityHandler } from '../erp/erp-webhook.service';
 import { caches, notifyClearCaches } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
-import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from './catalog.tables';
+import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from '../db/tables/catalog.tables';
 
 /** Counts of one import run (ordering spec `ArticleImportResult`). */
 export interface ArticleImportResult {
@@ -252,7 +253,7 @@ async function apply(
       result.unchanged++;
       continue;
     }
-    if (await repo.writeImportedArticle(deps.db, mapped.row, mapped.bom, force)) result.imported++;
+    if (await writeImportedArticle(deps.db, mapped.row, mapped.bom, force)) result.imported++;
     else result.unchanged++;
   }
   if (complete) {
@@ -289,9 +290,31 @@ export async function importArticles(deps: ArticleImportDeps, system: ErpSystem,
  * Re-imports one article by its ERP id (webhooks: created, changed or deleted). The article is re-read from
  * the ERP (the webhook body is never trusted); not found → it leaves the shop. Throws `ErpError`.
  */
-export async function importArticleById(deps: ArticleImportDeps, system: ErpSystem, erpId: string): Promise<ArticleImportResult> {
+async function importArticleById(deps: ArticleImportDeps, system: ErpSystem, erpId: string): Promise<ArticleImportResult> {
   const fields = await articleFields(deps.erp, system);
   const article = await deps.erp.getArticle(system, erpId);
   if (!article) return apply(deps, system, [], fields, false, false, [erpId]);
   return apply(deps, system, [article], fields, false, false);
 }
+
+/**
+ * Writes one imported article and its BOM slots in one short transaction: the lock for a new article, then
+ * the conditional upsert, and the BOM replacement only when the row was written, so a second import that
+ * finds the version already stored changes nothing. Answers whether the article was written.
+ */
+async function writeImportedArticle(db: Kysely<DB>, row: Insertable<ArticlesTable>, bom: Insertable<ArticleBomItemsTable>[], force: boolean): Promise<boolean> {
+  return db.transaction().execute(async (trx) => {
+    await repo.lockArticleImport(trx, row.article_number);
+    if (!(await repo.upsertImportedArticle(trx, row, force))) return false;
+    await repo.replaceArticleBom(trx, row.article_number, bom);
+    return true;
+  });
+}
+
+/**
+ * ERP webhook handler of `article` (ordering spec §4.10): a created, changed or deleted article is re-imported
+ * alone (re-read from the ERP, never from the webhook body). Throws what {@link importArticleById} throws.
+ */
+export const articleWebhookHandler: ErpEntityHandler = async (event, ctx) => {
+  await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
+};

@@ -7,7 +7,7 @@ import { isUserGroup } from './user-groups';
 import type { UserGroup } from '../auth/principal';
 import { isCardType, type CardType } from '../siid/card-types';
 import type { ArticleRow, BomItemRow } from './catalog.repository';
-import type { AttributeDefinition, LocalizedText } from './catalog.tables';
+import type { AttributeDefinition, LocalizedText } from '../db/tables/catalog.tables';
 
 type Schemas = components['schemas'];
 /** Spec `ArticleDTO`. */

@@ -4,7 +4,7 @@
 import type { Insertable, Kysely, Selectable } from 'kysely';
 import { jsonArrayFrom } from 'kysely/helpers/postgres';
 import type { DB } from '../db/schema';
-import type { ArticleBomItemsTable, ArticlesTable, LocalizedProductOptionsTable } from './catalog.tables';
+import type { ArticleBomItemsTable, ArticlesTable, LocalizedProductOptionsTable } from '../db/tables/catalog.tables';
 
 /** An `articles` row. */
 export type ArticleRow = Selectable<ArticlesTable>;

@@ -4,18 +4,17 @@
  * card products of the card-reservation area (§4.2).
  */
 import type { Kysely } from 'kysely';
-import { ApiError, validationError } from '@sports-timing/shared';
+import { ApiError, JsonBody, validationError } from '@sports-timing/shared';
 import type { UserGroup } from '../auth/principal';
 import type { DB } from '../db/schema';
 import { CARD_TYPES, type CardType } from '../siid/card-types';
 import { BUILT_IN_LABEL_CULTURES, BUILT_IN_LABELS } from './attribute-labels';
 import * as repo from './catalog.repository';
 import { toArticleDTO, toCatalogArticle, type ArticleDTO, type CatalogArticle, type ConfigurableAttributeDTO, type DtoContext } from './catalog.mapper';
-import type { AttributeDefinition } from './catalog.tables';
-import { localize, resolveCulture } from './culture';
+import type { AttributeDefinition } from '../db/tables/catalog.tables';
+import { localize, resolveCulture } from '../culture/culture';
 import { isAvailableTo } from './user-groups';
 import { registerCache } from '../maintenance/caches';
-import { JsonBody } from '../http/json-body';
 
 /** Most article numbers in `filterByArticleNumbers` (spec). */
 const MAX_FILTER_NUMBERS = 200;

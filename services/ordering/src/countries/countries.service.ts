@@ -23,7 +23,7 @@ import pl from 'i18n-iso-countries/langs/pl.json';
 import sv from 'i18n-iso-countries/langs/sv.json';
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
-import { resolveCulture } from '../catalog/culture';
+import { resolveCulture } from '../culture/culture';
 import * as repo from './countries.repository';
 
 for (const locale of [cs, da, de, en, es, fi, fr, hu, it, ja, nb, nl, pl, sv]) countries.registerLocale(locale);

@@ -213,6 +213,7 @@ CREATE TABLE ordering.discount_redemptions (
     order_id integer NOT NULL,
     net_amount_cents bigint NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
+    released_at timestamp with time zone,
     CONSTRAINT discount_redemptions_net_amount_cents_check CHECK ((net_amount_cents >= 0))
 );
 
@@ -639,6 +640,21 @@ ALTER TABLE ordering.payment_deliveries ALTER COLUMN id ADD GENERATED ALWAYS AS 
 
 
 --
+-- Name: payment_receipts; Type: TABLE; Schema: ordering; Owner: -
+--
+
+CREATE TABLE ordering.payment_receipts (
+    transaction_id integer NOT NULL,
+    order_id integer NOT NULL,
+    amount_cents bigint NOT NULL,
+    currency text NOT NULL,
+    mode text,
+    recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    CONSTRAINT payment_receipts_amount_cents_check CHECK ((amount_cents >= 0))
+);
+
+
+--
 -- Name: payment_refunds; Type: TABLE; Schema: ordering; Owner: -
 --
 
@@ -650,6 +666,7 @@ CREATE TABLE ordering.payment_refunds (
     currency text NOT NULL,
     status text NOT NULL,
     recorded_at timestamp with time zone DEFAULT now() NOT NULL,
+    reported_refunded_cents bigint,
     CONSTRAINT payment_refunds_amount_cents_check CHECK ((amount_cents > 0))
 );
 
@@ -1034,6 +1051,14 @@ ALTER TABLE ONLY ordering.payment_deliveries
 
 
 --
+-- Name: payment_receipts payment_receipts_pkey; Type: CONSTRAINT; Schema: ordering; Owner: -
+--
+
+ALTER TABLE ONLY ordering.payment_receipts
+    ADD CONSTRAINT payment_receipts_pkey PRIMARY KEY (transaction_id);
+
+
+--
 -- Name: payment_refunds payment_refunds_pkey; Type: CONSTRAINT; Schema: ordering; Owner: -
 --
 
@@ -1245,6 +1270,13 @@ CREATE INDEX payment_deliveries_received_idx ON ordering.payment_deliveries USIN
 
 
 --
+-- Name: payment_receipts_order_idx; Type: INDEX; Schema: ordering; Owner: -
+--
+
+CREATE INDEX payment_receipts_order_idx ON ordering.payment_receipts USING btree (order_id);
+
+
+--
 -- Name: payment_refunds_order_idx; Type: INDEX; Schema: ordering; Owner: -
 --
 
@@ -1364,6 +1396,14 @@ ALTER TABLE ONLY ordering.order_state_changes
 
 ALTER TABLE ONLY ordering.payment_deliveries
     ADD CONSTRAINT payment_deliveries_order_id_fkey FOREIGN KEY (order_id) REFERENCES ordering.orders(id) ON DELETE SET NULL;
+
+
+--
+-- Name: payment_receipts payment_receipts_order_id_fkey; Type: FK CONSTRAINT; Schema: ordering; Owner: -
+--
+
+ALTER TABLE ONLY ordering.payment_receipts
+    ADD CONSTRAINT payment_receipts_order_id_fkey FOREIGN KEY (order_id) REFERENCES ordering.orders(id) ON DELETE CASCADE;
 
 
 --

@@ -10,7 +10,7 @@
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import * as catalogRepo from '../catalog/catalog.repository';
-import type { AttributeDefinition, LocalizedText } from '../catalog/catalog.tables';
+import type { AttributeDefinition, LocalizedText } from '../db/tables/catalog.tables';
 import { upsertBatteryRecords } from '../battery/battery.repository';
 
 /** A demo BOM slot (position = `articleBomItemOid`). */

@@ -8,6 +8,7 @@
  * client offers a better check, {@link httpProbe} over its configured base URL is the probe to use.
  */
 import type pg from 'pg';
+import { databaseServerVersion } from '@sports-timing/shared';
 import type { Mailer } from '../mail/mailer';
 
 /** State of one dependency (spec `DependencyState`). */
@@ -131,10 +132,7 @@ export class DependencyMonitor {
     let serverVersion: string | null = null;
     let latencyMs: number | null = null;
     const status = await boundedCheck(async () => {
-      const started = process.hrtime.bigint();
-      const r = await this.opts.pool.query<{ v: string }>(`select current_setting('server_version') as v`);
-      latencyMs = Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100;
-      serverVersion = r.rows[0]?.v ?? null;
+      ({ serverVersion, latencyMs } = await databaseServerVersion(this.opts.pool));
       return 'up';
     }, timeoutMs);
     return status === 'up' ? { status, serverVersion, latencyMs } : { status, serverVersion: null, latencyMs: null };

@@ -7,7 +7,7 @@
  * campaign counts, a repeated code counts once. Each code deducts from what earlier codes left of the
  * lines it applies to, so the sum of deductions never exceeds the cart's net item total.
  */
-import { allocateProportionally, percentOf } from '../orders/money';
+import { allocateProportionally, percentOf } from '../money/money';
 
 /** Why a code does not apply (spec `DiscountCodeValidationResult.reason`). */
 type DiscountRejection =

@@ -5,13 +5,10 @@
 import { randomInt } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { addFieldError, ApiError, GrpcCode, validationError, type FieldErrors } from '@sports-timing/shared';
-import type { UserGroup } from '../auth/principal';
 import { findCatalogArticles } from '../catalog/catalog.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
-import { priceCart } from '../orders/cart';
-import type { OrderItemInput } from '../orders/order.types';
-import { evaluateDiscountCodes, normalizeCode, type DiscountCodeResult, type DiscountCodeTerms, type DiscountEvaluation } from './discount-rules';
+import { normalizeCode, type DiscountCodeResult, type DiscountCodeTerms, type DiscountEvaluation } from './discount-rules';
 import * as repo from './discounts.repository';
 
 type Schemas = components['schemas'];
@@ -157,39 +154,6 @@ export async function loadDiscountTerms(db: Kysely<DB>, codes: readonly string[]
       },
     ]),
   );
-}
-
-/**
- * Spec `validateDiscountCodes`: prices the cart as an order of a caller of `group` would be priced
- * (ApiError 400 for an invalid cart) and evaluates `codes` against it at the current time. Redeems nothing.
- */
-export async function validateDiscountCodes(
-  db: Kysely<DB>,
-  codes: readonly string[],
-  items: readonly OrderItemInput[],
-  group: UserGroup,
-): Promise<ValidateDiscountCodesReply> {
-  const cart = await priceCart(db, items, group, 'orderItems');
-  const terms = await loadDiscountTerms(db, codes);
-  const evaluation = evaluateDiscountCodes(
-    codes,
-    terms,
-    cart.lines.map((l) => ({ articleNumber: l.article.articleNumber, netAmountCents: l.netAmountCents })),
-    cart.currency,
-    new Date(),
-  );
-  return {
-    results: evaluation.results.map((r) => ({
-      code: r.code,
-      isValid: r.isValid,
-      reason: r.reason,
-      netAmountCents: r.netAmountCents,
-      campaignName: r.campaignName,
-    })),
-    itemsNetCents: cart.itemsNetCents,
-    totalDiscountNetCents: evaluation.totalDiscountNetCents,
-    currency: cart.currency,
-  };
 }
 
 /**

@@ -5,7 +5,10 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { ErpWebhookJobsTable } from './erp.tables';
+import type { ErpWebhookJobsTable } from '../db/tables/erp.tables';
+
+/** Channel the webhook workers LISTEN on; its notifications carry no payload. */
+export const ERP_WEBHOOK_CHANNEL = 'erp_webhook_jobs';
 
 /** A claimed job row. */
 export type ErpWebhookJobRow = Selectable<ErpWebhookJobsTable>;
@@ -26,7 +29,7 @@ export async function recordDelivery(db: Kysely<DB>, d: { erpSystem: string; ent
     )
     .execute();
   // Transactional like the row: wakes the workers of every instance once it is committed.
-  await sql`select pg_notify('erp_webhook_jobs', '')`.execute(db);
+  await sql`select pg_notify(${ERP_WEBHOOK_CHANNEL}, '')`.execute(db);
 }
 
 /** Claims up to `limit` due jobs for `leaseSeconds` (an expired lease — crashed worker — is claimable again). */

@@ -8,25 +8,24 @@
  *   ignored (nothing recorded).
  * - {@link ErpWebhookWorker}: processes the rows in the background on every instance (claims with
  *   `FOR UPDATE SKIP LOCKED`, leases, retries with capped exponential backoff), dispatching by
- *   `entityName` to the registered {@link ErpEntityHandler}. Handlers re-read the entity from the ERP —
+ *   `entityName` to the app's {@link ErpEntityHandler} of that name. Handlers re-read the entity from the ERP —
  *   never trust the webhook body — and must be idempotent (a row may run again after a crash or when a
  *   delivery arrived during processing).
  *
- * Handlers: `article` (created/changed/deleted → re-import that one article) and `customer`/`party` (→
- * re-import of the retailer list of `weclapp`), registered by {@link registerErpEntityHandlers} from the
- * composition root. The hook for sales orders is {@link registerSalesOrderWebhookHandler}: the order flow
- * registers there what a changed sales order means for the shop order (`shipped`, then `completed`).
+ * Which names have handlers is decided in one place, the composition root (`composition.ts`): `article`
+ * (re-import that one article, `catalog.import.ts`), `customer`/`party` (re-import the retailer list of
+ * `weclapp`, `retailers.service.ts`) and `salesOrder` (what a changed sales order means for the shop order,
+ * `OrderFlow.applyErpSalesOrder`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { importArticleById } from '../catalog/catalog.import';
-import { RETAILER_ERP_SYSTEM, importRetailers } from '../retailers/retailers.service';
+import { listenOn } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
-import { claimDueJobs, completeJob, failJob, recordDelivery, renewJobLeases } from './erp-webhook.repository';
+import { claimDueJobs, completeJob, ERP_WEBHOOK_CHANNEL, failJob, recordDelivery, renewJobLeases } from './erp-webhook.repository';
 
 /** What an entity handler gets: the ERP system, the entity id and the latest delivery's `type`. */
 interface ErpEntityEvent {
@@ -47,47 +46,11 @@ interface ErpEntityHandlerContext {
 /** Applies one ERP entity change; re-reads the entity from the ERP; throws to be retried later. */
 export type ErpEntityHandler = (event: ErpEntityEvent, ctx: ErpEntityHandlerContext) => Promise<void>;
 
-const handlers = new Map<string, ErpEntityHandler>();
-
-/** Registers the handler of an ERP `entityName` for this process (a later registration replaces it). */
-function registerErpEntityHandler(entityName: string, handler: ErpEntityHandler): void {
-  handlers.set(entityName, handler);
-}
-
 /**
- * The hook for `salesOrder` webhooks (owned by the order flow, `OrderFlow.applyErpSalesOrder`): `handler`
- * re-reads the sales order `event.entityId` from the ERP, finds the shop order by that sales order id (else
- * by the sales order's `commission`, the order number) and moves it to `shipped` (the ERP's `shipped` flag)
- * or to `shipped` then `completed` (status `CLOSED` or `MANUALLY_CLOSED`).
+ * The handlers of an app by ERP `entityName` (composed in `composition.ts`, `OrderingServices.erpEntityHandlers`):
+ * the webhook endpoint records deliveries of exactly these names and the worker runs them.
  */
-export function registerSalesOrderWebhookHandler(handler: ErpEntityHandler): void {
-  registerErpEntityHandler('salesOrder', handler);
-}
-
-/** Whether a handler exists for `entityName`. */
-function hasErpEntityHandler(entityName: string): boolean {
-  return handlers.has(entityName);
-}
-
-// A changed customer may be a retailer (or stop being one): the retailer list is re-imported from the ERP
-// (a few customers; the whole list keeps the replace-atomically rule of `import-retailers`).
-const reimportRetailers: ErpEntityHandler = async (event, ctx) => {
-  if (event.erpSystem !== RETAILER_ERP_SYSTEM) return;
-  await importRetailers({ db: ctx.db, erp: ctx.erp, logger: ctx.logger });
-};
-
-/**
- * Registers the catalogue and retailer handlers for this process: `article` (re-import that one article),
- * `customer` and `party` (re-import the retailer list). Called by the composition root (`composeOrdering`);
- * repeated calls replace the same handlers.
- */
-export function registerErpEntityHandlers(): void {
-  registerErpEntityHandler('article', async (event, ctx) => {
-    await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
-  });
-  registerErpEntityHandler('customer', reimportRetailers);
-  registerErpEntityHandler('party', reimportRetailers);
-}
+export type ErpEntityHandlers = Readonly<Record<string, ErpEntityHandler>>;
 
 /** Constant-time check of a presented webhook secret; false when none is configured or presented. */
 export function verifyWebhookSecret(configured: string | undefined, presented: string | undefined): boolean {
@@ -98,9 +61,16 @@ export function verifyWebhookSecret(configured: string | undefined, presented: s
   return timingSafeEqual(a, b);
 }
 
-/** Records a verified delivery for background processing; answers whether it will be processed. */
-export async function acceptWebhook(db: Kysely<DB>, d: { erpSystem: ErpSystem; entityName: string; entityId: string; type: string }): Promise<boolean> {
-  if (!hasErpEntityHandler(d.entityName)) return false;
+/**
+ * Records a verified delivery for background processing; answers whether it will be processed (false, and
+ * nothing recorded, for an entity name without a handler in `handlers`).
+ */
+export async function acceptWebhook(
+  db: Kysely<DB>,
+  handlers: ErpEntityHandlers,
+  d: { erpSystem: ErpSystem; entityName: string; entityId: string; type: string },
+): Promise<boolean> {
+  if (!Object.hasOwn(handlers, d.entityName)) return false;
   await recordDelivery(db, d);
   return true;
 }
@@ -111,6 +81,8 @@ export interface ErpWebhookWorkerOptions {
   /** The ERP client (one serves both systems). */
   erp: ErpClient;
   logger: Logger;
+  /** What to run per entity name (the app's: `OrderingServices.erpEntityHandlers`); rows of other names are completed untouched. */
+  handlers: ErpEntityHandlers;
   /** PostgreSQL URL for LISTEN (wake-ups across instances); without it the worker only polls. */
   listenUrl?: string;
   /** Poll interval in ms; default 2000. */
@@ -151,7 +123,7 @@ export class ErpWebhookWorker {
         client.on('error', (err) => this.o.logger.warn({ err: err.message }, 'ERP webhook listener lost; polling continues'));
         client.on('notification', () => this.kick());
         await client.connect();
-        await client.query('listen erp_webhook_jobs');
+        await listenOn(client, [ERP_WEBHOOK_CHANNEL]);
         this.listener = client;
       } catch (err) {
         this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook listener unavailable; polling only');
@@ -243,7 +215,7 @@ export class ErpWebhookWorker {
   }
 
   private async process(job: Awaited<ReturnType<typeof claimDueJobs>>[number]): Promise<void> {
-    const handler = handlers.get(job.entity_name);
+    const handler = Object.hasOwn(this.o.handlers, job.entity_name) ? this.o.handlers[job.entity_name] : undefined;
     const event: ErpEntityEvent = { erpSystem: job.erp_system as ErpSystem, entityName: job.entity_name, entityId: job.entity_id, type: job.last_type };
     const deadlineMs = this.o.deadlineMs ?? 120_000;
     let timer: NodeJS.Timeout | undefined;

@@ -1,11 +1,12 @@
 /**
  * Client-side ERP types of the ordering service (docs/decisions.md §6 ERP; spec `ErpSystem`): tenants, the custom
  * attribute keys it relies on, writable change sets and the ping outcome. The wire types of the weclapp-style
- * REST API (v1) live in the shared contract `@sports-timing/shared/src/erp-contract` (the ERP simulator
+ * REST API (v1) live in the shared contract `@sports-timing/shared/src/erp-contract` (and its `-documents` part; the ERP simulator
  * serves the same types) and are re-exported here; weclapp conventions (decimal strings, epoch ms) are
  * documented there.
  */
-import type { ErpArticle, ErpSalesOrder } from '@sports-timing/shared/src/erp-contract';
+import type { ErpArticle } from '@sports-timing/shared/src/erp-contract';
+import type { ErpSalesOrder } from '@sports-timing/shared/src/erp-contract-documents';
 import type { components } from '../generated/openapi';
 
 export type {
@@ -17,16 +18,18 @@ export type {
   ErpCustomAttributeDefinition,
   ErpCurrency,
   ErpCustomer,
+  ErpTax,
+} from '@sports-timing/shared/src/erp-contract';
+export type {
   ErpQuotation,
   ErpRecordAddress,
   ErpRecordItem,
   ErpSalesInvoice,
   ErpSalesOrder,
-  ErpTax,
   NewErpQuotation,
   NewErpRecordItem,
   NewErpSalesOrder,
-} from '@sports-timing/shared/src/erp-contract';
+} from '@sports-timing/shared/src/erp-contract-documents';
 export { ERP_ATTRIBUTE_KEYS } from '@sports-timing/shared/src/erp-contract';
 
 /** ERP tenant: `weclapp` (production) or `weclappSandbox` (spec `ErpSystem`). */

@@ -4093,12 +4093,16 @@ export interface components {
         OperatorAttentionItem: {
             /**
              * @description `erpHandOffRefused`: the ERP refused the order's sales order for good (e.g. 400) or is not set up for
-             *     it; `paymentUnmatched`: a payment that names no order of the shop; `paymentMismatch`: a payment whose
-             *     amount or currency differs from its order's total (partial or excess); `latePayment`: a payment
+             *     it; `paymentUnmatched`: a payment that names no order of the shop; `paymentMismatch`: a payment in
+             *     another currency than its order's; `paymentPartial`: an unpaid order whose confirmed payments add up
+             *     to less than its total (listed while it stays so); `paymentExcess`: an order whose confirmed payments
+             *     add up to more than its total (paid; the excess to refund); `testPayment`: a `TEST` transaction for
+             *     an order of a shop running live (it paid nothing); `refundMismatch`: a charge whose refunds as the
+             *     service recorded them differ from the provider's `invoice.refundedAmount`; `latePayment`: a payment
              *     confirmed after its order was cancelled (to refund).
              * @enum {string}
              */
-            kind: "erpHandOffRefused" | "paymentUnmatched" | "paymentMismatch" | "latePayment";
+            kind: "erpHandOffRefused" | "paymentUnmatched" | "paymentMismatch" | "paymentPartial" | "paymentExcess" | "testPayment" | "refundMismatch" | "latePayment";
             /** @description The order concerned; null when none was found. */
             orderNumber: string | null;
             /**
@@ -4360,6 +4364,24 @@ export interface components {
              * @description For a refund transaction, the charged transaction it refunds (its `amountCents` is the refunded amount); else null.
              */
             originalTransactionId?: number | null;
+            /**
+             * @description `TEST` (a test payment, no money moved) or `LIVE`, as the provider reports it; null when absent. A
+             *     `TEST` transaction never pays an order of a shop running with `PAYMENT_MODE=LIVE` (docs/payrexx.md).
+             * @enum {string|null}
+             */
+            mode?: "TEST" | "LIVE" | null;
+            /**
+             * Format: int64
+             * @description The provider's `invoice.refundedAmount` in cents: how much of the charge has been refunded in total, as
+             *     the provider counts it; null when absent. Cross-checked against the refunds the service recorded.
+             */
+            refundedAmountCents?: number | null;
+            /**
+             * @description Set on an item of a transaction list when one of its values came in a form the service cannot read:
+             *     the item is listed (id, status and amount as far as readable, else 0/`unreadable`) so that it is not
+             *     lost, and the text says which value it was. The other items are unaffected. Absent otherwise.
+             */
+            readError?: string | null;
         };
         /** @description A payout of the payment provider. */
         PaymentPayout: {
@@ -4443,6 +4465,12 @@ export interface components {
             netAmountCents: number;
             /** @description ISO 4217 currency. */
             currency: string;
+            /**
+             * @description Set when a value of this transfer came in a form the service cannot read: the transfer is listed with
+             *     its unreadable amounts 0 and the text says which value it was; the other transfers are unaffected.
+             *     Absent otherwise.
+             */
+            readError?: string | null;
         };
         /** @description A payout with its transactions. */
         PaymentPayoutDetails: {

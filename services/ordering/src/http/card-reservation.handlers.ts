@@ -7,7 +7,7 @@ import { ApiError, principalOf, validationError, type Handlers } from '@sports-t
 import type { Principal } from '../auth/principal';
 import { grossCents } from '../catalog/catalog.mapper';
 import { attributeLabeler, cardProducts, findCardArticle } from '../catalog/catalog.service';
-import { canonicalCulture, localize, parseAcceptLanguage } from '../catalog/culture';
+import { canonicalCulture, localize, parseAcceptLanguage } from '../culture/culture';
 import { effectiveUserGroup, isAvailableTo } from '../catalog/user-groups';
 import type { OrderingDeps } from '../context';
 import { listCountries } from '../countries/countries.service';

@@ -11,7 +11,7 @@ import { shopArticlesCsv } from '../catalog/catalog.export';
 import { importArticles } from '../catalog/catalog.import';
 import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
 import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
-import { requestCenterQuotation } from '../erp/center-quotation.service';
+import { requestCenterQuotation } from '../quotations/center-quotation.service';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import { requestCaller } from './caller';
 import { ErpError } from '../erp/erp.client';
@@ -84,14 +84,19 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     async receiveErpWebhookByGet(req, res) {
       if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
       const q = req.query;
-      const accepted = await acceptWebhook(ctx.database.db, { erpSystem: q.erpSystem, entityName: q.entityName, entityId: q.entityId, type: q.type });
+      const accepted = await acceptWebhook(ctx.database.db, ctx.services.erpEntityHandlers, {
+        erpSystem: q.erpSystem,
+        entityName: q.entityName,
+        entityId: q.entityId,
+        type: q.type,
+      });
       if (!accepted) ctx.logger.debug({ entityName: q.entityName }, 'ERP webhook for an entity without handler acknowledged and ignored');
       res.status(200).end();
     },
     async receiveErpWebhook(req, res) {
       if (!verifyWebhookSecret(ctx.config.erpWebhookSecret, req.query.secret)) throw new ApiError(401, 'Missing or wrong webhook secret.');
       const body = req.body;
-      const accepted = await acceptWebhook(ctx.database.db, {
+      const accepted = await acceptWebhook(ctx.database.db, ctx.services.erpEntityHandlers, {
         erpSystem: req.query.erpSystem,
         entityName: body.entityName,
         entityId: body.entityId,

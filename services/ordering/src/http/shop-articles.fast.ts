@@ -24,6 +24,7 @@ import type { Logger } from 'pino';
 import {
   compileTextCheck,
   operationParameters,
+  GZIP_MIN_BYTES,
   resolveRef,
   sendFastLaneAnswer,
   type AppMetrics,
@@ -32,11 +33,10 @@ import {
   type OpenApiDocument,
 } from '@sports-timing/shared';
 import { shopArticleListBody, type ShopArticleQuery } from '../catalog/catalog.service';
-import { parseAcceptLanguage } from '../catalog/culture';
+import { parseAcceptLanguage } from '../culture/culture';
 import type { DB } from '../db/schema';
 import { SERVICE_CLIENT_HEADERS } from '../identity/access';
 import type { MaintenanceMode } from '../maintenance/maintenance.service';
-import { GZIP_MIN_BYTES } from './json-body';
 
 /** Path of `listShopArticles`. */
 const PATH = '/api/grpc-json/v1/shop/articles';

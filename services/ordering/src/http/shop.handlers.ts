@@ -3,16 +3,15 @@
  * §4.3; errors as google.rpc.Status): articles, countries, SIIDs. Discount codes and orders live in
  * `orders.handlers.ts`.
  */
-import { principalOf, type Handlers } from '@sports-timing/shared';
+import { principalOf, sendJsonBody, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { getShopArticle, shopArticleListBody } from '../catalog/catalog.service';
-import { parseAcceptLanguage } from '../catalog/culture';
+import { parseAcceptLanguage } from '../culture/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingDeps } from '../context';
 import { listCountries } from '../countries/countries.service';
 import type { operations } from '../generated/openapi';
 import { checkServiceId, drawFreeServiceIds } from '../siid/siid.service';
-import { sendJsonBody } from './json-body';
 
 /** Shop catalogue and lookup handlers. */
 export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {

@@ -5,16 +5,7 @@
  * makes every other request wait behind a login burst. The gate lets a few hashes run at once, queues a
  * few more, and turns the rest away at once with 503 and `Retry-After`.
  */
-import { availableParallelism } from 'node:os';
 import { ApiError } from '@sports-timing/shared';
-
-/**
- * Default number of concurrent hashes: one core less than the machine has (at least 1, at most 2), so
- * the event loop and the rest of the thread pool keep CPU time.
- */
-export function defaultHashConcurrency(): number {
-  return Math.max(1, Math.min(2, availableParallelism() - 1));
-}
 
 /** The 503 of a full gate. */
 export function hashingBusy(): ApiError {

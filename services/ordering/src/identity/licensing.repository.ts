@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { LicensesTable } from './identity.tables';
+import type { LicensesTable } from '../db/tables/identity.tables';
 
 /** A licenses row. */
 export type LicenseRow = Selectable<LicensesTable>;

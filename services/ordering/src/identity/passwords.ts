@@ -5,7 +5,7 @@
  * `$scrypt$ln=17,r=8,p=1$<salt base64>$<key base64>` (`ln` = log2 N).
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
-import { ConfigError } from '@sports-timing/shared';
+import { scryptLnFromEnv } from '../config';
 
 /** Cost parameters of one scrypt hash. */
 export interface ScryptParams {
@@ -15,30 +15,12 @@ export interface ScryptParams {
   p: number;
 }
 
-/** log2 N of the OWASP setting. */
-const OWASP_LN = 17;
-
-/**
- * log2 N of new hashes from `PASSWORD_HASH_COST_LN` (default and in production always 17, the OWASP
- * setting). Test suites lower it (jest sets 10) so that the hundreds of hashes they compute take
- * milliseconds instead of 128 MiB and ~0.3 s each; a deployment with `APP_ENV=production` refuses any
- * other value at start. Hashes stay self-describing, so a hash made at any cost verifies at that cost.
- */
-export function scryptLnFromEnv(env: Record<string, string | undefined> = process.env): number {
-  const raw = env.PASSWORD_HASH_COST_LN?.trim();
-  if (!raw) return OWASP_LN;
-  const ln = Number(raw);
-  if (!/^\d{1,2}$/.test(raw) || ln < 10 || ln > 20) throw new ConfigError('PASSWORD_HASH_COST_LN', raw, 'an integer from 10 to 20');
-  if (ln !== OWASP_LN && env.APP_ENV === 'production') throw new ConfigError('PASSWORD_HASH_COST_LN', raw, `unset or ${OWASP_LN} in production`);
-  return ln;
-}
-
 /** {@link scryptLnFromEnv} of the process; a bad value is reported at start by the configuration (config.ts), not at import. */
 function processScryptLn(): number {
   try {
     return scryptLnFromEnv();
   } catch {
-    return OWASP_LN;
+    return scryptLnFromEnv({});
   }
 }
 

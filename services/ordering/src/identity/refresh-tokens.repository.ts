@@ -3,7 +3,7 @@
  */
 import type { Kysely, Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { RefreshTokensTable } from './identity.tables';
+import type { RefreshTokensTable } from '../db/tables/identity.tables';
 
 /** A refresh_tokens row. */
 export type RefreshTokenRow = Selectable<RefreshTokensTable>;

@@ -3,7 +3,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { ServiceClientsTable } from './identity.tables';
+import type { ServiceClientsTable } from '../db/tables/identity.tables';
 
 /** A service_clients row. */
 export type ServiceClientRow = Selectable<ServiceClientsTable>;

@@ -4,7 +4,7 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable, type Updateable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { UsersTable } from './identity.tables';
+import type { UsersTable } from '../db/tables/identity.tables';
 
 /** A users row. */
 export type UserRow = Selectable<UsersTable>;

@@ -8,7 +8,7 @@
 import { validationError } from '@sports-timing/shared';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import { canonicalCulture } from '../catalog/culture';
+import { canonicalCulture } from '../culture/culture';
 import { isKnownCountryCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';

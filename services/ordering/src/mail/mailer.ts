@@ -5,6 +5,7 @@
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import nodemailer from 'nodemailer';
+import { ProviderError } from '@sports-timing/shared';
 
 /** What is stored in the outbox for one e-mail. */
 export interface MailPayload {
@@ -62,17 +63,20 @@ export const SMTP_POOL = {
 
 /**
  * Mail that must not be retried by itself: the relay refused it for good (`refused`, a 5xx answer in
- * `response`), or the connection failed after the whole message was sent (`outcome-unknown`: the relay may
- * have accepted it; retrying blindly could deliver it twice, so an operator decides, docs/outbox.md).
+ * `providerMessage`), or the connection failed after the whole message was sent (`outcome-unknown`: the relay may
+ * have accepted it; retrying blindly could deliver it twice, so an operator decides, docs/outbox.md). The kit's
+ * error base (`@sports-timing/shared` `ProviderError`) with `retryable: false`; `status` is the SMTP reply code.
  */
-export class MailNotRetriedError extends Error {
+export class MailNotRetriedError extends ProviderError<'refused' | 'outcome-unknown'> {
   constructor(
     readonly reason: 'refused' | 'outcome-unknown',
     message: string,
     /** The relay's answer (e.g. `550 5.1.1 mailbox unavailable`), when there was one. */
-    readonly response?: string,
+    response?: string,
+    /** The relay's SMTP reply code, when there was one. */
+    replyCode?: number,
   ) {
-    super(message);
+    super({ provider: 'Mail relay', operation: 'send', status: replyCode ?? null, code: reason, providerMessage: response, retryable: false, message });
     this.name = 'MailNotRetriedError';
   }
 }
@@ -116,7 +120,7 @@ export function smtpMailer(
       } catch (e) {
         const err = e as SmtpError;
         if (err.responseCode && err.permanent)
-          throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response);
+          throw new MailNotRetriedError('refused', `relay refused the message: ${err.response ?? err.message}`, err.response, err.responseCode);
         if (!err.responseCode && handedOver) {
           throw new MailNotRetriedError(
             'outcome-unknown',

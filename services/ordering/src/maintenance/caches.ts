@@ -23,6 +23,7 @@ import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
+import { listenOn } from '@sports-timing/shared';
 import { CLEAR_CACHES_CHANNEL, notifyClearCachesChannel } from './maintenance.repository';
 
 /** Result of clearing: the names cleared and the names whose `clear` failed. */
@@ -120,7 +121,7 @@ export class CacheClearListener {
     });
     try {
       await client.connect();
-      await client.query(`listen ${CLEAR_CACHES_CHANNEL}`);
+      await listenOn(client, [CLEAR_CACHES_CHANNEL]);
       if (this.stopped) await client.end();
       else this.client = client;
     } catch {

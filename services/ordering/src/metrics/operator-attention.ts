@@ -1,6 +1,6 @@
 /**
- * `operator_attention_items{kind}`: how many ERP hand-offs were refused for good and how many payments found no
- * order, did not match it, or came late (docs/weclapp.md, docs/payrexx.md "Failures a person can see"); alert when
+ * `operator_attention_items{kind}`: how many ERP hand-offs were refused for good and how many payments and refunds
+ * need a person (kinds: spec `OperatorAttentionItem`) (docs/weclapp.md, docs/payrexx.md "Failures a person can see"); alert when
  * it rises. Read from the database at scrape time.
  */
 import type { Kysely } from 'kysely';

@@ -1,6 +1,7 @@
 /**
  * The operator's attention list (spec `devGetOperatorAttention`, docs/weclapp.md and docs/payrexx.md "Failures a
- * person can see"): refused ERP hand-offs and payments without a matching order, newest first, at most 200.
+ * person can see"): refused ERP hand-offs and the payments and refunds a person must settle (kinds: spec
+ * `OperatorAttentionItem`), newest first, at most 200.
  */
 import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';

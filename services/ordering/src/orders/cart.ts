@@ -9,7 +9,7 @@ import { addFieldError, validationError, type FieldErrors } from '@sports-timing
 import type { UserGroup } from '../auth/principal';
 import type { CatalogArticle, CatalogBomItem } from '../catalog/catalog.mapper';
 import { findCartArticles } from '../catalog/catalog.service';
-import type { AttributeDefinition } from '../catalog/catalog.tables';
+import type { AttributeDefinition } from '../db/tables/catalog.tables';
 import { isAvailableTo } from '../catalog/user-groups';
 import type { DB } from '../db/schema';
 import { CARD_NUMBER_RANGES, isInRange, type CardType } from '../siid/card-types';

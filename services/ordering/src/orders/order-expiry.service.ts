@@ -13,10 +13,12 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
+import { releaseExpiredHolds } from '../discounts/discounts.repository';
 import { enqueue } from '../outbox/outbox.service';
 import { releaseCardNumbers } from '../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
 import { transitionOrder } from './order-states';
+import { insertStateChange } from './orders.repository';
 
 /** Outbox job deleting the paylink of an expired order at the provider. */
 export const PAYLINK_DELETE_JOB = 'payment-paylink-delete';
@@ -60,16 +62,49 @@ export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expi
   });
 }
 
+/**
+ * Ends the short discount hold (ordering README "Discount uses of unpaid orders"): the code uses of up to `limit`
+ * unpaid orders without a payment on their way, created at or before `now - holdMinutes`, go back to the pool;
+ * the orders stay (a later payment takes the uses back, the price is kept) and their history says so. Exactly
+ * once per use with any number of instances (`releaseExpiredHolds`). Returns the ids of the orders concerned.
+ */
+export async function releaseDiscountHolds(db: Kysely<DB>, opts: { now: Date; holdMinutes: number; limit?: number }): Promise<number[]> {
+  const cutoff = new Date(opts.now.getTime() - opts.holdMinutes * 60_000);
+  return db.transaction().execute(async (trx) => {
+    const released = await releaseExpiredHolds(trx, cutoff, opts.limit ?? SWEEP_BATCH);
+    const byOrder = new Map<number, string[]>();
+    for (const r of released) byOrder.set(r.order_id, [...(byOrder.get(r.order_id) ?? []), r.code]);
+    for (const [orderId, codes] of byOrder)
+      await insertStateChange(trx, {
+        orderId,
+        from: 'pending_payment',
+        to: 'pending_payment',
+        actor: 'system:order-expiry',
+        reason: `discount code ${codes.join(', ')}: use returned to the pool (not paid within ${opts.holdMinutes} minutes); a later payment takes it back and keeps the price`,
+      });
+    return [...byOrder.keys()];
+  });
+}
+
 /** Runs {@link expireUnpaidOrders} every `intervalMs` until stopped; one per instance (instances may overlap). */
 export class OrderExpirySweeper {
   private timer: NodeJS.Timeout | null = null;
   private running: Promise<void> | null = null;
 
-  constructor(private readonly deps: { db: Kysely<DB>; logger: Logger; expiryMinutes: number; intervalMs: number; now?: () => Date }) {}
+  constructor(
+    private readonly deps: { db: Kysely<DB>; logger: Logger; expiryMinutes: number; intervalMs: number; discountHoldMinutes?: number; now?: () => Date },
+  ) {}
 
-  /** Sweeps until no due order is left; returns how many orders this call cancelled. */
+  /**
+   * Ends due discount holds ({@link releaseDiscountHolds}, when `discountHoldMinutes` is set), then sweeps until no
+   * due order is left; returns how many orders this call cancelled.
+   */
   async sweep(): Promise<number> {
     let total = 0;
+    for (let more = this.deps.discountHoldMinutes !== undefined; more;) {
+      const orders = await releaseDiscountHolds(this.deps.db, { now: this.deps.now?.() ?? new Date(), holdMinutes: this.deps.discountHoldMinutes! });
+      more = orders.length === SWEEP_BATCH;
+    }
     for (;;) {
       const ids = await expireUnpaidOrders(this.deps.db, { now: this.deps.now?.() ?? new Date(), expiryMinutes: this.deps.expiryMinutes, limit: SWEEP_BATCH });
       total += ids.length;

@@ -136,13 +136,14 @@ export async function setErpSalesOrder(db: Kysely<DB>, orderId: number, salesOrd
 }
 
 /**
- * Gives back the discount code uses of a cancelled order: each redeemed code's counter goes down by one
- * and the redemption rows go. Returns how many codes were released. Run in the cancelling transaction.
+ * Gives back the discount code uses of a cancelled order: each code whose use the order still holds (not
+ * released by the short hold already) counts one down, and the redemption rows go. Returns how many codes were
+ * released. Run in the cancelling transaction.
  */
 export async function releaseRedemptions(db: Kysely<DB>, orderId: number): Promise<number> {
   const r = await sql`
-    with gone as (delete from discount_redemptions where order_id = ${orderId} returning code_id)
-    update discount_codes c set redemptions = c.redemptions - 1 from gone where c.id = gone.code_id`.execute(db);
+    with gone as (delete from discount_redemptions where order_id = ${orderId} returning code_id, released_at)
+    update discount_codes c set redemptions = c.redemptions - 1 from gone where c.id = gone.code_id and gone.released_at is null`.execute(db);
   return Number(r.numAffectedRows ?? 0);
 }
 
@@ -189,36 +190,6 @@ export async function purgeDeliveries(db: Kysely<DB>, cutoff: Date, limit: numbe
         order by sent_at limit ${limit} for update skip locked))
     select count(*)::int as n from gone`.execute(db);
   return r.rows[0]?.n ?? 0;
-}
-
-/**
- * Records refund transaction `refund` of order `orderId` once (the order row locked first, so concurrent
- * refunds of one order add up). Returns whether it was new and the order's refunded total (cents) after.
- */
-export async function recordRefund(
-  trx: Kysely<DB>,
-  refund: { orderId: number; transactionId: number; originalTransactionId: number; amountCents: number; currency: string; status: string },
-): Promise<{ isNew: boolean; totalCents: number }> {
-  await trx.selectFrom('orders').select('id').where('id', '=', refund.orderId).forUpdate().execute();
-  const inserted = await trx
-    .insertInto('payment_refunds')
-    .values({
-      transaction_id: refund.transactionId,
-      order_id: refund.orderId,
-      original_transaction_id: refund.originalTransactionId,
-      amount_cents: refund.amountCents,
-      currency: refund.currency,
-      status: refund.status,
-    })
-    .onConflict((oc) => oc.column('transaction_id').doNothing())
-    .returning('transaction_id')
-    .executeTakeFirst();
-  const total = await trx
-    .selectFrom('payment_refunds')
-    .select(sql<string>`coalesce(sum(amount_cents), 0)`.as('total'))
-    .where('order_id', '=', refund.orderId)
-    .executeTakeFirstOrThrow();
-  return { isNew: inserted !== undefined, totalCents: Number(total.total) };
 }
 
 /** Stores what a delivery led to. */

@@ -9,13 +9,7 @@
  *    e-mail, sent at once, says that the link follows).
  * 2. Payment webhook: each delivery is recorded (`payment_deliveries`; repeats merge while the re-fetch
  *    is pending) and a `payment-status` job is enqueued; the job re-fetches the transaction from the
- *    provider (never trusting the body) and maps its status onto the state machine: `confirmed` → `paid`
- *    (amount and currency must match), `cancelled`/`declined` → `cancelled` (only from `pending_payment`
- *    and only when the paylink is no longer open at the provider; card numbers and discount uses are
- *    released in the same transaction); a refund is a transaction of its own (`originalTransactionId`,
- *    docs/payrexx.md): recorded once, `refunded` once the refunds add up to the paid amount. `confirmed` for
- *    an order cancelled meanwhile (expired, `order-expiry.service.ts`) is flagged on the order for a
- *    refund. Any other status, also one the service does not know, is recorded and changes nothing.
+ *    provider (never trusting the body) and applies it (`payment-status.service.ts`).
  * 3. ERP hand-off: entering `paid` (or creating an invoice order in `received`) enqueues an
  *    `erp-sales-order` job in the same transaction; it creates the sales order (idempotent by the order
  *    number as `shopReference`), stores its id and moves the order to `transferred`.
@@ -29,43 +23,30 @@ import type { OrderingConfig } from '../config';
 import type { DB } from '../db/schema';
 import { ErpError } from '../erp/erp.client';
 import type { ErpClients } from '../erp/erp-clients';
-import { registerSalesOrderWebhookHandler } from '../erp/erp-webhook.service';
 import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
-import { renderPaylinkMail } from '../mail/templates/order-confirmation';
+import { renderPaylinkMail } from './order-confirmation.mail';
 import {
   enqueue,
   failReservedJob,
   mailEntry,
   outboxRows,
   PermanentJobError,
-  type OutboxDispatcher,
+  type LaneOptions,
   type OutboxEntry,
   type OutboxHandler,
   type OutboxHandlerContext,
 } from '../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
-import type { PaymentPaylink, PaymentTransaction } from '../payment/payment.types';
-import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
+import type { PaymentPaylink } from '../payment/payment.types';
+import { FLOW_JOBS, type OrderJobPayload, type PaymentStatusJobPayload } from './flow-jobs';
 import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
 import { transitionOrder } from './order-states';
 import type { OrderState, StoredOrder } from './order.types';
 import { toErpSalesOrder, vatRatesOf } from './erp-sales-order';
 import { findOrder } from './orders.mapper';
-import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink, type OrderRow } from './orders.repository';
-
-/** Job kinds of the order flow. */
-const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;
-
-/** Payload of a `payment-paylink` or `erp-sales-order` job. */
-interface OrderJobPayload {
-  orderId: number;
-}
-/** Payload of a `payment-status` job. */
-interface PaymentStatusJobPayload {
-  deliveryId: number;
-  transactionId: number;
-}
+import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink } from './orders.repository';
+import { PaymentStatusProcessor } from './payment-status.service';
 
 /** How long dispatchers leave a new order's paylink job to the request that placed the order (its reservation), ms. */
 const PAYLINK_INLINE_GRACE_MS = 15_000;
@@ -81,7 +62,7 @@ const INLINE_PAYLINK_RETRY_MS = 2_000;
 const INLINE_PAYLINK_PAUSE_MS = 5_000;
 
 /** The ERP system orders are handed to. */
-const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
+export const ORDER_ERP_SYSTEM: ErpSystem = 'weclapp';
 /** ERP customer number of all public shop orders (the buyer's address is on each sales order). */
 const WEBSHOP_CUSTOMER_NUMBER = 'C-9000';
 
@@ -143,9 +124,11 @@ export class OrderFlow {
   private readonly inlinePayment: PaymentClient;
   /** Until when (epoch ms) inline paylink attempts are skipped; see {@link createPaylinkNow}. */
   private inlinePausedUntil = 0;
+  private readonly paymentStatus: PaymentStatusProcessor;
 
   constructor(private readonly deps: OrderFlowDeps) {
     this.payment = deps.payment ?? createPaymentClient(deps.config);
+    this.paymentStatus = new PaymentStatusProcessor({ database: deps.database, logger: deps.logger, config: deps.config, payment: this.payment });
     this.inlinePayment = createPaymentClient(deps.config, { timeoutMs: 5_000, retry: { maxAttempts: 1, baseDelayMs: 0, maxDelayMs: 0 } });
   }
 
@@ -163,14 +146,11 @@ export class OrderFlow {
     };
   }
 
-  /** Registers the flow's job handlers with a dispatcher and its `salesOrder` hook with the ERP webhook worker. */
-  registerWith(dispatcher: OutboxDispatcher): void {
+  /** The lane limits of the flow's job kinds (the keys of {@link handlers}), for the app's dispatchers. */
+  jobLanes(): Record<string, LaneOptions> {
     // At the 60 s backoff cap, 1500 attempts keep a hand-off or paylink retrying for about a day of
     // provider or ERP outage before it is marked dead for an operator.
-    for (const [kind, h] of Object.entries(this.handlers())) dispatcher.register(kind, h, { maxAttempts: kind === FLOW_JOBS.paymentStatus ? 200 : 1500 });
-    registerSalesOrderWebhookHandler(async (event) => {
-      await this.applyErpSalesOrder(event.erpSystem, event.entityId);
-    });
+    return Object.fromEntries(Object.keys(this.handlers()).map((kind) => [kind, { maxAttempts: kind === FLOW_JOBS.paymentStatus ? 200 : 1500 }]));
   }
 
   /**
@@ -307,172 +287,9 @@ export class OrderFlow {
     }
   }
 
-  /**
-   * `payment-status` job: re-fetches transaction `transactionId` and applies what the provider says.
-   * A provider error is thrown (retry); an unknown transaction or order is recorded and changes nothing.
-   */
-  async processPaymentStatus(deliveryId: number, transactionId: number): Promise<void> {
-    const db = this.deps.database.db;
-    await flowRepo.markDeliveryFetching(db, deliveryId);
-    let tx: PaymentTransaction | null;
-    try {
-      tx = await this.payment.getTransaction(transactionId);
-    } catch (err) {
-      // An answer we could not read (`invalidResponse`) is retried like an outage, never recorded as unknown:
-      // a real payment must not be dropped because one value came in an unexpected form (the job, after its
-      // attempts, stays visible as dead in the outbox).
-      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden' && err.code !== 'invalidResponse') {
-        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
-        return;
-      }
-      throw err;
-    }
-    if (!tx) {
-      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
-      return;
-    }
-    const found = tx;
-    const order = await flowRepo.findOrderForPayment(db, found.paylinkId ?? null, found.referenceId ?? null);
-    if (!order) {
-      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: null, outcome: 'unknownOrder' });
-      return;
-    }
-    const actor = `payment:${found.id}`;
-    // A declined or aborted attempt does not end a paylink the payer can still use (another card, a
-    // retry): the order is cancelled only when the provider says the paylink itself is no longer open.
-    if ((found.status === 'cancelled' || found.status === 'declined') && order.paylink_id !== null) {
-      const link = await this.payment.getPaylink(order.paylink_id);
-      // `authorized`/`reserved`: a payment holds the paylink (reserved, not captured): not cancelled either.
-      if (link && (link.status === 'waiting' || link.status === 'authorized' || link.status === 'reserved')) {
-        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: order.id, outcome: 'noChange:paylinkOpen' });
-        return;
-      }
-    }
-    await db.transaction().execute(async (trx) => {
-      let outcome = `noChange:${order.state}`;
-      const isRefund = found.originalTransactionId !== null && found.originalTransactionId !== undefined;
-      const money = (c: number) => `${(c / 100).toFixed(2)} ${found.currency}`;
-      if (found.status === 'waiting' && !isRefund) {
-        // The payer chose a way that pays later (bank transfer, purchase on invoice): the order stays, on hold.
-        if (await flowRepo.holdForPayment(trx, order.id)) {
-          await insertStateChange(trx, {
-            orderId: order.id,
-            from: 'pending_payment',
-            to: 'pending_payment',
-            actor,
-            reason: `payment ${found.id} of ${money(found.amountCents)} is on its way (provider status waiting); the order is on hold and does not expire`,
-          });
-          outcome = 'onHold:waiting';
-        }
-      } else if (
-        (found.status === 'confirmed' || found.status === 'authorized' || found.status === 'reserved') &&
-        !isRefund &&
-        (found.amountCents !== Number(order.gross_total_cents) || found.currency !== order.currency)
-      ) {
-        // A partial or excess payment (e.g. a bank transfer of another amount): money arrived, someone must act.
-        await flowRepo.holdForPayment(trx, order.id);
-        const now = await selectOrderState(trx, order.id);
-        await insertStateChange(trx, {
-          orderId: order.id,
-          from: now,
-          to: now,
-          actor,
-          reason: `payment ${found.id} (${found.status}) of ${money(found.amountCents)} does not match the order total ${(Number(order.gross_total_cents) / 100).toFixed(2)} ${order.currency}; check and settle it`,
-        });
-        this.deps.logger.warn(
-          { orderId: order.id, transactionId: found.id, amountCents: found.amountCents, orderCents: Number(order.gross_total_cents) },
-          'payment amount does not match the order; flagged for an operator',
-        );
-        outcome = 'amountMismatch:flagged';
-      } else if ((found.status === 'authorized' || found.status === 'reserved') && !isRefund) {
-        // Reserved on the card, not yet captured: the order waits (on hold) until the capture confirms it.
-        if (await flowRepo.holdForPayment(trx, order.id)) {
-          await insertStateChange(trx, {
-            orderId: order.id,
-            from: 'pending_payment',
-            to: 'pending_payment',
-            actor,
-            reason: `payment ${found.id} of ${money(found.amountCents)} ${found.status}, not yet captured; the order is on hold`,
-          });
-          outcome = `onHold:${found.status}`;
-        }
-      } else if (found.status === 'confirmed' && !isRefund) {
-        const r = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed` });
-        if (r.changed) {
-          await flowRepo.setPaymentTransaction(trx, order.id, found.id);
-          await markCardNumbersSold(trx, order.order_number);
-          await enqueue<OrderJobPayload>(trx, FLOW_JOBS.erpSalesOrder, `order:${order.id}`, { orderId: order.id });
-          outcome = `applied:${r.from}->paid`;
-        } else if (r.current === 'cancelled') {
-          // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled):
-          // flagged on the order for an admin to refund (`dev/get-orders` shows it), and in its history.
-          await flowRepo.flagLatePayment(trx, order.id, found.id);
-          await insertStateChange(trx, {
-            orderId: order.id,
-            from: 'cancelled',
-            to: 'cancelled',
-            actor,
-            reason: `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} confirmed after the order was cancelled; refund it`,
-          });
-          this.deps.logger.warn({ orderId: order.id, transactionId: found.id }, 'payment confirmed for a cancelled order; refund needed');
-          outcome = 'latePayment:refundNeeded';
-        }
-      } else if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund) {
-        const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
-        if (r.changed) {
-          await flowRepo.setCancellationReason(trx, order.id, 'paymentCancelled');
-          await releaseCardNumbers(trx, order.order_number);
-          await flowRepo.releaseRedemptions(trx, order.id);
-          outcome = `applied:${r.from}->cancelled`;
-        }
-      } else if ((found.status === 'refunded' || found.status === 'partially-refunded') && isRefund) {
-        outcome = await this.applyRefund(trx, order, found, actor);
-      } else if (found.status === 'refunded' && order.payment_transaction_id === found.id) {
-        // The paying transaction itself reported as refunded (no separate refund transaction seen).
-        const r = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${found.id} refunded` });
-        if (r.changed) outcome = `applied:${r.from}->refunded`;
-      }
-      await flowRepo.setDeliveryOutcome(trx, deliveryId, { providerStatus: found.status, orderId: order.id, outcome });
-    });
-  }
-
-  /**
-   * A refund transaction (Payrexx: its own transaction, `originalTransactionId` = the charge, `amount` = the
-   * refunded amount) of the order's paying transaction: recorded once; when the refunds add up to the paid
-   * amount the order becomes `refunded`, else the partial refund is written to the order's history. Returns
-   * the delivery outcome. Refunds of another transaction change nothing.
-   */
-  private async applyRefund(trx: Kysely<DB>, order: OrderRow, refund: PaymentTransaction, actor: string): Promise<string> {
-    if (order.payment_transaction_id === null || order.payment_transaction_id !== refund.originalTransactionId) return 'noChange:foreignRefund';
-    const paid = Number(order.gross_total_cents);
-    // Payrexx reports refunds with a sign in some answers; the amount refunded is its absolute value (as the
-    // official WooCommerce plugin takes it).
-    const r = await flowRepo.recordRefund(trx, {
-      orderId: order.id,
-      transactionId: refund.id,
-      originalTransactionId: refund.originalTransactionId,
-      amountCents: Math.abs(refund.amountCents),
-      currency: refund.currency,
-      status: refund.status,
-    });
-    if (!r.isNew) return 'noChange:refundKnown';
-    const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
-    if (r.totalCents >= paid) {
-      const t = await transitionOrder(trx, order.id, 'refunded', {
-        actor,
-        reason: `transaction ${refund.id} refunded ${money(Math.abs(refund.amountCents))} of transaction ${refund.originalTransactionId}; refunded in total ${money(r.totalCents)}`,
-      });
-      return t.changed ? `applied:${t.from}->refunded` : `refundRecorded:${r.totalCents}`;
-    }
-    const now = await selectOrderState(trx, order.id);
-    await insertStateChange(trx, {
-      orderId: order.id,
-      from: now,
-      to: now,
-      actor,
-      reason: `partial refund ${money(Math.abs(refund.amountCents))} (transaction ${refund.id} of ${refund.originalTransactionId}); refunded in total ${money(r.totalCents)} of ${money(paid)}`,
-    });
-    return `refundRecorded:${r.totalCents}`;
+  /** `payment-status` job: see {@link PaymentStatusProcessor.process}. */
+  processPaymentStatus(deliveryId: number, transactionId: number): Promise<void> {
+    return this.paymentStatus.process(deliveryId, transactionId);
   }
 
   /**
@@ -569,43 +386,5 @@ export class OrderFlow {
       if (closed) await transitionOrder(trx, order.id, 'completed', { actor, reason: `sales order ${so.id} ${so.status}` });
       return (await selectOrderState(trx, order.id)) as OrderState;
     });
-  }
-}
-
-/**
- * Runs {@link OrderFlow.pollErpSalesOrders} every `intervalMs` (docs/weclapp.md "Shipped and completed"), each time
- * for the sales orders changed since the previous run started (minus a minute of overlap for clock skew between
- * us and the ERP; the first run looks back a day). A failed run is logged and repeated from the same point.
- */
-export class ErpSalesOrderPoller {
-  private timer: NodeJS.Timeout | undefined;
-  private running: Promise<void> = Promise.resolve();
-  private since = Date.now() - 86_400_000;
-
-  constructor(private readonly opts: { flow: OrderFlow; logger: Logger; intervalMs: number; system?: ErpSystem }) {}
-
-  /** Starts the periodic check (unref'd timer). */
-  start(): void {
-    this.timer = setInterval(() => {
-      this.running = this.running.then(() => this.runOnce());
-    }, this.opts.intervalMs);
-    this.timer.unref();
-  }
-
-  private async runOnce(): Promise<void> {
-    const started = Date.now();
-    try {
-      const n = await this.opts.flow.pollErpSalesOrders(this.opts.system ?? ORDER_ERP_SYSTEM, this.since - 60_000);
-      this.since = started;
-      if (n > 0) this.opts.logger.debug({ salesOrders: n }, 'periodic sales order check applied');
-    } catch (err) {
-      this.opts.logger.warn({ err: (err as Error).message }, 'periodic sales order check failed; repeated at the next interval');
-    }
-  }
-
-  /** Stops it and waits for a run in progress. */
-  async stop(): Promise<void> {
-    if (this.timer) clearInterval(this.timer);
-    await this.running;
   }
 }

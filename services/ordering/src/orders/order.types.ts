@@ -5,6 +5,7 @@
 import type { UserGroup } from '../auth/principal';
 import type { components } from '../generated/openapi';
 import type { CardType } from '../siid/card-types';
+import type { StoredAddress, StoredContact, VatAmount } from '../db/tables/orders.tables';
 
 /** Order states (spec `OrderState`); the transitions between them belong to the payment/ERP work. */
 export type OrderState = components['schemas']['OrderState'];
@@ -39,41 +40,12 @@ export function initialStateFor(group: UserGroup): { state: OrderState; paymentM
   return group === 'public' ? { state: 'pending_payment', paymentMethod: 'paylink' } : { state: 'received', paymentMethod: 'invoice' };
 }
 
-/** The contact of an order as stored (spec `ShopOrderContactDTO`). */
-export interface StoredContact {
-  firstName: string;
-  lastName: string;
-  email: string;
-  emailOptIn: boolean;
-  /** BCP 47 tag as sent (default `en`); the e-mail language is resolved from it. */
-  culture: string;
-}
-
-/** An address as stored, without its country (kept as the internal country id beside it). */
-export interface StoredAddress {
-  firstName: string | null;
-  lastName: string | null;
-  /** Organisation (card orders: the club). */
-  organisation: string | null;
-  address1: string;
-  address2: string | null;
-  zip: string | null;
-  city: string;
-  state: string | null;
-  /** E.164 phone number, or null. */
-  phoneNumber: string | null;
-}
+// The shapes of JSON columns are defined with their table (db/tables/orders.tables.ts), below every domain module.
+export type { StoredAddress, VatAmount } from '../db/tables/orders.tables';
 
 /** An address as received, with its ISO 3166-1 alpha-2 country code. */
 export interface OrderAddress extends StoredAddress {
   countryCode: string;
-}
-
-/** Net amount and VAT of one VAT rate (spec `VatAmount`), in cents. */
-export interface VatAmount {
-  vatRatePercent: number;
-  netCents: number;
-  vatCents: number;
 }
 
 /**

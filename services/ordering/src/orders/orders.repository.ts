@@ -6,7 +6,7 @@ import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { messagesInsert, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
-import type { IdempotencyKeysTable, OrderItemsTable, OrdersTable } from './orders.tables';
+import type { IdempotencyKeysTable, OrderItemsTable, OrdersTable } from '../db/tables/orders.tables';
 
 /** A stored `orders` row. */
 export type OrderRow = Selectable<OrdersTable>;

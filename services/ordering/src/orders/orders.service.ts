@@ -8,12 +8,12 @@
 import type { Kysely } from 'kysely';
 import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import { canonicalCulture, localize } from '../catalog/culture';
+import { canonicalCulture, localize } from '../culture/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { DB } from '../db/schema';
 import { evaluateDiscountCodes } from '../discounts/discount-rules';
 import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
-import { renderOrderConfirmation } from '../mail/templates/order-confirmation';
+import { renderOrderConfirmation } from './order-confirmation.mail';
 import { mailEntry, outboxRows } from '../outbox/outbox.service';
 import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
 import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';

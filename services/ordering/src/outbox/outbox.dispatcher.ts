@@ -4,20 +4,11 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import type { Database } from '@sports-timing/shared';
+import { listenOn, ProviderError, type Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { MailNotRetriedError, SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
-import {
-  messageIdFor,
-  PermanentJobError,
-  registeredOutboxHandler,
-  registeredOutboxKinds,
-  safeErrorText,
-  type OutboxHandler,
-  type OutboxJob,
-  type OutboxKind,
-} from './outbox.jobs';
-import { claimDue, markDead, markFailed, markSentMany, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
+import { SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
+import { messageIdFor, PermanentJobError, safeErrorText, type OutboxHandler, type OutboxJob, type OutboxKind } from './outbox.jobs';
+import { claimDue, markDead, markFailed, markSentMany, OUTBOX_CHANNEL, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
 
 /** Per-kind limits of a dispatcher's lane (see {@link OutboxDispatcher}). */
 export interface LaneOptions {
@@ -40,7 +31,7 @@ export interface OutboxDispatcherOptions {
   logger: Logger;
   /** Sender address of mail. */
   from?: string;
-  /** Handlers by kind (besides `mail` and the process registry). */
+  /** Handlers by kind besides `mail` (the app's: `OrderingServices.outboxJobs`, composed in `composition.ts`). */
   handlers?: Record<string, OutboxHandler<never>>;
   /** Lane limits by kind (`mail` defaults to {@link MAIL_LANE}). */
   lanes?: Record<string, LaneOptions>;
@@ -127,7 +118,8 @@ export class OutboxDispatcher {
         try {
           await mailer.send({ ...job.payload, from: opts.from ?? 'shop@localhost', messageId: job.messageId ?? messageIdFor(job.dedupeKey) });
         } catch (err) {
-          if (err instanceof MailNotRetriedError) throw new PermanentJobError(err.message);
+          // The kit's verdict (`MailNotRetriedError` is a ProviderError that is not retryable): an operator decides.
+          if (err instanceof ProviderError && !err.retryable) throw new PermanentJobError(err.message);
           throw err;
         }
       });
@@ -151,11 +143,11 @@ export class OutboxDispatcher {
   }
 
   private handlerOf(kind: string): OutboxHandler<never> | undefined {
-    return this.own.get(kind) ?? registeredOutboxHandler(kind);
+    return this.own.get(kind);
   }
 
   private kinds(): string[] {
-    return [...new Set([...this.own.keys(), ...registeredOutboxKinds()])];
+    return [...this.own.keys()];
   }
 
   private laneOf(kind: string): Lane {
@@ -196,7 +188,7 @@ export class OutboxDispatcher {
     });
     try {
       await client.connect();
-      await client.query('listen outbox');
+      await listenOn(client, [OUTBOX_CHANNEL]);
       if (this.stopped) await client.end();
       else this.listener = client;
     } catch {

@@ -1,7 +1,8 @@
 /**
  * The vocabulary of the transactional job outbox (docs/decisions.md §6, docs/outbox.md): what a job and its
- * handler are, the error that makes a job dead at once, the process registry of handlers, the stable
- * Message-ID of e-mail and the error text stored with a failed job. Used by the enqueuers
+ * handler are, the error that makes a job dead at once, the stable Message-ID of e-mail and the error text
+ * stored with a failed job. Which handler runs which kind is decided where the app is composed
+ * (`composition.ts`, `OrderingServices.outboxJobs`) and given to each dispatcher. Used by the enqueuers
  * (`outbox.service.ts`) and the dispatcher (`outbox.dispatcher.ts`).
  */
 import { createHash } from 'node:crypto';
@@ -48,26 +49,6 @@ export class PermanentJobError extends Error {
     super(message);
     this.name = 'PermanentJobError';
   }
-}
-
-const registry = new Map<string, OutboxHandler<never>>();
-
-/** The handler registered for `kind` in this process, if any (see {@link registerOutboxHandler}). */
-export function registeredOutboxHandler(kind: string): OutboxHandler<never> | undefined {
-  return registry.get(kind);
-}
-
-/** The kinds with a handler registered in this process. */
-export function registeredOutboxKinds(): string[] {
-  return [...registry.keys()];
-}
-
-/**
- * Registers the handler of a job kind for every dispatcher of this process (a handler passed in
- * {@link OutboxDispatcherOptions.handlers} or {@link OutboxDispatcher.register} wins over this one).
- */
-export function registerOutboxHandler<P>(kind: OutboxKind, handler: OutboxHandler<P>): void {
-  registry.set(kind, handler);
 }
 
 /** The stable Message-ID of a dedupe key, e.g. `<3f2a…@sports-timing.ordering>`. */

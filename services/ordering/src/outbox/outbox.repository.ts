@@ -4,7 +4,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import type { OutboxMessagesTable } from './outbox.tables';
+import type { OutboxMessagesTable } from '../db/tables/outbox.tables';
 
 /** A stored outbox row. */
 export type OutboxMessage = Selectable<OutboxMessagesTable>;
@@ -84,9 +84,12 @@ export function messagesInsert(ms: readonly NewOutboxMessage[]) {
     returning id`;
 }
 
+/** Channel the dispatchers LISTEN on; its notifications carry no payload. */
+export const OUTBOX_CHANNEL = 'outbox';
+
 /** `pg_notify('outbox', '')`: wakes the dispatchers once the transaction commits (NOTIFY is transactional). */
 export function notifyOutbox() {
-  return sql<unknown>`pg_notify('outbox', '')`;
+  return sql<unknown>`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`;
 }
 
 /**

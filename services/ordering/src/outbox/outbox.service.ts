@@ -1,7 +1,7 @@
 /**
  * Transactional job outbox (docs/decisions.md §6). Business code enqueues a job inside its own transaction
  * (`enqueue`, or `enqueueMail` for e-mail), so a job exists exactly when the business change committed;
- * the {@link OutboxDispatcher} runs it afterwards through the handler registered for its kind, outside any
+ * the {@link OutboxDispatcher} runs it afterwards through the handler it was given for its kind, outside any
  * transaction, retrying with exponential backoff. One (kind, dedupe key) → one job. A job that fails
  * `maxAttempts` times, or throws {@link PermanentJobError}, becomes dead (`dead_at`) and stays visible.
  */
@@ -12,17 +12,8 @@ import { messageIdFor, safeErrorText, type OutboxHandlerContext, type OutboxKind
 import { insertMessage, releaseReservedJob, type NewOutboxMessage } from './outbox.repository';
 
 // One import path for the outbox's users: the job vocabulary and the dispatcher live in files of their own.
-export {
-  messageIdFor,
-  PermanentJobError,
-  registerOutboxHandler,
-  safeErrorText,
-  type OutboxHandler,
-  type OutboxHandlerContext,
-  type OutboxJob,
-  type OutboxKind,
-} from './outbox.jobs';
-export { OutboxDispatcher, type OutboxDispatcherOptions } from './outbox.dispatcher';
+export { messageIdFor, PermanentJobError, safeErrorText, type OutboxHandler, type OutboxHandlerContext, type OutboxJob, type OutboxKind } from './outbox.jobs';
+export { OutboxDispatcher, type LaneOptions, type OutboxDispatcherOptions } from './outbox.dispatcher';
 
 /**
  * Enqueues a job of `kind` in the caller's transaction `trx`. A second call with the same kind and

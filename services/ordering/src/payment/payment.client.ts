@@ -15,46 +15,34 @@
  *   state; deleting it is a clean-up, not a correctness need;
  * - a deleted paylink that is already gone (404 on a retried DELETE) counts as deleted.
  */
-import { stringify } from 'csv-stringify/sync';
-import { DEFAULT_RETRY_POLICY, HttpTransportError, fetchWithRetry, type HttpCall, type RetryPolicy } from '@sports-timing/shared';
+import {
+  DEFAULT_RETRY_POLICY,
+  HttpTransportError,
+  ProviderError,
+  fetchWithRetry,
+  providerCodeOf,
+  type HttpCall,
+  type ProviderErrorCode,
+  type RetryPolicy,
+} from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
-import type {
-  NewPaylink,
-  PaymentPaylink,
-  PaymentPayout,
-  PaymentPayoutDetails,
-  PaymentPingResult,
-  PaymentTransaction,
-  PayrexxEnvelope,
-  PayrexxPaymentRequest,
-  PayrexxPayout,
-  PayrexxTransaction,
-} from './payment.types';
+import {
+  InvalidAnswer,
+  payoutAccountingCsv,
+  toListedPayout,
+  toListedTransaction,
+  toPaylink,
+  toPaymentTransaction,
+  toPayoutDetails,
+  utcFilterTime,
+} from './payment.readers';
+import type { NewPaylink, PaymentPaylink, PaymentPayout, PaymentPayoutDetails, PaymentPingResult, PaymentTransaction, PayrexxEnvelope } from './payment.types';
 
-/** Kind of a payment provider failure. */
-export type PaymentProviderErrorCode =
-  'unauthorized' | 'forbidden' | 'notFound' | 'conflict' | 'badRequest' | 'rateLimited' | 'server' | 'timeout' | 'network' | 'invalidResponse';
-
-/** A failed payment provider call. The message names operation and status — never the API key. */
-export class PaymentProviderError extends Error {
-  /** E.g. `DELETE Invoice/42`. */
-  readonly operation: string;
-  /** HTTP status of the provider's answer; null when none arrived. */
-  readonly status: number | null;
-  readonly code: PaymentProviderErrorCode;
-  /** Worth repeating later (5xx, 429, timeout, connection). */
-  readonly retryable: boolean;
-  /** The provider's own error text (trimmed, key-free). */
-  readonly providerMessage: string | null;
-  constructor(init: { operation: string; status: number | null; code: PaymentProviderErrorCode; providerMessage?: string | null; detail?: string }) {
-    const what = init.status !== null ? `answered ${init.status}` : (init.detail ?? init.code);
-    super(`Payment provider: ${init.operation} ${what}${init.providerMessage ? ` (${init.providerMessage})` : ''}`);
+/** A failed payment provider call (the kit's error base). The message names operation and status — never the API key. */
+export class PaymentProviderError extends ProviderError {
+  constructor(init: { operation: string; status: number | null; code: ProviderErrorCode; providerMessage?: string | null; detail?: string }) {
+    super({ provider: 'Payment provider', ...init });
     this.name = 'PaymentProviderError';
-    this.operation = init.operation;
-    this.status = init.status;
-    this.code = init.code;
-    this.retryable = init.code === 'server' || init.code === 'rateLimited' || init.code === 'timeout' || init.code === 'network';
-    this.providerMessage = init.providerMessage ?? null;
   }
 }
 
@@ -68,203 +56,6 @@ export interface PaymentClientOptions {
   timeoutMs?: number;
   /** Retry schedule; default `DEFAULT_RETRY_POLICY`. */
   retry?: RetryPolicy;
-}
-
-const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'authorized', 'reserved', 'confirmed', 'cancelled', 'declined', 'expired'];
-
-class InvalidAnswer extends Error {}
-
-function oneOf<T extends string>(values: readonly T[], v: unknown, what: string): T {
-  if (typeof v === 'string' && (values as readonly string[]).includes(v)) return v as T;
-  throw new InvalidAnswer(`unknown ${what} ${JSON.stringify(v)}`);
-}
-
-/** A status string as the provider sent it (unknown values kept: the provider adds statuses without notice). */
-function statusText(v: unknown, what: string): string {
-  if (typeof v === 'string' && v !== '' && v.length <= 40) return v;
-  throw new InvalidAnswer(`${what} ${JSON.stringify(v)} is not a status`);
-}
-
-function cents(v: unknown, what: string): number {
-  if (typeof v === 'number' && Number.isInteger(v)) return v;
-  if (typeof v === 'string' && /^-?\d{1,15}$/.test(v)) return Number(v);
-  throw new InvalidAnswer(`${what} is not an integer amount`);
-}
-
-function optionalInt(v: unknown): number | null {
-  if (v === null || v === undefined || v === '') return null;
-  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d{1,10}$/.test(v) ? Number(v) : NaN;
-  return Number.isSafeInteger(n) ? n : null;
-}
-
-/**
- * Provider time → ISO 8601 UTC with `Z`. `YYYY-MM-DD HH:MM:SS` without an offset is UTC; a time with an
- * offset (`2025-10-01T11:36:07+02:00`) is converted, keeping the instant (docs/payrexx.md, Times).
- */
-function payrexxTimeToIso(v: unknown): string {
-  const m = typeof v === 'string' ? /^(\d{4}-\d{2}-\d{2})[ T](\d{2}:\d{2}:\d{2})(?:\.\d+)?(Z|[+-]\d{2}:?\d{2})?$/.exec(v) : null;
-  if (!m) throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not YYYY-MM-DD HH:MM:SS`);
-  const offset = m[3] === undefined || m[3] === 'Z' ? 'Z' : m[3].includes(':') ? m[3] : `${m[3].slice(0, 3)}:${m[3].slice(3)}`;
-  const t = new Date(`${m[1]}T${m[2]}${offset}`);
-  if (Number.isNaN(t.getTime())) throw new InvalidAnswer(`transaction time ${JSON.stringify(v)} is not a valid time`);
-  return `${t.toISOString().slice(0, 19)}Z`;
-}
-
-/** `YYYY-MM-DD HH:MM:SS` in UTC, the format of the `filterDatetimeUtc*` parameters. */
-function utcFilterTime(d: Date): string {
-  return d.toISOString().slice(0, 19).replace('T', ' ');
-}
-
-function toPaylink(r: PayrexxPaymentRequest): PaymentPaylink {
-  return {
-    id: r.id,
-    hash: r.hash,
-    link: r.link,
-    status: oneOf(PAYLINK_STATUSES, r.status, 'paylink status'),
-    title: r.title ?? '',
-    description: r.description ?? null,
-    amountCents: cents(r.amount, 'amount'),
-    currency: r.currency,
-    referenceId: r.referenceId ?? null,
-    purpose: r.purpose ?? null,
-    createdAt: new Date((r.createdAt ?? 0) * 1000).toISOString(),
-  };
-}
-
-/**
- * A provider transaction (API answer or webhook body) in the spec's shape. Unknown statuses are kept; a
- * refund keeps its `originalTransactionId` and carries the refunded amount as `amountCents`.
- */
-function toPaymentTransaction(t: PayrexxTransaction): PaymentTransaction {
-  const id = optionalInt(t.id);
-  if (id === null) throw new InvalidAnswer('transaction id is not an integer');
-  return {
-    id,
-    uuid: t.uuid,
-    status: statusText(t.status, 'transaction status'),
-    time: payrexxTimeToIso(t.time),
-    referenceId: t.referenceId ?? t.invoice?.referenceId ?? null,
-    amountCents: cents(t.amount, 'amount'),
-    currency: t.currency ?? t.invoice?.currency ?? '',
-    psp: t.psp ?? null,
-    paymentMethod: t.payment?.brand || null,
-    paylinkId: optionalInt(t.invoice?.paymentRequestId),
-    originalTransactionId: optionalInt(t.originalTransactionId),
-  };
-}
-
-const TRANSACTION_TRANSFERS = new Set(['transaction', 'transaction-reversal']);
-
-function toPayout(p: PayrexxPayout): PaymentPayout & { date: string } {
-  return {
-    uuid: String(p.uuid),
-    amountCents: cents(p.amount, 'amount'),
-    feesCents: cents(p.total_fees, 'total_fees'),
-    currency: p.currency,
-    status: statusText(p.status, 'payout status'),
-    date: p.date,
-    transactionCount: (p.transfers ?? []).filter((t) => TRANSACTION_TRANSFERS.has(t.type)).length,
-    statementDescriptor: p.statement ?? null,
-    isManualPayout: p.is_manual_payout === true,
-  };
-}
-
-/**
- * A payout of a list, read per item (docs/payrexx.md "Tolerant readers"): a value in an unexpected form flags
- * this payout (`readError`, unreadable amounts 0, an unreadable date null) instead of failing the whole list.
- */
-function toListedPayout(p: PayrexxPayout): PaymentPayout {
-  try {
-    return toPayout(p);
-  } catch (err) {
-    if (!(err instanceof InvalidAnswer)) throw err;
-    const orZero = (v: unknown) => {
-      try {
-        return cents(v, 'amount');
-      } catch {
-        return 0;
-      }
-    };
-    const raw = p as unknown as Record<string, unknown>;
-    return {
-      uuid: typeof raw.uuid === 'string' || typeof raw.uuid === 'number' ? String(raw.uuid) : '',
-      amountCents: orZero(raw.amount),
-      feesCents: orZero(raw.total_fees),
-      currency: typeof raw.currency === 'string' ? raw.currency : '',
-      status: typeof raw.status === 'string' && raw.status !== '' && raw.status.length <= 40 ? raw.status : 'unreadable',
-      date: typeof raw.date === 'string' && /^\d{4}-\d{2}-\d{2}$/.test(raw.date) ? raw.date : null,
-      transactionCount: Array.isArray(raw.transfers)
-        ? (raw.transfers as { type?: unknown }[]).filter((t) => typeof t?.type === 'string' && TRANSACTION_TRANSFERS.has(t.type)).length
-        : 0,
-      statementDescriptor: typeof raw.statement === 'string' ? raw.statement : null,
-      isManualPayout: raw.is_manual_payout === true,
-      readError: err.message.slice(0, 200),
-    };
-  }
-}
-
-/** A payout's transaction transfers: gross from the transfer's own item, fee from its fee items (both signed). */
-function toPayoutDetails(p: PayrexxPayout): PaymentPayoutDetails {
-  return {
-    ...toPayout(p),
-    transactions: (p.transfers ?? [])
-      .filter((t) => TRANSACTION_TRANSFERS.has(t.type))
-      .map((t) => {
-        const netAmountCents = cents(t.amount, 'transfer amount');
-        const feeCents = -t.items.filter((i) => /fee/.test(i.type)).reduce((sum, i) => sum + cents(i.amount, 'fee'), 0);
-        const tx = t.transaction ?? null;
-        return {
-          transferType: t.type,
-          transactionId: tx?.id ?? 0,
-          uuid: tx?.uuid ?? '',
-          referenceId: tx?.referenceId ?? null,
-          time: payrexxTimeToIso(tx?.time ?? t.date_time),
-          amountCents: netAmountCents + feeCents,
-          feeCents,
-          netAmountCents,
-          currency: tx?.currency ?? p.currency,
-        };
-      }),
-  };
-}
-
-/**
- * The accounting CSV of a payout, built from its details (docs/payrexx.md, Payouts): one line per
- * transaction transfer, then a `total` line; amounts in currency units with two decimals.
- */
-function payoutAccountingCsv(p: PaymentPayoutDetails): string {
-  const money = (c: number) => (c / 100).toFixed(2);
-  const rows: (string | number)[][] = [
-    ['payoutUuid', 'payoutDate', 'transferType', 'transactionId', 'transactionUuid', 'referenceId', 'time', 'amount', 'fee', 'net', 'currency'],
-  ];
-  for (const t of p.transactions)
-    rows.push([
-      p.uuid,
-      p.date,
-      t.transferType,
-      t.transactionId,
-      t.uuid,
-      t.referenceId ?? '',
-      t.time,
-      money(t.amountCents),
-      money(t.feeCents),
-      money(t.netAmountCents),
-      t.currency,
-    ]);
-  rows.push([p.uuid, p.date, 'total', '', '', '', '', money(p.amountCents + p.feesCents), money(p.feesCents), money(p.amountCents), p.currency]);
-  // No formula escaping (unlike the catalogue export): reversals are negative numbers that must stay
-  // numbers, and the text cells are our own order numbers and the provider's ids.
-  return stringify(rows, { record_delimiter: '\r\n' });
-}
-
-function codeOf(status: number): PaymentProviderErrorCode {
-  if (status === 401) return 'unauthorized';
-  if (status === 403) return 'forbidden';
-  if (status === 404) return 'notFound';
-  if (status === 409) return 'conflict';
-  if (status === 429) return 'rateLimited';
-  if (status >= 500) return 'server';
-  return 'badRequest';
 }
 
 interface CallOptions {
@@ -315,7 +106,7 @@ export class PaymentClient {
     }
     if (answer.status === 404 && o.nullOn404) return null;
     if (answer.status >= 200 && answer.status < 300) return { status: answer.status, text: answer.text, contentType: answer.headers.get('content-type') ?? '' };
-    throw new PaymentProviderError({ operation, status: answer.status, code: codeOf(answer.status), providerMessage: this.messageOf(answer.text) });
+    throw new PaymentProviderError({ operation, status: answer.status, code: providerCodeOf(answer.status), providerMessage: this.messageOf(answer.text) });
   }
 
   private messageOf(text: string): string | null {
@@ -444,13 +235,13 @@ export class PaymentClient {
   /**
    * Transactions, newest first unless `order` is `ASC` (the provider's own default is oldest first);
    * `limit` ≤ 100, `offset` for paging, `from`/`to` filter by creation time (sent as UTC). The provider has
-   * no filter by reference.
+   * no filter by reference. A transaction with a value in an unexpected form is served flagged (`readError`), not fatal.
    */
   async listTransactions(opts: { limit?: number; offset?: number; order?: 'ASC' | 'DESC'; from?: Date; to?: Date } = {}): Promise<PaymentTransaction[]> {
     const query: Record<string, string> = { limit: String(opts.limit ?? 100), offset: String(opts.offset ?? 0), orderByTime: opts.order ?? 'DESC' };
     if (opts.from) query.filterDatetimeUtcGreaterThan = utcFilterTime(opts.from);
     if (opts.to) query.filterDatetimeUtcLessThan = utcFilterTime(opts.to);
-    return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toPaymentTransaction))!;
+    return (await this.data('GET', { path: 'Transaction', query, idempotent: true }, toListedTransaction))!;
   }
 
   /** Payouts as the provider lists them; a payout with a value in an unexpected form is flagged (`readError`), not fatal. */

@@ -73,12 +73,15 @@ export interface PayrexxTransaction {
   amount: number | string;
   currency?: string;
   originalTransactionId?: number | string | null;
+  /** `TEST` or `LIVE` (`payrexx-contract.ts` `TransactionSchema`, from Payrexx's webhook "Transaction" page). */
+  mode?: string | null;
   payment?: { brand?: string | null } | null;
-  invoice?: { paymentRequestId?: number | string | null; referenceId?: string | null; currency?: string } | null;
+  /** `refundedAmount`: cents refunded of the charge in total [DOC-WH changelog 2021-10-12]. */
+  invoice?: { paymentRequestId?: number | string | null; referenceId?: string | null; currency?: string; refundedAmount?: number | string | null } | null;
 }
 
 /** A transfer of a payout (`payrexx-contract.ts` `TransferSchema`): signed cents. */
-interface PayrexxTransfer {
+export interface PayrexxTransfer {
   type: string;
   amount: number;
   date_time: string;

@@ -4,33 +4,34 @@
  */
 import { sql, type Insertable, type Kysely, type Selectable } from 'kysely';
 import type { DB } from '../db/schema';
-import type { RetailersTable } from '../erp/erp.tables';
+import type { RetailersTable } from '../db/tables/erp.tables';
 
 /** A stored retailer. */
 export type RetailerRow = Selectable<RetailersTable>;
 
+/** Serializes the imports of `erpSystem` in the caller's transaction `trx` (held until it ends). */
+export async function lockRetailerImport(trx: Kysely<DB>, erpSystem: string): Promise<void> {
+  await sql`select pg_advisory_xact_lock(hashtextextended(${`erp-retailer-import:${erpSystem}`}, 0))`.execute(trx);
+}
+
 /**
- * Replaces the retailers of `erpSystem` with `rows` in one short transaction (readers see the old or the
- * new list, never a mix). Concurrent imports of one system are serialized by a transaction-scoped
- * advisory lock. Answers how many stored retailers were removed.
+ * Replaces the retailers of `erpSystem` with `rows` in `trx`: those not in `rows` are deleted, the others
+ * upserted by ERP id. Answers how many stored retailers were removed.
  */
-export async function replaceRetailers(db: Kysely<DB>, erpSystem: string, rows: Insertable<RetailersTable>[]): Promise<{ removed: number }> {
-  return db.transaction().execute(async (trx) => {
-    await sql`select pg_advisory_xact_lock(hashtextextended(${`erp-retailer-import:${erpSystem}`}, 0))`.execute(trx);
-    const ids = rows.map((r) => r.erp_id);
-    let del = trx.deleteFrom('retailers').where('erp_system', '=', erpSystem);
-    if (ids.length > 0) del = del.where('erp_id', 'not in', ids);
-    const removed = await del.executeTakeFirst();
-    for (const row of rows) {
-      const { erp_system: _s, erp_id: _i, ...rest } = row;
-      await trx
-        .insertInto('retailers')
-        .values(row)
-        .onConflict((oc) => oc.columns(['erp_system', 'erp_id']).doUpdateSet(rest))
-        .execute();
-    }
-    return { removed: Number(removed.numDeletedRows) };
-  });
+export async function replaceRetailerRows(trx: Kysely<DB>, erpSystem: string, rows: Insertable<RetailersTable>[]): Promise<{ removed: number }> {
+  const ids = rows.map((r) => r.erp_id);
+  let del = trx.deleteFrom('retailers').where('erp_system', '=', erpSystem);
+  if (ids.length > 0) del = del.where('erp_id', 'not in', ids);
+  const removed = await del.executeTakeFirst();
+  for (const row of rows) {
+    const { erp_system: _s, erp_id: _i, ...rest } = row;
+    await trx
+      .insertInto('retailers')
+      .values(row)
+      .onConflict((oc) => oc.columns(['erp_system', 'erp_id']).doUpdateSet(rest))
+      .execute();
+  }
+  return { removed: Number(removed.numDeletedRows) };
 }
 
 /** Retailers of `erpSystem` (only public ones when `publicOnly`), by country code, then name. */

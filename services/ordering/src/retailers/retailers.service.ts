@@ -8,10 +8,11 @@ import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
-import type { RetailersTable } from '../erp/erp.tables';
+import type { ErpEntityHandler } from '../erp/erp-webhook.service';
+import type { RetailersTable } from '../db/tables/erp.tables';
 import { ERP_ATTRIBUTE_KEYS, type ErpCustomer, type ErpSystem } from '../erp/erp.types';
 import type { components } from '../generated/openapi';
-import { replaceRetailers, selectRetailers, type RetailerRow } from './retailers.repository';
+import { lockRetailerImport, replaceRetailerRows, selectRetailers, type RetailerRow } from './retailers.repository';
 
 /** The ERP system whose retailers the shop lists. */
 export const RETAILER_ERP_SYSTEM: ErpSystem = 'weclapp';
@@ -82,7 +83,12 @@ export async function importRetailers(deps: { db: Kysely<DB>; erp: ErpClient; lo
     if (row) rows.push(row);
     else skipped.push(c.customerNumber ?? c.id);
   }
-  const { removed } = await replaceRetailers(deps.db, system, rows);
+  // One short transaction: readers see the old or the new list, never a mix; concurrent imports of one
+  // system wait for each other.
+  const { removed } = await deps.db.transaction().execute(async (trx) => {
+    await lockRetailerImport(trx, system);
+    return replaceRetailerRows(trx, system, rows);
+  });
   const result = { imported: rows.length, public: rows.filter((r) => r.is_public).length, removed, skipped };
   deps.logger.info(result, 'ERP retailer import');
   return result;
@@ -116,3 +122,13 @@ function toInfo(r: RetailerRow, internal: boolean): RetailerInfo {
 export async function listRetailers(db: Kysely<DB>, internal: boolean): Promise<RetailerInfo[]> {
   return (await selectRetailers(db, RETAILER_ERP_SYSTEM, !internal)).map((r) => toInfo(r, internal));
 }
+
+/**
+ * ERP webhook handler of `customer` and `party`: a changed customer may be a retailer (or stop being one), so
+ * the retailer list of {@link RETAILER_ERP_SYSTEM} is re-imported (a few customers; the whole list keeps the
+ * replace-atomically rule of `import-retailers`); deliveries of other systems are ignored.
+ */
+export const retailersWebhookHandler: ErpEntityHandler = async (event, ctx) => {
+  if (event.erpSystem !== RETAILER_ERP_SYSTEM) return;
+  await importRetailers({ db: ctx.db, erp: ctx.erp, logger: ctx.logger });
+};

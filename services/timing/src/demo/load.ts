@@ -9,6 +9,7 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
+import { withAdvisoryLock } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { internalPrincipal } from '../auth/principal';
 import { createEvent } from '../events/events.service';
@@ -34,9 +35,7 @@ export interface DemoLoadResult {
 
 /** Loads the demo event unless present. */
 export async function loadDemoData(deps: { db: Kysely<DB>; pool: pg.Pool }, logger: Logger, file = VENOTTE_FILE): Promise<DemoLoadResult> {
-  const lock = await deps.pool.connect();
-  try {
-    await lock.query(`select pg_advisory_lock(hashtext('timing:demo-data'))`);
+  return withAdvisoryLock(deps.pool, 'timing:demo-data', async () => {
     const user = await ensureUser(deps.db, DEMO_USER, 'user');
     const existing = await findEventIdByName(deps.db, DEMO_EVENT_NAME, user.id);
     if (existing !== undefined) return { eventId: existing, created: false, stored: 0 };
@@ -52,8 +51,5 @@ export async function loadDemoData(deps: { db: Kysely<DB>; pool: pg.Pool }, logg
     const ev = await createEvent(deps.db, caller, { name: DEMO_EVENT_NAME, public: true, modems, from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to }, Infinity);
     logger.info({ eventId: ev.id, punches: punches.length, stored, modems: modems.length }, 'demo event VeNotte 2020 loaded');
     return { eventId: ev.id, created: true, stored };
-  } finally {
-    await lock.query(`select pg_advisory_unlock(hashtext('timing:demo-data'))`).catch(() => undefined);
-    lock.release();
-  }
+  });
 }

@@ -17,6 +17,7 @@
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ApiError } from '@sports-timing/shared';
+import { isPunchVisible } from '../punches/punch-visibility.repository';
 
 /** Delay between visibility checks of a notified punch (ms). */
 const VISIBILITY_RETRY_MS = 10;
@@ -167,11 +168,7 @@ export class LiveHub {
   /** Whether punch `id` passes the readers' xmin rule now (a missing row counts as visible: wake and re-read). */
   private async visible(id: number): Promise<boolean> {
     try {
-      const { rows } = await this.opts.pool.query<{ visible: boolean }>(
-        'select txid < (select pg_snapshot_xmin(pg_current_snapshot())) as visible from punches where id = $1',
-        [id],
-      );
-      return rows.length === 0 || rows[0].visible;
+      return await isPunchVisible(this.opts.pool, id);
     } catch (err) {
       this.opts.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'live: visibility check failed');
       return true;

@@ -9,7 +9,8 @@
  */
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { PUNCH_CHANNEL } from '../punches/punches.repository';
+import { listenOn } from '@sports-timing/shared';
+import { PUNCH_CHANNEL } from '../punches/punch-upload.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
 import type { LiveHub } from './hub';
 
@@ -62,7 +63,7 @@ export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): 
     });
     try {
       await c.connect();
-      await c.query(`listen ${PUNCH_CHANNEL}; listen ${EVENT_CHANNEL}`);
+      await listenOn(c, [PUNCH_CHANNEL, EVENT_CHANNEL]);
       if (stopped) {
         await c.end().catch(() => undefined);
         return;

@@ -32,46 +32,39 @@ export async function findModemOwners(db: Kysely<DB>, serials: readonly string[]
 }
 
 /**
- * Registers the serials to `userId` where not registered yet (existing ones keep their user), unless the
- * user would then hold more than `maxPerUser` modems: then nothing is registered and the user's current
- * count is returned. The count and the insert run under a per-user transaction lock, so concurrent uploads
- * of one user cannot pass the cap together. Commits on its own: callers on the upload path rely on it
- * committing before the punch transaction starts.
+ * Serializes the modem-cap checks of `userId` in the caller's transaction `trx` (held until it ends), so
+ * concurrent uploads of one user cannot pass the cap together.
  */
-export async function registerModems(
-  db: Kysely<DB>,
-  serials: readonly string[],
-  userId: number,
-  maxPerUser: number | null,
-): Promise<{ registered: boolean; held: number }> {
-  if (serials.length === 0) return { registered: true, held: 0 };
-  return db.transaction().execute(async (trx) => {
-    let held = 0;
-    if (maxPerUser !== null) {
-      await sql`select pg_advisory_xact_lock(${MODEM_CAP_LOCK}::int, ${userId}::int)`.execute(trx);
-      const { rows } = await sql<{ held: number; fresh: number }>`
-        select (select count(*)::int from modems where user_id = ${userId}::int) as held,
-               (select count(*)::int from unnest(${[...serials]}::text[]) as s where not exists (select 1 from modems m where m.serial = s)) as fresh
-      `.execute(trx);
-      held = rows[0].held;
-      if (held + rows[0].fresh > maxPerUser) return { registered: false, held };
-    }
-    await sql`
-      insert into modems (serial, user_id)
-      select s, ${userId}::int from unnest(${[...serials]}::text[]) as s
-      on conflict (serial) do nothing
-    `.execute(trx);
-    return { registered: true, held };
-  });
+export async function lockModemCap(trx: Kysely<DB>, userId: number): Promise<void> {
+  await sql`select pg_advisory_xact_lock(${MODEM_CAP_LOCK}::int, ${userId}::int)`.execute(trx);
 }
 
-/** Removes a modem's registration and its event memberships; false when no modem has that serial. */
-export async function deleteModem(db: Kysely<DB>, serial: string): Promise<boolean> {
-  return db.transaction().execute(async (trx) => {
-    await trx.deleteFrom('event_modems').where('modem', '=', serial).execute();
-    const r = await trx.deleteFrom('modems').where('serial', '=', serial).executeTakeFirst();
-    return Number(r.numDeletedRows) > 0;
-  });
+/** How many modems `userId` holds, and how many of `serials` are not registered to anyone yet. */
+export async function countModemsForCap(db: Kysely<DB>, userId: number, serials: readonly string[]): Promise<{ held: number; fresh: number }> {
+  const { rows } = await sql<{ held: number; fresh: number }>`
+    select (select count(*)::int from modems where user_id = ${userId}::int) as held,
+           (select count(*)::int from unnest(${[...serials]}::text[]) as s where not exists (select 1 from modems m where m.serial = s)) as fresh
+  `.execute(db);
+  return rows[0];
+}
+
+/** Registers the serials to `userId` where not registered yet (existing ones keep their user). */
+export async function insertModems(db: Kysely<DB>, serials: readonly string[], userId: number): Promise<void> {
+  await sql`
+    insert into modems (serial, user_id)
+    select s, ${userId}::int from unnest(${[...serials]}::text[]) as s
+    on conflict (serial) do nothing
+  `.execute(db);
+}
+
+/**
+ * Removes a modem's event memberships and its registration (run both in one transaction, `trx`); false when
+ * no modem has that serial.
+ */
+export async function deleteModemRows(trx: Kysely<DB>, serial: string): Promise<boolean> {
+  await trx.deleteFrom('event_modems').where('modem', '=', serial).execute();
+  const r = await trx.deleteFrom('modems').where('serial', '=', serial).executeTakeFirst();
+  return Number(r.numDeletedRows) > 0;
 }
 
 /** Modems of one user (or all when `userId` is null), ascending serial. */

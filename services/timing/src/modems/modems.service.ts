@@ -55,7 +55,7 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
       `Too many new modems in one upload (at most ${maxNew}).`,
     );
   }
-  const { registered, held } = await repo.registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
+  const { registered, held } = await registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
   if (!registered) {
     throw validationError(
       { modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] },
@@ -65,9 +65,35 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
   check(await repo.findModemOwners(db, missing));
 }
 
+/**
+ * Registers the serials to `userId` where not registered yet (existing ones keep their user), unless the
+ * user would then hold more than `maxPerUser` modems: then nothing is registered and the user's current
+ * count is returned. The count and the insert run in one transaction under the per-user cap lock. Commits on
+ * its own: callers on the upload path rely on it committing before the punch statement runs.
+ */
+async function registerModems(
+  db: Kysely<DB>,
+  serials: readonly string[],
+  userId: number,
+  maxPerUser: number | null,
+): Promise<{ registered: boolean; held: number }> {
+  if (serials.length === 0) return { registered: true, held: 0 };
+  return db.transaction().execute(async (trx) => {
+    let held = 0;
+    if (maxPerUser !== null) {
+      await repo.lockModemCap(trx, userId);
+      const counts = await repo.countModemsForCap(trx, userId, serials);
+      held = counts.held;
+      if (held + counts.fresh > maxPerUser) return { registered: false, held };
+    }
+    await repo.insertModems(trx, serials, userId);
+    return { registered: true, held };
+  });
+}
+
 /** Releases a modem (admin): its registration and event memberships go; 404 when the serial is unknown. */
 export async function releaseModem(db: Kysely<DB>, serial: string): Promise<void> {
-  if (!(await repo.deleteModem(db, serial))) throw new ApiError(404, `No modem ${serial}.`);
+  if (!(await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial)))) throw new ApiError(404, `No modem ${serial}.`);
 }
 
 /** The caller's modems; admins see all. */

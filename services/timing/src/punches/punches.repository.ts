@@ -1,11 +1,12 @@
 /**
- * SQL of punches: the gap-free batch insert and the page/count reads (docs/decisions.md §5, §7).
+ * SQL of the punch readers: the page and count reads (docs/decisions.md §5, §7), and the gap-free protocol
+ * they rely on. The writers' side (upload, notification, quota) is punch-upload.repository.ts.
  *
  * Never skip a punch while polling by `afterId`. Ids come from a sequence at insert time, but upload
  * transactions commit in any order: if a reader could see id 11 while id 10 is still uncommitted, a poller
  * that moves on to `afterId=11` loses id 10 for ever. The protocol that prevents it:
  *
- * - Writers ({@link uploadPunchBatch}) allocate both their transaction id (xid) and all their punch ids
+ * - Writers (`uploadPunchBatch`, punch-upload.repository.ts) allocate both their transaction id (xid) and all their punch ids
  *   inside one critical section (a session advisory lock), doing no write before it. So for any two upload
  *   transactions A and B, xid(A) < xid(B) exactly when every id of A is below every id of B.
  * - Readers expose only rows with `txid < pg_snapshot_xmin(pg_current_snapshot())`, evaluated in the same
@@ -25,6 +26,7 @@
  * Uploads themselves are single statements, so they never sit idle inside a transaction.
  */
 import type pg from 'pg';
+import { visibleRow } from './punch-visibility.repository';
 
 /**
  * Session settings of the service's pool (server.ts; the tests and the benchmark's raw server use them
@@ -51,16 +53,6 @@ const PAGE_SIZE = 1000;
 
 /** Header row of the CSV format (timing spec §2.1). */
 const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
-
-/** A punch to insert: `time` local wall-clock ms, `receptionTimeUtc` UTC ms. */
-export interface PunchInsert {
-  card: string;
-  time: number;
-  code: number;
-  type: string;
-  modem: string;
-  receptionTimeUtc: number;
-}
 
 /** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`. */
 export interface PunchScope {
@@ -89,117 +81,8 @@ export interface PunchPage {
  * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
  * backward walk of the primary key past the few newest rows that are still hidden).
  */
+// The rule written out (not `visibleRow`): this text is part of the checked-in page statements (`sql/*.sql`).
 const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
-
-/**
- * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
- * or, with nothing written, the batch's modems that are not registered yet or belong to another user.
- */
-export interface InsertResult {
-  stored: number;
-  maxId: number | null;
-  unknownModems: string[];
-  foreignModems: string[];
-}
-
-/**
- * Inserts a batch for user `userId` with the gap-free protocol above, in one call of `upload_punch_batch`
- * (migrations 0002, 0005): it first checks the batch's modems (read only, so no xid yet) and writes nothing
- * when one is unknown or — unless `admin` — another user's, returning them; the caller then registers
- * unknown modems in a statement of its own and calls again. Otherwise it runs the critical section (advisory
- * lock, `pg_current_xact_id()`, the batch's ids, unlock), then the insert. Re-sent punches (same modem,
- * card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
- *
- * Called as one autocommitted statement, so the lock is never held across a client round trip and the
- * commit right after it runs outside the lock. On any error the pooled connection is destroyed rather than
- * returned: an error after the lock leaves the session lock held (a rollback does not release session
- * locks); closing the session does.
- */
-export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boolean, rows: readonly PunchInsert[]): Promise<InsertResult> {
-  if (rows.length === 0) return { stored: 0, maxId: null, unknownModems: [], foreignModems: [] };
-  const r = await callUpload<UploadRow>(pool, {
-    name: 'upload_punch_batch',
-    text: 'select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, $3::text[], $4::int8[], $5::int4[], $6::text[], $7::text[], $8::int8[])',
-    values: [userId, admin, ...batchArrays(rows)],
-  });
-  return insertResult(r);
-}
-
-interface UploadRow {
-  stored: number;
-  max_id: string | null;
-  unknown_modems: string[];
-  foreign_modems: string[];
-}
-
-/**
- * The batch as the upload functions' six column arrays (cards, times, codes, types, modems, reception
- * times), each already in PostgreSQL's array text form ({@link textArrayLiteral}, {@link intArrayLiteral}).
- * pg would quote and escape every element itself (two regex replaces each): about a fifth of the service's
- * CPU for a 1000-punch upload.
- */
-function batchArrays(rows: readonly PunchInsert[]): string[] {
-  return [
-    textArrayLiteral(rows.map((r) => r.card)),
-    intArrayLiteral(rows.map((r) => r.time)),
-    intArrayLiteral(rows.map((r) => r.code)),
-    textArrayLiteral(rows.map((r) => r.type)),
-    textArrayLiteral(rows.map((r) => r.modem)),
-    intArrayLiteral(rows.map((r) => r.receptionTimeUtc)),
-  ];
-}
-
-/** An element that needs no quotes in an array literal: letters, digits and `_ . : + -`. */
-const BARE_ELEMENT = /^[\w.:+-]+$/;
-
-/**
- * PostgreSQL array literal (text form, for a `text[]` parameter) of `values`: bare elements when every
- * value is a plain word ({@link BARE_ELEMENT}, none spelled `null`), the way API-validated cards, modems
- * and types always are; otherwise each element double-quoted with `"` and `\` backslash-escaped.
- */
-export function textArrayLiteral(values: readonly string[]): string {
-  if (values.every((v) => BARE_ELEMENT.test(v) && !(v.length === 4 && v.toLowerCase() === 'null'))) return `{${values.join(',')}}`;
-  return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
-}
-
-/** PostgreSQL array literal of safe integers (for an `int4[]`/`int8[]` parameter); throws on anything else. */
-export function intArrayLiteral(values: readonly number[]): string {
-  for (const v of values) if (!Number.isSafeInteger(v)) throw new Error(`not a safe integer for an array literal: ${v}`);
-  return `{${values.join(',')}}`;
-}
-
-function insertResult(r: UploadRow): InsertResult {
-  return { stored: r.stored, maxId: r.max_id === null ? null : Number(r.max_id), unknownModems: r.unknown_modems, foreignModems: r.foreign_modems };
-}
-
-/**
- * Runs an upload function as one autocommitted statement on a connection of its own; on any error the
- * connection is destroyed rather than returned (see {@link uploadPunchBatch}).
- */
-async function callUpload<R extends UploadRow>(pool: pg.Pool, query: { name: string; text: string; values: unknown[] }): Promise<R> {
-  const client = await pool.connect();
-  try {
-    const { rows } = await client.query<R>(query);
-    client.release();
-    return rows[0];
-  } catch (err) {
-    client.release(err instanceof Error ? err : new Error(String(err)));
-    throw err;
-  }
-}
-
-/** Channel of new-punch notifications; the payload is the highest new punch id. */
-export const PUNCH_CHANNEL = 'punches';
-
-/**
- * `NOTIFY punches, '<maxId>'` in a transaction of its own with asynchronous commit: the punches are
- * already durable, so this commit need not wait for a WAL flush, and it stays out of the upload
- * transaction, where the notification queue lock would serialize concurrent upload commits.
- */
-export async function notifyNewPunches(pool: pg.Pool, maxId: number): Promise<void> {
-  const id = Math.trunc(Number(maxId));
-  await pool.query(`begin; set local synchronous_commit = off; select pg_notify('${PUNCH_CHANNEL}', '${id}'); commit`);
-}
 
 /** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
 function scopeConditions(scope: PunchScope, alias: string, modemCondition: string): { where: string; values: unknown[] } {
@@ -213,8 +96,7 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
     values.push(scope.timeTo);
     parts.push(`${alias}.time <= $${values.length}`);
   }
-  // The polling guarantee: only rows below the snapshot's xmin (see the module comment).
-  parts.push(`${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`);
+  parts.push(visibleRow(alias));
   return { where: parts.join(' and '), values };
 }
 
@@ -510,27 +392,4 @@ export async function compactPunchCounts(db: pg.Pool | pg.ClientBase): Promise<n
 /** Text of the empty body of a format (no query needed when the scope has no modems). */
 export function emptyBody(format: PunchFormat): string {
   return format === 'json' ? '[]' : `${CSV_HEADER}\n`;
-}
-
-/**
- * Charges `n` punches to the user's count of the current UTC day (database clock) unless that would exceed
- * `limit`: one conditional upsert, so concurrent uploads are charged one after the other and never pass the
- * limit together. Returns the day's new count, or null (nothing charged) when refused.
- */
-export async function chargeDailyPunches(pool: pg.Pool, userId: number, n: number, limit: number): Promise<number | null> {
-  if (n > limit) return null;
-  const { rows } = await pool.query<{ punches: string }>(
-    `insert into upload_quota as q (user_id, day, punches) values ($1, (now() at time zone 'utc')::date, $2)
-     on conflict (user_id, day) do update set punches = q.punches + excluded.punches
-       where q.punches + excluded.punches <= $3
-     returning punches`,
-    [userId, n, limit],
-  );
-  return rows.length > 0 ? Number(rows[0].punches) : null;
-}
-
-/** Gives `n` punches back to the user's count of the current UTC day (duplicates, a refused upload). */
-export async function refundDailyPunches(pool: pg.Pool, userId: number, n: number): Promise<void> {
-  if (n <= 0) return;
-  await pool.query(`update upload_quota set punches = greatest(0, punches - $2) where user_id = $1 and day = (now() at time zone 'utc')::date`, [userId, n]);
 }

@@ -16,6 +16,7 @@ import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
+import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
@@ -242,7 +243,7 @@ class NewPunchNotifier {
     while (this.pending !== null) {
       const id = this.pending;
       this.pending = null;
-      await repo.notifyNewPunches(this.pool, id).catch(this.onError);
+      await upload.notifyNewPunches(this.pool, id).catch(this.onError);
     }
     this.running = false;
   }
@@ -267,7 +268,7 @@ function canonicalCard(card: string | number): string {
 }
 
 /** Rows to insert (cards canonical); the punches were checked already (punches.csv.ts, the fast lane). */
-function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): repo.PunchInsert[] {
+function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): upload.PunchInsert[] {
   return punches.map((p) => ({
     card: canonicalCard(p.card),
     time: p.time,
@@ -279,7 +280,7 @@ function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): rep
 }
 
 /** Rejects foreign modems, announces new punches (see NewPunchNotifier) and builds the API result. */
-function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPunch[], result: repo.InsertResult): UploadResult {
+function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPunch[], result: upload.InsertResult): UploadResult {
   if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
   if (result.maxId !== null) notifierFor(deps).notify(result.maxId);
   return { received: valid + rejected.length, stored: result.stored, duplicates: valid - result.stored, rejected: [...rejected] };
@@ -306,23 +307,23 @@ export async function uploadPunches(
   const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
   const quota = admin ? undefined : deps.dailyPunchQuota;
-  if (quota !== undefined && (await repo.chargeDailyPunches(deps.pool, caller.userId, punches.length, quota)) === null) throw dailyQuotaReached(quota);
+  if (quota !== undefined && (await upload.chargeDailyPunches(deps.pool, caller.userId, punches.length, quota)) === null) throw dailyQuotaReached(quota);
   let answer: UploadResult;
   try {
     // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
-    let result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
       await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
-      result = await repo.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+      result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     }
     answer = uploaded(deps, punches.length, rejected, result);
   } catch (err) {
-    if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, punches.length).catch(() => undefined);
+    if (quota !== undefined) await upload.refundDailyPunches(deps.pool, caller.userId, punches.length).catch(() => undefined);
     throw err;
   }
   // Punches already stored cost nothing: a re-sent batch gives its duplicates back.
-  if (quota !== undefined) await repo.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
+  if (quota !== undefined) await upload.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
   return answer;
 }
 

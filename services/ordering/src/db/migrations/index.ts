@@ -14,6 +14,7 @@ import * as m0009 from './0009_payment_refunds';
 import * as m0010 from './0010_identity_hardening';
 import * as m0011 from './0011_order_expiry';
 import * as m0012 from './0012_erp_books';
+import * as m0013 from './0013_payment_books';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -29,4 +30,5 @@ export const migrations: Record<string, Migration> = {
   '0010_identity_hardening': m0010,
   '0011_order_expiry': m0011,
   '0012_erp_books': m0012,
+  '0013_payment_books': m0013,
 };

@@ -1,7 +1,9 @@
 /**
- * The HTTP shell both simulators (ERP and payment provider) run in: a node:http server with in-memory
- * fault injection driven by the loopback-only control API, so tests and developers can make the
- * simulated third party fail, answer slowly or go away.
+ * The HTTP shell both simulators (`packages/erp-simulator`, `packages/payment-simulator`) run in, their one
+ * copy of the boilerplate: a node:http server that reads requests, writes JSON or text answers, logs them, and
+ * injects faults driven by the loopback-only control API, so tests and developers can make the simulated third
+ * party fail, answer slowly or go away; plus webhook sending and the control token's start-up rule. Test and
+ * development tooling only: not exported from the package index, so the services never load it.
  *
  * Control endpoints handled here: without a control token answered only to loopback clients (else 403);
  * with one (`SIM_CONTROL_TOKEN`, required outside development, see {@link controlTokenFromEnv}) to any
@@ -13,11 +15,11 @@
  *   the requests that match.
  * - `POST /__control/delay {ms, count?: 1, method?, path?}` — the next `count` matching API requests wait
  *   `ms` before they are processed.
- * - `POST /__control/queue {ms, count?: 1, method?, path?}` — like `delay`, as weclapp's load management
+ * - `POST /__control/queue {ms, count?: 1, method?, path?}` — like `delay`, as a product's load management
  *   queues a request: it is held `ms`, then carried out (also when the caller has given up waiting), and its
- *   answer reports the wait in `X-Weclapp-Wait-Ms` and `X-Weclapp-Wait-Reason: concurrency`.
- * - `fail` with `status: 429` answers as weclapp rejects a request that stayed queued too long: the wait
- *   headers (30 s, `concurrency`) and, with `retryAfter` (seconds), a `Retry-After`.
+ *   answer carries the simulator's `waitHeaders(ms)` (weclapp's: `X-Weclapp-Wait-Ms`, `X-Weclapp-Wait-Reason`).
+ * - `fail` with `status: 429` answers as a product rejects a request that stayed queued too long: the
+ *   `waitHeaders` of 30 s and, with `retryAfter` (seconds), a `Retry-After`.
  * - `POST /__control/down {mode?: 'reset' | 'close', ms?}` — `reset` (default): every API request's
  *   connection is dropped until `up`; `close`: the listener closes and reopens after `ms` (default 5 s;
  *   while closed the control API is gone too, so the reopening is timed).
@@ -29,7 +31,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from '@sports-timing/shared';
+import { ConfigError } from './config';
 
 /** An incoming request, body read. */
 export interface SimRequest {
@@ -83,13 +85,8 @@ interface FailRule extends Narrowing {
 interface DelayRule extends Narrowing {
   ms: number;
   remaining: number;
-  /** Report the wait as weclapp's load management does (`X-Weclapp-Wait-*`). */
+  /** Answered with the simulator's `waitHeaders` (a queued request, see the module comment). */
   queued?: boolean;
-}
-
-/** The headers weclapp's load management puts on an answer to a request that waited `ms` in its queue. */
-function waitHeaders(ms: number): Record<string, string> {
-  return { 'x-weclapp-wait-ms': String(ms), 'x-weclapp-wait-reason': 'concurrency' };
 }
 
 /** Options of {@link SimServer}. */
@@ -104,6 +101,8 @@ export interface SimServerOptions {
   errorBody(status: number, message: string): unknown;
   /** Token the control API requires in `X-Control-Token`; undefined → loopback clients only, no token. */
   controlToken?: string;
+  /** Headers of an answer to a request that waited `ms` in the simulated product's queue; default none. */
+  waitHeaders?(ms: number): Record<string, string>;
 }
 
 /** Whether `presented` is `token`, compared in constant time. */
@@ -244,7 +243,7 @@ export class SimServer {
     });
   }
 
-  /** Adds a delay rule (`queued`: answered with weclapp's wait headers, see the module comment). */
+  /** Adds a delay rule (`queued`: answered with the simulator's `waitHeaders`, see the module comment). */
   delay(rule: { ms: number; count?: number; queued?: boolean } & Narrowing): void {
     this.delays.push({ ms: rule.ms, remaining: rule.count ?? 1, method: rule.method, path: rule.path, queued: rule.queued });
   }
@@ -254,6 +253,10 @@ export class SimServer {
     this.fails = [];
     this.delays = [];
     this.resetAll = false;
+  }
+
+  private waitHeaders(ms: number): Record<string, string> {
+    return this.opts.waitHeaders?.(ms) ?? {};
   }
 
   private take<T extends Narrowing & { remaining: number }>(rules: T[], req: SimRequest): T | undefined {
@@ -309,7 +312,7 @@ export class SimServer {
       const fail = this.take(this.fails, req);
       if (fail && fail.mode === 'status') {
         this.log(req, fail.status);
-        const headers: Record<string, string> = fail.status === 503 ? { 'retry-after': '0' } : fail.status === 429 ? waitHeaders(30_000) : {};
+        const headers: Record<string, string> = fail.status === 503 ? { 'retry-after': '0' } : fail.status === 429 ? this.waitHeaders(30_000) : {};
         if (fail.retryAfter !== undefined) headers['retry-after'] = String(fail.retryAfter);
         return this.write(res, { status: fail.status, json: this.opts.errorBody(fail.status, 'simulated failure'), headers });
       }
@@ -325,7 +328,7 @@ export class SimServer {
         return;
       }
       this.log(req, answer.status);
-      this.write(res, delay?.queued ? { ...answer, headers: { ...answer.headers, ...waitHeaders(delay.ms) } } : answer);
+      this.write(res, delay?.queued ? { ...answer, headers: { ...answer.headers, ...this.waitHeaders(delay.ms) } } : answer);
     } catch (err) {
       const bad = err instanceof SyntaxError;
       const status = bad ? 400 : 500;

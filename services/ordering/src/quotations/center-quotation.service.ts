@@ -12,9 +12,9 @@ import type { Kysely } from 'kysely';
 import { selectArticleCategory } from '../catalog/catalog.repository';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
-import { enqueue, PermanentJobError, registerOutboxHandler, type OutboxJob } from '../outbox/outbox.service';
-import { ErpError, type ErpClient } from './erp.client';
-import type { ErpSystem } from './erp.types';
+import { ErpError, type ErpClient } from '../erp/erp.client';
+import type { ErpSystem } from '../erp/erp.types';
+import { enqueue, PermanentJobError, type OutboxHandler, type OutboxJob } from '../outbox/outbox.service';
 
 /** Outbox job kind. */
 export const ERP_QUOTATION_JOB = 'erp-quotation';
@@ -63,9 +63,13 @@ export async function requestCenterQuotation(db: Kysely<DB>, body: CenterSubscri
   return reference;
 }
 
-/** Registers the `erp-quotation` job handler for this process, using `erp` (called by the composition root, `composeOrdering`). */
-export function registerQuotationJob(erp: () => ErpClient): void {
-  registerOutboxHandler<QuotationJobPayload>(ERP_QUOTATION_JOB, async (job: OutboxJob<QuotationJobPayload>) => {
+/**
+ * The handler of {@link ERP_QUOTATION_JOB} jobs, creating the quotation with the client `erp` returns (given to
+ * the dispatchers by the composition root, `composition.ts`). Throws {@link PermanentJobError} when the ERP has
+ * no such article or answers a 4xx other than a configuration error; other errors are retried.
+ */
+export function quotationJobHandler(erp: () => ErpClient): OutboxHandler<QuotationJobPayload> {
+  return async (job: OutboxJob<QuotationJobPayload>) => {
     const p = job.payload;
     try {
       const client = erp();
@@ -81,5 +85,5 @@ export function registerQuotationJob(erp: () => ErpClient): void {
       if (err instanceof ErpError && !err.retryable && err.code !== 'configuration') throw new PermanentJobError(err.message);
       throw err;
     }
-  });
+  };
 }

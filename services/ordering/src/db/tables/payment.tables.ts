@@ -1,5 +1,5 @@
 /**
- * Tables of the payment side. Mirrors migrations 0006 and 0009.
+ * Tables of the payment side. Mirrors migrations 0006, 0009 and 0013.
  */
 import type { ColumnType, Generated } from 'kysely';
 
@@ -18,7 +18,10 @@ interface PaymentDeliveriesTable {
   /**
    * `queued` (recorded, re-fetch not started; repeats merge into it), `fetching` (re-fetch started),
    * `merged` (a duplicate from before merging existed), `unknownTransaction` (the provider does not know it: forged or
-   * foreign), `unknownOrder`, `amountMismatch`, `applied:<from>-><to>`, `noChange:<state>`.
+   * foreign), `unknownOrder`, `amountMismatch:flagged` (another currency), `partialPayment:held`,
+   * `excessPayment:flagged`, `testPayment:flagged`, `latePayment:refundNeeded`, `onHold:<status>`,
+   * `refundRecorded:<total cents>`, `refundMismatch:flagged`, `applied:<from>-><to>`, `noChange:<state or reason>`
+   * (docs/payrexx.md).
    */
   outcome: string;
   /** Further deliveries of the same transaction id and claimed status merged into this one while it was queued. */
@@ -37,6 +40,21 @@ interface PaymentRefundsTable {
   currency: string;
   /** `refunded` or `partially-refunded` as the provider reported it. */
   status: string;
+  /** The provider's `invoice.refundedAmount` (cents) on this refund: the charge's refunded total as it counts it; null when absent. */
+  reported_refunded_cents: ColumnType<string | null, number | null | undefined, never>;
+  recorded_at: ColumnType<Date, Date | undefined, never>;
+}
+
+/** `payment_receipts`: a confirmed charge of an order, recorded once (docs/payrexx.md "Payments of an order"). */
+interface PaymentReceiptsTable {
+  /** The charge's provider transaction id. */
+  transaction_id: number;
+  order_id: number;
+  /** Charged amount, cents. */
+  amount_cents: ColumnType<string, number, never>;
+  currency: string;
+  /** `TEST`/`LIVE` as the provider reported it; null when absent (and for receipts from before migration 0013). */
+  mode: string | null;
   recorded_at: ColumnType<Date, Date | undefined, never>;
 }
 
@@ -44,4 +62,5 @@ interface PaymentRefundsTable {
 export interface PaymentTables {
   payment_deliveries: PaymentDeliveriesTable;
   payment_refunds: PaymentRefundsTable;
+  payment_receipts: PaymentReceiptsTable;
 }

@@ -1,5 +1,5 @@
 /**
- * Tables of discount campaigns, codes and redemptions (docs/decisions.md §6). Mirrors migration 0004.
+ * Tables of discount campaigns, codes and redemptions (docs/decisions.md §6). Mirrors migrations 0004 and 0013.
  */
 import type { ColumnType, Generated } from 'kysely';
 
@@ -46,6 +46,8 @@ interface DiscountRedemptionsTable {
   order_id: number;
   net_amount_cents: number;
   created_at: ColumnType<Date, Date | undefined, never>;
+  /** When the short hold of an unpaid order ended and the use went back to the pool; null while held or used (migration 0013). */
+  released_at: Date | null;
 }
 
 /** All discount tables. */

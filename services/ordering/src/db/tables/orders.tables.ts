@@ -2,7 +2,38 @@
  * Tables of orders, their items, state history and idempotency records. Mirrors migration 0004.
  */
 import type { ColumnType, Generated } from 'kysely';
-import type { StoredAddress, StoredContact, VatAmount } from './order.types';
+
+/** The contact of an order as stored (spec `ShopOrderContactDTO`). */
+export interface StoredContact {
+  firstName: string;
+  lastName: string;
+  email: string;
+  emailOptIn: boolean;
+  /** BCP 47 tag as sent (default `en`); the e-mail language is resolved from it. */
+  culture: string;
+}
+
+/** An address as stored, without its country (kept as the internal country id beside it). */
+export interface StoredAddress {
+  firstName: string | null;
+  lastName: string | null;
+  /** Organisation (card orders: the club). */
+  organisation: string | null;
+  address1: string;
+  address2: string | null;
+  zip: string | null;
+  city: string;
+  state: string | null;
+  /** E.164 phone number, or null. */
+  phoneNumber: string | null;
+}
+
+/** Net amount and VAT of one VAT rate (spec `VatAmount`), in cents. */
+export interface VatAmount {
+  vatRatePercent: number;
+  netCents: number;
+  vatCents: number;
+}
 
 /** `orders`: one stored order with its computed totals (integer cents of `currency`). */
 export interface OrdersTable {

@@ -1,0 +1,76 @@
+/**
+ * What the harness (run.ts) and its load process (load-worker.ts) exchange over IPC: a load run's spec, its
+ * measured result, and the request and reply messages around them.
+ */
+
+/** Body generators of upload scenarios. */
+export type UploadKind = 'single' | 'batch' | 'batchGzip';
+
+/** One load run. */
+export interface LoadSpec {
+  url: string;
+  method: 'GET' | 'POST';
+  headers: Record<string, string>;
+  /** Fixed request body (uploads generate theirs). */
+  body?: string;
+  /** A header that gets a value unique to each request (e.g. `idempotency-key`, so every order is new). */
+  uniqueHeader?: string;
+  connections: number;
+  durationSeconds: number;
+  /** Fixed total request rate (req/s); unset = as fast as possible. */
+  overallRate?: number;
+  /**
+   * Live clients at the head: every connection polls `template` with `{afterId}` replaced by the highest id
+   * it has received (starting at `startAfterId`), as RadioSender or a live page does.
+   */
+  follow?: { template: string; format: 'json' | 'csv'; startAfterId: number };
+  /**
+   * Open pages of a live page: `spec.connections` Server-Sent-Events streams of `spec.url` (from `startAfterId`),
+   * held for the run; each stream's punches are recorded for the gap-free check, and each punch's delay from
+   * the writer's commit to its arrival is the latency.
+   */
+  streams?: { startAfterId: number };
+  /**
+   * Punches arriving meanwhile: `ratePerSecond` batches of 1–`maxBatch` punches on `modems`, by the gap-free
+   * upload function (as the service stores them, admin user `userId`) and its NOTIFY, from this process on
+   * one connection (application_name `bench-writer`, left out of the PostgreSQL CPU figures).
+   */
+  writer?: { databaseUrl: string; modems: string[]; ratePerSecond: number; maxBatch: number; userId: number };
+  upload?: {
+    kind: UploadKind;
+    batchSize: number;
+    /** Keys and the modems of each key's user. */
+    users: { key: string; modems: string[] }[];
+  };
+}
+
+/** What a run measured (latencies in ms). */
+export interface LoadResult {
+  requests: number;
+  durationSeconds: number;
+  rps: number;
+  p50: number;
+  p90: number;
+  p99: number;
+  max: number;
+  /** Response bytes per request as autocannon counts them (headers included). */
+  bytesPerRequest: number;
+  non2xx: number;
+  errors: number;
+  timeouts: number;
+  /** Status code counts (autocannon's 1xx…5xx buckets). */
+  statusBuckets: Record<string, number>;
+  /** With `follow`: per connection, the afterId it started from, the last id received, the count and sum of ids received, and ids out of order. */
+  followed?: { start: number; last: number; count: number; sum: number; outOfOrder: number }[];
+  /** With `writer`: punches written during the run. */
+  written?: number;
+}
+
+/** Message to the worker: a spec with an id; the reply carries the same id. */
+export interface LoadRequest {
+  id: number;
+  spec: LoadSpec;
+}
+
+/** Reply of the worker. */
+export type LoadReply = { id: number; ok: true; result: LoadResult } | { id: number; ok: false; error: string };

@@ -1,0 +1,294 @@
+/**
+ * The `payment-status` job (docs/payrexx.md "Transaction statuses", "Payments of an order", "Refunds", "TEST and
+ * LIVE"): re-fetches the transaction a webhook named (never trusting the body) and applies it to its order.
+ *
+ * - `waiting`, `authorized`, `reserved`: the order is put on hold (no expiry) until the money is confirmed.
+ * - `confirmed`: a `TEST` transaction of a shop running `PAYMENT_MODE=LIVE` changes nothing and is flagged; a
+ *   charge in another currency holds the order and is flagged; else the charge is recorded once per transaction
+ *   (`payment_receipts`) and the order's confirmed charges are summed: below the gross total the order stays
+ *   on hold and is listed for an operator; at or above it the order is paid (above: flagged as excess); a charge
+ *   for a cancelled order is flagged for a refund.
+ * - `cancelled`/`declined`: cancels an unpaid order when its paylink is closed at the provider.
+ * - refunds (their own transactions): recorded once by absolute amount and cross-checked with the provider's
+ *   `invoice.refundedAmount`; `refunded` once they add up to what was received.
+ *
+ * Every flag is a history entry, a warning log line and an item of the operator attention list
+ * (`attention.repository.ts`, metric `operator_attention_items`).
+ */
+import type { Kysely } from 'kysely';
+import type { Logger } from 'pino';
+import type { Database } from '@sports-timing/shared';
+import type { OrderingConfig } from '../config';
+import type { DB } from '../db/schema';
+import { retakeReleasedUses } from '../discounts/discounts.repository';
+import { PaymentProviderError, type PaymentClient } from '../payment/payment.client';
+import type { PaymentTransaction } from '../payment/payment.types';
+import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
+import { enqueueErpHandOff } from './flow-jobs';
+import * as flowRepo from './order-flow.repository';
+import { transitionOrder } from './order-states';
+import { insertStateChange, selectOrderState, type OrderRow } from './orders.repository';
+import * as books from './payment-books.repository';
+
+/** Dependencies of {@link PaymentStatusProcessor}. */
+export interface PaymentStatusDeps {
+  database: Database<DB>;
+  logger: Logger;
+  config: Pick<OrderingConfig, 'paymentMode'>;
+  payment: PaymentClient;
+}
+
+/** Processes `payment-status` jobs (module comment). */
+export class PaymentStatusProcessor {
+  constructor(private readonly deps: PaymentStatusDeps) {}
+
+  /**
+   * Re-fetches transaction `transactionId` (delivery `deliveryId`) and applies what the provider says. A provider
+   * error is thrown (retry), also an answer that cannot be read; an unknown transaction or order is recorded and
+   * changes nothing.
+   */
+  async process(deliveryId: number, transactionId: number): Promise<void> {
+    const db = this.deps.database.db;
+    await flowRepo.markDeliveryFetching(db, deliveryId);
+    let tx: PaymentTransaction | null;
+    try {
+      tx = await this.deps.payment.getTransaction(transactionId);
+    } catch (err) {
+      // An answer we could not read (`invalidResponse`) is retried like an outage, never recorded as unknown:
+      // a real payment must not be dropped because one value came in an unexpected form (the job, after its
+      // attempts, stays visible as dead in the outbox).
+      if (err instanceof PaymentProviderError && !err.retryable && err.code !== 'unauthorized' && err.code !== 'forbidden' && err.code !== 'invalidResponse') {
+        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
+        return;
+      }
+      throw err;
+    }
+    if (!tx) {
+      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: null, orderId: null, outcome: 'unknownTransaction' });
+      return;
+    }
+    const found = tx;
+    const order = await flowRepo.findOrderForPayment(db, found.paylinkId ?? null, found.referenceId ?? null);
+    if (!order) {
+      await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: null, outcome: 'unknownOrder' });
+      return;
+    }
+    const isRefund = found.originalTransactionId !== null && found.originalTransactionId !== undefined;
+    // A declined or aborted attempt does not end a paylink the payer can still use (another card, a
+    // retry): the order is cancelled only when the provider says the paylink itself is no longer open.
+    if ((found.status === 'cancelled' || found.status === 'declined') && !isRefund && order.paylink_id !== null) {
+      const link = await this.deps.payment.getPaylink(order.paylink_id);
+      // `authorized`/`reserved`: a payment holds the paylink (reserved, not captured): not cancelled either.
+      if (link && (link.status === 'waiting' || link.status === 'authorized' || link.status === 'reserved')) {
+        await flowRepo.setDeliveryOutcome(db, deliveryId, { providerStatus: found.status, orderId: order.id, outcome: 'noChange:paylinkOpen' });
+        return;
+      }
+    }
+    // A refund can be processed before the webhook of the charge it refunds: the charge is re-fetched and
+    // recorded first, so that neither is lost.
+    const charge = isRefund ? await this.unrecordedCharge(order, found.originalTransactionId!) : null;
+    await db.transaction().execute(async (trx) => {
+      if (charge) await this.applyCharge(trx, order, charge, `payment:${charge.id}`);
+      const outcome = await this.apply(trx, order, found, isRefund);
+      await flowRepo.setDeliveryOutcome(trx, deliveryId, { providerStatus: found.status, orderId: order.id, outcome });
+    });
+  }
+
+  /**
+   * The charge `transactionId` a refund of `order` refunds, re-fetched, when it is a confirmed charge of this order
+   * (same paylink or reference) not yet recorded; else null. Provider errors propagate (the job is retried).
+   */
+  private async unrecordedCharge(order: OrderRow, transactionId: number): Promise<PaymentTransaction | null> {
+    if (await books.isReceiptOf(this.deps.database.db, order.id, transactionId)) return null;
+    const charge = await this.deps.payment.getTransaction(transactionId);
+    if (!charge || charge.status !== 'confirmed' || (charge.originalTransactionId ?? null) !== null) return null;
+    const ofOrder = (charge.paylinkId != null && charge.paylinkId === order.paylink_id) || charge.referenceId === order.order_number;
+    return ofOrder ? charge : null;
+  }
+
+  /** Applies re-fetched transaction `found` to `order` in `trx`; returns the delivery outcome. */
+  private async apply(trx: Kysely<DB>, order: OrderRow, found: PaymentTransaction, isRefund: boolean): Promise<string> {
+    const actor = `payment:${found.id}`;
+    const money = (c: number) => `${(c / 100).toFixed(2)} ${found.currency}`;
+    if (isRefund) {
+      if (found.status === 'refunded' || found.status === 'partially-refunded') return this.applyRefund(trx, order, found, actor);
+      return `noChange:${order.state}`;
+    }
+    if (found.status === 'waiting' || found.status === 'authorized' || found.status === 'reserved') {
+      // `waiting`: the payer chose a way that pays later (bank transfer, purchase on invoice). `authorized`/
+      // `reserved`: reserved on the card, not yet captured. Either way the order waits, on hold, for `confirmed`.
+      if (!(await flowRepo.holdForPayment(trx, order.id))) return `noChange:${order.state}`;
+      const what = found.status === 'waiting' ? 'is on its way (provider status waiting)' : `${found.status}, not yet captured`;
+      await insertStateChange(trx, {
+        orderId: order.id,
+        from: 'pending_payment',
+        to: 'pending_payment',
+        actor,
+        reason: `payment ${found.id} of ${money(found.amountCents)} ${what}; the order is on hold and does not expire`,
+      });
+      return `onHold:${found.status}`;
+    }
+    if (found.status === 'confirmed') return this.applyCharge(trx, order, found, actor);
+    if (found.status === 'cancelled' || found.status === 'declined') {
+      const r = await transitionOrder(trx, order.id, 'cancelled', { actor, reason: `transaction ${found.id} ${found.status}`, from: ['pending_payment'] });
+      if (!r.changed) return `noChange:${order.state}`;
+      await flowRepo.setCancellationReason(trx, order.id, 'paymentCancelled');
+      await releaseCardNumbers(trx, order.order_number);
+      await flowRepo.releaseRedemptions(trx, order.id);
+      return `applied:${r.from}->cancelled`;
+    }
+    if (found.status === 'refunded' && (await books.isReceiptOf(trx, order.id, found.id))) {
+      // A charge of the order itself reported as refunded (no separate refund transaction seen).
+      const r = await transitionOrder(trx, order.id, 'refunded', { actor, reason: `transaction ${found.id} refunded` });
+      if (r.changed) return `applied:${r.from}->refunded`;
+    }
+    // Any other status, also one the service does not know, is recorded and changes nothing.
+    return `noChange:${order.state}`;
+  }
+
+  /** A confirmed charge (module comment); returns the delivery outcome. */
+  private async applyCharge(trx: Kysely<DB>, order: OrderRow, found: PaymentTransaction, actor: string): Promise<string> {
+    const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
+    const flag = async (reason: string, log: string, extra: Record<string, unknown> = {}) => {
+      const now = await selectOrderState(trx, order.id);
+      await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason });
+      this.deps.logger.warn({ orderId: order.id, orderNumber: order.order_number, transactionId: found.id, amountCents: found.amountCents, ...extra }, log);
+    };
+    if (found.mode === 'TEST' && this.deps.config.paymentMode === 'LIVE') {
+      // No money moved: a test instance or key reached the live shop. The order goes on as if nothing came.
+      await flag(
+        `payment ${found.id} of ${money(found.amountCents)} is a TEST transaction and the shop runs LIVE; it pays nothing (check the payment provider's instance and key)`,
+        'TEST transaction for a live shop; ignored and flagged for an operator',
+      );
+      return 'testPayment:flagged';
+    }
+    if (found.currency !== order.currency) {
+      await flowRepo.holdForPayment(trx, order.id);
+      await flag(
+        `payment ${found.id} of ${(found.amountCents / 100).toFixed(2)} ${found.currency} is not in the order's currency ${order.currency}; check and settle it`,
+        'payment currency does not match the order; flagged for an operator',
+      );
+      return 'amountMismatch:flagged';
+    }
+    const locked = await books.lockOrderForPayment(trx, order.id);
+    if (!locked) return 'unknownOrder';
+    const gross = Number(locked.gross_total_cents);
+    const r = await books.recordReceipt(trx, {
+      orderId: order.id,
+      transactionId: found.id,
+      amountCents: found.amountCents,
+      currency: found.currency,
+      mode: found.mode ?? null,
+    });
+    if (!r.isNew) return 'noChange:receiptKnown';
+    if (locked.state === 'cancelled') {
+      // Money arrived for an order that no longer exists as such (expired, or its paylink cancelled): flagged on
+      // the order for an admin to refund (`dev/get-orders` shows it), and in its history.
+      await flowRepo.flagLatePayment(trx, order.id, found.id);
+      await flag(
+        `payment ${found.id} of ${money(found.amountCents)} confirmed after the order was cancelled; refund it`,
+        'payment confirmed for a cancelled order; refund needed',
+      );
+      return 'latePayment:refundNeeded';
+    }
+    const received = `received ${money(r.totalCents)} of ${money(gross)}`;
+    if (r.totalCents < gross) {
+      await flowRepo.holdForPayment(trx, order.id);
+      await flag(
+        `part payment ${found.id} of ${money(found.amountCents)}; ${received}, ${money(gross - r.totalCents)} missing; the order is on hold until the rest arrives (or settle it)`,
+        'part payment: the order is not fully paid; flagged for an operator',
+        { receivedCents: r.totalCents, orderCents: gross },
+      );
+      return 'partialPayment:held';
+    }
+    const t = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed; ${received}` });
+    if (t.changed) {
+      await flowRepo.setPaymentTransaction(trx, order.id, found.id);
+      await markCardNumbersSold(trx, order.order_number);
+      await this.retakeDiscountUses(trx, order, actor);
+      await enqueueErpHandOff(trx, order.id);
+    }
+    if (r.totalCents > gross) {
+      await flag(
+        `payment ${found.id} of ${money(found.amountCents)}: ${received}, ${money(r.totalCents - gross)} more than the order total; refund the excess`,
+        'excess payment: more than the order total arrived; flagged for an operator',
+        { receivedCents: r.totalCents, orderCents: gross },
+      );
+      return 'excessPayment:flagged';
+    }
+    return t.changed ? `applied:${t.from}->paid` : `noChange:${locked.state}`;
+  }
+
+  /**
+   * An order paid after its short discount hold ended keeps the price it was offered: its uses are taken back
+   * where the code has one left; where not (another order took it meanwhile) the code stays at its limit and the
+   * order's history and a log line say so.
+   */
+  private async retakeDiscountUses(trx: Kysely<DB>, order: OrderRow, actor: string): Promise<void> {
+    for (const c of await retakeReleasedUses(trx, order.id)) {
+      if (c.retaken) continue;
+      await insertStateChange(trx, {
+        orderId: order.id,
+        from: 'paid',
+        to: 'paid',
+        actor,
+        reason: `discount code ${c.code} had no use left when this order was paid after its hold had ended; the order keeps its price`,
+      });
+      this.deps.logger.warn({ orderId: order.id, code: c.code }, 'order paid after its discount hold ended; the code had no use left, the price is kept');
+    }
+  }
+
+  /**
+   * A refund transaction (Payrexx: its own transaction, `originalTransactionId` = the charge, `amount` = the
+   * refunded amount) of a charge of the order: recorded once by its absolute amount (the official WooCommerce
+   * plugin takes the absolute value too) and compared with the provider's `invoice.refundedAmount`; when the
+   * refunds add up to what was received the order becomes `refunded`, else the partial refund is written to the
+   * order's history. Returns the delivery outcome. Refunds of another transaction change nothing.
+   */
+  private async applyRefund(trx: Kysely<DB>, order: OrderRow, refund: PaymentTransaction, actor: string): Promise<string> {
+    const original = refund.originalTransactionId!;
+    if (!(await books.isReceiptOf(trx, order.id, original)) && order.payment_transaction_id !== original) return 'noChange:foreignRefund';
+    const amount = Math.abs(refund.amountCents);
+    const reported = refund.refundedAmountCents ?? null;
+    const r = await books.recordRefund(trx, {
+      orderId: order.id,
+      transactionId: refund.id,
+      originalTransactionId: original,
+      amountCents: amount,
+      currency: refund.currency,
+      status: refund.status,
+      reportedRefundedCents: reported === null ? null : Math.abs(reported),
+    });
+    if (!r.isNew) return 'noChange:refundKnown';
+    const money = (c: number) => `${(c / 100).toFixed(2)} ${order.currency}`;
+    const paid = r.receivedCents > 0 ? r.receivedCents : Number(order.gross_total_cents);
+    let outcome: string;
+    const t =
+      r.totalCents >= paid
+        ? await transitionOrder(trx, order.id, 'refunded', {
+            actor,
+            reason: `transaction ${refund.id} refunded ${money(amount)} of transaction ${original}; refunded in total ${money(r.totalCents)}`,
+          })
+        : null;
+    if (t?.changed) outcome = `applied:${t.from}->refunded`;
+    else {
+      const now = await selectOrderState(trx, order.id);
+      const reason = `partial refund ${money(amount)} (transaction ${refund.id} of ${original}); refunded in total ${money(r.totalCents)} of ${money(paid)}`;
+      await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason });
+      outcome = `refundRecorded:${r.totalCents}`;
+    }
+    if (r.chargeReportedCents !== null && r.chargeReportedCents !== r.chargeRefundedCents) {
+      // The provider counts another refunded total for this charge than the refunds we recorded: one may still
+      // be on its way (the list entry goes once it arrives), or one was made or counted differently.
+      const now = await selectOrderState(trx, order.id);
+      const reason = `the provider reports ${money(r.chargeReportedCents)} refunded of transaction ${original}, the recorded refunds add up to ${money(r.chargeRefundedCents)}; check the refunds`;
+      await insertStateChange(trx, { orderId: order.id, from: now, to: now, actor, reason });
+      this.deps.logger.warn(
+        { orderId: order.id, transactionId: original, reportedCents: r.chargeReportedCents, recordedCents: r.chargeRefundedCents },
+        'refunds differ from the refunded amount the provider reports; flagged for an operator',
+      );
+      outcome = 'refundMismatch:flagged';
+    }
+    return outcome;
+  }
+}
