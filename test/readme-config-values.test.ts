@@ -78,6 +78,8 @@ const CASES: Record<string, Case> = {
   PAYMENT_DELIVERY_RETENTION_DAYS: { bad: '0', readers: [ordering] },
   ORDER_PAYMENT_EXPIRY_MINUTES: { bad: '0', readers: [ordering] },
   ORDER_EXPIRY_SWEEP_SECONDS: { bad: '0', readers: [ordering] },
+  DISCOUNT_HOLD_MINUTES: { bad: 'an hour', readers: [ordering] },
+  PAYMENT_MODE: { bad: 'live', readers: [ordering] },
   RATE_LIMIT_KEY_PREFIX: { free: FREE_TEXT },
   LICENSE_SIGNING_KEY: { bad: 'not a key', readers: [ordering] },
   LICENSE_SECRET_KEY: { bad: 'too short', readers: [ordering] },
