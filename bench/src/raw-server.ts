@@ -20,7 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pg from 'pg';
-import { countPunches, PUNCH_SESSION_SETTINGS, readPunchPage, type PunchFormat, type PunchScope } from '../../services/timing/src/punches/punches.repository';
+import { countPunches, PUNCH_SESSION_SETTINGS, readPunchPage, type PunchFormat, type PunchScope } from '@sports-timing/timing/src/punches/punches.repository';
 
 const gzip = promisify(zlib.gzip);
 const gunzip = promisify(zlib.gunzip);

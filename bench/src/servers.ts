@@ -232,7 +232,8 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
 export async function startRaw(databaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
   const env = { ...process.env, RAW_DATABASE_URL: databaseUrl, RAW_PORT: String(port), NODE_ENV: 'production' };
-  const args = runMode === 'compiled' ? [RAW_DIST] : [...NODE_TSX, path.join(__dirname, 'raw-server.ts')];
+  // Compiled: the timing package's build output (`dist` condition), which finds the spec its page size comes from.
+  const args = runMode === 'compiled' ? ['--conditions=dist', RAW_DIST] : [...NODE_TSX, path.join(__dirname, 'raw-server.ts')];
   const { child, output } = launch('raw', process.execPath, args, env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
   await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);

@@ -146,7 +146,8 @@ export function compileTextCheck(spec: OpenApiDocument, raw: Schema, where: stri
   if (Array.isArray(resolved.oneOf)) {
     // Text carries no JSON type: a value is plain when one form accepts it (a card number's digits are
     // both the text form and the integer form).
-    for (const keyword of Object.keys(resolved)) if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword)) throw unsupported(where, `${keyword} beside oneOf`);
+    for (const keyword of Object.keys(resolved))
+      if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword) && !keyword.startsWith('x-')) throw unsupported(where, `${keyword} beside oneOf`);
     const alternatives = (resolved.oneOf as Schema[]).map((s, i) => compileTextCheck(spec, s, `${where}.oneOf[${i}]`));
     return (v) => alternatives.some((check) => check(v));
   }
@@ -179,7 +180,8 @@ export function compileJsonCheck(spec: OpenApiDocument, raw: Schema, where: stri
   if (Array.isArray(resolved.oneOf)) {
     // `oneOf` (a value the spec takes in two forms, e.g. a card number as text or as an integer): exactly one
     // alternative must accept the value, as the validator requires.
-    for (const keyword of Object.keys(resolved)) if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword)) throw unsupported(where, `${keyword} beside oneOf`);
+    for (const keyword of Object.keys(resolved))
+      if (keyword !== 'oneOf' && !ANNOTATIONS.has(keyword) && !keyword.startsWith('x-')) throw unsupported(where, `${keyword} beside oneOf`);
     const alternatives = (resolved.oneOf as Schema[]).map((s, i) => compileJsonCheck(spec, s, `${where}.oneOf[${i}]`));
     return (v) => alternatives.filter((check) => check(v)).length === 1;
   }

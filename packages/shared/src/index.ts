@@ -16,5 +16,6 @@ export * from './rate-limit';
 export * from './fast-lane';
 export { asSingleLine } from './text-rules';
 export * from './eu-countries';
+export * from './spec-values';
 export * from './json-body';
 export { zonedMidnightMs } from './time-zones';

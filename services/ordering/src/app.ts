@@ -15,6 +15,7 @@ import {
   rateLimits,
   dispatch,
   enforceRoles,
+  findOperation,
   httpLogger,
   loadSpec,
   operationOf,
@@ -23,6 +24,7 @@ import {
   rpcStatusErrorHandler,
   runBeforeExpress,
   validator,
+  type OpenApiDocument,
 } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
 import { composeOrdering, type OrderingContext } from './composition';
@@ -31,7 +33,7 @@ import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
 import { registerOperatorAttentionMetrics } from './metrics/operator-attention';
 import { countPending } from './outbox/outbox.repository';
-import { TOKEN_PATH, tokenEndpointErrorHandler } from './http/auth.handlers';
+import { tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { shopArticlesFastLane } from './http/shop-articles.fast';
@@ -61,9 +63,6 @@ const normalizeJsonMediaType: RequestHandler = (req, _res, next) => {
  */
 const URLENCODED_OPTIONS: Parameters<typeof express.urlencoded>[0] & { depth: number } = { extended: true, depth: 5, limit: '64kb', parameterLimit: 100 };
 
-/** Path of the payment provider's webhook (`receivePaymentProviderStatus`). */
-const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
-
 /**
  * The payment webhook's form body is the whole transaction flattened (contact with billing and delivery
  * address, invoice with custom fields and products: well over 100 parameters, docs/payrexx.md): a higher
@@ -72,18 +71,21 @@ const PAYMENT_WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
  * before the general parser, which then skips the already read body.
  */
 const paymentWebhookText = express.text({ type: 'application/x-www-form-urlencoded', limit: '256kb' });
-const paymentWebhookUrlencoded: RequestHandler = (req, res, next) => {
-  if (req.path !== PAYMENT_WEBHOOK_PATH) return next();
-  paymentWebhookText(req, res, (err?: unknown) => {
-    if (err || typeof req.body !== 'string') return next(err);
-    try {
-      req.body = parseBracketForm(req.body, { parameterLimit: 1000, depth: 6 });
-      next();
-    } catch (e) {
-      next(e);
-    }
-  });
-};
+function paymentWebhookUrlencoded(spec: OpenApiDocument): RequestHandler {
+  const webhookPath = findOperation(spec, 'receivePaymentProviderStatus').path;
+  return (req, res, next) => {
+    if (req.path !== webhookPath) return next();
+    paymentWebhookText(req, res, (err?: unknown) => {
+      if (err || typeof req.body !== 'string') return next(err);
+      try {
+        req.body = parseBracketForm(req.body, { parameterLimit: 1000, depth: 6 });
+        next();
+      } catch (e) {
+        next(e);
+      }
+    });
+  };
+}
 
 /**
  * Rate limits of the ordering spec (§ Errors: order creation, battery lookup, payment webhooks; login and
@@ -189,7 +191,7 @@ export function createApp(deps: OrderingDeps): Express {
         discountCheckLimit(services.orderLimits),
         normalizeJsonMediaType,
         express.json({ type: JSON_TYPES, limit: '256kb' }),
-        paymentWebhookUrlencoded,
+        paymentWebhookUrlencoded(spec),
         express.urlencoded(URLENCODED_OPTIONS),
         express.text({ type: 'text/plain', limit: '64kb' }),
         express.text({ type: 'text/csv', limit: '1mb' }),
@@ -197,7 +199,8 @@ export function createApp(deps: OrderingDeps): Express {
     }),
   );
   app.use(dispatch(allHandlers(ctx, String((spec.info as { version: string }).version))));
-  app.use(TOKEN_PATH, tokenEndpointErrorHandler(deps.logger));
+  // The token endpoint's errors (RFC 6749 §5.2 shape), on the path of `issueToken` in the spec.
+  app.use(findOperation(spec, 'issueToken').path, tokenEndpointErrorHandler(deps.logger));
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
   if (deps.fastLane !== false)

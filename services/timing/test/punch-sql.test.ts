@@ -6,7 +6,7 @@
 import { PUNCH_SQL_DIR, checkedInPunchStatements, renderPunchStatements } from '../../../scripts/punch-sql';
 import { driftMessage } from '../../../scripts/schema-dump';
 
-const HOW = 'pnpm punches:sql';
+const HOW = 'pnpm sql';
 
 test(`the rendered page statements equal the checked-in ${PUNCH_SQL_DIR}/*.sql`, () => {
   const rendered = renderPunchStatements();

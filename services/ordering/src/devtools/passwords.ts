@@ -3,6 +3,7 @@
  * look-alike characters, with at least one character of each class.
  */
 import { randomInt } from 'node:crypto';
+import { GENERATED_PASSWORD_LENGTH } from '../identity/password-spec';
 
 /** Character classes; `I O l o 0 1` are left out because they are easily confused in print. */
 export const PASSWORD_CLASSES = {
@@ -14,9 +15,9 @@ export const PASSWORD_CLASSES = {
 
 const ALPHABET = Object.values(PASSWORD_CLASSES).join('');
 
-/** Shortest and longest supported length (spec: `length` 8–128, default 20). */
-const PASSWORD_MIN_LENGTH = 8;
-const PASSWORD_MAX_LENGTH = 128;
+/** Shortest and longest supported length: the spec's `devGetRandomPassword` `length` bounds (8–128). */
+const PASSWORD_MIN_LENGTH = GENERATED_PASSWORD_LENGTH.min;
+const PASSWORD_MAX_LENGTH = GENERATED_PASSWORD_LENGTH.max;
 
 /**
  * A password of `length` characters, each drawn uniformly from the whole alphabet with `crypto.randomInt`

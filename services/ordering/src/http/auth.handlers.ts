@@ -10,9 +10,6 @@ import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
 import { OAuthError, type ClientCredentials } from '../identity/auth.service';
 
-/** Path of the token endpoint (its errors are rendered by {@link tokenEndpointErrorHandler}). */
-export const TOKEN_PATH = '/api/rest/v1/auth/token';
-
 /**
  * Client credentials of an `Authorization: Basic` header (RFC 6749 §2.3.1: id and secret each
  * form-urlencoded, then joined by `:`). Null without a Basic header; OAuthError `invalid_client` when

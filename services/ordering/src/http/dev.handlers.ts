@@ -5,7 +5,7 @@
  * with their clients.
  */
 import type { Response } from 'express';
-import { validationError, type Handlers } from '@sports-timing/shared';
+import { specFilled, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import { geoIpLookup, normalizeIp } from '../countries/geoip';
 import { DecryptionError } from '../crypto/aead';
@@ -64,11 +64,12 @@ export function devHandlers(ctx: OrderingContext): Handlers<operations> {
       res.type('text/plain; charset=utf-8').send(toAscii(text));
     },
     devGetRandomPassword(req, res) {
-      res.set('Cache-Control', 'no-store').json({ password: randomPassword(req.query.length ?? 20) });
+      res.set('Cache-Control', 'no-store').json({ password: randomPassword(specFilled(req.query.length, 'devGetRandomPassword length')) });
     },
     async devGetQrcode(req, res) {
       const q = req.query;
-      const qr = await renderQrCode(q.content ?? 'https://www.sportident.com/', { format: q.format ?? 'png', ecc: q.ecc ?? 'M', pixels: q.pixels ?? 20 });
+      const filled = <T>(v: T | undefined, name: string) => specFilled(v, `devGetQrcode ${name}`);
+      const qr = await renderQrCode(filled(q.content, 'content'), { format: q.format ?? 'png', ecc: q.ecc ?? 'M', pixels: filled(q.pixels, 'pixels') });
       (res as Response).type(qr.contentType).send(qr.body);
     },
     async devGetUptimeMonitorStatus(_req, res) {

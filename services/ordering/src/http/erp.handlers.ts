@@ -4,7 +4,7 @@
  * utilities (§4.9). Thin: the work is in `src/erp/**`, `src/catalog/catalog.import.ts`, `src/retailers/**`,
  * `src/localization/**`.
  */
-import { ApiError, principalOf, validationError, type Handlers } from '@sports-timing/shared';
+import { ApiError, principalOf, specFilled, validationError, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingContext } from '../composition';
 import { shopArticlesCsv } from '../catalog/catalog.export';
@@ -77,7 +77,9 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const erp = clients.erpClientFor(system);
       res.json(
         await withErp(() =>
-          importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, { force: req.query.updateEvenIfErpVersionMatches ?? false }),
+          importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, {
+            force: specFilled(req.query.updateEvenIfErpVersionMatches, 'importArticles updateEvenIfErpVersionMatches'),
+          }),
         ),
       );
     },
@@ -107,8 +109,8 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async devGetErpOrders(req, res) {
       const q = req.query;
-      const page = q.page ?? 0;
-      const size = q.size ?? 20;
+      const page = specFilled(q.page, 'devGetErpOrders page');
+      const size = specFilled(q.size, 'devGetErpOrders size');
       const result = await selectErpOrders(ctx.database.db, {
         states: String(q.states ?? '')
           .split(',')
@@ -118,7 +120,7 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
         searchText: q.searchText || null,
         page,
         size,
-        sort: q.sort ?? 'oid desc',
+        sort: specFilled(q.sort, 'devGetErpOrders sort'),
       });
       res.json({ items: result.items, page, size, totalCount: result.totalCount });
     },

@@ -2,7 +2,7 @@
  * Handlers of the maintenance area (ordering spec §4.8) owned here: maintenance mode, certificates,
  * caches and the outbox's dead letters. The ERP imports of the same area are registered by the ERP module.
  */
-import { principalOf, type Handlers } from '@sports-timing/shared';
+import { principalOf, specFilled, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
@@ -37,8 +37,8 @@ export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> 
       res.set('Cache-Control', 'no-store').json(await certificate('signing'));
     },
     async listDeadJobs(req, res) {
-      const { kind, beforeId, limit } = req.query;
-      res.json(await listDeadJobs(ctx.database.db, { kind, beforeId, limit }));
+      const { kind, beforeId } = req.query;
+      res.json(await listDeadJobs(ctx.database.db, { kind, beforeId, limit: specFilled(req.query.limit, 'listDeadJobs limit') }));
     },
     async retryDeadJob(req, res) {
       const job = await retryDeadJob(ctx.database.db, Number(req.params.id));

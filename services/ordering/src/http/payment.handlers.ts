@@ -5,13 +5,14 @@
  * order listing. Admin only per the spec's `x-roles`. Provider failures: unreachable, 5xx, timeouts or a
  * rejected API key → 503 with `Retry-After`; an object the provider does not know → 404.
  */
-import { ApiError, validationError, type Handlers } from '@sports-timing/shared';
+import { ApiError, componentSchemaOf, loadSpec, specDefaults, specFilled, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
 import { operatorAttention } from '../orders/attention.service';
 import { recordPaymentDelivery } from '../orders/order-flow.service';
 import { listOrders } from '../orders/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
+import { SPEC_FILE } from '../version';
 
 /** `transaction.id` of a JSON (number) or form (digit string) webhook body, or null. */
 function webhookTransactionId(raw: unknown): number | null {
@@ -40,6 +41,9 @@ function found<T>(value: T | null, what: string): T {
   if (value === null) throw new ApiError(404, `${what} is not known to the payment provider.`);
   return value;
 }
+
+/** What `devCreatePaymentPaylink` creates without a body: the defaults of `CreatePaymentPaylinkRequest`. */
+const PAYLINK_DEFAULTS = specDefaults(componentSchemaOf(loadSpec(SPEC_FILE), 'CreatePaymentPaylinkRequest'));
 
 /** Payment and order-utility handlers. */
 export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
@@ -81,22 +85,23 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
           erpRetailerEntityId: q.erpRetailerEntityId,
           countryCode: q.countryCode,
           searchText: q.searchText,
-          page: q.page ?? 0,
-          size: q.size ?? 10,
-          sort: q.sort ?? 'oid desc',
+          page: specFilled(q.page, 'devGetOrders page'),
+          size: specFilled(q.size, 'devGetOrders size'),
+          sort: specFilled(q.sort, 'devGetOrders sort'),
         }),
       );
     },
 
     async devCreatePaymentPaylink(req, res) {
-      const b = req.body ?? {};
+      // The body is optional: an absent one gets the defaults the validator fills into a present one.
+      const b: NonNullable<typeof req.body> = req.body ?? (PAYLINK_DEFAULTS as NonNullable<typeof req.body>);
       res.json(
         await provider(
           () =>
             client().createPaylink({
-              amountCents: b.amountCents ?? 100,
-              currency: b.currency ?? 'EUR',
-              title: b.title ?? 'Test payment',
+              amountCents: specFilled(b.amountCents, 'CreatePaymentPaylinkRequest amountCents'),
+              currency: specFilled(b.currency, 'CreatePaymentPaylinkRequest currency'),
+              title: specFilled(b.title, 'CreatePaymentPaylinkRequest title'),
               description: b.description,
               referenceId: b.referenceId,
               purpose: b.purpose,

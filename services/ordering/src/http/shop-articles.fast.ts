@@ -23,10 +23,12 @@ import accepts from 'accepts';
 import type { Logger } from 'pino';
 import {
   compileTextCheck,
+  findOperation,
   operationParameters,
   GZIP_MIN_BYTES,
   resolveRef,
   sendFastLaneAnswer,
+  specValue,
   type AppMetrics,
   type Database,
   type FastLane,
@@ -37,9 +39,6 @@ import { parseAcceptLanguage } from '../culture/culture';
 import type { DB } from '../db/schema';
 import { SERVICE_CLIENT_HEADERS } from '../identity/access';
 import type { MaintenanceMode } from '../maintenance/maintenance.service';
-
-/** Path of `listShopArticles`. */
-const PATH = '/api/grpc-json/v1/shop/articles';
 
 /** What the fast lane needs. */
 export interface ShopArticlesFastLaneDeps {
@@ -74,16 +73,22 @@ export interface ShopArticlesLaneRules {
  */
 export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticlesLaneRules {
   const flags = new Map<string, (value: string) => boolean>();
+  // A flag left out of the query takes its spec `default`, as the validator fills it in on the pipeline; a flag
+  // the spec does not declare is off.
+  const defaults: ListFlags = { includeUnavailableArticles: false, includeSubitemArticles: false };
   let acceptLanguage: (value: string) => boolean = () => true;
-  for (const p of operationParameters(spec, PATH, 'get')) {
+  const { path, method } = findOperation(spec, 'listShopArticles');
+  for (const p of operationParameters(spec, path, method)) {
     const where = `listShopArticles ${p.name}`;
-    if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean')
+    if (p.in === 'query' && (FLAGS as readonly string[]).includes(p.name) && resolveRef(spec, p.schema).type === 'boolean') {
       flags.set(p.name, compileTextCheck(spec, p.schema, where));
+      defaults[p.name as keyof ListFlags] = specValue<boolean>(resolveRef(spec, p.schema), 'default', where);
+    }
     if (p.in === 'header' && p.name.toLowerCase() === 'accept-language') acceptLanguage = compileTextCheck(spec, p.schema, where);
   }
   return {
     plainListQuery(search) {
-      const result: ListFlags = { includeUnavailableArticles: false, includeSubitemArticles: false };
+      const result: ListFlags = { ...defaults };
       if (search === '') return result;
       const seen = new Set<string>();
       for (const part of search.split('&')) {
@@ -107,6 +112,8 @@ export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticle
  */
 export function shopArticlesFastLane(deps: ShopArticlesFastLaneDeps): FastLane {
   const { plainListQuery, plainAcceptLanguage } = compileShopArticlesLaneRules(deps.spec);
+  // The path of `listShopArticles`, found by operationId in the spec the lane serves.
+  const PATH = findOperation(deps.spec, 'listShopArticles').path;
   return (req, res, next) => {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();

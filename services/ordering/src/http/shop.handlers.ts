@@ -3,7 +3,7 @@
  * §4.3; errors as google.rpc.Status): articles, countries, SIIDs. Discount codes and orders live in
  * `orders.handlers.ts`.
  */
-import { principalOf, sendJsonBody, type Handlers } from '@sports-timing/shared';
+import { principalOf, sendJsonBody, specFilled, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { getShopArticle, shopArticleListBody } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../culture/culture';
@@ -20,8 +20,8 @@ export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {
     async listShopArticles(req, res) {
       const list = await shopArticleListBody(db, {
         callerGroup: effectiveUserGroup(principalOf<Principal>(res)),
-        includeUnavailableArticles: req.query.includeUnavailableArticles ?? false,
-        includeSubitemArticles: req.query.includeSubitemArticles ?? false,
+        includeUnavailableArticles: specFilled(req.query.includeUnavailableArticles, 'listShopArticles includeUnavailableArticles'),
+        includeSubitemArticles: specFilled(req.query.includeSubitemArticles, 'listShopArticles includeSubitemArticles'),
         filterByArticleNumbers: req.query.filterByArticleNumbers,
         preferences: parseAcceptLanguage(req.headers['accept-language']),
       });
@@ -39,7 +39,7 @@ export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {
     },
     async getRandomFreeSiids(req, res) {
       const { cardType } = req.params;
-      const serviceIds = await drawFreeServiceIds(db, cardType, req.query.numberOfServiceIds ?? 10);
+      const serviceIds = await drawFreeServiceIds(db, cardType, specFilled(req.query.numberOfServiceIds, 'getRandomFreeSiids numberOfServiceIds'));
       res.json({ cardType, serviceIds });
     },
     async checkSiid(req, res) {

@@ -6,6 +6,7 @@
  */
 import { randomBytes, scrypt as scryptCb, timingSafeEqual, type ScryptOptions } from 'node:crypto';
 import { scryptLnFromEnv } from '../config';
+import { USER_PASSWORD_LENGTH } from './password-spec';
 
 /** Cost parameters of one scrypt hash. */
 export interface ScryptParams {
@@ -29,8 +30,8 @@ export const SCRYPT_PARAMS: ScryptParams = { ln: processScryptLn(), r: 8, p: 1 }
 const KEY_LENGTH = 64;
 const SALT_LENGTH = 16;
 
-/** Minimum password length (also stated by the spec's `minLength`). */
-const MIN_PASSWORD_LENGTH = 12;
+/** Minimum password length: the spec's `NewUser.password` `minLength`. */
+const MIN_PASSWORD_LENGTH = USER_PASSWORD_LENGTH.min;
 
 function scrypt(password: string, salt: Buffer, keylen: number, params: ScryptParams): Promise<Buffer> {
   // scrypt needs 128·N·r bytes; Node's default maxmem (32 MiB) is below the 128 MiB of N=2^17, r=8.
@@ -65,12 +66,12 @@ export async function verifyPassword(password: string, stored: string | null): P
 }
 
 /**
- * Password policy (documented in the spec's `NewUser.password`): at least 12 characters, at most 128, and
- * not the user name (case-insensitively). Returns the problem, or null when the password is acceptable.
+ * Password policy (documented in the spec's `NewUser.password`): at least `minLength` (12) characters, at most `maxLength`
+ * (128; both read from the spec, password-spec.ts), and not the user name (case-insensitively). Returns the problem, or null when the password is acceptable.
  */
 export function passwordProblem(password: string, userName: string): string | null {
   if ([...password].length < MIN_PASSWORD_LENGTH) return `must be at least ${MIN_PASSWORD_LENGTH} characters long`;
-  if (password.length > 128) return 'must be at most 128 characters long';
+  if (password.length > USER_PASSWORD_LENGTH.max) return `must be at most ${USER_PASSWORD_LENGTH.max} characters long`;
   if (password.trim().toLowerCase() === userName.trim().toLowerCase()) return 'must not be the user name';
   return null;
 }

@@ -3,7 +3,7 @@
  * self-service profile changes and administrative role changes. Passwords are hashed here and never leave
  * this module; the `User` DTO never carries the hash.
  */
-import { ApiError, consumeOrThrow, validationError, type Database } from '@sports-timing/shared';
+import { ApiError, consumeOrThrow, specFilled, validationError, type Database } from '@sports-timing/shared';
 import type { Kysely } from 'kysely';
 import type { RateLimiterAbstract } from 'rate-limiter-flexible';
 import { isStaff, type Principal, type Role, type UserGroup } from '../auth/principal';
@@ -136,7 +136,8 @@ export class UsersService {
   async create(input: NewUserDto): Promise<UserDto> {
     const problem = passwordProblem(input.password, input.userName);
     if (problem) throw validationError({ password: [problem] });
-    const roles = input.roles ?? ['customer'];
+    // Defaults of NewUser, filled in by the request validator (spec as the single source).
+    const roles = specFilled(input.roles, 'NewUser roles');
     const userGroup = input.userGroup ?? defaultUserGroup(roles);
     const link = input.erpRetailerEntityId ?? null;
     checkRetailerLink(roles, userGroup, link);
@@ -147,11 +148,11 @@ export class UsersService {
         email: input.email,
         first_name: input.firstName ?? null,
         last_name: input.lastName ?? null,
-        culture: input.culture ?? 'en',
+        culture: specFilled(input.culture, 'NewUser culture'),
         roles,
         user_group: userGroup,
         erp_retailer_entity_id: link,
-        is_active: input.isActive ?? true,
+        is_active: specFilled(input.isActive, 'NewUser isActive'),
         password_hash: passwordHash,
       });
       return toUserDto(row);

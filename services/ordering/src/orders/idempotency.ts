@@ -7,7 +7,7 @@ import type { Kysely } from 'kysely';
 import { ApiError, GrpcCode } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { DB } from '../db/schema';
-import * as repo from './orders.repository';
+import * as repo from './idempotency.repository';
 
 /** How long a key and its response are kept. */
 const IDEMPOTENCY_TTL_MS = 24 * 60 * 60 * 1000;

@@ -23,6 +23,7 @@ import { buildCart, CARD_NUMBER_KEY, loadCartArticles, summarize, type CartLine 
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
 import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
 import { findOrder, toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import { insertOutboxAndCompleteKey, renewIdempotentResponse } from './idempotency.repository';
 import * as repo from './orders.repository';
 import type { OrderLimits } from './order-limits';
 import { computeTotals } from './totals';
@@ -220,7 +221,7 @@ async function placeOrder<T>(
       const order = toStoredOrder(inserted.order, itemRows);
       const body = render(order);
       // The confirmation e-mail, the order's jobs and the idempotency record's response in one statement.
-      await repo.insertOutboxAndCompleteKey(
+      await insertOutboxAndCompleteKey(
         trx,
         outboxRows([
           mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })),
@@ -243,7 +244,7 @@ async function placeOrder<T>(
       const body = render(withPaylink);
       // The key's record gets this answer (with the paylink and its `updatedAt`), so that a retry is answered
       // the same bytes; a retry that came in between renews it the same way (`withCurrentPaylink`).
-      if (claim) await repo.renewIdempotentResponse(db, claim, placed.order.id, body);
+      if (claim) await renewIdempotentResponse(db, claim, placed.order.id, body);
       return { body, replayed: false };
     }
   }
@@ -260,7 +261,7 @@ async function withCurrentPaylink<T>(db: Kysely<DB>, claim: IdempotencyClaim, bo
   const now = await findOrder(db, b.oid);
   if (!now?.paylinkUrl) return body;
   const renewed = render(now);
-  await repo.renewIdempotentResponse(db, claim, now.id, renewed);
+  await renewIdempotentResponse(db, claim, now.id, renewed);
   return renewed;
 }
 

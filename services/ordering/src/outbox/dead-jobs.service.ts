@@ -33,9 +33,9 @@ function toDto(m: DeadMessage): DeadJob {
   };
 }
 
-/** Dead jobs, newest first (`limit` 1–500, default 100; `beforeId` pages; `kind` filters). */
-export async function listDeadJobs(db: Kysely<DB>, opts: { kind?: string; beforeId?: number; limit?: number }): Promise<DeadJob[]> {
-  return (await selectDeadMessages(db, { kind: opts.kind, beforeId: opts.beforeId, limit: opts.limit ?? 100 })).map(toDto);
+/** Dead jobs, newest first (`limit` as `listDeadJobs` bounds it; `beforeId` pages; `kind` filters). */
+export async function listDeadJobs(db: Kysely<DB>, opts: { kind?: string; beforeId?: number; limit: number }): Promise<DeadJob[]> {
+  return (await selectDeadMessages(db, { kind: opts.kind, beforeId: opts.beforeId, limit: opts.limit })).map(toDto);
 }
 
 /** Gives dead job `id` another run (due now, attempts from zero); 404 ApiError when no dead job has this id. */

@@ -8,7 +8,8 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { claimModems, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
+import { claimModems } from '../modems/modems.service';
+import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import * as repo from './events.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
 

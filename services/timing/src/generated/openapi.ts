@@ -57,9 +57,10 @@ export interface paths {
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
          *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
-         *       at most 100 new modems, and a user holds at most 1,000 modems (uploads and events alike): beyond
-         *       either, the whole batch is rejected with 400 naming the limit and nothing is registered (admins are
-         *       not limited; an admin releases a wrongly registered modem with `deleteModem`).
+         *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`;
+         *       uploads and events alike): beyond either, the whole batch is rejected with 400 naming the limit and
+         *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
+         *       `deleteModem`).
          *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
          *       500,000; admins are not limited). A batch's valid punches are counted while it is stored and its
          *       duplicates given back after, so a re-sent batch costs nothing once stored. A batch that does not
@@ -686,7 +687,7 @@ export interface components {
              *     punch): a punch with a larger value is not stored and is listed in the answer's `rejected`, in JSON
              *     and CSV uploads alike. A JSON integer (e.g. `9790916`) is accepted as well and read as its decimal
              *     text; any other JSON type (`true`, `null`, `9790916.5`) rejects that punch the same way. Stored without leading zeros, so `"09790916"`,
-             *     `"9790916"` and `9790916` are one card.
+             *     `"9790916"` and `9790916` are one card. `x-value-maximum` states the 24-bit limit (the value, whichever form).
              * @example 9790916
              */
             card: string | number;
@@ -1088,7 +1089,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Modem serial numbers separated by commas (at most 200), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
+                 * @description Modem serial numbers separated by commas (at most 200, `x-max-list-items`; 400 beyond), e.g. `MDM-1,MDM-2`. The commas may be sent unencoded, as result software does.
                  * @example 2020054,2020056
                  */
                 modem?: string;
@@ -1193,7 +1194,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Modem serial numbers separated by commas (at most 200), as in `getPunches`.
+                 * @description Modem serial numbers separated by commas (at most 200, `x-max-list-items`), as in `getPunches`.
                  * @example 2020054,2020056
                  */
                 modem?: string;

@@ -1,7 +1,7 @@
 /**
  * Handlers of the event operations (events.service.ts holds the rules).
  */
-import type { Handlers } from '@sports-timing/shared';
+import { specFilled, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import * as events from '../events/events.service';
 import { getEventStatus } from '../events/event-status.service';
@@ -17,7 +17,7 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
       sendCreated(res, events.eventLocation(ev.id), ev);
     },
     async listEvents(req, res) {
-      const page = await events.listEvents(db, callerOf(res), { afterId: req.query.afterId, limit: req.query.limit ?? 100 });
+      const page = await events.listEvents(db, callerOf(res), { afterId: req.query.afterId, limit: specFilled(req.query.limit, 'listEvents limit') });
       res.setHeader('X-Total-Count', String(page.total));
       res.json(page.events);
     },
@@ -27,7 +27,7 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
     async getEventStatus(req, res) {
       // The page polls this while it is open: never cached by a browser or proxy.
       res.setHeader('Cache-Control', 'no-store');
-      res.json(await getEventStatus(deps.database, callerOf(res), req.params.id, req.query.recent ?? 50));
+      res.json(await getEventStatus(deps.database, callerOf(res), req.params.id, specFilled(req.query.recent, 'getEventStatus recent')));
     },
     async putEvent(req, res) {
       res.json(await events.replaceEvent(db, requireCaller(res), req.params.id, req.body));

@@ -29,6 +29,7 @@ import type { Logger } from 'pino';
 import {
   compileJsonCheck,
   compileTextCheck,
+  findOperation,
   jsonBodySchema,
   operationParameters,
   preferredType,
@@ -40,6 +41,7 @@ import {
 import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
+import { maxCardNumber } from '../punches/punch-spec';
 import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
@@ -47,9 +49,6 @@ import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
 import { PUNCH_CONTENT_TYPES } from './punches.handlers';
 
 const gzip = promisify(zlib.gzip);
-
-/** Path of `getPunches`. */
-const PATH = '/api/rest/v1/punches';
 
 /** A percent sign that does not start an escape: the pipeline's query parser decodes such input its own way. */
 const BAD_ESCAPE = /%(?![0-9A-Fa-f]{2})/;
@@ -78,18 +77,21 @@ export interface PunchLaneRules {
  * The lane's rules from the loaded timing spec (the document the request validator uses): each read
  * parameter's schema of `getPunches` (a parameter the spec no longer declares is not taken) and the JSON body
  * schema of `postPunches` (`NewPunch` with `PunchType` and `ModemSerial`). Card numbers are also held to the
- * service's 24-bit limit (`cardNumberProblem`, a rule the spec states in prose only). Throws when the spec
+ * 24-bit limit of `NewPunch.card` `x-value-maximum` (`cardNumberProblem`). Throws when the spec
  * uses a schema keyword the lane cannot check (shared fast-lane.ts).
  */
 export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
   const checks = new Map<string, { check: (value: string) => boolean; set: (q: PunchQuery, value: string) => void }>();
-  for (const p of operationParameters(spec, PATH, 'get')) {
+  const read = findOperation(spec, 'getPunches');
+  const upload = findOperation(spec, 'postPunches');
+  const maxCard = maxCardNumber(spec);
+  for (const p of operationParameters(spec, read.path, read.method)) {
     const set = READ_PARAMETERS[p.name];
     if (p.in === 'query' && set !== undefined) checks.set(p.name, { check: compileTextCheck(spec, p.schema, `getPunches ${p.name}`), set });
   }
   // Every element held to the items schema (`NewPunch`): a batch with an invalid punch (which the service
   // stores without it, `x-items-checked-alone`) takes the pipeline.
-  const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, PATH, 'post'), 'postPunches body');
+  const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, upload.path, upload.method), 'postPunches body');
   return {
     plainPunchQuery(search) {
       if (BAD_ESCAPE.test(search)) return null;
@@ -106,7 +108,7 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
     },
     isPlainUpload(body): body is NewPunch[] {
       if (!Array.isArray(body) || body.length === 0 || !batchValid(body)) return false;
-      for (const p of body as NewPunch[]) if (cardNumberProblem(p.card) !== undefined) return false;
+      for (const p of body as NewPunch[]) if (cardNumberProblem(p.card, maxCard) !== undefined) return false;
       return true;
     },
   };
@@ -153,13 +155,16 @@ function plainUploadRequest(req: IncomingMessage): boolean {
 export function punchFastLane(deps: FastLaneDeps): FastLane {
   const uploadJson = uploadJsonParser();
   const { plainPunchQuery, isPlainUpload } = compilePunchLaneRules(deps.spec);
+  // The paths of `getPunches` and `postPunches`, found by operationId in the spec the lane serves.
+  const readPath = findOperation(deps.spec, 'getPunches').path;
+  const uploadPath = findOperation(deps.spec, 'postPunches').path;
   return (req: LaneRequest, res: LaneResponse, pipeline) => {
     // Request duration as the metrics middleware measures it: from arrival.
     const start = process.hrtime.bigint();
     const url = req.url ?? '';
     // Browser requests (CORS headers) take the pipeline.
     if (req.headers.origin !== undefined) return pipeline();
-    if (req.method === 'POST' && url === PATH) {
+    if (req.method === 'POST' && url === uploadPath) {
       const key = apiKeyOf(req);
       if (key === undefined || !plainUploadRequest(req)) return pipeline();
       // receptionTimeUtc: the moment the request arrived (the pipeline keeps this value).
@@ -181,8 +186,8 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
       );
       return;
     }
-    if (req.method !== 'GET' || !url.startsWith(PATH) || url.charCodeAt(PATH.length) !== 63 /* ? */) return pipeline();
-    const query = plainPunchQuery(url.slice(PATH.length + 1));
+    if (req.method !== 'GET' || !url.startsWith(readPath) || url.charCodeAt(readPath.length) !== 63 /* ? */) return pipeline();
+    const query = plainPunchQuery(url.slice(readPath.length + 1));
     if (query === null) return pipeline();
     const key = apiKeyOf(req);
     if (key !== undefined && deps.keyReadsLimited) return pipeline();

@@ -2,7 +2,7 @@
  * Handlers of the punch operations (timing spec §4.1): content negotiation and headers here, everything
  * else in punches.service.ts.
  */
-import { ApiError, preferredType, type Handlers, type OpenApiDocument } from '@sports-timing/shared';
+import { ApiError, preferredType, specFilled, type Handlers, type OpenApiDocument } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
@@ -43,7 +43,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
     async getPunches(req, res) {
       const format = punchFormat(req);
       const caller = callerOf(res);
-      const waitMs = (req.query.wait ?? 0) * 1000;
+      const waitMs = specFilled(req.query.wait, 'getPunches wait') * 1000;
       const read = () => readPunches(svc, caller, req.query, format, { live: waitMs > 0 });
       const seen = live.current;
       let page = await read();
@@ -62,7 +62,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
     },
     async getPublicEventPunches(req, res) {
       const format = punchFormat(req);
-      const q = { eventId: req.params.eventId, afterId: req.query.afterId, limit: req.query.limit ?? 1000 };
+      const q = { eventId: req.params.eventId, afterId: req.query.afterId, limit: specFilled(req.query.limit, 'getPublicEventPunches limit') };
       const page = await readSimpleEventPunches(svc, callerOf(res), q, format);
       sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
     },

@@ -7,6 +7,7 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { Principal } from '../auth/principal';
+import { MAX_MODEMS_PER_USER } from './modem-spec';
 import * as repo from './modems.repository';
 
 /** API `Modem`. */
@@ -20,11 +21,6 @@ function foreignModems(detail: string, serials: string[]): ApiError {
 export function foreignModemsError(foreign: string[]): ApiError {
   return foreignModems(`Modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')} belong${foreign.length > 1 ? '' : 's'} to another user.`, [...foreign]);
 }
-
-/** Most new modems one upload may register (non-admin callers); the `postPunches` description in the spec. */
-export const MAX_NEW_MODEMS_PER_UPLOAD = 100;
-/** Most modems a (non-admin) user holds, uploads and events alike; the `postPunches` description in the spec. */
-const MAX_MODEMS_PER_USER = 1_000;
 
 /**
  * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign` (admins), a

@@ -11,6 +11,7 @@
 import { parse } from 'csv-parse/sync';
 import { compileJsonCheck, compileTextCheck, resolveRef, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
+import { MAX_CARD_NUMBER, maxCardNumber } from './punch-spec';
 
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
@@ -26,17 +27,13 @@ export interface CheckedBatch {
 }
 
 /**
- * Largest card number (spec `NewPunch.card`): SPORTident card numbers are 24-bit values, so no card carries
- * a number above 16,777,215, and result software parses them into 32-bit integers (MeOS `std::stoi`,
- * SIRAPimport `uint.Parse`): a larger number would make those clients fail on every poll from that punch on.
+ * What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid;
+ * `max` is the spec's `NewPunch.card` `x-value-maximum` (punch-spec.ts {@link MAX_CARD_NUMBER}).
  */
-const MAX_CARD_NUMBER = 16_777_215;
-
-/** What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid. */
-export function cardNumberProblem(card: string | number): string | undefined {
+export function cardNumberProblem(card: string | number, max = MAX_CARD_NUMBER): string | undefined {
   const text = String(card);
   if (!/^[0-9]{1,10}$/.test(text)) return 'must be 1 to 10 decimal digits';
-  if (Number(text) > MAX_CARD_NUMBER) return `must be at most ${MAX_CARD_NUMBER}: no SPORTident card carries a larger number`;
+  if (Number(text) > max) return `must be at most ${max}: no SPORTident card carries a larger number`;
   return undefined;
 }
 
@@ -76,11 +73,12 @@ function propertySchema(properties: Record<string, Record<string, unknown>>, col
  * document the request validator uses), compiled once when the app is built with the fast lane's
  * `compileTextCheck` (shared fast-lane.ts; a cell is checked as text, as the lane checks a query value), so
  * a change of the spec changes CSV uploads with it. Card numbers are also held to the 24-bit limit
- * ({@link cardNumberProblem}, stated in the spec's prose only). Throws at build time when the spec uses a
+ * ({@link cardNumberProblem}, the spec's `NewPunch.card` `x-value-maximum`). Throws at build time when the spec uses a
  * keyword the check cannot apply.
  */
 export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
   const properties = newPunchProperties(spec);
+  const maxCard = maxCardNumber(spec);
   const checks = Object.fromEntries(
     REQUIRED.map((col): [Column, FieldCheck] => {
       const schema = propertySchema(properties, col);
@@ -92,7 +90,7 @@ export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
           ? resolveRef(spec, (resolved.oneOf as Record<string, unknown>[]).find((s) => resolveRef(spec, s).type === 'string') ?? resolved)
           : resolved,
       );
-      if (col === 'card') return [col, (v) => cardNumberProblem(v) ?? (valid(v) ? undefined : rule)];
+      if (col === 'card') return [col, (v) => cardNumberProblem(v, maxCard) ?? (valid(v) ? undefined : rule)];
       return [col, (v) => (valid(v) ? undefined : rule)];
     }),
   ) as Record<Column, FieldCheck>;
@@ -108,6 +106,7 @@ export function compilePunchCsvParser(spec: OpenApiDocument): PunchCsvParser {
  */
 export function compileJsonPunchCheck(spec: OpenApiDocument): (elements: readonly unknown[]) => CheckedBatch {
   const properties = newPunchProperties(spec);
+  const maxCard = maxCardNumber(spec);
   const fields = REQUIRED.map((col) => {
     const schema = propertySchema(properties, col);
     const valid = compileJsonCheck(spec, schema, `NewPunch.${col}`);
@@ -116,7 +115,7 @@ export function compileJsonPunchCheck(spec: OpenApiDocument): (elements: readonl
       col === 'card'
         ? (v: unknown) =>
             typeof v === 'string' || (typeof v === 'number' && Number.isSafeInteger(v) && v >= 0)
-              ? (cardNumberProblem(v) ?? (valid(String(v)) ? undefined : rule))
+              ? (cardNumberProblem(v, maxCard) ?? (valid(String(v)) ? undefined : rule))
               : 'must be a string of decimal digits (or a JSON integer)'
         : (v: unknown) => (valid(v) ? undefined : rule);
     return { col, problem };

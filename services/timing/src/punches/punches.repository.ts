@@ -26,6 +26,7 @@
  * Uploads themselves are single statements, so they never sit idle inside a transaction.
  */
 import type pg from 'pg';
+import { PUNCH_FIELDS, PUNCH_PAGE_SIZE } from './punch-spec';
 import { visibleRow } from './punch-visibility.repository';
 
 /**
@@ -48,11 +49,14 @@ export const PUNCH_SESSION_SETTINGS: Record<string, number | string> = {
   enable_bitmapscan: 'off',
 };
 
-/** Punches per response (timing spec §4.1 rule 2, §8). */
-const PAGE_SIZE = 1000;
+/** Punches per response (timing spec §4.1 rule 2, §8; `getPunches` 200 `maxItems`). */
+const PAGE_SIZE = PUNCH_PAGE_SIZE;
 
-/** Header row of the CSV format (timing spec §2.1). */
-const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
+/** Header row of the CSV format (timing spec §2.1): the spec's `Punch` fields. */
+const CSV_HEADER = PUNCH_FIELDS.join(',');
+
+/** The `punches` column of each of {@link PUNCH_FIELDS} (`receptionTimeUtc` → `reception_time_utc`). */
+const PUNCH_COLUMNS = PUNCH_FIELDS.map((f) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
 
 /** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`. */
 export interface PunchScope {
@@ -102,8 +106,8 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
 
 // Compact JSON (no blanks; json_agg and json_build_object would add them) with the API's field names.
 const JSON_BODY = `'[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.id), '') || ']'`;
-const JSON_FROM = `(select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc" from page) r`;
-const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', id, card, time, code, type, modem, reception_time_utc), E'\\n' order by id) || E'\\n', '')`;
+const JSON_FROM = `(select ${PUNCH_COLUMNS.map((c, i) => (c === PUNCH_FIELDS[i] ? c : `${c} as "${PUNCH_FIELDS[i]}"`)).join(', ')} from page) r`;
+const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', ${PUNCH_COLUMNS.join(', ')}), E'\\n' order by id) || E'\\n', '')`;
 
 /** Bits of the coarse, middle and fine id buckets of `punch_counts` (migrations 0002, 0003). */
 const COARSE_SHIFT = 16;
@@ -254,7 +258,7 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * The text depends only on the statement, the format, which time bounds are set and, for `sparse`, the
  * number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
  * `withTotal: false` leaves the total out (null), for the benchmark's raw server. Every variant, rendered
- * whole under its statement name: `src/punches/sql/*.sql` (`pnpm punches:sql`; docs/database.md).
+ * whole under its statement name: `src/punches/sql/*.sql` (`pnpm sql`; docs/database.md).
  */
 export function pageQuery(
   scope: PunchScope,

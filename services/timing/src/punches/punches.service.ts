@@ -7,10 +7,11 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ApiError, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
+import type { components, operations } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
-import { claimModems, foreignModemsError, MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modems.service';
+import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
@@ -18,13 +19,12 @@ import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
+import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
+import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
-/** Most punches per upload (400 beyond). */
-const MAX_BATCH = 10_000;
-
-/** Most serial numbers in a `modem` filter (400 beyond). */
-const MAX_MODEMS_PER_QUERY = 200;
+/** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
+const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
 
 /** Largest event id (int4); larger `eventId` values cannot exist. */
 const MAX_EVENT_ID = 2_147_483_647;
@@ -51,14 +51,8 @@ export interface PunchDeps {
   dailyPunchQuota?: number;
 }
 
-/** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers). */
-export interface PunchQuery {
-  modem?: string;
-  eventId?: string;
-  user?: string;
-  afterId?: number;
-  after?: number;
-}
+/** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers), `wait` left to the caller. */
+export type PunchQuery = Omit<NonNullable<operations['getPunches']['parameters']['query']>, 'wait'>;
 
 /**
  * A read's response: the body as built by PostgreSQL (text), or JSON converted from its CSV (UTF-8 bytes,
@@ -76,12 +70,7 @@ export interface PunchReadResult {
 }
 
 /** API `UploadResult`. */
-export interface UploadResult {
-  received: number;
-  stored: number;
-  duplicates: number;
-  rejected: RejectedPunch[];
-}
+export type UploadResult = components['schemas']['UploadResult'];
 
 /** A punch for {@link uploadPunches}; internal callers (the demo loader) may set `receptionTimeUtc` (UTC ms). */
 export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
