@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { defaultOrderingUrl, defaultTimingUrl } from '../packages/cli/src/main';
 import { liveDemoSpeed } from '../packages/launcher/src/live-demo';
+import { devSecret } from '@sports-timing/shared';
 import { loadOrderingConfig } from '../services/ordering/src/config';
 import { checkDomainSettings } from '../services/ordering/src/startup-checks';
 import { loadTimingConfig } from '../services/timing/src/config';
@@ -26,6 +27,8 @@ const ordering = (env: Env) => checkDomainSettings(loadOrderingConfig(env));
 const timing = (env: Env) => loadTimingConfig(env);
 const cli = (env: Env) => [defaultTimingUrl(env), defaultOrderingUrl(env)];
 const launcher = (env: Env) => liveDemoSpeed(env.DEMO_LIVE);
+/** What both services do with DATA_DIR first when no key is configured (ordering's server.ts, the JWT key). */
+const developmentKeys = (env: Env) => devSecret(path.join(loadOrderingConfig(env).dataDir, 'keys'), 'jwt-ed25519.pem', undefined);
 type Reader = (env: Env) => unknown;
 const SIMULATORS = { erpSim: 'packages/erp-simulator/src/main.ts', paymentSim: 'packages/payment-simulator/src/main.ts' } as const;
 type Simulator = keyof typeof SIMULATORS;
@@ -43,7 +46,7 @@ const CASES: Record<string, Case> = {
   DATABASE_URL: { bad: 'mysql://db/app', readers: [ordering, timing] },
   ORDERING_DATABASE_URL: { bad: 'db:5432', readers: [ordering] },
   TIMING_DATABASE_URL: { bad: 'db:5432', readers: [timing] },
-  DATA_DIR: { free: 'a path: any value names a directory; it is created where first needed (embedded database, development keys)' },
+  DATA_DIR: { bad: path.join(__dirname, '..', 'README.md'), readers: [developmentKeys] },
   APP_ENV: { bad: 'prod', readers: [ordering, timing] },
   METRICS_TOKEN: { free: FREE_TEXT },
   SIM_CONTROL_TOKEN: { bad: 'short', simulators: ['erpSim', 'paymentSim'] },
