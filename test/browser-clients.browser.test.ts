@@ -14,7 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { loadDemoCatalog } from '../services/ordering/src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from '../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../services/ordering/test/support/app';
 import { startTiming, upload, type TimingTestContext } from '../services/timing/test/helpers';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

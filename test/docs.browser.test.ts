@@ -6,7 +6,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
-import { startOrdering, type OrderingTestContext } from '../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../services/ordering/test/support/app';
 import { startTiming, type TimingTestContext } from '../services/timing/test/helpers';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';

@@ -4,7 +4,7 @@
  */
 import request from 'supertest';
 import { loadDemoCatalog } from '../services/ordering/src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from '../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../services/ordering/test/support/app';
 import { startTiming, type TimingTestContext } from '../services/timing/test/helpers';
 
 let timing: TimingTestContext;

@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
-import { orderBody, postOrder, startShop, type TestShop } from '../../services/ordering/test/orders.support';
+import { orderBody, postOrder, startShop, type TestShop } from '../../services/ordering/test/support/orders';
 
 jest.setTimeout(120_000);
 

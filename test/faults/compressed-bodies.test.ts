@@ -7,7 +7,7 @@
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
-import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/support/app';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 import { testNote } from '@sports-timing/shared/src/testing';
 

@@ -10,8 +10,8 @@ import request from 'supertest';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import type { DB } from '../../services/ordering/src/db/schema';
 import { claimRandomCardNumbers } from '../../services/ordering/src/siid/siid.service';
-import { createOrderingDatabase } from '../../services/ordering/test/helpers';
-import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/auth-support';
+import { createOrderingDatabase } from '../../services/ordering/test/support/app';
+import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
 import { testNote } from '@sports-timing/shared/src/testing';
 
 const WORKERS = 64;

@@ -104,7 +104,7 @@ const newTally = (): Tally => ({ acknowledged: 0, retries: 0, status503: 0, stat
 
 test(`ordering: ${ORDERS} orders across a fast and an immediate restart — 0 lost, 0 duplicated, one e-mail each`, async () => {
   // Imported here so that DATABASE_URL already names the private server.
-  const { startShop, orderBody } = await import('../../services/ordering/test/orders.support');
+  const { startShop, orderBody } = await import('../../services/ordering/test/support/orders');
   const { createApp } = await import('../../services/ordering/src/app');
   const shop = await startShop({ poolSize: 10 });
   // All clients share one loopback address: lift the per-caller order limit for this instance.

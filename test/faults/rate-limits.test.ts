@@ -5,7 +5,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import request from 'supertest';
-import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/support/app';
 import { createApp } from '../../services/ordering/src/app';
 
 type Express = ReturnType<typeof createApp>;

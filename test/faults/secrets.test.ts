@@ -8,7 +8,7 @@ import { generateKeyPairSync, randomBytes } from 'node:crypto';
 import { Writable } from 'node:stream';
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
-import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/helpers';
+import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/support/app';
 import { bootstrapAdmin } from '../../services/ordering/src/identity/bootstrap';
 import { createApp as createTimingApp } from '../../services/timing/src/app';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';

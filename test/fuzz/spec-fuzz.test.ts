@@ -6,7 +6,7 @@
 import { loadSpec } from '@sports-timing/shared';
 import { SPEC_FILE as ORDERING_SPEC } from '../../services/ordering/src/version';
 import { SPEC_FILE as TIMING_SPEC } from '../../services/timing/src/version';
-import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/auth-support';
+import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';

@@ -6,7 +6,7 @@
 import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
-import { controlTokenFromEnv } from '../../packages/shared/src/sim-server';
+import { controlTokenFromEnv } from '../../packages/shared/src/sim-main';
 import { createApp } from '../../services/timing/src/app';
 import { loadTimingConfig } from '../../services/timing/src/config';
 import { loadOrderingConfig } from '../../services/ordering/src/config';

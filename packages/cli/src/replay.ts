@@ -3,7 +3,7 @@
  * live-results installation. Punches go out in time order at `speed` × real time (the first punch at once),
  * each modem uploading the punches due at a moment as one batch; progress goes to stderr.
  */
-import { setTimeout as delay } from 'node:timers/promises';
+import { sleep } from '@sports-timing/shared/src/provider-kit';
 import type { NewPunch, TimingClient } from '@sports-timing/timing-client';
 
 /** Options of {@link replay}. */
@@ -41,11 +41,6 @@ export interface ReplayResult {
   duplicates: number;
   /** Punches the service refused as invalid (not stored; a re-send would be refused again). */
   rejected: number;
-}
-
-/** Waits `ms` milliseconds, or less when `signal` aborts (resolves either way). */
-function sleep(ms: number, signal?: AbortSignal): Promise<void> {
-  return delay(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
 }
 
 /** Local ms → `HH:MM:SS` of the event's wall clock. */

@@ -1,13 +1,13 @@
 /**
  * The ERP simulator's API answers and writes (the routes of `simulator.ts`'s module comment): reads of the
  * entity collections, the version-checked update, the creation of sales orders and quotations, and booking a
- * shipment with its sales invoice. Refusals are {@link HttpError}s.
+ * shipment with its sales invoice. Refusals are {@link SimHttpError}s.
  */
-import { jsonObject, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
+import { SimHttpError, jsonObject, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
 import { checkCurrency, checkCustomAttributes, checkDecimal, customerOf, items, checkShippingCostItems, totals, address } from './positions';
 import { applyFilters, pageOf, parseListQuery } from './query';
 import { TENANT_TIME_ZONE, localMidnightMs } from './seed';
-import { HttpError, type Tenant } from './tenant';
+import type { Tenant } from './tenant';
 import {
   SALES_ORDER_STATUSES,
   type EntityName,
@@ -62,7 +62,7 @@ export function route(t: Tenant, req: SimRequest, parts: string[]): SimResponse 
   const wire = (n: EntityName, e: object) => (n === 'customer' && requested === 'customer' ? toCustomerView(e) : toWire(n, e));
   if (entity === 'propertyTranslation' && second === 'readPropertyTranslations' && id === undefined && req.method === 'GET') return translations(t, req.query);
   const readable: EntityName[] = ['article', 'customer', 'salesOrder', 'quotation', 'salesInvoice', 'customAttributeDefinition', 'currency', 'tax'];
-  if (!readable.includes(entity as EntityName) || rest.length > 0) throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+  if (!readable.includes(entity as EntityName) || rest.length > 0) throw new SimHttpError(404, `unknown endpoint ${parts.join('/')}`);
   const name = entity as EntityName;
   const collection = t.data[name] as Map<string, { id: string }>;
   if (second === undefined) {
@@ -72,35 +72,35 @@ export function route(t: Tenant, req: SimRequest, parts: string[]): SimResponse 
     }
     if (req.method === 'POST' && name === 'salesOrder') return createSalesOrder(t, jsonObject(req.body));
     if (req.method === 'POST' && name === 'quotation') return createQuotation(t, jsonObject(req.body));
-    throw new HttpError(405, `${req.method} not allowed on ${name}`);
+    throw new SimHttpError(405, `${req.method} not allowed on ${name}`);
   }
   if (second === 'count' && id === undefined) {
-    if (req.method !== 'GET') throw new HttpError(405, `${req.method} not allowed`);
+    if (req.method !== 'GET') throw new SimHttpError(405, `${req.method} not allowed`);
     return { status: 200, json: { result: applyFilters(collection.values(), parseListQuery(req.query)).length } };
   }
   if (second === 'id' && id !== undefined) {
     const found = collection.get(id);
     if (req.method === 'GET') {
-      if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
+      if (!found) throw new SimHttpError(404, `${name} with id ${id} not found`);
       return { status: 200, json: wire(name, found) };
     }
     if (req.method === 'PUT' && WRITABLE[name]) {
-      if (!found) throw new HttpError(404, `${name} with id ${id} not found`);
+      if (!found) throw new SimHttpError(404, `${name} with id ${id} not found`);
       return { status: 200, json: wire(name, update(t, name, id, jsonObject(req.body), { checkVersion: true, notify: true })) };
     }
-    throw new HttpError(405, `${req.method} not allowed on ${name}/id`);
+    throw new SimHttpError(405, `${req.method} not allowed on ${name}/id`);
   }
-  throw new HttpError(404, `unknown endpoint ${parts.join('/')}`);
+  throw new SimHttpError(404, `unknown endpoint ${parts.join('/')}`);
 }
 
 /** weclapp's property translations of an article: `name` and `description` per locale (optionally one locale). */
 function translations(t: Tenant, query: URLSearchParams): SimResponse {
   const entityName = query.get('entityName');
   const entityId = query.get('entityId');
-  if (!entityName || !entityId) throw new HttpError(400, 'entityName and entityId are required');
+  if (!entityName || !entityId) throw new SimHttpError(400, 'entityName and entityId are required');
   if (entityName !== 'article') return { status: 200, json: { result: [] } };
   const article = t.data.article.get(entityId);
-  if (!article) throw new HttpError(404, `article with id ${entityId} not found`);
+  if (!article) throw new SimHttpError(404, `article with id ${entityId} not found`);
   const locale = query.get('locale');
   const texts = (article.translations ?? []).filter((x) => !locale || x.locale === locale);
   const result = (['name', 'description'] as const).map((propertyName) => ({
@@ -115,16 +115,16 @@ export function update(t: Tenant, name: EntityName, id: string, body: Record<str
   const current = collection.get(id)!;
   const sentVersion = body.version === undefined ? undefined : JSON.stringify(body.version).replace(/^"|"$/g, '');
   if (opts.checkVersion && sentVersion !== undefined && sentVersion !== current.version) {
-    throw new HttpError(409, `optimistic lock error: ${name} ${id} has version ${current.version}, the request sent ${sentVersion}`);
+    throw new SimHttpError(409, `optimistic lock error: ${name} ${id} has version ${current.version}, the request sent ${sentVersion}`);
   }
   const writable = WRITABLE[name] ?? [];
   const next: Record<string, unknown> = { ...current };
   for (const [key, value] of Object.entries(body)) {
     if (READ_ONLY.has(key)) continue;
-    if (!writable.includes(key)) throw new HttpError(400, `property ${key} of ${name} cannot be written`);
+    if (!writable.includes(key)) throw new SimHttpError(400, `property ${key} of ${name} cannot be written`);
     const old = current[key];
     if (old !== null && old !== undefined && value !== null && (Array.isArray(old) ? !Array.isArray(value) : typeof old !== typeof value)) {
-      throw new HttpError(400, `property ${key}: invalid value`);
+      throw new SimHttpError(400, `property ${key}: invalid value`);
     }
     next[key] = value;
   }
@@ -142,10 +142,10 @@ export function update(t: Tenant, name: EntityName, id: string, body: Record<str
     );
   }
   if (name === 'article' && next.articleNumber !== current.articleNumber && [...collection.values()].some((a) => a.articleNumber === next.articleNumber)) {
-    throw new HttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
+    throw new SimHttpError(400, `articleNumber ${String(next.articleNumber)} already exists`);
   }
   if (name === 'salesOrder' && !SALES_ORDER_STATUSES.includes(next.status as SalesOrder['status']))
-    throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
+    throw new SimHttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
   next.version = String(Number(current.version) + 1);
   next.lastModifiedDate = Math.max(Date.now(), Number(current.lastModifiedDate) + 1);
   collection.set(id, next as typeof current);
@@ -171,17 +171,17 @@ export function ship(t: Tenant, id: string): SalesOrder {
 
 function createSalesOrder(t: Tenant, body: Record<string, unknown>): SimResponse {
   const customer = customerOf(t, body);
-  if ('paid' in body) throw new HttpError(400, 'paid is read-only');
+  if ('paid' in body) throw new SimHttpError(400, 'paid is read-only');
   // weclapp's limits (its description's maxLength): a longer value is refused with 400.
   if (typeof body.orderNumberAtCustomer === 'string' && body.orderNumberAtCustomer.length > 64)
-    throw new HttpError(400, 'orderNumberAtCustomer: at most 64 characters');
+    throw new SimHttpError(400, 'orderNumberAtCustomer: at most 64 characters');
   const deliveryAddress = address(body.deliveryAddress, 'deliveryAddress');
   const orderItems = items(t, body.orderItems ?? [], 'orderItems', [], deliveryAddress?.countryCode);
   const shippingCostItems = body.shippingCostItems === undefined ? undefined : checkShippingCostItems(t, body.shippingCostItems);
   const recordCurrencyId = body.recordCurrencyId === undefined ? undefined : checkCurrency(t, body.recordCurrencyId);
   const headerDiscount = body.headerDiscount === undefined ? undefined : checkDecimal(body.headerDiscount, 'headerDiscount');
   const status = body.status ?? 'ORDER_ENTRY_IN_PROGRESS';
-  if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new HttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
+  if (!SALES_ORDER_STATUSES.includes(status as SalesOrder['status'])) throw new SimHttpError(400, `status must be one of ${SALES_ORDER_STATUSES.join(', ')}`);
   const now = Date.now();
   const order: SalesOrder = {
     id: t.nextId(),

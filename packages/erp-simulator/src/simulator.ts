@@ -38,10 +38,11 @@
  */
 import { ATTRIBUTE_KEYS, DEFAULT_TOKENS, attributeValue, seedTenant } from './seed';
 import { QueryError } from './query';
-import { SimServer, jsonObject, postWebhook, withoutQuery, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
+import { SimHttpError, SimServer, jsonObject, type SimRequest, type SimResponse } from '@sports-timing/shared/src/sim-server';
+import { postWebhook, withoutQuery } from '@sports-timing/shared/src/sim-webhook';
 import { loadWeclappContract } from '@sports-timing/shared/src/weclapp-contract';
 import { route, ship, update } from './records';
-import { HttpError, errorBody, type ErpTenantOptions, type Tenant } from './tenant';
+import { errorBody, type ErpTenantOptions, type Tenant } from './tenant';
 import type { Article, CustomAttributeValue, Customer, EntityName, ErpTenantState, Quotation, SalesInvoice, SalesOrder, TenantData } from './types';
 
 /** Options of {@link createErpSimulator}. */
@@ -130,8 +131,8 @@ export class ErpSimulator {
     this.webhookTimeoutMs = options.webhookTimeoutMs ?? 5_000;
     this.log = options.log ?? (() => undefined);
     this.server = new SimServer({
-      port: options.port ?? 0,
-      host: options.host ?? '127.0.0.1',
+      port: options.port,
+      host: options.host,
       api: (req) => this.api(req),
       control: (req) => this.control(req),
       controlToken: options.controlToken,
@@ -234,15 +235,15 @@ export class ErpSimulator {
     const { attributes, ...fields } = changes;
     const merged: Record<string, unknown> = { ...fields };
     if (attributes !== undefined) {
-      if (attributes === null || typeof attributes !== 'object') throw new HttpError(400, 'attributes must be an object');
+      if (attributes === null || typeof attributes !== 'object') throw new SimHttpError(400, 'attributes must be an object');
       const current: CustomAttributeValue[] = [...(entity as unknown as { customAttributes: CustomAttributeValue[] }).customAttributes];
       for (const [key, value] of Object.entries(attributes)) {
-        if (typeof value !== 'boolean' && typeof value !== 'string') throw new HttpError(400, `attributes.${key}: boolean or string expected`);
+        if (typeof value !== 'boolean' && typeof value !== 'string') throw new SimHttpError(400, `attributes.${key}: boolean or string expected`);
         let v: CustomAttributeValue;
         try {
           v = attributeValue(t.data.customAttributeDefinition.values(), key, value);
         } catch (err) {
-          throw new HttpError(400, (err as Error).message);
+          throw new SimHttpError(400, (err as Error).message);
         }
         const i = current.findIndex((c) => c.attributeDefinitionId === v.attributeDefinitionId);
         if (i >= 0) current[i] = v;
@@ -261,7 +262,7 @@ export class ErpSimulator {
 
   private tenantOrThrow(name: string): Tenant {
     const t = this.tenants.get(name);
-    if (!t) throw new HttpError(404, `unknown tenant ${name}`);
+    if (!t) throw new SimHttpError(404, `unknown tenant ${name}`);
     return t;
   }
 
@@ -271,7 +272,7 @@ export class ErpSimulator {
     if (byId) return byId;
     const field = ENTITY_NUMBER_FIELD[entityName];
     const byNumber = field ? [...collection.values()].find((e) => (e as unknown as Record<string, unknown>)[field] === idOrNumber) : undefined;
-    if (!byNumber) throw new HttpError(404, `${entityName} ${idOrNumber} not found`);
+    if (!byNumber) throw new SimHttpError(404, `${entityName} ${idOrNumber} not found`);
     return byNumber;
   }
 
@@ -296,7 +297,7 @@ export class ErpSimulator {
     try {
       answer = route(tenant, req, m[2].split('/'));
     } catch (err) {
-      if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
+      if (err instanceof SimHttpError) return { status: err.status, json: errorBody(err.status, err.message) };
       if (err instanceof QueryError) return { status: 400, json: errorBody(400, err.message) };
       throw err;
     }
@@ -337,37 +338,32 @@ export class ErpSimulator {
 
   private async control(req: SimRequest): Promise<SimResponse> {
     const tenant = req.query.get('tenant') ?? 'main';
-    try {
-      const t = this.tenantOrThrow(tenant);
-      const route = `${req.method} ${req.path}`;
-      if (route === 'GET /__control/state') return { status: 200, json: this.state() };
-      if (route === 'POST /__control/reset') {
-        this.reset();
-        return { status: 200, json: { ok: true } };
-      }
-      const body = jsonObject(req.body);
-      if (route === 'POST /__control/subscribe' || route === 'POST /__control/unsubscribe') {
-        if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new HttpError(400, 'url: an http(s) URL is required');
-        if (route.endsWith('/subscribe')) t.subscriptions.add(body.url);
-        else t.subscriptions.delete(body.url);
-        return { status: 200, json: { subscriptions: [...t.subscriptions] } };
-      }
-      if (route === 'POST /__control/webhook') {
-        const { url, entityName, entityId, type } = body;
-        if (typeof url !== 'string' || typeof entityName !== 'string' || typeof entityId !== 'string' || typeof type !== 'string') {
-          throw new HttpError(400, 'url, entityName, entityId and type (strings) are required');
-        }
-        return { status: 200, json: await this.deliverWebhook(url, { entityName, entityId, type }, tenant) };
-      }
-      const patch = /^PATCH \/__control\/(article|customer|salesOrder)\/([^/]+)$/.exec(route);
-      if (patch) {
-        return { status: 200, json: await this.patchEntity(patch[1] as 'article' | 'customer' | 'salesOrder', decodeURIComponent(patch[2]), body, tenant) };
-      }
-      throw new HttpError(404, `unknown control endpoint ${route}`);
-    } catch (err) {
-      if (err instanceof HttpError) return { status: err.status, json: errorBody(err.status, err.message) };
-      throw err;
+    const t = this.tenantOrThrow(tenant);
+    const route = `${req.method} ${req.path}`;
+    if (route === 'GET /__control/state') return { status: 200, json: this.state() };
+    if (route === 'POST /__control/reset') {
+      this.reset();
+      return { status: 200, json: { ok: true } };
     }
+    const body = jsonObject(req.body);
+    if (route === 'POST /__control/subscribe' || route === 'POST /__control/unsubscribe') {
+      if (typeof body.url !== 'string' || !/^https?:\/\//.test(body.url)) throw new SimHttpError(400, 'url: an http(s) URL is required');
+      if (route.endsWith('/subscribe')) t.subscriptions.add(body.url);
+      else t.subscriptions.delete(body.url);
+      return { status: 200, json: { subscriptions: [...t.subscriptions] } };
+    }
+    if (route === 'POST /__control/webhook') {
+      const { url, entityName, entityId, type } = body;
+      if (typeof url !== 'string' || typeof entityName !== 'string' || typeof entityId !== 'string' || typeof type !== 'string') {
+        throw new SimHttpError(400, 'url, entityName, entityId and type (strings) are required');
+      }
+      return { status: 200, json: await this.deliverWebhook(url, { entityName, entityId, type }, tenant) };
+    }
+    const patch = /^PATCH \/__control\/(article|customer|salesOrder)\/([^/]+)$/.exec(route);
+    if (patch) {
+      return { status: 200, json: await this.patchEntity(patch[1] as 'article' | 'customer' | 'salesOrder', decodeURIComponent(patch[2]), body, tenant) };
+    }
+    throw new SimHttpError(404, `unknown control endpoint ${route}`);
   }
 
   /** Everything, for assertions: per tenant its entities (as arrays) and subscriptions; deliveries. */

@@ -1,6 +1,6 @@
 /**
  * A tenant of the ERP simulator as its modules share it: options, live data, webhook subscriptions and number
- * sequences, and the error the API answers in weclapp's error body.
+ * sequences, and weclapp's error body.
  */
 import type { ErpErrorBody, TenantData } from './types';
 
@@ -25,17 +25,6 @@ export interface Tenant {
   invoiceSeq: number;
   /** Delivers the change to every subscribed webhook URL (in the background). */
   notify(entityName: string, entityId: string, type: 'create' | 'update'): void;
-}
-
-/** A refusal of the API or control API: answered as `status` with weclapp's error body. */
-export class HttpError extends Error {
-  constructor(
-    readonly status: number,
-    message: string,
-    readonly kind = 'bad_request',
-  ) {
-    super(message);
-  }
 }
 
 /** weclapp's error body (`type` ending in the problem kind, RFC 7807 fields and the older `error`). */

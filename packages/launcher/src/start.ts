@@ -14,8 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/ordering/src/config';
-import { ConfigError, envReader } from '@sports-timing/shared';
+import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader } from '@sports-timing/shared';
 import { liveDemoSpeed, startLiveDemo } from './live-demo';
 
 const root = path.join(__dirname, '../../..');

@@ -142,3 +142,44 @@ export interface Payout {
  * object); an error carries only its `message`.
  */
 export type PayrexxResponse<T> = { status: 'success'; data: T[] } | { status: 'error'; message: string };
+
+/** Body format of webhook deliveries. */
+export type WebhookFormat = 'json' | 'form';
+
+/** One webhook delivery attempt. */
+export interface PaymentWebhookDelivery {
+  /** Same for every attempt of one delivery. */
+  deliveryId: number;
+  attempt: number;
+  url: string;
+  format: WebhookFormat;
+  /** `transaction` or `payout`. */
+  event: 'transaction' | 'payout';
+  /** Null for a payout event. */
+  transactionId: number | null;
+  /** The status the delivered payload carried (transaction or payout status). */
+  transactionStatus: TransactionStatus | null;
+  /** Number of form parameters (form format) or top-level JSON keys of the event object. */
+  parameterCount: number;
+  /** The body as sent. */
+  body: string;
+  /** Receiver's HTTP status, null when it did not answer. */
+  status: number | null;
+  error: string | null;
+  at: string;
+}
+
+/** Answer of `POST /__control/pay`, `/__control/cancel`, `/__control/refund` and `/__control/transaction-status`. */
+export interface PaymentTransactionAnswer {
+  transaction: Transaction;
+}
+
+/** Answer of `POST /__control/payout`: the new payout; null when nothing was left to pay out. */
+export interface PaymentPayoutAnswer {
+  payout: Payout | null;
+}
+
+/** Answer of `GET /__control/deliveries`: every webhook attempt, oldest first. */
+export interface PaymentDeliveriesAnswer {
+  deliveries: PaymentWebhookDelivery[];
+}

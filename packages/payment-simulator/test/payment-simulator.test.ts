@@ -194,6 +194,15 @@ describe('API', () => {
     expect((await api('GET', `Payout/${payout.uuid}/accounting-export`)).status).toBe(404);
   });
 
+  it('answers a refusal of the API or control API in the Payrexx error body with its status, and logs that status', async () => {
+    // Thrown by the handlers (SimHttpError) and answered by the shared server: a 500 here means the refusal escaped.
+    const missing = await api('GET', 'Invoice/99999999/');
+    expect(missing).toEqual({ status: 404, body: { status: 'error', message: 'No Invoice found with id 99999999' } });
+    expect(await ctl('/__control/refund', { transactionId: 99999999 }, 404)).toEqual({ status: 'error', message: 'No Transaction found with id 99999999' });
+    const { requests } = await ctl<{ requests: { path: string; status: number }[] }>('/__control/requests');
+    expect(requests.filter((r) => r.path.endsWith('/Invoice/99999999/')).map((r) => r.status)).toEqual([404]);
+  });
+
   it('has a payment page that pays and redirects', async () => {
     const p = await newPaylink({ successRedirectUrl: 'https://shop.example/thanks' });
     const page = await fetch(p.link);

@@ -13,6 +13,13 @@ export class ConfigError extends Error {
   }
 }
 
+/**
+ * ERP webhook secret of development and test (README "Configuration"): the ordering service's
+ * `ERP_WEBHOOK_SECRET` default there (never in staging or production) and the secret `pnpm start` puts into the
+ * ERP simulator's webhook URLs, so both sides agree without the launcher reading service code.
+ */
+export const DEV_ERP_WEBHOOK_SECRET = 'dev-erp-webhook-secret-0123456789';
+
 type Env = Record<string, string | undefined>;
 
 /** Typed readers over an environment map (default `process.env`); empty strings count as unset. */

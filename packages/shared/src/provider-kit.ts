@@ -4,7 +4,15 @@
  * one reading of `Retry-After`, and one retry loop. The rules are docs/decisions.md §6 (third parties):
  * 5xx, 429, timeouts and connection errors are worth repeating, other 4xx answers never are.
  */
-import { setTimeout as sleep } from 'node:timers/promises';
+import { setTimeout as delay } from 'node:timers/promises';
+
+/**
+ * Waits `ms` milliseconds (a negative wait counts as 0), or less when `signal` aborts: resolves either way and
+ * never rejects, so a loop stopped by its signal simply checks `signal.aborted` after the wait.
+ */
+export function sleep(ms: number, signal?: AbortSignal): Promise<void> {
+  return delay(Math.max(0, ms), undefined, { signal }).catch(() => undefined);
+}
 
 /** Kind of a third party's failure, as far as the HTTP status (or its absence) tells it. */
 export type ProviderErrorCode =
@@ -104,7 +112,7 @@ export type AttemptOutcome<T> = { ok: true; value: T } | { ok: false; error: unk
  * Runs `attempt` (1-based number) at most `policy.maxAttempts` times. After each attempt but the last,
  * `again` decides: `false` stops (the value is returned, the error thrown), `true` waits the policy's backoff,
  * a number waits that many ms (a `Retry-After`) before the next attempt. After the last attempt its outcome
- * stands. Waits with Node's own timer promise.
+ * stands. Waits with {@link sleep}.
  */
 export async function withRetry<T>(
   policy: RetryPolicy,

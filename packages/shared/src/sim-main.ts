@@ -8,7 +8,22 @@
 import { checkHost, ConfigError, envReader, parseUrlList } from './config';
 import { createLogger } from './logging';
 import { stopOnSignals } from './server';
-import { controlTokenFromEnv } from './sim-server';
+
+/**
+ * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
+ * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
+ * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
+ * changes"). Throws a ConfigError naming the variable.
+ */
+export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
+  const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
+  const appEnv = env.APP_ENV ?? 'development';
+  if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
+    throw new ConfigError('SIM_CONTROL_TOKEN', '', `a token when APP_ENV=${appEnv}: the control API must not run without a credential outside development`);
+  }
+  if (token !== undefined && token.length < 16) throw new ConfigError('SIM_CONTROL_TOKEN', '***', 'a token of at least 16 characters');
+  return token;
+}
 
 /** The environment reader the simulators read their settings with. */
 type Env = ReturnType<typeof envReader>;

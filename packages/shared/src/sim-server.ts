@@ -2,11 +2,12 @@
  * The HTTP shell both simulators (`packages/erp-simulator`, `packages/payment-simulator`) run in, their one
  * copy of the boilerplate: a node:http server that reads requests, writes JSON or text answers, logs them, and
  * injects faults driven by the loopback-only control API, so tests and developers can make the simulated third
- * party fail, answer slowly or go away; plus webhook sending and the control token's start-up rule. Test and
- * development tooling only: not exported from the package index, so the services never load it.
+ * party fail, answer slowly or go away; a handler's {@link SimHttpError} becomes the product's error answer
+ * (webhook sending: `sim-webhook.ts`; the control token's start-up rule: `sim-main.ts`). Test and development
+ * tooling only: not exported from the package index, so the services never load it.
  *
  * Control endpoints handled here: without a control token answered only to loopback clients (else 403);
- * with one (`SIM_CONTROL_TOKEN`, required outside development, see {@link controlTokenFromEnv}) to any
+ * with one (`SIM_CONTROL_TOKEN`, required outside development, see `controlTokenFromEnv` in `sim-main.ts`) to any
  * client that sends it in `X-Control-Token` (else 401):
  * - `POST /__control/fail {status?: 503, count?: 1, mode?: 'status', method?, path?}` — the next `count`
  *   matching API requests fail: `mode: 'status'` answers `status` without acting; `'reset'` drops the
@@ -31,7 +32,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { ConfigError } from './config';
 
 /** An incoming request, body read. */
 export interface SimRequest {
@@ -89,10 +89,22 @@ interface DelayRule extends Narrowing {
   queued?: boolean;
 }
 
+/** A refusal thrown by a simulator's handler: answered as `status` with the simulated product's error body. */
+export class SimHttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Options of {@link SimServer}. */
 export interface SimServerOptions {
-  port: number;
-  host: string;
+  /** Default 0: a free port. */
+  port?: number;
+  /** Default 127.0.0.1: loopback only. */
+  host?: string;
   /** Answers API requests (everything outside `/__control/`). */
   api: SimHandler;
   /** Answers the simulator's own control requests. */
@@ -109,22 +121,6 @@ export interface SimServerOptions {
 function tokenMatches(presented: string | string[] | undefined, token: string): boolean {
   const digest = (v: string) => createHash('sha256').update(v).digest();
   return typeof presented === 'string' && timingSafeEqual(digest(presented), digest(token));
-}
-
-/**
- * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
- * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
- * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
- * changes"). Throws a ConfigError naming the variable.
- */
-export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
-  const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
-  const appEnv = env.APP_ENV ?? 'development';
-  if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
-    throw new ConfigError('SIM_CONTROL_TOKEN', '', `a token when APP_ENV=${appEnv}: the control API must not run without a credential outside development`);
-  }
-  if (token !== undefined && token.length < 16) throw new ConfigError('SIM_CONTROL_TOKEN', '***', 'a token of at least 16 characters');
-  return token;
 }
 
 /** Reads a request body (at most 2 MB). */
@@ -171,8 +167,11 @@ export class SimServer {
   /** The last API requests, oldest first. */
   readonly requests: LoggedRequest[] = [];
 
+  private readonly host: string;
+
   constructor(private readonly opts: SimServerOptions) {
-    this.boundPort = opts.port;
+    this.boundPort = opts.port ?? 0;
+    this.host = opts.host ?? '127.0.0.1';
   }
 
   /** The bound port (after `start`). */
@@ -182,7 +181,7 @@ export class SimServer {
 
   /** `http://host:port` of the listener. */
   get origin(): string {
-    return `http://${this.opts.host.includes(':') ? `[${this.opts.host}]` : this.opts.host}:${this.boundPort}`;
+    return `http://${this.host.includes(':') ? `[${this.host}]` : this.host}:${this.boundPort}`;
   }
 
   /** Starts listening (port 0 picks a free port, kept for later `up`s). */
@@ -193,7 +192,7 @@ export class SimServer {
     server.keepAliveTimeout = 30_000;
     await new Promise<void>((resolve, reject) => {
       server.once('error', reject);
-      server.listen(this.boundPort, this.opts.host, () => {
+      server.listen(this.boundPort, this.host, () => {
         server.off('error', reject);
         resolve();
       });
@@ -253,6 +252,16 @@ export class SimServer {
     this.fails = [];
     this.delays = [];
     this.resetAll = false;
+  }
+
+  /** `handler`'s answer to `req`; a {@link SimHttpError} it throws is answered in the product's error format. */
+  private async handle(handler: SimHandler, req: SimRequest): Promise<SimResponse> {
+    try {
+      return await handler(req);
+    } catch (err) {
+      if (err instanceof SimHttpError) return { status: err.status, json: this.opts.errorBody(err.status, err.message) };
+      throw err;
+    }
   }
 
   private waitHeaders(ms: number): Record<string, string> {
@@ -321,7 +330,7 @@ export class SimServer {
         raw.socket.destroy();
         return;
       }
-      const answer = await this.opts.api(req);
+      const answer = await this.handle(this.opts.api, req);
       if (fail && fail.mode === 'resetAfterProcessing') {
         this.log(req, 0);
         raw.socket.destroy();
@@ -376,25 +385,7 @@ export class SimServer {
       case 'GET /__control/requests':
         return { status: 200, json: { requests: this.requests } };
       default:
-        return this.opts.control(req);
+        return this.handle(this.opts.control, req);
     }
   }
-}
-
-/** Sends one webhook (JSON or form body) and reports the outcome; never throws. */
-export async function postWebhook(url: string, body: string, contentType: string, timeoutMs: number): Promise<{ status: number | null; error: string | null }> {
-  try {
-    const res = await fetch(url, { method: 'POST', headers: { 'content-type': contentType }, body, signal: AbortSignal.timeout(timeoutMs) });
-    await res.arrayBuffer();
-    return { status: res.status, error: null };
-  } catch (err) {
-    const e = err as { name?: string; cause?: { code?: string } };
-    return { status: null, error: e.name === 'TimeoutError' ? 'timeout' : (e.cause?.code ?? 'connection failed') };
-  }
-}
-
-/** A URL without its query string (webhook URLs carry secrets in the query). */
-export function withoutQuery(url: string): string {
-  const i = url.indexOf('?');
-  return i < 0 ? url : `${url.slice(0, i)}?…`;
 }

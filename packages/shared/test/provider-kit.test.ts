@@ -1,8 +1,8 @@
 /**
  * The third-party kit (provider-kit.ts): status classification, the error base's `retryable`, `Retry-After`
- * reading and the retry loop's attempts, waits and final outcome.
+ * reading, the retry loop's attempts, waits and final outcome, and the abortable sleep.
  */
-import { ProviderError, backoffDelayMs, providerCodeOf, retryAfterMs, withRetry, type RetryPolicy } from '../src/provider-kit';
+import { ProviderError, backoffDelayMs, providerCodeOf, retryAfterMs, sleep, withRetry, type RetryPolicy } from '../src/provider-kit';
 
 const fast: RetryPolicy = { maxAttempts: 3, baseDelayMs: 1, maxDelayMs: 4 };
 
@@ -110,5 +110,25 @@ describe('withRetry', () => {
     );
     expect(value).toBe(2);
     expect(at[1] - at[0]).toBeGreaterThanOrEqual(110);
+  });
+});
+
+describe('sleep', () => {
+  it('waits the given ms, and a negative wait not at all', async () => {
+    let t = performance.now();
+    await sleep(80);
+    expect(performance.now() - t).toBeGreaterThanOrEqual(75);
+    t = performance.now();
+    await sleep(-5_000);
+    expect(performance.now() - t).toBeLessThan(50);
+  });
+
+  it('resolves (never rejects) as soon as its signal aborts, also when it was aborted before', async () => {
+    const ctl = new AbortController();
+    const t = performance.now();
+    setTimeout(() => ctl.abort(), 30);
+    await expect(sleep(10_000, ctl.signal)).resolves.toBeUndefined();
+    await expect(sleep(10_000, ctl.signal)).resolves.toBeUndefined();
+    expect(performance.now() - t).toBeLessThan(1_000);
   });
 });

@@ -36,7 +36,7 @@ import { countPending } from './outbox/outbox.repository';
 import { tokenEndpointErrorHandler } from './http/auth.handlers';
 import { identifyServiceClient } from './identity/access';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
-import { shopArticlesFastLane } from './http/shop-articles.fast';
+import { shopArticlesFastLane } from './http/shop-articles.fast-lane';
 import { requestCaller } from './http/caller';
 import type { OrderLimits } from './orders/order-limits';
 import { SPEC_FILE } from './version';

@@ -4,14 +4,11 @@
 import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { checkHost, ConfigError, envReader, loadProcessConfig, parseCorsOrigins, parseTrustedProxies } from '@sports-timing/shared';
+import { checkHost, ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader, loadProcessConfig, parseCorsOrigins, parseTrustedProxies } from '@sports-timing/shared';
 
 /** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
 const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
 export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
-
-/** ERP webhook secret of development and test (`ERP_WEBHOOK_SECRET` default there; never in staging/production). */
-export const DEV_ERP_WEBHOOK_SECRET = 'dev-erp-webhook-secret-0123456789';
 
 /** Resolved configuration of the ordering service. */
 export interface OrderingConfig {

@@ -26,7 +26,7 @@ export interface OrderingDeps {
   /** Validate responses against the spec (tests/CI). */
   validateResponses?: boolean;
   /**
-   * Serve plain anonymous article lists outside the Express pipeline (http/shop-articles.fast.ts); default
+   * Serve plain anonymous article lists outside the Express pipeline (http/shop-articles.fast-lane.ts); default
    * on. Off in the tests that need every list validated by the pipeline or that compare both paths.
    */
   fastLane?: boolean;

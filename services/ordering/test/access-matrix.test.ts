@@ -10,7 +10,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { loadSpec } from '@sports-timing/shared';
 import { SPEC_FILE } from '../src/version';
-import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, verifyOwnEmail, type IdentityTestContext, type User } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, verifyOwnEmail, type IdentityTestContext, type User } from './support/identity';
 import { verifyLicenseKey } from './support/license-keys';
 
 type Schema = { $ref?: string; type?: string; enum?: unknown[]; minimum?: number; format?: string; default?: unknown };

@@ -7,7 +7,7 @@ import { generateKeyPairSync, createHmac } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, exportJWK } from 'jose';
 import request from 'supertest';
 import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
-import { startIdentity, type IdentityTestContext } from './auth-support';
+import { startIdentity, type IdentityTestContext } from './support/identity';
 
 describe('defective access tokens are refused with 401', () => {
   const privateKeyPem = generateSigningKeyPem();

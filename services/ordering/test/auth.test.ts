@@ -4,7 +4,7 @@
  * refusal of defective access tokens is in auth-defective-tokens.test.ts.
  */
 import request from 'supertest';
-import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, type IdentityTestContext } from './support/identity';
 
 const TOKEN = '/api/rest/v1/auth/token';
 const CUSTOMER_PASSWORD = 'customer-password-1';
@@ -323,7 +323,7 @@ describe('bootstrap admin', () => {
     const { tmpdir } = await import('node:os');
     const path = await import('node:path');
     const { bootstrapAdmin } = await import('../src/identity/bootstrap');
-    const { createOrderingDatabase } = await import('./helpers');
+    const { createOrderingDatabase } = await import('./support/app');
     const { loadOrderingConfig } = await import('../src/config');
     const pino = (await import('pino')).default;
     const db = await createOrderingDatabase();

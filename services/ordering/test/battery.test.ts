@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { addYears, isCalendarDate } from '../src/battery/battery.service';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 let admin: string;

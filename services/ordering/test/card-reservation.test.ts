@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { claimCardNumber } from '../src/siid/siid.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 beforeAll(async () => {

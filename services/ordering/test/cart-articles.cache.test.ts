@@ -9,8 +9,8 @@ import { sql } from 'kysely';
 import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { CART_ARTICLE_FRESH_MS } from '../src/catalog/catalog.service';
 import { caches } from '../src/maintenance/caches';
-import { startOrdering, type OrderingTestContext } from './helpers';
-import { orderBody } from './orders.support';
+import { startOrdering, type OrderingTestContext } from './support/app';
+import { orderBody } from './support/orders';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

@@ -12,7 +12,7 @@ import { loadDemoCatalog } from '../src/demo/catalog';
 import { ARTICLE_LIST_FRESH_MS } from '../src/catalog/catalog.service';
 import { caches } from '../src/maintenance/caches';
 import { createApp } from '../src/app';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 beforeAll(async () => {

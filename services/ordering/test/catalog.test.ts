@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 let retailer: string;

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { codeForCountryId, countryIdForCode, isKnownCountryCode } from '../src/countries/countries.service';
 import { canonicalCulture, parseAcceptLanguage, resolveCulture } from '../src/culture/culture';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 let proxied: OrderingTestContext;

@@ -3,7 +3,7 @@ import request from 'supertest';
 import { DecryptionError, EncryptionKeyError, EnvelopeEncryption, generateKeyRingSpec, parseKeyRing } from '../src/crypto/aead';
 import { encryptionOf } from '../src/crypto/encryption';
 import { loadOrderingConfig } from '../src/config';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 const key = (b: number) => Buffer.alloc(32, b).toString('base64');
 const ring1 = `1:${key(1)}`;

@@ -8,7 +8,7 @@ import { ARTICLE_NUMBERS, createErpSimulator } from '@sports-timing/erp-simulato
 import { importArticles } from '../src/catalog/catalog.import';
 import { erpClientsOf } from '../src/composition';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 beforeAll(async () => {

@@ -9,7 +9,7 @@ import { smtpMailer } from '../src/mail/mailer';
 import { enqueueMail } from '../src/outbox/outbox.service';
 import { PASSWORD_CLASSES } from '../src/devtools/passwords';
 import { MAX_QR_IMAGE_SIDE } from '../src/devtools/qrcode';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 
 const ENCRYPTION_KEYS = `1:${Buffer.alloc(32, 9).toString('base64')}`;

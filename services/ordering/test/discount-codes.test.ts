@@ -5,7 +5,7 @@
 import request from 'supertest';
 import type { components } from '../src/generated/openapi';
 import { CODE_ALPHABET, GENERATED_CODE_LENGTH } from '../src/discounts/discounts.service';
-import { createCodes, startShop, type NewItem, type TestShop } from './orders.support';
+import { createCodes, startShop, type NewItem, type TestShop } from './support/orders';
 
 type Schemas = components['schemas'];
 type Reply = Schemas['ValidateDiscountCodesReply'];

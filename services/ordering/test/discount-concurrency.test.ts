@@ -3,7 +3,7 @@
  * each in its own transaction on a real PostgreSQL. A single-use code is redeemed exactly once by 500
  * racing orders; a code with N uses exactly N times. Losers get 409 ABORTED and leave no trace.
  */
-import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
+import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './support/orders';
 
 let shop: TestShop;
 beforeAll(async () => {

@@ -8,7 +8,7 @@ import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './support/identity';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from './support/smtp';
 
 const PW = 'verification-password-1';

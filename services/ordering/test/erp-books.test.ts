@@ -13,7 +13,7 @@ import { toErpSalesOrder, discountPercentageFor } from '../src/orders/erp-sales-
 import { allocateProportionally, percentOf } from '../src/money/money';
 import type { StoredOrder, StoredOrderItem } from '../src/orders/order.types';
 import { computeTotals } from '../src/orders/totals';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 const TAXES = new Map([

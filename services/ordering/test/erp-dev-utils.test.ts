@@ -7,8 +7,8 @@
 import request from 'supertest';
 import { parse } from 'csv-parse/sync';
 import { CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { orderBody, postOrder, startShop, type TestShop } from './orders.support';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { orderBody, postOrder, startShop, type TestShop } from './support/orders';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 describe('get-erp-orders', () => {
   let shop: TestShop;

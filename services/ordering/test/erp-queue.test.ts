@@ -13,7 +13,7 @@ import { composeOrdering, erpClientsOf } from '../src/composition';
 import type { DB } from '../src/db/schema';
 import { ErpClients } from '../src/erp/erp-clients';
 import { OrderFlow } from '../src/orders/order-flow.service';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 describe("exactly one sales order under weclapp's queue", () => {

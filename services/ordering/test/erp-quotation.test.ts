@@ -16,7 +16,7 @@ import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/quotations/c
 import { composeOrdering, erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

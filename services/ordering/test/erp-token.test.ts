@@ -10,7 +10,7 @@ import { DEFAULT_TOKENS, createErpSimulator, type ErpSimulator } from '@sports-t
 import { DecryptionError } from '../src/crypto/aead';
 import { erpClientsOf } from '../src/composition';
 import { maskToken } from '../src/erp/erp-clients';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

@@ -10,11 +10,11 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
+import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
-import { DEV_ERP_WEBHOOK_SECRET } from '../src/config';
 import { composeOrdering, erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

@@ -7,7 +7,7 @@
  */
 import request from 'supertest';
 import { ARTICLE_NUMBERS, SEED_ARTICLES, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

@@ -5,7 +5,7 @@
  */
 import { createHash } from 'node:crypto';
 import request from 'supertest';
-import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, verifyOwnEmail, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, verifyOwnEmail, type IdentityTestContext } from './support/identity';
 import { verifyLicenseKey } from './support/license-keys';
 
 let ctx: IdentityTestContext;

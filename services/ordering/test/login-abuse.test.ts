@@ -12,7 +12,7 @@ import { promisify } from 'node:util';
 import type { Server } from 'node:http';
 import request from 'supertest';
 import { hashPassword } from '../src/identity/passwords';
-import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './support/identity';
 
 const TOKEN = '/api/rest/v1/auth/token';
 const PW = 'abuse-test-password-1';

@@ -3,7 +3,7 @@ import { X509Certificate as NodeX509, constants, createPrivateKey, privateDecryp
 import * as x509 from '@peculiar/x509';
 import request from 'supertest';
 import { CacheClearListener, CacheRegistry, caches, registerCache, type ClearResult } from '../src/maintenance/caches';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 let admin: string;

@@ -7,7 +7,7 @@ import { readMaintenanceState, setMaintenanceEnabled } from '../src/maintenance/
 import { MAINTENANCE_GATED_TAGS } from '../src/maintenance/maintenance.middleware';
 import { MaintenanceMode } from '../src/maintenance/maintenance.service';
 import { SPEC_FILE } from '../src/version';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 let admin: string;

@@ -11,9 +11,9 @@ import { createDatabase, createLogger } from '@sports-timing/shared';
 import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simulator';
 import type { DB } from '../src/db/schema';
 import { expireUnpaidOrders, OrderExpirySweeper } from '../src/orders/order-expiry.service';
-import type { OrderingTestContext } from './helpers';
+import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 let stack: OrderFlowStack;

@@ -5,7 +5,7 @@
  */
 import request from 'supertest';
 import { transitionOrder } from '../src/orders/order-states';
-import { orderBody, postOrder, startShop, type TestShop } from './orders.support';
+import { orderBody, postOrder, startShop, type TestShop } from './support/orders';
 
 let shop: TestShop;
 let admin: string;

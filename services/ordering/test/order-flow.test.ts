@@ -1,19 +1,20 @@
 /**
  * The order flow end to end against both simulators over real HTTP, up to the hand-off to the ERP: an
- * order gets a paylink, paying it in the payment simulator makes it `paid` and then `transferred` (exactly one sales order in the ERP simulator); repeated, stale and forged webhook
- * deliveries change nothing; the same delivery 100 times has one effect; with the ERP down the order is
- * still paid and reaches the ERP once it is back; with the payment provider down the order is accepted
- * and gets its paylink later; a cancelled payment cancels the order and releases its card number.
+ * order gets a paylink, paying it in the payment simulator makes it `paid` and then `transferred` (exactly one
+ * sales order in the ERP simulator, nested as weclapp nests sets); the inline paylink answer and e-mail; the
+ * paylink guard; ERP shipped/closed; a refund. Webhook deliveries: `order-flow-deliveries.test.ts`; outages:
+ * `order-flow-outages.test.ts`.
  */
 import request from 'supertest';
 import type { ErpSimulator } from '@sports-timing/erp-simulator';
-import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simulator';
+import type { PaymentSimulator } from '@sports-timing/payment-simulator';
 import { storePaylink } from '../src/orders/order-flow.repository';
 import type { OrderFlow } from '../src/orders/order-flow.service';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
-import { orderBody } from './orders.support';
-import type { OrderingTestContext } from './helpers';
+import { orderBody } from './support/orders';
+import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
+import { orderFlowSteps } from './support/order-flow-steps';
 
 let stack: OrderFlowStack;
 let erp: ErpSimulator;
@@ -26,44 +27,12 @@ beforeAll(async () => {
   stack = await startOrderFlowStack('order-flow-test');
   ({ pay, ctx, url, orderFlow } = stack);
   erp = stack.erp!;
-  await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
+  await stack.control('subscribe', { url: `${stack.url}${WEBHOOK_PATH}`, format: 'json' });
 });
 
 afterAll(() => stack.close());
 
-/** A `/__control` call; pay, cancel and refund answer the transaction they made (subscribe/unsubscribe: unused). */
-function control(action: string, body: unknown): Promise<{ transaction: Transaction }> {
-  return stack.control(action, body);
-}
-
-let cardNumber = 8300000;
-async function placeOrder(): Promise<{ id: number; orderNumber: string; paylinkUrl: string | null; state: string }> {
-  const res = await request(url)
-    .post('/api/grpc-json/v1/shop/orders')
-    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] }));
-  expect(res.status).toBe(200);
-  const b = res.body as { oid: number; orderNumber: string; paylinkUrl: string | null; state: string };
-  return { id: b.oid, orderNumber: b.orderNumber, paylinkUrl: b.paylinkUrl, state: b.state };
-}
-
-async function orderRow(id: number) {
-  return ctx.database.db.selectFrom('orders').selectAll().where('id', '=', id).executeTakeFirstOrThrow();
-}
-async function historyOf(id: number): Promise<string[]> {
-  const rows = await ctx.database.db.selectFrom('order_state_changes').select(['from_state', 'to_state']).where('order_id', '=', id).orderBy('id').execute();
-  return rows.map((r) => `${r.from_state ?? ''}->${r.to_state}`);
-}
-function salesOrdersOf(orderNumber: string) {
-  return [...erp.data('main').salesOrder.values()].filter((s) => s.commission === orderNumber);
-}
-async function deliveriesSettled(): Promise<boolean> {
-  const r = await ctx.database.db.selectFrom('payment_deliveries').select('id').where('outcome', 'in', ['queued', 'fetching']).execute();
-  return r.length === 0;
-}
-function postWebhook(body: unknown, form = false) {
-  const req = request(url).post(WEBHOOK_PATH);
-  return form ? req.type('form').send(body as string) : req.send(body as object);
-}
+const { nextCardNumber, control, placeOrder, orderRow, historyOf, salesOrdersOf, deliveriesSettled, postWebhook } = orderFlowSteps(() => stack, 8300000);
 
 test('a form-encoded webhook is read as Payrexx means its names (numeric keys as object keys) and bounded at 1000 parameters', async () => {
   const placed = await placeOrder();
@@ -152,7 +121,7 @@ test('order → paylink → paid in the simulator → paid → transferred; 5 re
 test('the answer with the inline paylink is the order as stored (it is not read again), with its payment-link e-mail', async () => {
   const res = await request(url)
     .post('/api/grpc-json/v1/shop/orders')
-    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] }));
+    .send(orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(nextCardNumber()) } }] }));
   expect(res.status).toBe(200);
   expect(res.body.paylinkUrl).toMatch(/\/pay\//);
   const stored = await findOrder(ctx.database.db, res.body.oid);
@@ -233,7 +202,7 @@ test('a refund at the provider → refunded; an Idempotency-Key replay carries t
   expect((await historyOf(placed.id)).at(-1)).toBe('transferred->refunded');
 
   await pay.server.down('close');
-  const body = orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(cardNumber++) } }] });
+  const body = orderBody({ orderItems: [{ articleNumber: 'SIAC1', quantity: 1, configuration: { cardNumber: String(nextCardNumber()) } }] });
   let first: request.Response;
   try {
     first = await request(url).post('/api/grpc-json/v1/shop/orders').set('Idempotency-Key', 'flow-replay-1').send(body);
@@ -247,208 +216,4 @@ test('a refund at the provider → refunded; an Idempotency-Key replay carries t
   expect(replay.status).toBe(200);
   expect(replay.body.oid).toBe(first.body.oid);
   expect(replay.body.paylinkUrl).toBe((await orderRow(first.body.oid)).paylink_url);
-});
-
-test('the same delivery 100 times concurrently → one effect', async () => {
-  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
-  try {
-    const placed = await placeOrder();
-    const row = await orderRow(placed.id);
-    const { transaction } = await control('pay', { invoiceId: row.paylink_id });
-    const results = await Promise.all(Array.from({ length: 100 }, () => postWebhook({ transaction: { id: transaction.id, status: 'confirmed' } })));
-    expect(results.every((r) => r.status === 200)).toBe(true);
-    await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred');
-    await until('deliveries processed', deliveriesSettled);
-    expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
-    expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
-    const jobs = await ctx.database.db
-      .selectFrom('outbox_messages')
-      .select('id')
-      .where('kind', '=', 'erp-sales-order')
-      .where('dedupe_key', '=', `order:${placed.id}`)
-      .execute();
-    expect(jobs).toHaveLength(1);
-  } finally {
-    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
-  }
-});
-
-test('forged deliveries change nothing: unknown transaction, and a "confirmed" the provider does not confirm', async () => {
-  const placed = await placeOrder();
-  const row = await orderRow(placed.id);
-  const before = await historyOf(placed.id);
-  const forged = await postWebhook({ transaction: { id: 987654, status: 'confirmed', referenceId: placed.orderNumber, amount: 1 } });
-  expect(forged.status).toBe(200);
-  // A real transaction of this paylink, cancelled by the payer, claimed to be confirmed.
-  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
-  let txId: number;
-  try {
-    txId = (await control('cancel', { invoiceId: row.paylink_id })).transaction.id;
-  } finally {
-    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
-  }
-  // Before any genuine delivery arrives: the forged "confirmed" for the cancelled transaction.
-  expect((await postWebhook(`transaction[id]=${txId}&transaction[status]=confirmed`, true)).status).toBe(200);
-  await until('deliveries processed', deliveriesSettled);
-  const outcomes = await ctx.database.db
-    .selectFrom('payment_deliveries')
-    .select(['transaction_id', 'outcome', 'provider_status'])
-    .where('transaction_id', 'in', [987654, txId])
-    .orderBy('id')
-    .execute();
-  expect(outcomes[0]).toEqual({ transaction_id: 987654, outcome: 'unknownTransaction', provider_status: null });
-  // The provider says cancelled: the order is cancelled (that is what the provider confirms), never paid.
-  expect(outcomes[1].provider_status).toBe('cancelled');
-  const after = await orderRow(placed.id);
-  expect(after.state).toBe('cancelled');
-  expect(await historyOf(placed.id)).toEqual([...before, 'pending_payment->cancelled']);
-  // Cancelling released the card number claim.
-  const claims = await ctx.database.db.selectFrom('card_numbers').selectAll().where('order_ref', '=', placed.orderNumber).execute();
-  expect(claims).toHaveLength(0);
-  // Malformed ids are a documented 400.
-  expect((await postWebhook({ transaction: { id: 'abc' } })).status).toBe(400);
-  expect((await postWebhook('transaction[id]=0', true)).status).toBe(400);
-});
-
-test("a cancelled attempt while the order's paylink is still open changes nothing", async () => {
-  const placed = await placeOrder();
-  // Another paylink with the order's reference, aborted by the payer: its transaction is `cancelled`.
-  const other = await orderFlow.payment.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: placed.orderNumber });
-  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
-  let txId: number;
-  try {
-    txId = (await control('cancel', { invoiceId: other.id })).transaction.id;
-  } finally {
-    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
-  }
-  expect((await postWebhook({ transaction: { id: txId, status: 'cancelled' } })).status).toBe(200);
-  await until('deliveries processed', deliveriesSettled);
-  const d = await ctx.database.db.selectFrom('payment_deliveries').select(['outcome']).where('transaction_id', '=', txId).executeTakeFirstOrThrow();
-  expect(d.outcome).toBe('noChange:paylinkOpen');
-  expect((await orderRow(placed.id)).state).toBe('pending_payment');
-});
-
-test('with the ERP down the order is accepted and paid, and reaches the ERP once it is back', async () => {
-  await erp.server.down('close');
-  let placed: Awaited<ReturnType<typeof placeOrder>>;
-  try {
-    placed = await placeOrder();
-    const row = await orderRow(placed.id);
-    await control('pay', { invoiceId: row.paylink_id });
-    await until('paid', async () => (await orderRow(placed.id)).state === 'paid');
-    await until('a failed hand-off attempt', async () => {
-      const j = await ctx.database.db
-        .selectFrom('outbox_messages')
-        .select(['attempts', 'last_error'])
-        .where('kind', '=', 'erp-sales-order')
-        .where('dedupe_key', '=', `order:${placed.id}`)
-        .executeTakeFirst();
-      return !!j && j.attempts >= 1 && j.last_error !== null;
-    });
-    expect((await orderRow(placed.id)).state).toBe('paid');
-  } finally {
-    await erp.server.up();
-  }
-  await until('transferred', async () => (await orderRow(placed.id)).state === 'transferred', 30_000);
-  expect(salesOrdersOf(placed.orderNumber)).toHaveLength(1);
-});
-
-test('with the payment provider down the order is accepted without paylink and gets it when the provider is back', async () => {
-  await pay.server.down('close');
-  let placed: Awaited<ReturnType<typeof placeOrder>>;
-  try {
-    placed = await placeOrder();
-    expect(placed.state).toBe('pending_payment');
-    expect(placed.paylinkUrl).toBeNull();
-  } finally {
-    await pay.server.up();
-  }
-  await until('paylink', async () => (await orderRow(placed.id)).paylink_url !== null, 30_000);
-  const mail = await ctx.database.db
-    .selectFrom('outbox_messages')
-    .select(['payload'])
-    .where('kind', '=', 'mail')
-    .where('dedupe_key', '=', `order-paylink:${placed.id}`)
-    .executeTakeFirstOrThrow();
-  expect((mail.payload as { text: string }).text).toContain((await orderRow(placed.id)).paylink_url!);
-});
-
-test('while the provider fails, later orders skip the inline paylink attempt until a paylink is created again', async () => {
-  const attempts = async (orderId: number) =>
-    (
-      await ctx.database.db
-        .selectFrom('outbox_messages')
-        .select('attempts')
-        .where('kind', '=', 'payment-paylink')
-        .where('dedupe_key', '=', `order:${orderId}`)
-        .executeTakeFirstOrThrow()
-    ).attempts;
-  await pay.server.down('close');
-  let first: Awaited<ReturnType<typeof placeOrder>>;
-  let second: Awaited<ReturnType<typeof placeOrder>>;
-  try {
-    first = await placeOrder();
-    second = await placeOrder();
-  } finally {
-    await pay.server.up();
-  }
-  expect([first.paylinkUrl, second.paylinkUrl]).toEqual([null, null]);
-  // The first order's request tried (and failed); the second one did not try: its job waits for the dispatchers.
-  expect(await attempts(first.id)).toBeGreaterThanOrEqual(1);
-  expect(await attempts(second.id)).toBe(0);
-  // A dispatcher creates the first order's paylink once the provider is back, which ends the pause.
-  await until('paylink', async () => (await orderRow(first.id)).paylink_url !== null, 30_000);
-  expect((await placeOrder()).paylinkUrl).not.toBeNull();
-});
-
-test("deliveries in any order, repeated and with stale claims, end in the provider's current state (seeded random sequences)", async () => {
-  // Issue #9: "every order of a delivery sequence ends in the provider's current state". Only our deliveries count here.
-  await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
-  try {
-    let seed = 20261121;
-    const random = (): number => {
-      seed = (seed * 1103515245 + 12345) % 2147483648;
-      return seed / 2147483648;
-    };
-    const shuffle = <T>(xs: T[]): T[] => {
-      for (let i = xs.length - 1; i > 0; i--) {
-        const j = Math.floor(random() * (i + 1));
-        [xs[i], xs[j]] = [xs[j], xs[i]];
-      }
-      return xs;
-    };
-    const cases: Array<{ id: number; orderNumber: string; txId: number; paid: boolean }> = [];
-    for (let i = 0; i < 6; i++) {
-      const placed = await placeOrder();
-      const paid = i % 2 === 0;
-      const { transaction } = await control(paid ? 'pay' : 'cancel', { invoiceId: (await orderRow(placed.id)).paylink_id });
-      cases.push({ id: placed.id, orderNumber: placed.orderNumber, txId: transaction.id, paid });
-    }
-    // What the bodies claim is irrelevant (the service re-fetches): each transaction gets every claim, some twice,
-    // JSON or form-encoded, all orders' deliveries interleaved and sent concurrently.
-    const claims = ['waiting', 'confirmed', 'cancelled', 'declined', 'confirmed', 'waiting', 'refunded'];
-    const deliveries = shuffle(cases.flatMap((c) => claims.map((status) => ({ c, status, form: random() < 0.5 }))));
-    const answers = await Promise.all(
-      deliveries.map((d) =>
-        d.form
-          ? postWebhook(`transaction[id]=${d.c.txId}&transaction[status]=${d.status}`, true)
-          : postWebhook({ transaction: { id: d.c.txId, status: d.status } }),
-      ),
-    );
-    expect(answers.map((a) => a.status)).toEqual(deliveries.map(() => 200));
-    await until('deliveries processed', deliveriesSettled);
-    for (const c of cases) {
-      if (c.paid) {
-        await until(`order ${c.orderNumber} transferred`, async () => (await orderRow(c.id)).state === 'transferred');
-        expect(await historyOf(c.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred']);
-        expect(salesOrdersOf(c.orderNumber)).toHaveLength(1);
-      } else {
-        expect((await orderRow(c.id)).state).toBe('cancelled');
-        expect(await historyOf(c.id)).toEqual(['->pending_payment', 'pending_payment->cancelled']);
-        expect(salesOrdersOf(c.orderNumber)).toHaveLength(0);
-      }
-    }
-  } finally {
-    await control('subscribe', { url: `${url}${WEBHOOK_PATH}`, format: 'json' });
-  }
 });

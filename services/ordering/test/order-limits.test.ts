@@ -15,8 +15,8 @@ import type { OrderingConfig } from '../src/config';
 import type { components } from '../src/generated/openapi';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { erpClientsOf } from '../src/composition';
-import { startOrdering, type OrderingTestContext } from './helpers';
-import { orderBody, snapshot } from './orders.support';
+import { startOrdering, type OrderingTestContext } from './support/app';
+import { orderBody, snapshot } from './support/orders';
 
 let ctx: OrderingTestContext;
 let sim: ErpSimulator;

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import { ORDER_STATES, type OrderState } from '../src/orders/order.types';
 import { IllegalTransitionError, ORDER_TRANSITIONS, requireTransition, transitionOrder } from '../src/orders/order-states';
-import { orderBody, postOrder, startShop, type TestShop } from './orders.support';
+import { orderBody, postOrder, startShop, type TestShop } from './support/orders';
 
 /** Whether `from → to` is an allowed transition by the table the service moves orders with. */
 const canTransition = (from: OrderState, to: OrderState): boolean => ORDER_TRANSITIONS[from].includes(to);

@@ -6,7 +6,7 @@ import request from 'supertest';
 import type { components } from '../src/generated/openapi';
 import { findOrder, toOrderResponse } from '../src/orders/orders.mapper';
 import { CARD_NUMBER_RANGES } from '../src/siid/card-types';
-import { createCodes, snapshot, startShop, type NewContact, type TestShop } from './orders.support';
+import { createCodes, snapshot, startShop, type NewContact, type TestShop } from './support/orders';
 
 /** Spec `OrderRequest` as a client sends it (defaulted fields optional). */
 type OrderRequest = Omit<components['schemas']['OrderRequest'], 'contact' | 'discountCodes'> & { contact: NewContact; discountCodes?: string[] };

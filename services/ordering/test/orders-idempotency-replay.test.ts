@@ -12,8 +12,8 @@ import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { erpClientsOf } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
-import { orderBody } from './orders.support';
+import { startOrdering, type OrderingTestContext } from './support/app';
+import { orderBody } from './support/orders';
 
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;

@@ -12,7 +12,7 @@ import { placeShopOrder } from '../src/orders/orders.service';
 import { requestHash, takeIdempotencyKey } from '../src/orders/idempotency';
 import { shopOrderInput } from '../src/http/orders.handlers';
 import type { components } from '../src/generated/openapi';
-import { orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
+import { orderBody, postOrder, snapshot, startShop, type TestShop } from './support/orders';
 
 type ShopOrderDTO = components['schemas']['ShopOrderDTO'];
 type ShopOrderRequest = components['schemas']['NewShopOrderDTO'];

@@ -3,7 +3,7 @@
  * validation, a taken card number and unusable discount codes, each leaving the database unchanged and
  * sending no e-mail. The real app with response validation, real PostgreSQL and a real SMTP server.
  */
-import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './orders.support';
+import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './support/orders';
 
 let shop: TestShop;
 beforeAll(async () => {

@@ -6,7 +6,7 @@
 import { createLogger } from '@sports-timing/shared';
 import { enqueue, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
 import { countPending } from '../src/outbox/outbox.repository';
-import { createOrderingDatabase } from './helpers';
+import { createOrderingDatabase } from './support/app';
 import { countDead, findMessage } from './support/outbox';
 
 let ctx: Awaited<ReturnType<typeof createOrderingDatabase>>;

@@ -8,7 +8,7 @@ import { createDatabase, createLogger } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
 import { outboxRows, OutboxDispatcher } from '../src/outbox/outbox.service';
 import { insertMessages } from '../src/outbox/outbox.repository';
-import { createOrderingDatabase } from './helpers';
+import { createOrderingDatabase } from './support/app';
 import { findMessage } from './support/outbox';
 import { testNote } from '@sports-timing/shared/src/testing';
 

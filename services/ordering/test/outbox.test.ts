@@ -8,7 +8,7 @@ import { createLogger } from '@sports-timing/shared';
 import { smtpMailer } from '../src/mail/mailer';
 import { enqueue, enqueueMail, failReservedJob, mailEntry, messageIdFor, outboxRows, OutboxDispatcher } from '../src/outbox/outbox.service';
 import { completeJobSql, countPending, insertMessages } from '../src/outbox/outbox.repository';
-import { createOrderingDatabase } from './helpers';
+import { createOrderingDatabase } from './support/app';
 import { findMessage } from './support/outbox';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
 

@@ -11,7 +11,7 @@
 import request from 'supertest';
 import type { Transaction } from '@sports-timing/payment-simulator';
 import { insertDelivery } from '../src/orders/order-flow.repository';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 let stack: OrderFlowStack;

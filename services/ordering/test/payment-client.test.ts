@@ -152,7 +152,7 @@ describe('reads and writes', () => {
   });
 
   it('serves a payout list with one unreadable payout: that one flagged (readError), the others as they are', async () => {
-    const stored = (sim as unknown as { payouts: Map<string, Record<string, unknown>> }).payouts;
+    const stored = sim.ledger.payouts as unknown as Map<string, Record<string, unknown>>;
     const [first] = [...stored.values()];
     const fees = first.total_fees;
     first.total_fees = 150.5; // a decimal, as the official SDK types the field (a float)
@@ -168,7 +168,7 @@ describe('reads and writes', () => {
   });
 
   it('serves a transaction list with one unreadable transaction: that one flagged (readError), the others as they are', async () => {
-    const stored = (sim as unknown as { transactions: Map<number, Record<string, unknown>> }).transactions;
+    const stored = sim.ledger.transactions as unknown as Map<number, Record<string, unknown>>;
     expect(stored.size).toBeGreaterThan(2);
     const [first] = [...stored.values()];
     const amount = first.amount;
@@ -192,7 +192,7 @@ describe('reads and writes', () => {
   });
 
   it('serves payout details with one unreadable transfer: that one flagged (readError), the others as they are', async () => {
-    const stored = (sim as unknown as { payouts: Map<string, { uuid: string; transfers: Record<string, unknown>[] }> }).payouts;
+    const stored = sim.ledger.payouts as unknown as Map<string, { uuid: string; transfers: Record<string, unknown>[] }>;
     const payout = [...stored.values()].find((p) => p.transfers.filter((t) => t.type === 'transaction').length >= 2)!;
     const transfer = payout.transfers.find((t) => t.type === 'transaction')!;
     const amount = transfer.amount;

@@ -7,8 +7,8 @@
 import request from 'supertest';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from './helpers';
-import { orderBody } from './orders.support';
+import { startOrdering, type OrderingTestContext } from './support/app';
+import { orderBody } from './support/orders';
 
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;

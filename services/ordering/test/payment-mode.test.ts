@@ -6,7 +6,7 @@
  * every other payment test.)
  */
 import request from 'supertest';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 let stack: OrderFlowStack;

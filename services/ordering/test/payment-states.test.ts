@@ -8,7 +8,7 @@
  */
 import request from 'supertest';
 import { expireUnpaidOrders } from '../src/orders/order-expiry.service';
-import { orderBody } from './orders.support';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 let stack: OrderFlowStack;

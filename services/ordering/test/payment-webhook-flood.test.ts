@@ -16,7 +16,7 @@ import { createApp } from '../src/app';
 import { erpClientsOf } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
 const LIMIT = 40;

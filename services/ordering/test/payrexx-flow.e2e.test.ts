@@ -10,8 +10,8 @@
 import request from 'supertest';
 import type { PaymentSimulator, Payout, Transaction } from '@sports-timing/payment-simulator';
 import type { OrderFlow } from '../src/orders/order-flow.service';
-import type { OrderingTestContext } from './helpers';
-import { orderBody } from './orders.support';
+import type { OrderingTestContext } from './support/app';
+import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
 let stack: OrderFlowStack;

@@ -11,7 +11,7 @@ import { parse } from 'csv-parse/sync';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
 import { erpClientsOf } from '../src/composition';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;

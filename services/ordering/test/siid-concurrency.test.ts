@@ -8,7 +8,7 @@ import { sql } from 'kysely';
 import { ApiError, createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
 import { claimCardNumber, claimRandomCardNumbers } from '../src/siid/siid.service';
-import { createOrderingDatabase } from './helpers';
+import { createOrderingDatabase } from './support/app';
 
 let base: Awaited<ReturnType<typeof createOrderingDatabase>>;
 let wide: Database<DB>;

@@ -2,7 +2,7 @@ import request from 'supertest';
 import { ApiError } from '@sports-timing/shared';
 import { CARD_NUMBER_RANGES, CARD_TYPES, cardTypeOfNumber } from '../src/siid/card-types';
 import { checkServiceId, claimCardNumber, claimCardNumbers, drawFreeServiceIds, markCardNumbersSold, releaseCardNumbers } from '../src/siid/siid.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 beforeAll(async () => {

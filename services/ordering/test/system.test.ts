@@ -1,5 +1,5 @@
 import request from 'supertest';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
 beforeAll(async () => {

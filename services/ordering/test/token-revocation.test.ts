@@ -9,7 +9,7 @@ import { SignJWT, calculateJwkThumbprint, exportJWK } from 'jose';
 import request from 'supertest';
 import { createApp } from '../src/app';
 import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
-import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './support/identity';
 
 const PW = 'revocation-password-1';
 const ROLES = '/api/rest/v1/users/update-roles';

@@ -3,7 +3,7 @@
  * profile changes without mass assignment, and role changes that never leave the service without an admin.
  */
 import request from 'supertest';
-import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, type IdentityTestContext, type User } from './auth-support';
+import { ADMIN_PASSWORD, bearerOf, createUser, login, startIdentity, type IdentityTestContext, type User } from './support/identity';
 
 let ctx: IdentityTestContext;
 let admin: string;

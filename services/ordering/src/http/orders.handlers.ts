@@ -5,6 +5,7 @@
  * card-order rules (one item per card, requested or random numbers) are in `orders/card-order.ts`.
  * `createQuotationForSubscription` is handled with the ERP operations (`erp.handlers.ts`).
  */
+import type { Request, Response } from 'express';
 import { principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { effectiveUserGroup } from '../catalog/user-groups';
@@ -15,7 +16,7 @@ import type { components, operations } from '../generated/openapi';
 import { CARD_NUMBER_KEY } from '../orders/cart';
 import { callerOf } from '../orders/idempotency';
 import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../orders/order.types';
-import { placeCardOrder, placeShopOrder } from '../orders/orders.service';
+import { placeCardOrder, placeShopOrder, type PlaceOrderContext } from '../orders/orders.service';
 import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
 import { requestCaller } from './caller';
 
@@ -92,6 +93,15 @@ function idempotencyKeyOf(headers: Record<string, string | string[] | undefined>
 export function ordersHandlers(ctx: OrderingContext): Handlers<operations> {
   const db = ctx.database.db;
   const limits = ctx.services.orderLimits;
+  /** Who places an order and how the request is made idempotent, alike for both order operations. */
+  const placeContext = (req: Request, res: Response): PlaceOrderContext => ({
+    principal: principalOf<Principal>(res),
+    idempotencyKey: idempotencyKeyOf(req.headers),
+    caller: requestCaller(req, res),
+    limits,
+    requestBody: req.body,
+    paylinks: ctx.orderFlow,
+  });
   return {
     async createDiscountCodes(req, res) {
       res.json(await createDiscountCodes(db, req.body, callerOf(principalOf<Principal>(res))));
@@ -101,30 +111,14 @@ export function ordersHandlers(ctx: OrderingContext): Handlers<operations> {
       res.json(await validateDiscountCodes(db, req.body.codes, shopItems(req.body.orderItems), group));
     },
     async createShopOrder(req, res) {
-      const placed = await placeShopOrder(db, shopOrderInput(req.body), {
-        principal: principalOf<Principal>(res),
-        idempotencyKey: idempotencyKeyOf(req.headers),
-        caller: requestCaller(req, res),
-        limits,
-        requestBody: req.body,
-        paylinks: ctx.orderFlow,
-      });
-      res.json(placed.body);
+      res.json((await placeShopOrder(db, shopOrderInput(req.body), placeContext(req, res))).body);
     },
     async bulkUpdateCardOrderItems(req, res) {
       await bulkUpdateCardOrderItems(db, req.body.items, { actor: callerOf(principalOf<Principal>(res)), reason: req.body.reason ?? null });
       res.status(200).end();
     },
     async createOrder(req, res) {
-      const placed = await placeCardOrder(db, req.body, {
-        principal: principalOf<Principal>(res),
-        idempotencyKey: idempotencyKeyOf(req.headers),
-        caller: requestCaller(req, res),
-        limits,
-        requestBody: req.body,
-        paylinks: ctx.orderFlow,
-      });
-      res.json(placed.body);
+      res.json((await placeCardOrder(db, req.body, placeContext(req, res))).body);
     },
   };
 }

@@ -3,31 +3,22 @@
  * transaction that checks addresses and cart, redeems discount codes, claims card numbers, stores the
  * order with its items, totals and initial state, and enqueues the confirmation e-mail in the outbox.
  * Any failure rolls everything back, so a rejected order leaves no trace (no order, no claim, no
- * redemption, no e-mail). Both operations feed the same pipeline; only their mapping differs.
+ * redemption, no e-mail). Both operations feed the same pipeline; only their mapping differs. The steps
+ * inside the transaction (validate cart, price, persist, reserve, enqueue) are in `place-order.steps.ts`;
+ * here are the idempotency key around them and the paylink after the commit.
  */
 import type { Kysely } from 'kysely';
-import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
-import { canonicalCulture, localize } from '../culture/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { DB } from '../db/schema';
-import { evaluateDiscountCodes } from '../discounts/discount-rules';
-import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
-import { renderOrderConfirmation } from './order-confirmation.mail';
-import { mailEntry, outboxRows } from '../outbox/outbox.service';
-import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
-import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
-import { checkAddresses } from './addresses';
 import { cardOrderInput, type CardOrderRequest } from './card-order';
-import { buildCart, CARD_NUMBER_KEY, loadCartArticles, summarize, type CartLine } from './cart';
+import { loadCartArticles } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
-import { initialStateFor, type OrderAddress, type OrderInput, type StoredAddress, type StoredOrder } from './order.types';
-import { findOrder, toOrderResponse, toShopOrderDTO, toStoredOrder, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
-import { insertOutboxAndCompleteKey, renewIdempotentResponse } from './idempotency.repository';
-import * as repo from './orders.repository';
+import type { OrderInput, StoredOrder } from './order.types';
+import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import { renewIdempotentResponse } from './idempotency.repository';
 import type { OrderLimits } from './order-limits';
-import { computeTotals } from './totals';
-import { newOrderJobs } from './order-flow.service';
+import { enqueueOrder, persistOrder, priceOrder, reserveOrder, validateCart, type OrderPlacement } from './place-order.steps';
 
 /** Who places the order and how the request is made idempotent. */
 export interface PlaceOrderContext {
@@ -60,40 +51,6 @@ export interface PlacedOrder<T> {
   replayed: boolean;
 }
 
-/** `SO-<year>-<id, at least 6 digits>`, the year in UTC. */
-export function orderNumberFor(id: number, at: Date): string {
-  return `${orderNumberPrefix(at)}${String(id).padStart(6, '0')}`;
-}
-
-/** `SO-<year>-`, the part of the order number before the id (the year in UTC); see {@link orderNumberFor}. */
-function orderNumberPrefix(at: Date): string {
-  return `SO-${at.getUTCFullYear()}-`;
-}
-
-function storedAddress(a: OrderAddress): StoredAddress {
-  const { countryCode: _code, ...rest } = a;
-  return rest;
-}
-
-/** Claims the card numbers of the cart for `orderRef`; returns the number of each line (by index) or null. */
-async function claimCards(trx: Kysely<DB>, lines: readonly CartLine[], orderRef: string): Promise<(number | null)[]> {
-  const numbers = lines.map((l) => l.cardNumber);
-  // One call per type, in the types' ascending range order: claims are taken in ascending number order
-  // across the whole order, so two orders wanting overlapping numbers cannot deadlock.
-  const ordered: CardType[] = [...CARD_TYPES].sort((a, b) => CARD_NUMBER_RANGES[a].first - CARD_NUMBER_RANGES[b].first);
-  for (const type of ordered) {
-    const wanted = lines.filter((l) => l.cardType === type && l.cardNumber !== null).map((l) => l.cardNumber as number);
-    if (wanted.length > 0) await claimCardNumbers(trx, type, wanted, orderRef);
-  }
-  for (const type of ordered) {
-    const indexes = lines.map((l, i) => (l.assignRandomCardNumber && l.cardType === type ? i : -1)).filter((i) => i >= 0);
-    if (indexes.length === 0) continue;
-    const drawn = await claimRandomCardNumbers(trx, type, indexes.length, orderRef);
-    indexes.forEach((lineIndex, k) => (numbers[lineIndex] = drawn[k]));
-  }
-  return numbers;
-}
-
 /**
  * Places an order. Within one transaction: the idempotency key (a stored reply is returned as is), the
  * address and cart checks (ApiError 400 with every violation), discount codes (400, or 409 when used
@@ -107,7 +64,6 @@ async function placeOrder<T>(
   operation: string,
   render: (o: StoredOrder) => T,
 ): Promise<PlacedOrder<T>> {
-  const group = effectiveUserGroup(ctx.principal);
   const caller = callerOf(ctx.principal);
   const claim: IdempotencyClaim | null = ctx.idempotencyKey
     ? { scope: `${operation}:${ctx.caller ?? caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) }
@@ -121,114 +77,15 @@ async function placeOrder<T>(
         const prior = await takeIdempotencyKey(trx, claim, ctx.idempotencyWaitMs ?? IDEMPOTENCY_WAIT_MS);
         if (prior !== null) return { body: prior as T, replayed: true };
       }
-      // Before any code is looked at: an order's verdicts on its codes cost what a `validate` request costs.
-      if (ctx.limits && input.discountCodes.length > 0) await ctx.limits.chargeDiscountCheck(ctx.caller ?? caller);
-      const errors: FieldErrors = {};
-      const addresses = checkAddresses(input, errors);
-      const { cart, errors: cartErrors } = buildCart(input.items, articles, group, input.paths.items);
-      for (const [field, msgs] of Object.entries(cartErrors)) addFieldError(errors, field, ...msgs);
-      const reservedCards = cart.lines.filter((l) => l.cardNumber !== null || l.assignRandomCardNumber).length;
-      if (ctx.limits && group === 'public' && reservedCards > ctx.limits.maxCardsPerPublicOrder) {
-        addFieldError(
-          errors,
-          input.paths.items,
-          `An order holds at most ${ctx.limits.maxCardsPerPublicOrder} card numbers (ORDER_MAX_CARDS_PUBLIC) unless placed by a retailer or staff; this one has ${reservedCards}.`,
-        );
-      }
-      if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
-      if (ctx.limits && group === 'public') await ctx.limits.chargePublicOrder(ctx.caller ?? caller, reservedCards, input.contact.email);
-
-      const now = new Date();
-      const evaluation = evaluateDiscountCodes(
-        input.discountCodes,
-        await loadDiscountTerms(trx, input.discountCodes),
-        cart.lines.map((l) => ({ articleNumber: l.article.articleNumber, netAmountCents: l.netAmountCents })),
-        cart.currency,
-        now,
-      );
-      requireAllValid(evaluation, input.paths.discountCodes);
-      const totals = computeTotals(
-        cart.lines.map((l, i) => ({ netAmountCents: l.netAmountCents, discountNetCents: evaluation.lineDiscounts[i], vatRatePercent: l.vatRatePercent })),
-        addresses.courier.shippingNetCents,
-      );
-
-      const { state, paymentMethod } = initialStateFor(group);
-      const culture = [canonicalCulture(input.contact.culture)];
-      // Requested card numbers go in with the items (a claim that fails rolls everything back); drawn ones follow the claims.
-      const items = cart.lines.map((l, i) => ({
-        parent_position: l.parentIndex,
-        line_no: l.lineNo,
-        position: i,
-        article_number: l.article.articleNumber,
-        article_name: localize(l.article.names, culture) ?? l.article.articleNumber,
-        quantity: l.quantity,
-        configuration: l.cardNumber === null ? l.configuration : { ...l.configuration, [CARD_NUMBER_KEY]: String(l.cardNumber) },
-        article_bom_item_oid: l.articleBomItemOid,
-        unit_net_price_cents: l.unitNetPriceCents,
-        net_amount_cents: l.netAmountCents,
-        discount_net_cents: evaluation.lineDiscounts[i],
-        vat_rate_percent: l.vatRatePercent,
-        vat_cents: totals.lineVatCents[i],
-        card_type: l.cardType,
-        card_number: l.cardNumber,
-      }));
-      // Id, order number (`orderNumberFor`), the first history entry and the items come with the insert (one round trip).
-      const inserted = await repo.insertNewOrder(
-        trx,
-        {
-          source: input.source,
-          state,
-          payment_method: paymentMethod,
-          user_group: group,
-          created_by_kind: ctx.principal?.kind ?? null,
-          created_by_id: ctx.principal?.id ?? null,
-          erp_retailer_entity_id: ctx.principal?.erpRetailerEntityId ?? null,
-          contact: JSON.stringify(input.contact),
-          shipping_address: JSON.stringify(storedAddress(input.shippingAddress)),
-          shipping_country_id: addresses.shippingCountryId,
-          billing_address: input.billingAddress ? JSON.stringify(storedAddress(input.billingAddress)) : null,
-          billing_country_id: addresses.billingCountryId,
-          billing_same_as_shipping: input.billingAddressIsSameAsShippingAddress,
-          discount_codes: evaluation.results.map((r) => r.normalizedCode),
-          retailer_customer_order_reference: input.retailerCustomerOrderReference,
-          notes: input.notes,
-          currency: cart.currency,
-          items_net_cents: totals.itemsNetCents,
-          discount_cents: totals.discountCents,
-          shipping_net_cents: totals.shippingNetCents,
-          net_total_cents: totals.netTotalCents,
-          vat_cents: totals.vatCents,
-          gross_total_cents: totals.grossTotalCents,
-          vat_breakdown: JSON.stringify(totals.vatBreakdown),
-          courier: addresses.courier.id,
-          created_at: now,
-          updated_at: now,
-        },
-        orderNumberPrefix(now),
-        { actor: caller, reason: `order placed (${operation})` },
-        items,
-      );
-      const { id: orderId, order_number: orderNumber } = inserted.order;
-      // Codes before card numbers, in every order: a fixed lock order keeps concurrent orders deadlock-free.
-      await redeemDiscountCodes(trx, evaluation.results, orderId);
-      const cardNumbers = await claimCards(trx, cart.lines, orderNumber);
-      const drawn = cart.lines.flatMap((l, i) =>
-        cardNumbers[i] !== l.cardNumber && cardNumbers[i] !== null ? [{ position: i, cardNumber: cardNumbers[i] }] : [],
-      );
-      const changed = new Map((await repo.setDrawnCardNumbers(trx, orderId, drawn, CARD_NUMBER_KEY)).map((r) => [r.id, r]));
-      const itemRows = inserted.items.map((r) => changed.get(r.id) ?? r);
-
-      const order = toStoredOrder(inserted.order, itemRows);
+      const group = effectiveUserGroup(ctx.principal);
+      const valid = await validateCart(input, group, articles, ctx.limits, ctx.caller ?? caller);
+      // The order's time is taken once it is valid (discount validity, `created_at`).
+      const placement: OrderPlacement = { input, principal: ctx.principal, group, actor: caller, operation, now: new Date() };
+      const price = await priceOrder(trx, placement, valid);
+      const { inserted, state } = await persistOrder(trx, placement, valid, price);
+      const order = await reserveOrder(trx, valid, price, inserted);
       const body = render(order);
-      // The confirmation e-mail, the order's jobs and the idempotency record's response in one statement.
-      await insertOutboxAndCompleteKey(
-        trx,
-        outboxRows([
-          mailEntry(`order-confirmation:${orderId}`, renderOrderConfirmation(order, { courierName: addresses.courier.name })),
-          ...newOrderJobs(orderId, state),
-        ]),
-        claim ? { scope: claim.scope, key: claim.key, orderId, status: 200, body } : null,
-      );
+      await enqueueOrder(trx, order, valid, state, claim, body);
       return { body, replayed: false, order };
     });
   } catch (err) {

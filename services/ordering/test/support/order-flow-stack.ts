@@ -14,7 +14,7 @@ import { erpClientsOf } from '../../src/composition';
 import { OrderFlow } from '../../src/orders/order-flow.service';
 import type { Mailer } from '../../src/mail/mailer';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from '../helpers';
+import { startOrdering, type OrderingTestContext } from './app';
 
 /** Path of the payment provider's webhook on the ordering service. */
 export const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';

@@ -4,15 +4,14 @@
  * Punches carry `txid` (the inserting transaction's id, xid8) so that readers can hide punches whose id
  * could still be overtaken by an earlier, uncommitted upload; see punches.repository.ts for the protocol.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Advisory lock key of punch id allocation; fixed here because a migration must not change with the code. */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Creates the tables, indexes and the `insert_punch_batch` function (dropped by migration 0007) of the timing schema. */
-export const m0001Timing: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create table users (
         id integer generated always as identity primary key,
         user_name text not null unique,
@@ -98,8 +97,8 @@ export const m0001Timing: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`drop function insert_punch_batch; drop table punches, event_modems, events, modems, api_keys, users`.execute(db);
-  },
-};
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop function insert_punch_batch; drop table punches, event_modems, events, modems, api_keys, users`.execute(db);
+}

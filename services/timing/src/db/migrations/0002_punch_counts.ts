@@ -17,15 +17,14 @@
  * compaction's commit still see the old deltas. Concurrent compactions are safe: a delta is deleted (and
  * re-added in sum) by exactly one of them.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Creates the counters (backfilled), their triggers, the compaction and `upload_punch_batch`. */
-export const m0002PunchCounts: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create table punch_counts (
         modem text not null,
         shift smallint not null check (shift in (10, 16)),
@@ -87,10 +86,10 @@ export const m0002PunchCounts: Migration = {
       $fn$;
     `.execute(db);
 
-    // Backfill after the triggers exist: creating them waited for every running insert into punches, so
-    // this statement's snapshot holds every row not counted by a trigger. Rows of ended transactions
-    // (txid below this statement's xmin) fold into txid 0, others keep their txid (see the module comment).
-    await sql`
+  // Backfill after the triggers exist: creating them waited for every running insert into punches, so
+  // this statement's snapshot holds every row not counted by a trigger. Rows of ended transactions
+  // (txid below this statement's xmin) fold into txid 0, others keep their txid (see the module comment).
+  await sql`
       with xm as (select pg_snapshot_xmin(pg_current_snapshot()) as x),
       p as (select modem, id, case when txid < xm.x then '0'::xid8 else txid end as t from punches, xm)
       insert into punch_counts (modem, shift, bucket, n, txid)
@@ -99,11 +98,11 @@ export const m0002PunchCounts: Migration = {
       select modem, 10::int2, id >> 10, count(*), t from p group by modem, id >> 10, t
     `.execute(db);
 
-    // One call per upload (docs/decisions.md §7): ownership check of the batch's distinct modems before the critical
-    // section (a read takes no xid), then the gap-free insert of insert_punch_batch. Nothing is written
-    // when a modem is unknown (the caller registers it in its own statement and calls again) or belongs to
-    // another user (p_admin false): registering here would take this transaction's xid outside the lock.
-    await sql`
+  // One call per upload (docs/decisions.md §7): ownership check of the batch's distinct modems before the critical
+  // section (a read takes no xid), then the gap-free insert of insert_punch_batch. Nothing is written
+  // when a modem is unknown (the caller registers it in its own statement and calls again) or belongs to
+  // another user (p_admin false): registering here would take this transaction's xid outside the lock.
+  await sql`
       create function upload_punch_batch(
         p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -135,9 +134,10 @@ export const m0002PunchCounts: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
       drop function upload_punch_batch;
       drop trigger punch_counts_insert on punches;
       drop trigger punch_counts_delete on punches;
@@ -146,5 +146,4 @@ export const m0002PunchCounts: Migration = {
       drop function punch_counts_add, punch_counts_remove, compact_punch_counts;
       drop table punch_counts;
     `.execute(db);
-  },
-};
+}

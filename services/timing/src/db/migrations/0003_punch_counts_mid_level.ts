@@ -7,19 +7,18 @@
  * visibility. The table lock first waits for uploads in flight and keeps new ones out until this commits:
  * no upload can then write fine deltas without their mid-level twins.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Adds level 13 to the counters and their triggers. */
-export const m0003PunchCountsMidLevel: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`lock table punches in share row exclusive mode`.execute(db);
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`lock table punches in share row exclusive mode`.execute(db);
+  await sql`
       alter table punch_counts drop constraint punch_counts_shift_check;
       alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 13, 16));
       insert into punch_counts (modem, shift, bucket, n, txid)
       select modem, 13::int2, bucket >> 3, sum(n), txid from punch_counts where shift = 10 group by modem, bucket >> 3, txid;
     `.execute(db);
-    await sql`
+  await sql`
       create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
       begin
         insert into punch_counts (modem, shift, bucket, n, txid)
@@ -43,11 +42,12 @@ export const m0003PunchCountsMidLevel: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`lock table punches in share row exclusive mode`.execute(db);
-    await sql`delete from punch_counts where shift = 13`.execute(db);
-    await sql`
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`lock table punches in share row exclusive mode`.execute(db);
+  await sql`delete from punch_counts where shift = 13`.execute(db);
+  await sql`
       create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
       begin
         insert into punch_counts (modem, shift, bucket, n, txid)
@@ -69,5 +69,4 @@ export const m0003PunchCountsMidLevel: Migration = {
       alter table punch_counts drop constraint punch_counts_shift_check;
       alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 16));
     `.execute(db);
-  },
-};
+}

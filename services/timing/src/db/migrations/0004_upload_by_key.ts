@@ -5,12 +5,11 @@
  * the upload's result; unknown and foreign modems are reported, not written, exactly as by
  * `upload_punch_batch`, which it calls.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Creates `upload_punch_batch_by_key`. */
-export const m0004UploadByKey: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create function upload_punch_batch_by_key(
         p_key_hash bytea,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -32,8 +31,8 @@ export const m0004UploadByKey: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`drop function upload_punch_batch_by_key`.execute(db);
-  },
-};
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop function upload_punch_batch_by_key`.execute(db);
+}

@@ -17,15 +17,14 @@
  * Frozen (docs/database.md): the function texts are written out in full, down to the line of blanks after
  * `begin` in up(), which the text applied to existing databases has (schema.sql compares byte for byte).
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Replaces `upload_punch_batch` (same signature and results). */
-export const m0005InsertOutsideLock: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create or replace function upload_punch_batch(
         p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -63,10 +62,11 @@ export const m0005InsertOutsideLock: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  /** Restores migration 0002's function. */
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`
+}
+
+/** Restores migration 0002's function. */
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create or replace function upload_punch_batch(
         p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -98,5 +98,4 @@ export const m0005InsertOutsideLock: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-};
+}

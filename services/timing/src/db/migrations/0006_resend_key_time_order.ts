@@ -12,16 +12,15 @@
  * changed, written out in full here and in down() (which restores 0005's), the line of blanks after `begin`
  * included.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Rebuilds `punches_resend` in the new column order and writes batches in that order. */
-export const m0006ResendKeyTimeOrder: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`alter table punches drop constraint punches_resend, add constraint punches_resend unique (modem, time, card, code, type)`.execute(db);
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table punches drop constraint punches_resend, add constraint punches_resend unique (modem, time, card, code, type)`.execute(db);
+  await sql`
       create or replace function upload_punch_batch(
         p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -59,10 +58,11 @@ export const m0006ResendKeyTimeOrder: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`alter table punches drop constraint punches_resend, add constraint punches_resend unique (modem, card, code, time, type)`.execute(db);
-    await sql`
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`alter table punches drop constraint punches_resend, add constraint punches_resend unique (modem, card, code, time, type)`.execute(db);
+  await sql`
       create or replace function upload_punch_batch(
         p_user_id integer, p_admin boolean,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -100,5 +100,4 @@ export const m0006ResendKeyTimeOrder: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-};
+}

@@ -4,18 +4,18 @@
  *
  * Frozen (docs/database.md): down() recreates it with migration 0001's text, written out in full.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
 const PUNCH_ID_LOCK = 7_365_420_001;
 
 /** Drops the unused `insert_punch_batch`. */
-export const m0007DropInsertPunchBatch: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`drop function insert_punch_batch`.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`drop function insert_punch_batch`.execute(db);
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create function insert_punch_batch(
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
         out stored integer, out max_id bigint
@@ -37,5 +37,4 @@ export const m0007DropInsertPunchBatch: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-};
+}

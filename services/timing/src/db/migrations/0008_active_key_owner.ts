@@ -8,12 +8,11 @@
  * Frozen (docs/database.md): down() restores migration 0004's text of `upload_punch_batch_by_key`, written
  * out in full, and drops `active_key_owner`.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Creates `active_key_owner` and makes `upload_punch_batch_by_key` use it. */
-export const m0008ActiveKeyOwner: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create function active_key_owner(p_key_hash bytea)
       returns table (key_id integer, user_id integer, user_name text, role text)
       language sql stable as $fn$
@@ -22,7 +21,7 @@ export const m0008ActiveKeyOwner: Migration = {
           where k.key_hash = p_key_hash and k.revoked_at is null
       $fn$;
     `.execute(db);
-    await sql`
+  await sql`
       create or replace function upload_punch_batch_by_key(
         p_key_hash bytea,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -43,9 +42,10 @@ export const m0008ActiveKeyOwner: Migration = {
       end
       $fn$;
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create or replace function upload_punch_batch_by_key(
         p_key_hash bytea,
         p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
@@ -67,6 +67,5 @@ export const m0008ActiveKeyOwner: Migration = {
       end
       $fn$;
     `.execute(db);
-    await sql`drop function active_key_owner`.execute(db);
-  },
-};
+  await sql`drop function active_key_owner`.execute(db);
+}

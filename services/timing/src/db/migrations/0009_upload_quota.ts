@@ -4,12 +4,11 @@
  *
  * Frozen (docs/database.md): down() drops the table.
  */
-import { sql, type Kysely, type Migration } from 'kysely';
+import { sql, type Kysely } from 'kysely';
 
 /** Creates `upload_quota`. */
-export const m0009UploadQuota: Migration = {
-  async up(db: Kysely<unknown>): Promise<void> {
-    await sql`
+export async function up(db: Kysely<unknown>): Promise<void> {
+  await sql`
       create table upload_quota (
         user_id integer not null references users (id) on delete cascade,
         day date not null,
@@ -17,8 +16,8 @@ export const m0009UploadQuota: Migration = {
         primary key (user_id, day)
       )
     `.execute(db);
-  },
-  async down(db: Kysely<unknown>): Promise<void> {
-    await sql`drop table upload_quota`.execute(db);
-  },
-};
+}
+
+export async function down(db: Kysely<unknown>): Promise<void> {
+  await sql`drop table upload_quota`.execute(db);
+}

@@ -4,8 +4,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { startTiming, waitUntilVisible, type TimingTestContext } from '../../../services/timing/test/helpers';
-import { createTimingClient, readEventStream, TimingApiError, type NewPunch, type Punch } from '../src';
+import { startTiming, waitUntilVisible, type TimingTestContext } from '../../services/timing/test/helpers';
+import { createTimingClient, readEventStream, TimingApiError, type NewPunch, type Punch } from '@sports-timing/timing-client';
 
 let ctx: TimingTestContext;
 let server: http.Server;

@@ -10,7 +10,7 @@ import { spawn } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { startTiming, type TimingTestContext } from '../../../services/timing/test/helpers';
+import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 
 jest.setTimeout(60_000);
 
@@ -31,9 +31,13 @@ afterAll(async () => {
 });
 
 test('SIGTERM ends a following tail at once with exit code 0', async () => {
-  const child = spawn(process.execPath, [path.join(__dirname, '../bin/punches.cjs'), 'tail', '--modem', 'SIGTERM-1', '--url', baseUrl, '--key', ctx.adminKey], {
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = spawn(
+    process.execPath,
+    [path.join(__dirname, '../../packages/cli/bin/punches.cjs'), 'tail', '--modem', 'SIGTERM-1', '--url', baseUrl, '--key', ctx.adminKey],
+    {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   let err = '';
   child.stderr.on('data', (c: Buffer) => (err += c.toString('utf8')));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));

@@ -4,10 +4,10 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { loadDemoCatalog } from '../../../services/ordering/src/demo/catalog';
-import { startOrdering, type OrderingTestContext } from '../../../services/ordering/test/helpers';
-import { batteryLines } from '../src/battery';
-import { defaultOrderingUrl, defaultTimingUrl } from '../src/main';
+import { batteryLines } from '@sports-timing/cli/src/battery';
+import { defaultOrderingUrl, defaultTimingUrl } from '@sports-timing/cli/src/main';
+import { loadDemoCatalog } from '../../services/ordering/src/demo/catalog';
+import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/support/app';
 
 describe('service addresses', () => {
   it('follow TIMING_URL / ORDERING_URL, else the port variables, else the default ports', () => {

@@ -9,14 +9,14 @@ import type { Express } from 'express';
 import { sql } from 'kysely';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
-import { createApp } from '../src/app';
-import type { Principal } from '../src/auth/principal';
-import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
-import { loadOrderingConfig, type OrderingConfig } from '../src/config';
-import type { OrderingDeps } from '../src/context';
-import { migrations } from '../src/db/migrations';
-import { fileMailer } from '../src/mail/mailer';
-import type { DB } from '../src/db/schema';
+import { createApp } from '../../src/app';
+import type { Principal } from '../../src/auth/principal';
+import { generateSigningKeyPem, TokenService } from '../../src/auth/tokens';
+import { loadOrderingConfig, type OrderingConfig } from '../../src/config';
+import type { OrderingDeps } from '../../src/context';
+import { migrations } from '../../src/db/migrations';
+import { fileMailer } from '../../src/mail/mailer';
+import type { DB } from '../../src/db/schema';
 
 /** A running test context. */
 export interface OrderingTestContext {

@@ -9,16 +9,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { main } from '@sports-timing/cli/src/main';
+import { readPunchFile } from '@sports-timing/cli/src/punch-file';
 import { createLogger } from '@sports-timing/shared';
 import { createTimingClient } from '@sports-timing/timing-client';
-import { createApp } from '../../../services/timing/src/app';
-import { LiveHub } from '../../../services/timing/src/live/hub';
-import { startPunchListener, type PunchListener } from '../../../services/timing/src/live/listener';
-import { startTiming, type TimingTestContext } from '../../../services/timing/test/helpers';
-import { main } from '../src/main';
-import { readPunchFile } from '../src/punch-file';
+import { createApp } from '../../services/timing/src/app';
+import { LiveHub } from '../../services/timing/src/live/hub';
+import { startPunchListener, type PunchListener } from '../../services/timing/src/live/listener';
+import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 
-const BIN = path.join(__dirname, '../bin/punches.cjs');
+const BIN = path.join(__dirname, '../../packages/cli/bin/punches.cjs');
 const CODES = [31, 32, 33, 34, 35];
 const PREFIX = 'RH-';
 

@@ -16,7 +16,7 @@
  * have one implementation, the pipeline's. The fast lane repeats what a successful anonymous list does
  * there: the same service call (`shopArticleListBody` for the `public` group), the same headers
  * (`X-Request-Id`, `Content-Type`, `Content-Length`, `Vary`), gzip when accepted, the request metrics and
- * the request log line. test/shop-articles.fast.test.ts compares both paths response by response.
+ * the request log line. test/shop-articles.fast-lane.test.ts compares both paths response by response.
  */
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import accepts from 'accepts';

@@ -1,5 +1,5 @@
 /**
- * The fast lane of the shop article list (src/http/shop-articles.fast.ts): which requests it takes (alone,
+ * The fast lane of the shop article list (src/http/shop-articles.fast-lane.ts): which requests it takes (alone,
  * in front of a marker that stands for the pipeline), and that for every request the app with the fast
  * lane answers exactly as the app without it (status, headers but the request id and date, body).
  */
@@ -9,12 +9,12 @@ import request from 'supertest';
 import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { loadSpec } from '@sports-timing/shared';
-import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast';
+import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast-lane';
 import { caches } from '../src/maintenance/caches';
 import { maintenanceOf } from '../src/composition';
 import { deref, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { SPEC_FILE } from '../src/version';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import { startOrdering, type OrderingTestContext } from './support/app';
 
 const ARTICLES = '/api/grpc-json/v1/shop/articles';
 

@@ -7,9 +7,9 @@ import { Writable } from 'node:stream';
 import type { Express } from 'express';
 import pino from 'pino';
 import request from 'supertest';
-import type { components } from '../src/generated/openapi';
-import { bootstrapAdmin } from '../src/identity/bootstrap';
-import { startOrdering, type OrderingTestContext } from './helpers';
+import type { components } from '../../src/generated/openapi';
+import { bootstrapAdmin } from '../../src/identity/bootstrap';
+import { startOrdering, type OrderingTestContext } from './app';
 
 /** Password of the bootstrap admin in tests. */
 export const ADMIN_PASSWORD = 'admin-password-for-tests-1';

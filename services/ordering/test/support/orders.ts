@@ -8,14 +8,14 @@ import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
 import request from 'supertest';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
-import { createApp } from '../src/app';
-import type { DB } from '../src/db/schema';
-import { loadDemoCatalog } from '../src/demo/catalog';
-import type { components } from '../src/generated/openapi';
-import { smtpMailer } from '../src/mail/mailer';
-import { OutboxDispatcher } from '../src/outbox/outbox.service';
-import { startOrdering, type OrderingTestContext } from './helpers';
-import { startTestSmtp, type TestSmtp } from './support/smtp';
+import { createApp } from '../../src/app';
+import type { DB } from '../../src/db/schema';
+import { loadDemoCatalog } from '../../src/demo/catalog';
+import type { components } from '../../src/generated/openapi';
+import { smtpMailer } from '../../src/mail/mailer';
+import { OutboxDispatcher } from '../../src/outbox/outbox.service';
+import { startOrdering, type OrderingTestContext } from './app';
+import { startTestSmtp, type TestSmtp } from './smtp';
 
 type Schemas = components['schemas'];
 /** Fields with a spec default are optional in a request (the validator fills them in). */
