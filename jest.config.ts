@@ -17,6 +17,8 @@ const config: Config = {
   testPathIgnorePatterns: ['/node_modules/', '/test/soak/', ...(SKIP_BROWSER_TESTS ? ['\\.browser\\.test\\.ts$'] : [])],
   transform: { '^.+\\.ts$': ['@swc/jest', { jsc: { target: 'es2022', parser: { syntax: 'typescript' } } }] },
   globalSetup: '<rootDir>/test/global-setup.ts',
+  // Jest's transform cache beside the dependencies, not in /tmp: a run leaves the temporary directory as found.
+  cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   setupFiles: ['<rootDir>/test/jest-env.ts'],
   globalTeardown: '<rootDir>/test/global-teardown.ts',
   testTimeout: 60_000,

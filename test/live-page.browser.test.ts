@@ -9,7 +9,6 @@
 import { mkdirSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import os from 'node:os';
 import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
@@ -19,6 +18,7 @@ import { loadDemoData } from '../services/timing/src/demo/load';
 import { LiveHub } from '../services/timing/src/live/hub';
 import { startPunchListener, type PunchListener } from '../services/timing/src/live/listener';
 import { startTiming, waitUntilVisible, type TimingTestContext } from '../services/timing/test/helpers';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 /** The few DOM shapes the page functions below use (the project's type-check has no DOM library). */
 interface PageElement {
@@ -32,10 +32,11 @@ declare const document: { querySelector(selector: string): PageElement | null; d
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 /**
- * Where the screenshots go: a temporary folder, so a test run leaves the checkout unchanged. The README's
- * images in docs/images are copies of these, refreshed by hand when the page changes.
+ * Where the screenshots go: `.data/screenshots` (ignored by git, beside the development data), so a test run
+ * leaves neither the tracked files nor the temporary directory changed. The README's images in docs/images
+ * are copies of these, refreshed by hand when the page changes.
  */
-const IMAGES = path.join(os.tmpdir(), 'live-page-screenshots');
+const IMAGES = path.join(__dirname, '../.data/screenshots');
 
 let timing: TimingTestContext;
 let browser: Browser;
@@ -255,7 +256,7 @@ describe('an event of 100,000 punches', () => {
       const t0 = Date.now();
       await page.evaluate(() => 1);
       const roundTripMs = Date.now() - t0;
-      console.log(`live page, 100,000 punches: live after ${loadMs} ms, main-thread round trip ${roundTripMs} ms`);
+      testNote(`live page, 100,000 punches: live after ${loadMs} ms, main-thread round trip ${roundTripMs} ms`);
       expect(loadMs).toBeLessThan(10_000);
       expect(roundTripMs).toBeLessThan(500);
     } finally {

@@ -11,7 +11,7 @@ import path from 'node:path';
 const root = path.join(__dirname, '..');
 
 /** Set by the platform or the test runner, not by an operator. */
-const SYSTEM = new Set(['PATH', 'HOME', 'NODE_ENV', 'JEST_WORKER_ID', 'CI']);
+const SYSTEM = new Set(['PATH', 'HOME', 'NODE_ENV', 'JEST_WORKER_ID', 'CI', 'TMPDIR']);
 
 /** Folders scanned (recursively), and folders skipped within them (test fixtures with made-up environments). */
 const SCANNED = ['services/ordering/src', 'services/timing/src', 'services/ordering/test', 'services/timing/test', 'packages', 'test', 'bench/src'];

@@ -77,8 +77,18 @@ async function startAndStop(stop: (pid: number) => void): Promise<{ code: number
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   const deadline = Date.now() + 90_000;
-  await waitHealthy(`http://127.0.0.1:${timing}/healthz`, deadline);
-  await waitHealthy(`http://127.0.0.1:${ordering}/healthz`, deadline);
+  try {
+    await waitHealthy(`http://127.0.0.1:${timing}/healthz`, deadline);
+    await waitHealthy(`http://127.0.0.1:${ordering}/healthz`, deadline);
+  } catch (err) {
+    // Not up: stop what did start, keep nothing behind, and show what it printed.
+    if (child.exitCode === null && child.signalCode === null) {
+      process.kill(-child.pid!, 'SIGTERM');
+      await exited;
+    }
+    rmSync(dataDir, { recursive: true, force: true });
+    throw new Error(`${(err as Error).message}; pnpm start printed:\n${output.slice(-3000)}`, { cause: err });
+  }
   stop(child.pid!);
   const code = await exited;
   return { code, output, ports: [pgPort, ordering, timing, erp, payment], dataDir };

@@ -11,7 +11,7 @@
  * Node children get an IPC channel as lifeline (they stop when the harness dies); all are killed on exit.
  */
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -172,14 +172,37 @@ function serviceArgs(service: 'timing' | 'ordering'): string[] {
   return entryArgs(`services/${service}`, 'server');
 }
 
-/** Data directory for the services' development keys (kept out of the repository's `.data`). */
+/**
+ * A fresh data directory for one server's development keys: kept out of the repository's `.data`, and removed
+ * again by {@link removingScratch} when the server stops, so a run leaves the temporary directory as it found it.
+ */
 function scratchDir(): string {
-  return path.join(os.tmpdir(), 'sports-timing-bench');
+  return mkdtempSync(path.join(os.tmpdir(), 'sports-timing-bench-'));
+}
+
+/** `start` with `dir` removed when the server it starts stops, or at once when it does not start. */
+async function removingScratch(dir: string, start: () => Promise<RunningServer>): Promise<RunningServer> {
+  const remove = () => rmSync(dir, { recursive: true, force: true });
+  const server = await start().catch((err: unknown) => {
+    remove();
+    throw err;
+  });
+  return {
+    ...server,
+    async stop() {
+      try {
+        await server.stop();
+      } finally {
+        remove();
+      }
+    },
+  };
 }
 
 /** Starts the timing service on `databaseUrl`; resolves once `/healthz` answers. */
 export async function startOurs(databaseUrl: string, opts: { shared?: boolean } = {}, timeoutMs = 60_000): Promise<RunningServer> {
   const port = await freePort();
+  const dataDir = scratchDir();
   const env = {
     ...process.env,
     TIMING_DATABASE_URL: databaseUrl,
@@ -189,7 +212,7 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
     LOG_LEVEL: 'warn',
     HTTP_LOG: 'false',
     NODE_ENV: 'production',
-    DATA_DIR: scratchDir(),
+    DATA_DIR: dataDir,
     TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
     // Shared read answers only where asked (see scenarios.ts InstanceName).
     ...(opts.shared ? {} : { TIMING_READ_CACHE_MB: '0' }),
@@ -197,10 +220,12 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
     TIMING_MAX_LIVE_CONNECTIONS: '2000',
     TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: '2000',
   };
-  const { child, output } = launch('ours', process.execPath, serviceArgs('timing'), env, true);
-  const baseUrl = `http://127.0.0.1:${port}`;
-  await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
-  return running('ours', baseUrl, child, output);
+  return removingScratch(dataDir, async () => {
+    const { child, output } = launch('ours', process.execPath, serviceArgs('timing'), env, true);
+    const baseUrl = `http://127.0.0.1:${port}`;
+    await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+    return running('ours', baseUrl, child, output);
+  });
 }
 
 /** Starts the raw node:http + pg server. */
@@ -294,6 +319,7 @@ export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promis
   const port = await freePort();
   const baseUrl = `http://127.0.0.1:${port}`;
   const paymentSimulator = await startPaymentSimulator(baseUrl);
+  const dataDir = scratchDir();
   const env = {
     ...process.env,
     ORDERING_DATABASE_URL: databaseUrl,
@@ -312,12 +338,15 @@ export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promis
     LOG_LEVEL: 'warn',
     HTTP_LOG: 'false',
     NODE_ENV: 'production',
-    DATA_DIR: scratchDir(),
+    DATA_DIR: dataDir,
   };
   try {
-    const { child, output } = launch('ordering', process.execPath, serviceArgs('ordering'), env, true);
-    await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
-    return { ordering: running('ordering', baseUrl, child, output), paymentSimulator };
+    const ordering = await removingScratch(dataDir, async () => {
+      const { child, output } = launch('ordering', process.execPath, serviceArgs('ordering'), env, true);
+      await waitUntilAnswering(`${baseUrl}/healthz`, child, output, timeoutMs);
+      return running('ordering', baseUrl, child, output);
+    });
+    return { ordering, paymentSimulator };
   } catch (err) {
     await paymentSimulator.stop();
     throw err;

@@ -20,7 +20,7 @@ http.createServer((req, res) => {
   }
   res.setHeader('content-type', 'text/plain');
   res.end('ok');
-}).listen(0, '127.0.0.1', function () { console.log(this.address().port); });
+}).listen(0, '127.0.0.1', function () { process.stdout.write(this.address().port + '\\n'); });
 `;
 
 async function startServer(stallAt: number): Promise<{ child: ChildProcess; url: string }> {

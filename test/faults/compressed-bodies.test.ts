@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net';
 import zlib from 'node:zlib';
 import { startOrdering, type OrderingTestContext } from '../../services/ordering/test/support/app';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(120_000);
 
@@ -101,13 +102,13 @@ const targets = (): {
 ];
 
 test('gzip bomb (1 GiB inflated) → 413 quickly with bounded memory', async () => {
-  console.log(`gzip bomb: ${bomb.length} bytes on the wire, ${GiB} inflated`);
+  testNote(`gzip bomb: ${bomb.length} bytes on the wire, ${GiB} inflated`);
   for (const target of targets()) {
     global.gc?.();
     const rssBefore = process.memoryUsage().rss;
     const res = await post(target.base, target.path, bomb, { ...target.headers, 'content-encoding': 'gzip' });
     const rssGrowth = process.memoryUsage().rss - rssBefore;
-    console.log(`gzip bomb → ${target.name}: ${res.status} in ${res.ms} ms, RSS growth ${(rssGrowth / 1024 / 1024).toFixed(1)} MiB`);
+    testNote(`gzip bomb → ${target.name}: ${res.status} in ${res.ms} ms, RSS growth ${(rssGrowth / 1024 / 1024).toFixed(1)} MiB`);
     expect(res.status).toBe(413);
     target.shape(res.body, 413);
     expect(res.ms).toBeLessThan(5_000);
@@ -124,7 +125,7 @@ test('invalid gzip → 400; unknown Content-Encoding → 415', async () => {
       ['truncated gzip', truncated],
     ] as const) {
       const res = await post(target.base, target.path, body, { ...target.headers, 'content-encoding': 'gzip' });
-      console.log(`${label} → ${target.name}: ${res.status}`);
+      testNote(`${label} → ${target.name}: ${res.status}`);
       expect(res.status).toBe(400);
       target.shape(res.body, 400);
     }

@@ -12,6 +12,7 @@ import type { DB } from '../../services/ordering/src/db/schema';
 import { claimRandomCardNumbers } from '../../services/ordering/src/siid/siid.service';
 import { createOrderingDatabase } from '../../services/ordering/test/support/app';
 import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 const WORKERS = 64;
 const PER_WORKER = Number(process.env.CARD_RESERVATIONS ?? 50);
@@ -44,7 +45,7 @@ describe('card-number reservations', () => {
     const ms = Date.now() - started;
     const rows = await wide.db.selectFrom('card_numbers').select(['service_id', 'order_ref']).execute();
     const distinctAcknowledged = new Set(acknowledged).size;
-    console.log(
+    testNote(
       `card reservations: ${WORKERS} workers × ${PER_WORKER} = ${acknowledged.length} in ${ms} ms (${Math.round(acknowledged.length / (ms / 1000))}/s); ${distinctAcknowledged} distinct; ${rows.length} rows`,
     );
     expect(acknowledged).toHaveLength(WORKERS * PER_WORKER);

@@ -10,15 +10,17 @@
 import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createDatabase, createLogger } from '@sports-timing/shared';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 const PORT = Number(process.env.FAULT_PG_PORT ?? 5680);
 const ORDERS = Number(process.env.FAULT_ORDERS ?? 600);
 const PUNCH_BATCHES = Number(process.env.FAULT_PUNCH_BATCHES ?? 200);
 const CLIENTS = 16;
-const DATA_DIR = process.env.FAULT_PG_DIR ?? `/tmp/rel-fault-pg-${PORT}`;
+const DATA_DIR = process.env.FAULT_PG_DIR ?? path.join(os.tmpdir(), `rel-fault-pg-${PORT}`);
 const PNPM_DIR = path.join(__dirname, '../../node_modules/.pnpm');
 const PG_BIN = path.join(
   PNPM_DIR,
@@ -150,7 +152,7 @@ test(`ordering: ${ORDERS} orders across a fast and an immediate restart — 0 lo
              (select count(distinct dedupe_key) from outbox_messages where kind = 'mail')::int as distinct_mail_keys,
              (select count(*) from idempotency_keys)::int as keys`);
     const c = counts.rows[0];
-    console.log(
+    testNote(
       `pg-restart orders: ${ORDERS} orders, ${CLIENTS} clients, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503} (without Retry-After ${tally.status503WithoutRetryAfter}), network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(c)}`,
     );
     expect(tally.otherErrors).toEqual([]);
@@ -213,7 +215,7 @@ test(`timing: ${PUNCH_BATCHES} punch batches across a fast and an immediate rest
       'select count(*)::int as punches, count(distinct (modem, card, time, code, type))::int as distinct from punches',
     );
     await db.close();
-    console.log(
+    testNote(
       `pg-restart punches: ${PUNCH_BATCHES} batches × ${PER_BATCH}, ${durationMs} ms; restarts ${JSON.stringify(restarts)} ms; 503 ${tally.status503}, network errors ${tally.networkErrors}, retries ${tally.retries}; db ${JSON.stringify(r.rows[0])}`,
     );
     expect(tally.otherErrors).toEqual([]);

@@ -12,6 +12,7 @@ import { startOrdering, type OrderingTestContext } from '../../services/ordering
 import { bootstrapAdmin } from '../../services/ordering/src/identity/bootstrap';
 import { createApp as createTimingApp } from '../../services/timing/src/app';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 function capture(): { lines: string[]; sink: Writable } {
   const lines: string[] = [];
@@ -114,7 +115,7 @@ test('ordering: password, tokens, client id, ERP token and webhook secret stay o
     for (const s of seen)
       if (s.text.includes(value) && !(s.issues === 'tokens' && (name === 'access' || name === 'refresh'))) leaks.push(`${name} in response of "${s.what}"`);
   }
-  console.log(`ordering secrets: ${oLog.lines.length} log lines, ${seen.length} responses checked; leaks: ${leaks.length}`);
+  testNote(`ordering secrets: ${oLog.lines.length} log lines, ${seen.length} responses checked; leaks: ${leaks.length}`);
   expect(leaks).toEqual([]);
 });
 
@@ -141,6 +142,6 @@ test('timing: API keys (header and query string) stay out of logs and responses'
     if (logs.includes(value)) leaks.push(`${name} in logs`);
     for (const s of seen) if (s.text.includes(value)) leaks.push(`${name} in response of "${s.what}"`);
   }
-  console.log(`timing secrets: ${log.lines.length} log lines; leaks: ${leaks.length}`);
+  testNote(`timing secrets: ${log.lines.length} log lines; leaks: ${leaks.length}`);
   expect(leaks).toEqual([]);
 });

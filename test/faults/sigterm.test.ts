@@ -6,10 +6,15 @@
  * closes (after an accept drain: until 100 ms without a new connection, at most 1 s), and the process exits 0 soon after its longest in-flight request.
  */
 import { rmSync } from 'node:fs';
+import os from 'node:os';
+import path from 'node:path';
 import http from 'node:http';
 import { randomBytes } from 'node:crypto';
-import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { createTestDatabase, type TestDatabase, testNote } from '@sports-timing/shared/src/testing';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+
+/** The service's data directory (development keys), removed after the file. */
+const DATA_DIR = path.join(os.tmpdir(), `rel-sigterm-${process.pid}`);
 
 jest.setTimeout(120_000);
 
@@ -23,7 +28,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await proc?.stop(1_000);
   await db?.drop();
-  rmSync(`/tmp/rel-sigterm-${process.pid}`, { recursive: true, force: true });
+  rmSync(DATA_DIR, { recursive: true, force: true });
 });
 
 interface Outcome {
@@ -59,7 +64,7 @@ function send(port: number, method: string, path: string, body?: string): Promis
 test('SIGTERM under load: 0 failed in-flight requests, new connections refused, prompt exit', async () => {
   proc = await startServiceProcess({
     entry: 'services/timing/src/server.ts',
-    env: { TIMING_PORT: '0', DATABASE_URL: db.url, DEMO_DATA: 'false', TIMING_BOOTSTRAP_API_KEY: KEY, DATA_DIR: `/tmp/rel-sigterm-${process.pid}` },
+    env: { TIMING_PORT: '0', DATABASE_URL: db.url, DEMO_DATA: 'false', TIMING_BOOTSTRAP_API_KEY: KEY, DATA_DIR },
   });
   const port = proc.port;
   const exited = new Promise<number>((resolve) => proc!.child.once('exit', () => resolve(Date.now())));
@@ -107,7 +112,7 @@ test('SIGTERM under load: 0 failed in-flight requests, new connections refused, 
   const after = outcomes.filter((o) => !o.sentBeforeSignal);
   const refused = after.filter((o) => o.error === 'ECONNREFUSED').length;
   const longest = Math.max(...before.map((o) => o.ms));
-  console.log(
+  testNote(
     `sigterm: ${before.length} requests sent before the signal (${failedInFlight.length} failed, longest ${longest} ms), ${after.length} after (${refused} refused, ` +
       `${after.filter((o) => o.error === 'ECONNRESET').length} reset, ${after.filter((o) => o.status && o.status < 300).length} answered 2xx); exit ${exitAt - signalledAt} ms after SIGTERM with code ${proc.child.exitCode}`,
   );

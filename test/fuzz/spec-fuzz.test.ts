@@ -11,6 +11,7 @@ import { startTiming, type TimingTestContext } from '../../services/timing/test/
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { fuzzSpec, summarize, type FuzzReport } from './spec-fuzz';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6);
@@ -19,7 +20,7 @@ jest.setTimeout(180_000);
 
 function report(name: string, r: FuzzReport): void {
   // The figures RELIABILITY.md quotes.
-  console.log(
+  testNote(
     `${name}: ${r.operations} operations, ${r.requests} requests in ${r.durationMs} ms, seed ${SEED}; statuses ${JSON.stringify(r.statuses)}; ${r.failures.length} failures\n${summarize(r.failures).join('\n')}`,
   );
 }

@@ -12,7 +12,7 @@
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { createTestDatabase, type TestDatabase, testNote } from '@sports-timing/shared/src/testing';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { formatReport, measureLiveLatency } from './latency';
 
@@ -42,7 +42,7 @@ test('replay at 60x with tail beside it: all delivered, none repeated, p99 from 
   const report = await measureLiveLatency({ file: SLICE, baseUrl: timing.baseUrl, apiKey: API_KEY, speed: 60 });
   const line = formatReport(report);
 
-  console.log(`live latency (slice 19:00-19:05 at 60x): ${line}\nslowest: ${JSON.stringify(report.worst)}`);
+  testNote(`live latency (slice 19:00-19:05 at 60x): ${line}\nslowest: ${JSON.stringify(report.worst)}`);
   const out = path.resolve(process.env.DATA_DIR ?? path.join(ROOT, '.data'));
   mkdirSync(out, { recursive: true });
   writeFileSync(

@@ -13,13 +13,14 @@ import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simula
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { createApp } from '../../services/ordering/src/app';
 import { attackSpec, DEEP, summarizeFindings, type HostileReport } from './hostile';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(300_000);
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const PW = 'mallory-password-1';
 
 function report(name: string, r: HostileReport): void {
-  console.log(
+  testNote(
     `${name}: ${r.requests} hostile requests; ${JSON.stringify(r.statuses)}; ${r.findings.length} findings\n${summarizeFindings(r.findings).join('\n')}`,
   );
 }

@@ -11,6 +11,7 @@ import { monitorEventLoopDelay } from 'node:perf_hooks';
 import type { Server } from 'node:http';
 import { gzipSync } from 'node:zlib';
 import { localMs, startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(60_000);
 
@@ -121,7 +122,7 @@ describe.each([
       firstChunk: 16 * 1024,
       sendAll: false,
     });
-    console.log(`${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`);
+    testNote(`${_name}: 4 MB bomb with a bogus key: ${r.status} in ${r.ms.toFixed(1)} ms after ${r.sentBeforeAnswer} body bytes`);
     expect(r.status).toBe(401);
     expect(r.head).toContain('connection: close');
     // Only the first 16 KiB of 4 MB were ever sent: the answer could not have waited for the body.
@@ -141,7 +142,7 @@ describe.each([
       firstChunk: SMALL_BOMB.length,
       sendAll: false,
     });
-    console.log(`${_name}: nested-bracket bomb with a valid key: ${r.status} in ${r.ms.toFixed(1)} ms`);
+    testNote(`${_name}: nested-bracket bomb with a valid key: ${r.status} in ${r.ms.toFixed(1)} ms`);
     expect(r.status).toBe(400);
     expect(r.ms).toBeLessThan(1000);
   });
@@ -171,7 +172,7 @@ test('six bogus-key bombs sent in full at once: the event loop never stalls and 
   const answers = await Promise.all(Array.from({ length: 6 }, () => rawUpload({ ...gzipJson, apikey: BOGUS }, BOMB, { firstChunk: 16 * 1024, sendAll: true })));
   delay.disable();
   const rssGrowth = process.memoryUsage().rss - rssBefore;
-  console.log(
+  testNote(
     `6 bogus-key 4 MB bombs: ${answers.map((a) => `${a.status} in ${a.ms.toFixed(1)} ms`).join(', ')}; event-loop delay max ${(delay.max / 1e6).toFixed(1)} ms; RSS +${(rssGrowth / 1e6).toFixed(1)} MB`,
   );
   expect(answers.map((a) => a.status)).toEqual([401, 401, 401, 401, 401, 401]);

@@ -15,6 +15,7 @@ import { maintenanceAndCaches, orderDelivery } from './order-scenarios';
 import { punchDelivery } from './punch-scenarios';
 import { HAPROXY_BIN } from './haproxy';
 import { startTopology, type Topology } from './topology';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(120_000);
 
@@ -27,7 +28,7 @@ if (!haveHaproxy && process.env.CI === 'true') {
   });
 }
 if (!haveHaproxy && process.env.CI !== 'true') {
-  console.warn(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
+  testNote(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
 }
 
 (haveHaproxy ? describe : describe.skip)('topology: 2 timing + 2 ordering instances behind HAProxy', () => {

@@ -5,13 +5,15 @@
  * format quotes fields.
  */
 import { readFileSync } from 'node:fs';
+import { enumValues } from '@sports-timing/shared';
 import type { NewPunch } from '@sports-timing/timing-client';
 
 /** Codes given to Start/Finish rows without a code (as the demo loader does). */
 const START_CODE = 1;
 const FINISH_CODE = 2;
 
-const TYPES = new Set(['Unknown', 'Control', 'Start', 'Finish', 'Check', 'Clear']);
+/** Punch types (spec `PunchType`). */
+const TYPES = new Set<string>(enumValues<NewPunch['type']>({ Unknown: true, Control: true, Start: true, Finish: true, Check: true, Clear: true }));
 
 /** `2020-02-01T19:16:03[.sss]` (local, no offset) or integer ms → local wall-clock ms written as if UTC. */
 function parseLocalTime(text: string): number {

@@ -12,6 +12,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
+import net from 'node:net';
 import path from 'node:path';
 import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader } from '@sports-timing/shared';
 import { liveDemoSpeed, startLiveDemo } from './live-demo';
@@ -63,6 +64,26 @@ function startDatabase(prod: boolean, dir: string, port: number): Promise<{ url:
     child.once('message', (m: { url: string }) => resolve({ url: m.url, child }));
     child.once('exit', (code) => reject(new Error(`the embedded PostgreSQL did not start (exit code ${code})`)));
   });
+}
+
+/**
+ * Resolves once something accepts connections on 127.0.0.1:`port`, or after `timeoutMs` (then the ordering
+ * service's own start-up check names the address it cannot reach, README "Configuration").
+ */
+async function listening(port: number, timeoutMs = 60_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    const open = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1');
+      socket.once('connect', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (open) return;
+    await new Promise((r) => setTimeout(r, 200));
+  }
 }
 
 async function main(): Promise<void> {
@@ -125,6 +146,9 @@ async function main(): Promise<void> {
     process.exit(code);
   };
   for (const s of SERVICES) {
+    // The ordering service checks its ERP and payment addresses at start: the simulators listen first.
+    if (s.name === 'ordering') await Promise.all([listening(ports.erp), listening(ports.payment)]);
+    if (stopping) break;
     // Own process group (detached): a Ctrl-C in the terminal reaches the launcher only, which stops everything in order.
     const child = spawn(process.execPath, args.get(s.name)!, { cwd: root, env, detached: true, stdio: ['ignore', 'pipe', 'pipe', 'ipc'] });
     prefixLines(s.name, child.stdout!, process.stdout);

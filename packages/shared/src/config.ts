@@ -2,6 +2,9 @@
  * Environment parsing with clear errors. Every service reads its configuration through these helpers
  * so that a bad value stops the process at start with a message naming the variable, never later.
  */
+import { isIP } from 'node:net';
+import type { components } from '@sports-timing/contracts/src/generated/ordering';
+import { enumValues } from './spec-values';
 
 /** Thrown when an environment variable holds a value that cannot be used. */
 export class ConfigError extends Error {
@@ -81,12 +84,19 @@ export function envReader(env: Env = process.env) {
 }
 
 /** pino's levels, the values `LOG_LEVEL` takes. */
+/** Deployment environments (`APP_ENV`), as the ordering spec's `DevEnvironment.environment` states them. */
+export type AppEnvironment = components['schemas']['DevEnvironment']['environment'];
+/** Every {@link AppEnvironment}, for reading `APP_ENV` in either service. */
+export const APP_ENVIRONMENTS = enumValues<AppEnvironment>({ development: true, test: true, staging: true, production: true });
+
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 
 /** Settings every service process reads besides its own configuration (README "Configuration"). */
 export interface ProcessConfig {
   /** `LOG_LEVEL`: pino level (default `info`). */
   logLevel: (typeof LOG_LEVELS)[number];
+  /** `LOG_FORMAT`: `pretty` (one readable line per entry, never in production) or `json` (default); logging.ts `logFormat`. */
+  logFormat: 'json' | 'pretty';
   /** `HTTP_LOG`: one log line per completed request (default true). */
   httpLog: boolean;
   /** `SHUTDOWN_ACCEPT_MS`: longest time a stop keeps accepting connections, ms (default 1000, 0–60,000). */
@@ -108,6 +118,7 @@ export function loadProcessConfig(env: Env = process.env): ProcessConfig {
     throw new ConfigError('BUILD_TIME', buildTime, 'an ISO 8601 date-time such as 2026-01-31T12:00:00Z');
   return {
     logLevel: e.oneOf('LOG_LEVEL', LOG_LEVELS, 'info'),
+    logFormat: e.oneOf('LOG_FORMAT', ['json', 'pretty'] as const, 'json'),
     httpLog: e.bool('HTTP_LOG', true),
     shutdownAcceptMs: e.int('SHUTDOWN_ACCEPT_MS', 1_000, 0, 60_000),
     gitCommit: e.string('GIT_COMMIT'),
@@ -116,7 +127,7 @@ export function loadProcessConfig(env: Env = process.env): ProcessConfig {
 }
 
 /** A URL with its password replaced by `***`, for messages. */
-function withoutPassword(url: string): string {
+export function withoutPassword(url: string): string {
   try {
     const u = new URL(url);
     if (u.password) u.password = '***';
@@ -142,4 +153,53 @@ export function unreachableAt(variable: string, url: string, err: unknown): Erro
 /** The variable a service's database URL came from: its own (`<SERVICE>_DATABASE_URL`) when set, else `DATABASE_URL`. */
 export function databaseUrlVariable(serviceVariable: string, env: Env = process.env): string {
   return env[serviceVariable]?.trim() ? serviceVariable : 'DATABASE_URL';
+}
+
+/**
+ * `HOST` checked: an IPv4 or IPv6 address, or a host name (letters, digits, dots, hyphens). Throws a
+ * {@link ConfigError} naming `name`, so a mistyped address is not first noticed in an address derived from it.
+ */
+export function checkHost(name: string, value: string): string {
+  const ok = /^[\d.]+$/.test(value)
+    ? isIP(value) === 4
+    : value.includes(':')
+      ? isIP(value) === 6
+      : /^[a-z\d]([a-z\d-]*[a-z\d])?(\.[a-z\d]([a-z\d-]*[a-z\d])?)*$/i.test(value);
+  if (!ok) throw new ConfigError(name, value, 'an IP address or a host name');
+  return value;
+}
+
+/** The names Express (proxy-addr) accepts for address ranges in `trust proxy`. */
+const PROXY_RANGE_NAMES = ['loopback', 'linklocal', 'uniquelocal'];
+
+/**
+ * `TRUSTED_PROXIES` (comma list) as Express's `trust proxy` takes it: addresses, `address/prefix` subnets and
+ * the names loopback, linklocal, uniquelocal. Throws a {@link ConfigError} naming the variable on any other entry.
+ */
+export function parseTrustedProxies(value: string | undefined, name = 'TRUSTED_PROXIES'): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    const [address, prefix, ...rest] = entry.split('/');
+    const family = isIP(address);
+    const prefixOk = prefix === undefined || (/^\d+$/.test(prefix) && Number(prefix) <= (family === 6 ? 128 : 32)) || (family === 4 && isIP(prefix) === 4);
+    if (!(PROXY_RANGE_NAMES.includes(entry) || (family !== 0 && prefixOk && rest.length === 0)))
+      throw new ConfigError(name, value ?? '', 'a comma list of IP addresses, address/prefix subnets, loopback, linklocal or uniquelocal');
+  }
+  return entries;
+}
+
+/** A comma list of http(s) URLs (webhook subscriptions); throws a {@link ConfigError} naming `name` on any other entry. */
+export function parseUrlList(name: string, value: string | undefined): string[] {
+  const entries = (value ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+  for (const entry of entries) {
+    if (!URL.canParse(entry) || !['http:', 'https:'].includes(new URL(entry).protocol))
+      throw new ConfigError(name, value ?? '', 'a comma list of http or https URLs');
+  }
+  return entries;
 }

@@ -79,9 +79,35 @@ export function createLogger(
     redact: { paths: ['req.headers.authorization', 'req.headers.apikey', 'req.headers.cookie', 'password', 'token', 'apiKey'], censor: '***' },
   };
   if (destination) return pino(options, destination);
-  if (logFormat() === 'pretty') return pino(options, pinoPretty({ colorize: true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'pid,hostname', sync: true }));
+  if (logFormat() === 'pretty') return pino(options, pinoPretty(PRETTY_OPTIONS));
   return pino(options);
 }
+
+/** A completed request as {@link httpLogger} and {@link logCompletedRequest} log it. */
+interface RequestEntry {
+  req?: { method?: string; url?: string };
+  res?: { statusCode?: number };
+  responseTime?: number;
+}
+
+/**
+ * pino-pretty's settings for `LOG_FORMAT=pretty` (README "Configuration"): one line per entry — a completed
+ * request reads `GET /healthz 200 3 ms`, other entries their message with their fields as compact JSON after it.
+ * The request's id and client address stay in the JSON format, for collectors.
+ */
+const PRETTY_OPTIONS = {
+  colorize: true,
+  translateTime: 'SYS:HH:MM:ss.l',
+  ignore: 'pid,hostname,req,res,responseTime',
+  singleLine: true,
+  sync: true,
+  messageFormat(log: Record<string, unknown>, messageKey: string): string {
+    const { req, res, responseTime } = log as RequestEntry;
+    if (req && res) return `${req.method} ${req.url} ${res.statusCode} ${responseTime ?? '?'} ms`;
+    const message = log[messageKey];
+    return typeof message === 'string' ? message : JSON.stringify(message ?? '');
+  },
+};
 
 /** The request's id (a sane incoming `X-Request-Id`, else a new UUID), echoed in the response's `X-Request-Id`. */
 export function assignRequestId(req: IncomingMessage, res: ServerResponse): string {

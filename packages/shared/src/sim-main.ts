@@ -3,9 +3,9 @@
  * `packages/payment-simulator/src/main.ts`): the control token's start-up rule before anything listens
  * (`controlTokenFromEnv`), `HOST` (default 127.0.0.1), a logger, webhook subscriptions from comma lists, the
  * start, one line saying where it listens, and a graceful stop on SIGTERM/SIGINT. A failure to start prints
- * the error and ends the process with status 1.
+ * the error (a configuration mistake as its one line) and ends the process with status 1.
  */
-import { envReader } from './config';
+import { checkHost, ConfigError, envReader, parseUrlList } from './config';
 import { createLogger } from './logging';
 import { stopOnSignals } from './server';
 
@@ -13,15 +13,15 @@ import { stopOnSignals } from './server';
  * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
  * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
  * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
- * changes"). Throws an Error naming the variable.
+ * changes"). Throws a ConfigError naming the variable.
  */
 export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
   const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
   const appEnv = env.APP_ENV ?? 'development';
   if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
-    throw new Error(`SIM_CONTROL_TOKEN is required when APP_ENV=${appEnv}: the simulator's control API must not run without a credential outside development`);
+    throw new ConfigError('SIM_CONTROL_TOKEN', '', `a token when APP_ENV=${appEnv}: the control API must not run without a credential outside development`);
   }
-  if (token !== undefined && token.length < 16) throw new Error('SIM_CONTROL_TOKEN must be at least 16 characters');
+  if (token !== undefined && token.length < 16) throw new ConfigError('SIM_CONTROL_TOKEN', '***', 'a token of at least 16 characters');
   return token;
 }
 
@@ -36,7 +36,7 @@ export interface SimulatorBasics {
   log: (line: string) => void;
   /** From `SIM_CONTROL_TOKEN`; undefined → the control API serves loopback clients only. */
   controlToken: string | undefined;
-  /** The entries of the comma list in variable `name` (trimmed, empty ones dropped). */
+  /** The entries of the comma list of http(s) URLs in variable `name` (trimmed, empty ones dropped); throws ConfigError. */
   list: (name: string) => string[];
 }
 
@@ -59,19 +59,18 @@ export function runSimulator<S extends { start(): Promise<unknown>; stop(): Prom
     // Before anything listens: outside development no control API without a token.
     const controlToken = controlTokenFromEnv();
     const logger = createLogger(entry.name);
-    const list = (name: string) =>
-      (env.string(name, '') ?? '')
-        .split(',')
-        .map((u) => u.trim())
-        .filter(Boolean);
-    const basics: SimulatorBasics = { env, host: env.string('HOST', '127.0.0.1')!, log: (line) => logger.info(line), controlToken, list };
+    // Webhook lists and HOST are checked like the services' settings: a bad one is one line naming it.
+    const list = (name: string) => parseUrlList(name, env.string(name, ''));
+    const host = checkHost('HOST', env.string('HOST', '127.0.0.1')!);
+    const basics: SimulatorBasics = { env, host, log: (line) => logger.info(line), controlToken, list };
     const sim = entry.create(basics);
     await sim.start();
     logger.info(entry.describe(sim, basics), `${entry.label} listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
     stopOnSignals(() => sim.stop(), logger);
   };
   run().catch((err) => {
-    console.error(err);
+    // A configuration mistake is one line naming its variable (README "Configuration"); anything else keeps its stack.
+    console.error(err instanceof ConfigError ? err.message : err);
     process.exit(1);
   });
 }

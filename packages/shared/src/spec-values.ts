@@ -72,6 +72,16 @@ export function specValue<T>(schema: SchemaObject, keyword: string, where: strin
 }
 
 /**
+ * The values of a spec enum as a runtime list, in the record's order, from a record holding `true` for each
+ * value and typed by the enum's generated type (`enumValues<Role>({ admin: true, … })`): a value the spec adds
+ * or drops is a type error at the record, so the list cannot drift from the spec (docs/architecture.md, "The
+ * spec is the single source").
+ */
+export function enumValues<T extends string>(members: Record<T, true>): T[] {
+  return Object.keys(members) as T[];
+}
+
+/**
  * The `default`s an object schema states for its properties, by property name (properties without one are
  * absent): what the request validator fills into a body that is present, for a handler whose body is optional
  * and absent.

@@ -46,3 +46,11 @@ export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase>
     },
   };
 }
+
+/**
+ * One line a test means to show — a measured figure (RELIABILITY.md's numbers) or why a suite is skipped — on
+ * stderr as `[test] <line>`, instead of `console.log`, which jest prints with a stack trace like any stray output.
+ */
+export function testNote(line: string): void {
+  process.stderr.write(`[test] ${line.replace(/\n+$/, '').replace(/\n/g, '\n[test] ')}\n`);
+}

@@ -1,13 +1,20 @@
 /**
  * Ordering service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
+import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
-import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
-
-/** Deployment environments (`APP_ENV`; spec `DevEnvironment.environment`). */
-const APP_ENVIRONMENTS = ['development', 'test', 'staging', 'production'] as const;
-export type AppEnvironment = (typeof APP_ENVIRONMENTS)[number];
+import {
+  APP_ENVIRONMENTS,
+  checkHost,
+  ConfigError,
+  DEV_ERP_WEBHOOK_SECRET,
+  type AppEnvironment,
+  envReader,
+  loadProcessConfig,
+  parseCorsOrigins,
+  parseTrustedProxies,
+} from '@sports-timing/shared';
 
 /** Resolved configuration of the ordering service. */
 export interface OrderingConfig {
@@ -194,17 +201,28 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
   scryptLnFromEnv(env);
-  const environment = e.oneOf('APP_ENV', APP_ENVIRONMENTS, 'development');
+  const environment = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development');
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
   const port = e.int('ORDERING_PORT', 8080, 0, 65535);
-  const host = e.string('HOST', '127.0.0.1')!;
+  const host = checkHost('HOST', e.string('HOST', '127.0.0.1')!);
   // Derived addresses follow what they derive from unless set (README "Configuration"): this service's own
   // address from HOST and ORDERING_PORT, the simulators' from their port variables.
   const erpSimulator = `http://127.0.0.1:${e.int('ERP_SIMULATOR_PORT', 8090, 1, 65535)}`;
   const paymentSimulator = `http://127.0.0.1:${e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535)}`;
+  const secrets = {
+    jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
+    jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
+    licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
+    licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
+    mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
+  };
+  checkOrderingSecrets(secrets);
   return {
+    ...secrets,
+    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
+    encryptionKeys: e.string('ENCRYPTION_KEYS'),
     environment,
     port,
     host,
@@ -212,15 +230,9 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
     embeddedPgPort: e.int('EMBEDDED_PG_PORT', 5442, 1, 65535),
     smtpUrl: e.url('SMTP_URL', ['smtp', 'smtps']),
-    mailFrom: e.string('MAIL_FROM', 'Shop <shop@localhost>')!,
-    bootstrapAdminPassword: e.string('BOOTSTRAP_ADMIN_PASSWORD'),
     jwtIssuer: e.string('JWT_ISSUER', 'urn:sports-timing:ordering')!,
     jwtAudience: e.string('JWT_AUDIENCE', 'urn:sports-timing:api')!,
     accessTokenTtlSeconds: e.int('ACCESS_TOKEN_TTL_SECONDS', 900, 60, 86_400),
-    jwtPrivateKeyPem: e.string('JWT_PRIVATE_KEY'),
-    jwtPreviousPublicKeysPem: e.string('JWT_PREVIOUS_PUBLIC_KEYS'),
-    licenseSigningKeyPem: e.string('LICENSE_SIGNING_KEY'),
-    licenseSecretKey: e.string('LICENSE_SECRET_KEY'),
     loginMaxFailuresPerAccount: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT', 5, 1, 1000),
     loginMaxFailuresPerIp: e.int('LOGIN_MAX_FAILURES_PER_IP', 50, 1, 100_000),
     loginMaxFailuresPerAccountAllSources: e.int('LOGIN_MAX_FAILURES_PER_ACCOUNT_ALL_SOURCES', 100, 1, 1_000_000),
@@ -255,12 +267,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', environment !== 'production'),
     metricsToken: e.string('METRICS_TOKEN'),
-    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    trustedProxies: parseTrustedProxies(e.string('TRUSTED_PROXIES')),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
-    encryptionKeys: e.string('ENCRYPTION_KEYS'),
     maintenanceRetryAfterSeconds: e.int('MAINTENANCE_RETRY_AFTER_SECONDS', 300, 1, 86_400),
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], `${erpSimulator}/webapp/api/v1`)!,
     erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], `${erpSimulator}/sandbox/webapp/api/v1`)!,
@@ -278,4 +286,57 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
     publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], defaultPublicBaseUrl(host, port))!,
   };
+}
+
+// Key and address variables envReader cannot type: each stops the start with one line naming it, never the key
+// itself, instead of a decoder error at start or a failure at first use. The checks that need a domain's rules
+// (ENCRYPTION_KEYS, BOOTSTRAP_ADMIN_PASSWORD) are in startup-checks.ts.
+
+/** The key variables as read from the environment (undefined = unset: generated in development). */
+interface SecretValues {
+  jwtPrivateKeyPem: string | undefined;
+  jwtPreviousPublicKeysPem: string | undefined;
+  licenseSigningKeyPem: string | undefined;
+  licenseSecretKey: string | undefined;
+  mailFrom: string;
+}
+
+/** An Ed25519 private key in PKCS#8 PEM, or a ConfigError naming `name`. */
+function ed25519PrivateKey(name: string, pem: string | undefined): void {
+  if (pem === undefined) return;
+  let type: string | undefined;
+  try {
+    type = createPrivateKey(pem).asymmetricKeyType;
+  } catch {
+    type = undefined;
+  }
+  if (type !== 'ed25519') throw new ConfigError(name, '***', 'an Ed25519 private key in PKCS#8 PEM (-----BEGIN PRIVATE KEY-----)');
+}
+
+/** A sender such as `shop@example.com` or `Shop <shop@example.com>` (what nodemailer's `from` takes). */
+const SENDER = /^(?:[^<>]*<[^\s@<>]+@[^\s@<>]+>|[^\s@<>]+@[^\s@<>]+)$/;
+
+/**
+ * Throws a {@link ConfigError} naming the first unusable variable: `JWT_PRIVATE_KEY`, `LICENSE_SIGNING_KEY`
+ * (Ed25519 PKCS#8 PEM), `JWT_PREVIOUS_PUBLIC_KEYS` (one or more SPKI PEM blocks), `LICENSE_SECRET_KEY` (≥ 32
+ * characters) and `MAIL_FROM` (an e-mail address, optionally with a name).
+ */
+function checkOrderingSecrets(v: SecretValues): void {
+  ed25519PrivateKey('JWT_PRIVATE_KEY', v.jwtPrivateKeyPem);
+  ed25519PrivateKey('LICENSE_SIGNING_KEY', v.licenseSigningKeyPem);
+  if (v.jwtPreviousPublicKeysPem !== undefined) {
+    const blocks = v.jwtPreviousPublicKeysPem.match(/-----BEGIN PUBLIC KEY-----[\s\S]+?-----END PUBLIC KEY-----/g) ?? [];
+    const parses = (pem: string) => {
+      try {
+        return createPublicKey(pem).asymmetricKeyType === 'ed25519';
+      } catch {
+        return false;
+      }
+    };
+    if (blocks.length === 0 || !blocks.every(parses))
+      throw new ConfigError('JWT_PREVIOUS_PUBLIC_KEYS', '***', 'Ed25519 public keys in SPKI PEM (-----BEGIN PUBLIC KEY-----), concatenated');
+  }
+  if (v.licenseSecretKey !== undefined && v.licenseSecretKey.length < 32)
+    throw new ConfigError('LICENSE_SECRET_KEY', '***', 'a secret of at least 32 characters');
+  if (!SENDER.test(v.mailFrom)) throw new ConfigError('MAIL_FROM', v.mailFrom, 'an e-mail address, optionally with a name: Shop <shop@example.com>');
 }

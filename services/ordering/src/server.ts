@@ -18,6 +18,7 @@ import { composeOrdering } from './composition';
 import type { OrderingDeps } from './context';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
+import { checkDomainSettings, checkThirdParties } from './startup-checks';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
 import { ErpClients } from './erp/erp-clients';
@@ -36,6 +37,10 @@ import type { DB } from './db/schema';
 async function main(): Promise<void> {
   const config = loadOrderingConfig();
   const logger = createLogger('ordering');
+  // Configured SMTP, ERP and payment addresses that cannot work stop the start here, named by their variable;
+  // a third party briefly down in production only warns (startup-checks.ts).
+  checkDomainSettings(config);
+  for (const line of (await checkThirdParties(config)).warnings) logger.warn(line);
   let embedded: EmbeddedDatabase | undefined;
   let url = config.databaseUrl;
   if (!url) {

@@ -319,7 +319,7 @@ describe('secrets never leak', () => {
 
 describe('bootstrap admin', () => {
   it('in development without BOOTSTRAP_ADMIN_PASSWORD: generates, stores and logs the password once; never twice', async () => {
-    const { mkdtempSync, readFileSync } = await import('node:fs');
+    const { mkdtempSync, readFileSync, rmSync } = await import('node:fs');
     const { tmpdir } = await import('node:os');
     const path = await import('node:path');
     const { bootstrapAdmin } = await import('../src/identity/bootstrap');
@@ -327,8 +327,9 @@ describe('bootstrap admin', () => {
     const { loadOrderingConfig } = await import('../src/config');
     const pino = (await import('pino')).default;
     const db = await createOrderingDatabase();
+    let dataDir: string | undefined;
     try {
-      const dataDir = mkdtempSync(path.join(tmpdir(), 'ordering-bootstrap-'));
+      dataDir = mkdtempSync(path.join(tmpdir(), 'ordering-bootstrap-'));
       const config = loadOrderingConfig({ DATA_DIR: dataDir, APP_ENV: 'development' });
       const lines: string[] = [];
       const logger = pino({ level: 'info' }, { write: (l: string) => void lines.push(l) });
@@ -350,6 +351,7 @@ describe('bootstrap admin', () => {
       }
     } finally {
       await db.close();
+      if (dataDir) rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

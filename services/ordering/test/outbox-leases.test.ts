@@ -10,6 +10,7 @@ import { outboxRows, OutboxDispatcher } from '../src/outbox/outbox.service';
 import { insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './support/app';
 import { findMessage } from './support/outbox';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 let ctx: Awaited<ReturnType<typeof createOrderingDatabase>>;
 beforeAll(async () => {
@@ -84,7 +85,7 @@ test('leases follow the worker: a live instance keeps its long job; a dead insta
       await new Promise((r) => setTimeout(r, 100));
     }
     expect(takenOverAt - killedAt).toBeLessThan(15_000);
-    console.info(`lease figures: a dead instance's job taken over after ${takenOverAt - killedAt} ms`);
+    testNote(`lease figures: a dead instance's job taken over after ${takenOverAt - killedAt} ms`);
     await new Promise((r) => setTimeout(r, 500));
     expect(runs).toMatchObject({ aTakeover: 1, bTakeover: 1 });
     expect((await findMessage(db, 'test-takeover', 't1'))?.attempts).toBe(2);

@@ -13,6 +13,7 @@ import { smtpMailer } from '../src/mail/mailer';
 import { recordOrderMailFailure } from '../src/orders/order-mail.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 /** How long the relay sits on the end of DATA for `stalled@` (realistic scale: a content filter or tarpit). */
 const STALL_MS = 60_000;
@@ -214,7 +215,7 @@ test(
     expect(new Set(deliveredTo('stalled@example.com').map((d) => d.messageId)).size).toBe(2);
     const stalledRows = await db.selectFrom('outbox_messages').select('attempts').where('dedupe_key', 'like', `order-%:${stalled.id}`).execute();
     expect(stalledRows.map((r) => r.attempts)).toEqual([1, 1]);
-    console.info(
+    testNote(
       `slow-relay figures: other customers' 8 messages delivered at most ${othersMs} ms after their order; paid ${paidMs} ms after the payment; ` +
         `stalled messages delivered ${Math.max(...deliveredTo('stalled@example.com').map((d) => d.at)) - start} ms after the orders (stall ${STALL_MS} ms)`,
     );

@@ -2,7 +2,16 @@
  * Timing service configuration from the environment (docs/decisions.md §3). Throws ConfigError on bad values.
  */
 import path from 'node:path';
-import { ConfigError, envReader, loadProcessConfig, parseCorsOrigins } from '@sports-timing/shared';
+import {
+  APP_ENVIRONMENTS,
+  checkHost,
+  ConfigError,
+  type AppEnvironment,
+  envReader,
+  loadProcessConfig,
+  parseCorsOrigins,
+  parseTrustedProxies,
+} from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
 
 /**
@@ -82,13 +91,13 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
   // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
-  const production = e.oneOf('APP_ENV', ['development', 'test', 'staging', 'production'], 'development') === 'production';
+  const production = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development') === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.
   if (bootstrapApiKey !== undefined && !KEY_FORMAT.test(bootstrapApiKey)) throw new ConfigError('TIMING_BOOTSTRAP_API_KEY', '***', KEY_FORMAT_TEXT);
   return {
     port: e.int('TIMING_PORT', 8081, 0, 65535),
-    host: e.string('HOST', '127.0.0.1')!,
+    host: checkHost('HOST', e.string('HOST', '127.0.0.1')!),
     databaseUrl: e.url('TIMING_DATABASE_URL', ['postgres', 'postgresql']) ?? e.url('DATABASE_URL', ['postgres', 'postgresql']),
     readDatabaseUrl: e.url('TIMING_READ_DATABASE_URL', ['postgres', 'postgresql']),
     dataDir: path.resolve(e.string('DATA_DIR', path.join(__dirname, '../../../.data'))!),
@@ -99,10 +108,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
-    trustedProxies: (e.string('TRUSTED_PROXIES', '') ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+    trustedProxies: parseTrustedProxies(e.string('TRUSTED_PROXIES')),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),

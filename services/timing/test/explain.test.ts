@@ -5,6 +5,7 @@
  */
 import { countPunches, pageQuery, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
 import { startTiming, type TimingTestContext } from './helpers';
+import { testNote } from '@sports-timing/shared/src/testing';
 
 let ctx: TimingTestContext;
 const MODEMS = 300;
@@ -35,7 +36,7 @@ function nodes(plan: PlanNode): PlanNode[] {
 async function explain(text: string, values: unknown[]): Promise<PlanNode[]> {
   // SHOW_PLAN=1 prints the executed plans, for looking at costs while tuning.
   if (process.env.SHOW_PLAN)
-    console.log((await ctx.database.pool.query(`explain (analyze, buffers) ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n'));
+    testNote((await ctx.database.pool.query(`explain (analyze, buffers) ${text}`, values)).rows.map((r) => r['QUERY PLAN']).join('\n'));
   const { rows } = await ctx.database.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (format json) ${text}`, values);
   return nodes(rows[0]['QUERY PLAN'][0].Plan);
 }
@@ -90,7 +91,7 @@ it('walks the (modem, id) index also in the generic plan of the prepared page st
       `explain (format json) execute generic_page('{${scope.modems.join(',')}}', ${scope.afterId})`,
     );
     const plan = nodes(rows[0]['QUERY PLAN'][0].Plan);
-    if (process.env.SHOW_PLAN) console.log(plan.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`).join('\n'));
+    if (process.env.SHOW_PLAN) testNote(plan.map((n) => `${n['Node Type']} ${n['Relation Name'] ?? ''} ${n['Index Name'] ?? ''}`).join('\n'));
     const onPunches = plan.filter((n) => n['Relation Name'] === 'punches');
     // One index walk per modem branch (plus the exact count of the edge bucket, which may use any index).
     expect(onPunches.filter((n) => n['Node Type'] === 'Index Scan' && n['Index Name'] === 'punches_modem_id').length).toBeGreaterThanOrEqual(

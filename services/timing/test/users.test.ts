@@ -2,7 +2,7 @@
  * Users, API keys and modems (spec §5 as decided in specs/timing.yaml), the bootstrap admin, and the
  * rules of the `apikey` header.
  */
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import request from 'supertest';
@@ -146,6 +146,7 @@ describe('bootstrap', () => {
       await request(fresh.app).get('/api/rest/v1/users').set('apikey', key).expect(200);
     } finally {
       await fresh.close();
+      rmSync(dataDir, { recursive: true, force: true });
     }
   });
 });

@@ -2,14 +2,16 @@
  * Who is calling the ordering service (docs/decisions.md §6 identity): a user or a registered service client,
  * with roles and the user group that decides shop availability.
  */
+import { enumValues } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
 
 /** Roles of the ordering service; staff = admin and support. */
-export const ROLES = ['admin', 'support', 'retailer', 'customer'] as const;
-export type Role = (typeof ROLES)[number];
+export type Role = components['schemas']['Role'];
+export const ROLES = enumValues<Role>({ admin: true, support: true, retailer: true, customer: true });
 
 /** Shop user groups (who may order an article): anonymous callers are `public`. */
-export const USER_GROUPS = ['public', 'retailer', 'internal'] as const;
-export type UserGroup = (typeof USER_GROUPS)[number];
+export type UserGroup = components['schemas']['UserGroup'];
+export const USER_GROUPS = enumValues<UserGroup>({ public: true, retailer: true, internal: true });
 
 /** An authenticated caller, as carried in the access token. */
 export interface Principal {

@@ -14,7 +14,9 @@
  */
 import type { Insertable, Kysely } from 'kysely';
 import type { Logger } from 'pino';
+import { USER_GROUPS } from '../auth/principal';
 import type { DB } from '../db/schema';
+import { CARD_TYPES } from '../siid/card-types';
 import { customAttributeValue, type ErpClient } from '../erp/erp.client';
 import {
   ERP_ATTRIBUTE_KEYS,
@@ -62,8 +64,6 @@ const KNOWN_CONFIGURABLE_ATTRIBUTES: Readonly<Record<string, AttributeDefinition
 
 /** VAT rate per weclapp `taxRateType` (German rates; the shop is operated from Germany). */
 const VAT_BY_TAX_RATE_TYPE: Record<string, number> = { STANDARD: 19, REDUCED: 7, ZERO: 0 };
-const USER_GROUPS = ['public', 'retailer', 'internal'];
-const CARD_TYPES = ['sicard9', 'sicard10', 'siac1'];
 
 /** The definitions of the article custom fields of one ERP system. */
 interface ArticleFields {
@@ -142,7 +142,7 @@ function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translat
   const isShop = value(f.shop) === true && a.active;
   const groupValue = value(f.group);
   // An unknown or missing group exposes the article to the fewest callers.
-  const userGroup = typeof groupValue === 'string' && USER_GROUPS.includes(groupValue) ? groupValue : 'internal';
+  const userGroup = typeof groupValue === 'string' && (USER_GROUPS as readonly string[]).includes(groupValue) ? groupValue : 'internal';
   const price = listPrice(a.articlePrices ?? [], now);
   const cents = price ? decimalToCents(price.price) : null;
   if (isShop && cents === null) return { ok: false, reason: 'no net EUR price' };
@@ -203,7 +203,7 @@ function mapArticle(a: ErpArticle, f: ArticleFields, sortOrder: number, translat
       net_price_cents: cents ?? 0,
       currency: 'EUR',
       vat_rate_percent: VAT_BY_TAX_RATE_TYPE[a.taxRateType ?? 'STANDARD'] ?? 19,
-      card_type: typeof cardType === 'string' && CARD_TYPES.includes(cardType) ? cardType : null,
+      card_type: typeof cardType === 'string' && (CARD_TYPES as readonly string[]).includes(cardType) ? cardType : null,
       is_subitem_only: value(f.subitemOnly) === true,
       configurable_attributes: JSON.stringify(attributes),
       image_url: null,

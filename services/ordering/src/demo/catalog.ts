@@ -8,7 +8,9 @@
  * Prices: net, integer cents, EUR, VAT 19 % (German rate; the shop is operated from Germany).
  */
 import type { Kysely } from 'kysely';
+import type { UserGroup } from '../auth/principal';
 import type { DB } from '../db/schema';
+import type { CardType } from '../siid/card-types';
 import * as catalogRepo from '../catalog/catalog.repository';
 import type { AttributeDefinition, LocalizedText } from '../db/tables/catalog.tables';
 import { upsertBatteryRecords } from '../battery/battery.repository';
@@ -33,9 +35,9 @@ interface DemoArticle {
   description: LocalizedText;
   category: string;
   netPriceCents: number;
-  userGroup?: 'public' | 'retailer' | 'internal';
+  userGroup?: UserGroup;
   isShopArticle?: boolean;
-  cardType?: 'sicard9' | 'sicard10' | 'siac1';
+  cardType?: CardType;
   isSubitemOnly?: boolean;
   attributes?: AttributeDefinition[];
   bom?: DemoSlot[];

@@ -6,7 +6,7 @@
 import os from 'node:os';
 import type { Kysely } from 'kysely';
 import { loadProcessConfig } from '@sports-timing/shared';
-import type { AppEnvironment } from '../config';
+import type { AppEnvironment } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { countPending } from '../outbox/outbox.repository';
 import { PACKAGE_VERSION } from '../version';

@@ -9,10 +9,11 @@
  */
 import type pg from 'pg';
 import { databaseServerVersion } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
 import type { Mailer } from '../mail/mailer';
 
 /** State of one dependency (spec `DependencyState`). */
-export type DependencyState = 'up' | 'down' | 'disabled';
+export type DependencyState = components['schemas']['DependencyState'];
 
 /** A reachability check of one third-party system. */
 export interface StatusProbe {

@@ -4,11 +4,14 @@
  */
 import type { ErrorRequestHandler } from 'express';
 import type { Logger } from 'pino';
-import { normalizeError, principalOf, type Handlers } from '@sports-timing/shared';
+import { enumValues, normalizeError, principalOf, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingContext } from '../composition';
-import type { operations } from '../generated/openapi';
+import type { components, operations } from '../generated/openapi';
 import { OAuthError, type ClientCredentials } from '../identity/auth.service';
+
+/** The grant types `issueToken` supports (spec `TokenRequest.grant_type`). */
+const GRANT_TYPES = enumValues<components['schemas']['TokenRequest']['grant_type']>({ password: true, client_credentials: true, refresh_token: true });
 
 /**
  * Client credentials of an `Authorization: Basic` header (RFC 6749 §2.3.1: id and secret each
@@ -58,7 +61,7 @@ export function tokenEndpointErrorHandler(logger: Logger): ErrorRequestHandler {
       const n = normalizeError(err);
       if (n.status === 400) {
         const grant = (req.body as { grant_type?: unknown } | undefined)?.grant_type;
-        const unsupported = typeof grant === 'string' && grant !== '' && !['password', 'client_credentials', 'refresh_token'].includes(grant);
+        const unsupported = typeof grant === 'string' && grant !== '' && !(GRANT_TYPES as readonly string[]).includes(grant);
         error = unsupported
           ? new OAuthError('unsupported_grant_type', 'The grant type is not supported.')
           : new OAuthError('invalid_request', n.detail ?? 'The request is malformed.');

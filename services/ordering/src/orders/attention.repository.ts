@@ -7,13 +7,14 @@
  */
 import { sql, type Kysely } from 'kysely';
 import type { DB } from '../db/schema';
+import type { components } from '../generated/openapi';
 
 /** Payment delivery outcomes an operator has to act on (the others are derived from the books, below). */
 const PAYMENT_ATTENTION_OUTCOMES = ['unknownOrder', 'amountMismatch:flagged', 'testPayment:flagged', 'latePayment:refundNeeded'] as const;
 
 /** One row of the attention list, newest first. */
 export interface AttentionRow {
-  kind: 'erpHandOffRefused' | 'paymentUnmatched' | 'paymentMismatch' | 'paymentPartial' | 'paymentExcess' | 'testPayment' | 'refundMismatch' | 'latePayment';
+  kind: components['schemas']['OperatorAttentionItem']['kind'];
   order_number: string | null;
   transaction_id: number | null;
   detail: string | null;

@@ -63,6 +63,11 @@ const UPS_COUNTRIES: ReadonlySet<string> = new Set([
 /** North American countries served by FedEx. */
 const FEDEX_COUNTRIES: ReadonlySet<string> = new Set(['US', 'CA', 'MX', 'PR']);
 
+/** Whether `id` is a courier of the spec's `Courier` enum. */
+export function isCourierId(id: string): id is CourierId {
+  return Object.hasOwn(COURIERS, id);
+}
+
 /** The courier for a destination (ISO alpha-2, upper case); everything not listed goes by DHL Express. */
 export function courierFor(countryCode: string): Courier {
   if (countryCode === HOME_COUNTRY) return COURIERS.dhlParcel;

@@ -8,6 +8,7 @@ import { isUserGroup } from '../catalog/user-groups';
 import { codeForCountryId } from '../countries/countries.service';
 import type { components } from '../generated/openapi';
 import { isCardType } from '../siid/card-types';
+import { isCourierId } from './couriers';
 import { ORDER_STATES, type OrderAddress, type OrderState, type StoredAddress, type StoredOrder, type StoredOrderItem } from './order.types';
 import type { DB } from '../db/schema';
 import { selectItems, selectOrder, type OrderItemRow, type OrderRow } from './orders.repository';
@@ -87,8 +88,7 @@ export function toStoredOrder(row: OrderRow, items: readonly OrderItemRow[]): St
 }
 
 function courierOf(id: string): CourierDTO {
-  const all: readonly CourierDTO[] = ['dhlParcel', 'dhlParcelInternational', 'ups', 'fedex', 'dhlExpress'];
-  return all.find((c) => c === id) ?? 'dhlExpress';
+  return isCourierId(id) ? id : 'dhlExpress';
 }
 
 /** Spec `AddressDTO` of an address; absent optional fields are left out (the schema has no nulls). */

@@ -5,6 +5,7 @@
  * flagged (`readError`) and the others as they are.
  */
 import { stringify } from 'csv-stringify/sync';
+import { enumValues } from '@sports-timing/shared';
 import type {
   PaymentPaylink,
   PaymentPayout,
@@ -16,7 +17,15 @@ import type {
   PayrexxTransfer,
 } from './payment.types';
 
-const PAYLINK_STATUSES: readonly PaymentPaylink['status'][] = ['waiting', 'authorized', 'reserved', 'confirmed', 'cancelled', 'declined', 'expired'];
+const PAYLINK_STATUSES = enumValues<PaymentPaylink['status']>({
+  waiting: true,
+  authorized: true,
+  reserved: true,
+  confirmed: true,
+  cancelled: true,
+  declined: true,
+  expired: true,
+});
 
 /** A value of an answer in a form the service cannot read. */
 export class InvalidAnswer extends Error {}

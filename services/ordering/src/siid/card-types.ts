@@ -2,10 +2,12 @@
  * Card types and their number ranges (docs/decisions.md §6, spec `CardType`). The same ranges are enforced by a
  * check constraint on `card_numbers` (migration 0002).
  */
+import { enumValues } from '@sports-timing/shared';
+import type { components } from '../generated/openapi';
 
 /** Card types of the shop. */
-export const CARD_TYPES = ['sicard9', 'sicard10', 'siac1'] as const;
-export type CardType = (typeof CARD_TYPES)[number];
+export type CardType = components['schemas']['CardType'];
+export const CARD_TYPES = enumValues<CardType>({ sicard9: true, sicard10: true, siac1: true });
 
 /** An inclusive range of card numbers. */
 export interface NumberRange {

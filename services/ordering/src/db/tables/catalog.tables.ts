@@ -2,6 +2,7 @@
  * Tables of the catalogue (articles, BOM slots, localized product option labels). Mirrors migration 0002.
  */
 import type { ColumnType, Generated } from 'kysely';
+import type { components } from '../../generated/openapi';
 
 /** Texts by culture (BCP 47 tag → text); `en` is always present in names and is the fallback. */
 export type LocalizedText = Record<string, string>;
@@ -13,7 +14,7 @@ export type LocalizedText = Record<string, string>;
 export interface AttributeDefinition {
   /** Key of the order item's `configuration`, e.g. `feedbackSignal`, `cardNumber`. */
   key: string;
-  type: 'text' | 'select' | 'boolean';
+  type: components['schemas']['ConfigurableAttribute']['type'];
   required: boolean;
   /** Maximum length of a `text` value; null for other types. */
   maxLength: number | null;
