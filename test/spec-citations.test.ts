@@ -106,16 +106,9 @@ test('the section rule finds prose-spec citations and leaves RFC and docs citati
   expect(proseSectionCitations(`RFC 6749 ${S}5.2; RFC 6749 ${S}4.3, ${S}4.4, ${S}6; docs/decisions.md ${S}4, ${S}6; BCP ${S}4.14`)).toEqual([]);
 });
 
-/**
- * Files still citing sections, each to be rewritten like the rest (then removed here; docs/spec-sections.md
- * resolves their citations until then). The list only shrinks: a listed file without a finding fails too.
- */
-const PENDING = new Set<string>(['services/ordering/src/config.ts', 'services/ordering/test/auth.test.ts', 'services/timing/test/users.test.ts']);
-
 test('no source file cites a prose specification by section', () => {
   const found = files.flatMap((f) => proseSectionCitations(readFileSync(path.join(ROOT, f), 'utf8')).map((line) => `${f}:${line}`));
-  expect(found.filter((at) => !PENDING.has(at.split(':')[0]))).toEqual([]);
-  expect([...PENDING].filter((f) => !found.some((at) => at.startsWith(`${f}:`)))).toEqual([]);
+  expect(found).toEqual([]);
 });
 
 test('the name rule finds names the specs do not define', () => {

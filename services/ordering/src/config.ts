@@ -43,9 +43,9 @@ export interface OrderingConfig {
   jwtPrivateKeyPem: string | undefined;
   /** Additional public keys (SPKI PEM, concatenated) still accepted for verification during a key rotation. */
   jwtPreviousPublicKeysPem: string | undefined;
-  /** Ed25519 private key (PKCS#8 PEM) signing license keys (§4.7); generated into `.data/keys` in development. */
+  /** Ed25519 private key (PKCS#8 PEM) signing license keys (`requestLicenseKey`); generated into `.data/keys` in development. */
   licenseSigningKeyPem: string | undefined;
-  /** Secret (≥ 32 characters) from which license secrets are derived (§4.7); generated into `.data/keys` in development. */
+  /** Secret (≥ 32 characters) from which license secrets are derived (tag `licensing`); generated into `.data/keys` in development. */
   licenseSecretKey: string | undefined;
   /** Password attempts per account and client IP address (1-hour window) before growing delays (429) start. */
   loginMaxFailuresPerAccount: number;

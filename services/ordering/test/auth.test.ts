@@ -1,5 +1,5 @@
 /**
- * The OAuth 2.0 token endpoint (ordering spec §4.1): password, client-credentials and refresh-token grants
+ * The OAuth 2.0 token endpoint (`issueToken`): password, client-credentials and refresh-token grants
  * (form and JSON), RFC 6749 §5.2 error bodies, rate limits, refresh rotation with reuse detection. The
  * refusal of defective access tokens is in auth-defective-tokens.test.ts.
  */

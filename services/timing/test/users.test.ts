@@ -1,5 +1,5 @@
 /**
- * Users, API keys and modems (spec §5 as decided in specs/timing.yaml), the bootstrap admin, and the
+ * Users, API keys and modems (tags `users`, `keys`, `modems` of specs/timing.yaml), the bootstrap admin, and the
  * rules of the `apikey` header.
  */
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
