@@ -89,8 +89,16 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
       stopping = true;
       opts.logger.info('stopping: draining in-flight requests');
       const acceptMs = opts.acceptDrainMs ?? loadProcessConfig().shutdownAcceptMs;
-      const drainUntil = Date.now() + acceptMs;
-      while (Date.now() < drainUntil && Date.now() - lastConnectionAt < 100) await new Promise((r) => setTimeout(r, 20));
+      const stopAt = Date.now();
+      const drainUntil = stopAt + acceptMs;
+      // Accept until 100 ms passed without a new connection, counted from the signal at the earliest: a busy
+      // process may not yet have accepted what clients sent just before it, and each round first lets the poll
+      // phase accept what the kernel has queued, so the listener never closes on a queue it did not look at.
+      for (;;) {
+        await new Promise((r) => setImmediate(r));
+        if (Date.now() >= drainUntil || Date.now() - Math.max(lastConnectionAt, stopAt) >= 100) break;
+        await new Promise((r) => setTimeout(r, 20));
+      }
       const closed = new Promise<void>((resolve) => server.close(() => resolve()));
       const fresh = opts.headersTimeoutMs ?? 10_000;
       const closeIdle = () => {

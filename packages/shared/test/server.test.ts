@@ -19,8 +19,11 @@ function get(port: number, path: string): Promise<{ status: number; body: string
 
 test('stop drains in-flight requests and refuses new connections', async () => {
   let onStoppedCalled = false;
+  let slowArrived!: () => void;
+  const slowInFlight = new Promise<void>((r) => (slowArrived = r));
   const running = await startHttpServer(
     (req, res) => {
+      if (req.url === '/slow') slowArrived();
       const delay = req.url === '/slow' ? 400 : 0;
       setTimeout(() => res.end(`done ${req.url}`), delay);
     },
@@ -28,7 +31,8 @@ test('stop drains in-flight requests and refuses new connections', async () => {
     { port: 0, host: '127.0.0.1', logger: createLogger('test'), acceptDrainMs: 0, onStopped: async () => void (onStoppedCalled = true) },
   );
   const inFlight = get(running.port, '/slow');
-  await new Promise((r) => setTimeout(r, 50));
+  // In flight means the server is handling it (a loaded machine may take longer than any fixed wait to accept).
+  await slowInFlight;
   const started = Date.now();
   const stopped = running.stop();
   await new Promise((r) => setTimeout(r, 20));
