@@ -106,6 +106,26 @@ it('walks the (modem, id) index also in the generic plan of the prepared page st
   }
 });
 
+it('never plans parallel workers for the generic plan of the id walk, even where they look cheap', async () => {
+  // On a small test table parallel plans never look worth it; make them free, as a 50 M-punch table's row
+  // estimates do, and the session setting (PUNCH_SESSION_SETTINGS) must still keep them out.
+  const scope: PunchScope = { modems: ['X-1', 'X-2', 'X-3', 'X-4'], afterId: 150_000, timeFrom: null, timeTo: null };
+  const q = pageQuery(scope, 'csv', false, 'walk');
+  const client = await ctx.database.pool.connect();
+  try {
+    await client.query('set parallel_setup_cost = 0; set parallel_tuple_cost = 0; set min_parallel_index_scan_size = 0; set min_parallel_table_scan_size = 0');
+    await client.query(`prepare walk_page(text[], int8) as ${q.text}`);
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(`explain (format json) execute walk_page('{${scope.modems.join(',')}}', 0)`);
+    const plan = nodes(rows[0]['QUERY PLAN'][0].Plan);
+    expect(plan.filter((n) => n['Node Type'].startsWith('Gather'))).toEqual([]);
+  } finally {
+    await client.query(
+      'deallocate walk_page; reset parallel_setup_cost; reset parallel_tuple_cost; reset min_parallel_index_scan_size; reset min_parallel_table_scan_size',
+    );
+    client.release();
+  }
+});
+
 it('serves a full page of a large event quickly', async () => {
   const scope = scopes[0][1];
   const started = Date.now();

@@ -39,14 +39,15 @@ import { visibleRow } from './punch-visibility.repository';
  * - `enable_bitmapscan = off`, `random_page_cost = 1.1`: a generic plan does not know afterId, so PostgreSQL
  *   assumes a third of each modem's rows qualify and would read every later row of each modem by a bitmap
  *   heap scan and sort them (many times a page walk: bench/README.md, finding 14) instead of walking
- *   the (modem, id) index for at most a page. Every read of this service is such an ordered keyset walk
- *   or a small lookup; 1.1 is the usual value for SSDs or a cached working set.
- * test/explain.test.ts checks the generic plan.
+ *   the (modem, id) index for at most a page (every read here is such a walk or a small lookup; 1.1 suits SSDs).
+ * - `max_parallel_workers_per_gather = 0`: at 50 M punches generic plans started parallel workers for one
+ *   page (SCALING.md, "Ten years of punches"). test/explain.test.ts checks the generic plan.
  */
 export const PUNCH_SESSION_SETTINGS: Record<string, number | string> = {
   plan_cache_mode: 'force_generic_plan',
   random_page_cost: 1.1,
   enable_bitmapscan: 'off',
+  max_parallel_workers_per_gather: 0,
 };
 
 /** Punches per response (`getPunches`: the `maxItems` of its 200 response). */
