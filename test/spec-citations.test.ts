@@ -51,20 +51,29 @@ function proseSectionCitations(text: string): number[] {
   });
 }
 
-type Obj = Record<string, any>; // eslint-disable-line @typescript-eslint/no-explicit-any
-const specs = ['ordering', 'timing'].map((name) => load(readFileSync(path.join(ROOT, 'specs', `${name}.yaml`), 'utf8')) as Obj);
-const operationIds = new Set(
-  specs.flatMap((spec) => Object.values(spec.paths as Obj).flatMap((item: Obj) => Object.values(item).map((op: Obj) => op?.operationId))),
-);
-const schemas = new Map<string, Obj>(specs.flatMap((spec) => Object.entries(spec.components.schemas as Obj)));
-const tags = new Set(specs.flatMap((spec) => (spec.tags as { name: string }[]).map((t) => t.name)));
+/** The parts of a spec this check reads. */
+interface SpecParts {
+  paths: Record<string, Record<string, { operationId?: string } | undefined>>;
+  components: { schemas: Record<string, SchemaParts> };
+  tags: { name: string }[];
+}
+/** A schema as far as citations go: its properties, or `allOf` parts by `$ref`. */
+interface SchemaParts {
+  $ref?: string;
+  properties?: Record<string, unknown>;
+  allOf?: SchemaParts[];
+}
+const specs = ['ordering', 'timing'].map((name) => load(readFileSync(path.join(ROOT, 'specs', `${name}.yaml`), 'utf8')) as SpecParts);
+const operationIds = new Set(specs.flatMap((spec) => Object.values(spec.paths).flatMap((item) => Object.values(item).map((op) => op?.operationId))));
+const schemas = new Map<string, SchemaParts>(specs.flatMap((spec) => Object.entries(spec.components.schemas)));
+const tags = new Set(specs.flatMap((spec) => spec.tags.map((t) => t.name)));
 
 /** Does a cited schema exist, and for `Schema.field` a property of that name (also inside `allOf`)? */
 function schemaExists(cited: string): boolean {
   const [name, field] = cited.split('.');
   const schema = schemas.get(name);
   if (!schema || field === undefined) return schema !== undefined;
-  const parts: Obj[] = [schema, ...((schema.allOf as Obj[] | undefined) ?? [])].map((p) => (p.$ref ? schemas.get(String(p.$ref).split('/').pop()!)! : p));
+  const parts = [schema, ...(schema.allOf ?? [])].map((p) => (p.$ref ? schemas.get(p.$ref.split('/').pop() ?? '') : p));
   return parts.some((p) => p?.properties?.[field] !== undefined);
 }
 

@@ -103,7 +103,7 @@ test("a cancelled attempt while the order's paylink is still open changes nothin
 });
 
 test("deliveries in any order, repeated and with stale claims, end in the provider's current state (seeded random sequences)", async () => {
-  // Issue #9: "every order of a delivery sequence ends in the provider's current state". Only our deliveries count here.
+  // Every order of a delivery sequence ends in the provider's current state (docs/payrexx.md). Only our deliveries count here.
   await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
   try {
     let seed = 20261121;
