@@ -4,7 +4,7 @@
  * through the gap-free upload), a deleter removes punches and a compactor folds deltas, a checker compares,
  * inside one REPEATABLE READ snapshot, the counter total with `count(*)` under the pages' visibility rule
  * — for random `afterId`s and for afterIds just around bucket boundaries, with ids straddling a coarse
- * (65,536) boundary. It also compares the total that the page statement itself returns for full pages,
+ * (65,536) and a top-level (524,288) boundary. It also compares the total that the page statement itself returns for full pages,
  * and the page itself with a plain keyset query, whichever strategy (sparse, dense, head) it picked.
  *
  * Negative control: without the `txid < xmin` condition on the counter rows (punches.repository.ts
@@ -20,8 +20,10 @@ import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers
 const UPLOADERS = 16;
 const RUN_MS = 4_000;
 const MODEMS = ['C-1', 'C-2', 'C-3', 'C-4', 'C-5', 'C-6'];
-/** First id: 3,000 below a coarse bucket boundary, so the run crosses it. */
-const FIRST_ID = 3 * 65_536 - 3_000;
+/** A top-level bucket boundary (524,288 ids), and so also a coarse (65,536), middle and fine one. */
+const BOUNDARY = 8 * 65_536;
+/** First id: 3,000 below {@link BOUNDARY}, so the run crosses it. */
+const FIRST_ID = BOUNDARY - 3_000;
 
 let ctx: TimingTestContext;
 
@@ -98,7 +100,7 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
       while (!stop) {
         const { rows } = await client.query<{ m: string | null }>('select max(id)::text as m from punches');
         maxSeen = Math.max(maxSeen, Number(rows[0].m ?? FIRST_ID));
-        const boundary = [1024, 65_536][randomInt(2)];
+        const boundary = [1024, 8_192, 65_536, 524_288][randomInt(4)];
         const nearBoundary = Math.floor(maxSeen / boundary) * boundary + randomInt(5) - 2;
         const candidates = [0, FIRST_ID + randomInt(Math.max(1, maxSeen - FIRST_ID)), nearBoundary, maxSeen - randomInt(50)];
         const afterId = candidates[randomInt(candidates.length)];
@@ -118,12 +120,12 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
   };
 
   const running = [...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)), deleter(), compactor(), checker(), checker()];
-  // At least RUN_MS, and on a loaded machine until the ids have crossed the coarse boundary and the
+  // At least RUN_MS, and on a loaded machine until the ids have crossed the boundary and the
   // checker has run enough times (at most 30 s).
   const started = Date.now();
   const crossed = async () => {
     const { rows: m } = await ctx.database.pool.query<{ m: string | null }>('select max(id)::text as m from punches');
-    return Number(m[0].m ?? 0) > 3 * 65_536 + 100;
+    return Number(m[0].m ?? 0) > BOUNDARY + 100;
   };
   while (Date.now() - started < 30_000 && (Date.now() - started < RUN_MS || checks <= 20 || !(await crossed()))) {
     await new Promise((r) => setTimeout(r, 200));
@@ -136,8 +138,8 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
   // xmin rule), so full pages during the run are likely, not certain; the checks below include them.
   await waitUntilVisible(ctx);
   const { rows } = await ctx.database.pool.query<{ lo: string; hi: string }>('select min(id)::text as lo, max(id)::text as hi from punches');
-  expect(Number(rows[0].lo)).toBeLessThan(3 * 65_536);
-  expect(Number(rows[0].hi)).toBeGreaterThan(3 * 65_536);
+  expect(Number(rows[0].lo)).toBeLessThan(BOUNDARY);
+  expect(Number(rows[0].hi)).toBeGreaterThan(BOUNDARY);
 
   // After the run, with everything folded: still exact for every afterId around both bucket sizes.
   await compactPunchCounts(ctx.database.pool);
@@ -147,11 +149,11 @@ it('keeps the counter total equal to count(*) during concurrent uploads, deletes
     for (const afterId of [
       0,
       FIRST_ID - 1,
-      3 * 65_536 - 1,
-      3 * 65_536,
-      3 * 65_536 + 1,
-      3 * 65_536 + 1023,
-      3 * 65_536 + 1024,
+      BOUNDARY - 1,
+      BOUNDARY,
+      BOUNDARY + 1,
+      BOUNDARY + 1023,
+      BOUNDARY + 1024,
       Number(rows[0].hi) - 1,
       Number(rows[0].hi),
     ]) {

@@ -71,6 +71,8 @@ CREATE FUNCTION timing.punch_counts_add() RETURNS trigger
     AS $$
       begin
         insert into punch_counts (modem, shift, bucket, n, txid)
+        select modem, 19::int2, id >> 19, count(*), txid from new_rows group by modem, id >> 19, txid
+        union all
         select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
         union all
         select modem, 13::int2, id >> 13, count(*), txid from new_rows group by modem, id >> 13, txid
@@ -90,6 +92,8 @@ CREATE FUNCTION timing.punch_counts_remove() RETURNS trigger
     AS $$
       begin
         insert into punch_counts (modem, shift, bucket, n, txid)
+        select modem, 19::int2, id >> 19, -count(*), txid from old_rows group by modem, id >> 19, txid
+        union all
         select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
         union all
         select modem, 13::int2, id >> 13, -count(*), txid from old_rows group by modem, id >> 13, txid
@@ -276,7 +280,7 @@ CREATE TABLE timing.punch_counts (
     bucket bigint NOT NULL,
     n bigint NOT NULL,
     txid xid8 NOT NULL,
-    CONSTRAINT punch_counts_shift_check CHECK ((shift = ANY (ARRAY[10, 13, 16])))
+    CONSTRAINT punch_counts_shift_check CHECK ((shift = ANY (ARRAY[10, 13, 16, 19])))
 );
 
 

@@ -110,9 +110,9 @@ const JSON_BODY = `'[' || coalesce(string_agg(row_to_json(r)::text, ',' order by
 const JSON_FROM = `(select ${PUNCH_COLUMNS.map((c, i) => (c === PUNCH_FIELDS[i] ? c : `${c} as "${PUNCH_FIELDS[i]}"`)).join(', ')} from page) r`;
 const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', ${PUNCH_COLUMNS.join(', ')}), E'\\n' order by id) || E'\\n', '')`;
 
-/** Bits of the coarse, middle and fine id buckets of `punch_counts` (migrations 0002, 0003). */
-const COARSE_SHIFT = 16;
-const MID_SHIFT = 13;
+/** Bits of the id buckets of `punch_counts` above the fine level, highest first (migrations 0002, 0003, 0010); each is 8 of the next. */
+const UPPER_SHIFTS = [19, 16, 13];
+const MID_SHIFT = UPPER_SHIFTS[UPPER_SHIFTS.length - 1]; // the level just above the fine one
 const FINE_SHIFT = 10;
 
 /** Condition on the modems that no index can serve: makes PostgreSQL walk the primary key in id order. */
@@ -145,25 +145,25 @@ const PARTIAL_BUCKET_FROM_PAGE = `(case when last_id >= ${AFTER_BUCKET_END} - 1 
 /** The fine level's part of {@link counterTotal}, from the CTE `fine` ({@link FINE_COUNTS}). */
 const FINE_PART = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT})`;
 
+/** The visible counts of level `shift` above afterId's bucket, below the end of afterId's bucket at level `upper` (none: no end). */
+function levelPart(shift: number, upper: number | undefined): string {
+  const below = upper === undefined ? '' : ` and c.bucket < (($2::int8 >> ${upper}) + 1) << ${upper - shift}`;
+  return `(select coalesce(sum(c.n), 0) from punch_counts c
+        where c.modem = any($1::text[]) and c.shift = ${shift} and c.bucket > ($2::int8 >> ${shift})${below} and c.txid < (select xmin from vis))`;
+}
+
 /**
  * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
- * window (the statement defines the CTEs `vis` and `fine`): coarse buckets above afterId's coarse bucket,
- * middle buckets of that coarse bucket above afterId's middle bucket, fine buckets of that middle bucket
- * above afterId's fine bucket, and `partial`, the count of the rest of afterId's fine bucket. Each part
- * applies the pages' visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 + 8
- * rows per modem at the lower levels plus one per coarse bucket of the event's id span, whatever the table
- * size.
+ * window (the statement defines the CTEs `vis` and `fine`): top-level buckets above afterId's, then at each
+ * lower level the buckets of afterId's bucket one level up that lie above afterId's own, down to the fine
+ * level, and `partial`, the count of the rest of afterId's fine bucket. Each part applies the pages'
+ * visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 rows per modem at each
+ * lower level plus one per top-level bucket (524,288 ids) of the rest of the modems' id span, whatever the
+ * table size.
  */
 function counterTotal(partial: string): string {
-  return `(
-      (select coalesce(sum(c.n), 0) from punch_counts c
-        where c.modem = any($1::text[]) and c.shift = ${COARSE_SHIFT} and c.bucket > ($2::int8 >> ${COARSE_SHIFT}) and c.txid < (select xmin from vis))
-    + (select coalesce(sum(c.n), 0) from punch_counts c
-        where c.modem = any($1::text[]) and c.shift = ${MID_SHIFT} and c.bucket > ($2::int8 >> ${MID_SHIFT})
-          and c.bucket < (($2::int8 >> ${COARSE_SHIFT}) + 1) << ${COARSE_SHIFT - MID_SHIFT} and c.txid < (select xmin from vis))
-    + ${FINE_PART}
-    + ${partial}
-    )::int8`;
+  const parts = [...UPPER_SHIFTS.map((shift, i) => levelPart(shift, UPPER_SHIFTS[i - 1])), FINE_PART, partial];
+  return `(\n      ${parts.join('\n    + ')}\n    )::int8`;
 }
 
 /** Ids after `afterId` up to the newest id within which a page reads by the primary key (the live head). */

@@ -11,6 +11,7 @@ import * as m0006 from './0006_resend_key_time_order';
 import * as m0007 from './0007_drop_insert_punch_batch';
 import * as m0008 from './0008_active_key_owner';
 import * as m0009 from './0009_upload_quota';
+import * as m0010 from './0010_punch_counts_top_level';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -23,4 +24,5 @@ export const migrations: Record<string, Migration> = {
   '0007_drop_insert_punch_batch': m0007,
   '0008_active_key_owner': m0008,
   '0009_upload_quota': m0009,
+  '0010_punch_counts_top_level': m0010,
 };

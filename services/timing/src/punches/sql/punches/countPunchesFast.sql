@@ -9,10 +9,11 @@ fine as materialized (
     and c.txid < (select xmin from vis)
   group by c.bucket) select (
   (select coalesce(sum(c.n), 0) from punch_counts c
-    where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.txid < (select xmin from vis))
+    where c.modem = any($1::text[]) and c.shift = 19 and c.bucket > ($2::int8 >> 19) and c.txid < (select xmin from vis))
 + (select coalesce(sum(c.n), 0) from punch_counts c
-    where c.modem = any($1::text[]) and c.shift = 13 and c.bucket > ($2::int8 >> 13)
-      and c.bucket < (($2::int8 >> 16) + 1) << 3 and c.txid < (select xmin from vis))
+    where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.bucket < (($2::int8 >> 19) + 1) << 3 and c.txid < (select xmin from vis))
++ (select coalesce(sum(c.n), 0) from punch_counts c
+    where c.modem = any($1::text[]) and c.shift = 13 and c.bucket > ($2::int8 >> 13) and c.bucket < (($2::int8 >> 16) + 1) << 3 and c.txid < (select xmin from vis))
 + (select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> 13) + 1) << 3)
 + (select count(*) from punches q
     where (q.modem = any($1::text[])) is true and q.id > $2 and q.id < (($2::int8 >> 10) + 1) << 10 and q.txid < (select xmin from vis))
