@@ -9,7 +9,8 @@
  *
  * Negative control: without the `txid < xmin` condition on the counter rows (punches.repository.ts
  * COUNTER_TOTAL) this test fails within the first second (e.g. 499 counted against 497 visible), because
- * deltas of committed uploads whose punches are still hidden by the xmin rule are counted.
+ * deltas of committed uploads whose punches are still hidden by the xmin rule are counted. Adding 1 to either
+ * form of the highest levels' sum (with or without the top level, `counterTotal`) fails the first test.
  */
 import type pg from 'pg';
 import { authenticateKey } from '../src/users/users.service';
@@ -20,8 +21,12 @@ import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers
 const UPLOADERS = 16;
 const RUN_MS = 4_000;
 const MODEMS = ['C-1', 'C-2', 'C-3', 'C-4', 'C-5', 'C-6'];
-/** A top-level bucket boundary (524,288 ids), and so also a coarse (65,536), middle and fine one. */
-const BOUNDARY = 8 * 65_536;
+/**
+ * A top-level bucket boundary (the second, 2 × 524,288 ids), and so also a coarse (65,536), middle and fine one.
+ * Once the ids cross it, totals from afterIds in the first top-level bucket (afterId 0) sum the top level, and
+ * totals from afterIds near it sum from the coarse level: both forms of the total are checked.
+ */
+const BOUNDARY = 16 * 65_536;
 /** First id: 3,000 below {@link BOUNDARY}, so the run crosses it. */
 const FIRST_ID = BOUNDARY - 3_000;
 

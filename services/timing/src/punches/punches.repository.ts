@@ -112,8 +112,7 @@ const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(','
 
 /** Bits of the id buckets of `punch_counts` above the fine level, highest first (migrations 0002, 0003, 0010); each is 8 of the next. */
 const UPPER_SHIFTS = [19, 16, 13];
-const MID_SHIFT = UPPER_SHIFTS[UPPER_SHIFTS.length - 1]; // the level just above the fine one
-const FINE_SHIFT = 10;
+const [MID_SHIFT, FINE_SHIFT] = [UPPER_SHIFTS[UPPER_SHIFTS.length - 1], 10]; // the levels below the others
 
 /** Condition on the modems that no index can serve: makes PostgreSQL walk the primary key in id order. */
 const MODEM_FILTER = '(q.modem = any($1::text[])) is true';
@@ -146,23 +145,24 @@ const PARTIAL_BUCKET_FROM_PAGE = `(case when last_id >= ${AFTER_BUCKET_END} - 1 
 const FINE_PART = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT})`;
 
 /** The visible counts of level `shift` above afterId's bucket, below the end of afterId's bucket at level `upper` (none: no end). */
-function levelPart(shift: number, upper: number | undefined): string {
+function levelPart(shift: number, upper?: number): string {
   const below = upper === undefined ? '' : ` and c.bucket < (($2::int8 >> ${upper}) + 1) << ${upper - shift}`;
   return `(select coalesce(sum(c.n), 0) from punch_counts c
         where c.modem = any($1::text[]) and c.shift = ${shift} and c.bucket > ($2::int8 >> ${shift})${below} and c.txid < (select xmin from vis))`;
 }
 
 /**
- * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time
- * window (the statement defines the CTEs `vis` and `fine`): top-level buckets above afterId's, then at each
- * lower level the buckets of afterId's bucket one level up that lie above afterId's own, down to the fine
- * level, and `partial`, the count of the rest of afterId's fine bucket. Each part applies the pages'
- * visibility rule, so the sum equals `count(*)` of the same rows; it reads at most 8 rows per modem at each
- * lower level plus one per top-level bucket (524,288 ids) of the rest of the modems' id span, whatever the
- * table size.
+ * Number of visible punches of the modems `$1` after `$2` from the counters, for scopes without a time window
+ * (the statement defines `vis` and `fine`): the buckets above afterId's at the highest level used, at each lower
+ * level those above afterId's within afterId's bucket one level up, and `partial`, the rest of afterId's fine
+ * bucket; each with the pages' visibility rule, so the sum equals `count(*)`. A level costs an index descent per
+ * modem, so the top one serves only when the newest id lies two of its buckets or more beyond afterId's.
  */
 function counterTotal(partial: string): string {
-  const parts = [...UPPER_SHIFTS.map((shift, i) => levelPart(shift, UPPER_SHIFTS[i - 1])), FINE_PART, partial];
+  const [top, second, ...rest] = UPPER_SHIFTS;
+  const far = `(select coalesce(max(id), 0) from punches) >> ${top} > ($2::int8 >> ${top}) + 1`;
+  const highest = `(case when ${far} then ${levelPart(top)} + ${levelPart(second, top)} else ${levelPart(second)} end)`;
+  const parts = [highest, ...rest.map((shift, i) => levelPart(shift, [second, ...rest][i])), FINE_PART, partial];
   return `(\n      ${parts.join('\n    + ')}\n    )::int8`;
 }
 

@@ -19,10 +19,10 @@ page as (
 )
 select false as sparse, n::int as count, body, coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text as head,
   (case when n < 1000 then n else (
-  (select coalesce(sum(c.n), 0) from punch_counts c
-    where c.modem = any($1::text[]) and c.shift = 19 and c.bucket > ($2::int8 >> 19) and c.txid < (select xmin from vis))
-+ (select coalesce(sum(c.n), 0) from punch_counts c
-    where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.bucket < (($2::int8 >> 19) + 1) << 3 and c.txid < (select xmin from vis))
+  (case when (select coalesce(max(id), 0) from punches) >> 19 > ($2::int8 >> 19) + 1 then (select coalesce(sum(c.n), 0) from punch_counts c
+    where c.modem = any($1::text[]) and c.shift = 19 and c.bucket > ($2::int8 >> 19) and c.txid < (select xmin from vis)) + (select coalesce(sum(c.n), 0) from punch_counts c
+    where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.bucket < (($2::int8 >> 19) + 1) << 3 and c.txid < (select xmin from vis)) else (select coalesce(sum(c.n), 0) from punch_counts c
+    where c.modem = any($1::text[]) and c.shift = 16 and c.bucket > ($2::int8 >> 16) and c.txid < (select xmin from vis)) end)
 + (select coalesce(sum(c.n), 0) from punch_counts c
     where c.modem = any($1::text[]) and c.shift = 13 and c.bucket > ($2::int8 >> 13) and c.bucket < (($2::int8 >> 16) + 1) << 3 and c.txid < (select xmin from vis))
 + (select coalesce(sum(f.n), 0) from fine f where f.bucket < (($2::int8 >> 13) + 1) << 3)
