@@ -47,12 +47,12 @@ function commitId(): string {
 /** Versions of what was measured, for the report. */
 async function versions(databaseUrl: string, withPostgrest: boolean): Promise<Versions> {
   const client = await connect(databaseUrl);
-  const { rows } = await client.query<{ v: string }>('select version() as v');
+  const { rows } = await client.query<{ v: string; sb: string }>("select version() as v, current_setting('shared_buffers') as sb");
   await client.end();
   const autocannonPkg = JSON.parse(readFileSync(require.resolve('autocannon/package.json', { paths: [__dirname] }), 'utf8')) as { version: string };
   return {
     node: process.version,
-    postgres: rows[0].v.split(' on ')[0],
+    postgres: `${rows[0].v.split(' on ')[0]}, shared_buffers ${rows[0].sb}`,
     postgrest: withPostgrest ? await postgrestVersion() : 'not used',
     autocannon: autocannonPkg.version,
     commit: commitId(),
