@@ -272,7 +272,7 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     {
       insertMessage: (r) => outbox.insertMessage(r.db, mail),
       insertMessages: (r) => outbox.insertMessages(r.db, [mail, { ...mail, dedupeKey: 'order-2', notBefore: T }]),
-      claimDue: (r) => outbox.claimDue(r.db, ['mail'], 10, 30),
+      claimDue: (r) => outbox.claimDue(r.db, 'mail', 10, 30),
       markSentMany: (r) => outbox.markSentMany(r.db, [claim]),
       markFailed: (r) => outbox.markFailed(r.db, claim, 'smtp timeout', T),
       markDead: (r) => outbox.markDead(r.db, claim, 'smtp rejected'),

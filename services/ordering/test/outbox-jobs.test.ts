@@ -1,11 +1,14 @@
 /**
  * The job outbox (docs/outbox.md): each job of a kind runs once across dispatchers, failures are retried with
  * backoff until the job is dead, a permanent error kills it at once, stored errors carry no secret, and a
- * kind's own attempt limit wins over the dispatcher's. The mail side is in outbox.test.ts.
+ * kind's own attempt limit wins over the dispatcher's, a new job's notification wakes its kind's lane, and a
+ * lane's claim reads its own kind's due jobs only. The mail side is in outbox.test.ts.
  */
+import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import { createLogger } from '@sports-timing/shared';
+import type { DB } from '../src/db/schema';
 import { enqueue, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
-import { countPending } from '../src/outbox/outbox.repository';
+import { claimDue, countPending, insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './support/app';
 import { countDead, findMessage } from './support/outbox';
 
@@ -150,3 +153,65 @@ test('a per-kind attempt limit given at register() overrides the dispatcher defa
   }
   expect(calls).toBe(2);
 });
+
+test('a new job wakes its own lane at once and no other (the notification names its kind): with the fallback poll a minute away it runs within a second', async () => {
+  let ran: (() => void) | undefined;
+  const done = new Promise<void>((r) => (ran = r));
+  // The dispatcher's statements, observed as they run: which lanes the notification made claim.
+  let seen: CompiledQuery[] = [];
+  const logging = new Kysely<DB>({ dialect: new PostgresDialect({ pool: ctx.database.pool }), log: (e) => void (e.level === 'query' && seen.push(e.query)) });
+  const d = new OutboxDispatcher({
+    database: { ...ctx.database, db: logging },
+    logger: createLogger('outbox-notified'),
+    pollIntervalMs: 60_000,
+    handlers: { 'test-notified': async () => ran?.(), 'test-other-lane': async () => undefined },
+  });
+  d.start();
+  try {
+    // The listener connects in the background; the start's own round found nothing.
+    await new Promise((r) => setTimeout(r, 300));
+    seen = [];
+    const t0 = Date.now();
+    await ctx.database.db.transaction().execute((trx) => enqueue(trx, 'test-notified', 'n1', {}));
+    await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error('not woken within 5 s')), 5_000))]);
+    expect(Date.now() - t0).toBeLessThan(1_000);
+    await new Promise((r) => setTimeout(r, 100));
+    expect((await findMessage(ctx.database.db, 'test-notified', 'n1'))?.sent_at).not.toBeNull();
+    const claimedKinds = seen.filter((q) => q.sql.includes('for update skip locked')).map((q) => q.parameters[1]);
+    expect(new Set(claimedKinds)).toEqual(new Set(['test-notified']));
+  } finally {
+    await d.stop();
+  }
+});
+
+test("a lane's claim reads its own kind's due jobs only: a backlog of 3,000 jobs of another kind is not read", async () => {
+  const backlog = Array.from({ length: 3_000 }, (_, i) => ({ kind: 'test-backlog', dedupeKey: `b${i}`, payload: {} }));
+  expect(await insertMessages(ctx.database.db, backlog)).toBe(3_000);
+  await ctx.database.pool.query('analyze outbox_messages');
+  // claimDue's own statement, captured as it runs (it claims nothing: no job of its kind is due).
+  const seen: CompiledQuery[] = [];
+  const logging = new Kysely<DB>({ dialect: new PostgresDialect({ pool: ctx.database.pool }), log: (e) => void (e.level === 'query' && seen.push(e.query)) });
+  expect(await claimDue(logging, 'test-idle-lane', 5, 10)).toEqual([]);
+  const { rows } = await ctx.database.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+    `explain (analyze, buffers, format json) ${seen[0].sql}`,
+    seen[0].parameters as unknown[],
+  );
+  const plan = planNodes(rows[0]['QUERY PLAN'][0].Plan);
+  expect(plan.some((n) => n['Index Name'] === 'outbox_messages_due_idx')).toBe(true);
+  // Through the older index on (next_attempt_at, id) every one of the 3,000 was read and filtered out.
+  expect(plan.reduce((sum, n) => sum + (n['Rows Removed by Filter'] ?? 0), 0)).toBeLessThan(10);
+  expect(plan[0]['Shared Hit Blocks'] + plan[0]['Shared Read Blocks']).toBeLessThan(20);
+  await ctx.database.pool.query("delete from outbox_messages where kind = 'test-backlog'");
+});
+
+interface PlanNode {
+  'Index Name'?: string;
+  'Rows Removed by Filter'?: number;
+  'Shared Hit Blocks': number;
+  'Shared Read Blocks': number;
+  Plans?: PlanNode[];
+}
+
+function planNodes(plan: PlanNode): PlanNode[] {
+  return [plan, ...(plan.Plans ?? []).flatMap(planNodes)];
+}

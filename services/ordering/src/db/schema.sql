@@ -1242,10 +1242,10 @@ CREATE INDEX orders_state_idx ON ordering.orders USING btree (state, id);
 
 
 --
--- Name: outbox_messages_pending_idx; Type: INDEX; Schema: ordering; Owner: -
+-- Name: outbox_messages_due_idx; Type: INDEX; Schema: ordering; Owner: -
 --
 
-CREATE INDEX outbox_messages_pending_idx ON ordering.outbox_messages USING btree (next_attempt_at, id) WHERE ((sent_at IS NULL) AND (dead_at IS NULL));
+CREATE INDEX outbox_messages_due_idx ON ordering.outbox_messages USING btree (kind, next_attempt_at, id) WHERE ((sent_at IS NULL) AND (dead_at IS NULL));
 
 
 --

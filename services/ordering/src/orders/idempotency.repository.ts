@@ -78,5 +78,5 @@ export async function insertOutboxAndCompleteKey(
       update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::json
       where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
       returning scope)
-    select (select count(${notifyOutbox()}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
+    select (select count(${notifyOutbox(sql.ref('kind'))}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
 }

@@ -33,13 +33,13 @@ export async function storePaylink(
       insert into outbox_messages (kind, dedupe_key, message_id, payload)
       select ${mail.kind}, ${mail.dedupeKey}, ${mail.messageId ?? null}, ${JSON.stringify(mail.payload)}::jsonb from updated
       on conflict (kind, dedupe_key) do nothing
-      returning id)${
+      returning kind)${
         completes
           ? sql`,
     completed as (${completeJobSql(completes.kind, completes.dedupeKey)})`
           : sql``
       }
-    select updated_at, (select count(${notifyOutbox()}) from inserted)::int as notified from updated`.execute(db);
+    select updated_at, (select count(${notifyOutbox(sql.ref('kind'))}) from inserted)::int as notified from updated`.execute(db);
   return r.rows[0]?.updated_at ?? null;
 }
 

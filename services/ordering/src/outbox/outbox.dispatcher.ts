@@ -181,7 +181,7 @@ export class OutboxDispatcher {
     // A dedicated connection outside the pool: LISTEN needs a session of its own.
     const client = new pg.Client({ connectionString: this.opts.database.url });
     client.on('error', () => undefined);
-    client.on('notification', () => this.wake());
+    client.on('notification', (n) => this.wake(n.payload));
     client.on('end', () => {
       this.listener = undefined;
       if (!this.stopped) setTimeout(() => void this.listen(), 1_000);
@@ -196,10 +196,14 @@ export class OutboxDispatcher {
     }
   }
 
-  /** Lets every lane with a free slot claim due jobs now (a lane already claiming claims again after). */
-  wake(): void {
+  /**
+   * Lets the lane of `kind` (a notification's payload), or every lane when no kind of ours is given, claim due
+   * jobs now if it has a free slot (a lane already claiming claims again after).
+   */
+  wake(kind?: string): void {
     if (this.stopped || !this.timer) return;
-    for (const kind of this.kinds()) this.fill(kind);
+    if (kind && this.own.has(kind)) this.fill(kind);
+    else if (!kind) for (const k of this.kinds()) this.fill(k);
   }
 
   private track<T>(p: Promise<T>): Promise<T> {
@@ -222,7 +226,7 @@ export class OutboxDispatcher {
     lane.again = false;
     let full = false;
     void this.track(
-      claimDue(this.opts.database.db, [kind], free, this.leaseSeconds)
+      claimDue(this.opts.database.db, kind, free, this.leaseSeconds)
         .then((rows) => {
           full = rows.length === free;
           // A stop() between the claim and here: the jobs start anyway (their leases are held) and finish.

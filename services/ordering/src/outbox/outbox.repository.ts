@@ -1,7 +1,7 @@
 /**
  * SQL of the transactional job outbox. Functions take the executor first so callers pass their transaction.
  */
-import { sql, type Kysely, type Selectable } from 'kysely';
+import { sql, type Expression, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { OutboxMessagesTable } from '../db/tables/outbox.tables';
@@ -58,13 +58,14 @@ export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessa
   // same statement, when a row was inserted.
   const r = await sql<{ inserted: number }>`${PREPARED}
     with inserted as (${messagesInsert(ms)})
-    select count(${notifyOutbox()})::int as inserted from inserted`.execute(db);
+    select count(${notifyOutbox(sql.ref('kind'))})::int as inserted from inserted`.execute(db);
   return r.rows[0].inserted;
 }
 
 /**
  * The insert of {@link insertMessages} as SQL to embed (a data-modifying CTE of a caller's statement),
- * returning the ids of the new rows; select {@link notifyOutbox} per returned id to wake dispatchers. The
+ * returning the id and kind of each new row; select {@link notifyOutbox} of each returned kind to wake the
+ * dispatchers' lanes of those kinds. The
  * rows travel as one JSON parameter, so the text does not depend on them (a `PREPARED` statement may hold it).
  */
 export function messagesInsert(ms: readonly NewOutboxMessage[]) {
@@ -76,35 +77,39 @@ export function messagesInsert(ms: readonly NewOutboxMessage[]) {
     next_attempt_at: m.notBefore ?? null,
     locked_until: m.lockedUntil ?? null,
   }));
-  return sql<{ id: number }>`insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
+  return sql<{ id: number; kind: string }>`insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
     select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at, now()), m.locked_until
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
     on conflict (kind, dedupe_key) do nothing
-    returning id`;
+    returning id, kind`;
 }
 
-/** Channel the dispatchers LISTEN on; its notifications carry no payload. */
+/** Channel the dispatchers LISTEN on; a notification's payload is the kind of the new or revived job. */
 export const OUTBOX_CHANNEL = 'outbox';
 
-/** `pg_notify('outbox', '')`: wakes the dispatchers once the transaction commits (NOTIFY is transactional). */
-export function notifyOutbox() {
-  return sql<unknown>`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, '')`;
+/**
+ * `pg_notify('outbox', <kind>)`: wakes the dispatchers' lanes of `kind` (an SQL expression, e.g. the column of
+ * a CTE's rows) once the transaction commits (NOTIFY is transactional, and PostgreSQL sends one notification
+ * per distinct payload of a transaction).
+ */
+export function notifyOutbox(kind: Expression<string>) {
+  return sql<unknown>`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, ${kind})`;
 }
 
 /**
- * Claims up to `limit` due jobs of the given kinds for `leaseSeconds` (short transaction; the work happens
- * outside any transaction so no lock or snapshot is held during network I/O). Several dispatchers never
- * claim the same row; a dispatcher claims only kinds it has a handler for.
+ * Claims up to `limit` due jobs of `kind` for `leaseSeconds` (short transaction; the work happens outside any
+ * transaction so no lock or snapshot is held during network I/O). Several dispatchers never claim the same
+ * row; a dispatcher claims only kinds it has a handler for. Reads the kind's part of the due index only, so
+ * other kinds' backlogs cost it nothing.
  */
-export async function claimDue(db: Kysely<DB>, kinds: readonly string[], limit: number, leaseSeconds: number): Promise<OutboxMessage[]> {
-  if (kinds.length === 0) return [];
+export async function claimDue(db: Kysely<DB>, kind: string, limit: number, leaseSeconds: number): Promise<OutboxMessage[]> {
   const r = await sql<OutboxMessage>`${PREPARED}
     update outbox_messages set locked_until = now() + make_interval(secs => ${leaseSeconds}), attempts = attempts + 1
     where id in (
       select id from outbox_messages
       where sent_at is null and dead_at is null and next_attempt_at <= now()
-        and (locked_until is null or locked_until < now()) and kind = any(${kinds}::text[])
+        and (locked_until is null or locked_until < now()) and kind = ${kind}
       order by next_attempt_at, id
       limit ${limit}
       for update skip locked)
@@ -192,7 +197,7 @@ export async function reviveDeadMessage(db: Kysely<DB>, id: number): Promise<Dea
       update outbox_messages set dead_at = null, attempts = 0, next_attempt_at = now(), locked_until = null
       where id = ${id} and dead_at is not null and sent_at is null
       returning id, kind, dedupe_key, attempts, last_error, created_at, dead_at)
-    select r.*, ${notifyOutbox()} as notified from revived r`.execute(db);
+    select r.*, ${notifyOutbox(sql.ref('r.kind'))} as notified from revived r`.execute(db);
   const row = r.rows[0];
   if (!row) return undefined;
   return {

@@ -15,6 +15,7 @@ import * as m0010 from './0010_identity_hardening';
 import * as m0011 from './0011_order_expiry';
 import * as m0012 from './0012_erp_books';
 import * as m0013 from './0013_payment_books';
+import * as m0014 from './0014_outbox_due_by_kind';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -31,4 +32,5 @@ export const migrations: Record<string, Migration> = {
   '0011_order_expiry': m0011,
   '0012_erp_books': m0012,
   '0013_payment_books': m0013,
+  '0014_outbox_due_by_kind': m0014,
 };

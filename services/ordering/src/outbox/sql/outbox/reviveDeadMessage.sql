@@ -4,4 +4,4 @@ with revived as (
   update outbox_messages set dead_at = null, attempts = 0, next_attempt_at = now(), locked_until = null
   where id = $1 and dead_at is not null and sent_at is null
   returning id, kind, dedupe_key, attempts, last_error, created_at, dead_at)
-select r.*, pg_notify('outbox', '') as notified from revived r;
+select r.*, pg_notify('outbox', "r"."kind") as notified from revived r;
