@@ -291,8 +291,9 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     },
     {
       messagesInsert: 'builds the insert that insertMessages and the order statements embed (rendered there)',
-      notifyOutbox: 'builds the notify fragment the order statements embed (rendered there)',
+      notifyOutbox: 'builds the notify fragment of one kind that reviveDeadMessage and notifyInserted embed (rendered there)',
       completeJobSql: 'builds the job completion fragment storePaylink embeds (rendered there)',
+      notifyInserted: 'builds the notify fragment for inserted jobs that insertMessages and the order statements embed (rendered there)',
     },
   ),
   repository(`${dir}/retailers/retailers.repository.ts`, retailers, {

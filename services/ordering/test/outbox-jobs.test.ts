@@ -8,7 +8,7 @@ import { Kysely, PostgresDialect, type CompiledQuery } from 'kysely';
 import { createLogger } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
 import { enqueue, OutboxDispatcher, PermanentJobError, safeErrorText, type OutboxHandler } from '../src/outbox/outbox.service';
-import { claimDue, countPending, insertMessages } from '../src/outbox/outbox.repository';
+import { claimDue, countPending, insertMessages, markFailed, markSentMany, renewLeases } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './support/app';
 import { countDead, findMessage } from './support/outbox';
 
@@ -154,7 +154,7 @@ test('a per-kind attempt limit given at register() overrides the dispatcher defa
   expect(calls).toBe(2);
 });
 
-test('a new job wakes its own lane at once and no other (the notification names its kind): with the fallback poll a minute away it runs within a second', async () => {
+test('a new job wakes its own lane at once and no other (the notification names its kind), a reserved one none: with the fallback poll a minute away it runs within a second', async () => {
   let ran: (() => void) | undefined;
   const done = new Promise<void>((r) => (ran = r));
   // The dispatcher's statements, observed as they run: which lanes the notification made claim.
@@ -172,7 +172,11 @@ test('a new job wakes its own lane at once and no other (the notification names 
     await new Promise((r) => setTimeout(r, 300));
     seen = [];
     const t0 = Date.now();
-    await ctx.database.db.transaction().execute((trx) => enqueue(trx, 'test-notified', 'n1', {}));
+    await ctx.database.db.transaction().execute(async (trx) => {
+      await enqueue(trx, 'test-notified', 'n1', {});
+      // A job reserved to its enqueuer wakes no lane: none may claim it before the reservation ends.
+      await insertMessages(trx, [{ kind: 'test-other-lane', dedupeKey: 'r1', payload: {}, lockedUntil: new Date(Date.now() + 60_000) }]);
+    });
     await Promise.race([done, new Promise((_, reject) => setTimeout(() => reject(new Error('not woken within 5 s')), 5_000))]);
     expect(Date.now() - t0).toBeLessThan(1_000);
     await new Promise((r) => setTimeout(r, 100));
@@ -188,21 +192,63 @@ test("a lane's claim reads its own kind's due jobs only: a backlog of 3,000 jobs
   const backlog = Array.from({ length: 3_000 }, (_, i) => ({ kind: 'test-backlog', dedupeKey: `b${i}`, payload: {} }));
   expect(await insertMessages(ctx.database.db, backlog)).toBe(3_000);
   await ctx.database.pool.query('analyze outbox_messages');
-  // claimDue's own statement, captured as it runs (it claims nothing: no job of its kind is due).
-  const seen: CompiledQuery[] = [];
-  const logging = new Kysely<DB>({ dialect: new PostgresDialect({ pool: ctx.database.pool }), log: (e) => void (e.level === 'query' && seen.push(e.query)) });
-  expect(await claimDue(logging, 'test-idle-lane', 5, 10)).toEqual([]);
-  const { rows } = await ctx.database.pool.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
-    `explain (analyze, buffers, format json) ${seen[0].sql}`,
-    seen[0].parameters as unknown[],
-  );
-  const plan = planNodes(rows[0]['QUERY PLAN'][0].Plan);
+  // claimDue's own statement (it claims nothing: no job of its kind is due).
+  const plan = await executedPlan((db) => claimDue(db, 'test-idle-lane', 5, 10));
   expect(plan.some((n) => n['Index Name'] === 'outbox_messages_due_idx')).toBe(true);
   // Through the older index on (next_attempt_at, id) every one of the 3,000 was read and filtered out.
   expect(plan.reduce((sum, n) => sum + (n['Rows Removed by Filter'] ?? 0), 0)).toBeLessThan(10);
   expect(plan[0]['Shared Hit Blocks'] + plan[0]['Shared Read Blocks']).toBeLessThan(20);
   await ctx.database.pool.query("delete from outbox_messages where kind = 'test-backlog'");
 });
+
+test('marking jobs done finds them by id, also under a backlog the statistics have not seen', async () => {
+  // Statistics taken while no job was open (every one done), then 3,000 open ones: PostgreSQL reckons the due
+  // index nearly empty, and a statement it could answer from that index would read all 3,000.
+  const first = Array.from({ length: 3_000 }, (_, i) => ({ kind: 'test-backlog', dedupeKey: `done${i}`, payload: {} }));
+  await insertMessages(ctx.database.db, first);
+  await ctx.database.pool.query("update outbox_messages set sent_at = now() where kind = 'test-backlog'");
+  await ctx.database.pool.query('analyze outbox_messages');
+  await insertMessages(
+    ctx.database.db,
+    Array.from({ length: 3_000 }, (_, i) => ({ kind: 'test-backlog', dedupeKey: `open${i}`, payload: {} })),
+  );
+  const { rows } = await ctx.database.pool.query<{ id: string }>(
+    "select id from outbox_messages where kind = 'test-backlog' and sent_at is null order by id desc limit 4",
+  );
+  const claims = rows.map((r) => ({ id: Number(r.id), attempts: 0 }));
+  for (const plan of [
+    await executedPlan((db) => markSentMany(db, claims)),
+    await executedPlan((db) => renewLeases(db, claims, 10)),
+    await executedPlan((db) => markFailed(db, claims[0], 'x', new Date())),
+  ]) {
+    expect(plan.some((n) => n['Index Name'] === 'outbox_messages_pkey')).toBe(true);
+    expect(plan.some((n) => n['Index Name'] === 'outbox_messages_due_idx')).toBe(false);
+    expect(plan[0]['Shared Hit Blocks'] + plan[0]['Shared Read Blocks']).toBeLessThan(40);
+  }
+  await ctx.database.pool.query("delete from outbox_messages where kind = 'test-backlog'");
+});
+
+/**
+ * The executed plan (EXPLAIN ANALYZE, in a transaction rolled back) of the first statement `run` makes: the
+ * repository's own SQL, captured as it runs on a logging Kysely over the test pool (it runs once for real).
+ */
+async function executedPlan(run: (db: Kysely<DB>) => Promise<unknown>): Promise<PlanNode[]> {
+  const seen: CompiledQuery[] = [];
+  const logging = new Kysely<DB>({ dialect: new PostgresDialect({ pool: ctx.database.pool }), log: (e) => void (e.level === 'query' && seen.push(e.query)) });
+  const client = await ctx.database.pool.connect();
+  try {
+    await run(logging);
+    await client.query('begin');
+    const { rows } = await client.query<{ 'QUERY PLAN': { Plan: PlanNode }[] }>(
+      `explain (analyze, buffers, format json) ${seen[0].sql}`,
+      seen[0].parameters as unknown[],
+    );
+    return planNodes(rows[0]['QUERY PLAN'][0].Plan);
+  } finally {
+    await client.query('rollback');
+    client.release();
+  }
+}
 
 interface PlanNode {
   'Index Name'?: string;

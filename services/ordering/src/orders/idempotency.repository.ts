@@ -6,7 +6,7 @@
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { messagesInsert, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
+import { messagesInsert, notifyInserted, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { IdempotencyKeysTable } from '../db/tables/orders.tables';
 
 /** A stored `idempotency_keys` row. */
@@ -56,7 +56,7 @@ export async function takeIdempotencyKey(
  * kept as written, so a retry is answered the same bytes.
  */
 export async function renewIdempotentResponse(db: Kysely<DB>, claim: { scope: string; key: string }, orderId: number, body: unknown): Promise<void> {
-  await sql`
+  await sql`${PREPARED}
     update idempotency_keys set response_body = ${JSON.stringify(body)}::json
     where scope = ${claim.scope} and key = ${claim.key} and order_id = ${orderId}
       and response_body->>'paylinkUrl' is null`.execute(db);
@@ -78,5 +78,5 @@ export async function insertOutboxAndCompleteKey(
       update idempotency_keys set order_id = ${completion?.orderId ?? null}::int, response_status = ${completion?.status ?? null}::int, response_body = ${completion ? JSON.stringify(completion.body) : null}::json
       where ${completion !== null}::boolean and scope = ${completion?.scope ?? null}::text and key = ${completion?.key ?? null}::text
       returning scope)
-    select (select count(${notifyOutbox(sql.ref('kind'))}) from inserted)::int as notified, (select count(*) from completed)::int as completed`.execute(db);
+    select ${notifyInserted('inserted')} as notified, (select count(*) from completed)::int as completed`.execute(db);
 }

@@ -5,7 +5,7 @@
 import { sql, type Kysely } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { completeJobSql, notifyOutbox, type NewOutboxMessage } from '../outbox/outbox.repository';
+import { completeJobSql, notifyInserted, type NewOutboxMessage } from '../outbox/outbox.repository';
 import type { OrderRow } from './orders.repository';
 
 /**
@@ -33,13 +33,13 @@ export async function storePaylink(
       insert into outbox_messages (kind, dedupe_key, message_id, payload)
       select ${mail.kind}, ${mail.dedupeKey}, ${mail.messageId ?? null}, ${JSON.stringify(mail.payload)}::jsonb from updated
       on conflict (kind, dedupe_key) do nothing
-      returning kind)${
+      returning kind, locked_until)${
         completes
           ? sql`,
     completed as (${completeJobSql(completes.kind, completes.dedupeKey)})`
           : sql``
       }
-    select updated_at, (select count(${notifyOutbox(sql.ref('kind'))}) from inserted)::int as notified from updated`.execute(db);
+    select updated_at, ${notifyInserted('inserted')} as notified from updated`.execute(db);
   return r.rows[0]?.updated_at ?? null;
 }
 

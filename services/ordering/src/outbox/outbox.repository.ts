@@ -58,14 +58,14 @@ export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessa
   // same statement, when a row was inserted.
   const r = await sql<{ inserted: number }>`${PREPARED}
     with inserted as (${messagesInsert(ms)})
-    select count(${notifyOutbox(sql.ref('kind'))})::int as inserted from inserted`.execute(db);
+    select (select count(*) from inserted)::int as inserted, ${notifyInserted('inserted')} as notified`.execute(db);
   return r.rows[0].inserted;
 }
 
 /**
  * The insert of {@link insertMessages} as SQL to embed (a data-modifying CTE of a caller's statement),
- * returning the id and kind of each new row; select {@link notifyOutbox} of each returned kind to wake the
- * dispatchers' lanes of those kinds. The
+ * returning the id, kind and reservation (`locked_until`) of each new row; select {@link notifyInserted} of the
+ * CTE to wake the dispatchers' lanes of those kinds. The
  * rows travel as one JSON parameter, so the text does not depend on them (a `PREPARED` statement may hold it).
  */
 export function messagesInsert(ms: readonly NewOutboxMessage[]) {
@@ -77,12 +77,16 @@ export function messagesInsert(ms: readonly NewOutboxMessage[]) {
     next_attempt_at: m.notBefore ?? null,
     locked_until: m.lockedUntil ?? null,
   }));
-  return sql<{ id: number; kind: string }>`insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
+  return sql<{
+    id: number;
+    kind: string;
+    locked_until: Date | null;
+  }>`insert into outbox_messages (kind, dedupe_key, message_id, payload, next_attempt_at, locked_until)
     select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at, now()), m.locked_until
     from jsonb_to_recordset(${JSON.stringify(rows)}::jsonb)
       as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
     on conflict (kind, dedupe_key) do nothing
-    returning id, kind`;
+    returning id, kind, locked_until`;
 }
 
 /** Channel the dispatchers LISTEN on; a notification's payload is the kind of the new or revived job. */
@@ -95,6 +99,28 @@ export const OUTBOX_CHANNEL = 'outbox';
  */
 export function notifyOutbox(kind: Expression<string>) {
   return sql<unknown>`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, ${kind})`;
+}
+
+/**
+ * Wakes the lanes of the jobs that the CTE named `cte` inserted (its rows have `kind` and `locked_until`, as
+ * {@link messagesInsert} returns them): a notification per kind once the transaction commits, none for a
+ * reserved job, which no lane may claim before its reservation ends (the dispatchers' poll finds it then).
+ * Evaluates to the number of rows notified for.
+ */
+export function notifyInserted(cte: string) {
+  return sql<number>`(select count(${notifyOutbox(sql.ref('kind'))}) from ${sql.table(cte)} where locked_until is null)::int`;
+}
+
+/**
+ * "Neither done nor dead", for the statements that find their jobs by key (id, or kind and dedupe key). Written
+ * so that it does not imply the due index's predicate: PostgreSQL then cannot read that partial index for
+ * them, which it would whenever its statistics were taken while few jobs were open (it then reckons the index
+ * nearly empty), reading every open job to find a few by id under a backlog. The key's own index is always right.
+ */
+function stillOpen(alias?: string) {
+  return alias
+    ? sql<boolean>`coalesce(${sql.ref(`${alias}.sent_at`)}, ${sql.ref(`${alias}.dead_at`)}) is null`
+    : sql<boolean>`coalesce(sent_at, dead_at) is null`;
 }
 
 /**
@@ -131,7 +157,7 @@ export async function markSentMany(db: Kysely<DB>, claims: readonly JobClaim[]):
   if (claims.length === 0) return;
   await sql`${PREPARED} update outbox_messages o set sent_at = now(), locked_until = null, last_error = null
     from unnest(${claims.map((c) => c.id)}::bigint[], ${claims.map((c) => c.attempts)}::int[]) as c(id, attempts)
-    where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null`.execute(db);
+    where o.id = c.id and o.attempts = c.attempts and ${stillOpen('o')}`.execute(db);
 }
 
 /** Releases a claimed job (if the claim is still held) for a later attempt at `nextAttemptAt`. */
@@ -141,8 +167,7 @@ export async function markFailed(db: Kysely<DB>, claim: JobClaim, error: string,
     .set({ locked_until: null, last_error: error.slice(0, 500), next_attempt_at: nextAttemptAt })
     .where('id', '=', claim.id)
     .where('attempts', '=', claim.attempts)
-    .where('sent_at', 'is', null)
-    .where('dead_at', 'is', null)
+    .where(stillOpen())
     .execute();
 }
 
@@ -153,8 +178,7 @@ export async function markDead(db: Kysely<DB>, claim: JobClaim, error: string): 
     .set({ locked_until: null, last_error: error.slice(0, 500), dead_at: new Date() })
     .where('id', '=', claim.id)
     .where('attempts', '=', claim.attempts)
-    .where('sent_at', 'is', null)
-    .where('dead_at', 'is', null)
+    .where(stillOpen())
     .execute();
 }
 
@@ -167,7 +191,7 @@ export async function renewLeases(db: Kysely<DB>, claims: readonly JobClaim[], l
   if (claims.length === 0) return [];
   const r = await sql<{ id: string | number }>`${PREPARED} update outbox_messages o set locked_until = now() + make_interval(secs => ${leaseSeconds})
     from unnest(${claims.map((c) => c.id)}::bigint[], ${claims.map((c) => c.attempts)}::int[]) as c(id, attempts)
-    where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null
+    where o.id = c.id and o.attempts = c.attempts and ${stillOpen('o')}
     returning o.id`.execute(db);
   return r.rows.map((row) => Number(row.id));
 }
@@ -230,7 +254,7 @@ export async function countPending(db: Kysely<DB>, kind?: string): Promise<numbe
  */
 export function completeJobSql(kind: string, dedupeKey: string) {
   return sql`update outbox_messages set sent_at = now(), locked_until = null, last_error = null, attempts = attempts + 1
-    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`;
+    where kind = ${kind} and dedupe_key = ${dedupeKey} and ${stillOpen()}`;
 }
 
 /**
@@ -240,7 +264,7 @@ export function completeJobSql(kind: string, dedupeKey: string) {
  */
 export async function releaseReservedJob(db: Kysely<DB>, kind: string, dedupeKey: string, error: string, nextAttemptAt: Date): Promise<void> {
   await sql`update outbox_messages set attempts = attempts + 1, locked_until = null, last_error = ${error.slice(0, 500)}, next_attempt_at = ${nextAttemptAt}
-    where kind = ${kind} and dedupe_key = ${dedupeKey} and sent_at is null and dead_at is null`.execute(db);
+    where kind = ${kind} and dedupe_key = ${dedupeKey} and ${stillOpen()}`.execute(db);
 }
 
 /**

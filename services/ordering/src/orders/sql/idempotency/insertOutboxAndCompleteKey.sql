@@ -7,12 +7,12 @@ select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at
 from jsonb_to_recordset($1::jsonb)
   as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
 on conflict (kind, dedupe_key) do nothing
-returning id, kind),
+returning id, kind, locked_until),
 completed as (
   update idempotency_keys set order_id = $2::int, response_status = $3::int, response_body = $4::json
   where $5::boolean and scope = $6::text and key = $7::text
   returning scope)
-select (select count(pg_notify('outbox', "kind")) from inserted)::int as notified, (select count(*) from completed)::int as completed;
+select (select count(pg_notify('outbox', "kind")) from "inserted" where locked_until is null)::int as notified, (select count(*) from completed)::int as completed;
 
 -- variant completion
 -- statement 1 of 1; parameters: $1 = '[{"kind":"mail","dedupe_key":"order-1","message_id":null,"payload":{"to":"a@example.org"},"next_attempt_at":null,"locked_until":null}]', $2 = 11, $3 = 201, $4 = '{"id":11}', $5 = true, $6 = 'orders', $7 = 'key-1'
@@ -22,9 +22,9 @@ select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at
 from jsonb_to_recordset($1::jsonb)
   as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
 on conflict (kind, dedupe_key) do nothing
-returning id, kind),
+returning id, kind, locked_until),
 completed as (
   update idempotency_keys set order_id = $2::int, response_status = $3::int, response_body = $4::json
   where $5::boolean and scope = $6::text and key = $7::text
   returning scope)
-select (select count(pg_notify('outbox', "kind")) from inserted)::int as notified, (select count(*) from completed)::int as completed;
+select (select count(pg_notify('outbox', "kind")) from "inserted" where locked_until is null)::int as notified, (select count(*) from completed)::int as completed;

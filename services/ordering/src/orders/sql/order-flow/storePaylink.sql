@@ -10,8 +10,8 @@ inserted as (
   insert into outbox_messages (kind, dedupe_key, message_id, payload)
   select $5, $6, $7, $8::jsonb from updated
   on conflict (kind, dedupe_key) do nothing
-  returning kind)
-select updated_at, (select count(pg_notify('outbox', "kind")) from inserted)::int as notified from updated;
+  returning kind, locked_until)
+select updated_at, (select count(pg_notify('outbox', "kind")) from "inserted" where locked_until is null)::int as notified from updated;
 
 -- variant completesJob
 -- statement 1 of 1; parameters: $1 = 900, $2 = 'https://pay.example.org/900', $3 = (a time taken from the clock), $4 = 11, $5 = 'mail', $6 = 'order-1', $7 = null, $8 = '{"to":"a@example.org"}', $9 = 'paylink', $10 = 'order-11'
@@ -24,7 +24,7 @@ inserted as (
   insert into outbox_messages (kind, dedupe_key, message_id, payload)
   select $5, $6, $7, $8::jsonb from updated
   on conflict (kind, dedupe_key) do nothing
-  returning kind),
+  returning kind, locked_until),
 completed as (update outbox_messages set sent_at = now(), locked_until = null, last_error = null, attempts = attempts + 1
-where kind = $9 and dedupe_key = $10 and sent_at is null and dead_at is null)
-select updated_at, (select count(pg_notify('outbox', "kind")) from inserted)::int as notified from updated;
+where kind = $9 and dedupe_key = $10 and coalesce(sent_at, dead_at) is null)
+select updated_at, (select count(pg_notify('outbox', "kind")) from "inserted" where locked_until is null)::int as notified from updated;

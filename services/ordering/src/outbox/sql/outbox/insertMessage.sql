@@ -6,5 +6,5 @@ select m.kind, m.dedupe_key, m.message_id, m.payload, coalesce(m.next_attempt_at
 from jsonb_to_recordset($1::jsonb)
   as m(kind text, dedupe_key text, message_id text, payload jsonb, next_attempt_at timestamptz, locked_until timestamptz)
 on conflict (kind, dedupe_key) do nothing
-returning id, kind)
-select count(pg_notify('outbox', "kind"))::int as inserted from inserted;
+returning id, kind, locked_until)
+select (select count(*) from inserted)::int as inserted, (select count(pg_notify('outbox', "kind")) from "inserted" where locked_until is null)::int as notified;

@@ -2,4 +2,4 @@
 -- statement 1 of 1; parameters: $1 = '[7]', $2 = '[2]'
 /*prepared*/  update outbox_messages o set sent_at = now(), locked_until = null, last_error = null
 from unnest($1::bigint[], $2::int[]) as c(id, attempts)
-where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null;
+where o.id = c.id and o.attempts = c.attempts and coalesce("o"."sent_at", "o"."dead_at") is null;

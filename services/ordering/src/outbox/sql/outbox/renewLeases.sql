@@ -2,5 +2,5 @@
 -- statement 1 of 1; parameters: $1 = 30, $2 = '[7]', $3 = '[2]'
 /*prepared*/  update outbox_messages o set locked_until = now() + make_interval(secs => $1)
 from unnest($2::bigint[], $3::int[]) as c(id, attempts)
-where o.id = c.id and o.attempts = c.attempts and o.sent_at is null and o.dead_at is null
+where o.id = c.id and o.attempts = c.attempts and coalesce("o"."sent_at", "o"."dead_at") is null
 returning o.id;
