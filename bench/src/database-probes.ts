@@ -71,6 +71,35 @@ export function backendCpuBetween(before: Map<number, number>, after: Map<number
  * start): the payment simulator starts from its seed ids on every run, so orders of an earlier run would
  * already hold the paylink ids it hands out, and every run starts from the same empty order tables.
  */
+/** The ordering outbox after a shop run: jobs left when the load ended, how long until none was (s), and any left at the limit. */
+export interface OutboxDrain {
+  backlogAtEnd: number;
+  drainSeconds: number;
+  left: number;
+}
+
+/**
+ * Waits until the ordering outbox of `url` holds no job that is neither done nor dead (every order's e-mails
+ * and paylink job finished), at most `maxMs`; polls every 50 ms.
+ */
+export async function drainOutbox(url: string, maxMs = 120_000): Promise<OutboxDrain> {
+  const client = await connect(url);
+  const started = Date.now();
+  try {
+    const pending = async () =>
+      (await client.query<{ n: number }>('select count(*)::int as n from ordering.outbox_messages where sent_at is null and dead_at is null')).rows[0].n;
+    const backlogAtEnd = await pending();
+    let left = backlogAtEnd;
+    while (left > 0 && Date.now() - started < maxMs) {
+      await new Promise((r) => setTimeout(r, 50));
+      left = await pending();
+    }
+    return { backlogAtEnd, drainSeconds: backlogAtEnd === 0 ? 0 : (Date.now() - started) / 1000, left };
+  } finally {
+    await client.end();
+  }
+}
+
 export async function resetShopSchema(url: string): Promise<void> {
   const client = await connect(url);
   try {

@@ -125,6 +125,12 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
           `| ${INSTANCE_LABEL[x.instance]}${rss} | ${x.rps < 10 ? fmt(x.rps, 1) : Math.round(x.rps)} | ${fmt(x.p50, 1)} | ${fmt(x.p99, 1)} | ${isUpload ? Math.round(x.punchesPerSecond ?? 0).toLocaleString('en') : bytes(x.bytesPerResponse)} | ${x.non2xx} | ${same} | ${Number.isFinite(ratio) ? `${fmt(ratio)}×` : ''} | ${x.cpuMsPerRequest !== undefined ? fmt(x.cpuMsPerRequest) : '–'} / ${x.databaseCpuMsPerRequest !== undefined ? fmt(x.databaseCpuMsPerRequest) : '–'} |`,
         );
       }
+      for (const x of rows.filter((row) => row.outbox)) {
+        const o = x.outbox!;
+        sidecars.push(
+          `- Outbox: ${Math.round(o.backlogAtEnd).toLocaleString('en')} jobs were not yet done when the load ended (median), all done ${fmt(o.drainSeconds, 1)} s later${o.left ? `, **${o.left} left undone**` : ''}; sustained rate with every order's e-mails written: **${Math.round(o.sustainedRps)} orders/s** (answers ÷ (load + drain time)). The CPU figures include the drain.`,
+        );
+      }
       if (sidecars.length) L.push('', ...sidecars);
       const live = rows.filter((x) => x.gapFree);
       if (live.length) {

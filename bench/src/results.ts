@@ -5,6 +5,7 @@
 import type { MailThroughput } from './mail';
 import type { RunMode } from './servers';
 import type { DatasetInfo } from './dataset';
+import type { OutboxDrain } from './database-probes';
 import type { LoadResult } from './load-spec';
 import type { InstanceName, Scenario } from './scenarios';
 
@@ -26,6 +27,11 @@ export interface Measurement {
   paymentSimulator?: { cpuSeconds: number | null; rssPeak: number | null };
   /** Popular scenarios: live clients checked against the database afterwards, those that missed, repeated or reordered a punch, punches they received. */
   gapFree?: { clients: number; violations: number; received: number };
+  /**
+   * Scenarios that drain the outbox: what was left when the load ended and the drain, and the sustained rate
+   * (2xx answers ÷ (load + drain seconds)); the CPU figures of such a run include the drain.
+   */
+  outbox?: OutboxDrain & { sustainedRps: number };
   loadAvgBefore: number[];
   loadAvgAfter: number[];
 }
@@ -79,6 +85,8 @@ export interface Summary {
   errors: number;
   /** Popular scenarios, over all rounds: live clients checked, violations of the gap-free rule, punches received. */
   gapFree?: { clients: number; violations: number; received: number };
+  /** Scenarios that drain the outbox: medians of the sustained rate (req/s), the backlog when the load ended and the drain (s); jobs left undone, all rounds. */
+  outbox?: { sustainedRps: number; backlogAtEnd: number; drainSeconds: number; left: number };
 }
 
 /** Machine facts. */
@@ -182,6 +190,16 @@ export function summarize(measurements: Measurement[], checks: Check[]): Summary
       ...(ms.some((m) => m.paymentSimulator)
         ? {
             paymentSimulator: { ...(simCpu.length ? { cpuMsPerRequest: median(simCpu) } : {}), ...(simPeaks.length ? { rssPeak: Math.max(...simPeaks) } : {}) },
+          }
+        : {}),
+      ...(ms.some((m) => m.outbox)
+        ? {
+            outbox: {
+              sustainedRps: median(ms.flatMap((m) => (m.outbox ? [m.outbox.sustainedRps] : []))),
+              backlogAtEnd: median(ms.flatMap((m) => (m.outbox ? [m.outbox.backlogAtEnd] : []))),
+              drainSeconds: median(ms.flatMap((m) => (m.outbox ? [m.outbox.drainSeconds] : []))),
+              left: ms.reduce((a, m) => a + (m.outbox?.left ?? 0), 0),
+            },
           }
         : {}),
       non2xx: ms.reduce((a, m) => a + m.load.non2xx, 0),

@@ -21,7 +21,7 @@ import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { checkRead, checkUpload, probeShop, requestAt, sameArray, uploadUsers } from './checks';
-import { backendCpu, backendCpuBetween, checkFollowed, firstUserId, removeWritten, resetShopSchema, settle } from './database-probes';
+import { backendCpu, backendCpuBetween, checkFollowed, drainOutbox, firstUserId, removeWritten, resetShopSchema, settle } from './database-probes';
 import { cleanUploads, connect, countUploads, ensureDataset, type DatasetInfo } from './dataset';
 import { LoadGenerator } from './load-generator';
 import type { LoadSpec } from './load-spec';
@@ -189,6 +189,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
         for (const inst of runnable.get(sc.id) ?? []) {
           await loader.run(specFor(sc, inst, opts.warmupSeconds));
           if (sc.follow) await removeWritten(main.url);
+          if (sc.drainsOutbox) await drainOutbox(main.url);
         }
       }
       if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
@@ -224,6 +225,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
               backends: await backendCpu(cpuProbe, counterUrls),
             };
             const load = await loader.run(specFor(sc, inst, opts.durationSeconds));
+            // The orders' e-mails and jobs are part of their cost: the CPU figures and the sustained rate include the drain.
+            const drain = sc.drainsOutbox ? await drainOutbox(main.url) : undefined;
             const cpuAfter = {
               server: cpuSeconds(server.pid),
               sidecar: sidecar ? cpuSeconds(sidecar.pid) : null,
@@ -240,6 +243,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
                 rssPeak: sidecarRss.stop(),
               };
             }
+            if (drain) m.outbox = { ...drain, sustainedRps: (load.requests - load.non2xx) / (load.durationSeconds + drain.drainSeconds) };
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
             if (sc.follow) {
               m.gapFree = await checkFollowed(main.url, main.bigEventModems, load);
@@ -251,7 +255,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             log(
               `  ${sc.id.padEnd(14)} ${inst.padEnd(11)} ${load.rps.toFixed(0).padStart(6)} req/s  p50 ${load.p50.toFixed(1)} ms  p99 ${load.p99.toFixed(1)} ms` +
                 `  CPU ms/req: server ${perRequest(m.cpuSeconds)}, PostgreSQL ${perRequest(m.databaseCpuSeconds)}${m.paymentSimulator ? `, payment simulator ${perRequest(m.paymentSimulator.cpuSeconds)}` : ''}` +
-                `${m.punchesPerSecond !== undefined ? `  ${m.punchesPerSecond.toFixed(0)} punches/s` : ''}${m.gapFree ? `  live clients ${m.gapFree.clients}, punches written ${load.written ?? 0}, violations ${m.gapFree.violations}` : ''}${load.non2xx ? `  non-2xx ${load.non2xx}` : ''}${load.errors ? `  errors ${load.errors}` : ''}`,
+                `${m.punchesPerSecond !== undefined ? `  ${m.punchesPerSecond.toFixed(0)} punches/s` : ''}${m.outbox ? `  outbox ${m.outbox.backlogAtEnd} jobs at the end, drained in ${m.outbox.drainSeconds.toFixed(1)} s${m.outbox.left ? ` (${m.outbox.left} left)` : ''}, sustained ${m.outbox.sustainedRps.toFixed(0)} req/s` : ''}${m.gapFree ? `  live clients ${m.gapFree.clients}, punches written ${load.written ?? 0}, violations ${m.gapFree.violations}` : ''}${load.non2xx ? `  non-2xx ${load.non2xx}` : ''}${load.errors ? `  errors ${load.errors}` : ''}`,
             );
           }
         }
