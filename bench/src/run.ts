@@ -320,10 +320,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     targets: evaluateTargets(summaries, scenarios, unavailable),
     ...(mail ? { mail } : {}),
   };
-  if (opts.reportPath) {
-    writeFileSync(opts.reportPath, renderMarkdown(results, scenarios));
-    log(`wrote ${path.relative(process.cwd(), opts.reportPath) || opts.reportPath}`);
-  }
+  // The results first: an unwritable report must not lose a run's measurements.
   if (opts.resultsDir) {
     mkdirSync(opts.resultsDir, { recursive: true });
     // Per-client records of the popular scenarios are summed into gapFree; the file keeps the sums only.
@@ -331,6 +328,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     const file = JSON.stringify({ ...results, measurements: stored, checks: checks.map(({ ids: _ids, ...c }) => c) }, null, 2);
     writeFileSync(path.join(opts.resultsDir, `${startedAt.replace(/[:.]/g, '-')}.json`), file);
     writeFileSync(path.join(opts.resultsDir, 'latest.json'), file);
+  }
+  if (opts.reportPath) {
+    mkdirSync(path.dirname(opts.reportPath), { recursive: true });
+    writeFileSync(opts.reportPath, renderMarkdown(results, scenarios));
+    log(`wrote ${path.relative(process.cwd(), opts.reportPath) || opts.reportPath}`);
   }
   if (fatal.length) {
     const err = new Error(`benchmark problems:\n- ${fatal.join('\n- ')}`);
