@@ -188,6 +188,8 @@ export function renderMarkdown(r: BenchResults, scenarios: Scenario[]): string {
   L.push('  `Idempotency-Key`, so every request creates an order and its confirmation e-mail in the outbox. As under');
   L.push('  `pnpm start`, the payment simulator (`packages/payment-simulator`) is its provider: every order gets its');
   L.push("  paylink (created in the request) and a payment-link e-mail. The simulator's CPU and memory are given apart.");
+  L.push('  Each order run ends once the outbox is empty again (both e-mails of every order written by the file mailer');
+  L.push('  of `pnpm start`); its CPU figures include that drain, and the target is judged on the sustained rate.');
   L.push("- CPU ms/req: the server process's and the benchmark databases' PostgreSQL backends' CPU time (`/proc`) during");
   L.push('  the measurement, divided by its requests (PostgreSQL also counts background work such as outbox dispatch).');
   L.push('- Before each measurement the harness waits until no statement of the previous load is still running on the');

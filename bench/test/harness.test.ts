@@ -3,10 +3,14 @@
  * dataset into a fresh database, the three punch servers as processes, checks, one short round, report.
  * The assertions: every server answered every read scenario with the same punches (ids in the same order,
  * the same totals), every run was measured without errors, and BENCHMARKS.md and the JSON were written.
+ * The shop scenario on the same database: the ordering service and the payment simulator as processes, one
+ * short round of orders that ends only once the outbox has drained (every answered order's paylink job done
+ * and both its e-mails written), with the sustained rate counting the drain.
  */
 import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { TAIL_PUNCHES } from '../src/dataset';
 import { punchIds } from '../src/checks';
@@ -126,5 +130,48 @@ describe('benchmark harness', () => {
     expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);
     const saved = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8')) as { summaries: unknown[] };
     expect(saved.summaries.length).toBe(READS.length * 3 + 1 + 3 + 2);
+  });
+
+  it('ends a shop-orders run with every order’s e-mails written; the sustained rate counts the drain', async () => {
+    const opts = parseArgs(
+      ['--scale', '0.002', '--duration', '2', '--rounds', '1', '--warmup', '0', '--tsx', '--only', 'shop-orders'].concat([
+        '--database-url',
+        db.url,
+        '--report',
+        path.join(dir, 'shop', 'BENCHMARKS.md'),
+        '--results-dir',
+        path.join(dir, 'shop'),
+      ]),
+    );
+    const results = await runBench({ ...opts, log: () => undefined });
+    const [m] = results.measurements.filter((x) => x.scenario === 'shop-orders');
+    expect(m.load.non2xx).toBe(0);
+    expect(m.load.requests).toBeGreaterThan(0);
+    expect(m.outbox).toBeDefined();
+    expect(m.outbox!.left).toBe(0);
+    expect(m.outbox!.sustainedRps).toBeGreaterThan(0);
+    expect(m.outbox!.sustainedRps).toBeLessThanOrEqual(m.load.requests / m.load.durationSeconds + 1e-9);
+
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ orders: number; open: number; mails: number; sent_mails: number; paylinks: number }>(`
+        select (select count(*)::int from ordering.orders) as orders,
+               (select count(*)::int from ordering.outbox_messages where sent_at is null and dead_at is null) as open,
+               (select count(*)::int from ordering.outbox_messages where kind = 'mail') as mails,
+               (select count(*)::int from ordering.outbox_messages where kind = 'mail' and sent_at is not null) as sent_mails,
+               (select count(*)::int from ordering.orders where paylink_url is not null) as paylinks`);
+      const r = rows[0];
+      // Every answered order (the shop probe before the round placed one more).
+      expect(r.orders).toBeGreaterThanOrEqual(m.load.requests);
+      expect(r.open).toBe(0);
+      expect(r.paylinks).toBe(r.orders);
+      expect(r.mails).toBe(2 * r.orders);
+      expect(r.sent_mails).toBe(r.mails);
+    } finally {
+      await client.end();
+    }
+    const target = results.targets.find((t) => t.target.startsWith('Shop: ≥ 300 orders/s'));
+    expect(target?.measured).toContain('with their e-mails sent');
   });
 });

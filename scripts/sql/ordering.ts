@@ -291,7 +291,6 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     },
     {
       messagesInsert: 'builds the insert that insertMessages and the order statements embed (rendered there)',
-      notifyOutbox: 'builds the notify fragment of one kind that reviveDeadMessage and notifyInserted embed (rendered there)',
       completeJobSql: 'builds the job completion fragment storePaylink embeds (rendered there)',
       notifyInserted: 'builds the notify fragment for inserted jobs that insertMessages and the order statements embed (rendered there)',
     },

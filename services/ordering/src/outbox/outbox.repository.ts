@@ -97,7 +97,7 @@ export const OUTBOX_CHANNEL = 'outbox';
  * a CTE's rows) once the transaction commits (NOTIFY is transactional, and PostgreSQL sends one notification
  * per distinct payload of a transaction).
  */
-export function notifyOutbox(kind: Expression<string>) {
+function notifyOutbox(kind: Expression<string>) {
   return sql<unknown>`pg_notify(${sql.lit(OUTBOX_CHANNEL)}, ${kind})`;
 }
 
