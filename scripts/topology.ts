@@ -11,7 +11,9 @@ import path from 'node:path';
 import { writeFileSync } from 'node:fs';
 import { maintenanceAndCaches, orderDelivery, sharedRateLimit } from '../test/topology/order-scenarios';
 import { liveResume, punchDelivery, replicaLag } from '../test/topology/punch-scenarios';
+import { preparePreviousRelease } from '../test/topology/release';
 import { rollingRestart } from '../test/topology/rolling-restart';
+import { rollingUpgrade } from '../test/topology/rolling-upgrade';
 import { throughput, type ThroughputResult } from '../test/topology/throughput';
 import { runSettings, startTopology } from '../test/topology/topology';
 import { renderScaling, type Figures } from '../test/topology/report';
@@ -74,6 +76,15 @@ async function main(): Promise<number> {
     f.rolling = await rollingRestart(t, { clients: 16, tag: 'f', firstCard: 8_600_000 });
   } finally {
     await t.stop();
+  }
+  log('(h) rolling upgrade from the previous release');
+  const release = preparePreviousRelease(log);
+  const tu = await startTopology({ basePort: BASE, timing: 2, ordering: 2, codeRoot: release.root, log });
+  current = tu;
+  try {
+    f.upgrade = await rollingUpgrade(tu, { release, durationMs: scale(10_000), mixedMs: scale(3_000), tag: 'h', firstCard: 8_800_000 });
+  } finally {
+    await tu.stop();
   }
   f.throughput = [] as ThroughputResult[];
   for (const n of [1, 2, 3]) {

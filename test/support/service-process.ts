@@ -25,18 +25,21 @@ export interface StartOptions {
   env: Record<string, string | undefined>;
   /** Milliseconds to wait for the listening line (default 60 s: the demo data load comes first). */
   timeoutMs?: number;
+  /** Checkout whose code runs (default: this repository; another release's for an upgrade, test/topology/release.ts). */
+  root?: string;
 }
 
 /** Runs `.ts` entries through tsx, `.js` entries as compiled output (dist export condition, source maps). */
-function nodeArgs(entry: string): string[] {
-  const file = path.join(ROOT, entry);
+function nodeArgs(entry: string, root: string): string[] {
+  const file = path.join(root, entry);
   return entry.endsWith('.ts') ? ['--import', 'tsx', file] : ['--conditions=dist', '--enable-source-maps', file];
 }
 
 /** Starts the process and resolves once it logged a pino line carrying `port` with a "listening" message. */
 export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess> {
-  const child = spawn(process.execPath, nodeArgs(opts.entry), {
-    cwd: ROOT,
+  const root = opts.root ?? ROOT;
+  const child = spawn(process.execPath, nodeArgs(opts.entry, root), {
+    cwd: root,
     env: { ...process.env, LOG_LEVEL: 'info', HTTP_LOG: 'false', ...opts.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });

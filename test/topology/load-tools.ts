@@ -29,18 +29,49 @@ export class Spread {
   }
 }
 
-/** Kills or stops one instance at a fraction of a run and starts it again later; resolves with what happened when. */
-export interface Disruption {
-  /** `kill` = SIGKILL, `term` = SIGTERM (graceful drain). */
-  mode: 'kill' | 'term';
-  instance: Instance;
-  atMs: number;
-  /** Down time before the restart begins. */
-  downMs: number;
-}
+/**
+ * What happens to the instances during a run: one instance killed or stopped and started again later
+ * (`kill` = SIGKILL, `term` = SIGTERM with its graceful drain), or a rolling upgrade (`upgrade`): the new release's
+ * migrations run while the old instances serve, then each instance in turn is stopped with SIGTERM and started on
+ * the new code, and awaited UP before the next (so old and new instances serve together meanwhile).
+ */
+export type Disruption =
+  | {
+      mode: 'kill' | 'term';
+      instance: Instance;
+      atMs: number;
+      /** Down time before the restart begins. */
+      downMs: number;
+    }
+  | {
+      mode: 'upgrade';
+      instances: Instance[];
+      atMs: number;
+      /** Checkout of the new release the instances restart on. */
+      codeRoot: string;
+      /** Runs the new release's migrations (before the first instance is replaced). */
+      migrate(): Promise<void> | void;
+      /** Time between one instance UP on the new code and the next one's stop (both versions serve meanwhile). */
+      mixedMs: number;
+    };
 
+/** Carries out `d` during a run, noting each step in `events` (ms since `t0`); resolves when it is over. */
 export async function disrupt(t: Topology, d: Disruption, events: string[], t0: number): Promise<void> {
   await sleep(d.atMs);
+  if (d.mode === 'upgrade') {
+    events.push(`${Date.now() - t0} ms: migrations of the new release`);
+    await d.migrate();
+    events.push(`${Date.now() - t0} ms: migrated`);
+    for (const inst of d.instances) {
+      const code = await inst.stop();
+      events.push(`${Date.now() - t0} ms: ${inst.name} (old release) exited ${code}`);
+      await inst.start(d.codeRoot);
+      await t.waitUp(inst.name);
+      events.push(`${Date.now() - t0} ms: ${inst.name} UP on the new release`);
+      await sleep(d.mixedMs);
+    }
+    return;
+  }
   events.push(`${Date.now() - t0} ms: ${d.mode === 'kill' ? 'SIGKILL' : 'SIGTERM'} ${d.instance.name}`);
   if (d.mode === 'kill') await d.instance.kill();
   else {

@@ -54,7 +54,18 @@ export function shopOrder(card: number, email: string): unknown {
  */
 export async function orderDelivery(
   t: Topology,
-  o: { clients: number; orders: number; firstCard: number; tag: string; disruption?: Disruption; stalledOrders?: number },
+  o: {
+    clients: number;
+    orders: number;
+    firstCard: number;
+    tag: string;
+    disruption?: Disruption;
+    stalledOrders?: number;
+    /** Pause of each client between two orders (ms), so that the orders span a long disruption. */
+    paceMs?: number;
+    /** Keep placing orders beyond `orders` until the disruption is over. */
+    whileDisrupted?: boolean;
+  },
 ): Promise<OrderDeliveryResult> {
   if (!t.smtp) throw new Error('orderDelivery needs ordering instances (and their SMTP server)');
   const violations: string[] = [];
@@ -92,18 +103,20 @@ export async function orderDelivery(
     violations.push(`order ${key}: gave up after 200 attempts`);
     return undefined;
   };
+  let disrupted = o.disruption !== undefined;
   const client = async (c: number) => {
-    for (let i = next++; i < o.orders; i = next++) {
+    for (let i = next++; i < o.orders || (o.whileDisrupted && disrupted); i = next++) {
       const key = `topo-${o.tag}-${i}`;
       const placed = await place(key, JSON.stringify(shopOrder(o.firstCard + i, `buyer-${o.tag}-${i}@example.com`)), c, spread);
       if (placed) acked.set(key, placed);
+      if (o.paceMs) await sleep(o.paceMs);
     }
   };
   // The slow relay's orders first: their two messages each sit in the relay while the others are placed.
   for (let i = 0; i < (o.stalledOrders ?? 0); i++) {
     await place(`stalled-topo-${o.tag}-${i}`, JSON.stringify(shopOrder(o.firstCard + o.orders + i, `stalled-${o.tag}-${i}@example.com`)), 0, new Spread());
   }
-  const disruption = o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve();
+  const disruption = (o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve()).finally(() => (disrupted = false));
   await Promise.all(Array.from({ length: o.clients }, (_, c) => client(c)));
   const durationMs = Date.now() - t0;
   await disruption;

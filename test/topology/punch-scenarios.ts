@@ -40,7 +40,8 @@ export interface PunchDeliveryResult {
  * `uploaders` clients upload small batches (1–20 punches, unique cards) for `durationMs`, re-sending a batch
  * until it is acknowledged; `pollers` clients follow the spec's polling procedure (same modem filter,
  * `afterId` = highest id received). Afterwards each poller must hold every punch exactly once and the
- * database every punch once. `disruption` kills or stops an instance meanwhile.
+ * database every punch once. `disruption` kills or stops an instance, or upgrades them all, meanwhile; the
+ * uploads go on until it is over.
  */
 export async function punchDelivery(
   t: Topology,
@@ -106,7 +107,7 @@ export async function punchDelivery(
 
   const pollerRuns = Array.from({ length: o.pollers }, (_, k) => poller(k));
   const disruption = o.disruption ? disrupt(t, o.disruption, events, t0) : Promise.resolve();
-  await sleep(o.durationMs);
+  await Promise.all([sleep(o.durationMs), disruption]);
   await up.stop();
   const durationMs = Date.now() - t0;
   uploadsDone = true;

@@ -5,6 +5,7 @@
 import type { MaintenanceResult, OrderDeliveryResult, SharedRateLimitResult } from './order-scenarios';
 import type { LiveResumeResult, PunchDeliveryResult, ReplicaLagResult } from './punch-scenarios';
 import type { RollingRestartResult } from './rolling-restart';
+import type { RollingUpgradeResult } from './rolling-upgrade';
 import type { ThroughputResult } from './throughput';
 
 /** Everything one run measured. */
@@ -17,6 +18,7 @@ export interface Figures {
   rateLimit: SharedRateLimitResult;
   replica: ReplicaLagResult;
   rolling: RollingRestartResult;
+  upgrade: RollingUpgradeResult;
   throughput: ThroughputResult[];
 }
 
@@ -173,6 +175,23 @@ stops within about a second. An orchestrator's grace period (Kubernetes: 30 s) t
 lost, but outbox jobs it had claimed wait for their lease (60 s) — see the late confirmations in (c).`
       : ''
   }
+
+## (h) Rolling upgrade from the previous release
+
+Two timing and two ordering instances started on the previous release (\`${f.upgrade.from}\`, built from git by
+\`test/topology/release.ts\`) under load: 8 punch uploaders and 4 afterId pollers, 4 shop clients. The new release's
+migrations ran while the old instances served, then each instance was stopped with SIGTERM and started on this
+release (\`${f.upgrade.to}\`), one at a time, so old and new instances served together: ${ok(f.upgrade.violations)}.
+
+- Punches: ${n0(f.upgrade.punches.punches)} uploaded and stored ${n0(f.upgrade.punches.stored)} times; pollers missed
+  ${f.upgrade.punches.missed.join('/')} and received twice ${f.upgrade.punches.repeated.join('/')}; upload retries
+  ${f.upgrade.punches.uploadRetries}, poll retries ${f.upgrade.punches.pollRetries} (5xx or refused while an instance restarted).
+- Orders: ${f.upgrade.orders.orders} acknowledged, ${f.upgrade.orders.stored} stored, ${f.upgrade.orders.ordersWithoutExactlyOneMail} without exactly one
+  confirmation; ${f.upgrade.orders.retries} retries with the same Idempotency-Key.
+- Timing events: ${f.upgrade.punches.events.join('; ')}.
+- Ordering events: ${f.upgrade.orders.events.join('; ')}.
+
+How to do it in production: infra/README.md "Rolling upgrade".
 
 ## (g) Throughput by number of timing instances
 

@@ -18,6 +18,7 @@ import { ROOT, startServiceProcess, type ServiceProcess } from '../support/servi
 import { HAPROXY_BIN, startHaproxy } from './haproxy';
 import { startPostgres } from './postgres-cluster';
 import { startTopologySmtp, type TopologySmtp } from './smtp';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** Settings of a `pnpm topology` run: `TOPOLOGY_BASE_PORT` (default 9510), `TOPOLOGY_QUICK=1` (phases a third as long). */
 export function runSettings(): { basePort: number; quick: boolean } {
@@ -43,6 +44,11 @@ export interface TopologyOptions {
   log?: (line: string) => void;
   /** Extra environment of every service instance (e.g. rate limits of a scenario). */
   env?: Record<string, string>;
+  /**
+   * Checkout whose compiled services the instances run at first (default: this repository). A rolling upgrade
+   * starts them from the previous release's (test/topology/release.ts) and restarts them on this one.
+   */
+  codeRoot?: string;
 }
 
 /** One service instance behind the balancer: a fixed port, so a restart comes back under the same HAProxy server. */
@@ -54,14 +60,16 @@ export interface Instance {
   url: string;
   /** Running process, undefined while stopped or killed. */
   proc: ServiceProcess | undefined;
+  /** Checkout whose code the instance runs (or ran last). */
+  codeRoot: string;
   /** Everything every incarnation of this instance printed (pino JSON lines). */
   output(): string;
   /** SIGKILL (no drain), resolves once the process is gone. */
   kill(): Promise<void>;
   /** SIGTERM (graceful drain); answers the exit code. */
   stop(): Promise<number | null>;
-  /** Starts it again (same port and environment); resolves once it listens. */
-  start(): Promise<void>;
+  /** Starts it again (same port and environment; `codeRoot` switches its code for this and later starts); resolves once it listens. */
+  start(codeRoot?: string): Promise<void>;
 }
 
 /** A running topology. */
@@ -226,6 +234,7 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
         port,
         url: `http://127.0.0.1:${port}`,
         proc: undefined,
+        codeRoot: opts.codeRoot ?? ROOT,
         output: () => past + (inst.proc?.output() ?? ''),
         async kill() {
           const p = inst.proc;
@@ -246,8 +255,9 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
           past += p.output();
           return code;
         },
-        async start() {
-          inst.proc = await startServiceProcess({ entry, env, timeoutMs: 60_000 });
+        async start(codeRoot?: string) {
+          if (codeRoot) inst.codeRoot = codeRoot;
+          inst.proc = await startServiceProcess({ entry, env, timeoutMs: testTime(60_000), root: inst.codeRoot });
         },
       };
       return inst;

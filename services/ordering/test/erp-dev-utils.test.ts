@@ -9,6 +9,7 @@ import { parse } from 'csv-parse/sync';
 import { CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { orderBody, postOrder, startShop, type TestShop } from './support/orders';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 describe('get-erp-orders', () => {
   let shop: TestShop;
@@ -76,7 +77,7 @@ describe('get-sales-invoices-csv-export', () => {
   let admin: string;
   beforeAll(async () => {
     sim = await createErpSimulator().start();
-    ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_TIMEOUT_MS: '500' });
+    ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_TIMEOUT_MS: String(testTime(1_000)) });
     admin = await ctx.bearer({ roles: ['admin'] });
   });
   afterAll(async () => {

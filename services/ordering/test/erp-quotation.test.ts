@@ -27,7 +27,7 @@ const mailDir = mkdtempSync(path.join(tmpdir(), 'erp-quotation-test-mail-'));
 
 beforeAll(async () => {
   sim = await createErpSimulator().start();
-  ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_TIMEOUT_MS: '500' });
+  ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_TIMEOUT_MS: String(testTime(1_000)) });
   customer = await ctx.bearer({ roles: ['customer'], id: 42 });
   await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
 });

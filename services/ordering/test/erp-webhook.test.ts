@@ -24,8 +24,12 @@ let webhookUrl: string;
 let worker: ErpWebhookWorker;
 
 beforeAll(async () => {
-  sim = await createErpSimulator().start();
-  ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: sim.baseUrl('sandbox'), ERP_TIMEOUT_MS: '500' });
+  sim = await createErpSimulator({ webhookTimeoutMs: testTime(5_000) }).start();
+  ctx = await startOrdering({
+    ERP_BASE_URL_WECLAPP: sim.baseUrl('main'),
+    ERP_BASE_URL_WECLAPP_SANDBOX: sim.baseUrl('sandbox'),
+    ERP_TIMEOUT_MS: String(testTime(1_000)),
+  });
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   webhookUrl = `http://127.0.0.1:${(server.address() as AddressInfo).port}/api/rest/v1/erp/webhook?erpSystem=weclapp&secret=${DEV_ERP_WEBHOOK_SECRET}`;

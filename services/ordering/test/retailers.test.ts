@@ -12,6 +12,7 @@ import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulato
 import { importArticles } from '../src/catalog/catalog.import';
 import { erpClientsOf } from '../src/composition';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;
@@ -19,7 +20,11 @@ let admin: string;
 
 beforeAll(async () => {
   sim = await createErpSimulator().start();
-  ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: sim.baseUrl('sandbox'), ERP_TIMEOUT_MS: '500' });
+  ctx = await startOrdering({
+    ERP_BASE_URL_WECLAPP: sim.baseUrl('main'),
+    ERP_BASE_URL_WECLAPP_SANDBOX: sim.baseUrl('sandbox'),
+    ERP_TIMEOUT_MS: String(testTime(1_000)),
+  });
   admin = await ctx.bearer({ roles: ['admin'] });
 });
 afterAll(async () => {
