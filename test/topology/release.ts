@@ -14,7 +14,7 @@ import path from 'node:path';
 import { ROOT } from '../support/service-process';
 
 /** The release deployed before this one (main as landed on 2026-11-28): what production runs when this one rolls out. */
-export const PREVIOUS_RELEASE = 'e7c0974';
+const PREVIOUS_RELEASE = 'e7c0974';
 
 /** A built checkout of another commit: its root (for `startServiceProcess({ root })`) and its full commit hash. */
 export interface Release {
