@@ -62,10 +62,10 @@ export interface OrderingConfig {
   /** Prefix of rate-limit counter keys in Redis (`RATE_LIMIT_KEY_PREFIX`, default `ordering`). */
   rateLimitKeyPrefix: string;
   /**
-   * Requests per minute per caller (principal, else IP address) of order creation (`createOrder`,
-   * `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`), discount-code validation
-   * (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup (per client id, else IP;
-   * `RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
+   * Requests per minute per caller (`requestCaller`: principal, else IP address, a registered client id naming a
+   * budget per address) of order creation (`createOrder`, `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`),
+   * discount-code validation (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup
+   * (`RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
    */
   rateLimitOrdersPerMinute: number;
   rateLimitDiscountValidationsPerMinute: number;
@@ -102,6 +102,13 @@ export interface OrderingConfig {
   orderPublicOrdersPerCallerPerHour: number;
   /** Card numbers reserved per `public` caller and hour (`ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR`, default 300; 0 = off). */
   orderPublicCardsPerCallerPerHour: number;
+  /**
+   * Orders and card numbers per hour of one authenticated `client_credentials` client of group `public`, shared
+   * by all its customers (`ORDER_CLIENT_ORDERS_PER_HOUR`, default 600; `ORDER_CLIENT_CARDS_PER_HOUR`, default
+   * 3000; 0 = off; `orders/order-limits.ts`).
+   */
+  orderClientOrdersPerHour: number;
+  orderClientCardsPerHour: number;
   /** Orders and quotation requests mailed to one address per hour (`ORDER_MAILS_PER_RECIPIENT_PER_HOUR`, default 10; 0 = off). */
   orderMailsPerRecipientPerHour: number;
   /** Load demo data on start. */
@@ -264,6 +271,9 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),
     orderPublicOrdersPerCallerPerHour: e.int('ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR', 60, 0, 1_000_000),
     orderPublicCardsPerCallerPerHour: e.int('ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR', 300, 0, 1_000_000),
+    // Ten times a single caller's: a client (a club's or retailer's system) orders for its many customers.
+    orderClientOrdersPerHour: e.int('ORDER_CLIENT_ORDERS_PER_HOUR', 600, 0, 1_000_000),
+    orderClientCardsPerHour: e.int('ORDER_CLIENT_CARDS_PER_HOUR', 3000, 0, 1_000_000),
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', environment !== 'production'),
     metricsToken: e.string('METRICS_TOKEN'),
