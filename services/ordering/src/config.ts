@@ -5,7 +5,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import {
-  APP_ENVIRONMENTS,
+  appEnvironmentFromEnv,
   checkHost,
   ConfigError,
   DEV_ERP_WEBHOOK_SECRET,
@@ -162,6 +162,12 @@ export interface OrderingConfig {
   publicBaseUrl: string;
 }
 
+/** The payment simulator's development API key: `PAYMENT_API_KEY`'s default, refused in staging and production. */
+export const DEV_PAYMENT_API_KEY = 'dev-payment-api-key';
+
+/** The ERP simulator's development tokens: the ERP token defaults of development and test, refused elsewhere. */
+export const DEV_ERP_API_TOKENS = { weclapp: 'dev-erp-token-weclapp', weclappSandbox: 'dev-erp-token-weclapp-sandbox' } as const;
+
 /**
  * `PUBLIC_BASE_URL` when unset: this service where it listens, `http://<HOST>:<ORDERING_PORT>`; a wildcard
  * bind address (`0.0.0.0`, `::`) becomes 127.0.0.1 (no client can call a wildcard), and port 0 (an ephemeral
@@ -208,7 +214,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
   scryptLnFromEnv(env);
-  const environment = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development');
+  const environment = appEnvironmentFromEnv(env);
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
@@ -283,8 +289,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], `${erpSimulator}/webapp/api/v1`)!,
     erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], `${erpSimulator}/sandbox/webapp/api/v1`)!,
     erpApiTokens: {
-      weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
-      weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
+      weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? DEV_ERP_API_TOKENS.weclapp : undefined),
+      weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? DEV_ERP_API_TOKENS.weclappSandbox : undefined),
     },
     erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 60_000, 100, 300_000),
     erpCreateSettleMs: e.int('ERP_CREATE_SETTLE_MS', 120_000, 100, 3_600_000),
@@ -293,7 +299,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], `${paymentSimulator}/api/v1`)!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,
-    paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
+    paymentApiKey: e.string('PAYMENT_API_KEY', DEV_PAYMENT_API_KEY)!,
     publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], defaultPublicBaseUrl(host, port))!,
   };
 }
