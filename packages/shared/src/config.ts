@@ -6,15 +6,28 @@ import { isIP } from 'node:net';
 import type { components } from '@sports-timing/contracts/src/generated/ordering';
 import { enumValues } from './spec-values';
 
+/** Query parameters whose values are secrets in a configured URL (the ERP webhook URL carries `secret=`). */
+const SECRET_PARAMETER = /([?&](?:secret|token|api_?key|key|password|access_token|client_secret)=)[^&\s,]*/gi;
+
 /**
- * `text` with the secrets a configuration value can carry replaced by `***`: the password of every
- * `scheme://user:password@` (also in a value no URL parser accepts, such as `postgress://app:pw@db/app`) and the
- * values of secret query parameters (`secret=`, `token=`, `key=`, `password=`, …, as the ERP webhook URLs carry).
+ * `text` with the secrets a configuration value can carry replaced by `***`, also in a value no URL parser
+ * accepts (`postgress://app:pw@db/app`, `app:pw@db:5432/app`): in each comma- or space-separated part the
+ * password of a `user:password@` (everything between the user name's colon and the last `@`), and the values of
+ * secret query parameters.
  */
 function maskConfigSecrets(text: string): string {
   return text
-    .replace(/(\/\/[^/\s:@]*:)[^\s@/]*@/g, '$1***@')
-    .replace(/([?&](?:secret|token|api_?key|key|password|access_token|client_secret)=)[^&\s,]*/gi, '$1***');
+    .split(/([,\s]+)/)
+    .map((part) => {
+      const at = part.lastIndexOf('@');
+      if (at < 0) return part;
+      const slashes = part.indexOf('//');
+      const start = slashes >= 0 && slashes < at ? slashes + 2 : 0;
+      const colon = part.indexOf(':', start);
+      return colon >= 0 && colon < at ? `${part.slice(0, colon + 1)}***${part.slice(at)}` : part;
+    })
+    .join('')
+    .replace(SECRET_PARAMETER, '$1***');
 }
 
 /** Thrown when an environment variable holds a value that cannot be used. */
