@@ -73,7 +73,7 @@ const CASES: [keyof typeof ENTRIES, string, string][] = [
 describe.each(CASES)('%s with a malformed %s', (svc, name, value) => {
   it('stops naming the variable and repeats no part of the secret', async () => {
     // A simulator listens on port 0 here (the ordering service takes a simulator's port only from 1).
-    const ports = svc === 'erpSim' || svc === 'paymentSim' ? { ERP_SIMULATOR_PORT: '0', PAYMENT_SIMULATOR_PORT: '0' } : {};
+    const ports: Record<string, string> = svc === 'erpSim' || svc === 'paymentSim' ? { ERP_SIMULATOR_PORT: '0', PAYMENT_SIMULATOR_PORT: '0' } : {};
     const r = await run(process.execPath, ['--import', 'tsx', path.join(ROOT, ENTRIES[svc])], { ...ports, [name]: value });
     expect(r.out).toContain(name);
     expect(value).toContain(CORE);
