@@ -4073,10 +4073,13 @@ export interface components {
             updatedAt: string;
             /**
              * @description Why a cancelled order was cancelled: `expired` (not paid within `ORDER_PAYMENT_EXPIRY_MINUTES`),
-             *     `paymentCancelled` (the provider reported its paylink cancelled); null otherwise.
+             *     `paymentCancelled` (the provider reported its paylink cancelled), `discountUsedUp` (paid after its
+             *     discount hold had ended, when a code had no use left: the discounted price is not granted past
+             *     the code's limit, the payment is flagged for a refund in `latePaymentTransactionId`); null
+             *     otherwise.
              * @enum {string|null}
              */
-            cancellationReason: "expired" | "paymentCancelled" | null;
+            cancellationReason: "expired" | "paymentCancelled" | "discountUsedUp" | null;
             /**
              * Format: int32
              * @description A payment-provider transaction confirmed after the order had been cancelled (e.g. expired): the
