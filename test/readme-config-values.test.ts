@@ -76,6 +76,8 @@ const CASES: Record<string, Case> = {
   ORDER_MAX_CARDS_PUBLIC: { bad: '0', readers: [ordering] },
   ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR: { bad: 'x', readers: [ordering] },
   ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR: { bad: 'x', readers: [ordering] },
+  ORDER_CLIENT_ORDERS_PER_HOUR: { bad: 'x', readers: [ordering] },
+  ORDER_CLIENT_CARDS_PER_HOUR: { bad: 'x', readers: [ordering] },
   ORDER_MAILS_PER_RECIPIENT_PER_HOUR: { bad: 'x', readers: [ordering] },
   RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE: { bad: 'x', readers: [ordering] },
   RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE: { bad: 'x', readers: [ordering] },

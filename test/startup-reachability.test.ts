@@ -12,6 +12,7 @@ import { createServer as createNetServer, type AddressInfo } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
+import { deploymentSecrets } from './support/deployment-secrets';
 import { ROOT, startServiceProcess } from './support/service-process';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
@@ -111,7 +112,7 @@ describe('an unusable third-party address stops the start with one line naming i
     },
     {
       name: 'PAYMENT_BASE_URL not resolvable, in staging too',
-      env: () => ({ APP_ENV: 'staging', PAYMENT_BASE_URL: 'https://payments.invalid/v1.0' }),
+      env: () => ({ ...deploymentSecrets(), APP_ENV: 'staging', PAYMENT_BASE_URL: 'https://payments.invalid/v1.0' }),
       line: () => new RegExp(`^Configuration: PAYMENT_BASE_URL \\(https://payments\\.invalid/v1\\.0\\): ${NOT_RESOLVED.source}`),
     },
   ];
@@ -164,6 +165,7 @@ describe('reachable third parties, and a refused one in staging', () => {
           ORDERING_PORT: '0',
           DEMO_DATA: 'false',
           DATA_DIR: dataDir,
+          ...deploymentSecrets(),
           APP_ENV: 'staging',
           PAYMENT_BASE_URL: `http://127.0.0.1:${refused}/api/v1`,
         },

@@ -211,7 +211,8 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
     DEMO_DATA: 'false',
     LOG_LEVEL: 'warn',
     HTTP_LOG: 'false',
-    NODE_ENV: 'production',
+    NODE_ENV: 'production', // Node's production mode; the posture is APP_ENV's (NODE_ENV alone stops the start)
+    APP_ENV: 'development',
     DATA_DIR: dataDir,
     TIMING_BOOTSTRAP_API_KEY: 'tk_bench-bootstrap-admin-key-not-used-by-any-scenario',
     // Shared read answers only where asked (see scenarios.ts InstanceName).
@@ -231,7 +232,7 @@ export async function startOurs(databaseUrl: string, opts: { shared?: boolean } 
 /** Starts the raw node:http + pg server. */
 export async function startRaw(databaseUrl: string, timeoutMs = 30_000): Promise<RunningServer> {
   const port = await freePort();
-  const env = { ...process.env, RAW_DATABASE_URL: databaseUrl, RAW_PORT: String(port), NODE_ENV: 'production' };
+  const env = { ...process.env, RAW_DATABASE_URL: databaseUrl, RAW_PORT: String(port), NODE_ENV: 'production', APP_ENV: 'development' };
   // Compiled: the timing package's build output (`dist` condition), which finds the spec its page size comes from.
   const args = runMode === 'compiled' ? ['--conditions=dist', RAW_DIST] : [...NODE_TSX, path.join(__dirname, 'raw-server.ts')];
   const { child, output } = launch('raw', process.execPath, args, env, true);
@@ -295,7 +296,8 @@ async function startPaymentSimulator(orderingBaseUrl: string, timeoutMs = 30_000
     HOST: '127.0.0.1',
     PAYMENT_SIMULATOR_WEBHOOK_URLS: `${orderingBaseUrl}${PAYMENT_WEBHOOK_PATH}`,
     LOG_LEVEL: 'warn',
-    NODE_ENV: 'production',
+    NODE_ENV: 'production', // Node's production mode; the posture is APP_ENV's (NODE_ENV alone stops the start)
+    APP_ENV: 'development',
   };
   const { child, output } = launch('payment-sim', process.execPath, entryArgs('packages/payment-simulator', 'main'), env, true);
   const baseUrl = `http://127.0.0.1:${port}`;
@@ -337,7 +339,8 @@ export async function startShop(databaseUrl: string, timeoutMs = 90_000): Promis
     ORDER_MAILS_PER_RECIPIENT_PER_HOUR: '0',
     LOG_LEVEL: 'warn',
     HTTP_LOG: 'false',
-    NODE_ENV: 'production',
+    NODE_ENV: 'production', // Node's production mode; the posture is APP_ENV's (NODE_ENV alone stops the start)
+    APP_ENV: 'development',
     DATA_DIR: dataDir,
   };
   try {

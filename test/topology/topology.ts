@@ -219,6 +219,8 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
       RATE_LIMIT_ORDERS_PER_MINUTE: '0',
       ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR: '0',
       ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR: '0',
+      ORDER_CLIENT_ORDERS_PER_HOUR: '0',
+      ORDER_CLIENT_CARDS_PER_HOUR: '0',
       ORDER_MAILS_PER_RECIPIENT_PER_HOUR: '0',
       ...opts.env,
     });

@@ -14,7 +14,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { existsSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
-import { ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader } from '@sports-timing/shared';
+import { appEnvironmentFromEnv, ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader, isDeployment } from '@sports-timing/shared';
 import { liveDemoSpeed, startLiveDemo } from './live-demo';
 
 const root = path.join(__dirname, '../../..');
@@ -92,6 +92,8 @@ async function main(): Promise<void> {
   if (liveSpeed !== undefined && prod) throw new Error('DEMO_LIVE: the live demo replay runs with `pnpm start` (development) only');
   const args = new Map(SERVICES.map((s) => [s.name, serviceArgs(s.entry, prod)]));
   const env = { ...process.env };
+  // NODE_ENV=production without APP_ENV stops here with one line naming APP_ENV, before anything starts.
+  const environment = appEnvironmentFromEnv(env);
   // The ports the launcher itself uses or derives addresses from: a bad one is named here, before anything starts.
   const e = envReader(env);
   const ports = {
@@ -102,7 +104,7 @@ async function main(): Promise<void> {
     payment: e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535),
   };
   // Readable logs for a person at a terminal; JSON when the output goes to a file or a collector.
-  if (process.stdout.isTTY && (env.APP_ENV ?? 'development') === 'development') env.LOG_FORMAT ??= 'pretty';
+  if (process.stdout.isTTY && environment === 'development') env.LOG_FORMAT ??= 'pretty';
   const dataDir = path.resolve(env.DATA_DIR ?? path.join(root, '.data'));
   env.DATA_DIR = dataDir;
   let database: ChildProcess | undefined;
@@ -122,11 +124,15 @@ async function main(): Promise<void> {
   env.PAYMENT_SIMULATOR_WEBHOOK_URLS ??= `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/payment-provider/status`;
   // The ERP simulator delivers its webhooks (article/customer/sales order changes) to the ordering service with the
   // webhook secret in the URL, as a real weclapp webhook subscription would; ERP_WEBHOOK_SECRET must match on both sides.
-  env.ERP_WEBHOOK_SECRET ??= DEV_ERP_WEBHOOK_SECRET;
-  const erpWebhookUrl = (system: string) =>
-    `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(env.ERP_WEBHOOK_SECRET!)}`;
-  env.ERP_SIMULATOR_WEBHOOK_URLS ??= erpWebhookUrl('weclapp');
-  env.ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS ??= erpWebhookUrl('weclappSandbox');
+  // The development secret (it is in the source) only in development and test: staging and production use their
+  // own or none (the ordering service refuses the development one there, README "What production changes").
+  if (!isDeployment(environment)) env.ERP_WEBHOOK_SECRET ??= DEV_ERP_WEBHOOK_SECRET;
+  const erpWebhookUrl = (system: string, secret: string) =>
+    `${env.PUBLIC_BASE_URL ?? `http://127.0.0.1:${ports.ordering}`}/api/rest/v1/erp/webhook?erpSystem=${system}&secret=${encodeURIComponent(secret)}`;
+  if (env.ERP_WEBHOOK_SECRET) {
+    env.ERP_SIMULATOR_WEBHOOK_URLS ??= erpWebhookUrl('weclapp', env.ERP_WEBHOOK_SECRET);
+    env.ERP_SIMULATOR_SANDBOX_WEBHOOK_URLS ??= erpWebhookUrl('weclappSandbox', env.ERP_WEBHOOK_SECRET);
+  }
   const children = new Map<string, ChildProcess>();
   let stopping = false;
   const stopAll = async (code: number) => {

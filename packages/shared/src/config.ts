@@ -6,13 +6,77 @@ import { isIP } from 'node:net';
 import type { components } from '@sports-timing/contracts/src/generated/ordering';
 import { enumValues } from './spec-values';
 
+/** Query parameters whose values are secrets in a configured URL (the ERP webhook URL carries `secret=`). */
+const SECRET_PARAMETER = /([?&](?:secret|token|api_?key|key|password|access_token|client_secret)=)[^&\s,]*/gi;
+
+/**
+ * `text` with the secrets a configuration value can carry replaced by `***`, also in a value no URL parser
+ * accepts (`postgress://app:pw@db/app`, `app:pw@db:5432/app`): in each comma- or space-separated part the
+ * password of a `user:password@` (everything between the user name's colon and the last `@`), and the values of
+ * secret query parameters.
+ */
+function maskConfigSecrets(text: string): string {
+  return text
+    .split(/([,\s]+)/)
+    .map((part) => {
+      const at = part.lastIndexOf('@');
+      if (at < 0) return part;
+      const slashes = part.indexOf('//');
+      const start = slashes >= 0 && slashes < at ? slashes + 2 : 0;
+      const colon = part.indexOf(':', start);
+      return colon >= 0 && colon < at ? `${part.slice(0, colon + 1)}***${part.slice(at)}` : part;
+    })
+    .join('')
+    .replace(SECRET_PARAMETER, '$1***');
+}
+
 /** Thrown when an environment variable holds a value that cannot be used. */
 export class ConfigError extends Error {
-  /** `failure`, when given, replaces the "expected …" part (an address that is well-formed but does not answer). */
+  /**
+   * `failure`, when given, replaces the "expected …" part (an address that is well-formed but does not answer).
+   * The value is shown with its secrets masked ({@link maskConfigSecrets}); pass `***` for a value that is a
+   * secret as a whole.
+   */
   constructor(name: string, value: string, expected: string, failure?: string) {
-    super(failure ? `Configuration: ${name} (${value}): ${failure}` : `Invalid configuration: ${name}=${JSON.stringify(value)} (expected ${expected})`);
+    const shown = maskConfigSecrets(value);
+    super(failure ? `Configuration: ${name} (${shown}): ${failure}` : `Invalid configuration: ${name}=${JSON.stringify(shown)} (expected ${expected})`);
     this.name = 'ConfigError';
   }
+}
+
+/**
+ * Several configuration refusals at once, one {@link ConfigError} line each (the production start lists every
+ * development default it refuses, not only the first; README "What production changes").
+ */
+export class ConfigErrors extends Error {
+  constructor(readonly errors: ConfigError[]) {
+    super(errors.map((e) => e.message).join('\n'));
+    this.name = 'ConfigError';
+  }
+}
+
+/**
+ * The deployment environment (`APP_ENV`, default `development`); throws a {@link ConfigError} for an unknown
+ * name. `NODE_ENV=production` without `APP_ENV` stops the start with one line naming `APP_ENV` (docs/decisions.md §3
+ * "APP_ENV selects the posture"): Node's convention must not leave a deployment silently in the development
+ * posture, and a tool setting it for speed (the bench) must not silently switch one into production either.
+ */
+export function appEnvironmentFromEnv(env: Env = process.env): AppEnvironment {
+  const e = envReader(env);
+  const environment = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development');
+  if (e.string('APP_ENV') === undefined && e.string('NODE_ENV') === 'production')
+    throw new ConfigError(
+      'APP_ENV',
+      'unset',
+      '',
+      'NODE_ENV=production does not select the production posture, APP_ENV does: set APP_ENV=production (or APP_ENV=development for the development defaults)',
+    );
+  return environment;
+}
+
+/** Whether `environment` is a shared deployment (`staging`, `production`): no development default is taken there. */
+export function isDeployment(environment: AppEnvironment): boolean {
+  return environment === 'staging' || environment === 'production';
 }
 
 /**
@@ -87,7 +151,7 @@ export function envReader(env: Env = process.env) {
 /** Deployment environments (`APP_ENV`), as the ordering spec's `DevEnvironment.environment` states them. */
 export type AppEnvironment = components['schemas']['DevEnvironment']['environment'];
 /** Every {@link AppEnvironment}, for reading `APP_ENV` in either service. */
-export const APP_ENVIRONMENTS = enumValues<AppEnvironment>({ development: true, test: true, staging: true, production: true });
+const APP_ENVIRONMENTS = enumValues<AppEnvironment>({ development: true, test: true, staging: true, production: true });
 
 const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'] as const;
 

@@ -5,20 +5,20 @@
  * start, one line saying where it listens, and a graceful stop on SIGTERM/SIGINT. A failure to start prints
  * the error (a configuration mistake as its one line) and ends the process with status 1.
  */
-import { checkHost, ConfigError, envReader, parseUrlList } from './config';
+import { appEnvironmentFromEnv, checkHost, ConfigError, envReader, isDeployment, parseUrlList } from './config';
 import { createLogger } from './logging';
 import { stopOnSignals } from './server';
 
 /**
  * The control token of a simulator's process from its environment (`SIM_CONTROL_TOKEN`). Outside development
- * (`APP_ENV` other than `development` or `test`) a simulator refuses to start without one: its control API
+ * (`APP_ENV=staging` or `production`) a simulator refuses to start without one: its control API
  * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
  * changes"). Throws a ConfigError naming the variable.
  */
 export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
   const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;
-  const appEnv = env.APP_ENV ?? 'development';
-  if (token === undefined && appEnv !== 'development' && appEnv !== 'test') {
+  const appEnv = appEnvironmentFromEnv(env);
+  if (token === undefined && isDeployment(appEnv)) {
     throw new ConfigError('SIM_CONTROL_TOKEN', '', `a token when APP_ENV=${appEnv}: the control API must not run without a credential outside development`);
   }
   if (token !== undefined && token.length < 16) throw new ConfigError('SIM_CONTROL_TOKEN', '***', 'a token of at least 16 characters');

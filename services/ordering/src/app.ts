@@ -91,7 +91,7 @@ function paymentWebhookUrlencoded(spec: OpenApiDocument): RequestHandler {
  * Rate limits of specs/ordering.yaml (`info.description` "Errors": order creation, battery lookup, payment
  * webhooks; login and license-key limits live in the identity area, discount-code checks and order abuse limits in
  * `orders/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are counted
- * per principal, else per registered service client, else per IP address (`requestCaller`).
+ * per principal, else per IP address (a registered `X-Service-Client-Id` names a budget per address; `requestCaller`).
  */
 function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
   const { config } = deps;

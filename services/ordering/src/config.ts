@@ -5,7 +5,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { availableParallelism } from 'node:os';
 import path from 'node:path';
 import {
-  APP_ENVIRONMENTS,
+  appEnvironmentFromEnv,
   checkHost,
   ConfigError,
   DEV_ERP_WEBHOOK_SECRET,
@@ -62,10 +62,10 @@ export interface OrderingConfig {
   /** Prefix of rate-limit counter keys in Redis (`RATE_LIMIT_KEY_PREFIX`, default `ordering`). */
   rateLimitKeyPrefix: string;
   /**
-   * Requests per minute per caller (principal, else IP address) of order creation (`createOrder`,
-   * `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`), discount-code validation
-   * (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup (per client id, else IP;
-   * `RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
+   * Requests per minute per caller (`requestCaller`: principal, else IP address, a registered client id naming a
+   * budget per address) of order creation (`createOrder`, `createShopOrder`; `RATE_LIMIT_ORDERS_PER_MINUTE`),
+   * discount-code validation (`RATE_LIMIT_DISCOUNT_VALIDATIONS_PER_MINUTE`) and the battery lookup
+   * (`RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE`); 0 disables a limit. Over it: 429 with `Retry-After`.
    */
   rateLimitOrdersPerMinute: number;
   rateLimitDiscountValidationsPerMinute: number;
@@ -102,6 +102,13 @@ export interface OrderingConfig {
   orderPublicOrdersPerCallerPerHour: number;
   /** Card numbers reserved per `public` caller and hour (`ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR`, default 300; 0 = off). */
   orderPublicCardsPerCallerPerHour: number;
+  /**
+   * Orders and card numbers per hour of one authenticated `client_credentials` client of group `public`, shared
+   * by all its customers (`ORDER_CLIENT_ORDERS_PER_HOUR`, default 600; `ORDER_CLIENT_CARDS_PER_HOUR`, default
+   * 3000; 0 = off; `orders/order-limits.ts`).
+   */
+  orderClientOrdersPerHour: number;
+  orderClientCardsPerHour: number;
   /** Orders and quotation requests mailed to one address per hour (`ORDER_MAILS_PER_RECIPIENT_PER_HOUR`, default 10; 0 = off). */
   orderMailsPerRecipientPerHour: number;
   /** Load demo data on start. */
@@ -155,6 +162,12 @@ export interface OrderingConfig {
   publicBaseUrl: string;
 }
 
+/** The payment simulator's development API key: `PAYMENT_API_KEY`'s default, refused in staging and production. */
+export const DEV_PAYMENT_API_KEY = 'dev-payment-api-key';
+
+/** The ERP simulator's development tokens: the ERP token defaults of development and test, refused elsewhere. */
+export const DEV_ERP_API_TOKENS = { weclapp: 'dev-erp-token-weclapp', weclappSandbox: 'dev-erp-token-weclapp-sandbox' } as const;
+
 /**
  * `PUBLIC_BASE_URL` when unset: this service where it listens, `http://<HOST>:<ORDERING_PORT>`; a wildcard
  * bind address (`0.0.0.0`, `::`) becomes 127.0.0.1 (no client can call a wildcard), and port 0 (an ephemeral
@@ -201,7 +214,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
   scryptLnFromEnv(env);
-  const environment = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development');
+  const environment = appEnvironmentFromEnv(env);
   const local = environment === 'development' || environment === 'test';
   const erpWebhookSecret = e.string('ERP_WEBHOOK_SECRET', local ? DEV_ERP_WEBHOOK_SECRET : undefined);
   if (erpWebhookSecret !== undefined && erpWebhookSecret.length < 16) throw new ConfigError('ERP_WEBHOOK_SECRET', '***', 'a secret of at least 16 characters');
@@ -264,6 +277,9 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     orderMaxCardsPublic: e.int('ORDER_MAX_CARDS_PUBLIC', 100, 1, 1000),
     orderPublicOrdersPerCallerPerHour: e.int('ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR', 60, 0, 1_000_000),
     orderPublicCardsPerCallerPerHour: e.int('ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR', 300, 0, 1_000_000),
+    // Ten times a single caller's: a client (a club's or retailer's system) orders for its many customers.
+    orderClientOrdersPerHour: e.int('ORDER_CLIENT_ORDERS_PER_HOUR', 600, 0, 1_000_000),
+    orderClientCardsPerHour: e.int('ORDER_CLIENT_CARDS_PER_HOUR', 3000, 0, 1_000_000),
     orderMailsPerRecipientPerHour: e.int('ORDER_MAILS_PER_RECIPIENT_PER_HOUR', 10, 0, 1_000_000),
     demoData: e.bool('DEMO_DATA', environment !== 'production'),
     metricsToken: e.string('METRICS_TOKEN'),
@@ -273,8 +289,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpBaseUrlWeclapp: e.url('ERP_BASE_URL_WECLAPP', ['http', 'https'], `${erpSimulator}/webapp/api/v1`)!,
     erpBaseUrlWeclappSandbox: e.url('ERP_BASE_URL_WECLAPP_SANDBOX', ['http', 'https'], `${erpSimulator}/sandbox/webapp/api/v1`)!,
     erpApiTokens: {
-      weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? 'dev-erp-token-weclapp' : undefined),
-      weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? 'dev-erp-token-weclapp-sandbox' : undefined),
+      weclapp: e.string('ERP_API_TOKEN_WECLAPP', local ? DEV_ERP_API_TOKENS.weclapp : undefined),
+      weclappSandbox: e.string('ERP_API_TOKEN_WECLAPP_SANDBOX', local ? DEV_ERP_API_TOKENS.weclappSandbox : undefined),
     },
     erpTimeoutMs: e.int('ERP_TIMEOUT_MS', 60_000, 100, 300_000),
     erpCreateSettleMs: e.int('ERP_CREATE_SETTLE_MS', 120_000, 100, 3_600_000),
@@ -283,7 +299,7 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     erpWebhookSecret,
     paymentBaseUrl: e.url('PAYMENT_BASE_URL', ['http', 'https'], `${paymentSimulator}/api/v1`)!,
     paymentInstance: e.string('PAYMENT_INSTANCE', 'demo')!,
-    paymentApiKey: e.string('PAYMENT_API_KEY', 'dev-payment-api-key')!,
+    paymentApiKey: e.string('PAYMENT_API_KEY', DEV_PAYMENT_API_KEY)!,
     publicBaseUrl: e.url('PUBLIC_BASE_URL', ['http', 'https'], defaultPublicBaseUrl(host, port))!,
   };
 }

@@ -18,6 +18,7 @@ import { composeOrdering } from './composition';
 import type { OrderingDeps } from './context';
 import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
+import { refuseDevelopmentDefaults } from './development-defaults';
 import { checkDomainSettings, checkThirdParties } from './startup-checks';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
@@ -36,6 +37,8 @@ import type { DB } from './db/schema';
 
 async function main(): Promise<void> {
   const config = loadOrderingConfig();
+  // Staging and production start on configured secrets only, each missing one named on its own line.
+  refuseDevelopmentDefaults(config);
   const logger = createLogger('ordering');
   // Configured SMTP, ERP and payment addresses that cannot work stop the start here, named by their variable;
   // a third party briefly down in production only warns (startup-checks.ts).

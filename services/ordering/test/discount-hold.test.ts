@@ -3,7 +3,8 @@
  * payment simulator:
  * - an unpaid order holds its code's use for `DISCOUNT_HOLD_MINUTES`, then the use returns to the pool (negative
  *   control: one minute earlier it does not); the order stays and, paid later, keeps its price and takes the use
- *   back if one is left (else the code stays at its limit, said in its history); an order whose payment is on its
+ *   back if one is left; if another order took it, the late payment does not redeem the code a second time: the
+ *   order is cancelled (`discountUsedUp`) and its payment flagged for a refund; an order whose payment is on its
  *   way keeps its use;
  * - orders racing expiring holds on a k-use code never hold or use more than k (each hold released once).
  */
@@ -49,7 +50,7 @@ const orderRow = (id: number) =>
 const reasons = async (id: number) =>
   (await db().selectFrom('order_state_changes').select('reason').where('order_id', '=', id).execute()).map((r) => r.reason ?? '');
 
-test('an expired hold frees the use; the order paid later keeps its price, the code with no use left stays at its limit', async () => {
+test('a single-use code is not redeemed twice through the hold release: the order paid after its use was taken is cancelled and flagged for a refund', async () => {
   const code = await newCode(1);
   const a = await order(code);
   expect(a.status).toBe(200);
@@ -60,20 +61,35 @@ test('an expired hold frees the use; the order paid later keeps its price, the c
   expect(await releaseDiscountHolds(db(), { now: minutesFromNow(HOLD + 1), holdMinutes: HOLD })).toContain(a.body.oid);
   expect(await counter(code)).toEqual({ redemptions: 0, held: 0, released: 1 });
   expect((await reasons(a.body.oid as number)).some((r) => r.includes(`discount code ${code}: use returned to the pool`))).toBe(true);
+  // The attack: the next order takes the released use, then the first is paid before it expires, so that both
+  // would get the single-use discount (one such pair every DISCOUNT_HOLD_MINUTES + 1).
   const c = await order(code);
   expect(c.status).toBe(200);
   expect(await counter(code)).toEqual({ redemptions: 1, held: 1, released: 1 });
-
-  // The first order is paid after all: it keeps its discounted price; the code has no use left for it (the
-  // third order took it), so the code stays at its limit and the order's history says so.
   const before = await orderRow(a.body.oid as number);
   expect(Number(before.discount_cents)).toBeGreaterThan(0);
   await stack.control('pay', { invoiceId: before.paylink_id });
-  await until('paid', async () => ['paid', 'transferred'].includes((await orderRow(a.body.oid as number)).state));
-  const after = await orderRow(a.body.oid as number);
-  expect([after.gross_total_cents, after.discount_cents]).toEqual([before.gross_total_cents, before.discount_cents]);
-  expect(await counter(code)).toEqual({ redemptions: 1, held: 1, released: 1 });
+  await until('cancelled', async () => (await orderRow(a.body.oid as number)).state === 'cancelled');
+  const flagged = await db()
+    .selectFrom('orders')
+    .select(['cancellation_reason', 'late_payment_transaction_id'])
+    .where('id', '=', a.body.oid as number)
+    .executeTakeFirstOrThrow();
+  expect(flagged.cancellation_reason).toBe('discountUsedUp');
+  expect(flagged.late_payment_transaction_id).not.toBeNull();
   expect((await reasons(a.body.oid as number)).some((r) => r.includes(`discount code ${code} had no use left`))).toBe(true);
+  // The code is used once, by the order holding it; that order pays normally.
+  expect(await counter(code)).toEqual({ redemptions: 1, held: 1, released: 0 });
+  await stack.control('pay', { invoiceId: (await orderRow(c.body.oid as number)).paylink_id });
+  await until('paid', async () => ['paid', 'transferred'].includes((await orderRow(c.body.oid as number)).state));
+  expect(await counter(code)).toEqual({ redemptions: 1, held: 1, released: 0 });
+  const paid = await db()
+    .selectFrom('orders')
+    .select((eb) => eb.fn.countAll<string>().as('n'))
+    .where('id', 'in', [a.body.oid as number, c.body.oid as number])
+    .where('state', 'in', ['paid', 'transferred'])
+    .executeTakeFirstOrThrow();
+  expect(Number(paid.n)).toBe(1);
 });
 
 test('an order paid after its hold ended takes its use back when one is left', async () => {

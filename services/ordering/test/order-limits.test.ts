@@ -43,6 +43,8 @@ const DEFAULT_LIMITS: Partial<OrderingConfig> = {
   orderMaxCardsPublic: 100,
   orderPublicOrdersPerCallerPerHour: 60,
   orderPublicCardsPerCallerPerHour: 300,
+  orderClientOrdersPerHour: 600,
+  orderClientCardsPerHour: 3000,
   orderMailsPerRecipientPerHour: 10,
   rateLimitDiscountValidationsPerMinute: 120,
 };
@@ -58,7 +60,8 @@ async function app(limits: Partial<OrderingConfig> = {}) {
   const port = (server.address() as AddressInfo).port;
   return (path: string, body: unknown, opts: { from?: string; headers?: Record<string, string> } = {}) =>
     new Promise<{ status: number; headers: http.IncomingHttpHeaders; body: Answer | null }>((resolve, reject) => {
-      const data = JSON.stringify(body);
+      // A string is sent as it is (a form body with its own content type), anything else as JSON.
+      const data = typeof body === 'string' ? body : JSON.stringify(body);
       const req = http.request(
         {
           host: '127.0.0.1',
@@ -192,3 +195,46 @@ test('orders are no discount-code oracle: orders with codes draw on the validate
     expect((await post(VALIDATE, { codes: [`V-${i}`], orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] }, { from: '127.0.3.2' })).status).toBe(200);
   expect((await post(SHOP_ORDERS, withCode('AFTER'), { from: '127.0.3.2' })).status).toBe(429);
 });
+
+test('X-Service-Client-Id pools no callers: a flood from one address under a registered id leaves the id usable elsewhere; a client_credentials client shares one higher budget', async () => {
+  const post = await app({ orderPublicOrdersPerCallerPerHour: 5, orderClientOrdersPerHour: 8 });
+  const admin = await ctx.bearer({ roles: ['admin'], id: 9001 });
+  const registered = await postJson(post, '/api/rest/v1/users/service-clients', { name: 'Club shop', userGroup: 'public' }, admin);
+  const { identifier, clientSecret } = registered as { identifier: string; clientSecret: string };
+  const clientId = (registered as { client: { clientId: string } }).client.clientId;
+  const body = (i: number) =>
+    orderBody({ contact: { firstName: 'A', lastName: 'B', email: `pool${i}@example.com` }, orderItems: [{ articleNumber: 'BSF8', quantity: 1 }] });
+  const withId = { 'X-Service-Client-Id': identifier };
+  // The attacker: one address carrying the client's identifier spends its own budget (5 here), no more.
+  const flood = [];
+  for (let i = 0; i < 6; i++) flood.push((await post(SHOP_ORDERS, body(i), { from: '127.0.4.1', headers: withId })).status);
+  expect(flood).toEqual([...Array(5).fill(200), 429]);
+  // The header names a budget beside the address: the address without it has its own (one more per registered
+  // client, never one per request: an unknown identifier is ignored).
+  expect((await post(SHOP_ORDERS, body(10), { from: '127.0.4.1' })).status).toBe(200);
+  // The client's next customer at another address is not refused.
+  expect((await post(SHOP_ORDERS, body(20), { from: '127.0.4.2', headers: withId })).status).toBe(200);
+  // An authenticated client (client_credentials) shares one budget, higher than a single caller's (8 here),
+  // whichever address its requests come from.
+  const token = (await postForm(post, { grant_type: 'client_credentials', client_id: clientId, client_secret: clientSecret })) as { access_token: string };
+  const auth = { Authorization: `Bearer ${token.access_token}` };
+  const statuses = [];
+  for (let i = 0; i < 9; i++) statuses.push((await post(SHOP_ORDERS, body(30 + i), { from: `127.0.4.${10 + (i % 3)}`, headers: auth })).status);
+  expect(statuses).toEqual([...Array(8).fill(200), 429]);
+});
+
+/** POST a JSON body with a Bearer header through `post`, expecting 200; the answer body. */
+async function postJson(post: Awaited<ReturnType<typeof app>>, path: string, body: unknown, bearer: string): Promise<unknown> {
+  const res = await post(path, body, { headers: { Authorization: bearer } });
+  expect([path, res.status]).toEqual([path, 200]);
+  return res.body;
+}
+
+/** The token endpoint with a form body (the `app()` helper posts JSON only); the answer body. */
+async function postForm(post: Awaited<ReturnType<typeof app>>, form: Record<string, string>): Promise<unknown> {
+  const res = await post('/api/rest/v1/auth/token', new URLSearchParams(form).toString(), {
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+  });
+  expect(res.status).toBe(200);
+  return res.body;
+}

@@ -14,12 +14,19 @@ import { ensureBootstrapAdmin } from './users/users.service';
 export const DEV_ADMIN_KEY_FILE = 'timing-admin-api-key';
 
 /**
- * Creates `admin` with TIMING_BOOTSTRAP_API_KEY (or, when unset, a development key kept in
- * `.data/keys/timing-admin-api-key` and logged once) if no user exists; loads the demo data when enabled.
+ * Creates `admin` with TIMING_BOOTSTRAP_API_KEY (or, when unset in development and test, a development key kept in
+ * `<DATA_DIR>/keys/timing-admin-api-key` and logged once) if no user exists; loads the demo data when enabled.
+ * With `APP_ENV=staging` or `production` no key is generated: without TIMING_BOOTSTRAP_API_KEY no admin is
+ * created, and one warning line names the variable (README "What production changes").
  */
 export async function runStartupTasks(database: Database<DB>, config: TimingConfig, logger: Logger): Promise<void> {
   const configured = config.bootstrapApiKey;
-  const key = configured ?? devSecret(path.join(config.dataDir, 'keys'), DEV_ADMIN_KEY_FILE, undefined, generateApiKey);
-  await ensureBootstrapAdmin(database.db, key, configured === undefined, logger);
+  if (configured !== undefined) await ensureBootstrapAdmin(database.db, { key: configured }, logger);
+  else if (config.deployment) await ensureBootstrapAdmin(database.db, null, logger);
+  else {
+    const dir = path.join(config.dataDir, 'keys');
+    const key = devSecret(dir, DEV_ADMIN_KEY_FILE, undefined, generateApiKey);
+    await ensureBootstrapAdmin(database.db, { key, generatedIn: path.join(dir, DEV_ADMIN_KEY_FILE) }, logger);
+  }
   if (config.demoData) await loadDemoData({ db: database.db, pool: database.pool }, logger);
 }

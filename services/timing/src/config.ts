@@ -3,11 +3,11 @@
  */
 import path from 'node:path';
 import {
-  APP_ENVIRONMENTS,
+  appEnvironmentFromEnv,
   checkHost,
   ConfigError,
-  type AppEnvironment,
   envReader,
+  isDeployment,
   loadProcessConfig,
   parseCorsOrigins,
   parseTrustedProxies,
@@ -57,6 +57,11 @@ export interface TimingConfig {
   demoData: boolean;
   /** `APP_ENV=production` (README "What production changes"); other values (development, test, staging) are not. */
   production: boolean;
+  /**
+   * `APP_ENV=staging` or `production`: no development default is taken (no generated bootstrap admin key;
+   * README "What production changes").
+   */
+  deployment: boolean;
   /** Bearer token `/metrics` requires (`METRICS_TOKEN`); without one, `/metrics` is open, and off in production. */
   metricsToken: string | undefined;
   /** Most held long-polls plus open punch streams per instance (503 beyond); `TIMING_MAX_LIVE_CONNECTIONS`. */
@@ -91,7 +96,8 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
   // The process-wide settings (LOG_LEVEL, HTTP_LOG, SHUTDOWN_ACCEPT_MS, GIT_COMMIT, BUILD_TIME) are checked here too,
   // so that a bad one stops the service at start with its name.
   loadProcessConfig(env);
-  const production = e.oneOf<AppEnvironment>('APP_ENV', APP_ENVIRONMENTS, 'development') === 'production';
+  const environment = appEnvironmentFromEnv(env);
+  const production = environment === 'production';
   const bootstrapApiKey = e.string('TIMING_BOOTSTRAP_API_KEY');
   // The value is a secret: the message names the variable and the format, never the value.
   if (bootstrapApiKey !== undefined && !KEY_FORMAT.test(bootstrapApiKey)) throw new ConfigError('TIMING_BOOTSTRAP_API_KEY', '***', KEY_FORMAT_TEXT);
@@ -105,6 +111,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     bootstrapApiKey,
     demoData: e.bool('DEMO_DATA', !production),
     production,
+    deployment: isDeployment(environment),
     metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),

@@ -569,9 +569,12 @@ export interface paths {
          *     **Limits of anonymous callers and customer accounts** (user group `public`; retailers, staff and
          *     service clients are not limited here), so that nobody can hoard card numbers or use the shop to
          *     mail an address of their choice: one order reserves at most `ORDER_MAX_CARDS_PUBLIC` (default
-         *     100) card numbers (`400` on the items field, naming the limit); per caller (user, else service
-         *     client, else client address) and hour at most `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` (60)
-         *     orders and `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` (300) card numbers; per contact e-mail
+         *     100) card numbers (`400` on the items field, naming the limit); per caller (user, else client
+         *     address; `X-Service-Client-Id` authenticates nothing, so it only names a budget per address) and
+         *     hour at most `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` (60) orders and
+         *     `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` (300) card numbers, an authenticated
+         *     `client_credentials` client of group `public` one shared `ORDER_CLIENT_ORDERS_PER_HOUR` (600) /
+         *     `ORDER_CLIENT_CARDS_PER_HOUR` (3000) for all its customers; per contact e-mail
          *     address and hour at most `ORDER_MAILS_PER_RECIPIENT_PER_HOUR` (10) orders or quotation requests,
          *     whoever places them (`429` with `Retry-After`). Unpaid orders expire and give their numbers
          *     back (see `OrderState`). An order carrying discount codes costs one check of the caller's
@@ -4070,10 +4073,13 @@ export interface components {
             updatedAt: string;
             /**
              * @description Why a cancelled order was cancelled: `expired` (not paid within `ORDER_PAYMENT_EXPIRY_MINUTES`),
-             *     `paymentCancelled` (the provider reported its paylink cancelled); null otherwise.
+             *     `paymentCancelled` (the provider reported its paylink cancelled), `discountUsedUp` (paid after its
+             *     discount hold had ended, when a code had no use left: the discounted price is not granted past
+             *     the code's limit, the payment is flagged for a refund in `latePaymentTransactionId`); null
+             *     otherwise.
              * @enum {string|null}
              */
-            cancellationReason: "expired" | "paymentCancelled" | null;
+            cancellationReason: "expired" | "paymentCancelled" | "discountUsedUp" | null;
             /**
              * Format: int32
              * @description A payment-provider transaction confirmed after the order had been cancelled (e.g. expired): the

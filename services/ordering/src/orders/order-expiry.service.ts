@@ -65,7 +65,8 @@ export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expi
 /**
  * Ends the short discount hold (ordering README "Discount uses of unpaid orders"): the code uses of up to `limit`
  * unpaid orders without a payment on their way, created at or before `now - holdMinutes`, go back to the pool;
- * the orders stay (a later payment takes the uses back, the price is kept) and their history says so. Exactly
+ * the orders stay (a later payment takes the uses back where the codes have one left, else the order is
+ * cancelled for a refund: `payment-status.service.ts`) and their history says so. Exactly
  * once per use with any number of instances (`releaseExpiredHolds`). Returns the ids of the orders concerned.
  */
 export async function releaseDiscountHolds(db: Kysely<DB>, opts: { now: Date; holdMinutes: number; limit?: number }): Promise<number[]> {
@@ -80,7 +81,7 @@ export async function releaseDiscountHolds(db: Kysely<DB>, opts: { now: Date; ho
         from: 'pending_payment',
         to: 'pending_payment',
         actor: 'system:order-expiry',
-        reason: `discount code ${codes.join(', ')}: use returned to the pool (not paid within ${opts.holdMinutes} minutes); a later payment takes it back and keeps the price`,
+        reason: `discount code ${codes.join(', ')}: use returned to the pool (not paid within ${opts.holdMinutes} minutes); a later payment takes it back if one is left, else the order is cancelled for a refund`,
       });
     return [...byOrder.keys()];
   });

@@ -85,7 +85,7 @@ export async function lockExpiredUnpaidOrders(
   );
 }
 
-/** Stores why a cancelled order was cancelled (`expired`, `paymentCancelled`). */
+/** Stores why a cancelled order was cancelled (`expired`, `paymentCancelled`, `discountUsedUp`). */
 export async function setCancellationReason(db: Kysely<DB>, orderId: number, reason: string): Promise<void> {
   await db.updateTable('orders').set({ cancellation_reason: reason }).where('id', '=', orderId).execute();
 }

@@ -5,9 +5,12 @@
  * discount-code checks that orders and `discount-codes/validate` share.
  *
  * - per order: at most `ORDER_MAX_CARDS_PUBLIC` card numbers (400 naming the limit);
- * - per caller (principal, else registered service client, else client address) and hour: at most
- *   `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` orders (each mails a confirmation) and
- *   `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` card numbers reserved (429 with `Retry-After`);
+ * - per caller (`requestCaller`: user, else client address, a registered `X-Service-Client-Id` naming a
+ *   budget per address) and hour: at most `ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR` orders (each mails a
+ *   confirmation) and `ORDER_PUBLIC_CARDS_PER_CALLER_PER_HOUR` card numbers reserved (429 with `Retry-After`);
+ * - an authenticated `client_credentials` client of group `public` (caller `client:<id>`) orders for many
+ *   customers: it shares one higher budget, `ORDER_CLIENT_ORDERS_PER_HOUR` orders and
+ *   `ORDER_CLIENT_CARDS_PER_HOUR` card numbers an hour;
  * - per recipient address and hour: at most `ORDER_MAILS_PER_RECIPIENT_PER_HOUR` orders or quotation
  *   requests mailed to one address, whoever asks (429 with `Retry-After`);
  * - discount codes: every order carrying codes costs one point of the validation budget
@@ -48,6 +51,8 @@ export class OrderLimits {
   private readonly discountChecks: RateLimiterAbstract | null;
   private readonly ordersPerCaller: RateLimiterAbstract | null;
   private readonly cardsPerCaller: RateLimiterAbstract | null;
+  private readonly ordersPerClient: RateLimiterAbstract | null;
+  private readonly cardsPerClient: RateLimiterAbstract | null;
   private readonly mailsPerRecipient: RateLimiterAbstract | null;
 
   constructor(
@@ -58,6 +63,8 @@ export class OrderLimits {
       | 'orderMaxCardsPublic'
       | 'orderPublicOrdersPerCallerPerHour'
       | 'orderPublicCardsPerCallerPerHour'
+      | 'orderClientOrdersPerHour'
+      | 'orderClientCardsPerHour'
       | 'orderMailsPerRecipientPerHour'
     >,
     redis: Redis | undefined,
@@ -68,6 +75,8 @@ export class OrderLimits {
     this.discountChecks = limiter(redis, `${p}:rl:discount-checks`, config.rateLimitDiscountValidationsPerMinute, 60);
     this.ordersPerCaller = limiter(redis, `${p}:order:public-orders`, config.orderPublicOrdersPerCallerPerHour, 3600);
     this.cardsPerCaller = limiter(redis, `${p}:order:public-cards`, config.orderPublicCardsPerCallerPerHour, 3600);
+    this.ordersPerClient = limiter(redis, `${p}:order:client-orders`, config.orderClientOrdersPerHour, 3600);
+    this.cardsPerClient = limiter(redis, `${p}:order:client-cards`, config.orderClientCardsPerHour, 3600);
     this.mailsPerRecipient = limiter(redis, `${p}:order:recipient`, config.orderMailsPerRecipientPerHour, 3600);
   }
 
@@ -95,12 +104,16 @@ export class OrderLimits {
 
   /**
    * A `public` caller's order reserving `cards` card numbers and mailing `email`: one order and `cards`
-   * cards of the caller's hourly budget, one mail of the address's. ApiError 429 with `Retry-After` when
-   * a budget is spent; a refused order takes nothing from the card budget.
+   * cards of the caller's hourly budget (an authenticated client's, `client:<id>`, is the higher client
+   * budget), one mail of the address's. ApiError 429 with `Retry-After` when a budget is spent; a refused
+   * order takes nothing from the card budget.
    */
   async chargePublicOrder(caller: string, cards: number, email: string): Promise<void> {
-    if (this.ordersPerCaller) await consumeOrThrow(this.ordersPerCaller, caller, 'Too many orders from this caller; retry later.', this.logger);
-    if (this.cardsPerCaller && cards > 0) await this.consumeCards(this.cardsPerCaller, caller, cards);
+    const client = caller.startsWith('client:');
+    const orders = client ? this.ordersPerClient : this.ordersPerCaller;
+    const cardBudget = client ? this.cardsPerClient : this.cardsPerCaller;
+    if (orders) await consumeOrThrow(orders, caller, 'Too many orders from this caller; retry later.', this.logger);
+    if (cardBudget && cards > 0) await this.consumeCards(cardBudget, caller, cards);
     await this.chargeRecipient(email);
   }
 

@@ -30,6 +30,12 @@ import { transitionOrder } from './order-states';
 import { insertStateChange, selectOrderState, type OrderRow } from './orders.repository';
 import * as books from './payment-books.repository';
 
+/**
+ * `OrderSummary.cancellationReason` of an order paid after its discount hold ended whose code had no use left:
+ * its payment is flagged for a refund (`latePaymentTransactionId`).
+ */
+const DISCOUNT_USED_UP = 'discountUsedUp';
+
 /** Dependencies of {@link PaymentStatusProcessor}. */
 export interface PaymentStatusDeps {
   database: Database<DB>;
@@ -201,11 +207,29 @@ export class PaymentStatusProcessor {
       );
       return 'partialPayment:held';
     }
+    // Before the order counts as paid: a use its short discount hold gave back must be taken again, or the
+    // discounted price is not granted (the code's limit is never exceeded).
+    const usedUp = locked.state === 'pending_payment' ? await this.retakeDiscountUses(trx, order.id) : [];
+    if (usedUp.length > 0) {
+      await transitionOrder(trx, order.id, 'cancelled', {
+        actor,
+        reason: `discount code ${usedUp.join(', ')} had no use left when this order was paid after its hold had ended; cancelled, refund payment ${found.id}`,
+        from: ['pending_payment'],
+      });
+      await flowRepo.setCancellationReason(trx, order.id, DISCOUNT_USED_UP);
+      await releaseCardNumbers(trx, order.order_number);
+      await flowRepo.releaseRedemptions(trx, order.id);
+      await flowRepo.flagLatePayment(trx, order.id, found.id);
+      this.deps.logger.warn(
+        { orderId: order.id, orderNumber: order.order_number, transactionId: found.id, codes: usedUp },
+        'order paid after its discount hold ended and a code had no use left; cancelled, refund needed',
+      );
+      return 'discountUsedUp:refundNeeded';
+    }
     const t = await transitionOrder(trx, order.id, 'paid', { actor, reason: `transaction ${found.id} confirmed; ${received}` });
     if (t.changed) {
       await flowRepo.setPaymentTransaction(trx, order.id, found.id);
       await markCardNumbersSold(trx, order.order_number);
-      await this.retakeDiscountUses(trx, order, actor);
       await enqueueErpHandOff(trx, order.id);
     }
     if (r.totalCents > gross) {
@@ -220,22 +244,12 @@ export class PaymentStatusProcessor {
   }
 
   /**
-   * An order paid after its short discount hold ended keeps the price it was offered: its uses are taken back
-   * where the code has one left; where not (another order took it meanwhile) the code stays at its limit and the
-   * order's history and a log line say so.
+   * An order paid after its short discount hold ended takes its released uses back where the code has one left
+   * (ordering README "Discount uses of unpaid orders"). Returns the codes that had none left (another order took
+   * the use meanwhile): the caller then cancels the order instead of granting the price past the code's limit.
    */
-  private async retakeDiscountUses(trx: Kysely<DB>, order: OrderRow, actor: string): Promise<void> {
-    for (const c of await retakeReleasedUses(trx, order.id)) {
-      if (c.retaken) continue;
-      await insertStateChange(trx, {
-        orderId: order.id,
-        from: 'paid',
-        to: 'paid',
-        actor,
-        reason: `discount code ${c.code} had no use left when this order was paid after its hold had ended; the order keeps its price`,
-      });
-      this.deps.logger.warn({ orderId: order.id, code: c.code }, 'order paid after its discount hold ended; the code had no use left, the price is kept');
-    }
+  private async retakeDiscountUses(trx: Kysely<DB>, orderId: number): Promise<string[]> {
+    return (await retakeReleasedUses(trx, orderId)).filter((c) => !c.retaken).map((c) => c.code);
   }
 
   /**

@@ -132,23 +132,29 @@ export async function revokeKey(db: Kysely<DB>, caller: Principal, id: number): 
 }
 
 /**
- * On a database without users, creates `admin` (role admin) with `key` (TIMING_BOOTSTRAP_API_KEY, or a
- * development key from `.data/keys/`). The key is logged only when `printKey` (a generated development
- * key), and only on the start that creates the admin. Returns whether the admin was created.
+ * On a database without users, creates `admin` (role admin) with `bootstrap.key` (TIMING_BOOTSTRAP_API_KEY, or a
+ * development key kept in the file `bootstrap.generatedIn`). A generated development key is logged, only on
+ * the start that creates the admin, with the file it is kept in. `null` (a deployment without
+ * TIMING_BOOTSTRAP_API_KEY): nobody is created and, on a database without users, one warning names the
+ * variable. Returns whether the admin was created.
  */
-export async function ensureBootstrapAdmin(db: Kysely<DB>, key: string, printKey: boolean, logger: Logger): Promise<boolean> {
+export async function ensureBootstrapAdmin(db: Kysely<DB>, bootstrap: { key: string; generatedIn?: string } | null, logger: Logger): Promise<boolean> {
   if (await repo.anyUserExists(db)) return false;
+  if (bootstrap === null) {
+    logger.warn('no bootstrap admin created: TIMING_BOOTSTRAP_API_KEY is unset (staging and production generate no key)');
+    return false;
+  }
   try {
-    await createUserWithKey(db, { userName: 'admin', role: 'admin', keyName: 'bootstrap', key });
+    await createUserWithKey(db, { userName: 'admin', role: 'admin', keyName: 'bootstrap', key: bootstrap.key });
   } catch (err) {
     // Another instance starting at the same time created it first.
     if (err instanceof ApiError && err.status === 409) return false;
     throw err;
   }
-  if (printKey)
+  if (bootstrap.generatedIn !== undefined)
     logger.info(
-      { userName: 'admin', developmentApiKey: key },
-      'created bootstrap admin with a generated development API key (shown once; stored in .data/keys/timing-admin-api-key)',
+      { userName: 'admin', developmentApiKey: bootstrap.key, file: bootstrap.generatedIn },
+      `created bootstrap admin with a generated development API key (shown once; stored in ${bootstrap.generatedIn})`,
     );
   else logger.info({ userName: 'admin' }, 'created bootstrap admin with TIMING_BOOTSTRAP_API_KEY');
   return true;

@@ -76,7 +76,7 @@ export interface OrdersTable {
   payment_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
   /** Sales order id in the ERP system once handed off. */
   erp_sales_order_id: ColumnType<string | null, string | null | undefined, string | null>;
-  /** Why a cancelled order was cancelled: `expired` (unpaid in time), `paymentCancelled`; null otherwise. */
+  /** Why a cancelled order was cancelled: `expired` (unpaid in time), `paymentCancelled`, `discountUsedUp`; null otherwise. */
   cancellation_reason: ColumnType<string | null, string | null | undefined, string | null>;
   /** A payment confirmed after the order was cancelled (to be refunded); null when none. */
   late_payment_transaction_id: ColumnType<number | null, number | null | undefined, number | null>;
