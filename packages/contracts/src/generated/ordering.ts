@@ -4880,7 +4880,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
+        /** @description Temporarily unavailable (database unreachable, read-only, out of disk or connections, a lock or statement timeout, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
         ProblemServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -5109,7 +5109,7 @@ export interface components {
                 "application/json": components["schemas"]["Status"];
             };
         };
-        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, the instance busy (every database connection in use for 5 s), or shutting down. */
+        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, read-only, out of disk or connections, a lock or statement timeout, the instance busy (every database connection in use for 5 s), or shutting down. */
         StatusServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -6731,6 +6731,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6756,6 +6757,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6810,6 +6812,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6838,6 +6841,7 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
             404: components["responses"]["ProblemNotFound"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6862,6 +6866,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6886,6 +6891,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6910,6 +6916,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6937,6 +6944,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6964,6 +6972,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6991,6 +7000,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7025,6 +7035,7 @@ export interface operations {
             403: components["responses"]["ProblemForbidden"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7048,6 +7059,7 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7071,6 +7083,7 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7099,6 +7112,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7447,6 +7461,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7655,6 +7670,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
