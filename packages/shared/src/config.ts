@@ -83,6 +83,13 @@ export function envReader(env: Env = process.env) {
   };
 }
 
+/** Default `lock_timeout` of the services' database sessions, ms (README "Configuration", `DATABASE_LOCK_TIMEOUT_MS`). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 3_000;
+/** Default `statement_timeout` of the services' database sessions, ms (`DATABASE_STATEMENT_TIMEOUT_MS`). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** Default longest life of a pooled database session, s (`DATABASE_POOL_MAX_LIFETIME_SECONDS`). */
+export const DEFAULT_POOL_MAX_LIFETIME_SECONDS = 1_800;
+
 /** pino's levels, the values `LOG_LEVEL` takes. */
 /** Deployment environments (`APP_ENV`), as the ordering spec's `DevEnvironment.environment` states them. */
 export type AppEnvironment = components['schemas']['DevEnvironment']['environment'];
@@ -101,6 +108,12 @@ export interface ProcessConfig {
   httpLog: boolean;
   /** `SHUTDOWN_ACCEPT_MS`: longest time a stop keeps accepting connections, ms (default 1000, 0–60,000). */
   shutdownAcceptMs: number;
+  /** `DATABASE_LOCK_TIMEOUT_MS`: `lock_timeout` of the pooled sessions, ms (0 = none; default 3000, at most 600,000). */
+  databaseLockTimeoutMs: number;
+  /** `DATABASE_STATEMENT_TIMEOUT_MS`: `statement_timeout` of the pooled sessions, ms (0 = none; default 30,000, at most 3,600,000). */
+  databaseStatementTimeoutMs: number;
+  /** `DATABASE_POOL_MAX_LIFETIME_SECONDS`: longest life of a pooled session, s (0 = unbounded; default 1800, at most 86,400). */
+  databasePoolMaxLifetimeSeconds: number;
   /** `GIT_COMMIT`: the build's commit, shown by the version operations (set by the image build). */
   gitCommit: string | undefined;
   /** `BUILD_TIME`: when the build was made (an ISO 8601 date-time), shown with the commit. */
@@ -121,6 +134,9 @@ export function loadProcessConfig(env: Env = process.env): ProcessConfig {
     logFormat: e.oneOf('LOG_FORMAT', ['json', 'pretty'] as const, 'json'),
     httpLog: e.bool('HTTP_LOG', true),
     shutdownAcceptMs: e.int('SHUTDOWN_ACCEPT_MS', 1_000, 0, 60_000),
+    databaseLockTimeoutMs: e.int('DATABASE_LOCK_TIMEOUT_MS', DEFAULT_LOCK_TIMEOUT_MS, 0, 600_000),
+    databaseStatementTimeoutMs: e.int('DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 0, 3_600_000),
+    databasePoolMaxLifetimeSeconds: e.int('DATABASE_POOL_MAX_LIFETIME_SECONDS', DEFAULT_POOL_MAX_LIFETIME_SECONDS, 0, 86_400),
     gitCommit: e.string('GIT_COMMIT'),
     buildTime,
   };

@@ -2097,8 +2097,10 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description `200` when the instance can take traffic (database reachable, migrations applied); `503` with a
-         *     problem body (extension member `checks`) and `Retry-After` otherwise, and while shutting down.
+         * @description `200` when the instance can take traffic: migrations applied and it can write to its database on a pooled
+         *     session (a busy pool, or a database refusing new connections while the pool's sessions serve, is ready);
+         *     `503` with a problem body (extension member `checks`) and `Retry-After` when the database is away,
+         *     read-only or a standby, and while shutting down.
          */
         get: operations["getReadyz"];
         put?: never;

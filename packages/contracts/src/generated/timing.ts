@@ -538,7 +538,12 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** Readiness probe (checks the database) */
+        /**
+         * Readiness probe (checks the database)
+         * @description `200` while the instance can write to its database on a pooled session (a busy pool, or a database
+         *     refusing new connections while the pool's sessions serve, is ready); `503` with `Retry-After` when the
+         *     database is away, read-only or a standby.
+         */
         get: operations["getReadyz"];
         put?: never;
         post?: never;
