@@ -327,9 +327,14 @@ export async function databaseWritable(pool: pg.Pool, timeoutMs = 2_000): Promis
       query.catch(() => undefined);
       return { up: false, detail: 'The database is unavailable.' };
     }
-    client.release();
     const row = answer.rows[0];
-    if (row?.recovery || row?.read_only === 'on') return { up: false, detail: 'The database accepts no writes (read-only or a standby).' };
+    if (row?.recovery || row?.read_only === 'on') {
+      // Discarded like a session a write found read-only: the next check (and request) gets a fresh session,
+      // so readiness follows the database back once it is writable again.
+      client.release(new Error('read-only database session: discarded'));
+      return { up: false, detail: 'The database accepts no writes (read-only or a standby).' };
+    }
+    client.release();
     return { up: true };
   } catch (err) {
     // The pool had to open a session and could not: refused for want of slots while other sessions serve is
