@@ -270,15 +270,6 @@ export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () =
 }
 
 /**
- * Sends `LISTEN` for every channel of `channels` on `client`, a connected session of its own outside any pool
- * (notifications arrive as its `notification` events). Channel names are quoted as identifiers, so they must
- * match the `pg_notify`/`NOTIFY` name exactly. Throws the driver's error (e.g. the session was lost).
- */
-export async function listenOn(client: pg.ClientBase, channels: readonly string[]): Promise<void> {
-  await client.query(channels.map((c) => `listen "${c.replace(/"/g, '""')}"`).join('; '));
-}
-
-/**
  * `server_version` of the PostgreSQL behind `pool` and the round trip of asking it, ms (two decimals).
  * Throws the driver's error when the database does not answer.
  */
