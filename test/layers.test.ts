@@ -25,7 +25,8 @@ const ROOT = path.resolve(__dirname, '..');
  */
 const ALLOWED: Readonly<Record<string, string>> = {
   'packages/shared/src/db.ts':
-    'the database factory: migrations under their advisory lock, the advisory-lock helper, LISTEN and the readiness and version probes that every service uses',
+    'the database factory: migrations under their advisory lock, the advisory-lock helper, and the readiness and version probes that every service uses',
+  'packages/shared/src/listen.ts': 'sends LISTEN on the dedicated notification sessions of both services',
   'packages/shared/src/testing.ts': 'creates and drops the throw-away test databases (no service schema exists yet)',
   'packages/shared/src/embedded.ts': 'creates the database of the embedded PostgreSQL of `pnpm start` before any schema exists',
 };

@@ -136,7 +136,6 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'services/timing/src/demo/load.ts: getPunches page maxItems (1000) as a constant': "the demo loader's upload batch size, not the page size",
   'services/timing/src/events/event-cache.ts: postPunches maxItems (10000) as a constant': 'entries of the event cache, not punches per upload',
   'services/timing/src/demo/load.ts: postPunches x-max-modems-per-user (1000) as a constant': "the demo loader's upload batch size, not a modem cap",
-  'services/timing/src/live/listener.ts: postPunches x-max-new-modems (100) as a constant': 'a LISTEN reconnect delay in ms, not a modem cap',
   'services/ordering/src/discounts/discounts.service.ts: NewUser.password minLength (12) as a constant': 'characters of a generated discount code',
 };
 

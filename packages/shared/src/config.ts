@@ -147,6 +147,13 @@ export function envReader(env: Env = process.env) {
   };
 }
 
+/** Default `lock_timeout` of the services' database sessions, ms (README "Configuration", `DATABASE_LOCK_TIMEOUT_MS`). */
+export const DEFAULT_LOCK_TIMEOUT_MS = 3_000;
+/** Default `statement_timeout` of the services' database sessions, ms (`DATABASE_STATEMENT_TIMEOUT_MS`). */
+export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** Default longest life of a pooled database session, s (`DATABASE_POOL_MAX_LIFETIME_SECONDS`). */
+export const DEFAULT_POOL_MAX_LIFETIME_SECONDS = 1_800;
+
 /** pino's levels, the values `LOG_LEVEL` takes. */
 /** Deployment environments (`APP_ENV`), as the ordering spec's `DevEnvironment.environment` states them. */
 export type AppEnvironment = components['schemas']['DevEnvironment']['environment'];
@@ -165,6 +172,18 @@ export interface ProcessConfig {
   httpLog: boolean;
   /** `SHUTDOWN_ACCEPT_MS`: longest time a stop keeps accepting connections, ms (default 1000, 0–60,000). */
   shutdownAcceptMs: number;
+  /** `HTTP_KEEP_ALIVE_TIMEOUT_MS`: how long an idle keep-alive connection stays open, ms (default 72,000, announced as `Keep-Alive: timeout=72`). */
+  httpKeepAliveTimeoutMs: number;
+  /** `HTTP_BODY_IDLE_TIMEOUT_MS`: longest pause while a request body arrives, ms (default 15,000); beyond it 408. */
+  httpBodyIdleTimeoutMs: number;
+  /** `HTTP_BODY_MIN_BYTES_PER_SECOND`: slowest average a body may arrive at (default 1000); the total bound of a body is the idle timeout plus its size at this rate. */
+  httpBodyMinBytesPerSecond: number;
+  /** `DATABASE_LOCK_TIMEOUT_MS`: `lock_timeout` of the pooled sessions, ms (0 = none; default 3000, at most 600,000). */
+  databaseLockTimeoutMs: number;
+  /** `DATABASE_STATEMENT_TIMEOUT_MS`: `statement_timeout` of the pooled sessions, ms (0 = none; default 30,000, at most 3,600,000). */
+  databaseStatementTimeoutMs: number;
+  /** `DATABASE_POOL_MAX_LIFETIME_SECONDS`: longest life of a pooled session, s (0 = unbounded; default 1800, at most 86,400). */
+  databasePoolMaxLifetimeSeconds: number;
   /** `GIT_COMMIT`: the build's commit, shown by the version operations (set by the image build). */
   gitCommit: string | undefined;
   /** `BUILD_TIME`: when the build was made (an ISO 8601 date-time), shown with the commit. */
@@ -185,6 +204,12 @@ export function loadProcessConfig(env: Env = process.env): ProcessConfig {
     logFormat: e.oneOf('LOG_FORMAT', ['json', 'pretty'] as const, 'json'),
     httpLog: e.bool('HTTP_LOG', true),
     shutdownAcceptMs: e.int('SHUTDOWN_ACCEPT_MS', 1_000, 0, 60_000),
+    httpKeepAliveTimeoutMs: e.int('HTTP_KEEP_ALIVE_TIMEOUT_MS', 72_000, 1_000, 600_000),
+    httpBodyIdleTimeoutMs: e.int('HTTP_BODY_IDLE_TIMEOUT_MS', 15_000, 100, 600_000),
+    httpBodyMinBytesPerSecond: e.int('HTTP_BODY_MIN_BYTES_PER_SECOND', 1_000, 1, 100_000_000),
+    databaseLockTimeoutMs: e.int('DATABASE_LOCK_TIMEOUT_MS', DEFAULT_LOCK_TIMEOUT_MS, 0, 600_000),
+    databaseStatementTimeoutMs: e.int('DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 0, 3_600_000),
+    databasePoolMaxLifetimeSeconds: e.int('DATABASE_POOL_MAX_LIFETIME_SECONDS', DEFAULT_POOL_MAX_LIFETIME_SECONDS, 0, 86_400),
     gitCommit: e.string('GIT_COMMIT'),
     buildTime,
   };

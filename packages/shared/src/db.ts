@@ -6,7 +6,8 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { envReader } from './config';
+import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_POOL_MAX_LIFETIME_SECONDS, DEFAULT_STATEMENT_TIMEOUT_MS, envReader, loadProcessConfig } from './config';
+import { databaseFault } from './db-faults';
 import { createLogger } from './logging';
 
 // int8 (20): ids and counts stay below 2^53 (punch ids, cents), so numbers are exact and JSON-friendly.
@@ -47,14 +48,62 @@ function preparedName(text: string): string | undefined {
 
 /**
  * Lets `client` run texts marked with {@link PREPARED} as named prepared statements (pg keeps what each
- * connection has prepared); every other call goes through unchanged.
+ * connection has prepared); every other call goes through unchanged. A failure whose error says the session
+ * cannot be used again (db-faults.ts `sessionUnusable`: read-only after a fail-over, shut down) puts the client
+ * into `unusable`, so its next release discards it instead of handing it out again.
  */
-function preparedStatements(client: pg.PoolClient): void {
+function preparedStatements(client: pg.PoolClient, unusable: WeakSet<pg.PoolClient>): void {
   const query = client.query.bind(client) as (...args: unknown[]) => unknown;
+  const mark = (err: unknown) => {
+    if (databaseFault(err)?.sessionUnusable) unusable.add(client);
+  };
+  const watched = (result: unknown) => {
+    // Promise form (Kysely, the repositories): watch the outcome on a side branch; the caller's promise is unchanged.
+    if (result && typeof (result as Promise<unknown>).then === 'function' && !(result as { submit?: unknown }).submit)
+      (result as Promise<unknown>).then(undefined, mark);
+    return result;
+  };
+  const withCallback = (callback: unknown) =>
+    typeof callback === 'function'
+      ? (err: unknown, res: unknown) => {
+          if (err) mark(err);
+          (callback as (e: unknown, r: unknown) => void)(err, res);
+        }
+      : callback;
   (client as unknown as { query: (...args: unknown[]) => unknown }).query = (config: unknown, values?: unknown, callback?: unknown) => {
     const name = typeof config === 'string' ? preparedName(config) : undefined;
-    if (name === undefined) return query(config, values, callback);
-    return typeof values === 'function' ? query({ name, text: config }, values) : query({ name, text: config, values }, callback);
+    if (name === undefined) return watched(query(config, withCallback(values), withCallback(callback)));
+    return typeof values === 'function'
+      ? watched(query({ name, text: config }, withCallback(values)))
+      : watched(query({ name, text: config, values }, withCallback(callback)));
+  };
+}
+
+/**
+ * Makes every checkout of `pool` (pool.connect in either form, and so pool.query and Kysely) release a client
+ * marked in `unusable` with an error, which makes pg-pool discard it and open a fresh session when needed:
+ * after a fail-over a session of the old primary stays read-only for good, and without this the pool would
+ * hand it out again and again (docs/database.md "Database faults").
+ */
+function discardUnusable(pool: pg.Pool, unusable: WeakSet<pg.PoolClient>): void {
+  type Done = (err?: Error | boolean) => void;
+  type Callback = (err: Error | undefined, client: pg.PoolClient | undefined, done: Done) => void;
+  const connect = pool.connect.bind(pool) as (cb?: Callback) => Promise<pg.PoolClient> | undefined;
+  const guard = (client: pg.PoolClient): pg.PoolClient => {
+    const release: Done = client.release.bind(client);
+    client.release = (err?: Error | boolean) => {
+      if (!err && unusable.has(client)) {
+        unusable.delete(client);
+        return release(new Error('database session unusable (read-only or shut down): discarded'));
+      }
+      return release(err);
+    };
+    return client;
+  };
+  (pool as unknown as { connect: (cb?: Callback) => unknown }).connect = (cb?: Callback) => {
+    if (typeof cb === 'function')
+      return connect((err, client, done) => (client ? cb(err, guard(client), (e?: Error | boolean) => client.release(e)) : cb(err, client, done)));
+    return connect()!.then(guard);
   };
 }
 
@@ -74,10 +123,41 @@ export interface DatabaseOptions {
    * statements depend on. Names are `[a-z_.]+`, values have no blanks (both checked).
    */
   settings?: Record<string, string | number>;
+  /**
+   * `lock_timeout` of every session, ms (default {@link DEFAULT_LOCK_TIMEOUT_MS}; 0 = wait for ever): a
+   * statement waiting longer for a lock fails with 55P03 and is answered 503 instead of hanging.
+   */
+  lockTimeoutMs?: number;
+  /** `statement_timeout` of every session, ms (default {@link DEFAULT_STATEMENT_TIMEOUT_MS}; 0 = none): 57014, answered 503. */
+  statementTimeoutMs?: number;
+  /**
+   * Longest life of a pooled session, s (node-postgres `maxLifetimeSeconds`; default
+   * {@link DEFAULT_POOL_MAX_LIFETIME_SECONDS}; 0 = unbounded): sessions are renewed in turn, so a pool finds a
+   * new primary or changed server settings by itself.
+   */
+  maxLifetimeSeconds?: number;
 }
 
-function sessionOptions(schema: string, settings: Record<string, string | number> = {}): string {
-  const parts = [`-c search_path=${schema},public`];
+/**
+ * The session limits of a service's pools as configured (README "Configuration": `DATABASE_LOCK_TIMEOUT_MS`,
+ * `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_POOL_MAX_LIFETIME_SECONDS`), to spread into {@link createDatabase}'s
+ * options. Throws ConfigError on a bad value (the services check them at start).
+ */
+export function configuredSessionLimits(): Pick<DatabaseOptions, 'lockTimeoutMs' | 'statementTimeoutMs' | 'maxLifetimeSeconds'> {
+  const c = loadProcessConfig();
+  return { lockTimeoutMs: c.databaseLockTimeoutMs, statementTimeoutMs: c.databaseStatementTimeoutMs, maxLifetimeSeconds: c.databasePoolMaxLifetimeSeconds };
+}
+
+/** Session options that lift both timeouts again, appended after a pool's own (the last `-c` of a name wins). */
+const UNTIMED = ' -c lock_timeout=0 -c statement_timeout=0';
+
+function sessionOptions(opts: DatabaseOptions): string {
+  const settings: Record<string, string | number> = {
+    lock_timeout: `${opts.lockTimeoutMs ?? DEFAULT_LOCK_TIMEOUT_MS}ms`,
+    statement_timeout: `${opts.statementTimeoutMs ?? DEFAULT_STATEMENT_TIMEOUT_MS}ms`,
+    ...opts.settings,
+  };
+  const parts = [`-c search_path=${opts.schema},public`];
   for (const [name, value] of Object.entries(settings)) {
     if (!/^[a-z_.]+$/.test(name) || !/^[^\s\\]+$/.test(String(value))) throw new Error(`invalid session setting ${name}=${value}`);
     parts.push(`-c ${name}=${value}`);
@@ -103,14 +183,17 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
     max: opts.max ?? 10,
     connectionTimeoutMillis: 5_000,
     idleTimeoutMillis: 30_000,
+    maxLifetimeSeconds: opts.maxLifetimeSeconds ?? DEFAULT_POOL_MAX_LIFETIME_SECONDS,
     application_name: opts.applicationName ?? opts.schema,
-    options: sessionOptions(opts.schema, opts.settings),
+    options: sessionOptions(opts),
   });
+  const unusable = new WeakSet<pg.PoolClient>();
+  discardUnusable(pool, unusable);
   // An idle client losing its connection (server restart) emits 'error' on the pool: log, never crash.
   pool.on('error', (err) => opts.logger?.warn({ err: { message: err.message, code: (err as { code?: string }).code } }, 'idle database client error'));
   pool.on('connect', (client) => {
     client.on('error', (err) => opts.logger?.warn({ err: { message: err.message } }, 'database client error'));
-    preparedStatements(client);
+    preparedStatements(client, unusable);
   });
   const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
   let closed = false;
@@ -135,45 +218,55 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
  * the service's schema. Throws the first migration error.
  */
 export async function migrateToLatest<DB>(database: Database<DB>, migrations: Record<string, Migration>): Promise<string[]> {
-  const { db, schema, pool } = database;
-  // The lock lives on its own session; the Migrator uses the pool (it needs transactions of its own).
-  return withAdvisoryLock(pool, `migrate:${schema}`, async () => {
-    await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
-    const migrator = new Migrator({
-      db,
-      provider: { getMigrations: () => Promise.resolve(migrations) },
-      migrationTableSchema: schema,
-    });
-    const { error, results } = await migrator.migrateToLatest();
-    if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
-    return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+  const { schema } = database;
+  // Migrations run on sessions of their own without the pool's lock and statement timeouts: building an index
+  // on a large table, or waiting for another instance's migration, may rightly take longer.
+  const options = (database.pool as unknown as { options: pg.PoolConfig }).options;
+  const pool = new pg.Pool({
+    ...options,
+    max: 3,
+    maxLifetimeSeconds: 0,
+    application_name: `${options.application_name ?? schema}-migrate`,
+    options: `${options.options ?? ''}${UNTIMED}`,
   });
+  pool.on('error', () => undefined);
+  const db = new Kysely<DB>({ dialect: new PostgresDialect({ pool }) });
+  try {
+    // The lock lives on its own session; the Migrator uses the pool (it needs transactions of its own).
+    return await withAdvisoryLock(pool, `migrate:${schema}`, async () => {
+      await sql`create schema if not exists ${sql.id(schema)}`.execute(db);
+      const migrator = new Migrator({
+        db,
+        provider: { getMigrations: () => Promise.resolve(migrations) },
+        migrationTableSchema: schema,
+      });
+      const { error, results } = await migrator.migrateToLatest();
+      if (error) throw error instanceof Error ? error : new Error('migration failed', { cause: error });
+      return (results ?? []).filter((r) => r.status === 'Success').map((r) => r.migrationName);
+    });
+  } finally {
+    await db.destroy();
+  }
 }
 
 /**
  * Runs `work` while this process holds the session advisory lock `hashtext(key)`, taken on a connection of
- * its own from `pool` (waits while another session holds it) and released afterwards, also when `work`
- * throws. `work` uses the pool as usual: the lock only serializes holders of the same key across instances
- * (migrations, the demo data load). Throws what `work` or the lock statement throws.
+ * its own from `pool` (waits while another session holds it, without the session's lock and statement
+ * timeouts) and released afterwards, also when `work` throws. `work` uses the pool as usual: the lock only
+ * serializes holders of the same key across instances (migrations, the demo data load). Throws what `work`
+ * or the lock statement throws.
  */
 export async function withAdvisoryLock<T>(pool: pg.Pool, key: string, work: () => Promise<T>): Promise<T> {
   const lockClient = await pool.connect();
   try {
+    await lockClient.query('set lock_timeout = 0; set statement_timeout = 0');
     await lockClient.query('select pg_advisory_lock(hashtext($1))', [key]);
+    await lockClient.query('reset lock_timeout; reset statement_timeout');
     return await work();
   } finally {
     await lockClient.query('select pg_advisory_unlock(hashtext($1))', [key]).catch(() => undefined);
     lockClient.release();
   }
-}
-
-/**
- * Sends `LISTEN` for every channel of `channels` on `client`, a connected session of its own outside any pool
- * (notifications arrive as its `notification` events). Channel names are quoted as identifiers, so they must
- * match the `pg_notify`/`NOTIFY` name exactly. Throws the driver's error (e.g. the session was lost).
- */
-export async function listenOn(client: pg.ClientBase, channels: readonly string[]): Promise<void> {
-  await client.query(channels.map((c) => `listen "${c.replace(/"/g, '""')}"`).join('; '));
 }
 
 /**
@@ -186,23 +279,61 @@ export async function databaseServerVersion(pool: pg.Pool): Promise<{ serverVers
   return { serverVersion: r.rows[0]?.v ?? null, latencyMs: Math.round(Number(process.hrtime.bigint() - started) / 1e4) / 100 };
 }
 
+/** What {@link databaseWritable} found: `up` when the instance can write; `detail` says why not. */
+export interface WriteHealth {
+  up: boolean;
+  detail?: string;
+}
+
 /**
- * Readiness probe: true when a trivial query answers within `timeoutMs` on a connection of its own (the
- * pool's settings, application name `readiness`). Its own connection, because a pool whose connections are
- * all busy is overload, not an outage: an orchestrator must not pull a busy instance whose database is fine.
+ * Readiness probe (docs/database.md "Database faults"): can this instance write through its own pool? On a
+ * pooled session within `timeoutMs`: `select pg_is_in_recovery(), current_setting('transaction_read_only')`,
+ * down when the server is a standby or read-only. It needs no new connection: a pool whose connections are
+ * all busy, or a database refusing further connections (53300) while the pool's sessions serve, is ready —
+ * overload is not an outage, and a balancer must not pull every instance at once. Down when the database is
+ * away (the checkout fails with no session left in the pool, or the query fails). Never throws.
  */
-export async function databaseIsUp(pool: pg.Pool, timeoutMs = 2_000): Promise<boolean> {
-  const options = (pool as unknown as { options: pg.ClientConfig }).options;
-  const client = new pg.Client({ ...options, application_name: 'readiness', connectionTimeoutMillis: timeoutMs, query_timeout: timeoutMs });
-  client.on('error', () => undefined);
+export async function databaseWritable(pool: pg.Pool, timeoutMs = 2_000): Promise<WriteHealth> {
+  let timer: NodeJS.Timeout | undefined;
+  const late = new Promise<'late'>((resolve) => (timer = setTimeout(() => resolve('late'), timeoutMs)));
+  const checkout = pool.connect();
   try {
-    await client.connect();
-    await client.query('select 1');
-    return true;
-  } catch {
-    return false;
+    const first = await Promise.race([checkout, late]);
+    if (first === 'late') {
+      // Every session busy for the whole wait: overload of a working pool (the late checkout is returned at once).
+      checkout.then(
+        (c) => c.release(),
+        () => undefined,
+      );
+      return pool.totalCount > 0 ? { up: true } : { up: false, detail: 'The database is unavailable.' };
+    }
+    const client = first;
+    const query = client.query<{ recovery: boolean; read_only: string }>(
+      `select pg_is_in_recovery() as recovery, current_setting('transaction_read_only') as read_only`,
+    );
+    const answer = await Promise.race([query, late]).catch((err: unknown) => err as Error);
+    if (answer === 'late' || answer instanceof Error) {
+      // A session that does not answer a trivial query is not given out again.
+      client.release(answer === 'late' ? new Error('readiness query timed out') : answer);
+      query.catch(() => undefined);
+      return { up: false, detail: 'The database is unavailable.' };
+    }
+    const row = answer.rows[0];
+    if (row?.recovery || row?.read_only === 'on') {
+      // Discarded like a session a write found read-only: the next check (and request) gets a fresh session,
+      // so readiness follows the database back once it is writable again.
+      client.release(new Error('read-only database session: discarded'));
+      return { up: false, detail: 'The database accepts no writes (read-only or a standby).' };
+    }
+    client.release();
+    return { up: true };
+  } catch (err) {
+    // The pool had to open a session and could not: refused for want of slots while other sessions serve is
+    // not an outage of this instance.
+    if (databaseFault(err)?.kind === 'connections' && pool.totalCount > 0) return { up: true };
+    return { up: false, detail: 'The database is unavailable.' };
   } finally {
-    await client.end().catch(() => undefined);
+    clearTimeout(timer);
   }
 }
 

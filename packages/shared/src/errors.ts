@@ -8,6 +8,7 @@
  */
 import type { ErrorRequestHandler, Response } from 'express';
 import type { Logger } from 'pino';
+import { databaseFault } from './db-faults';
 
 /** Field name → messages, as in ASP.NET Core validation problems (`errors.cardNumber: [...]`). */
 export type FieldErrors = Record<string, string[]>;
@@ -211,25 +212,6 @@ export function normalizeError(err: unknown): Normalized {
   return { status: 500, detail: 'An unexpected error occurred.', internal: true };
 }
 
-/** Whether an error means PostgreSQL is unreachable (restart, connection refused): answer 503, not 500. */
-function isDatabaseUnavailable(err: unknown): boolean {
-  const e = err as { code?: unknown; message?: unknown };
-  const code = typeof e?.code === 'string' ? e.code : '';
-  if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code)) return true;
-  const msg = typeof e?.message === 'string' ? e.message : '';
-  return /Connection terminated|Client has encountered a connection error|terminating connection/i.test(msg);
-}
-
-/**
- * Whether an error means every pooled connection stayed busy for the pool's whole wait (pg-pool's
- * `connectionTimeoutMillis` ran out in its queue): the instance is overloaded, the database is fine. Answered
- * 503 "busy" with a short `Retry-After`; readiness stays up (it checks the database on its own connection).
- */
-function isPoolExhausted(err: unknown): boolean {
-  const msg = typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '';
-  return msg === 'timeout exceeded when trying to connect';
-}
-
 function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Normalized): void {
   const log = (res as Response & { log?: Logger }).log ?? logger;
   if (!log) return;
@@ -237,10 +219,14 @@ function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Nor
   else log.debug({ status: n.status, detail: n.detail }, 'request rejected');
 }
 
+/**
+ * The one mapping of both services: a database fault (db-faults.ts: away, read-only, disk full, out of
+ * connections, lock or statement timeout, every pooled connection busy) is a 503 with `Retry-After`, never a
+ * 500; anything else goes through {@link normalizeError}.
+ */
 function prepare(err: unknown): Normalized {
-  if (isPoolExhausted(err)) return { status: 503, detail: 'The service is busy; retry shortly.', headers: { 'Retry-After': '1' }, internal: false };
-  if (isDatabaseUnavailable(err))
-    return { status: 503, detail: 'The database is unavailable; retry shortly.', headers: { 'Retry-After': '2' }, internal: true };
+  const fault = databaseFault(err);
+  if (fault) return { status: 503, detail: fault.detail, headers: { 'Retry-After': String(fault.retryAfterSeconds) }, internal: !fault.overload };
   return normalizeError(err);
 }
 

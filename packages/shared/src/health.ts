@@ -1,10 +1,10 @@
 /**
- * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the database answers) handlers.
- * Readiness follows the database both ways without a restart.
+ * Liveness (`/healthz`: the process answers) and readiness (`/readyz`: the instance can write to its database
+ * through its pool, db.ts `databaseWritable`) handlers. Readiness follows the database both ways without a restart.
  */
 import type { RequestHandler } from 'express';
 import type pg from 'pg';
-import { databaseIsUp } from './db';
+import { databaseWritable, type WriteHealth } from './db';
 import { problemBody } from './errors';
 
 /** `GET /healthz` → `{ status: "ok" }`. */
@@ -20,20 +20,20 @@ export const READINESS_REUSE_MS = 1_000;
  * share one check, and its result is reused for {@link READINESS_REUSE_MS}.
  */
 export function readyz(pool: pg.Pool): RequestHandler {
-  let inFlight: Promise<boolean> | undefined;
-  let last: { up: boolean; at: number } | undefined;
-  const check = (): Promise<boolean> => {
-    if (last && Date.now() - last.at < READINESS_REUSE_MS) return Promise.resolve(last.up);
-    inFlight ??= databaseIsUp(pool).then((up) => {
-      last = { up, at: Date.now() };
+  let inFlight: Promise<WriteHealth> | undefined;
+  let last: { health: WriteHealth; at: number } | undefined;
+  const check = (): Promise<WriteHealth> => {
+    if (last && Date.now() - last.at < READINESS_REUSE_MS) return Promise.resolve(last.health);
+    inFlight ??= databaseWritable(pool).then((health) => {
+      last = { health, at: Date.now() };
       inFlight = undefined;
-      return up;
+      return health;
     });
     return inFlight;
   };
   return async (_req, res) => {
-    const up = await check();
-    if (up) {
+    const health = await check();
+    if (health.up) {
       res.json({ status: 'ready', checks: { database: 'up' } });
       return;
     }
@@ -41,6 +41,6 @@ export function readyz(pool: pg.Pool): RequestHandler {
       .status(503)
       .setHeader('Retry-After', '2')
       .type('application/problem+json')
-      .send(JSON.stringify({ ...problemBody({ status: 503, detail: 'The database is unavailable.' }), checks: { database: 'down' } }));
+      .send(JSON.stringify({ ...problemBody({ status: 503, detail: health.detail ?? 'The database is unavailable.' }), checks: { database: 'down' } }));
   };
 }

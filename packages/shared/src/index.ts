@@ -2,6 +2,7 @@ export * from './config';
 export * from './errors';
 export * from './logging';
 export * from './db';
+export * from './listen';
 export * from './server';
 export * from './openapi';
 export * from './browser-http';

@@ -1,5 +1,7 @@
 /**
- * HTTP server lifecycle shared by both services: request/header timeouts, and a graceful stop that
+ * HTTP server lifecycle shared by both services: header and request-body timeouts (a pause between two reads
+ * of a body, and a total bound that grows with the body's size, so slow links can upload large batches),
+ * keep-alive longer than common clients' and balancers' idle time, and a graceful stop that
  * refuses new connections, lets in-flight requests finish (answering them with `Connection: close`),
  * closes idle keep-alive sockets at once, and only then releases resources such as the pool.
  */
@@ -13,8 +15,15 @@ export interface ServeOptions {
   port: number;
   host: string;
   logger: Logger;
-  /** Whole-request deadline in ms (slow bodies get 408); default 30 s. */
-  requestTimeoutMs?: number;
+  /** Longest pause while a request body arrives, ms (408 beyond); default `HTTP_BODY_IDLE_TIMEOUT_MS`. */
+  bodyIdleTimeoutMs?: number;
+  /**
+   * Slowest average rate of a body, bytes/s; default `HTTP_BODY_MIN_BYTES_PER_SECOND`. A body must be complete
+   * within the idle timeout plus its `Content-Length` (else the bytes received so far) at this rate (408 beyond).
+   */
+  bodyMinBytesPerSecond?: number;
+  /** Idle keep-alive time of a connection, ms; default `HTTP_KEEP_ALIVE_TIMEOUT_MS` (sent as `Keep-Alive: timeout=N`). */
+  keepAliveTimeoutMs?: number;
   /** Deadline for the request headers in ms; default 10 s. */
   headersTimeoutMs?: number;
   /** How long a stop waits for in-flight requests before closing their sockets; default 25 s. */
@@ -41,17 +50,26 @@ export interface RunningServer {
 
 /** Starts listening; resolves once bound. */
 export async function startHttpServer(handler: http.RequestListener, opts: ServeOptions): Promise<RunningServer> {
-  const requestTimeout = opts.requestTimeoutMs ?? 30_000;
+  const processConfig = loadProcessConfig();
+  const headersTimeout = opts.headersTimeoutMs ?? 10_000;
   const server = http.createServer(
     {
-      requestTimeout,
-      headersTimeout: opts.headersTimeoutMs ?? 10_000,
-      keepAliveTimeout: 5_000,
-      // Node checks the timeouts only at this interval (default 30 s): check often enough to honour them.
-      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(requestTimeout / 4))),
+      // No whole-request deadline: a large upload over a slow link is bounded by watchBody below instead.
+      requestTimeout: 0,
+      headersTimeout,
+      // Longer than the idle time of common clients and balancers (60 s), so the server is never the side that
+      // closes a connection a client is about to reuse (the client would see ECONNRESET). Node announces it as
+      // `Keep-Alive: timeout=N` on every keep-alive answer.
+      keepAliveTimeout: opts.keepAliveTimeoutMs ?? processConfig.httpKeepAliveTimeoutMs,
+      // Node checks the header timeout only at this interval (default 30 s): check often enough to honour it.
+      connectionsCheckingInterval: Math.max(50, Math.min(1_000, Math.floor(headersTimeout / 4))),
     },
     handler,
   );
+  const bodyLimits = {
+    idleMs: opts.bodyIdleTimeoutMs ?? processConfig.httpBodyIdleTimeoutMs,
+    minBytesPerSecond: opts.bodyMinBytesPerSecond ?? processConfig.httpBodyMinBytesPerSecond,
+  };
   let stopping = false;
   // Per-connection state for the drain: a connection is closed while stopping only when it is idle after
   // at least one answered request (keep-alive), or never sent a complete request within the grace below.
@@ -66,6 +84,7 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
   });
   server.on('request', (req, res) => {
     if (stopping) res.setHeader('Connection', 'close');
+    watchBody(req, res, bodyLimits);
     const state = connections.get(req.socket);
     if (!state) return;
     state.busy++;
@@ -118,6 +137,49 @@ export async function startHttpServer(handler: http.RequestListener, opts: Serve
     return stopped;
   };
   return { server, port, stop };
+}
+
+/**
+ * Bounds the arrival of `req`'s body (README "Configuration", `HTTP_BODY_IDLE_TIMEOUT_MS`,
+ * `HTTP_BODY_MIN_BYTES_PER_SECOND`): 408 problem+json and the connection closed when no byte arrived for
+ * `idleMs`, or when the body is not complete within `idleMs` plus its size (`Content-Length`, else the bytes
+ * received so far) at `minBytesPerSecond`. Reads only the socket's byte count, never the body itself.
+ */
+function watchBody(req: http.IncomingMessage, res: http.ServerResponse, limits: { idleMs: number; minBytesPerSecond: number }): void {
+  const length = Number(req.headers['content-length'] ?? 0);
+  if (req.complete || (!(length > 0) && req.headers['transfer-encoding'] === undefined)) return;
+  const socket = req.socket;
+  const started = Date.now();
+  const startBytes = socket.bytesRead;
+  let lastBytes = startBytes;
+  let lastAt = started;
+  const timer = setInterval(
+    () => {
+      const now = Date.now();
+      if (socket.bytesRead !== lastBytes) {
+        lastBytes = socket.bytesRead;
+        lastAt = now;
+      }
+      const size = length > 0 ? length : lastBytes - startBytes;
+      const idle = now - lastAt > limits.idleMs;
+      const late = now - started > limits.idleMs + (size * 1000) / limits.minBytesPerSecond;
+      if (!idle && !late) return;
+      done();
+      if (!res.headersSent) {
+        const detail = idle ? 'The request body stopped arriving.' : 'The request body arrives too slowly.';
+        res.writeHead(408, { 'Content-Type': 'application/problem+json; charset=utf-8', Connection: 'close' });
+        res.end(JSON.stringify({ type: 'https://httpstatuses.io/408', title: 'Request Timeout', status: 408, detail }));
+      }
+      res.once('finish', () => socket.destroy());
+      if (res.writableFinished) socket.destroy();
+    },
+    Math.max(50, Math.min(1_000, Math.floor(limits.idleMs / 4))),
+  );
+  timer.unref();
+  const done = () => clearInterval(timer);
+  req.once('end', done);
+  req.once('close', done);
+  res.once('close', done);
 }
 
 /**

@@ -3,6 +3,7 @@
  */
 import path from 'node:path';
 import {
+  configuredSessionLimits,
   createDatabase,
   createLogger,
   databaseUrlVariable,
@@ -54,7 +55,7 @@ async function main(): Promise<void> {
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'ordering-pg'), port: config.embeddedPgPort, database: 'ordering' });
     url = embedded.url;
   }
-  const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering' });
+  const database = createDatabase<DB>({ url, schema: 'ordering', logger, applicationName: 'ordering', ...configuredSessionLimits() });
   // The first use of the database: an unreachable server is named by its variable, not only by its error.
   const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {
     await database.close().catch(() => undefined);

@@ -135,16 +135,18 @@ test('a first request still in flight after the wait → 409; a failed request l
   expect(fixed.status).toBe(200);
 });
 
-test('taking a key bounds only its own wait (lock_timeout is none again afterwards) and purges expired keys', async () => {
+test("taking a key bounds only its own wait (lock_timeout is the session's own again afterwards) and purges expired keys", async () => {
   const db = shop.database.db;
   await sql`insert into idempotency_keys (scope, key, request_hash, expires_at) values ('test:purge', 'gone-1', 'h', now() - interval '1 minute'), ('test:purge', 'gone-2', 'h', now() - interval '1 minute'), ('test:purge', 'kept', 'h', now() + interval '1 day')`.execute(
     db,
   );
   await db.transaction().execute(async (trx) => {
+    const session = await sql<{ lock_timeout: string }>`select current_setting('lock_timeout') as lock_timeout`.execute(trx);
+    expect(session.rows[0].lock_timeout).toBe('3s'); // DATABASE_LOCK_TIMEOUT_MS's default
     expect(await takeIdempotencyKey(trx, { scope: 'test:purge', key: 'new-1', requestHash: 'h' }, 300)).toBeNull();
-    // Later waits of the order (card numbers, discount codes) must not be bounded by the key's wait.
+    // Later waits of the order (card numbers, discount codes) are bounded by the session's timeout, not the key's wait.
     const r = await sql<{ lock_timeout: string }>`select current_setting('lock_timeout') as lock_timeout`.execute(trx);
-    expect(r.rows[0].lock_timeout).toBe('0');
+    expect(r.rows[0].lock_timeout).toBe('3s');
   });
   const left = await db.selectFrom('idempotency_keys').select('key').where('scope', '=', 'test:purge').orderBy('key').execute();
   expect(left.map((r) => r.key)).toEqual(['kept', 'new-1']);

@@ -4,6 +4,7 @@
  */
 import path from 'node:path';
 import {
+  configuredSessionLimits,
   createDatabase,
   createLogger,
   databaseUrlVariable,
@@ -37,9 +38,17 @@ async function main(): Promise<void> {
     embedded = await startEmbeddedPostgres({ dir: path.join(config.dataDir, 'timing-pg'), port: config.embeddedPgPort, database: 'timing' });
     url = embedded.url;
   }
-  const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing', settings: PUNCH_SESSION_SETTINGS });
+  const limits = configuredSessionLimits();
+  const database = createDatabase<DB>({ url, schema: 'timing', logger, applicationName: 'timing', settings: PUNCH_SESSION_SETTINGS, ...limits });
   const history = config.readDatabaseUrl
-    ? createDatabase<DB>({ url: config.readDatabaseUrl, schema: 'timing', logger, applicationName: 'timing-history', settings: PUNCH_SESSION_SETTINGS })
+    ? createDatabase<DB>({
+        url: config.readDatabaseUrl,
+        schema: 'timing',
+        logger,
+        applicationName: 'timing-history',
+        settings: PUNCH_SESSION_SETTINGS,
+        ...limits,
+      })
     : undefined;
   // The first use of the database: an unreachable server is named by its variable, not only by its error.
   const applied = await migrateToLatest(database, migrations).catch(async (err: unknown) => {

@@ -2100,8 +2100,10 @@ export interface paths {
         };
         /**
          * Readiness probe
-         * @description `200` when the instance can take traffic (database reachable, migrations applied); `503` with a
-         *     problem body (extension member `checks`) and `Retry-After` otherwise, and while shutting down.
+         * @description `200` when the instance can take traffic: migrations applied and it can write to its database on a pooled
+         *     session (a busy pool, or a database refusing new connections while the pool's sessions serve, is ready);
+         *     `503` with a problem body (extension member `checks`) and `Retry-After` when the database is away,
+         *     read-only or a standby, and while shutting down.
          */
         get: operations["getReadyz"];
         put?: never;
@@ -4886,7 +4888,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Temporarily unavailable (database unreachable, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
+        /** @description Temporarily unavailable (database unreachable, read-only, out of disk or connections, a lock or statement timeout, the instance busy because every database connection stayed in use for 5 s, maintenance mode, dependency down, password hashing at capacity, or shutting down). */
         ProblemServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -5115,7 +5117,7 @@ export interface components {
                 "application/json": components["schemas"]["Status"];
             };
         };
-        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, the instance busy (every database connection in use for 5 s), or shutting down. */
+        /** @description UNAVAILABLE (14) – maintenance mode, database unreachable, read-only, out of disk or connections, a lock or statement timeout, the instance busy (every database connection in use for 5 s), or shutting down. */
         StatusServiceUnavailable: {
             headers: {
                 "Retry-After": components["headers"]["RetryAfter"];
@@ -6737,6 +6739,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6762,6 +6765,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6816,6 +6820,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6844,6 +6849,7 @@ export interface operations {
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
             404: components["responses"]["ProblemNotFound"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6868,6 +6874,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6892,6 +6899,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6916,6 +6924,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6943,6 +6952,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6970,6 +6980,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -6997,6 +7008,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7031,6 +7043,7 @@ export interface operations {
             403: components["responses"]["ProblemForbidden"];
             413: components["responses"]["ProblemPayloadTooLarge"];
             415: components["responses"]["ProblemUnsupportedMediaType"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7054,6 +7067,7 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7077,6 +7091,7 @@ export interface operations {
             };
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7105,6 +7120,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7453,6 +7469,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };
@@ -7661,6 +7678,7 @@ export interface operations {
             400: components["responses"]["ProblemBadRequest"];
             401: components["responses"]["ProblemUnauthorized"];
             403: components["responses"]["ProblemForbidden"];
+            503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
     };

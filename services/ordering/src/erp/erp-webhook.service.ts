@@ -19,9 +19,8 @@
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';
-import pg from 'pg';
 import type { Logger } from 'pino';
-import { listenOn } from '@sports-timing/shared';
+import { startListenSession, type ListenSession } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { ErpClient } from './erp.client';
 import type { ErpSystem } from './erp.types';
@@ -109,7 +108,7 @@ export class ErpWebhookWorker {
   private stopped = true;
   /** Set by stop(): a drain in progress claims no further batch (tests' direct drain() calls run while never started). */
   private stopping = false;
-  private listener: pg.Client | null = null;
+  private listener: ListenSession | null = null;
 
   constructor(private readonly o: ErpWebhookWorkerOptions) {}
 
@@ -118,16 +117,20 @@ export class ErpWebhookWorker {
     this.stopped = false;
     this.stopping = false;
     if (this.o.listenUrl) {
-      try {
-        const client = new pg.Client({ connectionString: this.o.listenUrl });
-        client.on('error', (err) => this.o.logger.warn({ err: err.message }, 'ERP webhook listener lost; polling continues'));
-        client.on('notification', () => this.kick());
-        await client.connect();
-        await listenOn(client, [ERP_WEBHOOK_CHANNEL]);
-        this.listener = client;
-      } catch (err) {
-        this.o.logger.warn({ err: (err as Error).message }, 'ERP webhook listener unavailable; polling only');
-      }
+      // Its own session, reopened with backoff when lost (a restart, the database out of connections); the
+      // poll below covers the gaps, and every reconnect runs a pass for what was announced meanwhile.
+      this.listener = startListenSession({
+        url: this.o.listenUrl,
+        channels: [ERP_WEBHOOK_CHANNEL],
+        applicationName: 'ordering-erp-webhooks',
+        logger: this.o.logger,
+        onNotification: () => this.kick(),
+        onConnected: () => this.kick(),
+      });
+      // Listening before the first pass when the database answers; never held up by one that does not.
+      let bound: NodeJS.Timeout | undefined;
+      await Promise.race([this.listener.ready, new Promise((r) => (bound = setTimeout(r, 5_000)))]);
+      clearTimeout(bound);
     }
     const tick = () => {
       if (this.stopped) return;
@@ -143,7 +146,7 @@ export class ErpWebhookWorker {
     this.stopped = true;
     this.stopping = true;
     if (this.timer) clearTimeout(this.timer);
-    await this.listener?.end().catch(() => undefined);
+    await this.listener?.stop();
     this.listener = null;
     await this.running;
   }

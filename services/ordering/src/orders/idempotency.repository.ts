@@ -15,9 +15,9 @@ export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
 /**
  * Takes an idempotency key for this transaction in one statement: inserts the record, or takes over an
  * expired one. A record of a transaction still in flight makes this wait, at most `waitMs` (a transaction-
- * local `lock_timeout`, reset to none before the statement ends so later waits of the transaction are not
- * bounded by it; PostgreSQL raises 55P03 when it expires). When the key was taken, up to `purgeLimit`
- * expired records nobody holds are deleted on the way. Returns null when the key is now this
+ * local `lock_timeout`, reset to the session's own (`DATABASE_LOCK_TIMEOUT_MS`) before the statement ends so
+ * later waits of the transaction are bounded as everywhere else; PostgreSQL raises 55P03 when it expires).
+ * When the key was taken, up to `purgeLimit` expired records nobody holds are deleted on the way. Returns null when the key is now this
  * transaction's, else the committed record that holds it (read by a second statement, whose snapshot
  * sees the record the wait was for).
  */
@@ -25,10 +25,11 @@ export async function takeIdempotencyKey(
   db: Kysely<DB>,
   rec: { scope: string; key: string; requestHash: string; expiresAt: Date; waitMs: number; purgeLimit: number },
 ): Promise<IdempotencyRow | null> {
-  // The insert reads its row from `wait_bound`, so the bound is set before it can wait; `unbound` reads
-  // the insert's result, so the reset runs after the wait.
+  // `prior` keeps the session's lock_timeout; the insert reads its row from `wait_bound`, so the bound is set
+  // before it can wait; `unbound` reads the insert's result, so the reset runs after the wait.
   const taken = await sql<{ taken: number }>`${PREPARED}
-    with wait_bound as materialized (select set_config('lock_timeout', ${`${Math.max(1, Math.round(rec.waitMs))}ms`}, true)),
+    with prior as materialized (select current_setting('lock_timeout') as lock_timeout),
+    wait_bound as materialized (select set_config('lock_timeout', ${`${Math.max(1, Math.round(rec.waitMs))}ms`}, true) from prior),
     taken as (
       insert into idempotency_keys (scope, key, request_hash, expires_at)
       select ${rec.scope}, ${rec.key}, ${rec.requestHash}, ${rec.expiresAt}::timestamptz from wait_bound
@@ -37,7 +38,7 @@ export async function takeIdempotencyKey(
             created_at = now(), expires_at = excluded.expires_at
         where idempotency_keys.expires_at <= now()
       returning scope),
-    unbound as materialized (select set_config('lock_timeout', '0', true) from (select count(*) from taken) t),
+    unbound as materialized (select set_config('lock_timeout', (select lock_timeout from prior), true) from (select count(*) from taken) t),
     purged as (
       delete from idempotency_keys where ctid in (
         select ctid from idempotency_keys

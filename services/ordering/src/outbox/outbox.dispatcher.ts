@@ -2,9 +2,8 @@
  * The outbox dispatcher (docs/outbox.md): runs due jobs of every kind in lanes of their own, with bounded
  * concurrency, a deadline per job and short leases renewed by a heartbeat. Safe to run in every instance.
  */
-import pg from 'pg';
 import type { Logger } from 'pino';
-import { listenOn, ProviderError, type Database } from '@sports-timing/shared';
+import { ProviderError, startListenSession, type Database, type ListenSession } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
 import { messageIdFor, PermanentJobError, safeErrorText, type OutboxHandler, type OutboxJob, type OutboxKind } from './outbox.jobs';
@@ -99,7 +98,7 @@ interface Lane {
 export class OutboxDispatcher {
   private timer: NodeJS.Timeout | undefined;
   private heartbeat: NodeJS.Timeout | undefined;
-  private listener: pg.Client | undefined;
+  private listener: ListenSession | undefined;
   private stopped = false;
   private readonly own = new Map<string, OutboxHandler<never>>();
   private readonly laneOpts = new Map<string, LaneOptions>();
@@ -172,28 +171,22 @@ export class OutboxDispatcher {
   start(): void {
     this.stopped = false;
     this.timer = setInterval(() => this.wake(), this.opts.pollIntervalMs ?? 1_000);
-    void this.listen();
+    this.listen();
     this.wake();
   }
 
-  private async listen(): Promise<void> {
+  private listen(): void {
     if (this.stopped) return;
-    // A dedicated connection outside the pool: LISTEN needs a session of its own.
-    const client = new pg.Client({ connectionString: this.opts.database.url });
-    client.on('error', () => undefined);
-    client.on('notification', (n) => this.wake(n.payload));
-    client.on('end', () => {
-      this.listener = undefined;
-      if (!this.stopped) setTimeout(() => void this.listen(), 1_000);
+    // A dedicated session outside the pool (LISTEN needs a session of its own), reopened with backoff when lost;
+    // the poll covers the gaps, and a reconnect wakes every lane for what was announced meanwhile.
+    this.listener = startListenSession({
+      url: this.opts.database.url,
+      channels: [OUTBOX_CHANNEL],
+      applicationName: 'ordering-outbox',
+      logger: this.opts.logger,
+      onNotification: (n) => this.wake(n.payload),
+      onConnected: () => this.wake(),
     });
-    try {
-      await client.connect();
-      await listenOn(client, [OUTBOX_CHANNEL]);
-      if (this.stopped) await client.end();
-      else this.listener = client;
-    } catch {
-      await client.end().catch(() => undefined);
-    }
   }
 
   /**
@@ -386,6 +379,6 @@ export class OutboxDispatcher {
     }
     if (this.heartbeat) clearInterval(this.heartbeat);
     this.heartbeat = undefined;
-    await this.listener?.end().catch(() => undefined);
+    await this.listener?.stop();
   }
 }

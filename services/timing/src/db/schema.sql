@@ -42,6 +42,7 @@ CREATE FUNCTION timing.active_key_owner(p_key_hash bytea) RETURNS TABLE(key_id i
 
 CREATE FUNCTION timing.compact_punch_counts(OUT merged integer) RETURNS integer
     LANGUAGE sql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
         with xm as (select pg_snapshot_xmin(pg_current_snapshot()) as x),
         dirty as (
@@ -68,9 +69,10 @@ CREATE FUNCTION timing.compact_punch_counts(OUT merged integer) RETURNS integer
 
 CREATE FUNCTION timing.punch_counts_add() RETURNS trigger
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
+        insert into timing.punch_counts (modem, shift, bucket, n, txid)
         select modem, 19::int2, id >> 19, count(*), txid from new_rows group by modem, id >> 19, txid
         union all
         select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
@@ -89,9 +91,10 @@ CREATE FUNCTION timing.punch_counts_add() RETURNS trigger
 
 CREATE FUNCTION timing.punch_counts_remove() RETURNS trigger
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
+        insert into timing.punch_counts (modem, shift, bucket, n, txid)
         select modem, 19::int2, id >> 19, -count(*), txid from old_rows group by modem, id >> 19, txid
         union all
         select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
@@ -110,6 +113,7 @@ CREATE FUNCTION timing.punch_counts_remove() RETURNS trigger
 
 CREATE FUNCTION timing.upload_punch_batch(p_user_id integer, p_admin boolean, p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[], OUT stored integer, OUT max_id bigint, OUT unknown_modems text[], OUT foreign_modems text[]) RETURNS record
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       declare
         v_ids bigint[];
@@ -150,6 +154,7 @@ CREATE FUNCTION timing.upload_punch_batch(p_user_id integer, p_admin boolean, p_
 
 CREATE FUNCTION timing.upload_punch_batch_by_key(p_key_hash bytea, p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[], OUT key_id integer, OUT user_id integer, OUT user_name text, OUT role text, OUT stored integer, OUT max_id bigint, OUT unknown_modems text[], OUT foreign_modems text[]) RETURNS record
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       begin
         select o.key_id, o.user_id, o.user_name, o.role into key_id, user_id, user_name, role
@@ -281,7 +286,8 @@ CREATE TABLE timing.punch_counts (
     n bigint NOT NULL,
     txid xid8 NOT NULL,
     CONSTRAINT punch_counts_shift_check CHECK ((shift = ANY (ARRAY[10, 13, 16, 19])))
-);
+)
+WITH (autovacuum_vacuum_scale_factor='0', autovacuum_vacuum_threshold='10000', autovacuum_vacuum_insert_scale_factor='0', autovacuum_vacuum_insert_threshold='10000', autovacuum_analyze_scale_factor='0', autovacuum_analyze_threshold='10000', autovacuum_vacuum_cost_delay='0');
 
 
 --
