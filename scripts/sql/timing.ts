@@ -80,7 +80,10 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     `${dir}/punches/punch-visibility.repository.ts`,
     punchVisibility,
     { isPunchVisible: (r) => punchVisibility.isPunchVisible(pool(r), 1001) },
-    { visibleRow: 'builds the visibility condition the punch statements embed (rendered there)' },
+    {
+      visibleRow: 'builds the visibility condition the punch statements embed (rendered there)',
+      visibleHead: 'builds the visible-head expression the punch statements embed (rendered there)',
+    },
   ),
   repository(
     `${dir}/punches/punches.repository.ts`,

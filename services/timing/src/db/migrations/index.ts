@@ -12,6 +12,7 @@ import * as m0007 from './0007_drop_insert_punch_batch';
 import * as m0008 from './0008_active_key_owner';
 import * as m0009 from './0009_upload_quota';
 import * as m0010 from './0010_punch_counts_top_level';
+import * as m0011 from './0011_own_writers_horizon';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -25,4 +26,5 @@ export const migrations: Record<string, Migration> = {
   '0008_active_key_owner': m0008,
   '0009_upload_quota': m0009,
   '0010_punch_counts_top_level': m0010,
+  '0011_own_writers_horizon': m0011,
 };
