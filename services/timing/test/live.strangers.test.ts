@@ -11,6 +11,7 @@
 import pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import type { Punch } from '../../../packages/timing-client/src';
+import { readVisibilityWait } from '../src/punches/punch-visibility.repository';
 import { startTiming, type TimingTestContext } from './helpers';
 import { client as clientOf, headId, punches, startInstance, until, type Instance } from './live-helpers';
 
@@ -42,6 +43,7 @@ async function timingSession(): Promise<pg.Client> {
 interface Stranger {
   session: pg.Client;
   xid: string;
+  pid: number;
 }
 
 /** Opens a session on `url`, begins a transaction, runs `statement` and checks that the transaction now has an xid. */
@@ -50,9 +52,9 @@ async function openStranger(url: string, statement: string): Promise<Stranger> {
   await session.connect();
   await session.query('begin');
   await session.query(statement);
-  const { rows } = await session.query<{ xid: string | null }>('select pg_current_xact_id_if_assigned()::text as xid');
+  const { rows } = await session.query<{ xid: string | null; pid: number }>('select pg_current_xact_id_if_assigned()::text as xid, pg_backend_pid() as pid');
   expect(rows[0].xid).not.toBeNull();
-  return { session, xid: rows[0].xid! };
+  return { session, xid: rows[0].xid!, pid: rows[0].pid };
 }
 
 /** PostgreSQL's status of transaction `xid` (cluster-wide): 'in progress', 'committed' or 'aborted'. */
@@ -102,6 +104,8 @@ describe.each(strangers.map(([name, open], i) => ({ name, open, modem: `STR-${i 
       // The proof: the stranger's transaction is still open, and the old rule still hides the punch.
       expect(await xactStatus(stranger.xid)).toBe('in progress');
       expect(await oldRuleShows(id)).toBe(false);
+      // Nor is the stranger what the exported wait names.
+      expect((await readVisibilityWait(ctx.database.pool)).waitsOn ?? '').not.toContain(`pid ${stranger.pid} `);
       ac.abort();
       expect(await following).toBe(id);
     } finally {
@@ -122,7 +126,7 @@ it("still waits for the service's own writer in flight, and shows its punches on
   const writer = await timingSession();
   try {
     await writer.query('begin');
-    await writer.query('select timing.punch_writer_begin(), pg_current_xact_id()');
+    const pid = (await writer.query<{ pid: number }>('select timing.punch_writer_begin(), pg_current_xact_id(), pg_backend_pid() as pid')).rows[0].pid;
     const uploaded = await c.uploadPunches(punches(modem, 1));
     expect(uploaded.stored).toBe(1);
     const { rows } = await ctx.database.pool.query<{ id: string; v: boolean }>(
@@ -131,6 +135,12 @@ it("still waits for the service's own writer in flight, and shows its punches on
     );
     expect(rows.map((r) => r.v)).toEqual([false]);
     expect((await c.readPunches({ modem: [modem] }, { afterId })).punches).toEqual([]);
+    // What the head waits on is named in /readyz and exported (the readings are reused for a second).
+    let ready: { punchVisibility?: { waitSeconds: number; waitsOn?: string } } = {};
+    while (!ready.punchVisibility?.waitsOn?.startsWith(`pid ${pid} `)) ready = (await (await fetch(`${inst.url}/readyz`)).json()) as typeof ready;
+    expect(ready.punchVisibility.waitSeconds).toBeGreaterThanOrEqual(0);
+    const gauge = (await (await fetch(`${inst.url}/metrics`)).text()).split('\n').find((l) => l.startsWith('punch_visibility_wait_seconds'));
+    expect(gauge).toMatch(/^punch_visibility_wait_seconds\{service="timing"\} \d/);
     const inserted = await writer.query<{ id: string }>(
       `insert into timing.punches (card, time, code, type, modem, reception_time_utc) values ('7', 1, 31, 'Control', $1, 1) returning id`,
       [modem],
