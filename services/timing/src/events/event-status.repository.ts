@@ -1,11 +1,11 @@
 /**
  * SQL of the event status (`getEventStatus`, the organiser's live page): one statement, so that total, modem
  * rows, minute buckets, newest punches and `lastId` come from one snapshot. Visibility is the read rule of
- * punches.repository.ts: only rows with `txid` below the own-writers horizon (punch-visibility.repository.ts), so `lastId` is a
+ * punches.repository.ts: only rows with `txid` below the own-writers horizon (`timing.punch_visible_xmin()`,
+ * migration 0011; written out here, events sit below punches), so `lastId` is a
  * point below which every punch is counted and from which the punch stream continues without a gap.
  */
 import type pg from 'pg';
-import { visibleRow } from '../punches/punch-visibility.repository';
 
 /** The scope of an event: its modems and window (local wall-clock ms, each bound optional). */
 export interface EventScope {
@@ -57,7 +57,7 @@ with scope as materialized (
   where modem = any($1::text[])
     and ($2::bigint is null or time >= $2::bigint)
     and ($3::bigint is null or time <= $3::bigint)
-    and ${visibleRow('punches')}
+    and txid < (select timing.punch_visible_xmin())
 )
 select
   (select count(*) from scope)::bigint as total,
