@@ -154,6 +154,30 @@ it("still waits for the service's own writer in flight, and shows its punches on
   }
 });
 
+it("evaluates the horizon in the caller's snapshot, never in a newer one", async () => {
+  // A repeatable-read reader keeps its snapshot; an upload committed after it must stay hidden from it, or a
+  // page could expose ids whose lower neighbours that snapshot cannot see.
+  const reader = await timingSession();
+  try {
+    await reader.query('begin isolation level repeatable read');
+    const before = (await reader.query<{ x: string }>('select pg_snapshot_xmax(pg_current_snapshot())::text as x')).rows[0].x;
+    const c = clientOf(inst, ctx.adminKey);
+    expect((await c.uploadPunches(punches('STR-S', 1))).stored).toBe(1);
+    const { rows } = await ctx.database.pool.query<{ t: string }>(`select txid::text as t from punches where modem = 'STR-S'`);
+    const after = (
+      await reader.query<{ h: string; seen: number }>(
+        `select timing.punch_visible_xmin()::text as h, (select count(*)::int from punches where modem = 'STR-S') as seen`,
+      )
+    ).rows[0];
+    expect(after.seen).toBe(0);
+    expect(BigInt(after.h)).toBeLessThanOrEqual(BigInt(before));
+    expect(BigInt(after.h)).toBeLessThanOrEqual(BigInt(rows[0].t));
+    await reader.query('rollback');
+  } finally {
+    await reader.end();
+  }
+});
+
 describe('the writer guard on punches', () => {
   const insert = `insert into timing.punches (card, time, code, type, modem, reception_time_utc) values ('8', 2, 31, 'Control', 'STR-G', 2)`;
 
