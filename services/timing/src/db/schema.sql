@@ -135,8 +135,8 @@ CREATE FUNCTION timing.punch_visible_xmin() RETURNS xid8
                     and t.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())))
           )
           select coalesce(array_agg(s.x), '{}') into v_known from pg_snapshot_xip(v_snap) s(x)
-            where xid(s.x) in (select x.transactionid from l x
-                               where x.locktype = 'transactionid' and not exists (select from l w where w.locktype = 'advisory' and w.pid = x.pid));
+            where s.x = any (v_known) or xid(s.x) in (select x.transactionid from l x
+                                                      where x.locktype = 'transactionid' and not exists (select from l w where w.locktype = 'advisory' and w.pid = x.pid));
           perform set_config('timing.punch_strangers', array_to_string(array[v_now::text] || v_known::text[], ' '), false);
           select min(x.x) into v_min from pg_snapshot_xip(v_snap) x where x.x <> all (v_known);
         end if;

@@ -25,9 +25,8 @@
  * about a hundred skipped punches out of 20,000 in four seconds of 32 uploaders; the lock alone does not
  * help because commit order still differs from id order.
  *
- * Costs: only the service's own writers (single-statement uploads) delay newer punches, plus a new stranger
- * for up to 0.1 s; a transaction elsewhere on the cluster no longer does (docs/decisions.md §5). Nothing is
- * lost or reordered.
+ * Costs: only the service's own uploads in flight delay newer punches (a new stranger up to 0.1 s), never a
+ * transaction elsewhere on the cluster (docs/decisions.md §5). Nothing is lost or reordered.
  */
 import type pg from 'pg';
 import { PUNCH_FIELDS, PUNCH_PAGE_SIZE } from './punch-spec';
@@ -355,6 +354,7 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
  * and would move the head. Punches are never updated and the service never deletes one (a deletion of the
  * newest punches lowers the head and is seen too). The counter totals follow the same rule. So a page
  * computed under head H ({@link PunchPage.head}) is exactly what the same read returns now when this returns H.
+ * (Sessions know strangers from their own reads of the lock table, so another session's head may lag.)
  */
 export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<string> {
   const { rows } = await db.query<{ head: string }>({ name: 'punch_visible_head', text: `select ${visibleHead(`(select ${VISIBLE_XMIN})`)} as head` });

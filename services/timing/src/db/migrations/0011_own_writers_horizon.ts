@@ -19,7 +19,8 @@
  *   come from one read of `pg_locks` and are kept in the session setting `timing.punch_strangers` (the
  *   time read, then the strangers' full xids; a full xid is never reused, so an old list stays true). The lock
  *   table is read again only when xids of unknown standing are running and the list is older than
- *   {@link STRANGERS_REFRESH_S}: reading it costs several times a tail poll. An xid is unknown (counts as a
+ *   {@link STRANGERS_REFRESH_S}: reading it costs several times a tail poll. A refresh keeps the known
+ *   strangers that still run, so one session's horizon never moves back. An xid is unknown (counts as a
  *   writer) when it ended between the snapshot and the read, is not in the lock table yet, or belongs to a
  *   prepared transaction (no backend). Without running xids the horizon is the snapshot's xmin (always so on
  *   a standby, whose snapshots list no xids).
@@ -136,8 +137,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
                     and t.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())))
           )
           select coalesce(array_agg(s.x), '{}') into v_known from pg_snapshot_xip(v_snap) s(x)
-            where xid(s.x) in (select x.transactionid from l x
-                               where x.locktype = 'transactionid' and not exists (select from l w where w.locktype = 'advisory' and w.pid = x.pid));
+            where s.x = any (v_known) or xid(s.x) in (select x.transactionid from l x
+                                                      where x.locktype = 'transactionid' and not exists (select from l w where w.locktype = 'advisory' and w.pid = x.pid));
           perform set_config('timing.punch_strangers', array_to_string(array[v_now::text] || v_known::text[], ' '), false);
           select min(x.x) into v_min from pg_snapshot_xip(v_snap) x where x.x <> all (v_known);
         end if;
