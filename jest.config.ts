@@ -1,5 +1,6 @@
 import { existsSync } from 'node:fs';
 import type { Config } from 'jest';
+import { testTime } from './packages/shared/src/test-time';
 
 /**
  * Browser tests (`*.browser.test.ts`) need Debian's Chromium. Without it they are left out of a local run
@@ -21,7 +22,8 @@ const config: Config = {
   cacheDirectory: '<rootDir>/node_modules/.cache/jest',
   setupFiles: ['<rootDir>/test/jest-env.ts'],
   globalTeardown: '<rootDir>/test/global-teardown.ts',
-  testTimeout: 60_000,
+  // A base minute per test, scaled for a busy machine (packages/shared/src/test-time.ts, TEST_TIME_SCALE).
+  testTimeout: testTime(60_000),
   maxWorkers: 2,
 };
 

@@ -16,6 +16,7 @@ import request from 'supertest';
 import { loadDemoCatalog } from '../services/ordering/src/demo/catalog';
 import { startOrdering, type OrderingTestContext } from '../services/ordering/test/support/app';
 import { startTiming, upload, type TimingTestContext } from '../services/timing/test/helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -81,7 +82,7 @@ beforeAll(async () => {
       '--disable-sync',
     ],
   });
-}, 120_000);
+}, testTime(120_000));
 afterAll(async () => {
   await browser?.close();
   for (const s of servers) s.closeAllConnections();

@@ -6,6 +6,7 @@
  */
 import { spawn } from 'node:child_process';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const root = path.join(__dirname, '..');
 const SERVERS = { timing: 'services/timing/src/server.ts', ordering: 'services/ordering/src/server.ts' } as const;
@@ -23,7 +24,7 @@ function run(cmd: string, args: string[], env: Record<string, string>): Promise<
     ...env,
   };
   for (const name of ['LOG_LEVEL', 'HTTP_LOG', 'SHUTDOWN_ACCEPT_MS', 'BUILD_TIME', 'GIT_COMMIT', 'JEST_WORKER_ID']) if (!(name in env)) delete full[name];
-  const child = spawn(cmd, args, { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'], timeout: 60_000 });
+  const child = spawn(cmd, args, { cwd: root, env: full, stdio: ['ignore', 'pipe', 'pipe'], timeout: testTime(60_000) });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   child.stderr.on('data', (d: Buffer) => (out += d.toString()));
@@ -84,17 +85,25 @@ const cases: { name: string; svc: keyof typeof SERVERS; env: Record<string, stri
 ];
 
 describe.each(cases)('$name', ({ svc, env, line }) => {
-  it('exits 1 with one line naming the variable (no stack, no secret)', async () => {
-    const r = await server(svc, env);
-    expect(r.lines).toHaveLength(1);
-    expect(r.lines[0]).toMatch(line);
-    expect(r.lines[0]).not.toMatch(/s3cret|NaN|undefined|\bat \w/);
-    expect(r.code).toBe(1);
-  }, 90_000);
+  it(
+    'exits 1 with one line naming the variable (no stack, no secret)',
+    async () => {
+      const r = await server(svc, env);
+      expect(r.lines).toHaveLength(1);
+      expect(r.lines[0]).toMatch(line);
+      expect(r.lines[0]).not.toMatch(/s3cret|NaN|undefined|\bat \w/);
+      expect(r.code).toBe(1);
+    },
+    testTime(90_000),
+  );
 });
 
-it('the launcher names a bad port variable before starting anything', async () => {
-  const r = await run('pnpm', ['-s', 'start'], { EMBEDDED_PG_PORT: 'abc', DATABASE_URL: '' });
-  expect(r.code).toBe(1);
-  expect(r.lines).toEqual(['[start] Invalid configuration: EMBEDDED_PG_PORT="abc" (expected an integer between 1 and 65535)']);
-}, 60_000);
+it(
+  'the launcher names a bad port variable before starting anything',
+  async () => {
+    const r = await run('pnpm', ['-s', 'start'], { EMBEDDED_PG_PORT: 'abc', DATABASE_URL: '' });
+    expect(r.code).toBe(1);
+    expect(r.lines).toEqual(['[start] Invalid configuration: EMBEDDED_PG_PORT="abc" (expected an integer between 1 and 65535)']);
+  },
+  testTime(60_000),
+);

@@ -8,6 +8,7 @@ import { chromium, type Browser } from 'playwright-core';
 import request from 'supertest';
 import { startOrdering, type OrderingTestContext } from '../services/ordering/test/support/app';
 import { startTiming, type TimingTestContext } from '../services/timing/test/helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 const METHODS = ['get', 'put', 'post', 'delete', 'patch', 'head', 'options', 'trace'];
@@ -71,7 +72,7 @@ describe.each([
     const page = await browser.newPage();
     try {
       await page.goto(`${base}/docs`);
-      await page.waitForSelector('.opblock', { timeout: 30_000 });
+      await page.waitForSelector('.opblock', { timeout: testTime(30_000) });
       const shown = await page.$$eval('.opblock-summary-operation-id', (els) => els.map((e) => (e.textContent ?? '').trim()));
       expect([...shown].sort()).toEqual([...expected].sort());
       // "Try it out" targets the origin the page came from, not the spec's default port.
@@ -93,13 +94,16 @@ describe('try it out', () => {
     try {
       await page.goto(`${base}/docs#/punches/getPunches`);
       const op = page.locator('#operations-punches-getPunches');
-      await op.locator('.try-out__btn').click({ timeout: 30_000 });
+      await op.locator('.try-out__btn').click({ timeout: testTime(30_000) });
       const request = page.waitForRequest((r) => r.url().includes('/api/rest/v1/punches?'));
       await op.locator('.execute').click();
       const sent = new URL((await request).url());
       expect(sent.searchParams.has('user')).toBe(false);
       expect(sent.searchParams.get('eventId')).toBe('1');
-      await op.locator('.live-responses-table tr.response .response-col_status').first().waitFor({ timeout: 10_000 });
+      await op
+        .locator('.live-responses-table tr.response .response-col_status')
+        .first()
+        .waitFor({ timeout: testTime(10_000) });
       expect((await op.locator('.live-responses-table tr.response .response-col_status').first().textContent())?.trim()).toBe('200');
     } finally {
       await page.close();

@@ -18,6 +18,7 @@ import { devSecret } from '@sports-timing/shared';
 import { loadOrderingConfig } from '../services/ordering/src/config';
 import { checkDomainSettings } from '../services/ordering/src/startup-checks';
 import { loadTimingConfig } from '../services/timing/src/config';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const root = path.join(__dirname, '..');
 type Env = Record<string, string | undefined>;
@@ -132,6 +133,7 @@ const CASES: Record<string, Case> = {
   ...Object.fromEntries(
     [
       'TEST_EMBEDDED_PG_PORT',
+      'TEST_TIME_SCALE',
       'CHROMIUM_PATH',
       'TEST_REDIS_URL',
       'HAPROXY_BIN',
@@ -145,7 +147,6 @@ const CASES: Record<string, Case> = {
       'FAULT_ORDERS',
       'FAULT_PUNCH_BATCHES',
       'CARD_RESERVATIONS',
-      'LIVE_P99_BOUND_MS',
       'P99_BOUND_MS',
       'SPEED',
       'FILE',
@@ -186,7 +187,7 @@ function runSimulator(sim: Simulator, env: Env): Promise<{ code: number | null; 
     cwd: root,
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 30_000,
+    timeout: testTime(30_000),
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));

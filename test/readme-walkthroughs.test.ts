@@ -10,6 +10,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const root = path.join(__dirname, '..');
 
@@ -66,7 +67,7 @@ async function startStack(): Promise<void> {
   delete env.DATABASE_URL;
   stack = spawn('pnpm', ['start'], { cwd: root, env, stdio: 'ignore' });
   stackExit = new Promise((resolve) => stack.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 120_000;
+  const deadline = Date.now() + testTime(120_000);
   await waitHealthy(`http://127.0.0.1:${ports.timing}/readyz`, deadline);
   await waitHealthy(`http://127.0.0.1:${ports.ordering}/readyz`, deadline);
 }
@@ -76,7 +77,7 @@ beforeAll(async () => {
   const [pg, ordering, timing, erp, payment] = await freePorts(5);
   ports = { pg, ordering, timing, erp, payment };
   await startStack();
-}, 150_000);
+}, testTime(150_000));
 
 afterAll(async () => {
   stack?.kill('SIGTERM');
@@ -104,7 +105,7 @@ function runBlock(block: string): { status: number | null; output: string } {
   delete env.TIMING_URL;
   delete env.ORDERING_URL;
   delete env.TIMING_API_KEY;
-  const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, env, encoding: 'utf8', timeout: 90_000 });
+  const r = spawnSync('bash', ['-e', '-c', script], { cwd: root, env, encoding: 'utf8', timeout: testTime(90_000) });
   return { status: r.status, output: `${r.stdout}${r.stderr}` };
 }
 
@@ -190,12 +191,16 @@ describe('README walkthroughs', () => {
     expect(status).not.toBe(0);
   });
 
-  it('after a restart on the same data, the shop walkthrough works again (new paylink ids, a second sales order)', async () => {
-    stack.kill('SIGTERM');
-    await stackExit;
-    await startStack();
-    const { status, output } = runBlock(blocks[1]);
-    expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
-    expect(status).toBe(0);
-  }, 200_000);
+  it(
+    'after a restart on the same data, the shop walkthrough works again (new paylink ids, a second sales order)',
+    async () => {
+      stack.kill('SIGTERM');
+      await stackExit;
+      await startStack();
+      const { status, output } = runBlock(blocks[1]);
+      expect(output).toMatch(/SO-\d{4}-\d{6}: transferred/);
+      expect(status).toBe(0);
+    },
+    testTime(200_000),
+  );
 });

@@ -10,6 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const root = path.join(__dirname, '..');
 
@@ -76,7 +77,7 @@ async function startAndStop(stop: (pid: number) => void): Promise<{ code: number
   child.stdout.on('data', (d: Buffer) => (output += d.toString()));
   child.stderr.on('data', (d: Buffer) => (output += d.toString()));
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
-  const deadline = Date.now() + 90_000;
+  const deadline = Date.now() + testTime(90_000);
   try {
     await waitHealthy(`http://127.0.0.1:${timing}/healthz`, deadline);
     await waitHealthy(`http://127.0.0.1:${ordering}/healthz`, deadline);
@@ -116,11 +117,19 @@ async function expectCleanStop(run: { code: number | null; output: string; ports
 }
 
 describe('pnpm start stops cleanly', () => {
-  it('on SIGTERM to pnpm (a supervisor): services drain, the database stops last, exit 0', async () => {
-    await expectCleanStop(await startAndStop((pid) => process.kill(pid, 'SIGTERM')));
-  }, 150_000);
+  it(
+    'on SIGTERM to pnpm (a supervisor): services drain, the database stops last, exit 0',
+    async () => {
+      await expectCleanStop(await startAndStop((pid) => process.kill(pid, 'SIGTERM')));
+    },
+    testTime(150_000),
+  );
 
-  it('on SIGINT to the whole process group (Ctrl-C in a terminal): the same order, exit 0', async () => {
-    await expectCleanStop(await startAndStop((pid) => process.kill(-pid, 'SIGINT')));
-  }, 150_000);
+  it(
+    'on SIGINT to the whole process group (Ctrl-C in a terminal): the same order, exit 0',
+    async () => {
+      await expectCleanStop(await startAndStop((pid) => process.kill(-pid, 'SIGINT')));
+    },
+    testTime(150_000),
+  );
 });

@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { SMTPServer } from 'smtp-server';
 import { ROOT, startServiceProcess } from './support/service-process';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const GOOD_DB = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const ENTRY = 'services/ordering/src/server.ts';
@@ -67,7 +68,7 @@ function run(env: Record<string, string>): Promise<{ code: number | null; lines:
     cwd: ROOT,
     env: full,
     stdio: ['ignore', 'pipe', 'pipe'],
-    timeout: 60_000,
+    timeout: testTime(60_000),
   });
   let out = '';
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
@@ -129,53 +130,61 @@ describe('an unusable third-party address stops the start with one line naming i
 });
 
 describe('reachable third parties, and a refused one in staging', () => {
-  it('starts without a warning when every configured address answers (the positive control)', async () => {
-    const svc = await startServiceProcess({
-      entry: ENTRY,
-      env: {
-        DATABASE_URL: GOOD_DB,
-        ORDERING_PORT: '0',
-        DEMO_DATA: 'false',
-        DATA_DIR: dataDir,
-        SMTP_URL: `smtp://127.0.0.1:${port(smtpOpen.server)}`,
-        ERP_BASE_URL_WECLAPP: `http://127.0.0.1:${port(http)}/webapp/api/v1`,
-        PAYMENT_BASE_URL: `http://127.0.0.1:${port(http)}/api/v1`,
-      },
-    });
-    try {
-      expect(svc.output()).not.toMatch(/Configuration:/);
-    } finally {
-      expect(await svc.stop()).toBe(0);
-    }
-  }, 60_000);
-
-  it('in staging a refused PAYMENT_BASE_URL is one warning line and the service serves', async () => {
-    const svc = await startServiceProcess({
-      entry: ENTRY,
-      env: {
-        DATABASE_URL: GOOD_DB,
-        ORDERING_PORT: '0',
-        DEMO_DATA: 'false',
-        DATA_DIR: dataDir,
-        APP_ENV: 'staging',
-        PAYMENT_BASE_URL: `http://127.0.0.1:${refused}/api/v1`,
-      },
-    });
-    try {
-      const warnings = svc
-        .output()
-        .split('\n')
-        .filter((l) => l.includes('PAYMENT_BASE_URL'));
-      expect(warnings).toHaveLength(1);
-      expect(JSON.parse(warnings[0])).toMatchObject({
-        level: 40,
-        msg: expect.stringMatching(
-          /^Configuration: PAYMENT_BASE_URL \(http:\/\/127\.0\.0\.1:\d+\/api\/v1\): cannot reach it: connect ECONNREFUSED .*; serving anyway/,
-        ),
+  it(
+    'starts without a warning when every configured address answers (the positive control)',
+    async () => {
+      const svc = await startServiceProcess({
+        entry: ENTRY,
+        env: {
+          DATABASE_URL: GOOD_DB,
+          ORDERING_PORT: '0',
+          DEMO_DATA: 'false',
+          DATA_DIR: dataDir,
+          SMTP_URL: `smtp://127.0.0.1:${port(smtpOpen.server)}`,
+          ERP_BASE_URL_WECLAPP: `http://127.0.0.1:${port(http)}/webapp/api/v1`,
+          PAYMENT_BASE_URL: `http://127.0.0.1:${port(http)}/api/v1`,
+        },
       });
-      expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
-    } finally {
-      expect(await svc.stop()).toBe(0);
-    }
-  }, 60_000);
+      try {
+        expect(svc.output()).not.toMatch(/Configuration:/);
+      } finally {
+        expect(await svc.stop()).toBe(0);
+      }
+    },
+    testTime(60_000),
+  );
+
+  it(
+    'in staging a refused PAYMENT_BASE_URL is one warning line and the service serves',
+    async () => {
+      const svc = await startServiceProcess({
+        entry: ENTRY,
+        env: {
+          DATABASE_URL: GOOD_DB,
+          ORDERING_PORT: '0',
+          DEMO_DATA: 'false',
+          DATA_DIR: dataDir,
+          APP_ENV: 'staging',
+          PAYMENT_BASE_URL: `http://127.0.0.1:${refused}/api/v1`,
+        },
+      });
+      try {
+        const warnings = svc
+          .output()
+          .split('\n')
+          .filter((l) => l.includes('PAYMENT_BASE_URL'));
+        expect(warnings).toHaveLength(1);
+        expect(JSON.parse(warnings[0])).toMatchObject({
+          level: 40,
+          msg: expect.stringMatching(
+            /^Configuration: PAYMENT_BASE_URL \(http:\/\/127\.0\.0\.1:\d+\/api\/v1\): cannot reach it: connect ECONNREFUSED .*; serving anyway/,
+          ),
+        });
+        expect((await fetch(`${svc.baseUrl}/healthz`)).status).toBe(200);
+      } finally {
+        expect(await svc.stop()).toBe(0);
+      }
+    },
+    testTime(60_000),
+  );
 });

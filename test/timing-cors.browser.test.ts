@@ -10,6 +10,7 @@ import type { AddressInfo } from 'node:net';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import request from 'supertest';
 import { startTiming, upload, type TimingTestContext } from '../services/timing/test/helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 
@@ -73,7 +74,7 @@ beforeAll(async () => {
       '--disable-sync',
     ],
   });
-}, 120_000);
+}, testTime(120_000));
 afterAll(async () => {
   await browser?.close();
   for (const s of servers) s.closeAllConnections();

@@ -17,8 +17,9 @@ import { punchIds } from '../src/checks';
 import { parseArgs } from '../src/options';
 import { runBench } from '../src/run';
 import { postgrestBinary, postgrestVersion } from '../src/servers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(300_000);
+jest.setTimeout(testTime(300_000));
 
 const READS = ['page-json', 'page-csv', 'page-gzip', 'two-modem', 'tail-poll', 'count-1m'];
 

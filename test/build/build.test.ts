@@ -10,8 +10,9 @@ import path from 'node:path';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(180_000);
+jest.setTimeout(testTime(180_000));
 
 let db: TestDatabase;
 const dataDir = mkdtempSync(path.join(os.tmpdir(), 'build-test-'));

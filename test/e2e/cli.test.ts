@@ -17,6 +17,7 @@ import { createApp } from '../../services/timing/src/app';
 import { LiveHub } from '../../services/timing/src/live/hub';
 import { startPunchListener, type PunchListener } from '../../services/timing/src/live/listener';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const BIN = path.join(__dirname, '../../packages/cli/bin/punches.cjs');
 const CODES = [31, 32, 33, 34, 35];
@@ -68,7 +69,7 @@ function run(args: string[]): Run {
 }
 
 async function until(cond: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + testTime(timeoutMs);
   while (!cond()) {
     if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 20));

@@ -8,8 +8,9 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 import { orderBody, postOrder, startShop, type TestShop } from '../../services/ordering/test/support/orders';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(120_000);
+jest.setTimeout(testTime(120_000));
 
 /** Value of one sample in Prometheus text format, e.g. `sample(text, 'live_connections')`; undefined when absent. */
 function sample(text: string, name: string, labels: Record<string, string> = {}): number | undefined {
@@ -65,7 +66,7 @@ describe('timing', () => {
 
     // A long-poll for a modem with nothing new is held: it counts while it waits.
     const held = fetch(`${base}/api/rest/v1/punches?modem=MET-2&afterId=0&wait=20`, { headers: { apikey: ctx.adminKey } });
-    const deadline = Date.now() + 10_000;
+    const deadline = Date.now() + testTime(10_000);
     while (sample(await scrape(), 'live_connections') !== 1 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
     expect(sample(await scrape(), 'live_connections')).toBe(1);
     expect((await upload([{ card: '700', time: 1_600_000_200_000, code: 31, type: 'Control', modem: 'MET-2' }])).status).toBe(200);

@@ -12,8 +12,9 @@ import path from 'node:path';
 import { createOrderingClient, newIdempotencyKey, OrderingApiError, TokenSession, type NewShopOrder } from '@sports-timing/ordering-client';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { startServiceProcess, type ServiceProcess } from '../support/service-process';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(180_000);
+jest.setTimeout(testTime(180_000));
 
 const ADMIN_PASSWORD = 'e2e-Admin-password-7f3k9q';
 let db: TestDatabase;
@@ -72,7 +73,7 @@ function mailsOf(orderNumber: string): { confirmations: number; paylinks: number
 /** Waits until a `.eml` in the process's mail drop contains `text`; returns that message. */
 async function mailContaining(text: string, timeoutMs = 30_000): Promise<string> {
   const dir = path.join(dataDir, 'mail');
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + testTime(timeoutMs);
   while (Date.now() < deadline) {
     for (const f of existsSync(dir) ? readdirSync(dir) : []) {
       const body = readFileSync(path.join(dir, f), 'utf8');

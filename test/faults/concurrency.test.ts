@@ -13,11 +13,12 @@ import { claimRandomCardNumbers } from '../../services/ordering/src/siid/siid.se
 import { createOrderingDatabase } from '../../services/ordering/test/support/app';
 import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const WORKERS = 64;
 const PER_WORKER = Number(process.env.CARD_RESERVATIONS ?? 50);
 
-jest.setTimeout(Math.max(120_000, PER_WORKER * 200));
+jest.setTimeout(testTime(Math.max(120_000, PER_WORKER * 200)));
 
 describe('card-number reservations', () => {
   let base: Awaited<ReturnType<typeof createOrderingDatabase>>;

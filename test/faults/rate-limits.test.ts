@@ -138,15 +138,13 @@ test('memory store without Redis: each instance counts on its own', async () => 
 test('Redis unreachable: fail open to per-instance limits (served, never 500, still limited)', async () => {
   const env = { REDIS_URL: DEAD_REDIS_URL, RATE_LIMIT_KEY_PREFIX: prefix(), RATE_LIMIT_BATTERY_LOOKUPS_PER_MINUTE: '3' };
   const [a, b] = [await instance(env), await instance(env)];
-  const started = Date.now();
+  // No request waits for the dead Redis (no offline queue): a waiting one would never answer.
   for (const app of [a, a, a, b]) {
     const res = await request(app).get(BATTERY);
     expect(res.status).not.toBe(429);
     expect(res.status).toBeLessThan(500);
   }
   expect((await request(a).get(BATTERY)).status).toBe(429);
-  // No request waits for the dead Redis (no offline queue): the bound only catches hangs, on a loaded CI machine.
-  expect(Date.now() - started).toBeLessThan(30_000);
 });
 
 describe('timing: key-bearing punch reads', () => {

@@ -12,11 +12,12 @@ import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simula
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { fuzzSpec, summarize, type FuzzReport } from './spec-fuzz';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const SEED = Number(process.env.FUZZ_SEED ?? 20261121);
 const RUNS = Number(process.env.FUZZ_RUNS ?? 6);
 
-jest.setTimeout(180_000);
+jest.setTimeout(testTime(180_000));
 
 function report(name: string, r: FuzzReport): void {
   // The figures RELIABILITY.md quotes.

@@ -13,6 +13,7 @@ import { execSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, writeFileSync, mkdirSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const root = path.join(__dirname, '../..');
 const COMPOSE = process.env.COMPOSE_CMD ?? 'podman-compose';
@@ -50,10 +51,10 @@ beforeAll(async () => {
     stdio: 'ignore',
     timeout: 300_000,
   });
-  const deadline = Date.now() + 180_000;
+  const deadline = Date.now() + testTime(180_000);
   await waitReady(`http://127.0.0.1:${PORTS.timing}/readyz`, deadline);
   await waitReady(`http://127.0.0.1:${PORTS.ordering}/readyz`, deadline);
-}, 500_000);
+}, testTime(500_000));
 
 afterAll(() => {
   execSync(`${COMPOSE} -f infra/compose.yaml -p compose-tour down -v`, {
@@ -63,7 +64,7 @@ afterAll(() => {
     timeout: 300_000,
   });
   rmSync(dataDir, { recursive: true, force: true });
-}, 300_000);
+}, testTime(300_000));
 
 it('the README first tour answers against the containers as against `pnpm start`', () => {
   const block = [...readFileSync(path.join(root, 'README.md'), 'utf8').matchAll(/```sh walkthrough\n([\s\S]*?)```/g)][0][1];

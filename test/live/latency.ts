@@ -12,6 +12,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { readPunchFile } from '../../packages/cli/src/punch-file';
 import { ROOT } from '../support/service-process';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** Options of {@link measureLiveLatency}. */
 export interface LatencyRun {
@@ -142,7 +143,7 @@ export async function measureLiveLatency(run: LatencyRun): Promise<LatencyReport
       // A duplicate row of the file is stored once: its first acknowledgement is when it became readable.
       if (!acks.has(key)) acks.set(key, Number(at));
     }
-    const deadline = Date.now() + (run.drainMs ?? 10_000);
+    const deadline = Date.now() + testTime(run.drainMs ?? 10_000);
     const distinctSeen = () => new Set(seen.map((s) => s.key)).size;
     while (distinctSeen() < acks.size && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
 

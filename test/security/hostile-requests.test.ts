@@ -14,8 +14,9 @@ import { createPaymentSimulator, type PaymentSimulator } from '../../packages/pa
 import { createApp } from '../../services/ordering/src/app';
 import { attackSpec, DEEP, summarizeFindings, type HostileReport } from './hostile';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(300_000);
+jest.setTimeout(testTime(300_000));
 const SEED = Number(process.env.FUZZ_SEED ?? 20261124);
 const PW = 'mallory-password-1';
 

@@ -11,8 +11,9 @@ import { createApp } from '../../services/timing/src/app';
 import { loadTimingConfig } from '../../services/timing/src/config';
 import { loadOrderingConfig } from '../../services/ordering/src/config';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(120_000);
+jest.setTimeout(testTime(120_000));
 
 let t: TimingTestContext;
 beforeAll(async () => {

@@ -6,6 +6,7 @@
 import { execFileSync, spawn, type ChildProcess } from 'node:child_process';
 import { writeFileSync } from 'node:fs';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 export const HAPROXY_BIN = process.env.HAPROXY_BIN ?? '/usr/sbin/haproxy';
 
@@ -105,7 +106,7 @@ export function startHaproxy(dir: string, o: BalancerOptions): Balancer {
     return 'UNKNOWN';
   };
   const waitUp = async (name: string, timeoutMs = 15_000) => {
-    const until = Date.now() + timeoutMs;
+    const until = Date.now() + testTime(timeoutMs);
     let last = '';
     while (Date.now() < until) {
       try {

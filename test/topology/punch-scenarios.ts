@@ -7,6 +7,7 @@
 import { readEventStream } from '../../packages/timing-client/src';
 import { disrupt, quantile, sleep, Spread, startUploaders, type Disruption } from './load-tools';
 import type { Topology } from './topology';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** Figures of {@link punchDelivery}. */
 export interface PunchDeliveryResult {
@@ -253,7 +254,7 @@ export async function liveResume(
   await sleep(o.durationMs);
   await up.stop();
   await disruption;
-  const until = Date.now() + 20_000;
+  const until = Date.now() + testTime(20_000);
   while (Date.now() < until && received.some((g) => g.size < up.expected.size)) await sleep(50);
   await sleep(300); // room for a repeat to show up
   abort.abort();
@@ -332,7 +333,7 @@ export async function replicaLag(t: Topology, o: { uploaders: number; samples: n
       .join(',');
   const primaryList = await read(t.primary);
   let replicaList = '';
-  const until = Date.now() + 10_000;
+  const until = Date.now() + testTime(10_000);
   while (Date.now() < until && (replicaList = await read(t.replica)) !== primaryList) await sleep(50);
   const readsEqual = replicaList === primaryList;
   if (!readsEqual) violations.push('the standby answered other punches than the primary after catch-up');

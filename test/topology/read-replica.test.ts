@@ -10,8 +10,9 @@ import { readEventStream } from '../../packages/timing-client/src';
 import { HAPROXY_BIN } from './haproxy';
 import { startTopology, type Topology } from './topology';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
-jest.setTimeout(90_000);
+jest.setTimeout(testTime(90_000));
 
 // Uses base + 0, 1, 2, 7 and 10 only: beside topology.test.ts (9560…) and `pnpm topology` (9510…) without overlap.
 const BASE_PORT = 9540;
@@ -33,7 +34,7 @@ type Punch = { id: number; card: string };
   const modem = 'REPLICA-1';
   beforeAll(async () => {
     t = await startTopology({ basePort: BASE_PORT, timing: 1, ordering: 0, replica: true, readFromReplica: true });
-  }, 80_000);
+  }, testTime(80_000));
   afterAll(async () => {
     await t?.stop();
   });

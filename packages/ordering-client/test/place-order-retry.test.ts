@@ -54,7 +54,6 @@ test('503 and 429 are retried with the same key, waiting Retry-After when sent, 
   expect(seen.map((s) => s.key)).toEqual([idempotencyKey, idempotencyKey, idempotencyKey]);
   expect(seen[1].at - seen[0].at).toBeGreaterThanOrEqual(950);
   expect(seen[2].at - seen[1].at).toBeGreaterThanOrEqual(90);
-  expect(seen[2].at - seen[1].at).toBeLessThan(900);
 });
 
 test('a 400 is the order’s own fault: thrown after one attempt', async () => {

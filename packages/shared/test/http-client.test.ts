@@ -76,11 +76,9 @@ test('a redirect is a failure, not followed; a body that stalls runs into the de
     res.writeHead(200, { 'content-type': 'application/json' });
     res.write('{"partial":');
   });
-  const started = Date.now();
   const err = await fetchWithRetry(call('/stall', { timeoutMs: 300 })).catch((e: unknown) => e);
   expect(err).toBeInstanceOf(HttpTransportError);
   expect((err as HttpTransportError).kind).toBe('timeout');
-  expect(Date.now() - started).toBeLessThan(2_000);
 });
 
 test('a refused connection is retried even for a request that is not idempotent; other failures are not', async () => {

@@ -6,6 +6,7 @@ import net from 'node:net';
 import express from 'express';
 import request from 'supertest';
 import { createDatabase, createLogger, READINESS_REUSE_MS, readyz } from '../src';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 function startProxy(target: { host: string; port: number }, port = 0): Promise<{ server: net.Server; port: number; sockets: Set<net.Socket> }> {
   const sockets = new Set<net.Socket>();
@@ -28,7 +29,7 @@ async function stopProxy(p: { server: net.Server; sockets: Set<net.Socket> }): P
 
 /** The first `/readyz` answer with `status`, polled for at most the reuse window plus 5 s. */
 async function untilStatus(app: express.Express, status: number): Promise<request.Response> {
-  const end = Date.now() + READINESS_REUSE_MS + 5_000;
+  const end = Date.now() + testTime(READINESS_REUSE_MS + 5_000);
   for (;;) {
     const res = await request(app).get('/readyz');
     if (res.status === status || Date.now() > end) {

@@ -33,13 +33,11 @@ test('stop drains in-flight requests and refuses new connections', async () => {
   const inFlight = get(running.port, '/slow');
   // In flight means the server is handling it (a loaded machine may take longer than any fixed wait to accept).
   await slowInFlight;
-  const started = Date.now();
   const stopped = running.stop();
   await new Promise((r) => setTimeout(r, 20));
   await expect(get(running.port, '/new')).rejects.toMatchObject({ code: 'ECONNREFUSED' });
   await expect(inFlight).resolves.toEqual({ status: 200, body: 'done /slow' });
   await stopped;
-  expect(Date.now() - started).toBeLessThan(2_000);
   expect(onStoppedCalled).toBe(true);
 });
 

@@ -347,9 +347,12 @@ describe('dev/uptime-monitor-status', () => {
       probes: { erp: hanging, paymentProvider: hanging },
       timeoutMs: 300,
     });
-    const started = Date.now();
-    const [a, b] = await Promise.all([monitor.report(), monitor.report()]);
-    expect(Date.now() - started).toBeLessThan(900);
+    const reports = Promise.all([monitor.report(), monitor.report()]);
+    // Both hanging probes have started before either check could time out: the checks run side by side, not
+    // one after another (one after another, the second would start only when the first's 300 ms ran out).
+    await new Promise((r) => setImmediate(r));
+    expect(probes).toBe(2);
+    const [a, b] = await reports;
     expect(a).toBe(b);
     expect(probes).toBe(2);
     expect(a).toMatchObject({ database: { status: 'up' }, smtp: 'down', erp: 'down', paymentProvider: 'down' });
@@ -375,13 +378,9 @@ describe('dev/uptime-monitor-status', () => {
     const body = await status(app);
     const elapsed = Date.now() - started;
     expect(body).toMatchObject({ status: 'degraded', checks: { database: 'up', smtp: 'down', erp: 'down', paymentProvider: 'down' } });
+    // The 3 s timeout ran out (the hanging SMTP check answered "down", not the test's own deadline).
     expect(elapsed).toBeGreaterThanOrEqual(2_900);
-    // Bounded, not hanging: the exact bound is proven with a 300 ms timeout above; on a loaded CI machine the
-    // wall clock around the 3 s timeout stretches by seconds.
-    expect(elapsed).toBeLessThan(10_000);
-    // Cached for 30 seconds: a second call answers at once with the same round.
-    const again = Date.now();
+    // Cached for 30 seconds: a second call answers with the same round (no new checks were run).
     expect((await status(app)).checkedAt).toBe(body.checkedAt);
-    expect(Date.now() - again).toBeLessThan(500);
   });
 });

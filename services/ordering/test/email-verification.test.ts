@@ -10,6 +10,7 @@ import { smtpMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './support/identity';
 import { startTestSmtp, type ReceivedMail, type TestSmtp } from './support/smtp';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const PW = 'verification-password-1';
 const L = '/api/rest/v1/licensing';
@@ -45,7 +46,7 @@ afterAll(async () => {
 
 /** The newest mail delivered to `address` (waits for it). */
 async function mailTo(address: string, timeoutMs = 10_000): Promise<ReceivedMail> {
-  const until = Date.now() + timeoutMs;
+  const until = Date.now() + testTime(timeoutMs);
   for (;;) {
     const found = [...smtp.received].reverse().find((m) => m.envelopeTo.some((t) => t.toLowerCase() === address.toLowerCase()));
     if (found) return found;
@@ -121,7 +122,7 @@ describe('license theft by claiming an address', () => {
 
 /** A code mailed to `address` other than `not` (waits for the newer mail). */
 async function waitForCode(address: string, not: string | undefined): Promise<string> {
-  const until = Date.now() + 10_000;
+  const until = Date.now() + testTime(10_000);
   for (;;) {
     const code = [...smtp.received]
       .reverse()

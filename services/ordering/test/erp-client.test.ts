@@ -198,13 +198,11 @@ describe('failure discipline', () => {
 
   it('times out on a slow answer, and retries it', async () => {
     sim.server.delay({ ms: 400, count: 10 });
-    const started = Date.now();
     const err = await client({ timeoutMs: 100 })
       .getArticle('weclapp', '1')
       .catch((e: unknown) => e);
     expect(err).toMatchObject({ code: 'timeout', status: null, retryable: true });
     expect((err as Error).message).toMatch(/no answer within 100 ms after 3 attempt/);
-    expect(Date.now() - started).toBeLessThan(1_500);
     sim.server.clearFaults();
     sim.server.delay({ ms: 400, count: 1 });
     expect(await client({ timeoutMs: 150 }).listCustomAttributeDefinitions('weclapp')).toHaveLength(11);

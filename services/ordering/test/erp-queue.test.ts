@@ -15,6 +15,7 @@ import { ErpClients } from '../src/erp/erp-clients';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 describe("exactly one sales order under weclapp's queue", () => {
   let stack: OrderFlowStack;
@@ -54,50 +55,58 @@ describe("exactly one sales order under weclapp's queue", () => {
     return [...stack.erp!.data().salesOrder.values()].filter((s) => s.commission === order_number);
   };
 
-  test('a POST held in the queue past the client deadline, then carried out: both instances keep handing off, one sales order', async () => {
-    await stack.dispatcher.stop();
-    const id = await paidOrder();
-    // weclapp holds the POST 2 s (client deadline 0.7 s) and carries it out then.
-    await fetch(`${stack.erp!.server.origin}/__control/queue`, {
-      method: 'POST',
-      body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
-    });
-    const attempt = (flow: OrderFlow) =>
-      flow.handOffToErp(id).then(
-        () => 'done',
-        (e: Error) => e.message,
-      );
-    const deadline = Date.now() + 15_000;
-    let outcome: string[] = [];
-    while (Date.now() < deadline) {
-      outcome = await Promise.all([attempt(stack.orderFlow), attempt(second.flow)]);
-      if (outcome.includes('done')) break;
-      await new Promise((r) => setTimeout(r, 300));
-    }
-    expect(outcome).toContain('done');
-    await new Promise((r) => setTimeout(r, 2500));
-    expect(await salesOrdersOf(id)).toHaveLength(1);
-    expect(stack.erp!.server.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/salesOrder'))).toHaveLength(1);
-  }, 30_000);
+  test(
+    'a POST held in the queue past the client deadline, then carried out: both instances keep handing off, one sales order',
+    async () => {
+      await stack.dispatcher.stop();
+      const id = await paidOrder();
+      // weclapp holds the POST 2 s (client deadline 0.7 s) and carries it out then.
+      await fetch(`${stack.erp!.server.origin}/__control/queue`, {
+        method: 'POST',
+        body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
+      });
+      const attempt = (flow: OrderFlow) =>
+        flow.handOffToErp(id).then(
+          () => 'done',
+          (e: Error) => e.message,
+        );
+      const deadline = Date.now() + testTime(15_000);
+      let outcome: string[] = [];
+      while (Date.now() < deadline) {
+        outcome = await Promise.all([attempt(stack.orderFlow), attempt(second.flow)]);
+        if (outcome.includes('done')) break;
+        await new Promise((r) => setTimeout(r, 300));
+      }
+      expect(outcome).toContain('done');
+      await new Promise((r) => setTimeout(r, 2500));
+      expect(await salesOrdersOf(id)).toHaveLength(1);
+      expect(stack.erp!.server.requests.filter((r) => r.method === 'POST' && r.path.endsWith('/salesOrder'))).toHaveLength(1);
+    },
+    testTime(30_000),
+  );
 
-  test('negative control: without the create claim the same queue makes two sales orders', async () => {
-    const id = await paidOrder();
-    await fetch(`${stack.erp!.server.origin}/__control/queue`, {
-      method: 'POST',
-      body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
-    });
-    const erp = erpClientsOf(stack.ctx.deps).erpClientFor('weclapp');
-    const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', id).executeTakeFirstOrThrow();
-    const customerId = await erp.customerIdByNumber('weclapp', 'C-9000');
-    const articleId = (await erp.findArticleByNumber('weclapp', 'BSF8'))!.id;
-    const draft = { order: { customerId, orderItems: [{ articleId, quantity: '1' }] }, subItems: [] };
-    // The client before: after an unanswered POST, look up (not there yet: still queued) and POST again.
-    await erp.createSalesOrder('weclapp', draft, order_number).catch(() => undefined);
-    await erp.createSalesOrder('weclapp', draft, order_number);
-    await new Promise((r) => setTimeout(r, 2500));
-    const made = [...stack.erp!.data().salesOrder.values()].filter((s) => s.customAttributes?.some((a) => a.stringValue === order_number));
-    expect(made).toHaveLength(2);
-  }, 30_000);
+  test(
+    'negative control: without the create claim the same queue makes two sales orders',
+    async () => {
+      const id = await paidOrder();
+      await fetch(`${stack.erp!.server.origin}/__control/queue`, {
+        method: 'POST',
+        body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
+      });
+      const erp = erpClientsOf(stack.ctx.deps).erpClientFor('weclapp');
+      const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', id).executeTakeFirstOrThrow();
+      const customerId = await erp.customerIdByNumber('weclapp', 'C-9000');
+      const articleId = (await erp.findArticleByNumber('weclapp', 'BSF8'))!.id;
+      const draft = { order: { customerId, orderItems: [{ articleId, quantity: '1' }] }, subItems: [] };
+      // The client before: after an unanswered POST, look up (not there yet: still queued) and POST again.
+      await erp.createSalesOrder('weclapp', draft, order_number).catch(() => undefined);
+      await erp.createSalesOrder('weclapp', draft, order_number);
+      await new Promise((r) => setTimeout(r, 2500));
+      const made = [...stack.erp!.data().salesOrder.values()].filter((s) => s.customAttributes?.some((a) => a.stringValue === order_number));
+      expect(made).toHaveLength(2);
+    },
+    testTime(30_000),
+  );
 });
 
 describe('shipped without webhooks', () => {

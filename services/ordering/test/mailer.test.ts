@@ -106,10 +106,9 @@ test('SMTP mailer: its timeouts are transport options (a relay that never greets
   const silent = net.createServer(() => undefined);
   await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
   const mailer = smtpMailer(`smtp://127.0.0.1:${(silent.address() as AddressInfo).port}`, { greetingTimeout: 300 });
-  const started = Date.now();
   try {
+    // Given up by the 300 ms greeting timeout: without it, nodemailer's own 30 s would outlast the test's deadline.
     await expect(mailer.send(message(1))).rejects.toMatchObject({ code: 'ETIMEDOUT' });
-    expect(Date.now() - started).toBeLessThan(5_000);
   } finally {
     mailer.close();
     silent.close();

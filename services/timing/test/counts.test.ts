@@ -17,6 +17,7 @@ import { authenticateKey } from '../src/users/users.service';
 import { uploadPunches } from '../src/punches/punches.service';
 import { compactPunchCounts, countPunches, countPunchesFast, pageQuery, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const UPLOADERS = 16;
 const RUN_MS = 4_000;
@@ -63,119 +64,123 @@ async function compareInSnapshot(client: pg.ClientBase, scope: PunchScope): Prom
   }
 }
 
-it('keeps the counter total equal to count(*) during concurrent uploads, deletes and compactions', async () => {
-  const deps = { db: ctx.database.db, pool: ctx.database.pool };
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-  let stop = false;
-  let seq = 0;
-  let maxSeen = FIRST_ID;
+it(
+  'keeps the counter total equal to count(*) during concurrent uploads, deletes and compactions',
+  async () => {
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    let stop = false;
+    let seq = 0;
+    let maxSeen = FIRST_ID;
 
-  const uploader = async (u: number) => {
-    while (!stop) {
-      const size = Math.random() < 0.4 ? 1 : 2 + randomInt(60);
-      const batch = Array.from({ length: size }, () => ({
-        card: String(2_000_000 + u),
-        time: 1_580_000_000_000 + seq++,
-        code: 31 + randomInt(100),
-        type: 'Control' as const,
-        modem: MODEMS[randomInt(MODEMS.length)],
-      }));
-      await uploadPunches(deps, caller, batch, Date.now());
-    }
-  };
-  const deleter = async () => {
-    while (!stop) {
-      await ctx.database.pool.query('delete from punches where id in (select id from punches where modem = $1 order by random() limit 20)', [
-        MODEMS[randomInt(MODEMS.length)],
-      ]);
-      await new Promise((r) => setTimeout(r, 50));
-    }
-  };
-  const compactor = async () => {
-    while (!stop) {
-      await compactPunchCounts(ctx.database.pool);
-      await new Promise((r) => setTimeout(r, 20));
-    }
-  };
-  let checks = 0;
-  let fullPages = 0;
-  const checker = async () => {
-    const client = await ctx.database.pool.connect();
-    try {
+    const uploader = async (u: number) => {
       while (!stop) {
-        const { rows } = await client.query<{ m: string | null }>('select max(id)::text as m from punches');
-        maxSeen = Math.max(maxSeen, Number(rows[0].m ?? FIRST_ID));
-        const boundary = [1024, 8_192, 65_536, 524_288][randomInt(4)];
-        const nearBoundary = Math.floor(maxSeen / boundary) * boundary + randomInt(5) - 2;
-        const candidates = [0, FIRST_ID + randomInt(Math.max(1, maxSeen - FIRST_ID)), nearBoundary, maxSeen - randomInt(50)];
-        const afterId = candidates[randomInt(candidates.length)];
-        const modems = MODEMS.filter(() => Math.random() < 0.7);
-        if (modems.length === 0) modems.push(MODEMS[0]);
-        const r = await compareInSnapshot(client, { modems, afterId, timeFrom: null, timeTo: null });
-        expect({ afterId, modems, fast: r.fast }).toEqual({ afterId, modems, fast: r.exact });
-        if (r.page !== null) {
-          expect({ afterId, modems, page: r.page }).toEqual({ afterId, modems, page: r.exact });
-          fullPages += 1;
+        const size = Math.random() < 0.4 ? 1 : 2 + randomInt(60);
+        const batch = Array.from({ length: size }, () => ({
+          card: String(2_000_000 + u),
+          time: 1_580_000_000_000 + seq++,
+          code: 31 + randomInt(100),
+          type: 'Control' as const,
+          modem: MODEMS[randomInt(MODEMS.length)],
+        }));
+        await uploadPunches(deps, caller, batch, Date.now());
+      }
+    };
+    const deleter = async () => {
+      while (!stop) {
+        await ctx.database.pool.query('delete from punches where id in (select id from punches where modem = $1 order by random() limit 20)', [
+          MODEMS[randomInt(MODEMS.length)],
+        ]);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const compactor = async () => {
+      while (!stop) {
+        await compactPunchCounts(ctx.database.pool);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    let checks = 0;
+    let fullPages = 0;
+    const checker = async () => {
+      const client = await ctx.database.pool.connect();
+      try {
+        while (!stop) {
+          const { rows } = await client.query<{ m: string | null }>('select max(id)::text as m from punches');
+          maxSeen = Math.max(maxSeen, Number(rows[0].m ?? FIRST_ID));
+          const boundary = [1024, 8_192, 65_536, 524_288][randomInt(4)];
+          const nearBoundary = Math.floor(maxSeen / boundary) * boundary + randomInt(5) - 2;
+          const candidates = [0, FIRST_ID + randomInt(Math.max(1, maxSeen - FIRST_ID)), nearBoundary, maxSeen - randomInt(50)];
+          const afterId = candidates[randomInt(candidates.length)];
+          const modems = MODEMS.filter(() => Math.random() < 0.7);
+          if (modems.length === 0) modems.push(MODEMS[0]);
+          const r = await compareInSnapshot(client, { modems, afterId, timeFrom: null, timeTo: null });
+          expect({ afterId, modems, fast: r.fast }).toEqual({ afterId, modems, fast: r.exact });
+          if (r.page !== null) {
+            expect({ afterId, modems, page: r.page }).toEqual({ afterId, modems, page: r.exact });
+            fullPages += 1;
+          }
+          checks += 1;
         }
-        checks += 1;
+      } finally {
+        client.release();
+      }
+    };
+
+    const running = [...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)), deleter(), compactor(), checker(), checker()];
+    // At least RUN_MS, and on a loaded machine until the ids have crossed the boundary and the
+    // checker has run enough times (at most 30 s).
+    const started = Date.now();
+    const crossed = async () => {
+      const { rows: m } = await ctx.database.pool.query<{ m: string | null }>('select max(id)::text as m from punches');
+      return Number(m[0].m ?? 0) > BOUNDARY + 100;
+    };
+    while (Date.now() - started < 30_000 && (Date.now() - started < RUN_MS || checks <= 20 || !(await crossed()))) {
+      await new Promise((r) => setTimeout(r, 200));
+    }
+    stop = true;
+    await Promise.all(running);
+
+    expect(checks).toBeGreaterThan(20);
+    // Other test files' long transactions on the same cluster can hide every new punch for a while (the
+    // xmin rule), so full pages during the run are likely, not certain; the checks below include them.
+    await waitUntilVisible(ctx);
+    const { rows } = await ctx.database.pool.query<{ lo: string; hi: string }>('select min(id)::text as lo, max(id)::text as hi from punches');
+    expect(Number(rows[0].lo)).toBeLessThan(BOUNDARY);
+    expect(Number(rows[0].hi)).toBeGreaterThan(BOUNDARY);
+
+    // After the run, with everything folded: still exact for every afterId around both bucket sizes.
+    await compactPunchCounts(ctx.database.pool);
+    const client = await ctx.database.pool.connect();
+    let finalFullPages = 0;
+    try {
+      for (const afterId of [
+        0,
+        FIRST_ID - 1,
+        BOUNDARY - 1,
+        BOUNDARY,
+        BOUNDARY + 1,
+        BOUNDARY + 1023,
+        BOUNDARY + 1024,
+        Number(rows[0].hi) - 1,
+        Number(rows[0].hi),
+      ]) {
+        const r = await compareInSnapshot(client, { modems: MODEMS, afterId, timeFrom: null, timeTo: null });
+        expect({ afterId, fast: r.fast }).toEqual({ afterId, fast: r.exact });
+        if (r.page !== null) {
+          expect({ afterId, page: r.page }).toEqual({ afterId, page: r.exact });
+          finalFullPages += 1;
+        }
       }
     } finally {
       client.release();
     }
-  };
-
-  const running = [...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)), deleter(), compactor(), checker(), checker()];
-  // At least RUN_MS, and on a loaded machine until the ids have crossed the boundary and the
-  // checker has run enough times (at most 30 s).
-  const started = Date.now();
-  const crossed = async () => {
-    const { rows: m } = await ctx.database.pool.query<{ m: string | null }>('select max(id)::text as m from punches');
-    return Number(m[0].m ?? 0) > BOUNDARY + 100;
-  };
-  while (Date.now() - started < 30_000 && (Date.now() - started < RUN_MS || checks <= 20 || !(await crossed()))) {
-    await new Promise((r) => setTimeout(r, 200));
-  }
-  stop = true;
-  await Promise.all(running);
-
-  expect(checks).toBeGreaterThan(20);
-  // Other test files' long transactions on the same cluster can hide every new punch for a while (the
-  // xmin rule), so full pages during the run are likely, not certain; the checks below include them.
-  await waitUntilVisible(ctx);
-  const { rows } = await ctx.database.pool.query<{ lo: string; hi: string }>('select min(id)::text as lo, max(id)::text as hi from punches');
-  expect(Number(rows[0].lo)).toBeLessThan(BOUNDARY);
-  expect(Number(rows[0].hi)).toBeGreaterThan(BOUNDARY);
-
-  // After the run, with everything folded: still exact for every afterId around both bucket sizes.
-  await compactPunchCounts(ctx.database.pool);
-  const client = await ctx.database.pool.connect();
-  let finalFullPages = 0;
-  try {
-    for (const afterId of [
-      0,
-      FIRST_ID - 1,
-      BOUNDARY - 1,
-      BOUNDARY,
-      BOUNDARY + 1,
-      BOUNDARY + 1023,
-      BOUNDARY + 1024,
-      Number(rows[0].hi) - 1,
-      Number(rows[0].hi),
-    ]) {
-      const r = await compareInSnapshot(client, { modems: MODEMS, afterId, timeFrom: null, timeTo: null });
-      expect({ afterId, fast: r.fast }).toEqual({ afterId, fast: r.exact });
-      if (r.page !== null) {
-        expect({ afterId, page: r.page }).toEqual({ afterId, page: r.exact });
-        finalFullPages += 1;
-      }
-    }
-  } finally {
-    client.release();
-  }
-  expect(fullPages + finalFullPages).toBeGreaterThan(0);
-  const { rows: pending } = await ctx.database.pool.query<{ n: string }>(`select count(*)::text as n from punch_counts where txid <> '0'::xid8`);
-  expect(Number(pending[0].n)).toBe(0);
-}, 60_000);
+    expect(fullPages + finalFullPages).toBeGreaterThan(0);
+    const { rows: pending } = await ctx.database.pool.query<{ n: string }>(`select count(*)::text as n from punch_counts where txid <> '0'::xid8`);
+    expect(Number(pending[0].n)).toBe(0);
+  },
+  testTime(60_000),
+);
 
 it('counts exactly with a time window (count(*) fallback) and hides punches of an uncommitted upload', async () => {
   const deps = { db: ctx.database.db, pool: ctx.database.pool };

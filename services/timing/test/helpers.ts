@@ -14,6 +14,7 @@ import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
 import { createUserWithKey } from '../src/users/users.service';
 import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** A user created for a test, with its first key. */
 export interface TestUser {
@@ -128,7 +129,7 @@ export function localMs(hour: number, minute = 0, second = 0): number {
  * writer lock can delay visibility. Tests that read right after writing wait here.
  */
 export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + testTime(timeoutMs);
   for (;;) {
     const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int as n from punches where txid >= (select timing.punch_visible_xmin())');
     if (rows[0].n === 0) return;

@@ -12,6 +12,7 @@ import type { DB } from '../src/db/schema';
 import { LiveHub } from '../src/live/hub';
 import { startPunchListener, type PunchListener } from '../src/live/listener';
 import { waitUntilVisible, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** One service instance: its own pool, hub, LISTEN session and HTTP server. */
 export interface Instance {
@@ -25,11 +26,15 @@ export interface Instance {
 
 const logger = createLogger('timing-live-test');
 
-/** Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms) and the pool size. */
+/**
+ * Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms), the pool size and
+ * the waiters' safety re-read period (ms; a test that proves a wake-up came from a notification sets it beyond the
+ * test's own length, so only the notification can have delivered the punch).
+ */
 export async function startInstance(
   ctx: TimingTestContext,
 
-  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {},
+  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number; safetyPollMs?: number } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
   const hub = new LiveHub({
@@ -37,6 +42,7 @@ export async function startInstance(
     logger,
     maxConnections: opts.maxConnections,
     maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections,
+    safetyPollMs: opts.safetyPollMs,
   });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
@@ -79,7 +85,7 @@ export function client(inst: Instance, key: string): TimingClient {
 
 /** Resolves once `cond` holds (checked every 5 ms); throws after `timeoutMs`. */
 export async function until(cond: () => boolean, timeoutMs = 30_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
+  const deadline = Date.now() + testTime(timeoutMs);
   while (!cond()) {
     if (Date.now() > deadline) throw new Error('condition not reached in time');
     await new Promise((r) => setTimeout(r, 5));

@@ -21,6 +21,7 @@ import { createEvent } from '../src/events/events.service';
 import { readPunches, uploadPunches } from '../src/punches/punches.service';
 import { authenticateKey } from '../src/users/users.service';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const UPLOADERS = 32;
 const RUN_MS = 4_000;
@@ -46,93 +47,97 @@ function randomInt(n: number): number {
   return Math.floor(Math.random() * n);
 }
 
-it('delivers every punch exactly once to an afterId poller during 32 concurrent uploads', async () => {
-  const deps = { db: ctx.database.db, pool: ctx.database.pool };
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
-  let stop = false;
-  let uploads = 0;
-  let seq = 0;
+it(
+  'delivers every punch exactly once to an afterId poller during 32 concurrent uploads',
+  async () => {
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    const eventId = (await createEvent(ctx.database.db, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
+    let stop = false;
+    let uploads = 0;
+    let seq = 0;
 
-  const uploader = async (u: number) => {
-    while (!stop) {
-      // A third single punches, the rest batches of 2–20.
-      const size = Math.random() < 0.33 ? 1 : 2 + randomInt(19);
-      const batch = Array.from({ length: size }, () => ({
-        card: String(1_000_000 + u),
-        time: 1_580_000_000_000 + seq++,
-        code: 31 + randomInt(100),
-        type: 'Control' as const,
-        modem: MODEMS[randomInt(MODEMS.length)],
-      }));
-      const result = await uploadPunches(deps, caller, batch, Date.now());
-      expect(result.stored).toBe(size);
-      uploads += 1;
-    }
-  };
-
-  /** A client following the polling procedure of `getPunches` through `fetchPage` (one request = one page). */
-  const makePoller = (fetchPage: (afterId: number) => Promise<{ ids: number[]; total: number }>) => {
-    const state = { afterId: 0, received: [] as number[], polls: 0 };
-    const follow = async (): Promise<number> => {
-      const { ids, total } = await fetchPage(state.afterId);
-      state.polls += 1;
-      for (const id of ids) {
-        // Ascending, and strictly after the last id received: a repeat is impossible, a gap is what we look for.
-        expect(id).toBeGreaterThan(state.afterId);
-        state.afterId = id;
-        state.received.push(id);
+    const uploader = async (u: number) => {
+      while (!stop) {
+        // A third single punches, the rest batches of 2–20.
+        const size = Math.random() < 0.33 ? 1 : 2 + randomInt(19);
+        const batch = Array.from({ length: size }, () => ({
+          card: String(1_000_000 + u),
+          time: 1_580_000_000_000 + seq++,
+          code: 31 + randomInt(100),
+          type: 'Control' as const,
+          modem: MODEMS[randomInt(MODEMS.length)],
+        }));
+        const result = await uploadPunches(deps, caller, batch, Date.now());
+        expect(result.stored).toBe(size);
+        uploads += 1;
       }
-      expect(total).toBeGreaterThanOrEqual(ids.length);
-      return ids.length;
     };
-    return { state, follow, fetchPage };
-  };
 
-  // Over HTTP by event, as result software polls.
-  const http = makePoller(async (afterId) => {
-    const url = `${base}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}&after=0`;
-    const res = await fetch(url, { headers: { apikey: ctx.adminKey, accept: 'application/json' } });
-    expect(res.status).toBe(200);
-    const body = (await res.json()) as { id: number }[];
-    return { ids: body.map((p) => p.id), total: Number(res.headers.get('x-total-count')) };
-  });
-  // Through the read service by modem list, CSV: the same SQL without HTTP, so it polls far more often
-  // and catches a short window in which a higher id is visible before a lower one.
-  const direct = makePoller(async (afterId) => {
-    const page = await readPunches(deps, caller, { modem: MODEMS.join(','), afterId, after: 0 }, 'csv');
-    const ids = page.body
-      .toString()
-      .split('\n')
-      .slice(1)
-      .filter((l) => l !== '')
-      .map((l) => Number(l.split(',')[0]));
-    return { ids, total: page.total };
-  });
-  const pollers = [http, direct];
+    /** A client following the polling procedure of `getPunches` through `fetchPage` (one request = one page). */
+    const makePoller = (fetchPage: (afterId: number) => Promise<{ ids: number[]; total: number }>) => {
+      const state = { afterId: 0, received: [] as number[], polls: 0 };
+      const follow = async (): Promise<number> => {
+        const { ids, total } = await fetchPage(state.afterId);
+        state.polls += 1;
+        for (const id of ids) {
+          // Ascending, and strictly after the last id received: a repeat is impossible, a gap is what we look for.
+          expect(id).toBeGreaterThan(state.afterId);
+          state.afterId = id;
+          state.received.push(id);
+        }
+        expect(total).toBeGreaterThanOrEqual(ids.length);
+        return ids.length;
+      };
+      return { state, follow, fetchPage };
+    };
 
-  const running = [
-    ...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)),
-    ...pollers.map(async (p) => {
-      while (!stop) await p.follow();
-    }),
-  ];
-  await new Promise((r) => setTimeout(r, RUN_MS));
-  stop = true;
-  await Promise.all(running);
+    // Over HTTP by event, as result software polls.
+    const http = makePoller(async (afterId) => {
+      const url = `${base}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}&after=0`;
+      const res = await fetch(url, { headers: { apikey: ctx.adminKey, accept: 'application/json' } });
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { id: number }[];
+      return { ids: body.map((p) => p.id), total: Number(res.headers.get('x-total-count')) };
+    });
+    // Through the read service by modem list, CSV: the same SQL without HTTP, so it polls far more often
+    // and catches a short window in which a higher id is visible before a lower one.
+    const direct = makePoller(async (afterId) => {
+      const page = await readPunches(deps, caller, { modem: MODEMS.join(','), afterId, after: 0 }, 'csv');
+      const ids = page.body
+        .toString()
+        .split('\n')
+        .slice(1)
+        .filter((l) => l !== '')
+        .map((l) => Number(l.split(',')[0]));
+      return { ids, total: page.total };
+    });
+    const pollers = [http, direct];
 
-  // Transactions of other test files on the same cluster may still hold back visibility for a moment.
-  await waitUntilVisible(ctx);
-  const { rows } = await ctx.database.pool.query<{ id: number }>('select id from punches order by id');
-  const stored = rows.map((r) => r.id);
-  expect(uploads).toBeGreaterThan(UPLOADERS * 5);
-  for (const p of pollers) {
-    // Uploads are over: drain until a poll comes back empty, then X-Total-Count is 0.
-    while ((await p.follow()) > 0);
-    expect(await p.fetchPage(p.state.afterId)).toEqual({ ids: [], total: 0 });
-    // Each poller must really have polled while uploads ran (a loaded CI machine allows only a few HTTP polls).
-    expect(p.state.polls).toBeGreaterThanOrEqual(3);
-    expect(p.state.received.length).toBe(stored.length);
-    expect(p.state.received).toEqual(stored);
-  }
-}, 60_000);
+    const running = [
+      ...Array.from({ length: UPLOADERS }, (_, u) => uploader(u)),
+      ...pollers.map(async (p) => {
+        while (!stop) await p.follow();
+      }),
+    ];
+    await new Promise((r) => setTimeout(r, RUN_MS));
+    stop = true;
+    await Promise.all(running);
+
+    // Transactions of other test files on the same cluster may still hold back visibility for a moment.
+    await waitUntilVisible(ctx);
+    const { rows } = await ctx.database.pool.query<{ id: number }>('select id from punches order by id');
+    const stored = rows.map((r) => r.id);
+    expect(uploads).toBeGreaterThan(UPLOADERS * 5);
+    for (const p of pollers) {
+      // Uploads are over: drain until a poll comes back empty, then X-Total-Count is 0.
+      while ((await p.follow()) > 0);
+      expect(await p.fetchPage(p.state.afterId)).toEqual({ ids: [], total: 0 });
+      // Each poller must really have polled while uploads ran (a loaded CI machine allows only a few HTTP polls).
+      expect(p.state.polls).toBeGreaterThanOrEqual(3);
+      expect(p.state.received.length).toBe(stored.length);
+      expect(p.state.received).toEqual(stored);
+    }
+  },
+  testTime(60_000),
+);

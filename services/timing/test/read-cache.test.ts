@@ -20,6 +20,7 @@ import { readPunches, uploadPunches, type PunchDeps } from '../src/punches/punch
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from '../src/punches/read-cache';
 import { authenticateKey } from '../src/users/users.service';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const UPLOADERS = 16;
 const GROUPS = 3;
@@ -145,64 +146,72 @@ async function run(
   return { observations, rows: rows.map((r) => ({ id: Number(r.id), txid: BigInt(r.txid) })) };
 }
 
-it('serves identical concurrent polls one answer, always one the database gave within the request', async () => {
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
-  const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
-  // The service's own bound: a tiny one would keep no answer, and only joined computations would be tested.
-  const stats = readCacheFor(ctx.database.pool, DEFAULT_READ_CACHE_BYTES).stats;
-  const before = { ...stats };
-  // Groups 0 and 2 follow the head like live clients; group 1 keeps re-reading from the start (its questions
-  // repeat while punches arrive, so a stale cached answer would show).
-  const { observations, rows } = await run(
-    async (afterId) => {
-      const page = await readPunches(cached, null, { eventId: String(eventId), afterId }, 'csv');
-      return { ids: idsOfCsv(page.body.toString()), total: page.total };
-    },
-    (g) => g !== 1,
-  );
-  expect(rows.length).toBeGreaterThan(500);
-  expect(observations.length).toBeGreaterThanOrEqual(MIN_OBSERVATIONS);
-  const wrong = observations.map((o) => violation(o, rows)).filter((v) => v !== null);
-  expect(wrong).toEqual([]);
-  // The answers were really shared: most requests did not run the page statement themselves.
-  const computed = stats.computed - before.computed;
-  const shared = stats.hits - before.hits + (stats.joined - before.joined);
-  expect(computed + shared).toBe(observations.length);
-  expect(shared).toBeGreaterThan(observations.length / 3);
-  // Every poller received every punch: the groups end at the newest id.
-  const last = rows[rows.length - 1].id;
-  const page = await readPunches(cached, null, { eventId: String(eventId), afterId: last }, 'csv');
-  expect(idsOfCsv(page.body.toString())).toEqual([]);
-}, 60_000);
+it(
+  'serves identical concurrent polls one answer, always one the database gave within the request',
+  async () => {
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
+    const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
+    // The service's own bound: a tiny one would keep no answer, and only joined computations would be tested.
+    const stats = readCacheFor(ctx.database.pool, DEFAULT_READ_CACHE_BYTES).stats;
+    const before = { ...stats };
+    // Groups 0 and 2 follow the head like live clients; group 1 keeps re-reading from the start (its questions
+    // repeat while punches arrive, so a stale cached answer would show).
+    const { observations, rows } = await run(
+      async (afterId) => {
+        const page = await readPunches(cached, null, { eventId: String(eventId), afterId }, 'csv');
+        return { ids: idsOfCsv(page.body.toString()), total: page.total };
+      },
+      (g) => g !== 1,
+    );
+    expect(rows.length).toBeGreaterThan(500);
+    expect(observations.length).toBeGreaterThanOrEqual(MIN_OBSERVATIONS);
+    const wrong = observations.map((o) => violation(o, rows)).filter((v) => v !== null);
+    expect(wrong).toEqual([]);
+    // The answers were really shared: most requests did not run the page statement themselves.
+    const computed = stats.computed - before.computed;
+    const shared = stats.hits - before.hits + (stats.joined - before.joined);
+    expect(computed + shared).toBe(observations.length);
+    expect(shared).toBeGreaterThan(observations.length / 3);
+    // Every poller received every punch: the groups end at the newest id.
+    const last = rows[rows.length - 1].id;
+    const page = await readPunches(cached, null, { eventId: String(eventId), afterId: last }, 'csv');
+    expect(idsOfCsv(page.body.toString())).toEqual([]);
+  },
+  testTime(60_000),
+);
 
-it('negative control: a cache without the snapshot check serves answers the database no longer gives', async () => {
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-  // Same modems as the first test: its punches are left out by starting after them (baseline).
-  const fresh: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
-  const naive = new Map<number, Promise<{ ids: number[]; total: number }>>();
-  const baseline = (await ctx.database.pool.query<{ m: string }>('select coalesce(max(id), 0)::text as m from punches')).rows[0].m;
-  // The groups keep asking for the same range, so every repeated question meets the first answer.
-  const { observations, rows } = await run(
-    (afterId) => {
-      const from = Math.max(afterId, Number(baseline));
-      let answer = naive.get(from);
-      if (answer === undefined) {
-        answer = readPunches(fresh, null, { eventId: String(eventId), afterId: from }, 'csv').then((page) => ({
-          ids: idsOfCsv(page.body.toString()),
-          total: page.total,
-        }));
-        naive.set(from, answer);
-      }
-      return answer;
-    },
-    () => false,
-  );
-  const relevant = observations.map((o) => ({ ...o, afterId: Math.max(o.afterId, Number(baseline)) }));
-  const wrong = relevant.map((o) => violation(o, rows)).filter((v) => v !== null);
-  expect(wrong.length).toBeGreaterThan(0);
-}, 60_000);
+it(
+  'negative control: a cache without the snapshot check serves answers the database no longer gives',
+  async () => {
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    // Same modems as the first test: its punches are left out by starting after them (baseline).
+    const fresh: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
+    const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
+    const naive = new Map<number, Promise<{ ids: number[]; total: number }>>();
+    const baseline = (await ctx.database.pool.query<{ m: string }>('select coalesce(max(id), 0)::text as m from punches')).rows[0].m;
+    // The groups keep asking for the same range, so every repeated question meets the first answer.
+    const { observations, rows } = await run(
+      (afterId) => {
+        const from = Math.max(afterId, Number(baseline));
+        let answer = naive.get(from);
+        if (answer === undefined) {
+          answer = readPunches(fresh, null, { eventId: String(eventId), afterId: from }, 'csv').then((page) => ({
+            ids: idsOfCsv(page.body.toString()),
+            total: page.total,
+          }));
+          naive.set(from, answer);
+        }
+        return answer;
+      },
+      () => false,
+    );
+    const relevant = observations.map((o) => ({ ...o, afterId: Math.max(o.afterId, Number(baseline)) }));
+    const wrong = relevant.map((o) => violation(o, rows)).filter((v) => v !== null);
+    expect(wrong.length).toBeGreaterThan(0);
+  },
+  testTime(60_000),
+);
 
 it('a cached answer is served while the head stays, and never once a punch became visible', async () => {
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey);

@@ -20,6 +20,7 @@ import { loadDemoData } from '../src/demo/load';
 import { VENOTTE_WINDOW } from '../src/demo/venotte';
 import { startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 import { FartolaRoc, MeosRocInput, RadioSenderRoc, YarocRocClient, type PyDateTime } from './roc-clients';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 let server: Server;
@@ -36,7 +37,7 @@ beforeAll(async () => {
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}, 120_000);
+}, testTime(120_000));
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));
@@ -82,47 +83,51 @@ async function demoZero(): Promise<{ zeroMs: number; zeroTime: string }> {
 }
 
 describe('MeOS online input, ROC protocol (OnlineInput::process / processPunches)', () => {
-  it('reads the demo event (unitId=1) with every punch exactly once, in the exact line format; a punch uploaded meanwhile arrives on the next poll', async () => {
-    expect(eventId).toBe(1);
-    const { zeroMs, zeroTime } = await demoZero();
-    const meos = new MeosRocInput(`${base}/getpunches.asp`, ' 1 ', '2020-02-01', zeroTime);
-    // The exact line format, checked on the raw answer MeOS downloads.
-    const raw = await (await fetch(`${base}/getpunches.asp?unitId=1&lastId=0&date=2020-02-01&time=${zeroTime}`)).text();
-    expect(raw).toMatch(/^(\d+;\d+;\d+;2020-02-01 \d{2}:\d{2}:\d{2}\r\n)+$/);
-    const first = raw.slice(0, raw.indexOf('\r\n'));
-    const [id, code, card, at] = first.split(';');
-    const row = (await ctx.database.pool.query('select card, code, time from punches where id = $1', [id])).rows[0];
-    expect([Number(code), card, at]).toEqual([row.code, row.card, new Date(Number(row.time)).toISOString().slice(0, 19).replace('T', ' ')]);
+  it(
+    'reads the demo event (unitId=1) with every punch exactly once, in the exact line format; a punch uploaded meanwhile arrives on the next poll',
+    async () => {
+      expect(eventId).toBe(1);
+      const { zeroMs, zeroTime } = await demoZero();
+      const meos = new MeosRocInput(`${base}/getpunches.asp`, ' 1 ', '2020-02-01', zeroTime);
+      // The exact line format, checked on the raw answer MeOS downloads.
+      const raw = await (await fetch(`${base}/getpunches.asp?unitId=1&lastId=0&date=2020-02-01&time=${zeroTime}`)).text();
+      expect(raw).toMatch(/^(\d+;\d+;\d+;2020-02-01 \d{2}:\d{2}:\d{2}\r\n)+$/);
+      const first = raw.slice(0, raw.indexOf('\r\n'));
+      const [id, code, card, at] = first.split(';');
+      const row = (await ctx.database.pool.query('select card, code, time from punches where id = $1', [id])).rows[0];
+      expect([Number(code), card, at]).toEqual([row.code, row.card, new Date(Number(row.time)).toISOString().slice(0, 19).replace('T', ' ')]);
 
-    let polls = 0;
-    while ((await meos.process()) > 0) polls++;
-    const expected = await eventPunchIds(zeroMs);
-    expect(expected.length).toBe(7759);
-    expectEachOnce(
-      meos.punches.map((p) => p.punchId),
-      expected,
-    );
-    expect(polls).toBe(1); // the whole event in one answer
-    expect(meos.invalidTimes).toBe(0);
+      let polls = 0;
+      while ((await meos.process()) > 0) polls++;
+      const expected = await eventPunchIds(zeroMs);
+      expect(expected.length).toBe(7759);
+      expectEachOnce(
+        meos.punches.map((p) => p.punchId),
+        expected,
+      );
+      expect(polls).toBe(1); // the whole event in one answer
+      expect(meos.invalidTimes).toBe(0);
 
-    // Meanwhile a modem uploads a punch (a minute after the last one, at a whole second + 123 ms): the next
-    // poll (and only it) brings it.
-    const last = Number((await ctx.database.pool.query<{ t: string }>('select max(time) t from punches')).rows[0].t);
-    const later = Math.floor(last / 1000) * 1000 + 60_000 + 123;
-    await modemUpload([{ modem: '2020054', card: '9999001', time: later, code: 54, type: 'Control' }]);
-    await waitUntilVisible(ctx);
-    expect(await meos.process()).toBe(1);
-    expect(meos.punches[meos.punches.length - 1]).toMatchObject({
-      code: 54,
-      card: 9999001,
-      time: Math.floor((later - zeroMs) / 1000),
-    });
-    expect(await meos.process()).toBe(0);
-    expectEachOnce(
-      meos.punches.map((p) => p.punchId),
-      await eventPunchIds(zeroMs),
-    );
-  }, 60_000);
+      // Meanwhile a modem uploads a punch (a minute after the last one, at a whole second + 123 ms): the next
+      // poll (and only it) brings it.
+      const last = Number((await ctx.database.pool.query<{ t: string }>('select max(time) t from punches')).rows[0].t);
+      const later = Math.floor(last / 1000) * 1000 + 60_000 + 123;
+      await modemUpload([{ modem: '2020054', card: '9999001', time: later, code: 54, type: 'Control' }]);
+      await waitUntilVisible(ctx);
+      expect(await meos.process()).toBe(1);
+      expect(meos.punches[meos.punches.length - 1]).toMatchObject({
+        code: 54,
+        card: 9999001,
+        time: Math.floor((later - zeroMs) / 1000),
+      });
+      expect(await meos.process()).toBe(0);
+      expectEachOnce(
+        meos.punches.map((p) => p.punchId),
+        await eventPunchIds(zeroMs),
+      );
+    },
+    testTime(60_000),
+  );
 
   it('date and time: a later zero time reads exactly the punches from then on (the event clock)', async () => {
     const { zeroMs } = await demoZero();
@@ -248,110 +253,114 @@ describe('all readers during concurrent uploads of both kinds', () => {
   // RadioSender is left out here: it resumes after the id of the punch with the latest *time* in an answer, so
   // when concurrent uploads commit punches out of time order it reads some twice (with any server; the same
   // holds for its SPORTident Center source). Its ROC read is checked above on the event as stored.
-  it('MeOS (ROC), fartOLa and an SI Center poller each receive every punch exactly once', async () => {
-    const macs = ['b827eb5a0101', 'b827eb5a0102'];
-    // Register the units (first post) and add them to the event before the run.
-    for (const m of macs) {
-      const y = new YarocRocClient(`${base}/roc/key/${club.key}/sendpunches_v2.php`);
-      await y.sendPunch(
-        {
-          punch: { code: 80, card: 1, mode: 3, time: { y: 2020, mo: 2, d: 1, h: 22, mi: 0, s: 0, us: 0 } },
-          macAddress: m,
-        },
-        { y: 2020, mo: 2, d: 1, h: 22, mi: 0, s: 0, us: 0 },
+  it(
+    'MeOS (ROC), fartOLa and an SI Center poller each receive every punch exactly once',
+    async () => {
+      const macs = ['b827eb5a0101', 'b827eb5a0102'];
+      // Register the units (first post) and add them to the event before the run.
+      for (const m of macs) {
+        const y = new YarocRocClient(`${base}/roc/key/${club.key}/sendpunches_v2.php`);
+        await y.sendPunch(
+          {
+            punch: { code: 80, card: 1, mode: 3, time: { y: 2020, mo: 2, d: 1, h: 22, mi: 0, s: 0, us: 0 } },
+            macAddress: m,
+          },
+          { y: 2020, mo: 2, d: 1, h: 22, mi: 0, s: 0, us: 0 },
+        );
+      }
+      const ev = (await (await fetch(`${base}/api/rest/v1/events/${eventId}`)).json()) as {
+        name: string;
+        public: boolean;
+        modems: string[];
+        from: number;
+        to: number;
+      };
+      await fetch(`${base}/api/rest/v1/events/${eventId}`, {
+        method: 'PUT',
+        headers: { apikey: ctx.adminKey, 'Content-Type': 'application/json' },
+        body: JSON.stringify({
+          name: ev.name,
+          public: ev.public,
+          modems: [...ev.modems, ...macs],
+          from: ev.from,
+          to: ev.to,
+        }),
+      });
+
+      const meos = new MeosRocInput(`${base}/getpunches.asp`, '1', '2020-02-01', '00:00:00');
+      const f = new FartolaRoc(`${base}/getpunches.asp`, String(eventId), '2020-02-01', 1);
+      const center: number[] = [];
+      let done = false;
+      const loop = async (poll: () => Promise<number>) => {
+        for (;;) {
+          const finished = done;
+          const n = await poll();
+          if (n === 0 && finished) return;
+          if (n === 0) await new Promise((r) => setTimeout(r, 5));
+        }
+      };
+      let centerAfter = 0;
+      const readers = [
+        loop(() => meos.process()),
+        loop(() => f.pollOnce()),
+        loop(async () => {
+          const page = (await (await fetch(`${base}/api/rest/v1/public/events/${eventId}/punches?afterId=${centerAfter}&projection=simple`)).json()) as {
+            id: number;
+          }[];
+          for (const p of page) center.push(p.id);
+          if (page.length > 0) centerAfter = page[page.length - 1].id;
+          return page.length;
+        }),
+      ];
+      let clock = Date.UTC(2020, 1, 1, 22, 30);
+      const demoModems = (await eventModems())
+        .filter((m) => /^2020\d{3}$/.test(m))
+        .slice(0, 3)
+        .map(Number);
+      expect(demoModems.length).toBe(3);
+      const modems = demoModems.map(async (serial) => {
+        for (let b = 0; b < 8; b++) {
+          const batch = Array.from({ length: 10 }, (_, i) => ({
+            modem: String(serial),
+            card: String(7_000_000 + b * 10 + i),
+            time: (clock += 1000),
+            code: serial - 2_020_000,
+            type: 'Control',
+          }));
+          await modemUpload(batch);
+        }
+      });
+      const units = macs.map(async (mac, u) => {
+        const y = new YarocRocClient(`${base}/roc/key/${club.key}/sendpunches_v2.php`);
+        for (let i = 0; i < 25; i++) {
+          const t = new Date((clock += 1000) + u);
+          const time: PyDateTime = {
+            y: 2020,
+            mo: 2,
+            d: 1,
+            h: t.getUTCHours(),
+            mi: t.getUTCMinutes(),
+            s: t.getUTCSeconds(),
+            us: t.getUTCMilliseconds() * 1000,
+          };
+          await y.sendPunch({ punch: { code: 90 + u, card: 6_000_000 + i, mode: 2, time }, macAddress: mac }, time);
+        }
+      });
+      await Promise.all([...modems, ...units]);
+      await waitUntilVisible(ctx);
+      done = true;
+      await Promise.all(readers);
+
+      const expected = await eventPunchIds();
+      expect(expected.length).toBeGreaterThanOrEqual(7759 + 3 * 80 + 2 * 25);
+      expectEachOnce(
+        meos.punches.map((p) => p.punchId),
+        expected,
       );
-    }
-    const ev = (await (await fetch(`${base}/api/rest/v1/events/${eventId}`)).json()) as {
-      name: string;
-      public: boolean;
-      modems: string[];
-      from: number;
-      to: number;
-    };
-    await fetch(`${base}/api/rest/v1/events/${eventId}`, {
-      method: 'PUT',
-      headers: { apikey: ctx.adminKey, 'Content-Type': 'application/json' },
-      body: JSON.stringify({
-        name: ev.name,
-        public: ev.public,
-        modems: [...ev.modems, ...macs],
-        from: ev.from,
-        to: ev.to,
-      }),
-    });
-
-    const meos = new MeosRocInput(`${base}/getpunches.asp`, '1', '2020-02-01', '00:00:00');
-    const f = new FartolaRoc(`${base}/getpunches.asp`, String(eventId), '2020-02-01', 1);
-    const center: number[] = [];
-    let done = false;
-    const loop = async (poll: () => Promise<number>) => {
-      for (;;) {
-        const finished = done;
-        const n = await poll();
-        if (n === 0 && finished) return;
-        if (n === 0) await new Promise((r) => setTimeout(r, 5));
-      }
-    };
-    let centerAfter = 0;
-    const readers = [
-      loop(() => meos.process()),
-      loop(() => f.pollOnce()),
-      loop(async () => {
-        const page = (await (await fetch(`${base}/api/rest/v1/public/events/${eventId}/punches?afterId=${centerAfter}&projection=simple`)).json()) as {
-          id: number;
-        }[];
-        for (const p of page) center.push(p.id);
-        if (page.length > 0) centerAfter = page[page.length - 1].id;
-        return page.length;
-      }),
-    ];
-    let clock = Date.UTC(2020, 1, 1, 22, 30);
-    const demoModems = (await eventModems())
-      .filter((m) => /^2020\d{3}$/.test(m))
-      .slice(0, 3)
-      .map(Number);
-    expect(demoModems.length).toBe(3);
-    const modems = demoModems.map(async (serial) => {
-      for (let b = 0; b < 8; b++) {
-        const batch = Array.from({ length: 10 }, (_, i) => ({
-          modem: String(serial),
-          card: String(7_000_000 + b * 10 + i),
-          time: (clock += 1000),
-          code: serial - 2_020_000,
-          type: 'Control',
-        }));
-        await modemUpload(batch);
-      }
-    });
-    const units = macs.map(async (mac, u) => {
-      const y = new YarocRocClient(`${base}/roc/key/${club.key}/sendpunches_v2.php`);
-      for (let i = 0; i < 25; i++) {
-        const t = new Date((clock += 1000) + u);
-        const time: PyDateTime = {
-          y: 2020,
-          mo: 2,
-          d: 1,
-          h: t.getUTCHours(),
-          mi: t.getUTCMinutes(),
-          s: t.getUTCSeconds(),
-          us: t.getUTCMilliseconds() * 1000,
-        };
-        await y.sendPunch({ punch: { code: 90 + u, card: 6_000_000 + i, mode: 2, time }, macAddress: mac }, time);
-      }
-    });
-    await Promise.all([...modems, ...units]);
-    await waitUntilVisible(ctx);
-    done = true;
-    await Promise.all(readers);
-
-    const expected = await eventPunchIds();
-    expect(expected.length).toBeGreaterThanOrEqual(7759 + 3 * 80 + 2 * 25);
-    expectEachOnce(
-      meos.punches.map((p) => p.punchId),
-      expected,
-    );
-    expectEachOnce(f.storedIds(), expected);
-    expectEachOnce(center, expected);
-    expect(f.malformed + f.duplicates + meos.invalidTimes).toBe(0);
-  }, 120_000);
+      expectEachOnce(f.storedIds(), expected);
+      expectEachOnce(center, expected);
+      expect(f.malformed + f.duplicates + meos.invalidTimes).toBe(0);
+    },
+    testTime(120_000),
+  );
 });

@@ -15,6 +15,7 @@ import { createLogger } from '@sports-timing/shared';
 import { loadDemoData } from '../src/demo/load';
 import { VENOTTE_WINDOW } from '../src/demo/venotte';
 import { startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 let server: Server;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-}, 120_000);
+}, testTime(120_000));
 afterAll(async () => {
   server?.closeAllConnections();
   await new Promise((r) => server?.close(r));

@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { localMs, startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 import { rocRows, UNIT, yarocForm } from './roc-clients';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -27,7 +28,7 @@ beforeAll(async () => {
   ctx = await startTiming();
   owner = await ctx.createUser('roc-owner');
   publicEvent = await createEvent(owner.key, { name: 'ROC public', public: true, modems: ['R-1', 'R-2', UNIT] });
-}, 60_000);
+}, testTime(60_000));
 afterAll(async () => ctx?.close());
 
 describe('both directions', () => {
@@ -92,77 +93,81 @@ describe('both directions', () => {
     expect(roc).toEqual([{ id, code: 50, card: 2_000_001, at: '2020-02-01 13:14:15' }]);
   });
 
-  it('concurrent modem uploads and ROC posts: a ROC poller and an SI Center poller each receive every punch exactly once', async () => {
-    const ev = await createEvent(owner.key, {
-      name: 'ROC mixed',
-      public: true,
-      modems: ['M-1', 'M-2', 'M-3', 'c0ffee000001', 'c0ffee000002'],
-    });
-    const start = Number((await ctx.database.pool.query('select coalesce(max(id),0) m from punches')).rows[0].m);
-    let done = false;
-    const rocSeen: number[] = [];
-    const centerSeen: number[] = [];
-    const rocPoller = (async () => {
-      let lastId = start;
-      for (;;) {
-        const finished = done;
-        const rows = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${lastId}`).expect(200)).text);
-        for (const r of rows) rocSeen.push(r.id);
-        if (rows.length > 0) lastId = rows[rows.length - 1].id;
-        else if (finished) return;
-      }
-    })();
-    const centerPoller = (async () => {
-      let afterId = start;
-      for (;;) {
-        const finished = done;
-        const page = (await request(ctx.app).get(`/api/rest/v1/public/events/${ev}/punches?afterId=${afterId}&projection=simple`).expect(200)).body as {
-          id: number;
-        }[];
-        for (const p of page) centerSeen.push(p.id);
-        if (page.length > 0) afterId = page[page.length - 1].id;
-        else if (finished) return;
-      }
-    })();
-    const modemUploaders = [1, 2, 3].map(async (m) => {
-      for (let b = 0; b < 10; b++) {
-        const batch = Array.from({ length: 20 }, (_, i) => ({
-          modem: `M-${m}`,
-          card: String(1000 + b * 20 + i),
-          time: localMs(14, b, i),
-          code: 60 + m,
-          type: 'Control',
-        }));
-        const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', owner.key).send(batch);
-        expect(res.status).toBe(200);
-      }
-    });
-    const rocUnits = [1, 2].map(async (u) => {
-      for (let i = 0; i < 40; i++) {
-        const form = yarocForm({
-          code: 70 + u,
-          card: 3000 + i,
-          mode: 2,
-          date: '2020-02-01',
-          time: `15:${String(i).padStart(2, '0')}:00`,
-          ms: String(i * 7),
-          mac: `c0ffee00000${u}`,
-        });
-        await postForm(owner.key, form).expect(200);
-        if (i % 10 === 0) await postForm(owner.key, form).expect(200); // a lost answer: re-sent
-      }
-    });
-    await Promise.all([...modemUploaders, ...rocUnits]);
-    await waitUntilVisible(ctx);
-    done = true;
-    await Promise.all([rocPoller, centerPoller]);
-    const expected = (
-      await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = any($1) order by id`, [
-        ['M-1', 'M-2', 'M-3', 'c0ffee000001', 'c0ffee000002'],
-      ])
-    ).rows.map((r) => Number(r.id));
-    expect(expected.length).toBe(3 * 10 * 20 + 2 * 40);
-    expect(rocSeen).toEqual(expected);
-    expect(centerSeen).toEqual(expected);
-  }, 120_000);
+  it(
+    'concurrent modem uploads and ROC posts: a ROC poller and an SI Center poller each receive every punch exactly once',
+    async () => {
+      const ev = await createEvent(owner.key, {
+        name: 'ROC mixed',
+        public: true,
+        modems: ['M-1', 'M-2', 'M-3', 'c0ffee000001', 'c0ffee000002'],
+      });
+      const start = Number((await ctx.database.pool.query('select coalesce(max(id),0) m from punches')).rows[0].m);
+      let done = false;
+      const rocSeen: number[] = [];
+      const centerSeen: number[] = [];
+      const rocPoller = (async () => {
+        let lastId = start;
+        for (;;) {
+          const finished = done;
+          const rows = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${lastId}`).expect(200)).text);
+          for (const r of rows) rocSeen.push(r.id);
+          if (rows.length > 0) lastId = rows[rows.length - 1].id;
+          else if (finished) return;
+        }
+      })();
+      const centerPoller = (async () => {
+        let afterId = start;
+        for (;;) {
+          const finished = done;
+          const page = (await request(ctx.app).get(`/api/rest/v1/public/events/${ev}/punches?afterId=${afterId}&projection=simple`).expect(200)).body as {
+            id: number;
+          }[];
+          for (const p of page) centerSeen.push(p.id);
+          if (page.length > 0) afterId = page[page.length - 1].id;
+          else if (finished) return;
+        }
+      })();
+      const modemUploaders = [1, 2, 3].map(async (m) => {
+        for (let b = 0; b < 10; b++) {
+          const batch = Array.from({ length: 20 }, (_, i) => ({
+            modem: `M-${m}`,
+            card: String(1000 + b * 20 + i),
+            time: localMs(14, b, i),
+            code: 60 + m,
+            type: 'Control',
+          }));
+          const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', owner.key).send(batch);
+          expect(res.status).toBe(200);
+        }
+      });
+      const rocUnits = [1, 2].map(async (u) => {
+        for (let i = 0; i < 40; i++) {
+          const form = yarocForm({
+            code: 70 + u,
+            card: 3000 + i,
+            mode: 2,
+            date: '2020-02-01',
+            time: `15:${String(i).padStart(2, '0')}:00`,
+            ms: String(i * 7),
+            mac: `c0ffee00000${u}`,
+          });
+          await postForm(owner.key, form).expect(200);
+          if (i % 10 === 0) await postForm(owner.key, form).expect(200); // a lost answer: re-sent
+        }
+      });
+      await Promise.all([...modemUploaders, ...rocUnits]);
+      await waitUntilVisible(ctx);
+      done = true;
+      await Promise.all([rocPoller, centerPoller]);
+      const expected = (
+        await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = any($1) order by id`, [
+          ['M-1', 'M-2', 'M-3', 'c0ffee000001', 'c0ffee000002'],
+        ])
+      ).rows.map((r) => Number(r.id));
+      expect(expected.length).toBe(3 * 10 * 20 + 2 * 40);
+      expect(rocSeen).toEqual(expected);
+      expect(centerSeen).toEqual(expected);
+    },
+    testTime(120_000),
+  );
 });

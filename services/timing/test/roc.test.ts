@@ -10,6 +10,7 @@ import { createApp } from '../src/app';
 import { createLogger } from '@sports-timing/shared';
 import { localMs, startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
 import { rocRows, UNIT, yarocForm } from './roc-clients';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -34,7 +35,7 @@ beforeAll(async () => {
   other = await ctx.createUser('roc-other');
   publicEvent = await createEvent(owner.key, { name: 'ROC public', public: true, modems: ['R-1', 'R-2', UNIT] });
   privateEvent = await createEvent(owner.key, { name: 'ROC private', public: false, modems: ['P-1'] });
-}, 60_000);
+}, testTime(60_000));
 afterAll(async () => ctx?.close());
 
 describe('ROC read (getRocPunches)', () => {
@@ -126,29 +127,35 @@ describe('ROC read (getRocPunches)', () => {
     await request(ctx.app).get('/getpunches.asp?unitId=b8:27:eb:00:00:01&lastId=0').expect(200, '');
   });
 
-  it('one answer holds up to 10,000 punches (10 gap-free pages), ascending; the rest on the next poll', async () => {
-    const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
-    const punches = Array.from({ length: 10_500 }, (_, i) => ({
-      modem: 'BIG-1',
-      card: String(10_000 + i),
-      time: localMs(8) + i * 1000,
-      code: 99,
-      type: 'Control',
-    }));
-    await upload(ctx, owner.key, punches.slice(0, 6000));
-    await upload(ctx, owner.key, punches.slice(6000));
-    const expected = (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) => Number(r.id));
-    const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
-    expect(first.map((r) => r.id)).toEqual(expected.slice(0, 10_000));
-    const rest = rocRows(
-      (
-        await request(ctx.app)
-          .get(`/getpunches.asp?unitId=${ev}&lastId=${first[first.length - 1].id}`)
-          .expect(200)
-      ).text,
-    );
-    expect(rest.map((r) => r.id)).toEqual(expected.slice(10_000));
-  }, 60_000);
+  it(
+    'one answer holds up to 10,000 punches (10 gap-free pages), ascending; the rest on the next poll',
+    async () => {
+      const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
+      const punches = Array.from({ length: 10_500 }, (_, i) => ({
+        modem: 'BIG-1',
+        card: String(10_000 + i),
+        time: localMs(8) + i * 1000,
+        code: 99,
+        type: 'Control',
+      }));
+      await upload(ctx, owner.key, punches.slice(0, 6000));
+      await upload(ctx, owner.key, punches.slice(6000));
+      const expected = (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) =>
+        Number(r.id),
+      );
+      const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
+      expect(first.map((r) => r.id)).toEqual(expected.slice(0, 10_000));
+      const rest = rocRows(
+        (
+          await request(ctx.app)
+            .get(`/getpunches.asp?unitId=${ev}&lastId=${first[first.length - 1].id}`)
+            .expect(200)
+        ).text,
+      );
+      expect(rest.map((r) => r.id)).toEqual(expected.slice(10_000));
+    },
+    testTime(60_000),
+  );
 
   it('the key in the path never reaches a log line', async () => {
     const lines: string[] = [];

@@ -15,6 +15,7 @@ import { OrderFlow } from '../../src/orders/order-flow.service';
 import type { Mailer } from '../../src/mail/mailer';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './app';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** Path of the payment provider's webhook on the ordering service. */
 export const WEBHOOK_PATH = '/api/rest/v1/payment-provider/status';
@@ -98,7 +99,7 @@ export async function startOrderFlowStack(
 
 /** Polls `cond` every 50 ms until it holds; throws naming `what` after `ms`. */
 export async function until(what: string, cond: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const end = Date.now() + ms;
+  const end = Date.now() + testTime(ms);
   while (!(await cond())) {
     if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
     await new Promise((r) => setTimeout(r, 50));

@@ -5,6 +5,7 @@
 import type { AddressInfo } from 'node:net';
 import { simpleParser, type ParsedMail } from 'mailparser';
 import { SMTPServer } from 'smtp-server';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** A received message: the raw RFC 5322 text and its parsed form. */
 export interface ReceivedMail {
@@ -71,7 +72,7 @@ export async function startTestSmtp(): Promise<TestSmtp> {
     stop: () => new Promise<void>((resolve) => server.close(() => resolve())),
     start: listen,
     async waitFor(n, timeoutMs = 10_000) {
-      const until = Date.now() + timeoutMs;
+      const until = Date.now() + testTime(timeoutMs);
       while (received.length < n) {
         if (Date.now() > until) throw new Error(`expected ${n} messages, got ${received.length}`);
         await new Promise((r) => setTimeout(r, 25));
