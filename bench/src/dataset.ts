@@ -160,6 +160,8 @@ async function generate(client: pg.Client, url: string, scale: number, variant: 
   await client.query(`set work_mem = '256MB'; set maintenance_work_mem = '512MB'`);
   await client.query('begin');
   try {
+    // A transaction that inserts punches takes the punch writer lock before its first write (migration 0011).
+    await client.query('select punch_writer_begin()');
     const { rows: owner } = await client.query<{ id: number }>(`insert into users (user_name, role) values ('bench-owner', 'user') returning id`);
     const ownerId = owner[0].id;
     await client.query(`insert into modems (serial, user_id) select 'BM-' || lpad(j::text, 5, '0'), $1 from generate_series(1, $2::int) j`, [

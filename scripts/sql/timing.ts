@@ -79,8 +79,11 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
   repository(
     `${dir}/punches/punch-visibility.repository.ts`,
     punchVisibility,
-    { isPunchVisible: (r) => punchVisibility.isPunchVisible(pool(r), 1001) },
-    { visibleRow: 'builds the visibility condition the punch statements embed (rendered there)' },
+    { isPunchVisible: (r) => punchVisibility.isPunchVisible(pool(r), 1001), readVisibilityWait: (r) => punchVisibility.readVisibilityWait(pool(r)) },
+    {
+      visibleRow: 'builds the visibility condition the punch statements embed (rendered there)',
+      visibleHead: 'builds the visible-head expression the punch statements embed (rendered there)',
+    },
   ),
   repository(
     `${dir}/punches/punches.repository.ts`,

@@ -17,9 +17,11 @@ export const READINESS_REUSE_MS = 1_000;
 
 /**
  * `GET /readyz` → 200 `{ status: "ready", checks }` or 503 problem+json with `Retry-After`. Concurrent probes
- * share one check, and its result is reused for {@link READINESS_REUSE_MS}.
+ * share one check, and its result is reused for {@link READINESS_REUSE_MS}. `details`, when given, adds
+ * informational fields to the 200 body (the service's spec declares them); it never makes the instance unready,
+ * and fields it fails to read are left out.
  */
-export function readyz(pool: pg.Pool): RequestHandler {
+export function readyz(pool: pg.Pool, details?: () => Promise<Record<string, unknown>>): RequestHandler {
   let inFlight: Promise<WriteHealth> | undefined;
   let last: { health: WriteHealth; at: number } | undefined;
   const check = (): Promise<WriteHealth> => {
@@ -34,7 +36,8 @@ export function readyz(pool: pg.Pool): RequestHandler {
   return async (_req, res) => {
     const health = await check();
     if (health.up) {
-      res.json({ status: 'ready', checks: { database: 'up' } });
+      const extra = details ? await details().catch(() => ({})) : {};
+      res.json({ status: 'ready', checks: { database: 'up' }, ...extra });
       return;
     }
     res

@@ -34,6 +34,7 @@ import { liveHandlers } from './http/live.handlers';
 import { livePage } from './http/live-page';
 import { LiveHub } from './live/hub';
 import { registerTimingMetrics } from './metrics';
+import { visibilityWaitReader } from './punches/visibility-wait';
 import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
 import { rocFileNames, rocPathKey } from './http/roc-paths';
@@ -110,7 +111,8 @@ export function createApp(deps: TimingDeps): Express {
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
-  const timingMetrics = registerTimingMetrics(metrics, live);
+  const visibilityWait = visibilityWaitReader(deps.database.pool);
+  const timingMetrics = registerTimingMetrics(metrics, live, visibilityWait);
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();
@@ -167,7 +169,7 @@ export function createApp(deps: TimingDeps): Express {
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,
-      getReadyz: readyz(deps.database.pool),
+      getReadyz: readyz(deps.database.pool, async () => ({ punchVisibility: await visibilityWait() })),
     }),
   );
   app.use(problemErrorHandler(deps.logger));

@@ -3,21 +3,31 @@
  * - `punches_ingested_total`: punches newly stored by uploads (the `stored` count of each committed batch;
  *   re-sent duplicates are not counted), so `rate()` is the real ingest rate;
  * - `live_connections` / `live_connections_max`: held long-polls plus open punch streams of this instance,
- *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`).
+ *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`);
+ * - `punch_visibility_wait_seconds`: how long the transaction holding the visible punch head back has been
+ *   running, 0 when none (punches/visibility-wait.ts; docs/decisions.md §5, "Own writers' horizon"). Only the
+ *   service's own uploads in flight or a prepared transaction can be there; read from the shared database, so
+ *   every instance reports the same value (infra/prometheus/alerts.yaml alerts on it).
  */
 import type { AppMetrics } from '@sports-timing/shared';
 import type { LiveHub } from './live/hub';
+import type { VisibilityWait } from './punches/punch-visibility.repository';
 
 /** The timing metrics of one app. */
 export interface TimingMetrics {
   punchesIngested: ReturnType<AppMetrics['counter']>;
 }
 
-/** Registers the timing metrics on `metrics`. */
-export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub): TimingMetrics {
+/** Registers the timing metrics on `metrics`; `visibilityWait` reads what the visible head waits on. */
+export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub, visibilityWait: () => Promise<VisibilityWait>): TimingMetrics {
   const punchesIngested = metrics.counter('punches_ingested_total', 'Punches newly stored by uploads (committed rows; duplicates excluded)');
   metrics.gauge('live_connections', 'Held long-polls plus open punch streams on this instance', () => live.connections);
   metrics.gauge('live_connections_max', 'Live connections allowed on this instance before 503 (TIMING_MAX_LIVE_CONNECTIONS)', () => live.maxConnections);
+  metrics.gauge(
+    'punch_visibility_wait_seconds',
+    'Seconds the transaction holding back the visible punch head has been running (own uploads in flight or a prepared transaction); 0 when none',
+    async () => (await visibilityWait()).waitSeconds,
+  );
   return { punchesIngested };
 }
 

@@ -123,17 +123,15 @@ export function localMs(hour: number, minute = 0, second = 0): number {
 }
 
 /**
- * Waits until every stored punch is visible to readers. Punches become readable once no older
- * transaction anywhere on the PostgreSQL cluster is in flight (the polling guarantee, see
- * punches.repository.ts); test files share one cluster and run in parallel, so a long transaction of
- * another file can delay visibility by a few seconds. Tests that read right after writing wait here.
+ * Waits until every stored punch is visible to readers. Punches become readable once no older upload of
+ * the service is in flight (the own-writers horizon, punch-visibility.repository.ts); test files share one
+ * cluster and run in parallel, but only transactions of this test file's database that took the punch
+ * writer lock can delay visibility. Tests that read right after writing wait here.
  */
 export async function waitUntilVisible(ctx: TimingTestContext, timeoutMs = 30_000): Promise<void> {
   const deadline = Date.now() + testTime(timeoutMs);
   for (;;) {
-    const { rows } = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int as n from punches where txid >= pg_snapshot_xmin(pg_current_snapshot())',
-    );
+    const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int as n from punches where txid >= (select timing.punch_visible_xmin())');
     if (rows[0].n === 0) return;
     if (Date.now() > deadline) throw new Error(`${rows[0].n} punches still invisible after ${timeoutMs} ms`);
     await new Promise((r) => setTimeout(r, 20));

@@ -3,10 +3,11 @@
  * same question at once (same event, same `afterId`, the way live clients at the head do) through the
  * cached read, and every answer is checked against what the database held at some moment within that request.
  *
- * The check: before and after each request the test takes the database's snapshot horizon (xmin) x1 and x2.
- * Once all uploads have ended, the final rows of the event (id, txid) say what any snapshot shows: with the
- * gap-free protocol, the punches a snapshot with horizon X exposes after `afterId` are exactly those with
- * `txid < X`, an id prefix. So an answer of m < 1000 punches must be the first m punches after afterId, hold
+ * The check: before and after each request the test takes a lower and an upper bound of the readers' horizon:
+ * x1, the snapshot's xmin before it (every later horizon is at least that), and x2, the own-writers horizon
+ * (`punch_visible_xmin()`, with a stranger list read afresh) after its answer. Once all uploads have ended,
+ * the final rows of the event (id, txid) say what any snapshot shows: with the gap-free protocol, the punches
+ * a snapshot with horizon X exposes after `afterId` are exactly those with `txid < X`, an id prefix. So an answer of m < 1000 punches must be the first m punches after afterId, hold
  * every punch with `txid < x1`, none with `txid >= x2`, and never split an upload's transaction; its
  * X-Total-Count must be m (a full page: between the counts at x1 and x2).
  *
@@ -43,14 +44,23 @@ interface Observation {
   afterId: number;
   ids: number[];
   total: number;
-  /** Snapshot horizons (xmin) taken just before the request and just after its answer. */
+  /** Bounds of the readers' horizon: the snapshot's xmin just before the request, the fresh own-writers horizon just after its answer. */
   x1: bigint;
   x2: bigint;
 }
 
-async function horizon(): Promise<bigint> {
+/** A lower bound of every horizon from now on: the snapshot's xmin (the readers' horizon is never below it). */
+async function horizonFloor(): Promise<bigint> {
   const { rows } = await ctx.database.pool.query<{ x: string }>('select pg_snapshot_xmin(pg_current_snapshot())::text as x');
   return BigInt(rows[0].x);
+}
+
+/** The readers' horizon now, with the strangers read afresh (not the session's list): at least any earlier reader's. */
+async function horizonNow(): Promise<bigint> {
+  const results = (await ctx.database.pool.query(
+    "select set_config('timing.punch_strangers', '', false); select timing.punch_visible_xmin()::text as x",
+  )) as unknown as { rows: { x: string }[] }[];
+  return BigInt(results[1].rows[0].x);
 }
 
 function idsOfCsv(body: string): number[] {
@@ -112,9 +122,9 @@ async function run(
     while (!stop) {
       const answers = await Promise.all(
         Array.from({ length: POLLERS_PER_GROUP }, async () => {
-          const x1 = await horizon();
+          const x1 = await horizonFloor();
           const { ids, total } = await read(afterId);
-          const x2 = await horizon();
+          const x2 = await horizonNow();
           observations.push({ afterId, ids, total, x1, x2 });
           return ids;
         }),

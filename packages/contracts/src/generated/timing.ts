@@ -911,6 +911,22 @@ export interface components {
             checks: {
                 [key: string]: "up" | "down";
             };
+            punchVisibility?: components["schemas"]["PunchVisibility"];
+        };
+        /**
+         * @description What the visible head of punches waits on now. A punch becomes readable once every upload of the service
+         *     that started before it has ended; transactions of other programs on the database server never delay it.
+         *     Informational: it never makes the instance unready. The same value is exported as the Prometheus gauge
+         *     `punch_visibility_wait_seconds`.
+         */
+        PunchVisibility: {
+            /**
+             * Format: double
+             * @description How long the transaction holding the head back has been running (s); 0 when none.
+             */
+            waitSeconds: number;
+            /** @description That transaction, e.g. `pid 4711 (timing, active)`, a prepared transaction's gid, or its xid. */
+            waitsOn?: string;
         };
         /** @description RFC 9457 problem details in the ASP.NET Core shape. */
         Problem: {

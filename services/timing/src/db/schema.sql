@@ -108,6 +108,81 @@ CREATE FUNCTION timing.punch_counts_remove() RETURNS trigger
 
 
 --
+-- Name: punch_visible_xmin(); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.punch_visible_xmin() RETURNS xid8
+    LANGUAGE plpgsql STABLE
+    AS $$
+      declare
+        v_snap pg_snapshot := pg_current_snapshot();
+        v_cache text[] := string_to_array(nullif(current_setting('timing.punch_strangers', true), ''), ' ');
+        v_known xid8[] := coalesce(v_cache[2:]::xid8[], '{}');
+        v_now float8;
+        v_min xid8;
+        v_running integer;
+      begin
+        select min(x.x) filter (where x.x <> all (v_known)), count(*) into v_min, v_running from pg_snapshot_xip(v_snap) x;
+        if v_running = 0 then
+          return pg_snapshot_xmin(v_snap);
+        end if;
+        v_now := extract(epoch from clock_timestamp());
+        if v_min is not null and (v_cache is null or not v_now - v_cache[1]::float8 between 0 and 0.1) then
+          -- One read of the lock table (one call of pg_lock_status(), so one consistent picture): a running
+          -- xid's own lock, and whether its backend holds the writer lock in this database.
+          with l as materialized (
+            select t.locktype, t.pid, t.transactionid from pg_catalog.pg_locks t
+            where t.granted and t.pid is not null
+              and ((t.locktype = 'transactionid' and t.mode = 'ExclusiveLock')
+                or (t.locktype = 'advisory' and t.classid = 1 and t.objid = 3070452706 and t.objsubid = 1
+                    and t.database = (select d.oid from pg_catalog.pg_database d where d.datname = pg_catalog.current_database())))
+          )
+          select coalesce(array_agg(s.x), '{}') into v_known from pg_snapshot_xip(v_snap) s(x)
+            where s.x = any (v_known) or xid(s.x) in (select x.transactionid from l x
+                                                      where x.locktype = 'transactionid' and not exists (select from l w where w.locktype = 'advisory' and w.pid = x.pid));
+          perform set_config('timing.punch_strangers', array_to_string(array[v_now::text] || v_known::text[], ' '), false);
+          select min(x.x) into v_min from pg_snapshot_xip(v_snap) x where x.x <> all (v_known);
+        end if;
+        return least(v_min, pg_snapshot_xmax(v_snap), pg_current_xact_id_if_assigned());
+      end
+      $$;
+
+
+--
+-- Name: punch_writer_begin(); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.punch_writer_begin() RETURNS void
+    LANGUAGE plpgsql
+    AS $$
+      begin
+        if coalesce(current_setting('timing.punch_writer', true), '') <> 'on' then
+          if pg_current_xact_id_if_assigned() is not null then
+            raise exception 'punches can only be inserted by a transaction that took the punch writer lock before its first write'
+              using errcode = '55000', hint = 'Call timing.punch_writer_begin() (or insert the punches) before any other write of the transaction.';
+          end if;
+          perform pg_advisory_xact_lock_shared(7365420002);
+          perform set_config('timing.punch_writer', 'on', true);
+        end if;
+      end
+      $$;
+
+
+--
+-- Name: punches_writer_guard(); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.punches_writer_guard() RETURNS trigger
+    LANGUAGE plpgsql
+    AS $$
+      begin
+        perform timing.punch_writer_begin();
+        return null;
+      end
+      $$;
+
+
+--
 -- Name: upload_punch_batch(integer, boolean, text[], bigint[], integer[], text[], text[], bigint[]); Type: FUNCTION; Schema: timing; Owner: -
 --
 
@@ -119,7 +194,7 @@ CREATE FUNCTION timing.upload_punch_batch(p_user_id integer, p_admin boolean, p_
         v_ids bigint[];
         v_seq regclass := pg_get_serial_sequence('punches', 'id')::regclass;
       begin
-        
+        perform timing.punch_writer_begin();
         select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
                coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
           into unknown_modems, foreign_modems
@@ -530,6 +605,13 @@ CREATE TRIGGER punch_counts_update_new AFTER UPDATE ON timing.punches REFERENCIN
 --
 
 CREATE TRIGGER punch_counts_update_old AFTER UPDATE ON timing.punches REFERENCING OLD TABLE AS old_rows FOR EACH STATEMENT EXECUTE FUNCTION timing.punch_counts_remove();
+
+
+--
+-- Name: punches punches_writer_guard; Type: TRIGGER; Schema: timing; Owner: -
+--
+
+CREATE TRIGGER punches_writer_guard BEFORE INSERT ON timing.punches FOR EACH STATEMENT EXECUTE FUNCTION timing.punches_writer_guard();
 
 
 --

@@ -1,7 +1,8 @@
 /**
  * SQL of the event status (`getEventStatus`, the organiser's live page): one statement, so that total, modem
  * rows, minute buckets, newest punches and `lastId` come from one snapshot. Visibility is the read rule of
- * punches.repository.ts: only rows with `txid < pg_snapshot_xmin(pg_current_snapshot())`, so `lastId` is a
+ * punches.repository.ts: only rows with `txid` below the own-writers horizon (`timing.punch_visible_xmin()`,
+ * migration 0012; written out here, events sit below punches), so `lastId` is a
  * point below which every punch is counted and from which the punch stream continues without a gap.
  */
 import type pg from 'pg';
@@ -56,7 +57,7 @@ with scope as materialized (
   where modem = any($1::text[])
     and ($2::bigint is null or time >= $2::bigint)
     and ($3::bigint is null or time <= $3::bigint)
-    and txid < (select pg_snapshot_xmin(pg_current_snapshot()))
+    and txid < (select timing.punch_visible_xmin())
 )
 select
   (select count(*) from scope)::bigint as total,

@@ -7,11 +7,11 @@
  * delay a client, never corrupt what it receives.
  *
  * Visibility: `NOTIFY punches '<maxId>'` is sent after the upload commits, but a reader only sees that punch
- * once every older transaction on the cluster has ended (the xmin rule). The hub wakes the waiters at once
+ * once every older upload of the service has ended (the own-writers horizon, punch-visibility.repository.ts). The hub wakes the waiters at once
  * and then checks the hinted id's visibility itself (one primary-key lookup every
  * {@link VISIBILITY_RETRY_MS} ms at first); if it was still hidden, it wakes them again once it is readable,
  * so waiters never spin on their own. Waiters also re-read on their own every `safetyPollMs`, which
- * covers a punch that stays invisible longer (a long transaction elsewhere) and a LISTEN connection that is
+ * covers a punch that stays invisible longer (an upload stuck in flight) and a LISTEN connection that is
  * down.
  */
 import type pg from 'pg';
@@ -142,7 +142,7 @@ export class LiveHub {
   /**
    * Follows the highest hinted id until it is readable and wakes the waiters again then, if it was not at
    * first: every {@link VISIBILITY_RETRY_MS} ms for {@link VISIBILITY_MAX_TRIES} tries, then every 100 ms
-   * (an older transaction elsewhere on the cluster can hide it for longer). A readable higher id implies
+   * (an older upload still in flight can hide it for longer). A readable higher id implies
    * that every lower one is readable too (the gap-free protocol), so only the highest hint is checked.
    */
   private async checkVisibility(): Promise<void> {
@@ -165,7 +165,7 @@ export class LiveHub {
     }
   }
 
-  /** Whether punch `id` passes the readers' xmin rule now (a missing row counts as visible: wake and re-read). */
+  /** Whether punch `id` passes the readers' visibility rule now (a missing row counts as visible: wake and re-read). */
   private async visible(id: number): Promise<boolean> {
     try {
       return await isPunchVisible(this.opts.pool, id);

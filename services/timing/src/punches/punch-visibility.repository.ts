@@ -1,15 +1,42 @@
 /**
  * The readers' visibility rule of the gap-free protocol (`punches.repository.ts`, module comment): a punch is
- * exposed only when its writer's transaction id is below the xmin of the reading statement's snapshot. Used
- * by the punch statements' scope conditions and by the live hub's re-check of a notified id; the rendered page
- * statements (`sql/*.sql`) state the same rule through their `vis` CTE and visible head.
+ * exposed only when its writer's transaction id is below the statement's *own-writers horizon*,
+ * `timing.punch_visible_xmin()` (migration 0012): the oldest running xid of the snapshot that is not known to
+ * be a stranger (a transaction without the punch writer lock, which can never insert a punch), else the
+ * snapshot's xmax. Unlike the snapshot's xmin, no transaction elsewhere on the cluster can hold it back.
+ * Used by the punch statements' scope conditions, the event status and the live hub's re-check of a notified
+ * id; the rendered page statements (`sql/*.sql`) evaluate the horizon once, in their `vis` CTE.
  */
 import type pg from 'pg';
 
-/** The rule as an SQL condition on the punch row `alias`, evaluated in the statement's own snapshot. */
-export function visibleRow(alias: string): string {
-  return `${alias}.txid < (select pg_snapshot_xmin(pg_current_snapshot()))`;
+/**
+ * The horizon as an SQL expression (xid8). Evaluate it once per statement (`(select …)`, or a CTE): a
+ * session refreshes its list of strangers while evaluating it, so two evaluations in one statement may differ.
+ */
+export const VISIBLE_XMIN = 'timing.punch_visible_xmin()';
+
+/**
+ * The rule as an SQL condition on the punch row `alias`, in the statement's own snapshot; `xmin` is the
+ * statement's one evaluation of {@link VISIBLE_XMIN} (default: an uncorrelated subquery, run once).
+ */
+export function visibleRow(alias: string, xmin = `(select ${VISIBLE_XMIN})`): string {
+  return `${alias}.txid < ${xmin}`;
 }
+
+/**
+ * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
+ * backward walk of the primary key past the few newest rows that are still hidden); `xmin` the statement's
+ * one evaluation of the horizon.
+ */
+export function visibleHead(xmin: string): string {
+  return `coalesce((select max(h.id) from punches h where ${visibleRow('h', xmin)}), 0)::text`;
+}
+
+/** The statement's one evaluation of the horizon in statements that define the CTE `vis` (page, counters). */
+export const VIS_XMIN = '(select xmin from vis)';
+
+/** CTE `vis`: the horizon ({@link VISIBLE_XMIN}), evaluated once for the whole statement. */
+export const VIS_CTE = `vis as materialized (select ${VISIBLE_XMIN} as xmin)`;
 
 /**
  * Whether punch `id` passes the readers' visibility rule now (the live hub's re-check after a notification);
@@ -18,4 +45,35 @@ export function visibleRow(alias: string): string {
 export async function isPunchVisible(db: pg.Pool | pg.ClientBase, id: number): Promise<boolean> {
   const { rows } = await db.query<{ visible: boolean }>(`select ${visibleRow('p')} as visible from punches p where p.id = $1`, [id]);
   return rows.length === 0 || rows[0].visible;
+}
+
+/**
+ * What the visible head waits on now ({@link readVisibilityWait}; spec `PunchVisibility`): `waitSeconds`, how
+ * long the transaction at the horizon has been running (0 when nothing holds the head back: the horizon is the
+ * snapshot's xmax); `waitsOn`, that transaction (its backend's pid, application or backend type and state; a
+ * prepared transaction's gid; else its xid), absent when none.
+ */
+export interface VisibilityWait {
+  waitSeconds: number;
+  waitsOn?: string;
+}
+
+/**
+ * Reads {@link VisibilityWait} in one statement: the horizon ({@link VISIBLE_XMIN}) and, when it is a running
+ * xid, its backend in `pg_stat_activity` or its entry in `pg_prepared_xacts` (both cluster-wide). Only the
+ * service's own writers in flight, a prepared transaction or, for a moment, an xid of unknown standing can be
+ * there (migration 0012). Throws the driver's error.
+ */
+export async function readVisibilityWait(db: pg.Pool | pg.ClientBase): Promise<VisibilityWait> {
+  const { rows } = await db.query<{ seconds: number; waits_on: string | null }>(`
+    with h as materialized (select ${VISIBLE_XMIN} as x, pg_snapshot_xmax(pg_current_snapshot()) as xmax)
+    select coalesce(extract(epoch from clock_timestamp() - coalesce(a.xact_start, p.prepared)), 0)::float8 as seconds,
+      case when a.pid is not null then format('pid %s (%s, %s)', a.pid, coalesce(nullif(a.application_name, ''), a.backend_type), a.state)
+           when p.gid is not null then format('prepared transaction %s', p.gid)
+           when h.x < h.xmax then format('xid %s', h.x) end as waits_on
+    from h
+    left join pg_catalog.pg_stat_activity a on h.x < h.xmax and a.backend_xid = xid(h.x)
+    left join pg_catalog.pg_prepared_xacts p on h.x < h.xmax and p.transaction = xid(h.x)`);
+  const waitSeconds = Math.max(0, rows[0].seconds);
+  return rows[0].waits_on === null ? { waitSeconds } : { waitSeconds, waitsOn: rows[0].waits_on };
 }

@@ -9,11 +9,15 @@
  * - Writers (`uploadPunchBatch`, punch-upload.repository.ts) allocate both their transaction id (xid) and all their punch ids
  *   inside one critical section (a session advisory lock), doing no write before it. So for any two upload
  *   transactions A and B, xid(A) < xid(B) exactly when every id of A is below every id of B.
- * - Readers expose only rows with `txid < pg_snapshot_xmin(pg_current_snapshot())`, evaluated in the same
- *   statement as the page (same snapshot). Every transaction with a lower xid than a returned row's has
- *   then ended: committed (and visible to this snapshot) or rolled back (invisible for ever). So when a
- *   reader returns id N, every id below N is either in the result or will never exist, and `afterId = N`
- *   is safe.
+ * - Every transaction that inserts punches takes the shared punch writer lock before it has an xid
+ *   (migration 0012; a statement trigger on `punches` enforces it), so a running xid whose backend lacks that
+ *   lock is a *stranger* that never inserts a punch.
+ * - Readers expose only rows with `txid` below the own-writers horizon `punch_visible_xmin()`
+ *   (punch-visibility.repository.ts), evaluated once in the same statement as the page (same snapshot): the
+ *   smallest running xid of the snapshot that is not a known stranger, else the snapshot's xmax. Every
+ *   writer with a lower xid than a returned row's has then ended: committed (and visible to this snapshot)
+ *   or rolled back (invisible for ever). So when a reader returns id N, every id below N is either in the
+ *   result or will never exist, and `afterId = N` is safe.
  * - Only that allocation is serialized (migration 0005): the rows are written after the lock is released,
  *   and commits run outside it too, so concurrent uploads insert in parallel and group commit still works.
  *
@@ -21,13 +25,12 @@
  * about a hundred skipped punches out of 20,000 in four seconds of 32 uploaders; the lock alone does not
  * help because commit order still differs from id order.
  *
- * Costs: a transaction with an xid that stays open anywhere on the cluster (an idle-in-transaction session,
- * a long migration) delays the visibility of newer punches until it ends; nothing is lost or reordered.
- * Uploads themselves are single statements, so they never sit idle inside a transaction.
+ * Costs: only the service's own uploads in flight delay newer punches (a new stranger up to 0.1 s), never a
+ * transaction elsewhere on the cluster (docs/decisions.md §5). Nothing is lost or reordered.
  */
 import type pg from 'pg';
 import { PUNCH_FIELDS, PUNCH_PAGE_SIZE } from './punch-spec';
-import { visibleRow } from './punch-visibility.repository';
+import { VIS_CTE, VIS_XMIN, VISIBLE_XMIN, visibleHead, visibleRow } from './punch-visibility.repository';
 
 /**
  * Session settings of the service's pool (server.ts; the tests and the benchmark's raw server use them
@@ -83,14 +86,10 @@ export interface PunchPage {
 }
 
 /**
- * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
- * backward walk of the primary key past the few newest rows that are still hidden).
+ * Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds; `xmin` the
+ * statement's horizon (see {@link visibleRow}).
  */
-// The rule written out (not `visibleRow`): this text is part of the checked-in page statements (`sql/*.sql`).
-const VISIBLE_HEAD = 'coalesce((select max(h.id) from punches h where h.txid < pg_snapshot_xmin(pg_current_snapshot())), 0)::text';
-
-/** Conditions shared by page and count; `$1` modems, `$2` afterId, then optional time bounds. */
-function scopeConditions(scope: PunchScope, alias: string, modemCondition: string): { where: string; values: unknown[] } {
+function scopeConditions(scope: PunchScope, alias: string, modemCondition: string, xmin?: string): { where: string; values: unknown[] } {
   const values: unknown[] = [[...scope.modems], scope.afterId];
   const parts = [modemCondition, `${alias}.id > $2`];
   if (scope.timeFrom !== null) {
@@ -101,7 +100,7 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
     values.push(scope.timeTo);
     parts.push(`${alias}.time <= $${values.length}`);
   }
-  parts.push(visibleRow(alias));
+  parts.push(visibleRow(alias, xmin));
   return { where: parts.join(' and '), values };
 }
 
@@ -268,7 +267,7 @@ export function pageQuery(
   statement: PageStatement = 'walk',
 ): { name: string; text: string; values: unknown[] } {
   const name = statementName(statement, scope, format, withTotal);
-  const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]');
+  const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]', VIS_XMIN);
   const cached = pageTexts.get(name);
   if (cached !== undefined) return { name, text: cached, values };
   const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
@@ -311,19 +310,19 @@ export function pageQuery(
     ),`;
     page = `select ${cols}
       from punches q
-      where (select m from mode) <> 'sparse' and ${scopeConditions(scope, 'q', MODEM_FILTER).where}
+      where (select m from mode) <> 'sparse' and ${scopeConditions(scope, 'q', MODEM_FILTER, VIS_XMIN).where}
         and q.id > (select lo from mode) and q.id < coalesce((select hi from mode), 9223372036854775807)
       order by q.id
       limit ${PAGE_SIZE}`;
   }
-  const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])').where;
+  const exact = scopeConditions(scope, 'q', 'q.modem = any($1::text[])', VIS_XMIN).where;
   const fullTotal = !withTotal ? 'null' : windowed ? `(select count(*) from punches q where ${exact})` : counterTotal(PARTIAL_BUCKET_FROM_PAGE);
   const text = `
-    with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin),${windowed ? '' : `${FINE_COUNTS},`}${mode}
+    with ${VIS_CTE},${windowed ? '' : `${FINE_COUNTS},`}${mode}
     page as (
       ${page}
     )
-    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body, ${VISIBLE_HEAD} as head,
+    select ${statement === 'walk' ? `(select m from mode) = 'sparse'` : 'false'} as sparse, n::int as count, body, ${visibleHead(VIS_XMIN)} as head,
       ${withTotal ? `(case when n < ${PAGE_SIZE} then n else ${fullTotal} end)::float8` : 'null::float8'} as total
     from (select count(*) as n, ${PAGE_EDGE_COLUMNS}, ${format === 'json' ? JSON_BODY : CSV_BODY} as body from ${format === 'json' ? JSON_FROM : 'page'}) b`;
   pageTexts.set(name, text);
@@ -346,7 +345,7 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
 }
 
 /**
- * The visible head now: the highest punch id that the readers' rule (`txid < xmin`) exposes in a snapshot taken
+ * The visible head now: the highest punch id that the readers' rule (`txid` below the horizon) exposes in a snapshot taken
  * now, as decimal text, "0" when there is none (one round trip; a backward walk of the primary key).
  *
  * Two snapshots with the same visible head expose the same punches: the readers' rule exposes whole upload
@@ -355,9 +354,10 @@ export async function readPunchPage(db: pg.Pool | pg.ClientBase, scope: PunchSco
  * and would move the head. Punches are never updated and the service never deletes one (a deletion of the
  * newest punches lowers the head and is seen too). The counter totals follow the same rule. So a page
  * computed under head H ({@link PunchPage.head}) is exactly what the same read returns now when this returns H.
+ * (Sessions know strangers from their own reads of the lock table, so another session's head may lag.)
  */
 export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<string> {
-  const { rows } = await db.query<{ head: string }>({ name: 'punch_visible_head', text: `select ${VISIBLE_HEAD} as head` });
+  const { rows } = await db.query<{ head: string }>({ name: 'punch_visible_head', text: `select ${visibleHead(`(select ${VISIBLE_XMIN})`)} as head` });
   return rows[0].head;
 }
 
@@ -380,7 +380,7 @@ export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: Punch
   const windowed = scope.timeFrom !== null || scope.timeTo !== null;
   const text = windowed
     ? `select count(*)::float8 as n from punches q where ${where}`
-    : `with vis as (select pg_snapshot_xmin(pg_current_snapshot()) as xmin), ${FINE_COUNTS} select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;
+    : `with ${VIS_CTE}, ${FINE_COUNTS} select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;
   const { rows } = await db.query<{ n: number }>(text, windowed ? values : values.slice(0, 2));
   return rows[0].n;
 }

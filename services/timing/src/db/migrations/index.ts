@@ -13,6 +13,7 @@ import * as m0008 from './0008_active_key_owner';
 import * as m0009 from './0009_upload_quota';
 import * as m0010 from './0010_punch_counts_top_level';
 import * as m0011 from './0011_counter_maintenance';
+import * as m0012 from './0012_own_writers_horizon';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -27,4 +28,5 @@ export const migrations: Record<string, Migration> = {
   '0009_upload_quota': m0009,
   '0010_punch_counts_top_level': m0010,
   '0011_counter_maintenance': m0011,
+  '0012_own_writers_horizon': m0012,
 };

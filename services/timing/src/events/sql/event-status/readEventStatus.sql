@@ -6,7 +6,7 @@ with scope as materialized (
   where modem = any($1::text[])
     and ($2::bigint is null or time >= $2::bigint)
     and ($3::bigint is null or time <= $3::bigint)
-    and txid < (select pg_snapshot_xmin(pg_current_snapshot()))
+    and txid < (select timing.punch_visible_xmin())
 )
 select
   (select count(*) from scope)::bigint as total,
