@@ -88,9 +88,8 @@ function paylinkDescription(order: StoredOrder): string {
 const DELIVERY_PURGE_PER_INSERT = 20;
 
 /**
- * Seconds a new delivery of a transaction waits when a re-fetch of that transaction started less than this ago
- * (docs/payrexx.md "Flood bounds"): its job runs this much later, and every delivery of the transaction meanwhile
- * merges into it, so one transaction costs at most one provider call per this many seconds.
+ * How long (ms) a new delivery of a transaction re-fetched less than this ago waits (docs/payrexx.md "Flood bounds"):
+ * later deliveries merge into it, so one transaction costs at most one provider call per this time.
  */
 const REFETCH_SPACING_MS = 10_000;
 
@@ -109,14 +108,9 @@ export async function recordPaymentDelivery(
 ): Promise<{ deliveryId: number; isNew: boolean }> {
   const recorded = await db.transaction().execute(async (trx) => {
     const { id: deliveryId, isNew, fetchedRecently } = await flowRepo.insertDelivery(trx, d, REFETCH_SPACING_MS);
-    if (isNew)
-      await enqueue<PaymentStatusJobPayload>(
-        trx,
-        FLOW_JOBS.paymentStatus,
-        `delivery:${deliveryId}`,
-        { deliveryId, transactionId: d.transactionId },
-        { delayMs: fetchedRecently ? REFETCH_SPACING_MS : undefined },
-      );
+    const payload: PaymentStatusJobPayload = { deliveryId, transactionId: d.transactionId };
+    const delayMs = fetchedRecently ? REFETCH_SPACING_MS : undefined;
+    if (isNew) await enqueue(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, payload, { delayMs });
     return { deliveryId, isNew };
   });
   await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);
