@@ -106,6 +106,7 @@ const CASES: Record<string, Case> = {
   PAYMENT_INSTANCE: { free: FREE_TEXT },
   PAYMENT_API_KEY: { free: FREE_TEXT },
   PUBLIC_BASE_URL: { bad: 'shop.example.com', readers: [ordering] },
+  PAYMENT_UNKNOWN_REFETCHES_PER_MINUTE: { bad: 'many', readers: [ordering] },
   TIMING_BOOTSTRAP_API_KEY: { bad: 'tk_short', readers: [timing] },
   TIMING_MAX_LIVE_CONNECTIONS: { bad: '0', readers: [timing] },
   TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: { bad: 'x', readers: [timing] },

@@ -219,10 +219,11 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     setErpSalesOrder: (r) => orderFlow.setErpSalesOrder(r.db, 11, 'so-1'),
     releaseRedemptions: (r) => orderFlow.releaseRedemptions(r.db, 11),
     insertDelivery: {
-      run: (r) => orderFlow.insertDelivery(r.db, { contentType: 'application/json', transactionId: 4711, claimedStatus: 'confirmed' }),
+      run: (r) => orderFlow.insertDelivery(r.db, { contentType: 'application/json', transactionId: 4711, claimedStatus: 'confirmed' }, 10_000),
       answers: [[{ id: 1 }]],
     },
     markDeliveryFetching: (r) => orderFlow.markDeliveryFetching(r.db, 1),
+    isKnownTransaction: (r) => orderFlow.isKnownTransaction(r.db, 4711),
     purgeDeliveries: (r) => orderFlow.purgeDeliveries(r.db, T, 1000),
     setDeliveryOutcome: (r) => orderFlow.setDeliveryOutcome(r.db, 1, { providerStatus: 'confirmed', orderId: 11, outcome: 'paid' }),
     claimErpCreate: (r) => orderFlow.claimErpCreate(r.db, 11, 60_000),

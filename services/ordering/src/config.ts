@@ -75,6 +75,11 @@ export interface OrderingConfig {
    * default 600; 0 disables). The endpoint is public and each new delivery costs a provider call.
    */
   rateLimitPaymentWebhooksPerMinute: number;
+  /**
+   * Re-fetches per instance and minute of transactions no delivery has led to an order yet
+   * (`PAYMENT_UNKNOWN_REFETCHES_PER_MINUTE`, default 120; 0 = off); beyond, their jobs are retried later.
+   */
+  paymentUnknownRefetchesPerMinute: number;
   /** Days a recorded payment webhook delivery is kept (`PAYMENT_DELIVERY_RETENTION_DAYS`, default 90). */
   paymentDeliveryRetentionDays: number;
   /**
@@ -261,6 +266,8 @@ export function loadOrderingConfig(env: Record<string, string | undefined> = pro
     // Payrexx sends a few deliveries per payment from its own addresses; 600/min per address leaves room
     // for a busy shop while a forger is held to that.
     rateLimitPaymentWebhooksPerMinute: e.int('RATE_LIMIT_PAYMENT_WEBHOOKS_PER_MINUTE', 600, 0, 1_000_000),
+    // Forged deliveries with fresh transaction ids each cost a provider call: bounded for all sources together.
+    paymentUnknownRefetchesPerMinute: e.int('PAYMENT_UNKNOWN_REFETCHES_PER_MINUTE', 120, 0, 1_000_000),
     paymentDeliveryRetentionDays: e.int('PAYMENT_DELIVERY_RETENTION_DAYS', 90, 1, 3650),
     // A day: the payment-link e-mail is read and paid the same or the next day; longer only lets
     // abandoned orders hold card numbers and single-use codes.

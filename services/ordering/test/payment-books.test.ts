@@ -10,7 +10,7 @@
  */
 import request from 'supertest';
 import type { Transaction } from '@sports-timing/payment-simulator';
-import { insertDelivery } from '../src/orders/order-flow.repository';
+import { insertDelivery, markDeliveryFetching } from '../src/orders/order-flow.repository';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
@@ -102,14 +102,16 @@ test('concurrent re-fetches of the same two part payments count each once: one p
   } finally {
     await stack.control('subscribe', { url: hook, format: 'json' });
   }
-  // Eight deliveries of each, all re-fetched at once.
-  const runs = await Promise.all(
-    Array.from({ length: 16 }, async (_, i) => {
-      const t = i % 2 === 0 ? first : second;
-      const { id } = await insertDelivery(db(), { contentType: 'test', transactionId: t.id, claimedStatus: `confirmed-${i}` });
-      return { id, t };
-    }),
-  );
+  // Eight deliveries of each, all re-fetched at once. A queued delivery of the same transaction takes in the next
+  // one, so each is marked as being re-fetched before the next is recorded (as deliveries arriving while the
+  // re-fetches run are).
+  const runs: { id: number; t: Transaction }[] = [];
+  for (let i = 0; i < 16; i++) {
+    const t = i % 2 === 0 ? first : second;
+    const { id } = await insertDelivery(db(), { contentType: 'test', transactionId: t.id, claimedStatus: 'confirmed' }, 0);
+    await markDeliveryFetching(db(), id);
+    runs.push({ id, t });
+  }
   await Promise.all(runs.map((r) => stack.orderFlow.processPaymentStatus(r.id, r.t.id)));
   const receipts = await db().selectFrom('payment_receipts').select(['transaction_id', 'amount_cents']).where('order_id', '=', o.id).execute();
   expect(receipts.map((r) => r.transaction_id).sort()).toEqual([first.id, second.id].sort());

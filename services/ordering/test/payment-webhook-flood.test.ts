@@ -166,3 +166,55 @@ test('negative control: with the limit off the same flood is recorded in full', 
   expect(count(statuses, 200)).toBe(n);
   expect((await deliveries()) - before).toBe(n);
 });
+
+test('forged deliveries of one transaction with ever new status strings merge into one delivery and one job', async () => {
+  const url = await listen(createApp(ctx.deps));
+  const before = await jobs();
+  // Sources are many (each under its own limit); the claimed status is free text.
+  for (let s = 0; s < 3; s++) {
+    const statuses = await flood(url, `198.18.0.${s + 1}`, 10, (i) => `transaction[id]=7100001&transaction[status]=forged-${s}-${i}`, 5);
+    expect(statuses).toEqual(Array(10).fill(200));
+  }
+  const rows = await ctx.database.db.selectFrom('payment_deliveries').select(['outcome', 'repeats']).where('transaction_id', '=', 7_100_001).execute();
+  expect(rows).toEqual([{ outcome: 'queued', repeats: 29 }]);
+  expect((await jobs()) - before).toBe(1);
+  // Once its re-fetch started a new delivery gets its own job (a genuine one after a forged one is not
+  // swallowed), due only after the spacing, and the next ones merge into it.
+  await ctx.database.db.updateTable('payment_deliveries').set({ outcome: 'fetching' }).where('transaction_id', '=', 7_100_001).execute();
+  expect(await flood(url, '198.18.0.9', 5, (i) => `transaction[id]=7100001&transaction[status]=confirmed-${i}`, 1)).toEqual(Array(5).fill(200));
+  expect((await jobs()) - before).toBe(2);
+  const spaced = await sql<{ wait_ms: number }>`
+    select (extract(epoch from next_attempt_at - created_at) * 1000)::int as wait_ms from outbox_messages
+     where kind = 'payment-status' order by id desc limit 1`.execute(ctx.database.db);
+  expect(spaced.rows[0].wait_ms).toBeGreaterThanOrEqual(9_000);
+});
+
+test('re-fetches of unknown transactions share one budget: fresh forged ids cost at most that many provider calls, the rest wait', async () => {
+  const url = await listen(createApp(ctx.deps));
+  const n = 12;
+  for (let s = 0; s < 3; s++)
+    expect(await flood(url, `198.19.0.${s + 1}`, n / 3, (i) => `transaction[id]=${7_200_000 + s * 100 + i}&transaction[status]=confirmed`, 2)).toEqual(
+      Array(n / 3).fill(200),
+    );
+  const queued = await ctx.database.db
+    .selectFrom('payment_deliveries')
+    .select(['id', 'transaction_id'])
+    .where('transaction_id', '>=', 7_200_000)
+    .where('transaction_id', '<', 7_300_000)
+    .execute();
+  expect(queued).toHaveLength(n);
+  const run = async (budget: number) => {
+    const flow = new OrderFlow({
+      database: ctx.database,
+      logger: createLogger('flood-test', 'silent'),
+      config: { ...ctx.deps.config, paymentUnknownRefetchesPerMinute: budget },
+      erpClients: erpClientsOf(ctx.deps),
+    });
+    const before = providerTransactionCalls();
+    const results = await Promise.allSettled(queued.map((d) => flow.processPaymentStatus(d.id, Number(d.transaction_id))));
+    return { calls: providerTransactionCalls() - before, refused: results.filter((r) => r.status === 'rejected').length };
+  };
+  expect(await run(5)).toEqual({ calls: 5, refused: n - 5 });
+  // Negative control: without the budget every fresh id costs a call.
+  expect(await run(0)).toEqual({ calls: n, refused: 0 });
+});

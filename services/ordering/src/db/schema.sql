@@ -1259,7 +1259,7 @@ CREATE INDEX payment_deliveries_order_idx ON ordering.payment_deliveries USING b
 -- Name: payment_deliveries_pending_idx; Type: INDEX; Schema: ordering; Owner: -
 --
 
-CREATE UNIQUE INDEX payment_deliveries_pending_idx ON ordering.payment_deliveries USING btree (transaction_id, COALESCE(claimed_status, ''::text)) WHERE (outcome = 'queued'::text);
+CREATE UNIQUE INDEX payment_deliveries_pending_idx ON ordering.payment_deliveries USING btree (transaction_id) WHERE (outcome = 'queued'::text);
 
 
 --
@@ -1267,6 +1267,13 @@ CREATE UNIQUE INDEX payment_deliveries_pending_idx ON ordering.payment_deliverie
 --
 
 CREATE INDEX payment_deliveries_received_idx ON ordering.payment_deliveries USING btree (received_at);
+
+
+--
+-- Name: payment_deliveries_transaction_idx; Type: INDEX; Schema: ordering; Owner: -
+--
+
+CREATE INDEX payment_deliveries_transaction_idx ON ordering.payment_deliveries USING btree (transaction_id, received_at);
 
 
 --

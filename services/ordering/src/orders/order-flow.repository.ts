@@ -148,23 +148,38 @@ export async function releaseRedemptions(db: Kysely<DB>, orderId: number): Promi
 }
 
 /**
- * Records a payment webhook delivery as `queued`, or, when a delivery of the same transaction id and claimed
- * status is still `queued` (its re-fetch not started), counts it as a repeat of that one (unique index
- * `payment_deliveries_pending_idx`, so concurrent repeats merge too). Returns the delivery's id and whether
- * it is new (only a new one needs a job).
+ * Records a payment webhook delivery as `queued`, or, when a delivery of the same transaction id is still
+ * `queued` (its re-fetch not started), whatever status it claims, counts it as a repeat of that one (unique
+ * index `payment_deliveries_pending_idx`, so concurrent repeats merge too). Returns the delivery's id, whether
+ * it is new (only a new one needs a job) and whether a delivery of the transaction not queued any more (its
+ * re-fetch started or done) was received within the last `recentMs` ms.
  */
 export async function insertDelivery(
   db: Kysely<DB>,
   d: { contentType: string | null; transactionId: number | null; claimedStatus: string | null },
-): Promise<{ id: number; isNew: boolean }> {
-  const r = await sql<{ id: number; is_new: boolean }>`
-    insert into payment_deliveries (content_type, transaction_id, claimed_status, outcome)
-    values (${d.contentType}, ${d.transactionId}, ${d.claimedStatus}, 'queued')
-    on conflict (transaction_id, (coalesce(claimed_status, ''))) where outcome = 'queued'
-    do update set repeats = payment_deliveries.repeats + 1
-    returning id, (xmax = 0) as is_new`.execute(db);
+  recentMs: number,
+): Promise<{ id: number; isNew: boolean; fetchedRecently: boolean }> {
+  const r = await sql<{ id: number; is_new: boolean; fetched_recently: boolean }>`
+    with ins as (
+      insert into payment_deliveries (content_type, transaction_id, claimed_status, outcome)
+      values (${d.contentType}, ${d.transactionId}, ${d.claimedStatus}, 'queued')
+      on conflict (transaction_id) where outcome = 'queued'
+      do update set repeats = payment_deliveries.repeats + 1
+      returning id, (xmax = 0) as is_new)
+    select ins.id, ins.is_new, exists (
+      select 1 from payment_deliveries p
+       where p.transaction_id = ${d.transactionId} and p.outcome <> 'queued'
+         and p.received_at > now() - make_interval(secs => ${recentMs / 1000})) as fetched_recently
+      from ins`.execute(db);
   const row = r.rows[0];
-  return { id: Number(row.id), isNew: row.is_new };
+  return { id: Number(row.id), isNew: row.is_new, fetchedRecently: row.fetched_recently };
+}
+
+/** Whether a payment webhook delivery of transaction `transactionId` has ever led to an order (a known transaction). */
+export async function isKnownTransaction(db: Kysely<DB>, transactionId: number): Promise<boolean> {
+  const r = await sql<{ known: boolean }>`
+    select exists (select 1 from payment_deliveries where transaction_id = ${transactionId} and order_id is not null) as known`.execute(db);
+  return r.rows[0].known;
 }
 
 /** Marks a delivery's re-fetch as started: later deliveries of the same transaction and status are recorded anew. */

@@ -88,11 +88,18 @@ function paylinkDescription(order: StoredOrder): string {
 const DELIVERY_PURGE_PER_INSERT = 20;
 
 /**
- * Records a payment webhook delivery and enqueues its processing (one transaction). A delivery repeating the
- * transaction id and claimed status of one whose re-fetch has not started is merged into it (no new job,
- * no further provider call); once the re-fetch has started a new delivery gets its own job, so a forged
- * early delivery cannot swallow the genuine one that follows. Deliveries older than `retentionDays` are
- * purged a few at a time on the way. Returns the delivery id and whether it was new.
+ * How long (ms) a new delivery of a transaction re-fetched less than this ago waits (docs/payrexx.md "Flood bounds"):
+ * later deliveries merge into it, so one transaction costs at most one provider call per this time.
+ */
+const REFETCH_SPACING_MS = 10_000;
+
+/**
+ * Records a payment webhook delivery and enqueues its processing (one transaction). A delivery of a
+ * transaction id whose earlier delivery's re-fetch has not started is merged into it, whatever status it claims
+ * (the status is free text: no new job, no further provider call). Once the re-fetch has started a new delivery
+ * gets its own job, so a forged early delivery cannot swallow the genuine one that follows; when that re-fetch
+ * is recent the new job waits {@link REFETCH_SPACING_MS}. Deliveries older than `retentionDays` are purged a few
+ * at a time on the way. Returns the delivery id and whether it was new.
  */
 export async function recordPaymentDelivery(
   db: Kysely<DB>,
@@ -100,8 +107,10 @@ export async function recordPaymentDelivery(
   retentionDays: number,
 ): Promise<{ deliveryId: number; isNew: boolean }> {
   const recorded = await db.transaction().execute(async (trx) => {
-    const { id: deliveryId, isNew } = await flowRepo.insertDelivery(trx, d);
-    if (isNew) await enqueue<PaymentStatusJobPayload>(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, { deliveryId, transactionId: d.transactionId });
+    const { id: deliveryId, isNew, fetchedRecently } = await flowRepo.insertDelivery(trx, d, REFETCH_SPACING_MS);
+    const payload: PaymentStatusJobPayload = { deliveryId, transactionId: d.transactionId };
+    const delayMs = fetchedRecently ? REFETCH_SPACING_MS : undefined;
+    if (isNew) await enqueue(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, payload, { delayMs });
     return { deliveryId, isNew };
   });
   await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);

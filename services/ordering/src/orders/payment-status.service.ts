@@ -16,6 +16,7 @@
  * (`attention.repository.ts`, metric `operator_attention_items`).
  */
 import type { Kysely } from 'kysely';
+import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
@@ -40,21 +41,39 @@ const DISCOUNT_USED_UP = 'discountUsedUp';
 export interface PaymentStatusDeps {
   database: Database<DB>;
   logger: Logger;
-  config: Pick<OrderingConfig, 'paymentMode'>;
+  config: Pick<OrderingConfig, 'paymentMode' | 'paymentUnknownRefetchesPerMinute'>;
   payment: PaymentClient;
 }
 
 /** Processes `payment-status` jobs (module comment). */
 export class PaymentStatusProcessor {
-  constructor(private readonly deps: PaymentStatusDeps) {}
+  /**
+   * The budget of re-fetches of transactions no delivery has led to an order yet (what forged deliveries with
+   * fresh ids are), per instance and minute; null when off. Each costs an authenticated provider request, whose
+   * rate limit paylink creation shares (docs/payrexx.md "Flood bounds").
+   */
+  private readonly unknownRefetches: RateLimiterMemory | null;
+
+  constructor(private readonly deps: PaymentStatusDeps) {
+    const points = deps.config.paymentUnknownRefetchesPerMinute;
+    this.unknownRefetches = points > 0 ? new RateLimiterMemory({ points, duration: 60 }) : null;
+  }
 
   /**
    * Re-fetches transaction `transactionId` (delivery `deliveryId`) and applies what the provider says. A provider
-   * error is thrown (retry), also an answer that cannot be read; an unknown transaction or order is recorded and
-   * changes nothing.
+   * error is thrown (retry), also an answer that cannot be read, and the spent budget of re-fetches of unknown
+   * transactions; an unknown transaction or order is recorded and changes nothing.
    */
   async process(deliveryId: number, transactionId: number): Promise<void> {
     const db = this.deps.database.db;
+    if (this.unknownRefetches && !(await flowRepo.isKnownTransaction(db, transactionId))) {
+      // Over the budget the job is retried later (the outbox's backoff): a genuine first delivery waits, none is dropped.
+      const spent = await this.unknownRefetches.consume('unknown').then(
+        () => false,
+        () => true,
+      );
+      if (spent) throw new Error('budget of re-fetches of unknown transactions spent (PAYMENT_UNKNOWN_REFETCHES_PER_MINUTE); retried later');
+    }
     await flowRepo.markDeliveryFetching(db, deliveryId);
     let tx: PaymentTransaction | null;
     try {

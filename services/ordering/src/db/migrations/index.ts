@@ -16,6 +16,7 @@ import * as m0011 from './0011_order_expiry';
 import * as m0012 from './0012_erp_books';
 import * as m0013 from './0013_payment_books';
 import * as m0014 from './0014_outbox_due_by_kind';
+import * as m0015 from './0015_payment_delivery_by_transaction';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012_erp_books': m0012,
   '0013_payment_books': m0013,
   '0014_outbox_due_by_kind': m0014,
+  '0015_payment_delivery_by_transaction': m0015,
 };
