@@ -112,7 +112,7 @@ export function createApp(deps: TimingDeps): Express {
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const visibilityWait = visibilityWaitReader(deps.database.pool);
-  const timingMetrics = registerTimingMetrics(metrics, live, visibilityWait);
+  const timingMetrics = registerTimingMetrics(metrics, live, () => visibilityWait.read());
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();
@@ -169,7 +169,10 @@ export function createApp(deps: TimingDeps): Express {
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,
-      getReadyz: readyz(deps.database.pool, async () => ({ punchVisibility: await visibilityWait() })),
+      getReadyz: readyz(deps.database.pool, () => {
+        const recent = visibilityWait.recent();
+        return Promise.resolve(recent ? { punchVisibility: recent } : {});
+      }),
     }),
   );
   app.use(problemErrorHandler(deps.logger));

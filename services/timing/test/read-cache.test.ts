@@ -5,9 +5,10 @@
  *
  * The check: before and after each request the test takes a lower and an upper bound of the readers' horizon:
  * x1, the snapshot's xmin before it (every later horizon is at least that), and x2, the own-writers horizon
- * (`punch_visible_xmin()`, with a stranger list read afresh) after its answer. Once all uploads have ended,
+ * (`punch_visible_xmin()`, with stranger lists read afresh) after its answer. Once all uploads have ended,
  * the final rows of the event (id, txid) say what any snapshot shows: with the gap-free protocol, the punches
- * a snapshot with horizon X exposes after `afterId` are exactly those with `txid < X`, an id prefix. So an answer of m < 1000 punches must be the first m punches after afterId, hold
+ * a snapshot with horizon X exposes after `afterId` are exactly those with `txid < X`, an id prefix. So an
+ * answer of m < 1000 punches must be the first m punches after afterId, hold
  * every punch with `txid < x1`, none with `txid >= x2`, and never split an upload's transaction; its
  * X-Total-Count must be m (a full page: between the counts at x1 and x2).
  *
@@ -55,12 +56,17 @@ async function horizonFloor(): Promise<bigint> {
   return BigInt(rows[0].x);
 }
 
-/** The readers' horizon now, with the strangers read afresh (not the session's list): at least any earlier reader's. */
+/**
+ * An upper bound of the horizon any reader used before now: the own-writers horizon with the strangers read
+ * afresh (not the session's list), the higher of two such reads. One read alone can fall short when a
+ * stranger ends between its snapshot and its lock read (it then counts as a writer); the second read's
+ * snapshot no longer lists that one.
+ */
 async function horizonNow(): Promise<bigint> {
-  const results = (await ctx.database.pool.query(
-    "select set_config('timing.punch_strangers', '', false); select timing.punch_visible_xmin()::text as x",
-  )) as unknown as { rows: { x: string }[] }[];
-  return BigInt(results[1].rows[0].x);
+  const fresh = "select set_config('timing.punch_strangers', '', false); select timing.punch_visible_xmin()::text as x";
+  const results = (await ctx.database.pool.query(`${fresh}; ${fresh}`)) as unknown as { rows: { x: string }[] }[];
+  const [a, b] = [BigInt(results[1].rows[0].x), BigInt(results[3].rows[0].x)];
+  return a > b ? a : b;
 }
 
 function idsOfCsv(body: string): number[] {

@@ -10,11 +10,22 @@ import { readVisibilityWait, type VisibilityWait } from './punch-visibility.repo
 /** How long a reading answers further callers (ms). */
 const VISIBILITY_WAIT_REUSE_MS = 1_000;
 
-/** A reader of {@link VisibilityWait} on `pool`, coalescing concurrent calls and reusing a reading for a second; rejects with the driver's error. */
-export function visibilityWaitReader(pool: pg.Pool): () => Promise<VisibilityWait> {
+/** Readings of {@link VisibilityWait} on one pool. */
+export interface VisibilityWaitReader {
+  /** A reading at most a second old (concurrent calls share one query); rejects with the driver's error. */
+  read(): Promise<VisibilityWait>;
+  /**
+   * The last reading at once, undefined before the first one ended; starts a new reading in the background
+   * when it is older than a second. For `/readyz`, which must answer even while every pooled connection is busy.
+   */
+  recent(): VisibilityWait | undefined;
+}
+
+/** A {@link VisibilityWaitReader} on `pool`. */
+export function visibilityWaitReader(pool: pg.Pool): VisibilityWaitReader {
   let last: { wait: VisibilityWait; at: number } | undefined;
   let inFlight: Promise<VisibilityWait> | undefined;
-  return () => {
+  const read = (): Promise<VisibilityWait> => {
     if (last && Date.now() - last.at < VISIBILITY_WAIT_REUSE_MS) return Promise.resolve(last.wait);
     inFlight ??= readVisibilityWait(pool).then(
       (wait) => {
@@ -28,5 +39,12 @@ export function visibilityWaitReader(pool: pg.Pool): () => Promise<VisibilityWai
       },
     );
     return inFlight;
+  };
+  return {
+    read,
+    recent() {
+      read().catch(() => undefined);
+      return last?.wait;
+    },
   };
 }
