@@ -115,6 +115,7 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     findActiveKeyOwner: (r) => users.findActiveKeyOwner(r.db, key.hash),
     listApiKeys: (r) => users.listApiKeys(r.db, 3),
     findApiKey: (r) => users.findApiKey(r.db, 9),
-    revokeApiKey: (r) => users.revokeApiKey(r.db, 9),
+    revokeApiKey: (r) => users.revokeApiKey(r.db, 9, 'timing_keys'),
+    isKeyActive: (r) => users.isKeyActive(r.db, 9),
   }),
 ];

@@ -68,6 +68,8 @@ export interface TimingDeps {
   readCacheBytes?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
+  /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
+  streamMaxMs?: number;
   /**
    * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, counted in
    * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
@@ -163,7 +165,7 @@ export function createApp(deps: TimingDeps): Express {
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...rocHandlers(handlerDeps, timingMetrics),
-      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
+      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, maxLifetimeMs: deps.streamMaxMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,

@@ -63,6 +63,11 @@ export interface TimingConfig {
   maxLiveConnections: number;
   /** Most of them one client (key's user, else address) may hold (429 beyond); `TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT`. */
   maxLiveConnectionsPerClient: number;
+  /**
+   * Most seconds one punch stream stays open (`TIMING_STREAM_MAX_SECONDS`, default 3600); the client reconnects
+   * with `Last-Event-ID` and its key is checked anew (spec `getPunchStream`).
+   */
+  streamMaxSeconds: number;
   /** Express `trust proxy`: proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma list); none by default. */
   trustedProxies: string[];
   /** Redis URL for rate-limit counters shared by all instances (`REDIS_URL`); in memory when unset. */
@@ -108,6 +113,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
+    streamMaxSeconds: e.int('TIMING_STREAM_MAX_SECONDS', 3600, 1, 86_400),
     trustedProxies: parseTrustedProxies(e.string('TRUSTED_PROXIES')),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,

@@ -66,6 +66,7 @@ async function main(): Promise<void> {
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
     trustedProxies: config.trustedProxies,
+    streamMaxMs: config.streamMaxSeconds * 1000,
     metricsAccess: { token: config.metricsToken, production: config.production },
     rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix },
   });

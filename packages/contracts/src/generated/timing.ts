@@ -100,6 +100,13 @@ export interface paths {
          *       client (the API key's user, else the client address) may hold only a share of them (100 by
          *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
          *       instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *     - Revocation: the key is checked again before each delivery. When it was revoked (on any instance)
+         *       the stream sends `event: error` with `data:` the ProblemDetails of the 401 (`The API key is unknown
+         *       or revoked.`) and closes, normally within a second of the revocation; a reconnect with that key is
+         *       401.
+         *     - Lifetime: a stream closes after `TIMING_STREAM_MAX_SECONDS` (default 3600) even when busy (after the
+         *       page under way); the client reconnects (EventSource does so on its own, after `retry`) with
+         *       `Last-Event-ID`, without gaps or repeats, and its key is checked anew.
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -1115,6 +1122,8 @@ export interface operations {
                  *     request up to this many seconds until a punch for the filter becomes readable, then answer as usual;
                  *     when the time is up, answer the normal empty result (`X-Total-Count: 0`). `0` (default) answers at
                  *     once. A new punch is normally delivered within 100 ms of its upload, on any service instance.
+                 *     The key is checked again before a held request answers: when it was revoked meanwhile (on any
+                 *     instance) the answer is 401, normally within a second of the revocation.
                  *     Held requests are bounded per instance (503 with `Retry-After` when full) and per client (the API key's
                  *     user, else the client address; 429 with `Retry-After` beyond its share, 100 by default).
                  * @example 30
@@ -1228,7 +1237,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An endless event stream (ends when the client disconnects or the instance stops). */
+            /** @description An event stream (ends when the client disconnects, the instance stops, its key is revoked or its lifetime `TIMING_STREAM_MAX_SECONDS` has passed). */
             200: {
                 headers: {
                     [name: string]: unknown;
