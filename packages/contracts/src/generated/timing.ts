@@ -30,7 +30,9 @@ export interface paths {
          *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
          *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
          *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
-         *       (event), the modem's user (modem, `user`) or an admin. A private event answers exactly as a missing
+         *       (event), the modem's user (modem, `user`) or an admin. By `modem` alone, a caller who is not the
+         *       modem's user gets only the punches inside the windows of the public events containing it ("Anonymous
+         *       reads"; `X-Total-Count` counts those). A private event answers exactly as a missing
          *       one (404, same body) to callers without such a key, and a modem the caller may not read matches
          *       nothing, exactly as an unknown serial number (not an error): the answers never tell whether a
          *       private event or modem exists. Reading by `user` needs that user's or an admin's key (401 without
