@@ -76,6 +76,10 @@ export interface TimingConfig {
   rateLimitKeyPrefix: string;
   /** Reads with a key per key and minute (`TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE`); 0 (default) = no limit. */
   rateLimitKeyReadsPerMinute: number;
+  /** Anonymous ROC reads per client address and minute (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`; production 120, else 0 = off). */
+  anonymousRocReadsPerMinute: number;
+  /** Anonymous whole downloads per client address and minute (`TIMING_ANONYMOUS_DOWNLOADS_PER_MINUTE`; production 60, else 0 = off). */
+  anonymousDownloadsPerMinute: number;
   /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list); public reads answer any origin. */
   corsOrigins: string[];
   /**
@@ -118,6 +122,8 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
+    anonymousRocReadsPerMinute: e.int('TIMING_ANONYMOUS_ROC_READS_PER_MINUTE', production ? 120 : 0, 0, 10_000_000),
+    anonymousDownloadsPerMinute: e.int('TIMING_ANONYMOUS_DOWNLOADS_PER_MINUTE', production ? 60 : 0, 0, 10_000_000),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
     readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,

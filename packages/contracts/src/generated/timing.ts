@@ -430,6 +430,8 @@ export interface paths {
          *     - Access: public events without a key (the `apikey` header is honoured when sent). ROC readers send
          *       no headers, so a private event is read through `getRocPunchesWithKey`, with the key in the path.
          *       An unknown event, and a private one without the owner's or an admin's key, is 404 (the same answer).
+         *     - Budget: anonymous ROC reads (no `apikey` header) are counted per client address
+         *       (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`, 120 in production): `429` with `Retry-After` beyond ("Limits").
          *     - As every public read, undeclared query parameters are ignored.
          */
         get: operations["getRocPunches"];
@@ -1010,7 +1012,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Rate limit of the key, or a daily quota of the user, exceeded; retry after the given seconds. */
+        /** @description Rate limit of the key, budget of the client address (anonymous reads), or a daily quota of the user, exceeded; retry after the given seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -1787,6 +1789,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };
