@@ -58,7 +58,8 @@ export interface paths {
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
-         *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
+         *       user rejects the whole batch with 403 `Nothing stored: this key may not use modem …`, which names
+         *       nobody (admin keys may upload for any modem). One upload may register
          *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`;
          *       uploads and events alike): beyond either, the whole batch is rejected with 400 naming the limit and
          *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
@@ -931,7 +932,7 @@ export interface components {
             errors?: {
                 [key: string]: string[];
             };
-            /** @description On 403 for an upload or event change, the modem serial numbers that belong to another user. */
+            /** @description On 403 for an upload or event change, the modem serial numbers this key may not use (the answer does not say whose they are). */
             modems?: string[];
         } & {
             [key: string]: unknown;
