@@ -8,6 +8,7 @@ import * as events from '../../services/timing/src/events/events.repository';
 import * as modems from '../../services/timing/src/modems/modems.repository';
 import * as punchUpload from '../../services/timing/src/punches/punch-upload.repository';
 import * as punchVisibility from '../../services/timing/src/punches/punch-visibility.repository';
+import * as punchWindows from '../../services/timing/src/punches/punch-windows.repository';
 import * as punches from '../../services/timing/src/punches/punches.repository';
 import * as users from '../../services/timing/src/users/users.repository';
 import { PLACEHOLDER_TIME as T, repository, type RepositoryStatements } from './define';
@@ -57,7 +58,10 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
       owner: (r) => modems.listModems(r.db, 3),
     },
     modemsOfUserName: (r) => modems.modemsOfUserName(r.db, 'anna'),
-    modemAccess: (r) => modems.modemAccess(r.db, ['m1', 'm2']),
+    modemReadWindows: {
+      anonymous: (r) => modems.modemReadWindows(r.db, ['m1', 'm2'], null),
+      user: (r) => modems.modemReadWindows(r.db, ['m1', 'm2'], 3),
+    },
   }),
   repository(
     `${dir}/punches/punch-upload.repository.ts`,
@@ -83,6 +87,14 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     {
       visibleRow: 'builds the visibility condition the punch statements embed (rendered there)',
       visibleHead: 'builds the visible-head expression the punch statements embed (rendered there)',
+    },
+  ),
+  repository(
+    `${dir}/punches/punch-windows.repository.ts`,
+    punchWindows,
+    {},
+    {
+      modemWindowCondition: 'builds the modem-window condition the punch statements embed (rendered there)',
     },
   ),
   repository(
@@ -118,6 +130,7 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     findActiveKeyOwner: (r) => users.findActiveKeyOwner(r.db, key.hash),
     listApiKeys: (r) => users.listApiKeys(r.db, 3),
     findApiKey: (r) => users.findApiKey(r.db, 9),
-    revokeApiKey: (r) => users.revokeApiKey(r.db, 9),
+    revokeApiKey: (r) => users.revokeApiKey(r.db, 9, 'timing_keys'),
+    isKeyActive: (r) => users.isKeyActive(r.db, 9),
   }),
 ];

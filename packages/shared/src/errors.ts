@@ -69,6 +69,18 @@ const TITLES: Record<number, string> = {
   504: 'Gateway Timeout',
 };
 
+/**
+ * An API key in text: the timing service's `tk_` keys (43 base64url characters when generated; 16 and more are
+ * taken here, so a cut-off key is masked too). A key can reach an error text or a log line as the value of a
+ * path segment (`/roc/key/<key>/…`, or one pasted into any other path parameter).
+ */
+const KEY_TOKEN = /\btk_[A-Za-z0-9_-]{16,}/g;
+
+/** `text` with every API key in it ({@link KEY_TOKEN}) replaced by `tk_***`: answers and logs never repeat a key. */
+export function maskKeyTokens(text: string): string {
+  return text.replace(KEY_TOKEN, 'tk_***');
+}
+
 /** Title used by ASP.NET Core for validation problems; the battery lookup clients know it. */
 const VALIDATION_TITLE = 'One or more validation errors occurred.';
 
@@ -204,8 +216,14 @@ export function normalizeError(err: unknown): Normalized {
       e.headers && typeof e.headers === 'object'
         ? Object.fromEntries(Object.entries(e.headers as Record<string, unknown>).map(([k, v]) => [k, String(v)]))
         : undefined;
+    // Only a 400's items name a request field; other statuses' items carry the request path (405: the path the
+    // method is not allowed on), which may hold a key (`/roc/key/<key>/…`), so their message stands alone.
     const detail =
-      status === 404 ? 'No such resource.' : items.length > 0 ? items.map((i) => `${fieldName(i.path)} ${i.message}`.trim()).join('; ') : undefined;
+      status === 404
+        ? 'No such resource.'
+        : items.length > 0
+          ? items.map((i) => (status === 400 ? `${fieldName(i.path)} ${i.message}` : String(i.message ?? '')).trim()).join('; ')
+          : undefined;
     return { status, errors, headers, detail, title: errors ? VALIDATION_TITLE : undefined, internal: false };
   }
   if (status === 503) return { status: 503, detail: 'Service temporarily unavailable.', headers: { 'Retry-After': '5' }, internal: true };
@@ -216,7 +234,7 @@ function logOnce(res: Response, logger: Logger | undefined, err: unknown, n: Nor
   const log = (res as Response & { log?: Logger }).log ?? logger;
   if (!log) return;
   if (n.internal) log.error({ err }, 'request failed');
-  else log.debug({ status: n.status, detail: n.detail }, 'request rejected');
+  else log.debug({ status: n.status, detail: n.detail === undefined ? undefined : maskKeyTokens(n.detail) }, 'request rejected');
 }
 
 /**
@@ -237,8 +255,8 @@ export function problemBody(n: Pick<Normalized, 'status' | 'title' | 'detail' | 
     title: n.title ?? TITLES[n.status] ?? 'Error',
     status: n.status,
   };
-  if (n.detail) body.detail = n.detail;
-  if (n.errors) body.errors = n.errors;
+  if (n.detail) body.detail = maskKeyTokens(n.detail);
+  if (n.errors) body.errors = Object.fromEntries(Object.entries(n.errors).map(([k, msgs]) => [maskKeyTokens(k), msgs.map(maskKeyTokens)]));
   if (traceId) body.traceId = traceId;
   if (n.extensions) Object.assign(body, n.extensions);
   return body;
@@ -253,7 +271,7 @@ function statusBody(n: Pick<Normalized, 'status' | 'detail' | 'errors' | 'grpcCo
       fieldViolations: Object.entries(n.errors).flatMap(([field, msgs]) => msgs.map((description) => ({ field, description }))),
     });
   }
-  return { code: n.grpcCode ?? grpcCodeForStatus(n.status), message: n.detail ?? n.title ?? TITLES[n.status] ?? 'Error', details };
+  return { code: n.grpcCode ?? grpcCodeForStatus(n.status), message: maskKeyTokens(n.detail ?? n.title ?? TITLES[n.status] ?? 'Error'), details };
 }
 
 function send(res: Response, n: Normalized, contentType: string, body: unknown): void {

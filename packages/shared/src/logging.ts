@@ -8,6 +8,7 @@ import pino, { type Logger } from 'pino';
 import pinoHttp from 'pino-http';
 import pinoPretty from 'pino-pretty';
 import { loadProcessConfig } from './config';
+import { maskKeyTokens } from './errors';
 
 /** Header names whose values are secrets. */
 const SECRET_HEADERS = ['authorization', 'apikey', 'cookie', 'set-cookie', 'x-api-key', 'x-service-client-id', 'x-sportident-client-id', 'proxy-authorization'];
@@ -35,10 +36,13 @@ const SECRET_QUERY = /^(secret|token|apikey|api_key|key|password|access_token|re
  */
 const SECRET_PATH_SEGMENT = /(\/key\/)[^/?#]+/gi;
 
-/** The URL with secret query values and secret path segments ({@link SECRET_PATH_SEGMENT}) replaced by `***`. */
+/**
+ * The URL with secret query values and secret path segments ({@link SECRET_PATH_SEGMENT}) replaced by `***`, and
+ * an API key in any other segment by `tk_***` (errors.ts `maskKeyTokens`).
+ */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
-  const path = (q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH_SEGMENT, '$1***');
+  const path = maskKeyTokens((q < 0 ? url : url.slice(0, q)).replace(SECRET_PATH_SEGMENT, '$1***'));
   if (q < 0) return path;
   const params = new URLSearchParams(url.slice(q + 1));
   for (const k of [...params.keys()]) if (SECRET_QUERY.test(k)) params.set(k, '***');

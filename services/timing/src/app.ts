@@ -15,6 +15,7 @@ import {
   dispatch,
   principalOf,
   rateLimits,
+  clientIp,
   enforceRoles,
   healthz,
   httpLogger,
@@ -69,11 +70,14 @@ export interface TimingDeps {
   readCacheBytes?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
+  /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
+  streamMaxMs?: number;
   /**
-   * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, counted in
+   * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, and the per-address
+   * budgets of anonymous ROC reads and whole downloads per minute ({@link anonymousReadBudgets}), counted in
    * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
    */
-  rateLimit?: { keyReadsPerMinute: number; redis?: Redis; prefix?: string };
+  rateLimit?: { keyReadsPerMinute: number; anonymousRocReadsPerMinute?: number; anonymousDownloadsPerMinute?: number; redis?: Redis; prefix?: string };
   /** Origins allowed for the non-public operations (`CORS_ORIGINS`); public reads answer any origin. */
   corsOrigins?: string[];
   /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
@@ -97,6 +101,45 @@ function keyReadLimits(deps: TimingDeps): RequestHandler {
     prefix: deps.rateLimit?.prefix ?? 'timing',
     logger: deps.logger,
   });
+}
+
+/** Whether a read starts from the beginning: no `afterId` (or 0) and, for streams, no `Last-Event-ID`. */
+function isWholeDownload(req: Request): boolean {
+  const afterId = req.query.afterId;
+  return (afterId === undefined || (typeof afterId === 'string' && /^0*$/.test(afterId))) && !req.get('Last-Event-ID');
+}
+
+/**
+ * Budgets of anonymous reads that cost real work, charged to the client's address (`req.ip`, which honours
+ * `TRUSTED_PROXIES`): ROC reads (`getRocPunches`, up to ten pages each) and whole downloads ({@link
+ * isWholeDownload}) of `getPunches`, `getPublicEventPunches` and `getPunchStream`; timing spec "Limits". A
+ * request with a key is charged to the key instead ({@link keyReadLimits}).
+ */
+function anonymousReadBudgets(deps: TimingDeps): RequestHandler {
+  const anonymous = (res: Response) => principalOf<Principal>(res) === null;
+  const roc = (req: Request, res: Response) => (anonymous(res) ? `ip:${clientIp(req)}` : undefined);
+  const download = (req: Request, res: Response) => (anonymous(res) && isWholeDownload(req) ? `ip:${clientIp(req)}` : undefined);
+  const points = deps.rateLimit?.anonymousDownloadsPerMinute ?? 0;
+  const downloads = (operationId: string) => ({
+    operationId,
+    points,
+    durationSeconds: 60,
+    key: download,
+    message: 'Too many whole downloads from this address; poll with afterId, or retry later.',
+  });
+  const limits = [
+    {
+      operationId: 'getRocPunches',
+      points: deps.rateLimit?.anonymousRocReadsPerMinute ?? 0,
+      durationSeconds: 60,
+      key: roc,
+      message: 'Too many ROC reads from this address; retry later.',
+    },
+    downloads('getPunches'),
+    downloads('getPublicEventPunches'),
+    downloads('getPunchStream'),
+  ];
+  return rateLimits(limits, { redis: deps.rateLimit?.redis, prefix: `${deps.rateLimit?.prefix ?? 'timing'}:anon`, logger: deps.logger });
 }
 
 /** Builds the app. */
@@ -155,7 +198,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
-      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), requireSupportedEncoding, bodyParsers()],
+      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), anonymousReadBudgets(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;
@@ -165,7 +208,7 @@ export function createApp(deps: TimingDeps): Express {
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...rocHandlers(handlerDeps, timingMetrics),
-      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
+      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, maxLifetimeMs: deps.streamMaxMs }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,
@@ -191,6 +234,7 @@ export function createApp(deps: TimingDeps): Express {
       timingMetrics,
       logger: deps.logger,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
+      anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
     });
     runBeforeExpress(app, lane);
   }

@@ -68,6 +68,11 @@ export interface TimingConfig {
   maxLiveConnections: number;
   /** Most of them one client (key's user, else address) may hold (429 beyond); `TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT`. */
   maxLiveConnectionsPerClient: number;
+  /**
+   * Most seconds one punch stream stays open (`TIMING_STREAM_MAX_SECONDS`, default 3600); the client reconnects
+   * with `Last-Event-ID` and its key is checked anew (spec `getPunchStream`).
+   */
+  streamMaxSeconds: number;
   /** Express `trust proxy`: proxies whose `X-Forwarded-For` names the client (`TRUSTED_PROXIES`, comma list); none by default. */
   trustedProxies: string[];
   /** Redis URL for rate-limit counters shared by all instances (`REDIS_URL`); in memory when unset. */
@@ -76,6 +81,10 @@ export interface TimingConfig {
   rateLimitKeyPrefix: string;
   /** Reads with a key per key and minute (`TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE`); 0 (default) = no limit. */
   rateLimitKeyReadsPerMinute: number;
+  /** Anonymous ROC reads per client address and minute (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`; production 120, else 0 = off). */
+  anonymousRocReadsPerMinute: number;
+  /** Anonymous whole downloads per client address and minute (`TIMING_ANONYMOUS_DOWNLOADS_PER_MINUTE`; production 60, else 0 = off). */
+  anonymousDownloadsPerMinute: number;
   /** Browser origins allowed to call the non-public operations (`CORS_ORIGINS`, comma list); public reads answer any origin. */
   corsOrigins: string[];
   /**
@@ -115,10 +124,13 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     metricsToken: e.string('METRICS_TOKEN'),
     maxLiveConnections: e.int('TIMING_MAX_LIVE_CONNECTIONS', 1000, 1, 1_000_000),
     maxLiveConnectionsPerClient: e.int('TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT', 100, 1, 1_000_000),
+    streamMaxSeconds: e.int('TIMING_STREAM_MAX_SECONDS', 3600, 1, 86_400),
     trustedProxies: parseTrustedProxies(e.string('TRUSTED_PROXIES')),
     redisUrl: e.url('REDIS_URL', ['redis', 'rediss']),
     rateLimitKeyPrefix: e.string('RATE_LIMIT_KEY_PREFIX', 'timing')!,
     rateLimitKeyReadsPerMinute: e.int('TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE', 0, 0, 10_000_000),
+    anonymousRocReadsPerMinute: e.int('TIMING_ANONYMOUS_ROC_READS_PER_MINUTE', production ? 120 : 0, 0, 10_000_000),
+    anonymousDownloadsPerMinute: e.int('TIMING_ANONYMOUS_DOWNLOADS_PER_MINUTE', production ? 60 : 0, 0, 10_000_000),
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
     readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,

@@ -75,8 +75,15 @@ async function main(): Promise<void> {
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
     trustedProxies: config.trustedProxies,
+    streamMaxMs: config.streamMaxSeconds * 1000,
     metricsAccess: { token: config.metricsToken, production: config.production },
-    rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix },
+    rateLimit: {
+      keyReadsPerMinute: config.rateLimitKeyReadsPerMinute,
+      anonymousRocReadsPerMinute: config.anonymousRocReadsPerMinute,
+      anonymousDownloadsPerMinute: config.anonymousDownloadsPerMinute,
+      redis,
+      prefix: config.rateLimitKeyPrefix,
+    },
   });
   const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
   const running = await startHttpServer(app, {

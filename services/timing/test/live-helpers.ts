@@ -27,14 +27,20 @@ export interface Instance {
 const logger = createLogger('timing-live-test');
 
 /**
- * Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms), the pool size and
- * the waiters' safety re-read period (ms; a test that proves a wake-up came from a notification sets it beyond the
- * test's own length, so only the notification can have delivered the punch).
+ * Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms), the pool size, the
+ * streams' lifetime (ms) and the waiters' safety re-read period (ms; a test that proves a wake-up came from a
+ * notification sets it beyond the test's own length, so only the notification can have delivered the punch).
  */
 export async function startInstance(
   ctx: TimingTestContext,
-
-  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number; safetyPollMs?: number } = {},
+  opts: {
+    maxConnections?: number;
+    maxConnectionsPerClient?: number;
+    heartbeatMs?: number;
+    poolSize?: number;
+    streamMaxMs?: number;
+    safetyPollMs?: number;
+  } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
   const hub = new LiveHub({
@@ -46,7 +52,7 @@ export async function startInstance(
   });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
-  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
+  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs, streamMaxMs: opts.streamMaxMs });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

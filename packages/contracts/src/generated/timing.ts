@@ -30,7 +30,9 @@ export interface paths {
          *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
          *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
          *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
-         *       (event), the modem's user (modem, `user`) or an admin. A private event answers exactly as a missing
+         *       (event), the modem's user (modem, `user`) or an admin. By `modem` alone, a caller who is not the
+         *       modem's user gets only the punches inside the windows of the public events containing it ("Anonymous
+         *       reads"; `X-Total-Count` counts those). A private event answers exactly as a missing
          *       one (404, same body) to callers without such a key, and a modem the caller may not read matches
          *       nothing, exactly as an unknown serial number (not an error): the answers never tell whether a
          *       private event or modem exists. Reading by `user` needs that user's or an admin's key (401 without
@@ -56,7 +58,8 @@ export interface paths {
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
          *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
-         *       user rejects the whole batch with 403 (admin keys may upload for any modem). One upload may register
+         *       user rejects the whole batch with 403 `Nothing stored: this key may not use modem …`, which names
+         *       nobody (admin keys may upload for any modem). One upload may register
          *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`;
          *       uploads and events alike): beyond either, the whole batch is rejected with 400 naming the limit and
          *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
@@ -100,6 +103,13 @@ export interface paths {
          *       client (the API key's user, else the client address) may hold only a share of them (100 by
          *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
          *       instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *     - Revocation: the key is checked again before each delivery. When it was revoked (on any instance)
+         *       the stream sends `event: error` with `data:` the ProblemDetails of the 401 (`The API key is unknown
+         *       or revoked.`) and closes, normally within a second of the revocation; a reconnect with that key is
+         *       401.
+         *     - Lifetime: a stream closes after `TIMING_STREAM_MAX_SECONDS` (default 3600) even when busy (after the
+         *       page under way); the client reconnects (EventSource does so on its own, after `retry`) with
+         *       `Last-Event-ID`, without gaps or repeats, and its key is checked anew.
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -421,6 +431,8 @@ export interface paths {
          *     - Access: public events without a key (the `apikey` header is honoured when sent). ROC readers send
          *       no headers, so a private event is read through `getRocPunchesWithKey`, with the key in the path.
          *       An unknown event, and a private one without the owner's or an admin's key, is 404 (the same answer).
+         *     - Budget: anonymous ROC reads (no `apikey` header) are counted per client address
+         *       (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`, 120 in production): `429` with `Retry-After` beyond ("Limits").
          *     - As every public read, undeclared query parameters are ignored.
          */
         get: operations["getRocPunches"];
@@ -941,7 +953,7 @@ export interface components {
             errors?: {
                 [key: string]: string[];
             };
-            /** @description On 403 for an upload or event change, the modem serial numbers that belong to another user. */
+            /** @description On 403 for an upload or event change, the modem serial numbers this key may not use (the answer does not say whose they are). */
             modems?: string[];
         } & {
             [key: string]: unknown;
@@ -1031,7 +1043,7 @@ export interface components {
                 "application/problem+json": components["schemas"]["Problem"];
             };
         };
-        /** @description Rate limit of the key, or a daily quota of the user, exceeded; retry after the given seconds. */
+        /** @description Rate limit of the key, budget of the client address (anonymous reads), or a daily quota of the user, exceeded; retry after the given seconds. */
         TooManyRequests: {
             headers: {
                 /** @description Seconds to wait before retrying. */
@@ -1145,6 +1157,8 @@ export interface operations {
                  *     request up to this many seconds until a punch for the filter becomes readable, then answer as usual;
                  *     when the time is up, answer the normal empty result (`X-Total-Count: 0`). `0` (default) answers at
                  *     once. A new punch is normally delivered within 100 ms of its upload, on any service instance.
+                 *     The key is checked again before a held request answers: when it was revoked meanwhile (on any
+                 *     instance) the answer is 401, normally within a second of the revocation.
                  *     Held requests are bounded per instance (503 with `Retry-After` when full) and per client (the API key's
                  *     user, else the client address; 429 with `Retry-After` beyond its share, 100 by default).
                  * @example 30
@@ -1260,7 +1274,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description An endless event stream (ends when the client disconnects or the instance stops). */
+            /** @description An event stream (ends when the client disconnects, the instance stops, its key is revoked or its lifetime `TIMING_STREAM_MAX_SECONDS` has passed). */
             200: {
                 headers: {
                     [name: string]: unknown;
@@ -1822,6 +1836,7 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
             404: components["responses"]["NotFound"];
+            429: components["responses"]["TooManyRequests"];
             503: components["responses"]["ProblemServiceUnavailable"];
             default: components["responses"]["ProblemDefault"];
         };

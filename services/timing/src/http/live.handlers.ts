@@ -6,14 +6,22 @@
 import { ApiError, isHeadRequest, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import type { LiveHub } from '../live/hub';
-import { clientGone, runStream } from '../live/live.service';
+import { clientGone, keyGuard, runStream } from '../live/live.service';
 import { readPunches } from '../punches/punches.service';
+import { isKeyActive } from '../users/users.service';
 import type { HandlerDeps } from './deps';
 import { callerOf, liveClientOf } from './respond';
 
-/** Options of {@link liveHandlers}; `heartbeatMs` shortens the keep-alive interval in tests. */
+/** Default most lifetime of one stream (ms): `TIMING_STREAM_MAX_SECONDS`' default. */
+const DEFAULT_STREAM_MAX_MS = 3_600_000;
+
+/**
+ * Options of {@link liveHandlers}; `heartbeatMs` shortens the keep-alive interval in tests, `maxLifetimeMs` bounds
+ * how long one stream stays open (default one hour).
+ */
 export interface LiveHandlerOptions {
   heartbeatMs?: number;
+  maxLifetimeMs?: number;
 }
 
 /** `getPunchStream`. */
@@ -48,6 +56,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
           first,
           seen,
           signal: gone.signal,
+          keyActive: keyGuard(live, caller, (id) => isKeyActive(svc.db, id)),
+          maxLifetimeMs: opts.maxLifetimeMs ?? DEFAULT_STREAM_MAX_MS,
           heartbeatMs: opts.heartbeatMs,
           onError: (err) => deps.logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'punch stream ended by an error'),
         });

@@ -13,8 +13,8 @@
  * `NewPunch` as it stands, with an API key — checked before a byte of the body is read, so a caller without a
  * valid key costs no inflating or parsing (docs/decisions.md §5 "Work before authentication"). The schemas are read from the loaded spec and compiled once when
  * the app is built ({@link compilePunchLaneRules}), so a change of the spec changes the lane with it. Everything else — and every request that would end in
- * an error (401, 403, 404, 400 from the service), and key-bearing reads while a per-key read limit is
- * configured — goes on to the full pipeline, which then answers it from scratch. So validation errors,
+ * an error (401, 403, 404, 400 from the service), key-bearing reads while a per-key read limit is
+ * configured, and anonymous whole downloads while they have a budget — goes on to the full pipeline, which then answers it from scratch. So validation errors,
  * long polls and rate limiting have one implementation, the pipeline's; the fast lane only repeats what a
  * successful read does there: the same service call (`readPunches`, access included), the same headers
  * (`X-Request-Id`, `Content-Type`, `Cache-Control`, `X-Total-Count`, `Vary`), gzip at the same level and
@@ -123,6 +123,8 @@ export interface FastLaneDeps {
   timingMetrics: TimingMetrics;
   logger: Logger;
   keyReadsLimited: boolean;
+  /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */
+  anonymousDownloadsLimited: boolean;
 }
 
 /** A request as the fast lane sees it: Node's, plus the body once parsed. */
@@ -191,6 +193,7 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     if (query === null) return pipeline();
     const key = apiKeyOf(req);
     if (key !== undefined && deps.keyReadsLimited) return pipeline();
+    if (key === undefined && deps.anonymousDownloadsLimited && !query.afterId) return pipeline();
     // No Accept, */* and application/* pick JSON (first listed), as in the handler.
     const accepted = preferredType(req, ['application/json', 'text/csv']);
     if (!accepted) return pipeline();

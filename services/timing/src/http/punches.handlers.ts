@@ -4,10 +4,11 @@
  */
 import { ApiError, preferredType, specFilled, type Handlers, type OpenApiDocument } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
-import { clientGone, holdLongPoll } from '../live/live.service';
+import { clientGone, holdLongPoll, keyGuard } from '../live/live.service';
 import type { LiveHub } from '../live/hub';
 import { punchCsvReader, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
 import { countIngested, type TimingMetrics } from '../metrics';
+import { isKeyActive } from '../users/users.service';
 import { compileJsonPunchCheck } from '../punches/punches.csv';
 import type { HandlerDeps } from './deps';
 import { callerOf, liveClientOf, requireCaller, sendText } from './respond';
@@ -51,7 +52,8 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
         const release = live.acquire(liveClientOf(req, res));
         const gone = clientGone(res);
         try {
-          page = await holdLongPoll(live, read, page, seen, waitMs, gone.signal);
+          const keyActive = keyGuard(live, caller, (id) => isKeyActive(svc.db, id));
+          page = await holdLongPoll(live, read, page, seen, waitMs, gone.signal, keyActive);
         } finally {
           release();
           gone.dispose();

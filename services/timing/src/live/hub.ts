@@ -54,6 +54,8 @@ export type LiveSlot = () => void;
 export class LiveHub {
   /** Bumped on every wake; a waiter that saw generation g before its read returns at once when it changed. */
   private generation = 0;
+  /** Bumped by {@link keysChanged}: a held request whose key was checked under another value checks it again. */
+  private keyGen = 0;
   private readonly waiters = new Set<(reason: WakeReason) => void>();
   private held = 0;
   /** Slots held per client (see {@link acquire}); a client with none has no entry. */
@@ -74,6 +76,23 @@ export class LiveHub {
   /** Current generation; take it before a read and pass it to {@link wait}. */
   get current(): number {
     return this.generation;
+  }
+
+  /**
+   * Revocation generation: moves whenever a key may have been revoked (a `timing_keys` notification, or a
+   * (re)connect of the LISTEN session, which may have missed some); see live.service.ts `keyGuard`.
+   */
+  get keyGeneration(): number {
+    return this.keyGen;
+  }
+
+  /**
+   * A key may have been revoked (a revocation was announced, or announcements may have been missed): moves
+   * {@link keyGeneration} and wakes every waiter, so that each held request with a key re-checks it now.
+   */
+  keysChanged(): void {
+    this.keyGen += 1;
+    this.wakeAll();
   }
 
   /** True once {@link close} was called: live requests answer at once and streams end. */

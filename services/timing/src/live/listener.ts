@@ -1,5 +1,6 @@
 /**
- * The one dedicated `LISTEN punches` session of a service instance. Every upload, on any
+ * The one dedicated `LISTEN punches` session of a service instance (also `timing_events`, event changes, and
+ * `timing_keys`, key revocations). Every upload, on any
  * instance, ends with `NOTIFY punches '<maxId>'` (punches.service.ts); PostgreSQL delivers it to every
  * listening session of the database, so each instance's hub learns of punches stored elsewhere.
  *
@@ -10,6 +11,7 @@ import type { Logger } from 'pino';
 import { startListenSession, type ListenSession } from '@sports-timing/shared';
 import { PUNCH_CHANNEL } from '../punches/punch-upload.repository';
 import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
+import { KEY_CHANNEL } from '../users/users.service';
 import type { LiveHub } from './hub';
 
 /** A running listener; `stop()` ends the session and any pending reconnect. */
@@ -19,16 +21,18 @@ export type PunchListener = ListenSession;
 export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): PunchListener {
   return startListenSession({
     url,
-    channels: [PUNCH_CHANNEL, EVENT_CHANNEL],
+    channels: [PUNCH_CHANNEL, EVENT_CHANNEL, KEY_CHANNEL],
     applicationName: 'timing-listen',
     logger,
     onNotification(msg) {
       if (msg.channel === PUNCH_CHANNEL) hub.notify(Number(msg.payload));
       else if (msg.channel === EVENT_CHANNEL) invalidateCachedEvent(Number(msg.payload));
+      else if (msg.channel === KEY_CHANNEL) hub.keysChanged();
     },
     onConnected() {
-      // Event changes announced while the session was down are lost too.
+      // Event changes and key revocations announced while the session was down are lost too.
       invalidateCachedEvent(null);
+      hub.keysChanged();
       hub.wakeAll();
     },
   });

@@ -14,11 +14,14 @@ export interface ModemListRow {
   created_at: Date;
 }
 
-/** Access facts of a modem for anonymous reads: its user and whether it is in at least one public event. */
-export interface ModemAccessRow {
+/**
+ * A window in which a caller may read a modem's punches by serial: the whole modem (`from_ms` and `to_ms` null)
+ * when it is the caller's, else the window of a public event containing it (local ms, inclusive, null = open).
+ */
+export interface ModemReadWindowRow {
   serial: string;
-  user_id: number;
-  is_public: boolean;
+  from_ms: number | null;
+  to_ms: number | null;
 }
 
 /** Owners of the given serials that exist. */
@@ -80,15 +83,21 @@ export async function modemsOfUserName(db: Kysely<DB>, userName: string): Promis
   return rows.map((r) => r.serial);
 }
 
-/** For each existing serial: its user and whether a public event contains it. */
-export async function modemAccess(db: Kysely<DB>, serials: readonly string[]): Promise<ModemAccessRow[]> {
+/**
+ * The windows in which the user `userId` (null: anonymous) may read each of `serials` by serial: one unbounded
+ * row for each of the user's own modems, one row per public event containing a serial with that event's
+ * window. A serial without a row is not readable (unknown, or another user's modem in no public event).
+ */
+export async function modemReadWindows(db: Kysely<DB>, serials: readonly string[], userId: number | null): Promise<ModemReadWindowRow[]> {
   if (serials.length === 0) return [];
-  const { rows } = await sql<ModemAccessRow>`
-    select m.serial, m.user_id,
-           exists (select 1 from event_modems em join events e on e.id = em.event_id
-                   where em.modem = m.serial and e.is_public) as is_public
+  const { rows } = await sql<ModemReadWindowRow>`
+    select m.serial, null::int8 as from_ms, null::int8 as to_ms
     from modems m
-    where m.serial = any(${[...serials]}::text[])
+    where m.serial = any(${[...serials]}::text[]) and m.user_id = ${userId}::int
+    union all
+    select em.modem, e.from_ms, e.to_ms
+    from event_modems em join events e on e.id = em.event_id
+    where em.modem = any(${[...serials]}::text[]) and e.is_public
   `.execute(db);
   return rows;
 }

@@ -17,9 +17,12 @@ function foreignModems(detail: string, serials: string[]): ApiError {
   return new ApiError(403, detail, { extensions: { modems: serials.sort() } });
 }
 
-/** The 403 for serials that belong to another user (`extensions.modems` lists them). */
+/**
+ * The 403 for serials the caller may not use (another user's; `extensions.modems` lists them, the caller's own
+ * input). It says no more than that — not that they are registered, nor to whom (reads hide both).
+ */
 export function foreignModemsError(foreign: string[]): ApiError {
-  return foreignModems(`Modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')} belong${foreign.length > 1 ? '' : 's'} to another user.`, [...foreign]);
+  return foreignModems(`Nothing stored: this key may not use modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')}.`, [...foreign]);
 }
 
 /**

@@ -31,6 +31,7 @@
 import type pg from 'pg';
 import { PUNCH_FIELDS, PUNCH_PAGE_SIZE } from './punch-spec';
 import { VIS_CTE, VIS_XMIN, VISIBLE_XMIN, visibleHead, visibleRow } from './punch-visibility.repository';
+import { modemWindowCondition, type ModemWindow } from './punch-windows.repository';
 
 /**
  * Session settings of the service's pool (server.ts; the tests and the benchmark's raw server use them
@@ -62,12 +63,14 @@ const CSV_HEADER = PUNCH_FIELDS.join(',');
 /** The `punches` column of each of {@link PUNCH_FIELDS} (`receptionTimeUtc` → `reception_time_utc`). */
 const PUNCH_COLUMNS = PUNCH_FIELDS.map((f) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
 
-/** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`. */
+/** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`, modem windows. */
 export interface PunchScope {
   modems: readonly string[];
   afterId: number;
   timeFrom: number | null;
   timeTo: number | null;
+  /** When given, a punch is covered only inside one of its modem's windows (punch-windows.repository.ts). */
+  windows?: readonly ModemWindow[];
 }
 
 /** Response formats of a punch read. */
@@ -100,6 +103,7 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
     values.push(scope.timeTo);
     parts.push(`${alias}.time <= $${values.length}`);
   }
+  if (scope.windows !== undefined) parts.push(modemWindowCondition(scope.windows, alias, values));
   parts.push(visibleRow(alias, xmin));
   return { where: parts.join(' and '), values };
 }
@@ -225,7 +229,7 @@ export type PageStatement = 'walk' | 'sparse';
 /** Name of the prepared statement of a page shape (the text depends only on these). */
 function statementName(statement: PageStatement, scope: PunchScope, format: PunchFormat, withTotal: boolean): string {
   const modems = statement === 'sparse' ? String(scope.modems.length) : 'any';
-  return `punch_page_${statement}_${format}_${modems}_${scope.timeFrom === null ? 0 : 1}${scope.timeTo === null ? 0 : 1}${withTotal ? '' : '_nt'}`;
+  return `punch_page_${statement}_${format}_${modems}_${scope.timeFrom === null ? 0 : 1}${scope.timeTo === null ? 0 : 1}${scope.windows === undefined ? '' : 'w'}${withTotal ? '' : '_nt'}`;
 }
 
 /**
@@ -255,8 +259,8 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * ({@link counterTotal}) or, with a time window, an exact count (init plans, run only when the CASE needs
  * them).
  *
- * The text depends only on the statement, the format, which time bounds are set and, for `sparse`, the
- * number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
+ * The text depends only on the statement, the format, which time bounds (and modem windows) are set and, for
+ * `sparse`, the number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
  * `withTotal: false` leaves the total out (null), for the benchmark's raw server. Every variant, rendered
  * whole under its statement name: `src/punches/sql/*.sql` (`pnpm sql`; docs/database.md).
  */
@@ -271,7 +275,7 @@ export function pageQuery(
   const cached = pageTexts.get(name);
   if (cached !== undefined) return { name, text: cached, values };
   const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
-  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  const windowed = scope.timeFrom !== null || scope.timeTo !== null || scope.windows !== undefined;
   let page: string;
   let mode = '';
   if (statement === 'sparse') {
@@ -361,23 +365,17 @@ export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<stri
   return rows[0].head;
 }
 
-/**
- * Exact number of visible punches in scope by `count(*)` (reference for tests and the benchmark's raw
- * server; the service's pages take their total from the counters, see {@link pageQuery}).
- */
+/** Exact number of visible punches in scope by `count(*)` (reference for tests and the benchmark's raw server; pages use counters). */
 export async function countPunches(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
   const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from punches q where ${where}`, values);
   return rows[0].n;
 }
 
-/**
- * Number of visible punches in scope as the pages count it (counters without a time window, `count(*)`
- * with one), without reading a page; for tests comparing it with {@link countPunches}.
- */
+/** Visible punches in scope as pages count them (counters unless windowed) without a page; tests compare it with {@link countPunches}. */
 export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
-  const windowed = scope.timeFrom !== null || scope.timeTo !== null;
+  const windowed = scope.timeFrom !== null || scope.timeTo !== null || scope.windows !== undefined;
   const text = windowed
     ? `select count(*)::float8 as n from punches q where ${where}`
     : `with ${VIS_CTE}, ${FINE_COUNTS} select ${counterTotal(PARTIAL_BUCKET_COUNT)}::float8 as n`;

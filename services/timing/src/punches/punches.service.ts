@@ -12,13 +12,14 @@ import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
 import { cachedEvent } from '../events/event-cache';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
-import { modemAccess, modemsOfUserName } from '../modems/modems.repository';
+import { modemReadWindows, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
+import type { ModemWindow } from './punch-windows.repository';
 import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
@@ -86,8 +87,10 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
  * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 alike for an
  *   unknown event and one the caller may not read);
  * - `user`: that user's modems; only that user or an admin;
- * - `modem` alone: modems in a public event, the caller's own, or any for an admin; other serials match
- *   nothing, exactly as unknown ones. With `eventId` or `user` given, the modem list only narrows their scope.
+ * - `modem` alone: the caller's own modems wholly, any modem for an admin, and another user's modem only within
+ *   the windows of the public events containing it (`windows` of the scope; an event without a window exposes
+ *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
+ *   `eventId` or `user` given, the modem list only narrows their scope.
  */
 async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
@@ -100,6 +103,7 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
   if (listed.length > MAX_MODEMS_PER_QUERY) throw validationError({ modem: [`at most ${MAX_MODEMS_PER_QUERY} serial numbers`] });
 
   let modems: Set<string> | null = null;
+  let windows: ModemWindow[] | undefined;
   let timeFrom: number | null = null;
   let timeTo: number | null = null;
   if (q.eventId !== undefined) {
@@ -121,8 +125,9 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
     if (q.eventId === undefined && q.user === undefined && !isAdmin(caller)) {
       // A modem the caller may not read matches nothing, exactly like an unknown serial: the answer does not
       // tell whether a private modem exists.
-      const hidden = new Set((await modemAccess(deps.db, listed)).filter((m) => !m.is_public && m.user_id !== caller?.userId).map((m) => m.serial));
-      readable = listed.filter((serial) => !hidden.has(serial));
+      const read = await readWindowsOf(deps, listed, caller);
+      readable = listed.filter((serial) => read.readable.has(serial));
+      windows = read.windows;
     }
     modems = intersect(modems, readable);
   }
@@ -131,7 +136,23 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
     const after = Math.ceil(Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, q.after)));
     timeFrom = timeFrom === null ? after : Math.max(timeFrom, after);
   }
-  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo };
+  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo, windows };
+}
+
+/**
+ * Which of `serials` a non-admin `caller` may read by serial alone, and the windows that cut them: none
+ * (`windows` undefined) when every readable serial is readable wholly (the caller's own, or in a public event
+ * without a window); otherwise one unbounded window per wholly readable serial and the public events' windows
+ * of the others (see `resolveScope`).
+ */
+async function readWindowsOf(deps: PunchDeps, serials: string[], caller: Principal | null): Promise<{ readable: Set<string>; windows?: ModemWindow[] }> {
+  const rows = await modemReadWindows(deps.db, serials, caller?.userId ?? null);
+  const readable = new Set(rows.map((r) => r.serial));
+  const whole = new Set(rows.filter((r) => r.from_ms === null && r.to_ms === null).map((r) => r.serial));
+  if (whole.size === readable.size) return { readable };
+  const windows: ModemWindow[] = [...whole].map((modem) => ({ modem, from: null, to: null }));
+  for (const r of rows) if (!whole.has(r.serial)) windows.push({ modem: r.serial, from: r.from_ms, to: r.to_ms });
+  return { readable, windows };
 }
 
 /**
@@ -176,9 +197,18 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
   const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
   if (bytes === 0) return readPage(pool, scope, format);
   const cache = readCacheFor(pool, bytes);
-  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}`;
+  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
   const answer = await cache.get(key, () => readPage(pool, scope, format));
   return { body: answer.body, total: answer.total, derive: (name, make) => cache.derive(key, answer, name, make) };
+}
+
+/** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
+function windowsKey(windows: readonly ModemWindow[] | undefined): string {
+  if (windows === undefined) return '';
+  return windows
+    .map((w) => `${w.modem}:${w.from ?? ''}:${w.to ?? ''}`)
+    .sort()
+    .join(';');
 }
 
 async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; head: string }> {

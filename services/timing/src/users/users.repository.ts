@@ -96,7 +96,25 @@ export async function findApiKey(db: Kysely<DB>, id: number): Promise<ApiKeyRow 
   return db.selectFrom('api_keys').selectAll().where('id', '=', id).executeTakeFirst();
 }
 
-/** Marks a key revoked now (keeps an earlier revocation time). */
-export async function revokeApiKey(db: Kysely<DB>, id: number): Promise<void> {
-  await db.updateTable('api_keys').set({ revoked_at: new Date() }).where('id', '=', id).where('revoked_at', 'is', null).execute();
+/**
+ * Marks a key revoked now (keeps an earlier revocation time) and, in the same statement, sends
+ * `NOTIFY <channel>, '<id>'`, delivered at its commit to every instance's LISTEN session, so that open punch
+ * streams and held long-polls with this key end on every instance (live/live.service.ts `keyGuard`).
+ */
+export async function revokeApiKey(db: Kysely<DB>, id: number, channel: string): Promise<void> {
+  await sql`
+    with revoked as (update api_keys set revoked_at = now() where id = ${id}::int and revoked_at is null returning id)
+    select pg_notify(${channel}, ${String(id)})
+  `.execute(db);
+}
+
+/**
+ * Whether the key with this id is still active by the rule of `active_key_owner` (migration 0008: it exists and
+ * is not revoked), looked up by the key's primary key; for the re-checks of held live requests.
+ */
+export async function isKeyActive(db: Kysely<DB>, id: number): Promise<boolean> {
+  const { rows } = await sql<{ active: boolean }>`
+    select exists (select 1 from api_keys k join users u on u.id = k.user_id where k.id = ${id}::int and k.revoked_at is null) as active
+  `.execute(db);
+  return rows[0]?.active === true;
 }

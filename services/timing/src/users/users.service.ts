@@ -19,8 +19,14 @@ export function keyRequired(detail = 'An API key is required (header apikey).'):
   return new ApiError(401, detail, { headers: { 'WWW-Authenticate': AUTH_SCHEME } });
 }
 
+/**
+ * Channel of key revocations (payload: the key id), sent by {@link revokeKey} and heard by every instance's
+ * LISTEN session (live/listener.ts).
+ */
+export const KEY_CHANNEL = 'timing_keys';
+
 /** The 401 for an unknown or revoked API key. */
-function unknownKey(): ApiError {
+export function unknownKey(): ApiError {
   return keyRequired('The API key is unknown or revoked.');
 }
 
@@ -125,10 +131,18 @@ export async function getKey(db: Kysely<DB>, caller: Principal, id: number): Pro
   return toApiKeyDto(await visibleKey(db, caller, id));
 }
 
-/** Revokes a key (own; admins any); idempotent. */
+/**
+ * Revokes a key (own; admins any); idempotent. Ends the live requests held with it on every instance
+ * ({@link KEY_CHANNEL}).
+ */
 export async function revokeKey(db: Kysely<DB>, caller: Principal, id: number): Promise<void> {
   await visibleKey(db, caller, id);
-  await repo.revokeApiKey(db, id);
+  await repo.revokeApiKey(db, id, KEY_CHANNEL);
+}
+
+/** Whether the key with id `keyId` is still active (held live requests re-check it, live/live.service.ts). */
+export function isKeyActive(db: Kysely<DB>, keyId: number): Promise<boolean> {
+  return repo.isKeyActive(db, keyId);
 }
 
 /**
