@@ -109,6 +109,7 @@ const CASES: Record<string, Case> = {
   TIMING_READ_DATABASE_URL: { bad: 'replica:5432', readers: [timing] },
   TIMING_RATE_LIMIT_KEY_READS_PER_MINUTE: { bad: '-1', readers: [timing] },
   TIMING_READ_CACHE_MB: { bad: 'x', readers: [timing] },
+  TIMING_PUNCH_MAX_AGE_SECONDS: { bad: '3601', readers: [timing] },
   TIMING_QUOTA_EVENTS_PER_USER: { bad: '0', readers: [timing] },
   TIMING_QUOTA_KEYS_PER_USER: { bad: '0', readers: [timing] },
   TIMING_QUOTA_PUNCHES_PER_DAY: { bad: '0', readers: [timing] },

@@ -65,6 +65,7 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
+    punchMaxAgeSeconds: config.punchMaxAgeSeconds,
     trustedProxies: config.trustedProxies,
     metricsAccess: { token: config.metricsToken, production: config.production },
     rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix },

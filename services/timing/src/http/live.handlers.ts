@@ -9,6 +9,7 @@ import type { LiveHub } from '../live/hub';
 import { clientGone, runStream } from '../live/live.service';
 import { readPunches } from '../punches/punches.service';
 import type { HandlerDeps } from './deps';
+import { LIVE_CACHE_CONTROL } from './read-caching';
 import { callerOf, liveClientOf } from './respond';
 
 /** Options of {@link liveHandlers}; `heartbeatMs` shortens the keep-alive interval in tests. */
@@ -34,7 +35,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
       try {
         res.status(200);
         res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-        res.setHeader('Cache-Control', 'no-cache');
+        // A stream is an answer to a moment: no cache keeps or replays it (read-caching.ts).
+        res.setHeader('Cache-Control', LIVE_CACHE_CONTROL);
         // Reverse proxies (nginx) would otherwise buffer the stream.
         res.setHeader('X-Accel-Buffering', 'no');
         res.flushHeaders();
