@@ -18,7 +18,7 @@ let owner: TestUser;
 let publicEvent: number;
 let privateEvent: number;
 
-const ETAG = /^W\/"[0-9]+\.[A-Za-z0-9_-]{16}"$/;
+const ETAG = /^W\/"[A-Za-z0-9_-]{22}"$/;
 const VARY = 'Accept, Accept-Encoding, apikey, Origin';
 
 function punch(modem: string, i: number) {
@@ -70,10 +70,10 @@ describe.each(lanes)('getPunches through the %s', (_name, app) => {
     expect(hit.headers['cache-control']).toBe('public, max-age=1');
     expect(hit.headers.vary).toBe(VARY);
     // A list naming it, the strong form, and `*` match too; another tag does not.
-    await request(app()).get(url).set('Accept', accept).set('If-None-Match', `W/"1.AAAAAAAAAAAAAAAA", ${etag}`).expect(304);
+    await request(app()).get(url).set('Accept', accept).set('If-None-Match', `W/"AAAAAAAAAAAAAAAAAAAAAA", ${etag}`).expect(304);
     await request(app()).get(url).set('Accept', accept).set('If-None-Match', etag.slice(2)).expect(304);
     await request(app()).get(url).set('Accept', accept).set('If-None-Match', '*').expect(304);
-    const miss = await request(app()).get(url).set('Accept', accept).set('If-None-Match', 'W/"1.AAAAAAAAAAAAAAAA"').expect(200);
+    const miss = await request(app()).get(url).set('Accept', accept).set('If-None-Match', 'W/"AAAAAAAAAAAAAAAAAAAAAA"').expect(200);
     expect(miss.headers.etag).toBe(etag);
     expect(miss.headers['x-total-count']).toBe('2');
   });

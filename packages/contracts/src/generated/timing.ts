@@ -1075,7 +1075,7 @@ export interface components {
         /**
          * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
          *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
-         * @example W/"1234.Qm9vdHN0cmFwcGVkIQ"
+         * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
          */
         IfNoneMatch: string;
         /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
@@ -1118,7 +1118,7 @@ export interface components {
          */
         PunchCacheControl: string;
         /**
-         * @description Public answers only: a weak entity tag `W/"<visible head>.<digest of the read>"`, equal exactly when the
+         * @description Public answers only: a weak entity tag `W/"<digest of the visible head and the read>"`, equal exactly when the
          *     body is; send it back in `If-None-Match` to get a `304` while nothing changed.
          */
         PunchETag: string;
@@ -1169,7 +1169,7 @@ export interface operations {
                 /**
                  * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
                  *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
-                 * @example W/"1234.Qm9vdHN0cmFwcGVkIQ"
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1759,7 +1759,7 @@ export interface operations {
                 /**
                  * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
                  *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
-                 * @example W/"1234.Qm9vdHN0cmFwcGVkIQ"
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1835,7 +1835,7 @@ export interface operations {
                 /**
                  * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
                  *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
-                 * @example W/"1234.Qm9vdHN0cmFwcGVkIQ"
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };
@@ -1885,7 +1885,7 @@ export interface operations {
                 /**
                  * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
                  *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
-                 * @example W/"1234.Qm9vdHN0cmFwcGVkIQ"
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
                  */
                 "If-None-Match"?: components["parameters"]["IfNoneMatch"];
             };

@@ -49,14 +49,13 @@ export interface ReadCaching {
 }
 
 /**
- * The weak entity tag of a public answer: `W/"<head>.<digest>"`, the visible head of its (last) page and 16
- * base64url characters of SHA-1 over `view` and `version` (a short text; the body is never hashed).
+ * The weak entity tag of a public answer: `W/"<digest>"`, 22 base64url characters of SHA-1 over `view` and
+ * `version` (the visible head and the read's key, a short text; the body is never hashed). The head itself is
+ * not shown: it is the newest punch id of every event, private ones included, and would tell anonymous
+ * callers how busy the whole service is.
  */
 function punchEntityTag(view: string, version: string): string {
-  const last = version.slice(version.lastIndexOf(' ') + 1);
-  const head = last.slice(0, last.indexOf('|'));
-  const digest = createHash('sha1').update(view).update('\n').update(version).digest('base64url').slice(0, 16);
-  return `W/"${head}.${digest}"`;
+  return `W/"${createHash('sha1').update(view).update('\n').update(version).digest('base64url').slice(0, 22)}"`;
 }
 
 /** The caching headers of a read (see the module comment). */
