@@ -116,6 +116,7 @@ const CASES: Record<string, Case> = {
   TIMING_ANONYMOUS_DOWNLOADS_PER_MINUTE: { bad: 'x', readers: [timing] },
   TIMING_STREAM_MAX_SECONDS: { bad: '0', readers: [timing] },
   TIMING_READ_CACHE_MB: { bad: 'x', readers: [timing] },
+  TIMING_PUNCH_MAX_AGE_SECONDS: { bad: '3601', readers: [timing] },
   TIMING_QUOTA_EVENTS_PER_USER: { bad: '0', readers: [timing] },
   TIMING_QUOTA_KEYS_PER_USER: { bad: '0', readers: [timing] },
   TIMING_QUOTA_PUNCHES_PER_DAY: { bad: '0', readers: [timing] },

@@ -3,6 +3,7 @@
  * capacity model (written text; the figures it leans on are this run's).
  */
 import type { MaintenanceResult, OrderDeliveryResult, SharedRateLimitResult } from './order-scenarios';
+import type { CachedPollsResult } from './cache-scenarios';
 import type { LiveResumeResult, PunchDeliveryResult, ReplicaLagResult } from './punch-scenarios';
 import type { RollingRestartResult } from './rolling-restart';
 import type { RollingUpgradeResult } from './rolling-upgrade';
@@ -20,6 +21,8 @@ export interface Figures {
   rolling: RollingRestartResult;
   upgrade: RollingUpgradeResult;
   throughput: ThroughputResult[];
+  /** Pollers through the nginx cache; absent when nginx is not installed. */
+  cache?: CachedPollsResult;
 }
 
 const n0 = (x: number) => Math.round(x).toLocaleString('en-US');
@@ -72,6 +75,16 @@ rendered by PostgreSQL and converted by the service, so polls are CPU in both. O
 (instances, PostgreSQL, HAProxy and the load generator), a second or third instance adds processes competing for the
 same cores, not capacity: instances buy availability here (a, b, c, f), not speed. Capacity grows with cores and disks —
 instances on further machines for the service CPU, a faster WAL device for uploads, replicas for reads.`;
+}
+
+/** Section (i): pollers through nginx (infra/nginx/timing-cache.conf) in front of the balancer. */
+function cacheText(c: CachedPollsResult | undefined): string {
+  if (!c) return 'Not measured in this run: nginx is not installed (`apt-get install nginx-light`).';
+  return `${c.pollers} anonymous pollers followed one public event with \`afterId\` through nginx (infra/nginx/timing-cache.conf:
+\`proxy_cache_lock\`, background revalidation with \`If-None-Match\`, the service's \`max-age=1\`) in front of the balancer,
+while ${c.uploaders} uploaders uploaded through the balancer (${n1(c.durationMs / 1000)} s): ${n0(c.polls)} polls, of which
+${n0(c.serviceReads)} reached a timing instance (${n1((c.serviceReads / Math.max(1, c.polls)) * 100)} %). ${n0(c.punches)} punches; missed per
+poller ${c.missed.join(' ')}, repeated ${c.repeated.join(' ')}. Guarantee: ${ok(c.violations)}.`;
 }
 
 /** The SCALING.md text. */
@@ -208,6 +221,10 @@ What PostgreSQL's active backends were doing (sampled every 100 ms; \`CPU\` = ru
 ${tp.map((x) => `| ${x.instances} | ${waitsText(x.uploadWaits)} | ${waitsText(x.pollWaits)} | ${n1(x.loadAverage[0])} / ${n1(x.loadAverage[1])} |`).join('\n')}
 ${tp.some((x) => x.violations.length) ? `\nErrors: ${tp.flatMap((x) => x.violations).join('; ')}\n` : ''}
 ${throughputVerdict(tp, meta.cpus)}
+
+## (i) Polls of a public event through the nginx cache
+
+${cacheText(f.cache)}
 
 ${CAPACITY_MODEL}`;
 }

@@ -5,15 +5,19 @@
  * while a timing instance is SIGKILLed and restarted (every punch delivered exactly once to every poller and
  * stored once), shop orders while an ordering instance is SIGKILLed and restarted (every acknowledged order
  * stored once, one confirmation message (Message-ID) each at the SMTP server, Idempotency-Keys answered alike by both
- * instances), maintenance mode and clear-caches on every instance; and the rolling upgrade from the previous
- * release (test/topology/release.ts) under punch and shop load, old and new instances serving together.
+ * instances), maintenance mode and clear-caches on every instance; with Debian's nginx installed, pollers of a
+ * public event through the nginx cache in front of the balancer (every punch exactly once, most polls answered
+ * by the cache); and the rolling upgrade from the previous release (test/topology/release.ts) under punch and
+ * shop load, old and new instances serving together.
  *
- * Needs Debian's HAProxy (`apt-get install haproxy`; `.ci/run` installs it). Without it the tests are
- * reported as skipped locally, and fail in CI (`CI=true`).
+ * Needs Debian's HAProxy (`apt-get install haproxy`) and nginx (`apt-get install nginx-light`; `.ci/run` installs
+ * both). Without them the tests are reported as skipped locally, and fail in CI (`CI=true`).
  */
 import { existsSync } from 'node:fs';
 import { maintenanceAndCaches, orderDelivery } from './order-scenarios';
+import { cachedPolls } from './cache-scenarios';
 import { punchDelivery } from './punch-scenarios';
+import { NGINX_BIN } from '../support/nginx';
 import { HAPROXY_BIN } from './haproxy';
 import { preparePreviousRelease } from './release';
 import { rollingUpgrade } from './rolling-upgrade';
@@ -34,11 +38,20 @@ if (!haveHaproxy && process.env.CI === 'true') {
 if (!haveHaproxy && process.env.CI !== 'true') {
   testNote(`topology tests skipped: ${HAPROXY_BIN} is missing (apt-get install -y haproxy)`);
 }
+const haveNginx = existsSync(NGINX_BIN);
+if (haveHaproxy && !haveNginx && process.env.CI === 'true') {
+  test('nginx is installed (CI)', () => {
+    throw new Error(`${NGINX_BIN} is missing: apt-get install -y nginx-light (.ci/run does this)`);
+  });
+}
+if (haveHaproxy && !haveNginx && process.env.CI !== 'true') {
+  testNote(`topology nginx cache test skipped: ${NGINX_BIN} is missing (apt-get install -y nginx-light)`);
+}
 
 (haveHaproxy ? describe : describe.skip)('topology: 2 timing + 2 ordering instances behind HAProxy', () => {
   let t: Topology;
   beforeAll(async () => {
-    t = await startTopology({ basePort: BASE_PORT, timing: 2, ordering: 2 });
+    t = await startTopology({ basePort: BASE_PORT, timing: 2, ordering: 2, cache: haveNginx });
   }, testTime(90_000));
   afterAll(async () => {
     await t?.stop();
@@ -63,6 +76,19 @@ if (!haveHaproxy && process.env.CI !== 'true') {
     expect(r.pollSpread.switches).toBeGreaterThanOrEqual(5);
     expect(r.pollSpread.switchShare).toBeGreaterThan(0.1);
     expect(r.events.join('\n')).toMatch(/SIGKILL timing2[\s\S]*timing2 UP again/);
+  });
+
+  (haveNginx ? test : test.skip)('pollers of a public event through the nginx cache: every punch exactly once, far fewer reads at the instances', async () => {
+    const r = await cachedPolls(t, { uploaders: 4, pollers: 8, durationMs: 5_000, tag: 'test-i' });
+    expect(r.violations).toEqual([]);
+    expect(r.punches).toBeGreaterThan(50);
+    expect(r.missed).toEqual(Array(8).fill(0));
+    expect(r.repeated).toEqual(Array(8).fill(0));
+    // Eight pollers asking the same questions: the cache answers most of them.
+    expect(r.serviceReads).toBeLessThan(r.polls / 2);
+    testNote(
+      `topology nginx cache: ${r.polls} polls by ${r.pollers} pollers in ${(r.durationMs / 1000).toFixed(1)} s, ${r.serviceReads} reached the instances, ${r.punches} punches each received once`,
+    );
   });
 
   test(

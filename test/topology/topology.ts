@@ -2,8 +2,10 @@
  * The production topology on one machine (SCALING.md): HAProxy in front of N timing and M ordering instances
  * of the compiled services (`pnpm build` output run with plain node), a private PostgreSQL primary with an
  * optional streaming hot standby (`pg_basebackup -R`), the machine's Redis for the shared rate limits (own key
- * prefix per run), both simulators and a real SMTP server (`smtp-server`). `stop()` ends everything it started,
- * also after a failed start.
+ * prefix per run), both simulators and a real SMTP server (`smtp-server`), and optionally (`cache`) Debian's
+ * nginx with infra/nginx/timing-cache.conf in front of the timing front end, the read path of result software
+ * (test/support/nginx.ts; its port is a free one outside the block). `stop()` ends everything it started, also
+ * after a failed start.
  *
  * Ports: everything lives in `basePort … basePort + 39` (see {@link PORTS}), so the CLI and the test run apart.
  * PostgreSQL (postgres-cluster.ts): `PG_BIN` (default Debian's `/usr/lib/postgresql/15/bin`); HAProxy (haproxy.ts): `HAPROXY_BIN`
@@ -16,6 +18,7 @@ import path from 'node:path';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { HAPROXY_BIN, startHaproxy } from './haproxy';
+import { startNginxCache, type NginxCache } from '../support/nginx';
 import { startPostgres } from './postgres-cluster';
 import { startTopologySmtp, type TopologySmtp } from './smtp';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -49,6 +52,11 @@ export interface TopologyOptions {
    * starts them from the previous release's (test/topology/release.ts) and restarts them on this one.
    */
   codeRoot?: string;
+  /**
+   * Also start Debian's nginx with infra/nginx/timing-cache.conf in front of the timing front end (the
+   * read path of result software, infra/README.md "nginx cache"); `cacheUrl` then names it.
+   */
+  cache?: boolean;
 }
 
 /** One service instance behind the balancer: a fixed port, so a restart comes back under the same HAProxy server. */
@@ -77,6 +85,8 @@ export interface Topology {
   /** Balancer front ends. */
   timingUrl: string;
   orderingUrl: string;
+  /** With `cache`: nginx's cache in front of the timing front end (`http://127.0.0.1:<port>`). */
+  cacheUrl: string | undefined;
   /** Database URLs of the primary and (with `replica`) the standby. */
   primaryUrl: string;
   replicaUrl: string | undefined;
@@ -286,11 +296,18 @@ export async function startTopology(opts: TopologyOptions): Promise<Topology> {
     cleanups.push(() => balancer.stop());
     const { serverStatus, waitUp } = balancer;
     await Promise.all([...timing, ...ordering].map((i) => waitUp(i.name)));
+    let cache: NginxCache | undefined;
+    if (opts.cache) {
+      log('nginx cache');
+      cache = await startNginxCache(`127.0.0.1:${base + PORTS.timingFrontend}`);
+      cleanups.push(() => cache!.stop());
+    }
     log('topology up');
 
     return {
       timingUrl: `http://127.0.0.1:${base + PORTS.timingFrontend}`,
       orderingUrl: `http://127.0.0.1:${base + PORTS.orderingFrontend}`,
+      cacheUrl: cache?.url,
       primaryUrl,
       replicaUrl,
       timingAdminKey,

@@ -38,7 +38,7 @@ export interface FastLaneRecorder {
 }
 
 /**
- * Sends a 200 with `headers` and `body` and records it as the pipeline would: `X-Request-Id`, the request
+ * Sends `status` (200 unless given, e.g. 304) with `headers` and `body` and records it as the pipeline would: `X-Request-Id`, the request
  * metrics of `operation` (duration from `start`, `process.hrtime.bigint()` at arrival) and, when `HTTP_LOG`
  * is on, the request log line.
  */
@@ -50,12 +50,13 @@ export function sendFastLaneAnswer(
   operation: string,
   body: string | Buffer,
   headers: Record<string, string | number>,
+  status = 200,
 ): void {
   const requestId = assignRequestId(req, res);
-  res.writeHead(200, headers);
+  res.writeHead(status, headers);
   res.end(body);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
-  recorder.metrics.record(operation, req.method ?? '', 200, seconds);
+  recorder.metrics.record(operation, req.method ?? '', status, seconds);
   if (httpLogEnabled()) logCompletedRequest(recorder.logger, req, res, requestId, seconds * 1000);
 }
 

@@ -68,6 +68,8 @@ export interface TimingDeps {
   fastLane?: boolean;
   /** Bound of the cache of shared punch read answers per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
   readCacheBytes?: number;
+  /** `max-age` (seconds) of public punch reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, http/read-caching.ts); default 1. */
+  punchMaxAgeSeconds?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
   /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
@@ -147,7 +149,8 @@ export function createApp(deps: TimingDeps): Express {
   const spec = loadSpec(SPEC_FILE);
   const app = express();
   app.disable('x-powered-by');
-  // Hashing every large punch page for an ETag costs more than it saves (docs/decisions.md §7).
+  // Express's ETag hashes every body; punch reads carry their own, made from the visible head without hashing
+  // a body (http/read-caching.ts, docs/decisions.md §7).
   app.set('etag', false);
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
   const metrics = createMetrics('timing', deps.database.pool, deps.metricsAccess);
@@ -202,7 +205,14 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;
-  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, quotas };
+  const handlerDeps = {
+    database: deps.database,
+    logger: deps.logger,
+    historyPool: deps.historyPool,
+    readCacheBytes: deps.readCacheBytes,
+    punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
+    quotas,
+  };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
@@ -235,6 +245,7 @@ export function createApp(deps: TimingDeps): Express {
       logger: deps.logger,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
       anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
+      punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
     });
     runBeforeExpress(app, lane);
   }

@@ -97,6 +97,11 @@ export interface TimingConfig {
    * 64; 0 turns sharing off: every read runs its own statement). punches/read-cache.ts.
    */
   readCacheBytes: number;
+  /**
+   * `max-age` (seconds) of public punch reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, default 1, 0–3600): how long a
+   * shared cache (nginx, infra/README.md) may answer them before revalidating. http/read-caching.ts.
+   */
+  punchMaxAgeSeconds: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
@@ -134,6 +139,7 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     corsOrigins: parseCorsOrigins(e.string('CORS_ORIGINS')),
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
     readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
+    punchMaxAgeSeconds: e.int('TIMING_PUNCH_MAX_AGE_SECONDS', 1, 0, 3600),
     quotas: {
       eventsPerUser: e.int('TIMING_QUOTA_EVENTS_PER_USER', DEFAULT_QUOTAS.eventsPerUser, 1, 1_000_000),
       keysPerUser: e.int('TIMING_QUOTA_KEYS_PER_USER', DEFAULT_QUOTAS.keysPerUser, 1, 1_000_000),

@@ -74,6 +74,7 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
+    punchMaxAgeSeconds: config.punchMaxAgeSeconds,
     trustedProxies: config.trustedProxies,
     streamMaxMs: config.streamMaxSeconds * 1000,
     metricsAccess: { token: config.metricsToken, production: config.production },

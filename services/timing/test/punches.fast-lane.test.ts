@@ -52,7 +52,7 @@ interface Answer {
   contentLength: string | undefined;
 }
 
-const COMPARED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'x-total-count', 'vary', 'www-authenticate'];
+const COMPARED_HEADERS = ['content-type', 'content-encoding', 'cache-control', 'etag', 'x-total-count', 'vary', 'www-authenticate'];
 
 async function ask(app: Express, path: string, headers: Record<string, string>): Promise<Answer> {
   const res = await request(app)

@@ -37,6 +37,11 @@ export interface paths {
          *       nothing, exactly as an unknown serial number (not an error): the answers never tell whether a
          *       private event or modem exists. Reading by `user` needs that user's or an admin's key (401 without
          *       a key, 403 with another key).
+         *     - Caching ("HTTP caching of punch reads" above): anonymous, without `wait`: `public, max-age=N` and a
+         *       weak `ETag`; `If-None-Match` naming it answers `304` without a body while the visible head and the
+         *       read's scope are unchanged. With a key: `private, no-store`. A long-poll: `no-store`. A cache that
+         *       answers a poll from a stored answer hands out a true earlier page: the next poll with its highest id
+         *       continues exactly there, so the polling guarantee holds through it.
          */
         get: operations["getPunches"];
         put?: never;
@@ -110,6 +115,8 @@ export interface paths {
          *     - Lifetime: a stream closes after `TIMING_STREAM_MAX_SECONDS` (default 3600) even when busy (after the
          *       page under way); the client reconnects (EventSource does so on its own, after `retry`) with
          *       `Last-Event-ID`, without gaps or repeats, and its key is checked anew.
+         *     - `Cache-Control: no-store`, `X-Accel-Buffering: no`: proxies pass the stream through unbuffered and
+         *       never keep it (infra/README.md "nginx cache").
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -392,6 +399,8 @@ export interface paths {
          *     - Access as `getPunches` by `eventId`: a public event anonymously, a private one with the owner's or an
          *       admin's key; an unknown event, and a private one without such a key, is 404 (the same answer).
          *     - As every public read, undeclared query parameters (cache busters such as `_=1700000000`) are ignored.
+         *     - Caching as `getPunches`: anonymous reads `public, max-age=N` with a weak `ETag` (`304` to a matching
+         *       `If-None-Match`), reads with a key `private, no-store`.
          */
         get: operations["getPublicEventPunches"];
         put?: never;
@@ -434,6 +443,8 @@ export interface paths {
          *     - Budget: anonymous ROC reads (no `apikey` header) are counted per client address
          *       (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`, 120 in production): `429` with `Retry-After` beyond ("Limits").
          *     - As every public read, undeclared query parameters are ignored.
+         *     - Caching as `getPunches`: without a key `public, max-age=N` with a weak `ETag` (`304` to a matching
+         *       `If-None-Match`); with the `apikey` header `private, no-store`.
          */
         get: operations["getRocPunches"];
         put?: never;
@@ -460,6 +471,7 @@ export interface paths {
          *     key on a private event 404 (as a missing event). Log lines show the segment as `***`.
          *     Same parameters, answer and polling guarantee as `getRocPunches`; the file name is matched without
          *     regard to case.
+         *     Always `Cache-Control: private, no-store` (read with a key), never an `ETag`.
          */
         get: operations["getRocPunchesWithKey"];
         put?: never;
@@ -960,6 +972,16 @@ export interface components {
         };
     };
     responses: {
+        /** @description The answer named in `If-None-Match` is still the current one (no body). */
+        PunchesNotModified: {
+            headers: {
+                "Cache-Control": components["headers"]["PunchCacheControl"];
+                ETag: components["headers"]["PunchETag"];
+                Vary: components["headers"]["PunchVary"];
+                [name: string]: unknown;
+            };
+            content?: never;
+        };
         /** @description Malformed request or invalid data; `errors` gives details per field or row. */
         BadRequest: {
             headers: {
@@ -1068,6 +1090,9 @@ export interface components {
         /** @description The punches after `lastId`, ascending id, one per CRLF-terminated line; empty when caught up. */
         RocPunches: {
             headers: {
+                "Cache-Control": components["headers"]["PunchCacheControl"];
+                ETag: components["headers"]["PunchETag"];
+                Vary: components["headers"]["PunchVary"];
                 [name: string]: unknown;
             };
             content: {
@@ -1089,6 +1114,12 @@ export interface components {
         };
     };
     parameters: {
+        /**
+         * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
+         *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
+         * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
+         */
+        IfNoneMatch: string;
         /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
         RocKeyPath: string;
         /**
@@ -1122,7 +1153,20 @@ export interface components {
         KeyIdPath: number;
     };
     requestBodies: never;
-    headers: never;
+    headers: {
+        /**
+         * @description `public, max-age=N` (`TIMING_PUNCH_MAX_AGE_SECONDS`) for an anonymous read that answered at once;
+         *     `private, no-store` for a read with a key; `no-store` for a long-poll.
+         */
+        PunchCacheControl: string;
+        /**
+         * @description Public answers only: a weak entity tag `W/"<digest of the visible head and the read>"`, equal exactly when the
+         *     body is; send it back in `If-None-Match` to get a `304` while nothing changed.
+         */
+        PunchETag: string;
+        /** @description The request headers that select the representation. */
+        PunchVary: "Accept, Accept-Encoding, apikey, Origin";
+    };
     pathItems: never;
 }
 export type $defs = Record<string, never>;
@@ -1165,7 +1209,14 @@ export interface operations {
                  */
                 wait?: number;
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
+                 *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
@@ -1176,6 +1227,9 @@ export interface operations {
                 headers: {
                     /** @description Number of punches matching every parameter (afterId and after included). */
                     "X-Total-Count"?: number;
+                    "Cache-Control": components["headers"]["PunchCacheControl"];
+                    ETag: components["headers"]["PunchETag"];
+                    Vary: components["headers"]["PunchVary"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1187,6 +1241,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
+            304: components["responses"]["PunchesNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1760,7 +1815,14 @@ export interface operations {
                 /** @description The punch format; `simple` is the only one. */
                 projection?: "simple";
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
+                 *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /**
                  * @description The event id.
@@ -1777,6 +1839,9 @@ export interface operations {
                 headers: {
                     /** @description Number of the event's punches after `afterId`. */
                     "X-Total-Count"?: number;
+                    "Cache-Control": components["headers"]["PunchCacheControl"];
+                    ETag: components["headers"]["PunchETag"];
+                    Vary: components["headers"]["PunchVary"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1788,6 +1853,7 @@ export interface operations {
                     "text/csv": string;
                 };
             };
+            304: components["responses"]["PunchesNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1825,13 +1891,21 @@ export interface operations {
                  */
                 time?: components["parameters"]["RocTime"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
+                 *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path?: never;
             cookie?: never;
         };
         requestBody?: never;
         responses: {
             200: components["responses"]["RocPunches"];
+            304: components["responses"]["PunchesNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];
@@ -1868,7 +1942,14 @@ export interface operations {
                  */
                 time?: components["parameters"]["RocTime"];
             };
-            header?: never;
+            header?: {
+                /**
+                 * @description Entity tags of stored answers (a comma list, or `*`): when one names the current answer (weak comparison),
+                 *     the answer is `304 Not Modified` without a body. Only public (anonymous) answers carry an `ETag`.
+                 * @example W/"Qm9vdHN0cmFwcGVkIQ0123a"
+                 */
+                "If-None-Match"?: components["parameters"]["IfNoneMatch"];
+            };
             path: {
                 /** @description An API key of this service (`tk_…`), carried in the path because ROC clients send no headers. */
                 key: components["parameters"]["RocKeyPath"];
@@ -1878,6 +1959,7 @@ export interface operations {
         requestBody?: never;
         responses: {
             200: components["responses"]["RocPunches"];
+            304: components["responses"]["PunchesNotModified"];
             400: components["responses"]["BadRequest"];
             401: components["responses"]["Unauthorized"];
             403: components["responses"]["Forbidden"];

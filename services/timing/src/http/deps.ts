@@ -15,6 +15,8 @@ export interface HandlerDeps {
   historyPool?: pg.Pool;
   /** Bound of the shared read answers' cache per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
   readCacheBytes?: number;
+  /** `max-age` (seconds) of public punch reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, http/read-caching.ts); default 1. */
+  punchMaxAgeSeconds?: number;
   /** Per-user quotas (config.ts). */
   quotas: TimingQuotas;
 }

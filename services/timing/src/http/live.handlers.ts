@@ -10,6 +10,7 @@ import { clientGone, keyGuard, runStream } from '../live/live.service';
 import { readPunches } from '../punches/punches.service';
 import { isKeyActive } from '../users/users.service';
 import type { HandlerDeps } from './deps';
+import { LIVE_CACHE_CONTROL } from './read-caching';
 import { callerOf, liveClientOf } from './respond';
 
 /** Default most lifetime of one stream (ms): `TIMING_STREAM_MAX_SECONDS`' default. */
@@ -42,7 +43,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
       try {
         res.status(200);
         res.setHeader('Content-Type', 'text/event-stream; charset=utf-8');
-        res.setHeader('Cache-Control', 'no-cache');
+        // A stream is an answer to a moment: no cache keeps or replays it (read-caching.ts).
+        res.setHeader('Cache-Control', LIVE_CACHE_CONTROL);
         // Reverse proxies (nginx) would otherwise buffer the stream.
         res.setHeader('X-Accel-Buffering', 'no');
         res.flushHeaders();

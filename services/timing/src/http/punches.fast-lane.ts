@@ -9,7 +9,7 @@
  * Reads:
  * It takes only requests whose every part is the plain, valid case: `GET /api/rest/v1/punches?…` with only
  * `modem`, `eventId`, `user`, `afterId`, `after` (each at most once, each matching its spec schema), no
- * `wait`, and an `Accept` the operation can answer. Uploads: a JSON batch of punches each valid by the spec's
+ * `wait`, an `If-None-Match` (if any) valid by its schema, and an `Accept` the operation can answer. Uploads: a JSON batch of punches each valid by the spec's
  * `NewPunch` as it stands, with an API key — checked before a byte of the body is read, so a caller without a
  * valid key costs no inflating or parsing (docs/decisions.md §5 "Work before authentication"). The schemas are read from the loaded spec and compiled once when
  * the app is built ({@link compilePunchLaneRules}), so a change of the spec changes the lane with it. Everything else — and every request that would end in
@@ -17,7 +17,8 @@
  * configured, and anonymous whole downloads while they have a budget — goes on to the full pipeline, which then answers it from scratch. So validation errors,
  * long polls and rate limiting have one implementation, the pipeline's; the fast lane only repeats what a
  * successful read does there: the same service call (`readPunches`, access included), the same headers
- * (`X-Request-Id`, `Content-Type`, `Cache-Control`, `X-Total-Count`, `Vary`), gzip at the same level and
+ * (`X-Request-Id`, `Content-Type`, `Cache-Control`, `ETag`, `X-Total-Count`, `Vary`) and the same `304` to a
+ * matching `If-None-Match` (read-caching.ts), gzip at the same level and
  * threshold (in one piece, so with `Content-Length`), the request metrics and the request log line.
  * test/punches.fast-lane.test.ts compares both paths response by response.
  */
@@ -47,6 +48,7 @@ import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
 import { PUNCH_CONTENT_TYPES } from './punches.handlers';
+import { DEFAULT_PUNCH_MAX_AGE_SECONDS, ifNoneMatchHits, readCaching } from './read-caching';
 
 const gzip = promisify(zlib.gzip);
 
@@ -71,6 +73,8 @@ export interface PunchLaneRules {
   plainPunchQuery: (search: string) => PunchQuery | null;
   /** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
   isPlainUpload: (body: unknown) => body is NewPunch[];
+  /** Whether a read's `If-None-Match` (absent, or as Node joined it) is valid by the spec's `IfNoneMatch`. */
+  plainIfNoneMatch: (value: string | undefined) => boolean;
 }
 
 /**
@@ -85,9 +89,12 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
   const read = findOperation(spec, 'getPunches');
   const upload = findOperation(spec, 'postPunches');
   const maxCard = maxCardNumber(spec);
+  // A request header the spec stops declaring is not taken (the pipeline then answers it).
+  let ifNoneMatch: (value: string) => boolean = () => false;
   for (const p of operationParameters(spec, read.path, read.method)) {
     const set = READ_PARAMETERS[p.name];
     if (p.in === 'query' && set !== undefined) checks.set(p.name, { check: compileTextCheck(spec, p.schema, `getPunches ${p.name}`), set });
+    if (p.in === 'header' && p.name === 'If-None-Match') ifNoneMatch = compileTextCheck(spec, p.schema, 'getPunches If-None-Match');
   }
   // Every element held to the items schema (`NewPunch`): a batch with an invalid punch (which the service
   // stores without it, `x-items-checked-alone`) takes the pipeline.
@@ -106,6 +113,7 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
       }
       return q.modem !== undefined || q.eventId !== undefined || q.user !== undefined ? q : null;
     },
+    plainIfNoneMatch: (value) => value === undefined || ifNoneMatch(value),
     isPlainUpload(body): body is NewPunch[] {
       if (!Array.isArray(body) || body.length === 0 || !batchValid(body)) return false;
       for (const p of body as NewPunch[]) if (cardNumberProblem(p.card, maxCard) !== undefined) return false;
@@ -125,6 +133,8 @@ export interface FastLaneDeps {
   keyReadsLimited: boolean;
   /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */
   anonymousDownloadsLimited: boolean;
+  /** `max-age` (seconds) of public reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, read-caching.ts); default 1. */
+  punchMaxAgeSeconds?: number;
 }
 
 /** A request as the fast lane sees it: Node's, plus the body once parsed. */
@@ -156,7 +166,7 @@ function plainUploadRequest(req: IncomingMessage): boolean {
  */
 export function punchFastLane(deps: FastLaneDeps): FastLane {
   const uploadJson = uploadJsonParser();
-  const { plainPunchQuery, isPlainUpload } = compilePunchLaneRules(deps.spec);
+  const { plainPunchQuery, isPlainUpload, plainIfNoneMatch } = compilePunchLaneRules(deps.spec);
   // The paths of `getPunches` and `postPunches`, found by operationId in the spec the lane serves.
   const readPath = findOperation(deps.spec, 'getPunches').path;
   const uploadPath = findOperation(deps.spec, 'postPunches').path;
@@ -190,7 +200,7 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
     }
     if (req.method !== 'GET' || !url.startsWith(readPath) || url.charCodeAt(readPath.length) !== 63 /* ? */) return pipeline();
     const query = plainPunchQuery(url.slice(readPath.length + 1));
-    if (query === null) return pipeline();
+    if (query === null || !plainIfNoneMatch(req.headers['if-none-match'])) return pipeline();
     const key = apiKeyOf(req);
     if (key !== undefined && deps.keyReadsLimited) return pipeline();
     if (key === undefined && deps.anonymousDownloadsLimited && !query.afterId) return pipeline();
@@ -225,12 +235,16 @@ async function read(
 ): Promise<void> {
   const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key);
   const page = await readPunches(deps.punches, caller, query, format);
+  const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
+  const caching = readCaching({ keyed: caller !== null, view: 'getPunches', version: page.version, maxAgeSeconds });
+  if (ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) {
+    return sendFastLaneAnswer(deps, req, res, start, 'getPunches', '', caching.headers, 304);
+  }
   let body = page.body;
   const headers: Record<string, string | number> = {
     'Content-Type': PUNCH_CONTENT_TYPES[format],
-    'Cache-Control': 'no-cache',
     'X-Total-Count': String(page.total),
-    Vary: 'Accept, Accept-Encoding',
+    ...caching.headers,
   };
   const length = Buffer.byteLength(body);
   if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {

@@ -11,7 +11,8 @@ import { countIngested, type TimingMetrics } from '../metrics';
 import { isKeyActive } from '../users/users.service';
 import { compileJsonPunchCheck } from '../punches/punches.csv';
 import type { HandlerDeps } from './deps';
-import { callerOf, liveClientOf, requireCaller, sendText } from './respond';
+import { DEFAULT_PUNCH_MAX_AGE_SECONDS, readCaching } from './read-caching';
+import { callerOf, liveClientOf, requireCaller, sendRead } from './respond';
 
 /** Response content types of punch reads by format. */
 export const PUNCH_CONTENT_TYPES = { json: 'application/json; charset=utf-8', csv: 'text/csv; charset=utf-8' } as const;
@@ -38,6 +39,7 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
     readCacheBytes: deps.readCacheBytes,
     dailyPunchQuota: deps.quotas.punchesPerDay,
   };
+  const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
   const punchesFromCsv = punchCsvReader(spec);
   const checkJsonPunches = compileJsonPunchCheck(spec);
   return {
@@ -60,13 +62,16 @@ export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: T
         }
         if (gone.signal.aborted) return;
       }
-      sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
+      const caching = readCaching({ keyed: caller !== null, live: waitMs > 0, view: 'getPunches', version: page.version, maxAgeSeconds });
+      sendRead(req, res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) }, caching);
     },
     async getPublicEventPunches(req, res) {
       const format = punchFormat(req);
       const q = { eventId: req.params.eventId, afterId: req.query.afterId, limit: specFilled(req.query.limit, 'getPublicEventPunches limit') };
-      const page = await readSimpleEventPunches(svc, callerOf(res), q, format);
-      sendText(res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) });
+      const caller = callerOf(res);
+      const page = await readSimpleEventPunches(svc, caller, q, format);
+      const caching = readCaching({ keyed: caller !== null, view: `getPublicEventPunches|${String(q.limit)}`, version: page.version, maxAgeSeconds });
+      sendRead(req, res, PUNCH_CONTENT_TYPES[format], page.body, { 'X-Total-Count': String(page.total) }, caching);
     },
     async postPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());

@@ -4,6 +4,7 @@
 import type { Request, Response } from 'express';
 import { principalOf } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
+import { ifNoneMatchHits, type ReadCaching } from './read-caching';
 
 /**
  * The caller set by access control, or null when anonymous. Takes any typed response (handlers of
@@ -44,7 +45,8 @@ export const VALIDATED_RESPONSES = 'validateResponses';
 
 /**
  * Sends a body built elsewhere (PostgreSQL) as is: explicit length so the compression filter can apply
- * its threshold, no ETag (off app-wide), `Vary: Accept` because the format follows the Accept header.
+ * its threshold, `Vary: Accept` because the format follows the Accept header, `Cache-Control: no-store`
+ * unless `headers` say otherwise (Express's body-hashing ETag is off app-wide; reads use {@link sendRead}).
  * Where responses are validated (tests and CI, {@link VALIDATED_RESPONSES}), a JSON body goes through
  * `res.json` instead, parsed: the validator checks only what passes there, and the same compact JSON results.
  */
@@ -52,12 +54,35 @@ export function sendText<T>(res: Response<T>, contentType: string, body: string 
   res.status(200);
   res.setHeader('Content-Type', contentType);
   res.setHeader('Content-Length', Buffer.byteLength(body, 'utf8'));
-  res.setHeader('Cache-Control', 'no-cache');
+  res.setHeader('Cache-Control', 'no-store');
   for (const [k, v] of Object.entries(headers)) res.setHeader(k, v);
   res.vary('Accept');
   if (res.app.locals[VALIDATED_RESPONSES] === true && contentType.startsWith('application/json')) {
+    // res.json would answer its own 304 to `If-None-Match: *`; whether an answer may be a 304 is sendRead's call.
+    delete res.req.headers['if-none-match'];
     (res as Response).json(JSON.parse(body.toString()));
     return;
   }
   res.end(body);
+}
+
+/**
+ * Sends a punch read with its caching headers (read-caching.ts): `304 Not Modified` without a body when the
+ * answer has an `ETag` that the request's `If-None-Match` names (HEAD alike), else the body as {@link sendText}.
+ */
+export function sendRead<T>(
+  req: Pick<Request, 'headers'>,
+  res: Response<T>,
+  contentType: string,
+  body: string | Buffer,
+  headers: Record<string, string>,
+  caching: ReadCaching,
+): void {
+  if (ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) {
+    res.status(304);
+    for (const [k, v] of Object.entries(caching.headers)) res.setHeader(k, v);
+    res.end();
+    return;
+  }
+  sendText(res, contentType, body, { ...headers, ...caching.headers });
 }

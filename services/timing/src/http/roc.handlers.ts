@@ -2,12 +2,14 @@
  * Handlers of the ROC operations (`getRocPunches`, `getRocPunchesWithKey`, `postRocPunches`; docs/roc.md):
  * the text answers here, everything else in punches/roc.service.ts.
  */
+import type { Request, Response } from 'express';
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { countIngested, type TimingMetrics } from '../metrics';
-import { readRocPunches, uploadRocPunch } from '../punches/roc.service';
+import { readRocPunches, uploadRocPunch, type RocQuery } from '../punches/roc.service';
 import type { HandlerDeps } from './deps';
-import { callerOf, requireCaller, sendText } from './respond';
+import { DEFAULT_PUNCH_MAX_AGE_SECONDS, readCaching } from './read-caching';
+import { callerOf, requireCaller, sendRead, sendText } from './respond';
 
 /** Content type of every ROC answer. */
 const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -25,12 +27,26 @@ export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Ha
     readCacheBytes: deps.readCacheBytes,
     dailyPunchQuota: deps.quotas.punchesPerDay,
   };
+  const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
+  // Both reads answer alike; the path key makes a caller, so the keyed one is always private.
+  const read = async (req: Pick<Request, 'headers'>, res: Response, query: RocQuery) => {
+    const caller = callerOf(res);
+    const answer = await readRocPunches(svc, caller, query);
+    sendRead(
+      req,
+      res,
+      ROC_CONTENT_TYPE,
+      answer.text,
+      {},
+      readCaching({ keyed: caller !== null, view: 'getRocPunches', version: answer.version, maxAgeSeconds }),
+    );
+  };
   return {
     async getRocPunches(req, res) {
-      sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));
+      await read(req, res as Response, req.query);
     },
     async getRocPunchesWithKey(req, res) {
-      sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));
+      await read(req, res as Response, req.query);
     },
     async postRocPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());

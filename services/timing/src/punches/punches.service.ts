@@ -63,6 +63,12 @@ export interface PunchReadResult {
   body: string | Buffer;
   total: number;
   /**
+   * What the answer is a function of: the read's key (format and access-checked scope) and the visible head
+   * it was computed under (`<head>|<key>`; `empty|<format>` for a scope that matches nothing). Equal versions
+   * mean equal bodies, so HTTP validators are derived from it (http/read-caching.ts) without hashing a body.
+   */
+  version: string;
+  /**
    * A body derived from this answer (e.g. its gzip encoding) under `name`, made by `make` only the first time
    * for a shared answer (read-cache.ts) and reused by every request served the same answer. Absent for
    * answers that are not shared.
@@ -171,7 +177,7 @@ export async function readPunches(
 ): Promise<PunchReadResult> {
   const scope = await resolveScope(deps, caller, q);
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
-    return { body: repo.emptyBody(format), total: 0 };
+    return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
   }
   // A whole download (no afterId) may come from the replica: the gap-free rule holds there too (a standby's
   // snapshot counts every transaction the primary had open as running until its commit is replayed), so it
@@ -195,11 +201,14 @@ export async function readPunches(
  */
 async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
   const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
-  if (bytes === 0) return readPage(pool, scope, format);
-  const cache = readCacheFor(pool, bytes);
   const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
+  if (bytes === 0) {
+    const page = await readPage(pool, scope, format);
+    return { body: page.body, total: page.total, version: `${page.head}|${key}` };
+  }
+  const cache = readCacheFor(pool, bytes);
   const answer = await cache.get(key, () => readPage(pool, scope, format));
-  return { body: answer.body, total: answer.total, derive: (name, make) => cache.derive(key, answer, name, make) };
+  return { body: answer.body, total: answer.total, version: `${answer.head}|${key}`, derive: (name, make) => cache.derive(key, answer, name, make) };
 }
 
 /** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
@@ -235,7 +244,7 @@ export async function readSimpleEventPunches(
 ): Promise<PunchReadResult> {
   const page = await readPunches(deps, caller, { eventId: String(q.eventId), afterId: q.afterId }, 'csv');
   const project = () => simplePunchPage(page.body.toString(), q.limit, format);
-  return { body: page.derive ? await page.derive(`simple-${format}-${q.limit}`, project) : project(), total: page.total };
+  return { body: page.derive ? await page.derive(`simple-${format}-${q.limit}`, project) : project(), total: page.total, version: page.version };
 }
 
 /**

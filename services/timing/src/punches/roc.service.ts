@@ -38,20 +38,23 @@ const ROC_MAX_PAGES = 10;
  * clock, inclusive) when given. Pages of `readPunches` by `eventId`, each after the last id of the one before,
  * exactly as a client would poll them, so access, the event window and the polling guarantee are that read's
  * (404 for an unknown event or a private one the caller may not read); 400 for `time` without `date`.
+ * `version`: the pages' versions (`PunchReadResult.version`) joined, so equal versions mean equal texts.
  */
-export async function readRocPunches(deps: PunchDeps, caller: Principal | null, q: RocQuery): Promise<string> {
+export async function readRocPunches(deps: PunchDeps, caller: Principal | null, q: RocQuery): Promise<{ text: string; version: string }> {
   const after = rocLowerBound(q.date, q.time);
   let text = '';
+  const versions: string[] = [];
   let afterId = q.lastId;
   for (let page = 0; page < ROC_MAX_PAGES; page++) {
     const read = await readPunches(deps, caller, { ...rocScope(q.unitId), afterId, after }, 'csv');
     const lines = rocPunchLines(read.body.toString());
     text += lines.text;
+    versions.push(read.version);
     // `total` counts every punch after afterId: more than this page means another page is waiting.
     if (lines.count === 0 || read.total <= lines.count) break;
     afterId = lines.lastId;
   }
-  return text;
+  return { text, version: versions.join(' ') };
 }
 
 /**

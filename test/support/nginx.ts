@@ -1,0 +1,121 @@
+/**
+ * Debian's nginx as the shared cache in front of timing instances, run the way infra/README.md "nginx cache"
+ * describes: the checked-in `infra/nginx/timing-cache.conf` rendered (listen address, upstream, cache
+ * directory) and included from a small nginx.conf whose pid, logs and temporary paths all live in a directory
+ * of the run's own, nginx in the foreground as a child process, stopped with SIGQUIT and its directory removed.
+ * Binary: `NGINX_BIN` (default `/usr/sbin/nginx`, package nginx-light).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import os from 'node:os';
+import path from 'node:path';
+
+export const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
+
+/** The checked-in cache configuration (an `http { }`-context file with `${…}` placeholders). */
+const CACHE_CONF = path.join(__dirname, '../../infra/nginx/timing-cache.conf');
+
+/** A running nginx. */
+export interface NginxCache {
+  /** `http://127.0.0.1:<port>` */
+  url: string;
+  /** nginx's stderr so far (configuration errors, crashes). */
+  output(): string;
+  /** SIGQUIT (graceful); resolves once it exited and its directory is removed. */
+  stop(): Promise<void>;
+}
+
+/** A TCP port on 127.0.0.1 that was free a moment ago (nginx cannot listen on port 0 and report it). */
+async function freePort(): Promise<number> {
+  const server = net.createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as net.AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+/** `timing-cache.conf` with its placeholders filled; throws when one is left (the file grew a new one). */
+function renderCacheConf(values: Record<string, string>): string {
+  const text = readFileSync(CACHE_CONF, 'utf8').replace(/\$\{([A-Z_]+)\}/g, (whole, name: string) => values[name] ?? whole);
+  const left = /\$\{[A-Z_]+\}/.exec(text);
+  if (left) throw new Error(`infra/nginx/timing-cache.conf: no value for ${left[0]}`);
+  return text;
+}
+
+/** Resolves once `port` accepts connections or the process ended (then rejects with its output). */
+async function waitListening(port: number, child: ChildProcess, output: () => string): Promise<void> {
+  for (;;) {
+    if (child.exitCode !== null) throw new Error(`nginx exited with ${child.exitCode}:\n${output()}`);
+    const ok = await new Promise<boolean>((resolve) => {
+      const socket = net.connect(port, '127.0.0.1', () => {
+        socket.destroy();
+        resolve(true);
+      });
+      socket.once('error', () => resolve(false));
+    });
+    if (ok) return;
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/**
+ * Starts nginx with the checked-in cache configuration in front of `upstream` (`host:port`). The free port can
+ * be taken by another process before nginx binds it: then nginx exits and a new port is tried (three times).
+ */
+export async function startNginxCache(upstream: string): Promise<NginxCache> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(upstream);
+    } catch (err) {
+      if (attempt === 3 || !/Address already in use/.test((err as Error).message)) throw err;
+    }
+  }
+}
+
+async function startOnce(upstream: string): Promise<NginxCache> {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'nginx-cache-'));
+  mkdirSync(path.join(dir, 'logs'));
+  const port = await freePort();
+  writeFileSync(
+    path.join(dir, 'timing-cache.conf'),
+    renderCacheConf({ NGINX_LISTEN: `127.0.0.1:${port}`, TIMING_UPSTREAM: upstream, NGINX_CACHE_DIR: path.join(dir, 'cache') }),
+  );
+  const temp = (name: string) => path.join(dir, `${name}_temp`);
+  const conf = [
+    // Run as root, the workers would be `nobody` and could not write the 0700 directory (every cached answer a 500).
+    ...(process.getuid?.() === 0 ? ['user root;'] : []),
+    'worker_processes 1;',
+    `pid ${path.join(dir, 'nginx.pid')};`,
+    `error_log ${path.join(dir, 'logs/error.log')} warn;`,
+    'events { worker_connections 1024; }',
+    'http {',
+    `  client_body_temp_path ${temp('client_body')};`,
+    `  proxy_temp_path ${temp('proxy')};`,
+    `  fastcgi_temp_path ${temp('fastcgi')};`,
+    `  uwsgi_temp_path ${temp('uwsgi')};`,
+    `  scgi_temp_path ${temp('scgi')};`,
+    `  access_log ${path.join(dir, 'logs/access.log')};`,
+    `  include ${path.join(dir, 'timing-cache.conf')};`,
+    '}',
+    '',
+  ].join('\n');
+  writeFileSync(path.join(dir, 'nginx.conf'), conf);
+  const child = spawn(NGINX_BIN, ['-p', dir, '-c', path.join(dir, 'nginx.conf'), '-g', 'daemon off;'], { stdio: ['ignore', 'ignore', 'pipe'] });
+  let stderr = '';
+  child.stderr?.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+  const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+  const output = () => stderr;
+  const stop = async () => {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGQUIT');
+    await exited;
+    rmSync(dir, { recursive: true, force: true });
+  };
+  try {
+    await waitListening(port, child, output);
+  } catch (err) {
+    await stop();
+    throw err;
+  }
+  return { url: `http://127.0.0.1:${port}`, output, stop };
+}
