@@ -3,7 +3,9 @@
  * - `punches_ingested_total`: punches newly stored by uploads (the `stored` count of each committed batch;
  *   re-sent duplicates are not counted), so `rate()` is the real ingest rate;
  * - `live_connections` / `live_connections_max`: held long-polls plus open punch streams of this instance,
- *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`).
+ *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`);
+ * - `roc_answers_rendered_total`: ROC answers rendered (identical polls under one visible head share one
+ *   rendering, docs/roc.md "Cost"), so its rate against the ROC request rate shows the sharing.
  */
 import type { AppMetrics } from '@sports-timing/shared';
 import type { LiveHub } from './live/hub';
@@ -11,6 +13,7 @@ import type { LiveHub } from './live/hub';
 /** The timing metrics of one app. */
 export interface TimingMetrics {
   punchesIngested: ReturnType<AppMetrics['counter']>;
+  rocAnswersRendered: ReturnType<AppMetrics['counter']>;
 }
 
 /** Registers the timing metrics on `metrics`. */
@@ -18,7 +21,8 @@ export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub): Timin
   const punchesIngested = metrics.counter('punches_ingested_total', 'Punches newly stored by uploads (committed rows; duplicates excluded)');
   metrics.gauge('live_connections', 'Held long-polls plus open punch streams on this instance', () => live.connections);
   metrics.gauge('live_connections_max', 'Live connections allowed on this instance before 503 (TIMING_MAX_LIVE_CONNECTIONS)', () => live.maxConnections);
-  return { punchesIngested };
+  const rocAnswersRendered = metrics.counter('roc_answers_rendered_total', 'ROC answers rendered (identical polls under one visible head share one)');
+  return { punchesIngested, rocAnswersRendered };
 }
 
 /** Adds `stored` committed punches of an upload to `punches_ingested_total`. */

@@ -410,7 +410,7 @@ export interface paths {
          *     - `unitId` is our event id (the answer holds the event's punches: its modems, inside its window) or,
          *       when it is not all digits, one unit's serial number (that modem's punches, readable as by `getPunches`
          *       with `modem`: anonymously when the unit belongs to a public event; a unit the caller may not read
-         *       answers nothing, as an unknown one); only punches with an id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
+         *       answers nothing, as an unknown one); every readable punch with an id above `lastId`, ascending, in one answer, however many (ROC readers take their first answer as the whole history: fartOLa skips what it holds as before the race). The polling guarantee of `getPunches` holds:
          *       repeating with `lastId` = the highest id received never skips or repeats a punch.
          *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
          *       on the punch time in the event's local wall clock, the clock the punch `time` is kept in; `date`

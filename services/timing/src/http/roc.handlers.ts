@@ -7,6 +7,7 @@ import type { operations } from '../generated/openapi';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { readRocPunches, uploadRocPunch } from '../punches/roc.service';
 import type { HandlerDeps } from './deps';
+import { sendSharedAnswer } from './encoded-body';
 import { callerOf, requireCaller, sendText } from './respond';
 
 /** Content type of every ROC answer. */
@@ -15,7 +16,7 @@ const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /** The answer of a stored (or re-sent) ROC punch. */
 const ROC_STORED = 'OK\r\n';
 
-/** The ROC handlers; uploads count stored punches in `timingMetrics`. */
+/** The ROC handlers; uploads count stored punches in `timingMetrics`, reads the answers they render. */
 export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Handlers<operations> {
   const svc = {
     db: deps.database.db,
@@ -25,12 +26,13 @@ export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Ha
     readCacheBytes: deps.readCacheBytes,
     dailyPunchQuota: deps.quotas.punchesPerDay,
   };
+  const rendered = () => timingMetrics.rocAnswersRendered.inc();
   return {
     async getRocPunches(req, res) {
-      sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));
+      await sendSharedAnswer(req, res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query, rendered));
     },
     async getRocPunchesWithKey(req, res) {
-      sendText(res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query));
+      await sendSharedAnswer(req, res, ROC_CONTENT_TYPE, await readRocPunches(svc, callerOf(res), req.query, rendered));
     },
     async postRocPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());

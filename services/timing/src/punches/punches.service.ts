@@ -89,7 +89,7 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
  * - `modem` alone: modems in a public event, the caller's own, or any for an admin; other serials match
  *   nothing, exactly as unknown ones. With `eventId` or `user` given, the modem list only narrows their scope.
  */
-async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+export async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
     .split(',')
     .map((s) => s.trim())
