@@ -33,6 +33,10 @@ import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
 import { livePage } from './http/live-page';
 import { LiveHub } from './live/hub';
+import { StreamFanout } from './live/fanout';
+import { SSE_HEARTBEAT_MS } from './live/live.service';
+import { DEFAULT_SEND_BOUND } from './live/send-bound';
+import { BacklogGate } from './punches/backlog-gate';
 import { registerTimingMetrics } from './metrics';
 import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
@@ -68,6 +72,12 @@ export interface TimingDeps {
   readCacheBytes?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
+  /** Backlog pages read at once (`TIMING_MAX_BACKLOG_READS`; punches/backlog-gate.ts); default 4. */
+  maxBacklogReads?: number;
+  /** Send timeout of punch streams in ms (`TIMING_STREAM_SEND_TIMEOUT_MS`; live/send-bound.ts); default 30 s. */
+  streamSendTimeoutMs?: number;
+  /** Unsent bytes a stream may hold before its send timeout runs (tests); default 1 MiB. */
+  streamMaxBufferedBytes?: number;
   /**
    * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, counted in
    * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
@@ -110,7 +120,13 @@ export function createApp(deps: TimingDeps): Express {
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
-  const timingMetrics = registerTimingMetrics(metrics, live);
+  const backlog = new BacklogGate(deps.maxBacklogReads);
+  const bound = {
+    maxBufferedBytes: deps.streamMaxBufferedBytes ?? DEFAULT_SEND_BOUND.maxBufferedBytes,
+    timeoutMs: deps.streamSendTimeoutMs ?? DEFAULT_SEND_BOUND.timeoutMs,
+  };
+  const fanout = new StreamFanout({ hub: live, backlog, bound, heartbeatMs: deps.sseHeartbeatMs ?? SSE_HEARTBEAT_MS, logger: deps.logger });
+  const timingMetrics = registerTimingMetrics(metrics, live, fanout);
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();
@@ -157,13 +173,13 @@ export function createApp(deps: TimingDeps): Express {
     }),
   );
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;
-  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, quotas };
+  const handlerDeps = { database: deps.database, logger: deps.logger, historyPool: deps.historyPool, readCacheBytes: deps.readCacheBytes, quotas, backlog };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...rocHandlers(handlerDeps, timingMetrics),
-      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs }),
+      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, fanout, backlog, bound }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,

@@ -65,6 +65,8 @@ async function main(): Promise<void> {
     corsOrigins: config.corsOrigins,
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
+    maxBacklogReads: config.maxBacklogReads,
+    streamSendTimeoutMs: config.streamSendTimeoutMs,
     trustedProxies: config.trustedProxies,
     metricsAccess: { token: config.metricsToken, production: config.production },
     rateLimit: { keyReadsPerMinute: config.rateLimitKeyReadsPerMinute, redis, prefix: config.rateLimitKeyPrefix },

@@ -25,11 +25,18 @@ export interface Instance {
 
 const logger = createLogger('timing-live-test');
 
-/** Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms) and the pool size. */
+/** Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms), the pool size and the streams' send bound. */
 export async function startInstance(
   ctx: TimingTestContext,
 
-  opts: { maxConnections?: number; maxConnectionsPerClient?: number; heartbeatMs?: number; poolSize?: number } = {},
+  opts: {
+    maxConnections?: number;
+    maxConnectionsPerClient?: number;
+    heartbeatMs?: number;
+    poolSize?: number;
+    streamSendTimeoutMs?: number;
+    streamMaxBufferedBytes?: number;
+  } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
   const hub = new LiveHub({
@@ -40,7 +47,15 @@ export async function startInstance(
   });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
-  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs });
+  const app = createApp({
+    database,
+    logger,
+    live: hub,
+    validateResponses: true,
+    sseHeartbeatMs: opts.heartbeatMs,
+    streamSendTimeoutMs: opts.streamSendTimeoutMs,
+    streamMaxBufferedBytes: opts.streamMaxBufferedBytes,
+  });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

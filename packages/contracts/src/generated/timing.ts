@@ -98,8 +98,14 @@ export interface paths {
          *     - Idle streams receive a `: keep-alive` comment every 15 seconds.
          *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. Each
          *       client (the API key's user, else the client address) may hold only a share of them (100 by
-         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
-         *       instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. Anonymous streams
+         *       (public events and their modems) are exempt from the share and bounded by the instance's limit only:
+         *       every stream of one filter follows one shared feed (one read and one serialization per change), so
+         *       any number of spectators behind one address (an arena's Wi-Fi, a carrier NAT) can follow an event.
+         *       A stopping instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *     - A stream from an old `afterId` replays its backlog page by page, paced with the instance's other
+         *       replays. A stream whose client reads nothing (its unsent data stays above 1 MiB for longer than the
+         *       send timeout, 30 s by default) is closed; the client resumes with `Last-Event-ID`.
          */
         get: operations["getPunchStream"];
         put?: never;

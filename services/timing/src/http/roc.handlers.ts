@@ -25,6 +25,7 @@ export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Ha
     historyPool: deps.historyPool,
     readCacheBytes: deps.readCacheBytes,
     dailyPunchQuota: deps.quotas.punchesPerDay,
+    backlog: deps.backlog,
   };
   const rendered = () => timingMetrics.rocAnswersRendered.inc();
   return {

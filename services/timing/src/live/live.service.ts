@@ -6,10 +6,12 @@
  */
 import type { Response } from 'express';
 import type { PunchReadResult } from '../punches/punches.service';
+import type { BacklogGate } from '../punches/backlog-gate';
 import type { LiveHub } from './hub';
+import { writeBounded, type SendBound } from './send-bound';
 
 /** Interval of `: keep-alive` comments on an idle stream (ms). */
-const SSE_HEARTBEAT_MS = 15_000;
+export const SSE_HEARTBEAT_MS = 15_000;
 
 /** A read of the client's filter from `afterId` (exclusive). */
 type ReadFrom = (afterId: number) => Promise<PunchReadResult>;
@@ -46,20 +48,6 @@ interface StreamPunch {
   id: number;
 }
 
-/** Writes a chunk; resolves at once, or once the socket drained when its buffer is full. */
-function write(res: Response, chunk: string, signal: AbortSignal): Promise<void> {
-  if (res.write(chunk)) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.on('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** Options of {@link runStream}. */
 export interface StreamOptions {
   hub: LiveHub;
@@ -72,13 +60,18 @@ export interface StreamOptions {
   seen: number;
   signal: AbortSignal;
   heartbeatMs?: number;
+  /** The instance's pacing of backlog pages (every page after a full one is read through it). */
+  backlog: BacklogGate;
+  /** Send timeout: the stream is closed when its unsent bytes stay above the bound too long (send-bound.ts). */
+  bound: SendBound;
   onError?: (err: unknown) => void;
 }
 
 /**
  * Runs an SSE stream on a response whose headers are sent: one `event: punch` per punch (`id:` its id,
- * `data:` its JSON), full pages back to back, then waits for a wake-up; `: keep-alive` comments keep idle
- * connections open. Ends the response when the client goes away, the hub closes or a read fails.
+ * `data:` its JSON), full pages back to back (each after the first through `backlog`), then waits for a wake-up;
+ * `: keep-alive` comments keep idle connections open. Ends the response when the client goes away, the hub
+ * closes, a read fails or the send timeout closed the connection (`bound`).
  */
 export async function runStream(res: Response, o: StreamOptions): Promise<void> {
   const heartbeat = setInterval(() => {
@@ -91,18 +84,20 @@ export async function runStream(res: Response, o: StreamOptions): Promise<void> 
     for (;;) {
       const punches = JSON.parse(page.body.toString()) as StreamPunch[];
       for (const p of punches) {
-        if (o.signal.aborted) return;
-        await write(res, `id: ${p.id}\nevent: punch\ndata: ${JSON.stringify(p)}\n\n`, o.signal);
+        if (!(await writeBounded(res, `id: ${p.id}\nevent: punch\ndata: ${JSON.stringify(p)}\n\n`, o.signal, o.bound))) return;
         afterId = p.id;
       }
       if (o.signal.aborted || o.hub.isClosing) return;
-      // A full page means more may be waiting: read on at once.
+      // A full page means more may be waiting: read on at once, paced as a backlog.
       if (page.total <= punches.length) {
         const reason = await o.hub.wait(generation, o.hub.safetyPollMs, o.signal);
         if (reason === 'aborted' || reason === 'closing') return;
+        generation = o.hub.current;
+        page = await o.read(afterId);
+      } else {
+        generation = o.hub.current;
+        page = await o.backlog.page(() => o.read(afterId));
       }
-      generation = o.hub.current;
-      page = await o.read(afterId);
     }
   } catch (err) {
     o.onError?.(err);

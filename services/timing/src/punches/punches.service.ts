@@ -22,6 +22,7 @@ import * as repo from './punches.repository';
 import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
+import type { BacklogGate } from './backlog-gate';
 
 /** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
 const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
@@ -49,6 +50,11 @@ export interface PunchDeps {
    * §5 "Quotas"): a batch beyond is 429 with nothing stored. Absent: no limit.
    */
   dailyPunchQuota?: number;
+  /**
+   * The instance's pacing of backlog pages (backlog-gate.ts): multi-page answers (rendered-pages.ts) read every
+   * page after the first through it. Absent: they only yield between pages.
+   */
+  backlog?: BacklogGate;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers), `wait` left to the caller. */

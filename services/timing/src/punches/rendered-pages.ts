@@ -25,7 +25,8 @@ export interface PageRendering {
 /**
  * Every readable punch of `q` after `q.afterId` (access, window and scope as {@link readPunches}), rendered by
  * `rendering` page by page, each page read after the last id of the one before exactly as a client would poll
- * them (so the whole is gap-free), yielding to the event loop between pages. The rendered text is a shared
+ * them (so the whole is gap-free), every page after the first through `deps.backlog` (backlog-gate.ts; without
+ * one, at least a turn of the event loop between pages). The rendered text is a shared
  * answer (read-cache.ts) under the rendering's name: rendered once per visible head and request key, its
  * derived bodies (gzip) made once too. Why that is exact: every page but the last is full, and a full page is
  * the same under every later head (the readers' rule exposes a prefix of the ids), so the whole text is a
@@ -41,16 +42,18 @@ export async function readRenderedPages(deps: PunchDeps, caller: Principal | nul
     let body = '';
     let total = 0;
     let head: string;
-    for (let afterId = scope.afterId; ;) {
-      const csv = await repo.readPunchPage(pool, { ...scope, afterId }, 'csv', false);
+    for (let afterId = scope.afterId, first = true; ; first = false) {
+      const read = () => repo.readPunchPage(pool, { ...scope, afterId }, 'csv', false);
+      // Every page after the first is backlog: paced through the instance's gate.
+      const csv = first || !deps.backlog ? await read() : await deps.backlog.page(read);
       const lines = rendering.page(csv.body);
       body += lines.text;
       total += lines.count;
       head = csv.head;
       if (csv.count < PUNCH_PAGE_SIZE || lines.count === 0) break;
       afterId = lines.lastId;
-      // A long answer must not hold the event loop: other requests run between its pages.
-      await new Promise((r) => setImmediate(r));
+      // A long answer must not hold the event loop: other requests run between its pages (the gate yields too).
+      if (!deps.backlog) await new Promise((r) => setImmediate(r));
     }
     return { body, total, head };
   };
