@@ -126,7 +126,7 @@ export function createApp(deps: TimingDeps): Express {
     timeoutMs: deps.streamSendTimeoutMs ?? DEFAULT_SEND_BOUND.timeoutMs,
   };
   const fanout = new StreamFanout({ hub: live, backlog, bound, heartbeatMs: deps.sseHeartbeatMs ?? SSE_HEARTBEAT_MS, logger: deps.logger });
-  const timingMetrics = registerTimingMetrics(metrics, live, fanout);
+  const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog);
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();

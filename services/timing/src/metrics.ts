@@ -4,6 +4,8 @@
  *   re-sent duplicates are not counted), so `rate()` is the real ingest rate;
  * - `live_connections` / `live_connections_max`: held long-polls plus open punch streams of this instance,
  *   and the bound beyond which live requests get 503 (`TIMING_MAX_LIVE_CONNECTIONS`);
+ * - `backlog_pages_read` / `backlog_pages_waited` / `backlog_pages_most_at_once`: the pacing of backlog replays
+ *   (punches/backlog-gate.ts) since start;
  * - `live_stream_feeds`: shared feeds of anonymous streams (live/fanout.ts), one per followed public filter;
  * - `roc_answers_rendered_total`: ROC answers rendered (identical polls under one visible head share one
  *   rendering, docs/roc.md "Cost"), so its rate against the ROC request rate shows the sharing.
@@ -11,6 +13,7 @@
 import type { AppMetrics } from '@sports-timing/shared';
 import type { LiveHub } from './live/hub';
 import type { StreamFanout } from './live/fanout';
+import type { BacklogGate } from './punches/backlog-gate';
 
 /** The timing metrics of one app. */
 export interface TimingMetrics {
@@ -19,10 +22,13 @@ export interface TimingMetrics {
 }
 
 /** Registers the timing metrics on `metrics`. */
-export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub, fanout: StreamFanout): TimingMetrics {
+export function registerTimingMetrics(metrics: AppMetrics, live: LiveHub, fanout: StreamFanout, backlog: BacklogGate): TimingMetrics {
   const punchesIngested = metrics.counter('punches_ingested_total', 'Punches newly stored by uploads (committed rows; duplicates excluded)');
   metrics.gauge('live_connections', 'Held long-polls plus open punch streams on this instance', () => live.connections);
   metrics.gauge('live_stream_feeds', 'Shared feeds of anonymous punch streams (one per followed public filter)', () => fanout.feedCount);
+  metrics.gauge('backlog_pages_read', 'Backlog pages read through the pacing gate since start (TIMING_MAX_BACKLOG_READS)', () => backlog.stats.pages);
+  metrics.gauge('backlog_pages_waited', 'Backlog pages that waited for a turn since start', () => backlog.stats.waited);
+  metrics.gauge('backlog_pages_most_at_once', 'Most backlog pages read at once since start (at most TIMING_MAX_BACKLOG_READS)', () => backlog.stats.mostAtOnce);
   metrics.gauge('live_connections_max', 'Live connections allowed on this instance before 503 (TIMING_MAX_LIVE_CONNECTIONS)', () => live.maxConnections);
   const rocAnswersRendered = metrics.counter('roc_answers_rendered_total', 'ROC answers rendered (identical polls under one visible head share one)');
   return { punchesIngested, rocAnswersRendered };

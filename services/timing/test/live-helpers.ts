@@ -36,6 +36,7 @@ export async function startInstance(
     poolSize?: number;
     streamSendTimeoutMs?: number;
     streamMaxBufferedBytes?: number;
+    maxBacklogReads?: number;
   } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
@@ -55,6 +56,7 @@ export async function startInstance(
     sseHeartbeatMs: opts.heartbeatMs,
     streamSendTimeoutMs: opts.streamSendTimeoutMs,
     streamMaxBufferedBytes: opts.streamMaxBufferedBytes,
+    maxBacklogReads: opts.maxBacklogReads,
   });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));

@@ -120,6 +120,39 @@ describe('shared stream feeds', () => {
   }, 120_000);
 });
 
+describe('backlog replays', () => {
+  it('streams from an old afterId replay page by page through the gate, at most its limit at once, each punch once', async () => {
+    const inst = await startInstance(ctx, { maxConnections: 50, maxConnectionsPerClient: 50, maxBacklogReads: 1 });
+    const streams: OpenStream[] = [];
+    try {
+      const owner = await ctx.createUser('backlog-owner');
+      const event = (
+        await request(ctx.app)
+          .post('/api/rest/v1/events')
+          .set('apikey', owner.key)
+          .send({ name: 'Backlog', public: true, modems: ['BKL-1'] })
+          .expect(201)
+      ).body.id as number;
+      await clientOf(inst, ctx.adminKey).uploadPunches(punches('BKL-1', 5000));
+      const all = await idsOf('BKL-1');
+      const before = await gauge(inst, 'backlog_pages_read');
+      // Anonymous ones on the shared feed and ones with a key on their own loops, all from the start.
+      for (let i = 0; i < 6; i++) {
+        streams.push(await openStream(inst, `/api/rest/v1/punches/stream?eventId=${event}&afterId=0`, i % 2 === 0 ? {} : { apikey: owner.key }));
+      }
+      await until(() => streams.every((s) => s.ids.length >= all.length), 120_000);
+      for (const s of streams) expect(s.ids).toEqual(all);
+      // Five pages each: the first read directly, the four after it through the gate, one at a time.
+      expect((await gauge(inst, 'backlog_pages_read')) - before).toBeGreaterThanOrEqual(6 * 4);
+      expect(await gauge(inst, 'backlog_pages_most_at_once')).toBe(1);
+    } finally {
+      for (const s of streams) s.close();
+      await until(() => inst.hub.connections === 0);
+      await inst.close();
+    }
+  }, 180_000);
+});
+
 describe('slow readers', () => {
   it('closes a stream whose peer reads nothing after the send timeout; it resumes with Last-Event-ID, no gap, no repeat', async () => {
     const inst = await startInstance(ctx, { maxConnections: 20, streamSendTimeoutMs: 300, streamMaxBufferedBytes: 64 * 1024 });

@@ -13,8 +13,8 @@ export const DEFAULT_BACKLOG_READS = 4;
 export class BacklogGate {
   private running = 0;
   private readonly queue: (() => void)[] = [];
-  /** Pages read through the gate, and those that had to wait for a turn. */
-  readonly stats = { pages: 0, waited: 0 };
+  /** Pages read through the gate, those that had to wait for a turn, and the most read at once so far. */
+  readonly stats = { pages: 0, waited: 0, mostAtOnce: 0 };
 
   /** `limit` (≥ 1): backlog pages read at once. */
   constructor(readonly limit: number = DEFAULT_BACKLOG_READS) {}
@@ -28,6 +28,7 @@ export class BacklogGate {
       this.running += 1;
     }
     this.stats.pages += 1;
+    this.stats.mostAtOnce = Math.max(this.stats.mostAtOnce, this.running);
     try {
       return await read();
     } finally {
