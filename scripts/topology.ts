@@ -8,7 +8,7 @@
  */
 import os from 'node:os';
 import path from 'node:path';
-import { existsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { maintenanceAndCaches, orderDelivery, sharedRateLimit } from '../test/topology/order-scenarios';
 import { cachedPolls } from '../test/topology/cache-scenarios';
 import { liveResume, punchDelivery, replicaLag } from '../test/topology/punch-scenarios';
@@ -116,7 +116,8 @@ async function main(): Promise<number> {
     quick: QUICK,
     loadAverage,
   });
-  writeFileSync(path.join(__dirname, '..', 'SCALING.md'), md);
+  const target = path.join(__dirname, '..', 'SCALING.md');
+  writeFileSync(target, md + keptSection(target));
   const violations = (Object.entries(figures) as [string, Figures[keyof Figures]][]).flatMap(([k, v]) =>
     (v === undefined ? [] : Array.isArray(v) ? v.flatMap((x) => x.violations) : v.violations).map((x) => `${k}: ${x}`),
   );
@@ -132,3 +133,13 @@ main().then(
     process.exit(1);
   },
 );
+
+/**
+ * The section of SCALING.md measured by another script (bench/src/stream-fanout.ts, between the markers
+ * `<!-- stream-fanout:begin -->` and `<!-- stream-fanout:end -->`), kept as it is: this run does not measure it.
+ */
+function keptSection(file: string): string {
+  const text = existsSync(file) ? readFileSync(file, 'utf8') : '';
+  const m = /\n<!-- stream-fanout:begin -->[\s\S]*<!-- stream-fanout:end -->\n/.exec(text);
+  return m ? m[0] : '';
+}

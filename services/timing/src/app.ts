@@ -34,6 +34,10 @@ import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
 import { livePage } from './http/live-page';
 import { LiveHub } from './live/hub';
+import { StreamFanout } from './live/fanout';
+import { SSE_HEARTBEAT_MS } from './live/live.service';
+import { DEFAULT_SEND_BOUND } from './live/send-bound';
+import { BacklogGate } from './punches/backlog-gate';
 import { registerTimingMetrics } from './metrics';
 import { visibilityWaitReader } from './punches/visibility-wait';
 import { punchHandlers } from './http/punches.handlers';
@@ -74,6 +78,12 @@ export interface TimingDeps {
   sseHeartbeatMs?: number;
   /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
   streamMaxMs?: number;
+  /** Backlog pages read at once (`TIMING_MAX_BACKLOG_READS`; punches/backlog-gate.ts); default 4. */
+  maxBacklogReads?: number;
+  /** Send timeout of punch streams in ms (`TIMING_STREAM_SEND_TIMEOUT_MS`; live/send-bound.ts); default 30 s. */
+  streamSendTimeoutMs?: number;
+  /** Unsent bytes a stream may hold before its send timeout runs (tests); default 1 MiB. */
+  streamMaxBufferedBytes?: number;
   /**
    * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, and the per-address
    * budgets of anonymous ROC reads and whole downloads per minute ({@link anonymousReadBudgets}), counted in
@@ -158,7 +168,13 @@ export function createApp(deps: TimingDeps): Express {
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
   const visibilityWait = visibilityWaitReader(deps.database.pool);
-  const timingMetrics = registerTimingMetrics(metrics, live, () => visibilityWait.read());
+  const backlog = new BacklogGate(deps.maxBacklogReads);
+  const bound = {
+    maxBufferedBytes: deps.streamMaxBufferedBytes ?? DEFAULT_SEND_BOUND.maxBufferedBytes,
+    timeoutMs: deps.streamSendTimeoutMs ?? DEFAULT_SEND_BOUND.timeoutMs,
+  };
+  const fanout = new StreamFanout({ hub: live, backlog, bound, heartbeatMs: deps.sseHeartbeatMs ?? SSE_HEARTBEAT_MS, logger: deps.logger });
+  const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog, () => visibilityWait.read());
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();
@@ -212,13 +228,14 @@ export function createApp(deps: TimingDeps): Express {
     readCacheBytes: deps.readCacheBytes,
     punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
     quotas,
+    backlog,
   };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
       ...punchHandlers(handlerDeps, live, timingMetrics, spec),
       ...rocHandlers(handlerDeps, timingMetrics),
-      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, maxLifetimeMs: deps.streamMaxMs }),
+      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, maxLifetimeMs: deps.streamMaxMs, fanout, backlog, bound }),
       ...eventHandlers(handlerDeps),
       ...userHandlers(handlerDeps),
       getHealthz: healthz,

@@ -13,6 +13,8 @@ import {
   parseTrustedProxies,
 } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
+import { DEFAULT_SEND_TIMEOUT_MS } from './live/send-bound';
+import { DEFAULT_BACKLOG_READS } from './punches/backlog-gate';
 
 /**
  * What one (non-admin) user may hold or upload (docs/decisions.md §5 "Quotas"): beyond, the creating operation
@@ -102,6 +104,13 @@ export interface TimingConfig {
    * shared cache (nginx, infra/README.md) may answer them before revalidating. http/read-caching.ts.
    */
   punchMaxAgeSeconds: number;
+  /** Backlog pages read at once per instance (`TIMING_MAX_BACKLOG_READS`, default 4); punches/backlog-gate.ts. */
+  maxBacklogReads: number;
+  /**
+   * Send timeout of punch streams in ms (`TIMING_STREAM_SEND_TIMEOUT_MS`, default 30,000): a stream whose unsent
+   * bytes stay above 1 MiB for longer is closed (live/send-bound.ts).
+   */
+  streamSendTimeoutMs: number;
 }
 
 /** Reads the configuration; `env` defaults to `process.env`. Throws ConfigError on bad values. */
@@ -140,6 +149,8 @@ export function loadTimingConfig(env: Record<string, string | undefined> = proce
     fastLane: e.oneOf('TIMING_FAST_LANE', ['on', 'off'], 'on') === 'on',
     readCacheBytes: e.int('TIMING_READ_CACHE_MB', 64, 0, 65_536) * 1024 * 1024,
     punchMaxAgeSeconds: e.int('TIMING_PUNCH_MAX_AGE_SECONDS', 1, 0, 3600),
+    maxBacklogReads: e.int('TIMING_MAX_BACKLOG_READS', DEFAULT_BACKLOG_READS, 1, 1000),
+    streamSendTimeoutMs: e.int('TIMING_STREAM_SEND_TIMEOUT_MS', DEFAULT_SEND_TIMEOUT_MS, 100, 3_600_000),
     quotas: {
       eventsPerUser: e.int('TIMING_QUOTA_EVENTS_PER_USER', DEFAULT_QUOTAS.eventsPerUser, 1, 1_000_000),
       keysPerUser: e.int('TIMING_QUOTA_KEYS_PER_USER', DEFAULT_QUOTAS.keysPerUser, 1, 1_000_000),

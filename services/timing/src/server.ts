@@ -75,6 +75,8 @@ async function main(): Promise<void> {
     fastLane: config.fastLane,
     readCacheBytes: config.readCacheBytes,
     punchMaxAgeSeconds: config.punchMaxAgeSeconds,
+    maxBacklogReads: config.maxBacklogReads,
+    streamSendTimeoutMs: config.streamSendTimeoutMs,
     trustedProxies: config.trustedProxies,
     streamMaxMs: config.streamMaxSeconds * 1000,
     metricsAccess: { token: config.metricsToken, production: config.production },

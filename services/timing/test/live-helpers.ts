@@ -28,8 +28,9 @@ const logger = createLogger('timing-live-test');
 
 /**
  * Starts an instance on `ctx`'s database; `opts` are the hub's limits, the SSE heartbeat (ms), the pool size, the
- * streams' lifetime (ms) and the waiters' safety re-read period (ms; a test that proves a wake-up came from a
- * notification sets it beyond the test's own length, so only the notification can have delivered the punch).
+ * streams' lifetime (ms), their send bound, the backlog gate and the waiters' safety re-read period (ms; a test that
+ * proves a wake-up came from a notification sets it beyond the test's own length, so only the notification can
+ * have delivered the punch).
  */
 export async function startInstance(
   ctx: TimingTestContext,
@@ -40,6 +41,9 @@ export async function startInstance(
     poolSize?: number;
     streamMaxMs?: number;
     safetyPollMs?: number;
+    streamSendTimeoutMs?: number;
+    streamMaxBufferedBytes?: number;
+    maxBacklogReads?: number;
   } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
@@ -52,7 +56,17 @@ export async function startInstance(
   });
   const listener = startPunchListener(database.url, hub, logger);
   await listener.ready;
-  const app = createApp({ database, logger, live: hub, validateResponses: true, sseHeartbeatMs: opts.heartbeatMs, streamMaxMs: opts.streamMaxMs });
+  const app = createApp({
+    database,
+    logger,
+    live: hub,
+    validateResponses: true,
+    sseHeartbeatMs: opts.heartbeatMs,
+    streamMaxMs: opts.streamMaxMs,
+    streamSendTimeoutMs: opts.streamSendTimeoutMs,
+    streamMaxBufferedBytes: opts.streamMaxBufferedBytes,
+    maxBacklogReads: opts.maxBacklogReads,
+  });
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -106,8 +106,11 @@ export interface paths {
          *     - Idle streams receive a `: keep-alive` comment every 15 seconds.
          *     - Open streams and held long-polls are bounded per instance: 503 with `Retry-After` when full. Each
          *       client (the API key's user, else the client address) may hold only a share of them (100 by
-         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. A stopping
-         *       instance ends its streams; clients reconnect with `Last-Event-ID`.
+         *       default): 429 with `Retry-After` beyond it, so one client cannot take every slot. Anonymous streams
+         *       (public events and their modems) are exempt from the share and bounded by the instance's limit only:
+         *       every stream of one filter follows one shared feed (one read and one serialization per change), so
+         *       any number of spectators behind one address (an arena's Wi-Fi, a carrier NAT) can follow an event.
+         *       A stopping instance ends its streams; clients reconnect with `Last-Event-ID`.
          *     - Revocation: the key is checked again before each delivery. When it was revoked (on any instance)
          *       the stream sends `event: error` with `data:` the ProblemDetails of the 401 (`The API key is unknown
          *       or revoked.`) and closes, normally within a second of the revocation; a reconnect with that key is
@@ -117,6 +120,9 @@ export interface paths {
          *       `Last-Event-ID`, without gaps or repeats, and its key is checked anew.
          *     - `Cache-Control: no-store`, `X-Accel-Buffering: no`: proxies pass the stream through unbuffered and
          *       never keep it (infra/README.md "nginx cache").
+         *     - A stream from an old `afterId` replays its backlog page by page, paced with the instance's other
+         *       replays. A stream whose client reads nothing (its unsent data stays above 1 MiB for longer than the
+         *       send timeout, 30 s by default) is closed; the client resumes with `Last-Event-ID`.
          */
         get: operations["getPunchStream"];
         put?: never;
@@ -429,7 +435,7 @@ export interface paths {
          *     - `unitId` is our event id (the answer holds the event's punches: its modems, inside its window) or,
          *       when it is not all digits, one unit's serial number (that modem's punches, readable as by `getPunches`
          *       with `modem`: anonymously when the unit belongs to a public event; a unit the caller may not read
-         *       answers nothing, as an unknown one); only punches with an id above `lastId`, ascending, at most 10,000 per answer (ROC readers expect the whole backlog at once). The polling guarantee of `getPunches` holds:
+         *       answers nothing, as an unknown one); every readable punch with an id above `lastId`, ascending, in one answer, however many (ROC readers take their first answer as the whole history: fartOLa skips what it holds as before the race). The polling guarantee of `getPunches` holds:
          *       repeating with `lastId` = the highest id received never skips or repeats a punch.
          *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
          *       on the punch time in the event's local wall clock, the clock the punch `time` is kept in; `date`

@@ -1,6 +1,6 @@
 /**
  * Response compression as specs/timing.yaml states it (`info.description` "Compression"): gzip only, only for
- * application/json, text/csv and text/xml, bodies of at least 1 KiB, at a low level (cheap CPU per page,
+ * application/json, text/csv, text/xml and text/plain (the ROC answers), bodies of at least 1 KiB, at a low level (cheap CPU per page,
  * docs/decisions.md §7).
  */
 import compression from 'compression';
@@ -12,7 +12,7 @@ export const GZIP_THRESHOLD_BYTES = 1024;
 /** zlib level: 1 is the fastest; punch JSON/CSV still shrinks ~5×. */
 export const GZIP_LEVEL = 1;
 
-const COMPRESSIBLE = /^(application\/json|text\/csv|text\/xml)\s*(;|$)/i;
+const COMPRESSIBLE = /^(application\/json|text\/csv|text\/xml|text\/plain)\s*(;|$)/i;
 
 function compressible(_req: Request, res: Response): boolean {
   const type = res.getHeader('Content-Type');

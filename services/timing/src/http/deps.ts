@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { TimingQuotas } from '../config';
+import type { BacklogGate } from '../punches/backlog-gate';
 
 /** Dependencies of the HTTP handlers: the database (Kysely and its pool), the root logger, an optional replica pool, the quotas. */
 export interface HandlerDeps {
@@ -19,4 +20,6 @@ export interface HandlerDeps {
   punchMaxAgeSeconds?: number;
   /** Per-user quotas (config.ts). */
   quotas: TimingQuotas;
+  /** The app's pacing of backlog pages (punches/backlog-gate.ts). */
+  backlog?: BacklogGate;
 }

@@ -6,6 +6,9 @@
 import { ApiError, isHeadRequest, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import type { LiveHub } from '../live/hub';
+import type { StreamFanout } from '../live/fanout';
+import type { SendBound } from '../live/send-bound';
+import type { BacklogGate } from '../punches/backlog-gate';
 import { clientGone, keyGuard, runStream } from '../live/live.service';
 import { readPunches } from '../punches/punches.service';
 import { isKeyActive } from '../users/users.service';
@@ -23,10 +26,25 @@ const DEFAULT_STREAM_MAX_MS = 3_600_000;
 export interface LiveHandlerOptions {
   heartbeatMs?: number;
   maxLifetimeMs?: number;
+  /** The app's shared feeds of anonymous streams. */
+  fanout: StreamFanout;
+  /** The app's pacing of backlog pages. */
+  backlog: BacklogGate;
+  /** The send timeout of streams. */
+  bound: SendBound;
 }
 
-/** `getPunchStream`. */
-export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandlerOptions = {}): Handlers<operations> {
+/** The filter of an anonymous stream as a feed key: equal keys read the same punches (the caller is the same, anonymous). */
+function feedKey(q: { modem?: string; eventId?: string; after?: number }): string {
+  return JSON.stringify([q.eventId ?? null, q.modem ?? null, q.after ?? null]);
+}
+
+/**
+ * `getPunchStream`. Anonymous streams (public filters) follow the shared feed of their filter and count toward
+ * the instance's limit only; streams with a key run their own read loop under the per-client limit too
+ * (docs/architecture.md "Stream fan-out").
+ */
+export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandlerOptions): Handlers<operations> {
   const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, readCacheBytes: deps.readCacheBytes };
   return {
     async getPunchStream(req, res) {
@@ -38,7 +56,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
       const read = (from: number) => readPunches(svc, caller, { ...req.query, afterId: from }, 'json');
       const seen = live.current;
       const first = await read(afterId);
-      const release = live.acquire(liveClientOf(req, res));
+      const shared = caller === null;
+      const release = live.acquire(liveClientOf(req, res), { shared });
       const gone = clientGone(res);
       try {
         res.status(200);
@@ -51,6 +70,13 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
         // HEAD: the stream's headers only (Node sends no body for HEAD); nothing to hold open.
         if (isHeadRequest(req)) return void res.end();
         res.write('retry: 1000\n\n');
+        const onError = (err: unknown) =>
+          deps.logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'punch stream ended by an error');
+        if (shared) {
+          await opts.fanout.follow(res, { key: feedKey(req.query), read, afterId, first, seen, signal: gone.signal }).catch(onError);
+          if (!res.writableEnded) res.end();
+          return;
+        }
         await runStream(res, {
           hub: live,
           read,
@@ -61,7 +87,9 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
           keyActive: keyGuard(live, caller, (id) => isKeyActive(svc.db, id)),
           maxLifetimeMs: opts.maxLifetimeMs ?? DEFAULT_STREAM_MAX_MS,
           heartbeatMs: opts.heartbeatMs,
-          onError: (err) => deps.logger.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'punch stream ended by an error'),
+          backlog: opts.backlog,
+          bound: opts.bound,
+          onError,
         });
       } finally {
         release();

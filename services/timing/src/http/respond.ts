@@ -78,11 +78,18 @@ export function sendRead<T>(
   headers: Record<string, string>,
   caching: ReadCaching,
 ): void {
-  if (ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) {
-    res.status(304);
-    for (const [k, v] of Object.entries(caching.headers)) res.setHeader(k, v);
-    res.end();
-    return;
-  }
+  if (sendNotModified(req, res, caching)) return;
   sendText(res, contentType, body, { ...headers, ...caching.headers });
+}
+
+/**
+ * Answers `304 Not Modified` (no body, the caching headers) and returns true when the answer has an `ETag` that
+ * the request's `If-None-Match` names; else sends nothing and returns false.
+ */
+export function sendNotModified<T>(req: Pick<Request, 'headers'>, res: Response<T>, caching: ReadCaching): boolean {
+  if (!ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) return false;
+  res.status(304);
+  for (const [k, v] of Object.entries(caching.headers)) res.setHeader(k, v);
+  res.end();
+  return true;
 }

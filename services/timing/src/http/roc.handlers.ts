@@ -8,8 +8,9 @@ import type { operations } from '../generated/openapi';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { readRocPunches, uploadRocPunch, type RocQuery } from '../punches/roc.service';
 import type { HandlerDeps } from './deps';
+import { sendSharedAnswer } from './encoded-body';
 import { DEFAULT_PUNCH_MAX_AGE_SECONDS, readCaching } from './read-caching';
-import { callerOf, requireCaller, sendRead, sendText } from './respond';
+import { callerOf, requireCaller, sendNotModified, sendText } from './respond';
 
 /** Content type of every ROC answer. */
 const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
@@ -17,7 +18,7 @@ const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /** The answer of a stored (or re-sent) ROC punch. */
 const ROC_STORED = 'OK\r\n';
 
-/** The ROC handlers; uploads count stored punches in `timingMetrics`. */
+/** The ROC handlers; uploads count stored punches in `timingMetrics`, reads the answers they render. */
 export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Handlers<operations> {
   const svc = {
     db: deps.database.db,
@@ -26,27 +27,24 @@ export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Ha
     historyPool: deps.historyPool,
     readCacheBytes: deps.readCacheBytes,
     dailyPunchQuota: deps.quotas.punchesPerDay,
+    backlog: deps.backlog,
   };
   const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
+  const rendered = () => timingMetrics.rocAnswersRendered.inc();
   // Both reads answer alike; the path key makes a caller, so the keyed one is always private.
-  const read = async (req: Pick<Request, 'headers'>, res: Response, query: RocQuery) => {
+  const read = async (req: Request, res: Response, query: RocQuery) => {
     const caller = callerOf(res);
-    const answer = await readRocPunches(svc, caller, query);
-    sendRead(
-      req,
-      res,
-      ROC_CONTENT_TYPE,
-      answer.text,
-      {},
-      readCaching({ keyed: caller !== null, view: 'getRocPunches', version: answer.version, maxAgeSeconds }),
-    );
+    const answer = await readRocPunches(svc, caller, query, rendered);
+    const caching = readCaching({ keyed: caller !== null, view: 'getRocPunches', version: answer.version, maxAgeSeconds });
+    if (sendNotModified(req, res, caching)) return;
+    await sendSharedAnswer(req, res, ROC_CONTENT_TYPE, answer, caching.headers);
   };
   return {
     async getRocPunches(req, res) {
-      await read(req, res as Response, req.query);
+      await read(req as unknown as Request, res as Response, req.query);
     },
     async getRocPunchesWithKey(req, res) {
-      await read(req, res as Response, req.query);
+      await read(req as unknown as Request, res as Response, req.query);
     },
     async postRocPunches(req, res) {
       const receivedAtUtc = Number(res.locals.receivedAtUtc ?? Date.now());

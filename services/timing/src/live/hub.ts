@@ -109,14 +109,25 @@ export class LiveHub {
    * Takes a connection slot for `client` (an API key's user or an address, see `liveClientOf`). Throws 503
    * with `Retry-After` when {@link maxConnections} are held or while closing (the instance's limit: a
    * stopping or full instance sends live clients elsewhere), else 429 with `Retry-After` when that client
-   * already holds {@link maxConnectionsPerClient} (the client's own limit).
+   * already holds {@link maxConnectionsPerClient} (the client's own limit). `shared: true` (an anonymous
+   * stream of a public filter, which follows a shared feed, fanout.ts) counts toward the instance's limit
+   * only: hundreds of spectators behind one address (an arena's Wi-Fi, a carrier NAT) cost one read per change
+   * together, so what bounds them is what they cost, the instance's limit (docs/architecture.md "Stream fan-out").
    */
-  acquire(client: string): LiveSlot {
+  acquire(client: string, opts: { shared?: boolean } = {}): LiveSlot {
     if (this.closing) throw new ApiError(503, 'The service is stopping; retry on another instance.', { headers: { 'Retry-After': '1' } });
     if (this.held >= this.maxConnections) {
       throw new ApiError(503, `Too many live connections (${this.maxConnections}); retry shortly or poll without wait.`, { headers: { 'Retry-After': '5' } });
     }
     const mine = this.heldBy.get(client) ?? 0;
+    if (opts.shared === true) {
+      this.held += 1;
+      let released = false;
+      return () => {
+        if (!released) this.held -= 1;
+        released = true;
+      };
+    }
     if (mine >= this.maxConnectionsPerClient) {
       throw new ApiError(429, `This client already holds ${this.maxConnectionsPerClient} live connections; close one or poll without wait.`, {
         headers: { 'Retry-After': '5' },

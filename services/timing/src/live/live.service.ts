@@ -9,10 +9,12 @@ import { normalizeError, problemBody } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { PunchReadResult } from '../punches/punches.service';
 import { unknownKey } from '../users/users.service';
+import type { BacklogGate } from '../punches/backlog-gate';
 import type { LiveHub } from './hub';
+import { writeBounded, type SendBound } from './send-bound';
 
 /** Interval of `: keep-alive` comments on an idle stream (ms). */
-const SSE_HEARTBEAT_MS = 15_000;
+export const SSE_HEARTBEAT_MS = 15_000;
 
 /** A read of the client's filter from `afterId` (exclusive). */
 type ReadFrom = (afterId: number) => Promise<PunchReadResult>;
@@ -82,20 +84,6 @@ interface StreamPunch {
   id: number;
 }
 
-/** Writes a chunk; resolves at once, or once the socket drained when its buffer is full. */
-function write(res: Response, chunk: string, signal: AbortSignal): Promise<void> {
-  if (res.write(chunk)) return Promise.resolve();
-  return new Promise<void>((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      signal.removeEventListener('abort', done);
-      resolve();
-    };
-    res.on('drain', done);
-    signal.addEventListener('abort', done, { once: true });
-  });
-}
-
 /** Options of {@link runStream}. */
 export interface StreamOptions {
   hub: LiveHub;
@@ -112,6 +100,10 @@ export interface StreamOptions {
   /** Most time (ms) one stream stays open (`TIMING_STREAM_MAX_SECONDS`); the client reconnects with `Last-Event-ID`. */
   maxLifetimeMs: number;
   heartbeatMs?: number;
+  /** The instance's pacing of backlog pages (every page after a full one is read through it). */
+  backlog: BacklogGate;
+  /** Send timeout: the stream is closed when its unsent bytes stay above the bound too long (send-bound.ts). */
+  bound: SendBound;
   onError?: (err: unknown) => void;
 }
 
@@ -123,10 +115,11 @@ function revokedEvent(): string {
 
 /**
  * Runs an SSE stream on a response whose headers are sent: one `event: punch` per punch (`id:` its id,
- * `data:` its JSON), full pages back to back, then waits for a wake-up; `: keep-alive` comments keep idle
- * connections open. Before each page is delivered the key is re-checked (`keyActive`): when it was revoked
- * the stream sends an `event: error` with the 401's ProblemDetails and ends. Ends the response when the
- * client goes away, the hub closes, a read fails or `maxLifetimeMs` has passed (after the page under way).
+ * `data:` its JSON), full pages back to back (each after the first through `backlog`), then waits for a wake-up;
+ * `: keep-alive` comments keep idle connections open. Before each page is delivered the key is re-checked
+ * (`keyActive`): when it was revoked the stream sends an `event: error` with the 401's ProblemDetails and ends.
+ * Ends the response when the client goes away, the hub closes, a read fails, the send timeout closed the
+ * connection (`bound`) or `maxLifetimeMs` has passed (after the page under way).
  */
 export async function runStream(res: Response, o: StreamOptions): Promise<void> {
   const heartbeat = setInterval(() => {
@@ -141,21 +134,23 @@ export async function runStream(res: Response, o: StreamOptions): Promise<void> 
       const punches = JSON.parse(page.body.toString()) as StreamPunch[];
       if (!(await o.keyActive(punches.length > 0))) return void res.write(revokedEvent());
       for (const p of punches) {
-        if (o.signal.aborted) return;
-        await write(res, `id: ${p.id}\nevent: punch\ndata: ${JSON.stringify(p)}\n\n`, o.signal);
+        if (!(await writeBounded(res, `id: ${p.id}\nevent: punch\ndata: ${JSON.stringify(p)}\n\n`, o.signal, o.bound))) return;
         afterId = p.id;
       }
       if (o.signal.aborted || o.hub.isClosing) return;
       const left = endAt - Date.now();
       if (left <= 0) return;
-      // A full page means more may be waiting: read on at once.
+      // A full page means more may be waiting: read on at once, paced as a backlog.
       if (page.total <= punches.length) {
         const reason = await o.hub.wait(generation, Math.min(o.hub.safetyPollMs, left), o.signal);
         if (reason === 'aborted' || reason === 'closing') return;
         if (!(await o.keyActive())) return void res.write(revokedEvent());
+        generation = o.hub.current;
+        page = await o.read(afterId);
+      } else {
+        generation = o.hub.current;
+        page = await o.backlog.page(() => o.read(afterId));
       }
-      generation = o.hub.current;
-      page = await o.read(afterId);
     }
   } catch (err) {
     o.onError?.(err);

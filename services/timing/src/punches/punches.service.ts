@@ -23,6 +23,7 @@ import type { ModemWindow } from './punch-windows.repository';
 import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
+import type { BacklogGate } from './backlog-gate';
 
 /** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
 const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
@@ -50,6 +51,11 @@ export interface PunchDeps {
    * §5 "Quotas"): a batch beyond is 429 with nothing stored. Absent: no limit.
    */
   dailyPunchQuota?: number;
+  /**
+   * The instance's pacing of backlog pages (backlog-gate.ts): multi-page answers (rendered-pages.ts) read every
+   * page after the first through it. Absent: they only yield between pages.
+   */
+  backlog?: BacklogGate;
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers), `wait` left to the caller. */
@@ -98,7 +104,7 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
  *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
  *   `eventId` or `user` given, the modem list only narrows their scope.
  */
-async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+export async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -212,7 +218,8 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
 }
 
 /** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
-function windowsKey(windows: readonly ModemWindow[] | undefined): string {
+/** The modem windows of a scope as part of a shared answer's key (`''` without windows). */
+export function windowsKey(windows: readonly ModemWindow[] | undefined): string {
   if (windows === undefined) return '';
   return windows
     .map((w) => `${w.modem}:${w.from ?? ''}:${w.to ?? ''}`)

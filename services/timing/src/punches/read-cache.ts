@@ -61,16 +61,10 @@ interface Started<T> {
   promise: Promise<T>;
 }
 
-/** A key's computation in flight and, once requested, the one that starts after it. */
-interface Flight {
-  current: Started<SharedAnswer>;
-  next?: Promise<SharedAnswer>;
-}
-
 /** One pool's cache of read answers (see the module comment). */
 export class PunchReadCache {
   private readonly lru: LRUCache<string, SharedAnswer>;
-  private readonly inflight = new Map<string, Flight>();
+  private readonly inflight = new Map<string, Started<SharedAnswer>>();
   /** Sequence number of requests: a computation or probe serves a request when it started at or after its number. */
   private seq = 0;
   private probe: Started<string> | null = null;
@@ -89,51 +83,47 @@ export class PunchReadCache {
   /**
    * The answer of the read `key`: the cached one when a probe started after this call returns its head,
    * else that of a computation started after this call (shared with identical requests), else `compute()`'s
-   * own. `compute` must run statements whose result is a function of the key and the head they report.
+   * own. A request that finds a computation of its key running that started before it waits for that one to
+   * end and then tries again: the fresh answer is served when a probe confirms its head, so a burst of
+   * identical requests costs one computation, and one key never runs more than one at a time.
+   * `compute` must run statements whose result is a function of the key and the head they report.
    * Its errors reach every request that waited for it; nothing failed is cached.
    */
   async get(key: string, compute: () => Promise<ComputedAnswer>): Promise<SharedAnswer> {
-    const mine = ++this.seq;
-    const cached = this.lru.get(key);
-    if (cached !== undefined && this.joinable(key, mine) === undefined) {
-      // A failed probe is not an error of the read: the read computes its own answer.
-      const head = await this.headAfter(mine).catch(() => null);
-      if (head === cached.head) {
-        this.stats.hits += 1;
-        return cached;
+    for (;;) {
+      const mine = ++this.seq;
+      const cached = this.lru.get(key);
+      if (cached !== undefined && this.joinable(key, mine) === undefined) {
+        // A failed probe is not an error of the read: the read computes its own answer.
+        const head = await this.headAfter(mine).catch(() => null);
+        if (head === cached.head) {
+          this.stats.hits += 1;
+          return cached;
+        }
       }
-    }
-    const flight = this.inflight.get(key);
-    if (flight !== undefined) {
-      if (flight.current.seq >= mine) {
+      const flight = this.inflight.get(key);
+      if (flight === undefined) {
+        this.stats.computed += 1;
+        return this.start(key, compute);
+      }
+      if (flight.seq >= mine) {
         this.stats.joined += 1;
-        return flight.current.promise;
+        return flight.promise;
       }
-      // The running computation started before this request: the next one starts when it ends, for all who
-      // arrived meanwhile, so one key never runs more than one statement at a time.
-      flight.next ??= flight.current.promise
-        .catch(() => undefined)
-        .then(() => {
-          flight.next = undefined;
-          return this.start(key, compute, flight);
-        });
-      this.stats.joined += 1;
-      return flight.next;
+      // Started before this request: its answer may miss what this request must see. Wait for it, then
+      // try again (counted once, by the attempt that answers).
+      await flight.promise.catch(() => undefined);
     }
-    this.stats.computed += 1;
-    return this.start(key, compute);
   }
 
   /** Runs `compute` for `key` now, as the key's current computation; caches its answer. */
-  private start(key: string, compute: () => Promise<ComputedAnswer>, flight?: Flight): Promise<SharedAnswer> {
+  private start(key: string, compute: () => Promise<ComputedAnswer>): Promise<SharedAnswer> {
     const seq = this.seq;
     const promise = compute().then((r): SharedAnswer => ({ body: r.body, total: r.total, head: r.head, seq, derived: new Map() }));
     const current = { seq, promise };
-    const f: Flight = flight ?? { current };
-    f.current = current;
-    this.inflight.set(key, f);
+    this.inflight.set(key, current);
     const done = () => {
-      if (f.current === current && f.next === undefined) this.inflight.delete(key);
+      if (this.inflight.get(key) === current) this.inflight.delete(key);
     };
     promise.then((answer) => {
       const have = this.lru.peek(key);
@@ -159,7 +149,7 @@ export class PunchReadCache {
   /** A computation of `key` in flight that started at or after request `mine` arrived. */
   private joinable(key: string, mine: number): Promise<SharedAnswer> | undefined {
     const f = this.inflight.get(key);
-    return f !== undefined && f.current.seq >= mine ? f.current.promise : undefined;
+    return f !== undefined && f.seq >= mine ? f.promise : undefined;
   }
 
   /** The visible head returned by a probe that started at or after request `mine` arrived (coalesced). */
