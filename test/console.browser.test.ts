@@ -4,7 +4,7 @@
  * makes a key, creates an event with modems (after the API's messages for a bad serial and a window that
  * ends before it starts, shown beside their fields); `pnpm punches replay` uploads a real five-minute file and
  * the console's live view counts the punches arriving; the CSV download holds them all; the client settings
- * name this server and the event; a revoked key stops working (and its sign-in shows the API's message); a
+ * name this server and the event; another club's modem is refused with the API's words; a revoked key stops working (and its sign-in shows the API's message); a
  * private event is refused to another club. Every view is checked with axe-core (no serious or critical
  * violation) and photographed into `test-output/console/`.
  */
@@ -210,6 +210,21 @@ describe('a club from nothing to a live event', () => {
     await page.waitForSelector('#view .form-error');
     expect(await page.textContent('#view .form-error')).toBe(`No event ${privateId}.`);
     await accessible('11-private-refused');
+    // Another club's modem in an event: the API's 403, its serial beside the modems field.
+    await page.click('#nav-events');
+    await page.waitForSelector('#new-form');
+    await page.fill('#new-name', 'Borrowed modem');
+    await page.fill('#new-modems', '3000053');
+    await page.click('#new-form button[type=submit]');
+    await page.waitForSelector('#new-modems-error');
+    expect(await page.textContent('#new-modems-error')).toBe("Another user's: 3000053");
+    const conflict = await request(rig.base)
+      .post('/api/rest/v1/events')
+      .set('apikey', other.key)
+      .send({ name: 'x', public: true, modems: ['3000053'] })
+      .expect(403);
+    expect(await page.textContent('#new-form .form-error')).toBe(conflict.body.detail);
+    await shot(page, '12-modem-of-another-club');
     await request(rig.base).get(`/api/rest/v1/punches?eventId=${privateId}`).set('apikey', other.key).expect(404);
     await request(rig.base).get(`/api/rest/v1/punches?eventId=${privateId}`).set('apikey', clubKey).expect(200);
   });
