@@ -85,12 +85,22 @@ describe('a club from nothing to a live event', () => {
     await page.waitForSelector('#sign-in-key');
   });
 
-  it('the club signs in, makes a key for its MeOS computer', async () => {
-    await signIn(page, rig.base, clubKey);
+  it('the club signs in and makes a key for its MeOS computer, by keyboard alone', async () => {
+    // The key field has the focus on arrival; each view puts the focus on its content, so Shift+Tab walks back
+    // to the navigation and Tab on into the forms; Enter follows a link and submits.
+    await page.keyboard.type(clubKey);
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#nav:not([hidden])');
     expect(await page.textContent('#who')).toBe('ok-lagune');
     expect(await page.isHidden('#nav-users')).toBe(true);
-    await page.click('#nav-keys');
-    await page.fill('#key-name', 'MeOS');
+    const focused = () => page.evaluate(() => (globalThis as unknown as { document: { activeElement: { id: string } | null } }).document.activeElement?.id);
+    for (let i = 0; i < 10 && (await focused()) !== 'nav-keys'; i++) await page.keyboard.press('Shift+Tab');
+    expect(await focused()).toBe('nav-keys');
+    await page.keyboard.press('Enter');
+    await page.waitForSelector('#key-name');
+    for (let i = 0; i < 10 && (await focused()) !== 'key-name'; i++) await page.keyboard.press('Tab');
+    expect(await focused()).toBe('key-name');
+    await page.keyboard.type('MeOS');
     await page.keyboard.press('Enter');
     await page.waitForSelector('#new-key-value');
     meosKey = (await page.textContent('#new-key-value')) ?? '';

@@ -28,7 +28,12 @@ export function problemOf(error: unknown, response: Response): Problem {
 /** Removes the messages {@link showProblem} put into `form`. */
 export function clearProblem(form: HTMLElement): void {
   for (const el of form.querySelectorAll('.field-error, .form-error')) el.remove();
-  for (const el of form.querySelectorAll('[aria-invalid]')) el.removeAttribute('aria-invalid');
+  for (const el of form.querySelectorAll<HTMLElement>('[aria-invalid]')) {
+    el.removeAttribute('aria-invalid');
+    // Back to the control's own description (its hint), without the removed message.
+    if (el.dataset.describedby) el.setAttribute('aria-describedby', el.dataset.describedby);
+    else el.removeAttribute('aria-describedby');
+  }
 }
 
 /**
@@ -45,7 +50,8 @@ export function showProblem(form: HTMLElement, problem: Problem): void {
     if (!control) continue;
     const id = `${control.id}-error`;
     control.setAttribute('aria-invalid', 'true');
-    control.setAttribute('aria-describedby', id);
+    control.dataset.describedby ??= control.getAttribute('aria-describedby') ?? '';
+    control.setAttribute('aria-describedby', `${id} ${control.dataset.describedby}`.trim());
     control.insertAdjacentElement('afterend', h('span', { id, class: 'field-error' }, messages.join('; ')));
     first ??= control;
   }
