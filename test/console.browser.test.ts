@@ -2,9 +2,10 @@
  * The organiser's console (`/console` of the timing service) in a real browser (Debian's Chromium driven by
  * playwright-core): a club from nothing to a live event. The admin creates the club; the club signs in,
  * makes a key, creates an event with modems (after the API's messages for a bad serial and a window that
- * ends before it starts, shown beside their fields); `pnpm punches replay` uploads a real five-minute file and
- * the console's live view counts the punches arriving; the CSV download holds them all; the client settings
- * name this server and the event; another club's modem is refused with the API's words; a revoked key stops working (and its sign-in shows the API's message); a
+ * ends before it starts, shown beside their fields); a punch uploaded as a modem would appears in the open
+ * live view, then `pnpm punches replay` uploads a real five-minute file and the view counts every punch; the
+ * CSV download holds them all; the client settings name this server and the event; another club's modem is
+ * refused with the API's words; a revoked key stops working (and its sign-in shows the API's message); a
  * private event is refused to another club. Every view is checked with axe-core (no serious or critical
  * violation) and photographed into `test-output/console/`.
  */
@@ -14,6 +15,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import type { Page } from 'playwright-core';
 import request from 'supertest';
+import { testTime } from '@sports-timing/shared/src/test-time';
 import { OUTPUT, seriousViolations, shot, signIn, startConsoleRig, type ConsoleRig } from './support/console-browser';
 
 const run = promisify(execFile);
@@ -38,9 +40,10 @@ let modems: string[] = [];
 beforeAll(async () => {
   rig = await startConsoleRig();
   page = await rig.browser.newPage({ viewport: { width: 1280, height: 900 }, acceptDownloads: true });
+  page.setDefaultTimeout(testTime(10_000));
   page.on('dialog', (d) => void d.accept());
   modems = JSON.parse((await run(process.execPath, [CLI, 'replay', FILE, '--modem-base', '3000000', '--list-modems'])).stdout) as string[];
-}, 120_000);
+}, testTime(120_000));
 afterAll(async () => {
   await page?.close();
   await rig?.close();
@@ -143,15 +146,32 @@ describe('a club from nothing to a live event', () => {
 
   it('shows the punches of `pnpm punches replay` arriving, and the modems sending', async () => {
     expect(await value('#total')).toBe(0);
-    const replay = run(process.execPath, [CLI, 'replay', FILE, '--modem-base', '3000000', '--now', '--speed', '30', '--url', rig.base, '--key', meosKey]);
-    // Some punches are in while the replay still runs: the console shows them arriving, not a reload.
-    await page.waitForFunction(() => Number(document.querySelector('#total')?.dataset.value) > 0, undefined, { timeout: 30_000 });
-    const midway = await value('#total');
-    await shot(page, '06-live-arriving');
-    const { stdout } = await replay;
+    // One punch as a modem uploads it, now: the open page shows it arriving (no reload).
+    const now = Date.now() - new Date().getTimezoneOffset() * 60_000;
+    await request(rig.base)
+      .post('/api/rest/v1/punches')
+      .set('apikey', meosKey)
+      .send([{ card: '8000001', time: now, code: 53, type: 'Control', modem: '3000053' }])
+      .expect(200);
+    await page.waitForSelector('#feed tbody tr[data-id] >> text=8000001', { timeout: testTime(10_000) });
+    expect(await value('#total')).toBe(1);
+    await shot(page, '06-live-first-punch');
+    const { stdout } = await run(process.execPath, [
+      CLI,
+      'replay',
+      FILE,
+      '--modem-base',
+      '3000000',
+      '--now',
+      '--speed',
+      '60',
+      '--url',
+      rig.base,
+      '--key',
+      meosKey,
+    ]);
     expect(stdout).toMatch(/sent 475, stored 475, duplicates 0, rejected 0/);
-    expect(midway).toBeLessThan(475);
-    await page.waitForFunction(() => Number(document.querySelector('#total')?.dataset.value) === 475, undefined, { timeout: 30_000 });
+    await page.waitForFunction(() => Number(document.querySelector('#total')?.dataset.value) === 476, undefined, { timeout: testTime(20_000) });
     expect(await page.$$eval('#feed tbody tr', (rows) => rows.length)).toBe(50);
     await page.waitForSelector('#client-settings');
     await accessible('07-event-live');
@@ -164,17 +184,17 @@ describe('a club from nothing to a live event', () => {
     await accessible('08-modems');
   });
 
-  it('downloads the punches as CSV (all 475) and JSON, and gives each client its settings', async () => {
+  it('downloads the punches as CSV (all 476) and JSON, and gives each client its settings', async () => {
     await page.goto(`${rig.base}/console#/events/${eventId}`);
     await page.waitForSelector('#client-settings');
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
     await csv.saveAs(path.join(OUTPUT, 'event-punches.csv'));
     const lines = readFileSync(path.join(OUTPUT, 'event-punches.csv'), 'utf8').trim().split('\n');
     expect(lines[0]).toMatch(/^id,/);
-    expect(lines).toHaveLength(476);
+    expect(lines).toHaveLength(477);
     const [json] = await Promise.all([page.waitForEvent('download'), page.click('#download-json')]);
     await json.saveAs(path.join(OUTPUT, 'event-punches.json'));
-    expect(JSON.parse(readFileSync(path.join(OUTPUT, 'event-punches.json'), 'utf8'))).toHaveLength(475);
+    expect(JSON.parse(readFileSync(path.join(OUTPUT, 'event-punches.json'), 'utf8'))).toHaveLength(476);
     const origin = await page.inputValue('#server-origin');
     expect(await page.textContent('#setting-meos-center')).toContain(`URL: ${origin}/api/rest/v1/punches\nEvent id: ${eventId}`);
     expect(await page.textContent('#setting-meos-roc')).toBe(`URL: ${origin}/getpunches.asp\nCompetition id: ${eventId}`);
