@@ -203,6 +203,13 @@ describe('a club from nothing to a live event', () => {
     await page.waitForFunction(() => /"ApiKey": "tk_/.test(document.querySelector('#setting-radiosender')?.textContent ?? ''));
     const radioKey = /"ApiKey": "(tk_[^"]+)"/.exec((await page.textContent('#setting-radiosender')) ?? '')![1];
     await request(rig.base).get(`/api/rest/v1/public/events/${eventId}/punches?projection=simple&afterId=0&limit=1`).set('apikey', radioKey).expect(200);
+    // A phone: one column, nothing wider than the screen.
+    await page.setViewportSize({ width: 390, height: 844 });
+    await shot(page, '07-event-phone');
+    expect(
+      await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { scrollWidth: number } } }).document.documentElement.scrollWidth),
+    ).toBeLessThanOrEqual(390);
+    await page.setViewportSize({ width: 1280, height: 900 });
   });
 
   it('revokes a key: it stops working, and signing in with it shows the API’s message', async () => {
