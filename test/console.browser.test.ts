@@ -278,5 +278,9 @@ describe('the console page itself', () => {
     // Forwarded headers count only from a trusted proxy (none here): the Host stays.
     const forwarded = await request(rig.base).get('/console/server.json').set('Host', 'a.example').set('X-Forwarded-Host', 'evil.example').expect(200);
     expect(forwarded.body.origins).toEqual(['http://a.example']);
+    // The organiser on the server itself (loopback Host, loopback caller): the LAN addresses first, then its own.
+    const here = await request(rig.base).get('/console/server.json').set('Host', '127.0.0.1:8081').expect(200);
+    expect(here.body.origins[here.body.origins.length - 1]).toBe('http://127.0.0.1:8081');
+    expect(here.body.origins.slice(0, -1).every((o: string) => /^http:\/\/\d+\.\d+\.\d+\.\d+:8081$/.test(o) && !o.startsWith('http://127.'))).toBe(true);
   });
 });

@@ -17,14 +17,16 @@ const LOOPBACK = /^(localhost|127\.\d+\.\d+\.\d+|\[::1\])$/i;
 /**
  * The server's addresses for the clients' settings: first the origin of this request (its Host, or
  * `X-Forwarded-Proto`/`X-Forwarded-Host` when they come from a trusted proxy, express `trust proxy`); when
- * that is a loopback address (the organiser on the server itself) the machine's other IPv4 addresses with the
- * same port come first instead, since no modem or MeOS computer can reach 127.0.0.1 of this machine.
+ * that is a loopback address and the request does come from this machine (the organiser on the server
+ * itself), the machine's other IPv4 addresses with the same port come first, since no modem or MeOS computer
+ * can reach 127.0.0.1 of this machine. A remote caller naming a loopback Host learns no interface address.
  */
 function serverOrigins(req: Request): string[] {
   const host = req.host;
   const own = `${req.protocol}://${host}`;
   const name = host.replace(/:\d+$/, '');
-  if (!LOOPBACK.test(name)) return [own];
+  const fromHere = /^(127\.|::1$|::ffff:127\.)/.test(req.socket.remoteAddress ?? '');
+  if (!LOOPBACK.test(name) || !fromHere) return [own];
   const port = /:(\d+)$/.exec(host)?.[1];
   const lan = Object.values(networkInterfaces())
     .flat()

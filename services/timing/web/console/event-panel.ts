@@ -105,5 +105,6 @@ export async function eventPanel(ctx: ViewContext, id: number): Promise<void> {
   });
   ctx.onLeave(() => view.stop());
   const settings = await settingsSection(event);
-  ctx.root.append(settings);
+  // The organiser may have moved on to another view meanwhile.
+  if (ctx.root.contains(live)) ctx.root.append(settings);
 }
