@@ -184,7 +184,7 @@ describe('a club from nothing to a live event', () => {
     await accessible('08-modems');
   });
 
-  it('downloads the punches as CSV (all 476) and JSON, and gives each client its settings', async () => {
+  it('downloads the punches as CSV (all 476) and JSON, gives each client its settings, edits the event', async () => {
     await page.goto(`${rig.base}/console#/events/${eventId}`);
     await page.waitForSelector('#client-settings');
     const [csv] = await Promise.all([page.waitForEvent('download'), page.click('#download-csv')]);
@@ -203,6 +203,19 @@ describe('a club from nothing to a live event', () => {
     await page.waitForFunction(() => /"ApiKey": "tk_/.test(document.querySelector('#setting-radiosender')?.textContent ?? ''));
     const radioKey = /"ApiKey": "(tk_[^"]+)"/.exec((await page.textContent('#setting-radiosender')) ?? '')![1];
     await request(rig.base).get(`/api/rest/v1/public/events/${eventId}/punches?projection=simple&afterId=0&limit=1`).set('apikey', radioKey).expect(200);
+    // Edit: a new name and an end before the start are judged by putEvent as on creation.
+    await page.click('details summary');
+    await page.fill(`#edit-${eventId}-name`, 'Club night (final)');
+    await page.fill(`#edit-${eventId}-to`, '2020-01-01T00:00:00');
+    await page.click(`#edit-${eventId}-form button[type=submit]`);
+    await page.waitForSelector(`#edit-${eventId}-to-error`);
+    expect(await page.textContent(`#edit-${eventId}-to-error`)).toBe('must not be before from');
+    await page.fill(`#edit-${eventId}-to`, localInput(3_600_000));
+    await page.click(`#edit-${eventId}-form button[type=submit]`);
+    await page.waitForSelector('#event-name:has-text("Club night (final)")');
+    expect((await request(rig.base).get(`/api/rest/v1/events/${eventId}`).expect(200)).body.name).toBe('Club night (final)');
+    await page.waitForSelector('#connection.live');
+    expect(await value('#total')).toBe(476);
     // A phone: one column, nothing wider than the screen.
     await page.setViewportSize({ width: 390, height: 844 });
     await shot(page, '07-event-phone');
