@@ -235,8 +235,10 @@ describe('a club from nothing to a live event', () => {
     await page.click('#sign-out');
     await page.fill('#sign-in-key', meosKey);
     await page.keyboard.press('Enter');
-    await page.waitForSelector('#sign-in .form-error');
-    expect(await page.textContent('#sign-in .form-error')).toBe(refused.body.detail);
+    await page.waitForSelector('#sign-in-key-error');
+    expect(await page.textContent('#sign-in-key-error')).toBe(refused.body.detail);
+    expect(await page.getAttribute('#sign-in-key', 'aria-invalid')).toBe('true');
+    expect(await page.isVisible('#nav')).toBe(false);
     await shot(page, '10-revoked-sign-in');
   });
 

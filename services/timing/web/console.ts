@@ -37,7 +37,7 @@ function signInForm(message?: string): void {
     void signIn(form);
   });
   fill(view, h('section', { 'aria-labelledby': 'sign-in-title' }, h('h1', { id: 'sign-in-title' }, 'Sign in'), form));
-  if (message) showProblem(form, { title: message, status: 401, detail: message });
+  if (message) showProblem(form, { title: message, status: 401, errors: { apikey: [message] }, detail: 'Not signed in.' });
   else input.focus();
 }
 
@@ -49,7 +49,9 @@ async function signIn(form?: HTMLFormElement): Promise<void> {
     const problem = problemOf(error, response);
     if (!form) return signInForm(problem.detail);
     signInForm();
-    return showProblem(byId('sign-in'), problem);
+    // The API's words beside the key field: a 401 names no field, but the key is what it refused.
+    const detail = problem.detail ?? problem.title ?? `Error ${problem.status}`;
+    return showProblem(byId('sign-in'), { ...problem, errors: { apikey: [detail] }, detail: 'Not signed in.' });
   }
   caller = data;
   if (form) clearProblem(form);
