@@ -16,6 +16,7 @@
 import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
+import { writeWebBundles } from '../services/timing/src/http/web-assets';
 
 const root = path.join(__dirname, '..');
 
@@ -70,6 +71,8 @@ async function buildPackage(dir: string): Promise<number> {
     supported: { 'dynamic-import': false },
     logLevel: 'warning',
   });
+  // A package with browser pages (web/, the timing service's live page and console) gets their bundles too.
+  if (existsSync(path.join(pkgDir, 'web', 'tsconfig.json'))) await writeWebBundles(path.join(outdir, 'web'));
   // Another build may swap its own output in between: then move that one aside too and try again.
   for (let attempt = 1; ; attempt++) {
     try {

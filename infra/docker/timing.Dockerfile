@@ -33,7 +33,7 @@ COPY --from=build --chown=node:node /src/packages/shared/dist packages/shared/di
 COPY --from=build --chown=node:node /src/services/timing/dist services/timing/dist
 COPY --from=build --chown=node:node /src/specs/timing.yaml specs/timing.yaml
 COPY --from=build --chown=node:node /src/services/timing/demo services/timing/demo
-COPY --from=build --chown=node:node /src/services/timing/live-page services/timing/live-page
+COPY --from=build --chown=node:node /src/services/timing/web services/timing/web
 USER node
 EXPOSE 8081
 # Liveness through the service's own /healthz (the slim image has no curl; node's fetch does it).

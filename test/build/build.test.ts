@@ -4,7 +4,7 @@
  * migration-only entry points migrate an empty database and exit 0; stack traces map back to TypeScript.
  */
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { createDatabase, createLogger } from '@sports-timing/shared';
@@ -41,6 +41,8 @@ test('every package gets dist/*.js with source maps', () => {
     'services/ordering/dist/migrate.js',
     'packages/erp-simulator/dist/main.js',
     'packages/payment-simulator/dist/main.js',
+    'services/timing/dist/web/console.js',
+    'services/timing/dist/web/live.js',
   ]) {
     expect(existsSync(path.join(ROOT, file))).toBe(true);
   }
@@ -93,5 +95,22 @@ test.each([
   const metrics = await fetch(`${proc.baseUrl}/metrics`);
   expect(metrics.status).toBe(200);
   expect(await metrics.text()).toMatch(/process_cpu_user_seconds_total/);
+  expect(await proc.stop()).toBe(0);
+});
+
+test('the compiled timing service serves the console and live page bundles that pnpm build wrote to dist/web', async () => {
+  const proc = await startServiceProcess({ entry: 'services/timing/dist/server.js', env: { DATABASE_URL: db.url, DATA_DIR: dataDir, TIMING_PORT: '0' } });
+  running.push(proc);
+  for (const [url, file] of [
+    ['/console/app.js', 'console.js'],
+    ['/live/app.js', 'live.js'],
+  ]) {
+    const res = await fetch(`${proc.baseUrl}${url}`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toMatch(/javascript/);
+    expect(await res.text()).toBe(readFileSync(path.join(ROOT, 'services/timing/dist/web', file), 'utf8'));
+  }
+  const page = await fetch(`${proc.baseUrl}/console`);
+  expect(await page.text()).toMatch(/<script src="\/console\/app.js"><\/script>/);
   expect(await proc.stop()).toBe(0);
 });

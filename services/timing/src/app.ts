@@ -32,7 +32,9 @@ import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http
 import { gzipResponses } from './http/compression';
 import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
+import { consolePage } from './http/console-page';
 import { livePage } from './http/live-page';
+import { WebBundles } from './http/web-assets';
 import { LiveHub } from './live/hub';
 import { StreamFanout } from './live/fanout';
 import { SSE_HEARTBEAT_MS } from './live/live.service';
@@ -204,6 +206,7 @@ export function createApp(deps: TimingDeps): Express {
       links: [
         { title: 'Events (the live page of each: /events/{id}/live)', href: '/api/rest/v1/events' },
         { title: 'Live page of the demo event', href: '/events/1/live' },
+        { title: "Organiser's console (events, modems, keys)", href: '/console' },
         { title: 'Versions', href: '/api/rest/v1/public/versions' },
         { title: 'Health (liveness)', href: '/healthz' },
         { title: 'Readiness', href: '/readyz' },
@@ -211,7 +214,9 @@ export function createApp(deps: TimingDeps): Express {
       ],
     }),
   );
-  app.use(livePage());
+  const bundles = new WebBundles();
+  app.use(livePage(bundles));
+  app.use(consolePage(bundles));
   app.use(metrics.router);
   app.use(rocFileNames);
   app.use(

@@ -44,6 +44,19 @@ describe('users', () => {
   });
 });
 
+describe('getCaller', () => {
+  it("names the key's user, role and key id; 401 without a key and for a revoked one", async () => {
+    const user = await ctx.createUser('who-am-i');
+    const second = await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name: 'phone' }).expect(201);
+    const me = await request(ctx.app).get('/api/rest/v1/me').set('apikey', second.body.key).expect(200);
+    expect(me.body).toEqual({ userName: 'who-am-i', role: 'user', keyId: second.body.id });
+    expect((await request(ctx.app).get('/api/rest/v1/me').set('apikey', ctx.adminKey).expect(200)).body).toMatchObject({ userName: 'admin', role: 'admin' });
+    await request(ctx.app).get('/api/rest/v1/me').expect(401);
+    await request(ctx.app).delete(`/api/rest/v1/keys/${second.body.id}`).set('apikey', user.key).expect(204);
+    await request(ctx.app).get('/api/rest/v1/me').set('apikey', second.body.key).expect(401);
+  });
+});
+
 describe('keys', () => {
   it('creates, lists and revokes own keys; a revoked key is refused at once', async () => {
     const user = await ctx.createUser('keyholder');

@@ -379,6 +379,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/rest/v1/me": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Who the caller's API key belongs to
+         * @description The user and role of the key sent, and that key's id (among the user's keys of `listKeys`): how a
+         *     client that holds only a key (the organiser's console at `/console`) learns whose it is and whether it
+         *     may administer users. An unknown or revoked key is 401, as everywhere.
+         */
+        get: operations["getCaller"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/rest/v1/public/events/{eventId}/punches": {
         parameters: {
             query?: never;
@@ -918,6 +940,15 @@ export interface components {
             revokedAt: string | null;
             /** @description The API key; shown only in this response. Send it in the header `apikey`. */
             key: string;
+        };
+        Caller: {
+            userName: components["schemas"]["UserName"];
+            role: components["schemas"]["Role"];
+            /**
+             * Format: int32
+             * @description The id of the key sent (`ApiKey.id`).
+             */
+            keyId: number;
         };
         VersionRecord: {
             /**
@@ -1802,6 +1833,29 @@ export interface operations {
             401: components["responses"]["Unauthorized"];
             404: components["responses"]["NotFound"];
             503: components["responses"]["ProblemServiceUnavailable"];
+            default: components["responses"]["ProblemDefault"];
+        };
+    };
+    getCaller: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The caller. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Caller"];
+                };
+            };
+            400: components["responses"]["BadRequest"];
+            401: components["responses"]["Unauthorized"];
             default: components["responses"]["ProblemDefault"];
         };
     };

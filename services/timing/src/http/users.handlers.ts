@@ -8,7 +8,7 @@ import * as users from '../users/users.service';
 import type { HandlerDeps } from './deps';
 import { requireCaller, sendCreated, sendNoContent } from './respond';
 
-/** `createUser`, `listUsers`, `getUser`, `createKey`, `listKeys`, `getKey`, `deleteKey`, `listModems`, `deleteModem`. */
+/** `createUser`, `listUsers`, `getUser`, `createKey`, `listKeys`, `getKey`, `deleteKey`, `getCaller`, `listModems`, `deleteModem`. */
 export function userHandlers(deps: HandlerDeps): Handlers<operations> {
   const { db } = deps.database;
   return {
@@ -35,6 +35,10 @@ export function userHandlers(deps: HandlerDeps): Handlers<operations> {
     async deleteKey(req, res) {
       await users.revokeKey(db, requireCaller(res), req.params.id);
       sendNoContent(res);
+    },
+    async getCaller(_req, res) {
+      const caller = requireCaller(res);
+      res.json({ userName: caller.userName, role: caller.role, keyId: caller.keyId });
     },
     async listModems(_req, res) {
       res.json(await listModems(db, requireCaller(res)));
