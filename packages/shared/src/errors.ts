@@ -212,7 +212,7 @@ export function normalizeError(err: unknown): Normalized {
 }
 
 /** Whether an error means PostgreSQL is unreachable (restart, connection refused): answer 503, not 500. */
-function isDatabaseUnavailable(err: unknown): boolean {
+export function isDatabaseUnavailable(err: unknown): boolean {
   const e = err as { code?: unknown; message?: unknown };
   const code = typeof e?.code === 'string' ? e.code : '';
   if (['ECONNREFUSED', 'ECONNRESET', 'ETIMEDOUT', 'EPIPE', '57P01', '57P02', '57P03', '08000', '08003', '08006', '08001', '08004'].includes(code)) return true;
@@ -225,7 +225,7 @@ function isDatabaseUnavailable(err: unknown): boolean {
  * `connectionTimeoutMillis` ran out in its queue): the instance is overloaded, the database is fine. Answered
  * 503 "busy" with a short `Retry-After`; readiness stays up (it checks the database on its own connection).
  */
-function isPoolExhausted(err: unknown): boolean {
+export function isPoolExhausted(err: unknown): boolean {
   const msg = typeof (err as { message?: unknown })?.message === 'string' ? (err as { message: string }).message : '';
   return msg === 'timeout exceeded when trying to connect';
 }
