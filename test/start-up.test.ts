@@ -184,6 +184,18 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
     ]);
   });
 
+  it('a misspelt variable (TIMNG_PORT) and an unknown one with a product prefix: a warning with "did you mean", before the clash', async () => {
+    const ports = await freePorts();
+    const run = start(dataDir(), { ...ports, timing: ports.ordering }, { TIMNG_PORT: '9081', TIMING_PORTS: '9082', ORDERING_NONSENSE: '1' });
+    expect(await run.exit).toBe(1);
+    expect(ownLines(run.output())).toEqual([
+      '[start] warning: ORDERING_NONSENSE is not a setting of this product and is ignored (README "Configuration" lists them)',
+      '[start] warning: TIMING_PORTS is not a setting of this product and is ignored; did you mean TIMING_PORT?',
+      '[start] warning: TIMNG_PORT is not a setting of this product and is ignored; did you mean TIMING_PORT?',
+      `[start] TIMING_PORT=${ports.ordering} is also ORDERING_PORT: two services cannot share a port; give TIMING_PORT another one`,
+    ]);
+  });
+
   it('a lock file left by a launcher that is gone is no clash (negative control: the port clash after it is reported)', async () => {
     const dir = dataDir();
     // A pid no process has: the highest pid the kernel hands out, plus one.

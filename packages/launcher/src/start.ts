@@ -11,12 +11,13 @@
  * order holds; `pnpm start` runs the launcher with `exec`, so pnpm forwards its signals to it.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import path from 'node:path';
 // The config module alone (not the package's index, which loads the database and HTTP layers): the clash checks answer fast.
 import { checkHost, ConfigError, DEV_ERP_WEBHOOK_SECRET, envReader } from '@sports-timing/shared/src/config';
 import { liveDemoSpeed, startLiveDemo } from './live-demo';
+import { configurationTableNames, unknownVariableWarnings } from './unknown-variables';
 import { duplicatePorts, localAddress, lockDataDir, serviceUrls, takenPorts, type PortUse } from './preflight';
 
 const root = path.join(__dirname, '../../..');
@@ -188,6 +189,10 @@ async function main(): Promise<void> {
     payment: e.int('PAYMENT_SIMULATOR_PORT', 8091, 1, 65535),
   };
   const local = localAddress(host);
+  // Misspelt or unknown settings are named (the README's table is the list), then the start goes on without them.
+  const readme = path.join(root, 'README.md');
+  if (existsSync(readme))
+    for (const line of unknownVariableWarnings(process.env, configurationTableNames(readFileSync(readme, 'utf8')))) console.warn(`[start] ${line}`);
   // Readable logs for a person at a terminal; JSON when the output goes to a file or a collector.
   if (process.stdout.isTTY && (env.APP_ENV ?? 'development') === 'development') env.LOG_FORMAT ??= 'pretty';
   const dataDir = path.resolve(env.DATA_DIR ?? path.join(root, '.data'));
