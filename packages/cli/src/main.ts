@@ -153,8 +153,10 @@ Examples:
       }) => {
         if (o.event === undefined && o.modem === undefined) throw new Error('give --event or --modem');
         if (o.event !== undefined && !/^[1-9]\d*$/.test(o.event)) throw new Error(`--event: not an event id (a positive integer): ${o.event}`);
-        const client = createTimingClient({ baseUrl: serviceUrl(o.url, defaultTimingUrl), apiKey: o.key });
+        const baseUrl = serviceUrl(o.url, defaultTimingUrl);
+        const client = createTimingClient({ baseUrl, apiKey: o.key });
         const lastId = await tail(client, {
+          url: baseUrl,
           filter: { eventId: o.event, modem: o.modem },
           csvFile: o.csv,
           stateFile: o.state,

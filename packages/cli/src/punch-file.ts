@@ -40,7 +40,7 @@ interface ModemAssignment {
  * Reads a punch file into punches sorted by time (file order among equal times). With `modemBase` or
  * `modemPrefix` (see {@link ModemAssignment}), every punch gets the modem of its control, as a radio set-up
  * with one modem per control would send them; without them the file's `modem` column is used (download
- * format). Throws on a malformed row, naming its line, and on a file without modems when neither is given.
+ * format). Throws on a malformed row (a wrong number of columns, an unknown type, a bad time), naming its line, and on a file without modems when neither is given.
  */
 export function readPunchFile(file: string, modems: ModemAssignment = {}): NewPunch[] {
   const { modemBase, modemPrefix } = modems;
@@ -58,6 +58,8 @@ export function readPunchFile(file: string, modems: ModemAssignment = {}): NewPu
   lines.slice(1).forEach((line, i) => {
     if (line.trim() === '') return;
     const f = line.split(',').map((s) => s.trim());
+    // A short or long row would shift every field after the gap: name it instead of misreading it.
+    if (f.length !== header.length) throw new Error(`${file}:${i + 2}: ${f.length} columns, expected ${header.length} (${header.join(',')}): ${line}`);
     const type = f[iType];
     if (!TYPES.has(type)) throw new Error(`${file}:${i + 2}: unknown type ${type}`);
     const codeText = iCode >= 0 ? f[iCode] : '';

@@ -28,6 +28,8 @@ export interface TailOptions {
   status?: (line: string) => void;
   /** Prefix each printed line with the Unix ms it was received (latency measurements). */
   timestamps?: boolean;
+  /** The service's address, named by the lines of a tail that never connected. */
+  url?: string;
   /** Stop after this many punches (a check in a script); default: run until aborted. */
   max?: number;
   /**
@@ -91,17 +93,25 @@ export async function tail(client: TimingClient, o: TailOptions): Promise<number
   const giveUpMs = o.giveUpMs ?? 60_000;
   let failingSince: number | undefined;
   let gaveUp: string | undefined;
+  // Whether the service ever answered (a page, an open stream, a keep-alive): before that, a failure is no
+  // interruption of anything, and the lines say that it never connected.
+  let connected = false;
+  const where = o.url ? ` to ${o.url}` : '';
   const failed = (what: string, err: unknown) => {
     const reason = err instanceof Error ? (err.cause instanceof Error ? `${err.message}: ${err.cause.message}` : err.message) : String(err);
     failingSince ??= Date.now();
+    const seconds = Math.round((Date.now() - failingSince) / 1000);
     if (Date.now() - failingSince >= giveUpMs) {
-      gaveUp = `gave up after ${Math.round((Date.now() - failingSince) / 1000)} s of failures (last: ${reason})`;
+      gaveUp = connected
+        ? `gave up after ${seconds} s of failures (last: ${reason})`
+        : `gave up after ${seconds} s: never connected${where} (last: ${reason}); check --url / TIMING_URL and that the service runs`;
       ac.abort();
       return;
     }
-    o.status?.(`tail: ${what} (${reason}), retrying`);
+    o.status?.(connected ? `tail: ${what} (${reason}), retrying` : `tail: not connected${where} yet (${reason}), retrying`);
   };
   const succeeded = () => {
+    connected = true;
     failingSince = undefined;
   };
   let lastId = Math.max(o.csvFile ? lastIdInCsv(o.csvFile) : 0, o.stateFile ? lastIdInState(o.stateFile) : 0);

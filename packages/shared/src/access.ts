@@ -35,14 +35,19 @@ export function principalOf<P extends HasRoles>(res: Response): P | null {
  * anonymous allowed → pass; no credentials → 401 (with `WWW-Authenticate: <scheme>`); credentials without
  * an allowed role → 403.
  */
-export function enforceRoles<P extends HasRoles>(authenticate: Authenticator<P>, scheme: string): RequestHandler {
+export function enforceRoles<P extends HasRoles>(
+  authenticate: Authenticator<P>,
+  scheme: string,
+  /** The 401's detail for a request without credentials (how this service takes them); default `Authentication is required.` */
+  missing: (req: Request) => string = () => 'Authentication is required.',
+): RequestHandler {
   return async (req, res, next) => {
     try {
       const principal = await authenticate(req);
       res.locals.principal = principal;
       const allowed = rolesOf(req);
       if (allowed.includes('anonymous')) return next();
-      if (!principal) throw new ApiError(401, 'Authentication is required.', { headers: { 'WWW-Authenticate': scheme } });
+      if (!principal) throw new ApiError(401, missing(req), { headers: { 'WWW-Authenticate': scheme } });
       if (allowed.includes('authenticated') || principal.roles.some((r) => allowed.includes(r))) return next();
       throw new ApiError(403, 'You are not allowed to use this operation.');
     } catch (err) {

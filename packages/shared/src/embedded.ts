@@ -18,7 +18,14 @@ export interface EmbeddedDatabase {
  * Starts (initialising on first use) an embedded PostgreSQL cluster with data in `dir`, listening on
  * 127.0.0.1:`port` only, and creates `database` if missing. Returns its URL.
  */
-export async function startEmbeddedPostgres(opts: { dir: string; port: number; database?: string; log?: (m: string) => void }): Promise<EmbeddedDatabase> {
+export async function startEmbeddedPostgres(opts: {
+  dir: string;
+  port: number;
+  database?: string;
+  log?: (m: string) => void;
+  /** Called once the cluster exists (after initdb on a first start), right before the server starts. */
+  onStart?: () => void;
+}): Promise<EmbeddedDatabase> {
   const dir = path.resolve(opts.dir);
   const isRoot = typeof process.getuid === 'function' && process.getuid() === 0;
   // The server process runs as `postgres` when we are root: every parent must be traversable by it.
@@ -39,6 +46,7 @@ export async function startEmbeddedPostgres(opts: { dir: string; port: number; d
     onError: (m: unknown) => opts.log?.(String(m)),
   });
   if (!existsSync(path.join(dir, 'PG_VERSION'))) await pgServer.initialise();
+  opts.onStart?.();
   await pgServer.start();
   const base = `postgres://postgres:postgres@127.0.0.1:${opts.port}`;
   const database = opts.database ?? 'postgres';

@@ -6,7 +6,7 @@
  *   as gRPC-JSON transcoding does.
  * Domain code throws {@link ApiError}; one error middleware per area renders it.
  */
-import type { ErrorRequestHandler, Response } from 'express';
+import type { ErrorRequestHandler, Request, Response } from 'express';
 import type { Logger } from 'pino';
 import { databaseFault } from './db-faults';
 
@@ -286,10 +286,27 @@ function send(res: Response, n: Normalized, contentType: string, body: unknown):
 /** Error middleware for problem+json areas. */
 export function problemErrorHandler(logger?: Logger): ErrorRequestHandler {
   return (err, req, res, _next) => {
-    const n = prepare(err);
+    const n = withAcceptedMediaTypes(prepare(err), err, req);
     logOnce(res, logger, err, n);
     send(res, n, 'application/problem+json; charset=utf-8', problemBody(n, typeof req.id === 'string' || typeof req.id === 'number' ? String(req.id) : ''));
   };
+}
+
+/**
+ * A 415 of the spec's validator (a body media type the operation does not take) names what the operation
+ * takes, from its `requestBody.content` (e.g. `This operation takes application/json or text/csv; the request
+ * was sent as application/x-www-form-urlencoded.`), instead of the validator's path-prefixed message.
+ * The service's own 415s (ApiError: an unsupported Content-Encoding) keep their detail.
+ */
+function withAcceptedMediaTypes(n: Normalized, err: unknown, req: Request): Normalized {
+  if (n.status !== 415 || err instanceof ApiError) return n;
+  // The validator's operation of the request (openapi.ts operationOf; not imported: openapi.ts imports this module).
+  const content = (req as Request & { openapi?: { schema?: { requestBody?: { content?: Record<string, unknown> } } } }).openapi?.schema?.requestBody?.content;
+  const types = Object.keys(content ?? {});
+  if (types.length === 0) return n;
+  const sent = req.headers['content-type'] ? `sent as ${req.headers['content-type'].split(';')[0].trim()}` : 'sent without a Content-Type';
+  const list = types.length === 1 ? types[0] : `${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}`;
+  return { ...n, errors: undefined, title: undefined, detail: `This operation takes ${list}; the request was ${sent}.` };
 }
 
 /** Error middleware for the google.rpc.Status area (`/api/grpc-json/v1/shop`). */

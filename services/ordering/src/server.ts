@@ -13,6 +13,7 @@ import {
   startHttpServer,
   stopOnSignals,
 } from '@sports-timing/shared';
+import { DatabaseWait } from '@sports-timing/shared/src/db-wait';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
 import { composeOrdering } from './composition';
@@ -91,7 +92,9 @@ async function main(): Promise<void> {
   // Everything else the app shares (identity and its Redis connection, limits, maintenance flag) is built
   // here once, with the handlers of the outbox jobs and of the ERP webhook entities.
   const services = composeOrdering(deps);
-  const outbox = new OutboxDispatcher({ database, mailer, logger, from: config.mailFrom, onDead, ...services.outboxJobs });
+  // One for the background work: a database not there yet at start (or restarting) is one WARN, not an ERROR per attempt.
+  const databaseWait = new DatabaseWait(logger, 'background work (outbox, order expiry)');
+  const outbox = new OutboxDispatcher({ database, mailer, logger, databaseWait, from: config.mailFrom, onDead, ...services.outboxJobs });
   outbox.start();
   const expiry = new OrderExpirySweeper({
     db: database.db,
@@ -99,6 +102,7 @@ async function main(): Promise<void> {
     expiryMinutes: config.orderPaymentExpiryMinutes,
     discountHoldMinutes: config.discountHoldMinutes,
     intervalMs: config.orderExpirySweepSeconds * 1000,
+    databaseWait,
   });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.

@@ -49,7 +49,7 @@ import { rocHandlers } from './http/roc.handlers';
 import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
-import { AUTH_SCHEME, authenticateKey } from './users/users.service';
+import { AUTH_SCHEME, authenticateKey, missingKeyDetail } from './users/users.service';
 import { SPEC_FILE, versionRecord } from './version';
 import { DEFAULT_QUOTAS, type TimingQuotas } from './config';
 
@@ -222,7 +222,7 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
-      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME), keyReadLimits(deps), anonymousReadBudgets(deps), requireSupportedEncoding, bodyParsers()],
+      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME, missingKeyDetail), keyReadLimits(deps), anonymousReadBudgets(deps), requireSupportedEncoding, bodyParsers()],
     }),
   );
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;

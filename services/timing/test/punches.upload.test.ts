@@ -246,8 +246,28 @@ describe('gzip uploads and limits', () => {
     expect(res).toMatchObject({ status: 415, body: { status: 415 } });
   });
 
-  it('answers 415 for an unsupported content type', async () => {
-    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/plain').send('hello').expect(415);
+  it('answers 415 for an unsupported content type, naming the media types uploadPunches takes (from the spec)', async () => {
+    const res = await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/plain').send('hello').expect(415);
+    const spec = loadSpec(SPEC_FILE) as { paths: Record<string, { post: { requestBody: { content: Record<string, unknown> } } }> };
+    const types = Object.keys(spec.paths['/api/rest/v1/punches'].post.requestBody.content);
+    expect(types).toEqual(expect.arrayContaining(['application/json', 'text/csv']));
+    expect(res.body.detail).toBe(`This operation takes ${types.slice(0, -1).join(', ')} or ${types[types.length - 1]}; the request was sent as text/plain.`);
+    expect(res.body.detail).not.toMatch(/api\.rest/);
+  });
+
+  it('answers 401 naming the apikey header, and what is wrong with Authorization: Bearer', async () => {
+    const csv = 'card,code,time,type,modem\n1,31,2020-02-01 19:00:00.000,Control,3000031\n';
+    const none = await request(ctx.app).post('/api/rest/v1/punches').set('Content-Type', 'text/csv').send(csv).expect(401);
+    expect(none.body.detail).toBe('An API key is required in the apikey header (apikey: tk_…).');
+    const bearer = await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('Authorization', `Bearer ${alice.key}`)
+      .set('Content-Type', 'text/csv')
+      .send(csv)
+      .expect(401);
+    expect(bearer.body.detail).toBe('An API key is required in the apikey header (apikey: tk_…); this service does not read Authorization: Bearer.');
+    // Positive control: the same key in the apikey header is taken.
+    await request(ctx.app).post('/api/rest/v1/punches').set('apikey', alice.key).set('Content-Type', 'text/csv').send(csv).expect(200);
   });
 });
 

@@ -10,6 +10,7 @@
  * and the paylink job is deduplicated by order. A payment confirmed after the expiry is flagged on the
  * order for a refund (`OrderFlow.processPaymentStatus`), never lost.
  */
+import type { DatabaseWait } from '@sports-timing/shared/src/db-wait';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import type { DB } from '../db/schema';
@@ -93,7 +94,16 @@ export class OrderExpirySweeper {
   private running: Promise<void> | null = null;
 
   constructor(
-    private readonly deps: { db: Kysely<DB>; logger: Logger; expiryMinutes: number; intervalMs: number; discountHoldMinutes?: number; now?: () => Date },
+    private readonly deps: {
+      db: Kysely<DB>;
+      logger: Logger;
+      expiryMinutes: number;
+      intervalMs: number;
+      discountHoldMinutes?: number;
+      now?: () => Date;
+      /** A sweep failing because the database is not there yet or busy: one WARN per outage, retried next turn (README "Start-up"). */
+      databaseWait?: DatabaseWait;
+    },
   ) {}
 
   /**
@@ -118,9 +128,12 @@ export class OrderExpirySweeper {
     const tick = () => {
       this.running = this.sweep()
         .then((n) => {
+          this.deps.databaseWait?.succeeded();
           if (n > 0) this.deps.logger.info({ expired: n }, 'unpaid orders expired');
         })
-        .catch((err: unknown) => this.deps.logger.error({ err }, 'order expiry sweep failed'))
+        .catch((err: unknown) => {
+          if (!this.deps.databaseWait?.failed(err)) this.deps.logger.error({ err }, 'order expiry sweep failed');
+        })
         .finally(() => {
           this.running = null;
           if (this.timer !== null) this.timer = setTimeout(tick, this.deps.intervalMs);

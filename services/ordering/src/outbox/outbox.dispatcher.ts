@@ -6,6 +6,7 @@ import type { Logger } from 'pino';
 import { ProviderError, startListenSession, type Database, type ListenSession } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { SMTP_POOL, type Mailer, type MailPayload } from '../mail/mailer';
+import type { DatabaseWait } from '@sports-timing/shared/src/db-wait';
 import { messageIdFor, PermanentJobError, safeErrorText, type OutboxHandler, type OutboxJob, type OutboxKind } from './outbox.jobs';
 import { claimDue, markDead, markFailed, markSentMany, OUTBOX_CHANNEL, renewLeases, type JobClaim, type OutboxMessage } from './outbox.repository';
 
@@ -28,6 +29,8 @@ export interface OutboxDispatcherOptions {
   /** Sends `mail` jobs; without it the dispatcher does not claim mail. */
   mailer?: Mailer;
   logger: Logger;
+  /** Claims failing because the database is not there yet or busy: one WARN per outage (README "Start-up"). */
+  databaseWait?: DatabaseWait;
   /** Sender address of mail. */
   from?: string;
   /** Handlers by kind besides `mail` (the app's: `OrderingServices.outboxJobs`, composed in `composition.ts`). */
@@ -221,11 +224,14 @@ export class OutboxDispatcher {
     void this.track(
       claimDue(this.opts.database.db, kind, free, this.leaseSeconds)
         .then((rows) => {
+          this.opts.databaseWait?.succeeded();
           full = rows.length === free;
           // A stop() between the claim and here: the jobs start anyway (their leases are held) and finish.
           for (const m of rows) this.startJob(lane, m);
         })
-        .catch((err) => this.opts.logger.warn({ kind, err: { message: safeErrorText(err) } }, 'outbox claim failed'))
+        .catch((err) => {
+          if (!this.opts.databaseWait?.failed(err)) this.opts.logger.warn({ kind, err: { message: safeErrorText(err) } }, 'outbox claim failed');
+        })
         .finally(() => {
           lane.claiming = false;
           // A full claim may have left due jobs behind; a wake-up during the claim may have new ones.

@@ -7,6 +7,7 @@ import type { Logger } from 'pino';
 import { ApiError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import { generateApiKey, hashApiKey, keyDisplayPrefix, keyLookupHash } from '../auth/keys';
+import type { Request } from 'express';
 import type { Principal, Role } from '../auth/principal';
 import * as repo from './users.repository';
 import { toApiKeyDto, toUserDto, type ApiKeyCreatedDto, type ApiKeyDto, type UserDto } from './users.mapper';
@@ -24,6 +25,18 @@ export function keyRequired(detail = 'An API key is required (header apikey).'):
  * LISTEN session (live/listener.ts).
  */
 export const KEY_CHANNEL = 'timing_keys';
+
+/**
+ * The 401's detail for a request without a key: how the service takes one (the `apikey` header of the
+ * spec's security scheme), and what went wrong when the key came as `Authorization: Bearer` (the
+ * ordering service's way, a common first try) or in another header.
+ */
+export function missingKeyDetail(req: Request): string {
+  const authorization = req.headers.authorization;
+  if (authorization !== undefined && /^bearer\s/i.test(authorization))
+    return 'An API key is required in the apikey header (apikey: tk_…); this service does not read Authorization: Bearer.';
+  return 'An API key is required in the apikey header (apikey: tk_…).';
+}
 
 /** The 401 for an unknown or revoked API key. */
 export function unknownKey(): ApiError {
