@@ -65,19 +65,23 @@ describe('punches CLI options', () => {
     expect(noModems.err).toMatch(/no modem column; give --modem-base/);
   });
 
-  it('tail gives up after --give-up-after seconds of an unreachable service, saying why, exit 1', async () => {
-    const port = await closedPort();
-    const r = await cli(['tail', '--event', '1', '--url', `http://127.0.0.1:${port}`, '--give-up-after', '2']);
-    expect(r.code).toBe(1);
-    // It never connected: no line speaks of an interrupted stream, each names the address.
-    expect(r.err).not.toMatch(/interrupted/);
-    expect(r.err).toMatch(new RegExp(`^tail: not connected to http://127\\.0\\.0\\.1:${port} yet \\(.*ECONNREFUSED.*\\), retrying$`, 'm'));
-    expect(r.err).toMatch(
-      new RegExp(
-        `error: tail: gave up after \\d+ s: never connected to http://127\\.0\\.0\\.1:${port} \\(last: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\); check --url`,
-      ),
-    );
-  }, testTime(20_000));
+  it(
+    'tail gives up after --give-up-after seconds of an unreachable service, saying why, exit 1',
+    async () => {
+      const port = await closedPort();
+      const r = await cli(['tail', '--event', '1', '--url', `http://127.0.0.1:${port}`, '--give-up-after', '2']);
+      expect(r.code).toBe(1);
+      // It never connected: no line speaks of an interrupted stream, each names the address.
+      expect(r.err).not.toMatch(/interrupted/);
+      expect(r.err).toMatch(new RegExp(`^tail: not connected to http://127\\.0\\.0\\.1:${port} yet \\(.*ECONNREFUSED.*\\), retrying$`, 'm'));
+      expect(r.err).toMatch(
+        new RegExp(
+          `error: tail: gave up after \\d+ s: never connected to http://127\\.0\\.0\\.1:${port} \\(last: .*ECONNREFUSED 127\\.0\\.0\\.1:${port}.*\\); check --url`,
+        ),
+      );
+    },
+    testTime(20_000),
+  );
 
   it('replay names the refused connection and exits 1', async () => {
     const port = await closedPort();

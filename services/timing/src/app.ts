@@ -222,7 +222,13 @@ export function createApp(deps: TimingDeps): Express {
   app.use(
     validator(spec, {
       validateResponses: deps.validateResponses,
-      beforeValidation: [enforceRoles(authenticate, AUTH_SCHEME, missingKeyDetail), keyReadLimits(deps), anonymousReadBudgets(deps), requireSupportedEncoding, bodyParsers()],
+      beforeValidation: [
+        enforceRoles(authenticate, AUTH_SCHEME, missingKeyDetail),
+        keyReadLimits(deps),
+        anonymousReadBudgets(deps),
+        requireSupportedEncoding,
+        bodyParsers(),
+      ],
     }),
   );
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;

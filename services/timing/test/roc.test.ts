@@ -127,32 +127,36 @@ describe('ROC read (getRocPunches)', () => {
     await request(ctx.app).get('/getpunches.asp?unitId=b8:27:eb:00:00:01&lastId=0').expect(200, '');
   });
 
-  it('the first answer holds the whole event beyond 10,000 punches (gap-free pages); the next poll only the new punches', async () => {
-    const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
-    const punches = Array.from({ length: 10_500 }, (_, i) => ({
-      modem: 'BIG-1',
-      card: String(10_000 + i),
-      time: localMs(8) + i * 1000,
-      code: 99,
-      type: 'Control',
-    }));
-    await upload(ctx, owner.key, punches.slice(0, 6000));
-    await upload(ctx, owner.key, punches.slice(6000));
-    const ids = async () =>
-      (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) => Number(r.id));
-    const expected = await ids();
-    const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
-    expect(first.length).toBe(10_500);
-    expect(first.map((r) => r.id)).toEqual(expected);
-    const last = first[first.length - 1].id;
-    await upload(ctx, owner.key, [
-      { modem: 'BIG-1', card: '1', time: localMs(12), code: 98, type: 'Control' },
-      { modem: 'BIG-1', card: '2', time: localMs(12, 1), code: 98, type: 'Control' },
-    ]);
-    const rest = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${last}`).expect(200)).text);
-    expect(rest.map((r) => r.id)).toEqual((await ids()).slice(10_500));
-    expect(rest.map((r) => r.card)).toEqual([1, 2]);
-  }, testTime(60_000));
+  it(
+    'the first answer holds the whole event beyond 10,000 punches (gap-free pages); the next poll only the new punches',
+    async () => {
+      const ev = await createEvent(owner.key, { name: 'ROC big', public: true, modems: ['BIG-1'] });
+      const punches = Array.from({ length: 10_500 }, (_, i) => ({
+        modem: 'BIG-1',
+        card: String(10_000 + i),
+        time: localMs(8) + i * 1000,
+        code: 99,
+        type: 'Control',
+      }));
+      await upload(ctx, owner.key, punches.slice(0, 6000));
+      await upload(ctx, owner.key, punches.slice(6000));
+      const ids = async () =>
+        (await ctx.database.pool.query<{ id: string }>(`select id from punches where modem = 'BIG-1' order by id`)).rows.map((r) => Number(r.id));
+      const expected = await ids();
+      const first = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=0`).expect(200)).text);
+      expect(first.length).toBe(10_500);
+      expect(first.map((r) => r.id)).toEqual(expected);
+      const last = first[first.length - 1].id;
+      await upload(ctx, owner.key, [
+        { modem: 'BIG-1', card: '1', time: localMs(12), code: 98, type: 'Control' },
+        { modem: 'BIG-1', card: '2', time: localMs(12, 1), code: 98, type: 'Control' },
+      ]);
+      const rest = rocRows((await request(ctx.app).get(`/getpunches.asp?unitId=${ev}&lastId=${last}`).expect(200)).text);
+      expect(rest.map((r) => r.id)).toEqual((await ids()).slice(10_500));
+      expect(rest.map((r) => r.card)).toEqual([1, 2]);
+    },
+    testTime(60_000),
+  );
 
   it('the key in the path never reaches a log line', async () => {
     const lines: string[] = [];

@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
 import { ApiError, validationError, type OpenApiDocument } from '@sports-timing/shared';
+import { dailyQuotaReached } from './upload-quota';
 import type { DB } from '../db/schema';
 import type { components, operations } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
@@ -218,7 +219,6 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
 }
 
 /** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
-/** The modem windows of a scope as part of a shared answer's key (`''` without windows). */
 export function windowsKey(windows: readonly ModemWindow[] | undefined): string {
   if (windows === undefined) return '';
   return windows
@@ -360,24 +360,6 @@ export async function uploadPunches(
   // Punches already stored cost nothing: a re-sent batch gives its duplicates back.
   if (quota !== undefined) await upload.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
   return answer;
-}
-
-/** Seconds until the next midnight UTC, when the daily upload quota starts again. */
-function secondsToUtcMidnight(now = Date.now()): number {
-  const next = new Date(now);
-  next.setUTCHours(24, 0, 0, 0);
-  return Math.max(1, Math.ceil((next.getTime() - now) / 1000));
-}
-
-/** The 429 of an upload beyond the caller's daily quota, with `Retry-After` until midnight UTC. */
-function dailyQuotaReached(quota: number): ApiError {
-  return new ApiError(
-    429,
-    `Daily upload quota reached: a user stores at most ${quota} punches per UTC day; nothing of this batch was stored. Retry after midnight UTC or ask an administrator.`,
-    {
-      headers: { 'Retry-After': String(secondsToUtcMidnight()) },
-    },
-  );
 }
 
 /**
