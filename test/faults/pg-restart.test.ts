@@ -87,7 +87,7 @@ interface Tally {
 async function withRetries(url: string, init: RequestInit, tally: Tally): Promise<Response> {
   for (let attempt = 0; attempt < 400; attempt++) {
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(15_000) });
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(testTime(15_000)) });
       if (res.status !== 503) return res;
       tally.status503++;
       if (!res.headers.get('retry-after')) tally.status503WithoutRetryAfter++;

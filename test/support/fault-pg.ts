@@ -8,6 +8,7 @@ import { execFileSync } from 'node:child_process';
 import { existsSync, mkdirSync, readdirSync, rmSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 const PNPM_DIR = path.join(__dirname, '../../node_modules/.pnpm');
 
@@ -71,7 +72,7 @@ export const newTally = (): Tally => ({ acknowledged: 0, status503: 0, status503
 export async function withRetries(url: string, init: RequestInit, tally: Tally): Promise<Response> {
   for (;;) {
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(30_000) });
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(testTime(30_000)) });
       if (res.status !== 503) return res;
       tally.status503++;
       if (!res.headers.get('retry-after')) tally.status503WithoutRetryAfter++;

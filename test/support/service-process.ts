@@ -5,6 +5,7 @@
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import path from 'node:path';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 export const ROOT = path.join(__dirname, '../..');
 
@@ -23,7 +24,7 @@ export interface StartOptions {
   /** Repository-relative entry, e.g. `services/timing/src/server.ts` or `services/timing/dist/server.js`. */
   entry: string;
   env: Record<string, string | undefined>;
-  /** Milliseconds to wait for the listening line (default 60 s: the demo data load comes first). */
+  /** Milliseconds to wait for the listening line (default a scaled 60 s, `testTime`: the demo data load comes first). */
   timeoutMs?: number;
   /** Checkout whose code runs (default: this repository; another release's for an upgrade, test/topology/release.ts). */
   root?: string;
@@ -46,10 +47,13 @@ export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess>
   let out = '';
   const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
   return new Promise<ServiceProcess>((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.kill('SIGKILL');
-      reject(new Error(`${opts.entry} did not start within ${opts.timeoutMs ?? 60_000} ms:\n${out.slice(-4000)}`));
-    }, opts.timeoutMs ?? 60_000);
+    const timer = setTimeout(
+      () => {
+        child.kill('SIGKILL');
+        reject(new Error(`${opts.entry} did not start within ${opts.timeoutMs ?? testTime(60_000)} ms:\n${out.slice(-4000)}`));
+      },
+      opts.timeoutMs ?? testTime(60_000),
+    );
     const onData = (chunk: Buffer) => {
       out += chunk.toString('utf8');
       for (const line of out.split('\n')) {

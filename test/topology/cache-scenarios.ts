@@ -6,6 +6,7 @@
  */
 import { sleep, startUploaders } from './load-tools';
 import type { Topology } from './topology';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 /** Figures of {@link cachedPolls}. */
 export interface CachedPollsResult {
@@ -65,7 +66,7 @@ export async function cachedPolls(t: Topology, o: { uploaders: number; pollers: 
     for (;;) {
       let page: { id: number; card: string; modem: string }[] | undefined;
       try {
-        const res = await fetch(`${t.cacheUrl}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}`, { signal: AbortSignal.timeout(20_000) });
+        const res = await fetch(`${t.cacheUrl}/api/rest/v1/punches?eventId=${eventId}&afterId=${afterId}`, { signal: AbortSignal.timeout(testTime(20_000)) });
         if (res.status === 200) page = (await res.json()) as typeof page;
         else {
           await res.arrayBuffer();

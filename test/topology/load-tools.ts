@@ -4,6 +4,7 @@
  * re-send until acknowledged, and a quantile.
  */
 import type { Instance, Topology } from './topology';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 export const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -120,7 +121,7 @@ export function startUploaders(
       for (;;) {
         let status: number;
         try {
-          const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(20_000) });
+          const res = await fetch(`${t.timingUrl}/api/rest/v1/punches`, { method: 'POST', headers, body, signal: AbortSignal.timeout(testTime(20_000)) });
           status = res.status;
           await res.arrayBuffer();
         } catch {

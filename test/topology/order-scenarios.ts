@@ -7,6 +7,7 @@
 import { createOrderingClient, TokenSession } from '@sports-timing/ordering-client';
 import { disrupt, sleep, Spread, type Disruption } from './load-tools';
 import type { Instance, Topology } from './topology';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 // ─────────────────────────── (c) orders, mails, idempotency, maintenance, caches ───────────────────────────
 
@@ -84,7 +85,7 @@ export async function orderDelivery(
           method: 'POST',
           headers: { 'content-type': 'application/json', 'idempotency-key': key },
           body,
-          signal: AbortSignal.timeout(20_000),
+          signal: AbortSignal.timeout(testTime(20_000)),
         });
         status = res.status;
         json = (await res.json()) as typeof json;

@@ -69,7 +69,7 @@ export async function punchDelivery(
       try {
         const res = await fetch(`${t.timingUrl}/api/rest/v1/punches?modem=${modems.join(',')}&afterId=${afterId}`, {
           headers: { apikey: t.timingAdminKey },
-          signal: AbortSignal.timeout(20_000),
+          signal: AbortSignal.timeout(testTime(20_000)),
         });
         if (res.status === 200) {
           spread.note(k, res);

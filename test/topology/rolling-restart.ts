@@ -5,6 +5,7 @@
 import { sleep } from './load-tools';
 import { shopOrder } from './order-scenarios';
 import type { Topology } from './topology';
+import { testTime } from '@sports-timing/shared/src/test-time';
 
 // ─────────────────────────── (f) rolling restart ───────────────────────────
 
@@ -39,7 +40,7 @@ export async function rollingRestart(t: Topology, o: { clients: number; tag: str
     requests++;
     byKind[kind] = (byKind[kind] ?? 0) + 1;
     try {
-      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(20_000) });
+      const res = await fetch(url, { ...init, signal: AbortSignal.timeout(testTime(20_000)) });
       await res.arrayBuffer();
       if (res.status !== ok) failures.push(`${Date.now() - t0} ms ${kind}: ${res.status} from ${res.headers.get('x-served-by')}`);
     } catch (err) {

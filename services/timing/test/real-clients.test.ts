@@ -305,7 +305,7 @@ describe('HTTP details real stacks send', () => {
       expect((await fetch(`${base}${path}`, { method: 'HEAD' })).status).toBe(200);
     }
     // A stream answers HEAD with its headers at once instead of holding the connection.
-    const stream = await fetch(`${base}/api/rest/v1/punches/stream?eventId=${eventId}`, { method: 'HEAD', signal: AbortSignal.timeout(5_000) });
+    const stream = await fetch(`${base}/api/rest/v1/punches/stream?eventId=${eventId}`, { method: 'HEAD', signal: AbortSignal.timeout(testTime(5_000)) });
     expect(stream.status).toBe(200);
     expect(stream.headers.get('content-type')).toBe('text/event-stream; charset=utf-8');
     // HEAD errors are the GET's errors.
