@@ -117,8 +117,8 @@ test('every allow-listed file exists, gives a reason and still needs the excepti
 const ORDERING_LAYERS: readonly (readonly string[])[] = [
   // Process entry points.
   ['server.ts', 'migrate.ts'],
-  // The Express app: middleware, validator, handler map; the start-up checks of settings and third parties.
-  ['app.ts', 'startup-checks.ts'],
+  // The Express app: middleware, validator, handler map; the start-up checks of settings, development defaults and third parties.
+  ['app.ts', 'startup-checks.ts', 'development-defaults.ts'],
   // One handler per operationId; thin.
   ['http'],
   // Builds the long-lived objects once and says which handler runs which outbox job and ERP webhook entity.

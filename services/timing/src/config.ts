@@ -13,8 +13,12 @@ import {
   parseTrustedProxies,
 } from '@sports-timing/shared';
 import { KEY_FORMAT, KEY_FORMAT_TEXT } from './auth/keys';
-import { DEFAULT_SEND_TIMEOUT_MS } from './live/send-bound';
-import { DEFAULT_BACKLOG_READS } from './punches/backlog-gate';
+
+/** Default of `TIMING_MAX_BACKLOG_READS`: backlog pages read at once per instance (punches/backlog-gate.ts). */
+export const DEFAULT_BACKLOG_READS = 4;
+
+/** Default of `TIMING_STREAM_SEND_TIMEOUT_MS` in ms (live/send-bound.ts). */
+export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
 
 /**
  * What one (non-admin) user may hold or upload (docs/decisions.md §5 "Quotas"): beyond, the creating operation

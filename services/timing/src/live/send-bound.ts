@@ -5,9 +5,7 @@
  * resumes with `Last-Event-ID` and misses nothing, and the slot and the memory it held are free again.
  */
 import type { Response } from 'express';
-
-/** Default `TIMING_STREAM_SEND_TIMEOUT_MS`. */
-export const DEFAULT_SEND_TIMEOUT_MS = 30_000;
+import { DEFAULT_SEND_TIMEOUT_MS } from '../config';
 
 /** Unsent bytes a stream may hold before its send timeout runs (1 MiB: several full pages of SSE). */
 const DEFAULT_MAX_BUFFERED_BYTES = 1024 * 1024;

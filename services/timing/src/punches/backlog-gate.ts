@@ -5,9 +5,7 @@
  * pages are read at once (first come, first served) and every page ends with a turn of the event loop. Plain
  * polls and the first page of every read never wait here: a client's own round trips already pace them.
  */
-
-/** Default of `TIMING_MAX_BACKLOG_READS`: backlog pages read at once per instance. */
-export const DEFAULT_BACKLOG_READS = 4;
+import { DEFAULT_BACKLOG_READS } from '../config';
 
 /** The gate; build one per app (app.ts) and hand it to every replaying read. */
 export class BacklogGate {
