@@ -113,6 +113,7 @@ CREATE FUNCTION timing.punch_counts_remove() RETURNS trigger
 
 CREATE FUNCTION timing.punch_visible_xmin() RETURNS xid8
     LANGUAGE plpgsql STABLE
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       declare
         v_snap pg_snapshot := pg_current_snapshot();
@@ -154,6 +155,7 @@ CREATE FUNCTION timing.punch_visible_xmin() RETURNS xid8
 
 CREATE FUNCTION timing.punch_writer_begin() RETURNS void
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       begin
         if coalesce(current_setting('timing.punch_writer', true), '') <> 'on' then
@@ -174,6 +176,7 @@ CREATE FUNCTION timing.punch_writer_begin() RETURNS void
 
 CREATE FUNCTION timing.punches_writer_guard() RETURNS trigger
     LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
     AS $$
       begin
         perform timing.punch_writer_begin();
