@@ -54,7 +54,7 @@ async function compareInSnapshot(client: pg.ClientBase, scope: PunchScope): Prom
     const p = await readPunchPage(client, scope, 'json');
     // Whichever strategy the statement picked (sparse, dense, head), the page holds exactly the first 1000.
     const { rows } = await client.query<{ id: number }>(
-      'select id from punches where modem = any($1::text[]) and id > $2 and txid < pg_snapshot_xmin(pg_current_snapshot()) order by id limit 1000',
+      'select id from punches where modem = any($1::text[]) and id > $2 and txid < timing.punch_visible_xmin() order by id limit 1000',
       [scope.modems, scope.afterId],
     );
     expect((JSON.parse(p.body) as { id: number }[]).map((x) => x.id)).toEqual(rows.map((r) => r.id));

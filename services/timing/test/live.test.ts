@@ -51,7 +51,7 @@ function median(xs: number[]): number {
 async function readableAt(modem: string, afterId: number): Promise<number> {
   for (;;) {
     const { rows } = await ctx.database.pool.query<{ n: number }>(
-      'select count(*)::int as n from punches where modem = $1 and id > $2 and txid < (select pg_snapshot_xmin(pg_current_snapshot()))',
+      'select count(*)::int as n from punches where modem = $1 and id > $2 and txid < timing.punch_visible_xmin()',
       [modem, afterId],
     );
     if (rows[0].n > 0) return performance.now();
