@@ -15,7 +15,7 @@ export interface ServiceProcess {
   port: number;
   baseUrl: string;
   output(): string;
-  /** SIGTERM, then the exit code (SIGKILL after `graceMs`, default 10 s, answering null). */
+  /** SIGTERM, then the exit code (SIGKILL after `graceMs`, default a scaled 10 s (`testTime`), answering null). */
   stop(graceMs?: number): Promise<number | null>;
 }
 
@@ -75,7 +75,7 @@ export function startServiceProcess(opts: StartOptions): Promise<ServiceProcess>
           port,
           baseUrl: `http://127.0.0.1:${port}`,
           output: () => out,
-          async stop(graceMs = 10_000) {
+          async stop(graceMs = testTime(10_000)) {
             if (child.exitCode !== null || child.signalCode !== null) return child.exitCode;
             child.kill('SIGTERM');
             const kill = setTimeout(() => child.kill('SIGKILL'), graceMs);
