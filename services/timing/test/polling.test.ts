@@ -141,3 +141,71 @@ it(
   },
   testTime(60_000),
 );
+
+it(
+  'a user= or modem-list poller misses no punch of a modem registered while it polls',
+  async () => {
+    // The scope of these reads depends on which modems the user has: one resolved before a new modem is
+    // registered, used by a page that already sees later punches of an older modem, would move the poller's
+    // afterId past the new modem's first punches for good (punches.service.ts readInStableScope).
+    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const club = await ctx.createUser('club-growing');
+    const caller = await authenticateKey(ctx.database.db, club.key);
+    const NEW_MODEMS = 150;
+    const fresh = Array.from({ length: NEW_MODEMS }, (_, i) => `G-${i}`);
+    let stop = false;
+    let seq = 0;
+    const punch = (modem: string) => ({ card: '4000001', time: 1_580_000_000_000 + seq++, code: 31, type: 'Control' as const, modem });
+    await uploadPunches(deps, caller, [punch('G-OLD')], Date.now());
+    // The old modem's punches keep the visible head moving while new modems appear one by one.
+    const steady = async () => {
+      while (!stop) await uploadPunches(deps, caller, [punch('G-OLD')], Date.now());
+    };
+    const registering = async (lane: number) => {
+      for (let i = lane; i < NEW_MODEMS; i += 4) {
+        await uploadPunches(deps, caller, [punch(fresh[i]), punch(fresh[i]), punch(fresh[i])], Date.now());
+      }
+    };
+    const poll = (q: { user?: string; modem?: string }) => {
+      const state = { afterId: 0, received: [] as number[] };
+      const follow = async (): Promise<number> => {
+        const page = await readPunches(deps, caller, { ...q, afterId: state.afterId }, 'csv');
+        const ids = page.body
+          .toString()
+          .split('\n')
+          .slice(1)
+          .filter((l) => l !== '')
+          .map((l) => Number(l.split(',')[0]));
+        for (const id of ids) {
+          expect(id).toBeGreaterThan(state.afterId);
+          state.afterId = id;
+          state.received.push(id);
+        }
+        return ids.length;
+      };
+      return { state, follow };
+    };
+    const byUser = poll({ user: club.userName });
+    const byList = poll({ modem: ['G-OLD', ...fresh].join(',') });
+    const pollers = [byUser, byList];
+    const following = pollers.map(async (p) => {
+      while (!stop) await p.follow();
+    });
+    const writers = [steady(), steady(), ...[0, 1, 2, 3].map(registering)];
+    await Promise.all(writers.slice(2));
+    stop = true;
+    await Promise.all([...writers, ...following]);
+
+    await waitUntilVisible(ctx);
+    const { rows } = await ctx.database.pool.query<{ id: number }>(
+      `select p.id from punches p join modems m on m.serial = p.modem where m.user_id = $1 order by p.id`,
+      [club.id],
+    );
+    expect(rows.length).toBeGreaterThan(NEW_MODEMS * 3);
+    for (const p of pollers) {
+      while ((await p.follow()) > 0);
+      expect(p.state.received).toEqual(rows.map((r) => r.id));
+    }
+  },
+  testTime(60_000),
+);

@@ -25,6 +25,7 @@ import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 import type { BacklogGate } from './backlog-gate';
+import { intersect, readUntilScopeStable, scopeMayGrow, windowsKey } from './punch-scope';
 
 /** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
 const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
@@ -89,12 +90,6 @@ export type UploadResult = components['schemas']['UploadResult'];
 /** A punch for {@link uploadPunches}; internal callers (the demo loader) may set `receptionTimeUtc` (UTC ms). */
 export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
 
-function intersect(current: Set<string> | null, next: Iterable<string>): Set<string> {
-  const n = new Set(next);
-  if (current === null) return n;
-  return new Set([...current].filter((s) => n.has(s)));
-}
-
 /**
  * Resolves filters and access into a scope:
  * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 alike for an
@@ -105,7 +100,7 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
  *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
  *   `eventId` or `user` given, the modem list only narrows their scope.
  */
-export async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -153,6 +148,23 @@ export async function resolveScope(deps: PunchDeps, caller: Principal | null, q:
 }
 
 /**
+ * `read(scope)` under the scope of `q` for `caller`, read again while registering a modem widened it meanwhile
+ * (punch-scope.ts; docs/decisions.md §5, gap-free polling).
+ */
+export function readInStableScope<T extends { total: number }>(
+  deps: PunchDeps,
+  caller: Principal | null,
+  q: PunchQuery,
+  read: (scope: repo.PunchScope) => Promise<T>,
+): Promise<T> {
+  return readUntilScopeStable(
+    () => resolveScope(deps, caller, q),
+    (scope) => scopeMayGrow(isAdmin(caller), q, scope),
+    read,
+  );
+}
+
+/**
  * Which of `serials` a non-admin `caller` may read by serial alone, and the windows that cut them: none
  * (`windows` undefined) when every readable serial is readable wholly (the caller's own, or in a public event
  * without a window); otherwise one unbounded window per wholly readable serial and the public events' windows
@@ -182,7 +194,10 @@ export async function readPunches(
   format: repo.PunchFormat,
   opts: { live?: boolean } = {},
 ): Promise<PunchReadResult> {
-  const scope = await resolveScope(deps, caller, q);
+  return readInStableScope(deps, caller, q, (scope) => readScope(deps, scope, q, format, opts));
+}
+
+async function readScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuery, format: repo.PunchFormat, opts: { live?: boolean }): Promise<PunchReadResult> {
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
     return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
   }
@@ -216,15 +231,6 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
   const cache = readCacheFor(pool, bytes);
   const answer = await cache.get(key, () => readPage(pool, scope, format));
   return { body: answer.body, total: answer.total, version: `${answer.head}|${key}`, derive: (name, make) => cache.derive(key, answer, name, make) };
-}
-
-/** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
-export function windowsKey(windows: readonly ModemWindow[] | undefined): string {
-  if (windows === undefined) return '';
-  return windows
-    .map((w) => `${w.modem}:${w.from ?? ''}:${w.to ?? ''}`)
-    .sort()
-    .join(';');
 }
 
 async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<{ body: string | Buffer; total: number; head: string }> {

@@ -6,7 +6,8 @@ import type pg from 'pg';
 import type { Principal } from '../auth/principal';
 import { PUNCH_PAGE_SIZE } from './punch-spec';
 import * as repo from './punches.repository';
-import { resolveScope, windowsKey, type PunchDeps, type PunchQuery, type PunchReadResult } from './punches.service';
+import { windowsKey } from './punch-scope';
+import { readInStableScope, type PunchDeps, type PunchQuery, type PunchReadResult } from './punches.service';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /**
@@ -35,7 +36,10 @@ export interface PageRendering {
  * {@link readPunches}.
  */
 export async function readRenderedPages(deps: PunchDeps, caller: Principal | null, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
-  const scope = await resolveScope(deps, caller, q);
+  return readInStableScope(deps, caller, q, (scope) => renderScope(deps, scope, q, rendering));
+}
+
+async function renderScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo))
     return { body: '', total: 0, version: `empty|${rendering.name}` };
   const key = `${rendering.name}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
