@@ -130,6 +130,7 @@ const CASES: Record<string, Case> = {
   DATABASE_LOCK_TIMEOUT_MS: { bad: '-5', readers: [ordering, timing] },
   DATABASE_STATEMENT_TIMEOUT_MS: { bad: '30s', readers: [ordering, timing] },
   DATABASE_POOL_MAX_LIFETIME_SECONDS: { bad: '999999', readers: [ordering, timing] },
+  DATABASE_CONNECT_TIMEOUT_MS: { bad: '50', readers: [ordering, timing] },
   EMBEDDED_PG_PORT: { bad: 'abc', readers: [ordering, timing] },
   GIT_COMMIT: { free: 'free text: shown as given' },
   BUILD_TIME: { bad: 'yesterday', readers: [ordering, timing] },

@@ -151,6 +151,8 @@ export function envReader(env: Env = process.env) {
 export const DEFAULT_LOCK_TIMEOUT_MS = 3_000;
 /** Default `statement_timeout` of the services' database sessions, ms (`DATABASE_STATEMENT_TIMEOUT_MS`). */
 export const DEFAULT_STATEMENT_TIMEOUT_MS = 30_000;
+/** Default longest wait for a pooled database connection, ms (`DATABASE_CONNECT_TIMEOUT_MS`). */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 5_000;
 /** Default longest life of a pooled database session, s (`DATABASE_POOL_MAX_LIFETIME_SECONDS`). */
 export const DEFAULT_POOL_MAX_LIFETIME_SECONDS = 1_800;
 
@@ -184,6 +186,8 @@ export interface ProcessConfig {
   databaseStatementTimeoutMs: number;
   /** `DATABASE_POOL_MAX_LIFETIME_SECONDS`: longest life of a pooled session, s (0 = unbounded; default 1800, at most 86,400). */
   databasePoolMaxLifetimeSeconds: number;
+  /** `DATABASE_CONNECT_TIMEOUT_MS`: longest wait of a request for a pooled connection, ms (default 5000, 100–600,000); beyond it 503. */
+  databaseConnectTimeoutMs: number;
   /** `GIT_COMMIT`: the build's commit, shown by the version operations (set by the image build). */
   gitCommit: string | undefined;
   /** `BUILD_TIME`: when the build was made (an ISO 8601 date-time), shown with the commit. */
@@ -210,6 +214,7 @@ export function loadProcessConfig(env: Env = process.env): ProcessConfig {
     databaseLockTimeoutMs: e.int('DATABASE_LOCK_TIMEOUT_MS', DEFAULT_LOCK_TIMEOUT_MS, 0, 600_000),
     databaseStatementTimeoutMs: e.int('DATABASE_STATEMENT_TIMEOUT_MS', DEFAULT_STATEMENT_TIMEOUT_MS, 0, 3_600_000),
     databasePoolMaxLifetimeSeconds: e.int('DATABASE_POOL_MAX_LIFETIME_SECONDS', DEFAULT_POOL_MAX_LIFETIME_SECONDS, 0, 86_400),
+    databaseConnectTimeoutMs: e.int('DATABASE_CONNECT_TIMEOUT_MS', DEFAULT_CONNECT_TIMEOUT_MS, 100, 600_000),
     gitCommit: e.string('GIT_COMMIT'),
     buildTime,
   };

@@ -6,7 +6,7 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_POOL_MAX_LIFETIME_SECONDS, DEFAULT_STATEMENT_TIMEOUT_MS, envReader, loadProcessConfig } from './config';
+import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_POOL_MAX_LIFETIME_SECONDS, DEFAULT_STATEMENT_TIMEOUT_MS, envReader, loadProcessConfig } from './config';
 import { databaseFault } from './db-faults';
 import { createLogger } from './logging';
 
@@ -131,6 +131,11 @@ export interface DatabaseOptions {
   /** `statement_timeout` of every session, ms (default {@link DEFAULT_STATEMENT_TIMEOUT_MS}; 0 = none): 57014, answered 503. */
   statementTimeoutMs?: number;
   /**
+   * Longest wait for a pooled connection, ms (node-postgres `connectionTimeoutMillis`: a free one, or a new one
+   * to be opened; default {@link DEFAULT_CONNECT_TIMEOUT_MS}): beyond it the request is answered 503.
+   */
+  connectTimeoutMs?: number;
+  /**
    * Longest life of a pooled session, s (node-postgres `maxLifetimeSeconds`; default
    * {@link DEFAULT_POOL_MAX_LIFETIME_SECONDS}; 0 = unbounded): sessions are renewed in turn, so a pool finds a
    * new primary or changed server settings by itself.
@@ -140,12 +145,17 @@ export interface DatabaseOptions {
 
 /**
  * The session limits of a service's pools as configured (README "Configuration": `DATABASE_LOCK_TIMEOUT_MS`,
- * `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_POOL_MAX_LIFETIME_SECONDS`), to spread into {@link createDatabase}'s
+ * `DATABASE_STATEMENT_TIMEOUT_MS`, `DATABASE_POOL_MAX_LIFETIME_SECONDS`, `DATABASE_CONNECT_TIMEOUT_MS`), to spread into {@link createDatabase}'s
  * options. Throws ConfigError on a bad value (the services check them at start).
  */
-export function configuredSessionLimits(): Pick<DatabaseOptions, 'lockTimeoutMs' | 'statementTimeoutMs' | 'maxLifetimeSeconds'> {
+export function configuredSessionLimits(): Pick<DatabaseOptions, 'lockTimeoutMs' | 'statementTimeoutMs' | 'maxLifetimeSeconds' | 'connectTimeoutMs'> {
   const c = loadProcessConfig();
-  return { lockTimeoutMs: c.databaseLockTimeoutMs, statementTimeoutMs: c.databaseStatementTimeoutMs, maxLifetimeSeconds: c.databasePoolMaxLifetimeSeconds };
+  return {
+    lockTimeoutMs: c.databaseLockTimeoutMs,
+    statementTimeoutMs: c.databaseStatementTimeoutMs,
+    maxLifetimeSeconds: c.databasePoolMaxLifetimeSeconds,
+    connectTimeoutMs: c.databaseConnectTimeoutMs,
+  };
 }
 
 /** Session options that lift both timeouts again, appended after a pool's own (the last `-c` of a name wins). */
@@ -181,7 +191,7 @@ export function createDatabase<DB>(opts: DatabaseOptions): Database<DB> {
   const pool = new pg.Pool({
     connectionString: opts.url,
     max: opts.max ?? 10,
-    connectionTimeoutMillis: 5_000,
+    connectionTimeoutMillis: opts.connectTimeoutMs ?? DEFAULT_CONNECT_TIMEOUT_MS,
     idleTimeoutMillis: 30_000,
     maxLifetimeSeconds: opts.maxLifetimeSeconds ?? DEFAULT_POOL_MAX_LIFETIME_SECONDS,
     application_name: opts.applicationName ?? opts.schema,

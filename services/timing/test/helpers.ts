@@ -51,7 +51,14 @@ export function useFastLane(on: boolean): void {
 export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean; quotas?: TimingQuotas } = {}): Promise<TimingTestContext> {
   const testDb = await createTestDatabase('timing');
   const logger = createLogger('timing-test');
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
+  const database = createDatabase<DB>({
+    url: testDb.url,
+    schema: 'timing',
+    logger,
+    max: opts.poolSize,
+    settings: PUNCH_SESSION_SETTINGS,
+    connectTimeoutMs: testTime(5_000),
+  });
   await migrateToLatest(database, migrations);
   const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {

@@ -3,6 +3,7 @@
  * hundreds of concurrent requests share one server), the demo catalogue, an optional real SMTP server
  * with an outbox dispatcher, request bodies, and a snapshot of every table an order writes to.
  */
+import { testTime } from '@sports-timing/shared/src/test-time';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
@@ -48,7 +49,13 @@ export interface TestShop {
 export async function startShop(opts: { mail?: boolean; poolSize?: number } = {}): Promise<TestShop> {
   const ctx = await startOrdering();
   await loadDemoCatalog(ctx.database.db);
-  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'ordering', max: opts.poolSize ?? 20, logger: createLogger('orders-test') });
+  const database = createDatabase<DB>({
+    url: ctx.testDb.url,
+    schema: 'ordering',
+    max: opts.poolSize ?? 20,
+    logger: createLogger('orders-test'),
+    connectTimeoutMs: testTime(5_000),
+  });
   const app = createApp({ ...ctx.deps, database });
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
