@@ -24,6 +24,8 @@ export interface ApiKeysTable {
   name: string;
   created_at: CreatedAt;
   revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When the key last authenticated a request, at most a minute behind (migration 0014; users/key-uses.ts). */
+  last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** `modems`: serial number → the user it belongs to. */
