@@ -932,10 +932,10 @@ export interface components {
             /**
              * Format: date-time
              * @description When the key last authenticated a request (UTC), to a granularity of 60 seconds: a key's use is
-             *     written at most once a minute per instance, after the request's answer, so the key's latest use is
-             *     less than 60 s later than this on one instance and less than 120 s later behind several (a request
-             *     within the last moments may not show yet). A revoked key keeps the last time it was used. `null`:
-             *     never used (or not since the server began keeping this).
+             *     written at most once a minute per instance, beside the request (never delaying or failing it), so
+             *     the key's latest use is less than 60 s later than this on one instance and less than 120 s later
+             *     behind several (the request that reads this may not show yet). A revoked key keeps the last time
+             *     it was used. `null`: never used (or not since the server began keeping this).
              * @example 2026-12-02T01:15:00.000Z
              */
             lastUsedAt: string | null;
