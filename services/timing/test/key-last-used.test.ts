@@ -133,6 +133,25 @@ describe('the throttle', () => {
     expect((await storedLastUse(keyId))!.getTime()).toBeGreaterThan(staleAt!.getTime());
   });
 
+  it('four instances using a new key at once change its row once', async () => {
+    const user = await ctx.createUser('shared-key');
+    const fresh = (await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name: 'shared' }).expect(201)).body as {
+      id: number;
+      key: string;
+    };
+    await ctx.keyUses.settled();
+    const logger = createLogger('timing-test');
+    const instances = Array.from({ length: 4 }, () => {
+      const keyUses = new KeyUses({ db: ctx.database.db, logger });
+      return { keyUses, app: createApp({ database: ctx.database, logger, keyUses }) };
+    });
+    const start = await writes();
+    await Promise.all(instances.map((i) => request(i.app).get('/api/rest/v1/me').set('apikey', fresh.key).expect(200)));
+    await Promise.all(instances.map((i) => i.keyUses.settled()));
+    expect(await writes()).toEqual({ statements: start.statements + 4, rows: start.rows + 1 });
+    expect(await storedLastUse(fresh.id)).toBeInstanceOf(Date);
+  });
+
   it('negative control: with a granularity of 0 every use is a statement that changes the row', async () => {
     const user = await ctx.createUser('control');
     await request(ctx.app).get('/api/rest/v1/me').set('apikey', user.key).expect(200);
