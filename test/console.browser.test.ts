@@ -5,7 +5,8 @@
  * ends before it starts, shown beside their fields); a punch uploaded as a modem would appears in the open
  * live view, then `pnpm punches replay` uploads a real five-minute file and the view counts every punch; the
  * CSV download holds them all; the client settings name this server and the event; another club's modem is
- * refused with the API's words; a revoked key stops working (and its sign-in shows the API's message); a
+ * refused with the API's words; the keys list when each key was last used ("never" for a new one); a revoked
+ * key stops working (and its sign-in shows the API's message); a
  * private event is refused to another club. Every view is checked with axe-core (no serious or critical
  * violation) and photographed into `test-output/console/`.
  */
@@ -108,6 +109,8 @@ describe('a club from nothing to a live event', () => {
     await page.waitForSelector('#new-key-value');
     meosKey = (await page.textContent('#new-key-value')) ?? '';
     expect(meosKey).toMatch(/^tk_/);
+    // Listed before anything used it: never used.
+    expect(await page.textContent('#keys tbody tr:has-text("MeOS") td.last-used')).toBe('never');
     await request(rig.base).get('/api/rest/v1/keys').set('apikey', meosKey).expect(200);
     await page.waitForSelector('#keys tbody tr:nth-child(2)');
     await accessible('03-keys');
@@ -228,8 +231,20 @@ describe('a club from nothing to a live event', () => {
   it('revokes a key: it stops working, and signing in with it shows the API’s message', async () => {
     await page.click('#nav-keys');
     await page.waitForSelector('#keys tbody tr');
+    // The MeOS key uploaded a punch and read the keys in the steps before: used within the last minutes.
+    await rig.timing.keyUses.settled();
+    const used = await request(rig.base).get('/api/rest/v1/keys').set('apikey', clubKey).expect(200);
+    const meos = (used.body as { name: string; lastUsedAt: string | null }[]).find((k) => k.name === 'MeOS')!;
+    expect(meos.lastUsedAt).toEqual(expect.any(String));
+    const lastUsedCell = '#keys tbody tr:has-text("MeOS") td.last-used';
+    await page.click('#nav-events');
+    await page.click('#nav-keys');
+    await page.waitForSelector(`${lastUsedCell} time[datetime="${meos.lastUsedAt}"]`);
+    expect(await page.textContent(lastUsedCell)).toMatch(/^(just now|\d+ min ago)$/);
     await page.click('#keys tbody tr:has-text("MeOS") button.danger');
     await page.waitForSelector('#keys tbody tr[data-revoked="true"]:has-text("MeOS")');
+    // A revoked key still says when it was last used.
+    expect(await page.getAttribute(`${lastUsedCell} time`, 'datetime')).toBe(meos.lastUsedAt);
     const refused = await request(rig.base).get('/api/rest/v1/keys').set('apikey', meosKey).expect(401);
     await accessible('09-key-revoked');
     await page.click('#sign-out');

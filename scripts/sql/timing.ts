@@ -132,5 +132,6 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     findApiKey: (r) => users.findApiKey(r.db, 9),
     revokeApiKey: (r) => users.revokeApiKey(r.db, 9, 'timing_keys'),
     isKeyActive: (r) => users.isKeyActive(r.db, 9),
+    touchKeyLastUsed: (r) => users.touchKeyLastUsed(r.db, 9, 60),
   }),
 ];

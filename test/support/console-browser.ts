@@ -34,7 +34,7 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
   const hub = new LiveHub({ pool: timing.database.pool, logger });
   const listener: PunchListener = startPunchListener(timing.database.url, hub, logger);
   await listener.ready;
-  const app = createApp({ database: timing.database, logger, live: hub, validateResponses: true });
+  const app = createApp({ database: timing.database, logger, live: hub, validateResponses: true, keyUses: timing.keyUses });
   const server = http.createServer(app as unknown as http.RequestListener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const browser = await chromium.launch({

@@ -50,6 +50,7 @@ import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey, missingKeyDetail } from './users/users.service';
+import { KeyUses } from './users/key-uses';
 import { SPEC_FILE, versionRecord } from './version';
 import { DEFAULT_QUOTAS, type TimingQuotas } from './config';
 
@@ -100,6 +101,11 @@ export interface TimingDeps {
   quotas?: TimingQuotas;
   /** Who may scrape `/metrics` (`METRICS_TOKEN`, `APP_ENV=production`); open when absent. */
   metricsAccess?: MetricsAccess;
+  /**
+   * The instance's record of key uses (`ApiKey.lastUsedAt`, users/key-uses.ts); its owner awaits
+   * `settled()` before closing the pool (server.ts). Without one the app makes its own.
+   */
+  keyUses?: KeyUses;
 }
 
 /** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
@@ -169,6 +175,7 @@ export function createApp(deps: TimingDeps): Express {
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
   const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
+  const keyUses = deps.keyUses ?? new KeyUses({ db: deps.database.db, logger: deps.logger });
   const visibilityWait = visibilityWaitReader(deps.database.pool);
   const backlog = new BacklogGate(deps.maxBacklogReads);
   const bound = {
@@ -197,7 +204,7 @@ export function createApp(deps: TimingDeps): Express {
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.apikey;
     const key = (Array.isArray(header) ? header[0] : header)?.trim() || rocPathKey(req);
-    return key ? authenticateKey(deps.database.db, key) : null;
+    return key ? authenticateKey(deps.database.db, key, keyUses) : null;
   };
 
   app.use(
@@ -271,6 +278,7 @@ export function createApp(deps: TimingDeps): Express {
       metrics,
       timingMetrics,
       logger: deps.logger,
+      keyUses,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
       anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
       punchMaxAgeSeconds: deps.punchMaxAgeSeconds,

@@ -20,6 +20,7 @@ import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
 import { LiveHub } from './live/hub';
+import { KeyUses } from './users/key-uses';
 import { startPunchListener } from './live/listener';
 import { startCountCompaction } from './punches/punches.service';
 import { PUNCH_SESSION_SETTINGS } from './punches/punches.repository';
@@ -65,8 +66,10 @@ async function main(): Promise<void> {
   });
   const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
+  const keyUses = new KeyUses({ db: database.db, logger });
   const app = createApp({
     database,
+    keyUses,
     historyPool: history?.pool,
     logger,
     live,
@@ -97,6 +100,8 @@ async function main(): Promise<void> {
       stopCompaction();
       await listener.stop();
       redis?.disconnect();
+      // The last requests' key uses are written before the pool closes (they never delay an answer).
+      await keyUses.settled();
       await database.close();
       await history?.close();
       await embedded?.stop();

@@ -13,6 +13,7 @@ import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
 import { createUserWithKey } from '../src/users/users.service';
+import { KeyUses } from '../src/users/key-uses';
 import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
@@ -28,6 +29,8 @@ export interface TimingTestContext {
   app: Express;
   database: Database<DB>;
   testDb: TestDatabase;
+  /** The app's record of key uses (`lastUsedAt`); `settled()` waits for the writes it started. */
+  keyUses: KeyUses;
   /** Key of user `admin` (role admin); empty when started with `withAdmin: false`. */
   adminKey: string;
   /** Creates a user (role `user` unless given) and returns it with its first key. */
@@ -60,7 +63,8 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
     connectTimeoutMs: testTime(5_000),
   });
   await migrateToLatest(database, migrations);
-  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
+  const keyUses = new KeyUses({ db: database.db, logger });
+  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas, keyUses });
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
@@ -70,9 +74,11 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
     app,
     database,
     testDb,
+    keyUses,
     adminKey,
     createUser,
     async close() {
+      await keyUses.settled();
       await database.close();
       await testDb.drop();
     },

@@ -51,7 +51,7 @@ it(
   'delivers every punch exactly once to an afterId poller during 32 concurrent uploads',
   async () => {
     const deps = { db: ctx.database.db, pool: ctx.database.pool };
-    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
     const eventId = (await createEvent(ctx.database.db, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
     let stop = false;
     let uploads = 0;

@@ -106,7 +106,7 @@ async function run(
   advance: (group: number) => boolean,
 ): Promise<{ observations: Observation[]; rows: { id: number; txid: bigint }[] }> {
   const deps: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+  const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   let stop = false;
   let seq = 0;
   const uploader = async (u: number) => {
@@ -155,7 +155,7 @@ async function run(
 it(
   'serves identical concurrent polls one answer, always one the database gave within the request',
   async () => {
-    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
     const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
     const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
     // The service's own bound: a tiny one would keep no answer, and only joined computations would be tested.
@@ -190,7 +190,7 @@ it(
 it(
   'negative control: a cache without the snapshot check serves answers the database no longer gives',
   async () => {
-    const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+    const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
     // Same modems as the first test: its punches are left out by starting after them (baseline).
     const fresh: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
     const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
@@ -220,7 +220,7 @@ it(
 );
 
 it('a cached answer is served while the head stays, and never once a punch became visible', async () => {
-  const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
+  const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   const modems = ['HIT-1'];
   const eventId = (await createEvent(ctx.database.db, caller, { name: 'hits', public: true, modems }, DEFAULT_QUOTAS.eventsPerUser)).id;
   const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };

@@ -334,7 +334,8 @@ export interface paths {
         };
         /**
          * List the caller's API keys
-         * @description Revoked keys included (with `revokedAt`); the key itself is never shown again.
+         * @description Revoked keys included (with `revokedAt`); when each was last used (`lastUsedAt`, to the minute); the key
+         *     itself is never shown again.
          */
         get: operations["listKeys"];
         put?: never;
@@ -928,6 +929,16 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             revokedAt: string | null;
+            /**
+             * Format: date-time
+             * @description When the key last authenticated a request (UTC), to a granularity of 60 seconds: a key's use is
+             *     written at most once a minute per instance, beside the request (never delaying or failing it), so
+             *     the key's latest use is less than 60 s later than this on one instance and less than 120 s later
+             *     behind several (the request that reads this may not show yet). A revoked key keeps the last time
+             *     it was used. `null`: never used (or not since the server began keeping this).
+             * @example 2026-12-02T01:15:00.000Z
+             */
+            lastUsedAt: string | null;
         };
         ApiKeyCreated: {
             /** Format: int32 */
@@ -938,6 +949,11 @@ export interface components {
             createdAt: string;
             /** Format: date-time */
             revokedAt: string | null;
+            /**
+             * Format: date-time
+             * @description `null`: a new key has not been used yet (`ApiKey.lastUsedAt`).
+             */
+            lastUsedAt: string | null;
             /** @description The API key; shown only in this response. Send it in the header `apikey`. */
             key: string;
         };

@@ -264,7 +264,8 @@ CREATE TABLE timing.api_keys (
     prefix text NOT NULL,
     name text NOT NULL,
     created_at timestamp with time zone DEFAULT now() NOT NULL,
-    revoked_at timestamp with time zone
+    revoked_at timestamp with time zone,
+    last_used_at timestamp with time zone
 );
 
 

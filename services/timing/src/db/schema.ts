@@ -24,6 +24,8 @@ export interface ApiKeysTable {
   name: string;
   created_at: CreatedAt;
   revoked_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
+  /** When the key last authenticated a request, to 60 s (migration 0014; users/key-uses.ts, docs/decisions.md §5 "Key last used"). */
+  last_used_at: ColumnType<Date | null, Date | string | null | undefined, Date | string | null>;
 }
 
 /** `modems`: serial number → the user it belongs to. */

@@ -44,6 +44,7 @@ import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
 import { maxCardNumber } from '../punches/punch-spec';
 import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
+import type { KeyUses } from '../users/key-uses';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
@@ -130,6 +131,8 @@ export interface FastLaneDeps {
   metrics: AppMetrics;
   timingMetrics: TimingMetrics;
   logger: Logger;
+  /** The app's record of key uses (app.ts): a key the lane authenticates counts as used, as on the pipeline. */
+  keyUses: KeyUses;
   keyReadsLimited: boolean;
   /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */
   anonymousDownloadsLimited: boolean;
@@ -184,7 +187,7 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
       res.locals.receivedAtUtc = Date.now();
       // The key first: nothing of the body is read, inflated or parsed for a caller without a valid key (an
       // unknown key takes the pipeline, whose access check answers 401 before its body parsers run).
-      authenticateKey(deps.punches.db, key).then(
+      authenticateKey(deps.punches.db, key, deps.keyUses).then(
         (caller) =>
           uploadJson(req as never, res as never, (err?: unknown) => {
             if (err) {
@@ -233,7 +236,7 @@ async function read(
   format: 'json' | 'csv',
   gzipAccepted: boolean,
 ): Promise<void> {
-  const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key);
+  const caller: Principal | null = key === undefined ? null : await authenticateKey(deps.punches.db, key, deps.keyUses);
   const page = await readPunches(deps.punches, caller, query, format);
   const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
   const caching = readCaching({ keyed: caller !== null, view: 'getPunches', version: page.version, maxAgeSeconds });

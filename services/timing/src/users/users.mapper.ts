@@ -18,5 +18,12 @@ export function toUserDto(row: UserRow): UserDto {
 
 /** A key row as `ApiKey`. */
 export function toApiKeyDto(row: ApiKeyRow): ApiKeyDto {
-  return { id: row.id, name: row.name, prefix: row.prefix, createdAt: row.created_at.toISOString(), revokedAt: row.revoked_at?.toISOString() ?? null };
+  return {
+    id: row.id,
+    name: row.name,
+    prefix: row.prefix,
+    createdAt: row.created_at.toISOString(),
+    revokedAt: row.revoked_at?.toISOString() ?? null,
+    lastUsedAt: row.last_used_at?.toISOString() ?? null,
+  };
 }

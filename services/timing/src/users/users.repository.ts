@@ -86,6 +86,19 @@ export async function findActiveKeyOwner(db: Kysely<DB>, hash: Buffer): Promise<
   return rows[0];
 }
 
+/**
+ * Sets the key's `last_used_at` to now() unless it is already within `granularitySeconds` of now (the
+ * conditional keeps instances that use the same key from each writing it: a second one, waiting on the row
+ * lock, finds the new value and writes nothing). Returns whether the row was written.
+ */
+export async function touchKeyLastUsed(db: Kysely<DB>, id: number, granularitySeconds: number): Promise<boolean> {
+  const { numAffectedRows } = await sql`
+    update api_keys set last_used_at = now()
+      where id = ${id}::int and (last_used_at is null or last_used_at < now() - make_interval(secs => ${granularitySeconds}::float8))
+  `.execute(db);
+  return numAffectedRows === 1n;
+}
+
 /** The keys of a user, ascending id. */
 export async function listApiKeys(db: Kysely<DB>, userId: number): Promise<ApiKeyRow[]> {
   return db.selectFrom('api_keys').selectAll().where('user_id', '=', userId).orderBy('id').execute();

@@ -9,6 +9,7 @@ import type { DB } from '../db/schema';
 import { generateApiKey, hashApiKey, keyDisplayPrefix, keyLookupHash } from '../auth/keys';
 import type { Request } from 'express';
 import type { Principal, Role } from '../auth/principal';
+import type { KeyUses } from './key-uses';
 import * as repo from './users.repository';
 import { toApiKeyDto, toUserDto, type ApiKeyCreatedDto, type ApiKeyDto, type UserDto } from './users.mapper';
 
@@ -46,12 +47,13 @@ export function unknownKey(): ApiError {
 /**
  * The principal of an API key, looked up by its SHA-256 on every request (so a revocation takes effect
  * at once). Unknown or revoked → ApiError 401 ({@link unknownKey}). The rules: `keyLookupHash` and the SQL
- * function `active_key_owner`.
+ * function `active_key_owner`. A key found is noted in `uses` (its `lastUsedAt`, written off the request's path).
  */
-export async function authenticateKey(db: Kysely<DB>, key: string): Promise<Principal> {
+export async function authenticateKey(db: Kysely<DB>, key: string, uses: KeyUses): Promise<Principal> {
   const hash = keyLookupHash(key);
   const owner = hash === undefined ? undefined : await repo.findActiveKeyOwner(db, hash);
   if (!owner) throw unknownKey();
+  uses.record(owner.key_id);
   return { userId: owner.user_id, userName: owner.user_name, role: owner.role, keyId: owner.key_id, roles: [owner.role] };
 }
 

@@ -1,15 +1,28 @@
 /**
  * The console's keys (`#/keys`): the caller's keys (`listKeys`; revoked ones with their date), a new key per
  * device (`createKey`, the key shown once with a copy button), revoking one (`deleteKey`). The key this tab is
- * signed in with is marked (`getCaller.keyId`); revoking it signs the tab out.
- *
- * The API keeps no "last used" time for a key, so none is shown.
+ * signed in with is marked (`getCaller.keyId`); revoking it signs the tab out. Each key shows when it was last
+ * used (`ApiKey.lastUsedAt`, to the minute; "never" for a key not used yet), so an unused device's key can be
+ * found and revoked.
  */
 import { fill, h } from '../dom';
 import { api, clearProblem, copyButton, problemOf, showProblem } from './api';
 import type { ViewContext } from './context';
 
 const when = (iso: string) => new Date(iso).toLocaleString();
+
+/**
+ * How long ago a key was last used, by the server's clock (`serverNow`, ms UTC, from the answer's `Date`
+ * header, so a browser clock that is off does not show "in 5 min"): "never", "just now" within the minute the
+ * API is exact to, then minutes and hours; older ones as a local date and time. The exact time is the title.
+ */
+function lastUsed(iso: string | null, serverNow: number): HTMLElement | string {
+  if (iso === null) return 'never';
+  const at = Date.parse(iso);
+  const min = Math.floor(Math.max(0, serverNow - at) / 60_000);
+  const text = min < 1 ? 'just now' : min < 60 ? `${min} min ago` : min < 24 * 60 ? `${Math.floor(min / 60)} h ago` : when(iso);
+  return h('time', { datetime: iso, title: when(iso) }, text);
+}
 
 /** Draws the keys view into `ctx.root`. */
 export async function keysView(ctx: ViewContext): Promise<void> {
@@ -60,12 +73,13 @@ export async function keysView(ctx: ViewContext): Promise<void> {
       if (problem.status === 401) return ctx.signOut(problem.detail);
       return showProblem(list, problem);
     }
+    const serverNow = Date.parse(response.headers.get('Date') ?? '') || Date.now();
     fill(
       list,
       h(
         'table',
         { id: 'keys' },
-        h('thead', {}, h('tr', {}, ...['Name', 'Starts with', 'Created', 'State', ''].map((t) => h('th', { scope: 'col' }, t)))),
+        h('thead', {}, h('tr', {}, ...['Name', 'Starts with', 'Created', 'Last used', 'State', ''].map((t) => h('th', { scope: 'col' }, t)))),
         h(
           'tbody',
           {},
@@ -86,6 +100,7 @@ export async function keysView(ctx: ViewContext): Promise<void> {
               h('td', {}, k.name, k.id === ctx.caller.keyId ? h('span', { class: 'badge ok' }, ' this tab') : null),
               h('td', {}, h('code', {}, `${k.prefix}…`)),
               h('td', {}, when(k.createdAt)),
+              h('td', { class: 'last-used' }, lastUsed(k.lastUsedAt, serverNow)),
               h('td', {}, k.revokedAt ? `revoked ${when(k.revokedAt)}` : 'active'),
               h('td', {}, k.revokedAt ? null : revoke),
             );
