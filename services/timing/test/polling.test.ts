@@ -147,10 +147,10 @@ it(
   async () => {
     // The scope of these reads depends on which modems the user has: one resolved before a new modem is
     // registered, used by a page that already sees later punches of an older modem, would move the poller's
-    // afterId past the new modem's first punches for good (punches.service.ts readInStableScope).
+    // afterId past the new modem's first punches for good (punch-scope.ts readUntilScopeStable).
     const deps = { db: ctx.database.db, pool: ctx.database.pool };
     const club = await ctx.createUser('club-growing');
-    const caller = await authenticateKey(ctx.database.db, club.key);
+    const caller = await authenticateKey(ctx.database.db, club.key, ctx.keyUses);
     const NEW_MODEMS = 150;
     const fresh = Array.from({ length: NEW_MODEMS }, (_, i) => `G-${i}`);
     let stop = false;
