@@ -106,7 +106,7 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
   // The input rules run after access control (a caller without rights gets 401/403 whatever it sends).
-  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []), strictNumbers(spec), rejectForbiddenText);
+  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []), strictNumbers(spec), rejectForbiddenText, emptyListsAbsent(spec));
   return [headAsGet, rejectPrototypeQueryNames, ...chain];
 }
 
@@ -237,6 +237,33 @@ function strictNumbers(spec: OpenApiDocument): RequestHandler {
         }
       }
     }
+    next();
+  };
+}
+
+/**
+ * A comma-list query parameter (`type: array`, `style: form`, `explode: false`) with `allowEmptyValue` given
+ * empty (`states=`) means the empty list, as the specs describe it ("Empty or absent means all states",
+ * `OrderStatesFilter`): the validator would read it as one empty item and refuse it against the items' enum,
+ * so the empty pair is taken out of the query before validation and the handler sees the parameter absent.
+ * An empty item inside a list (`paid,`) is still a 400.
+ */
+function emptyListsAbsent(spec: OpenApiDocument): RequestHandler {
+  return (req, _res, next) => {
+    const q = req.url.indexOf('?');
+    if (q < 0) return next();
+    const params =
+      (operationOf(req)?.parameters as { $ref?: string; name?: string; in?: string; allowEmptyValue?: boolean; schema?: unknown }[] | undefined) ?? [];
+    const lists = params
+      .map((p) => resolveRef(spec, p))
+      .filter(
+        (p) => p?.in === 'query' && p.allowEmptyValue === true && resolveRef(spec, (p.schema ?? {}) as { type?: unknown; $ref?: string }).type === 'array',
+      )
+      .map((p) => p.name as string);
+    if (lists.length === 0) return next();
+    const pairs = req.url.slice(q + 1).split('&');
+    const kept = pairs.filter((pair) => !lists.some((name) => pair === name || pair === `${name}=`));
+    if (kept.length !== pairs.length) req.url = kept.length ? `${req.url.slice(0, q)}?${kept.join('&')}` : req.url.slice(0, q);
     next();
   };
 }

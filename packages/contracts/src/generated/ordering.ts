@@ -5201,7 +5201,7 @@ export interface components {
          * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
          *     of the states match. Empty or absent means all states.
          */
-        OrderStatesFilter: string;
+        OrderStatesFilter: components["schemas"]["OrderState"][];
         /** @description Only orders whose shipping address is in this country (ISO 3166-1 alpha-2). Empty means no filter. */
         CountryCodeFilter: string;
         /** @description Case-insensitive substring search; empty means no filter. */
