@@ -1,7 +1,7 @@
 /**
  * The `ordering` schema as its migrations build it: the checks of test/support/schema-checks.ts
  * (docs/database.md "What the tests check"), and the order-state check constraints held to the spec's
- * `OrderState` enum (the one list of order states; docs/database.md "One source per list").
+ * `OrderState` enum (docs/database.md "Check constraints that repeat a spec enum").
  */
 import { componentSchemaOf, loadSpec } from '@sports-timing/shared';
 import { SCHEMA_SERVICES } from '../../../scripts/schema-dump';
