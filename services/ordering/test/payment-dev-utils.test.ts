@@ -129,10 +129,10 @@ test('order listing: filters, search, sort allow-list and paging; order paylinks
   expect((await request(ctx.app).get(dev('get-orders?states=pending_payment')).set('Authorization', admin)).body.totalCount).toBe(3);
   expect((await request(ctx.app).get(dev('get-orders?sort=contact%20asc')).set('Authorization', admin)).status).toBe(400);
   expect((await request(ctx.app).get(dev('get-orders?states=lost')).set('Authorization', admin)).status).toBe(400);
-  // The comma list of `OrderStatesFilter`: empty means all; a space, an empty item or an unknown state is a 400.
+  // The comma list of `OrderStatesFilter`: empty means all; a space, an empty item, an unknown state or a second `states` is a 400.
   expect((await request(ctx.app).get(dev('get-orders?states=')).set('Authorization', admin)).body.totalCount).toBe(3);
   expect((await request(ctx.app).get(dev('get-orders?states=received,pending_payment')).set('Authorization', admin)).body.totalCount).toBe(3);
-  for (const bad of ['paid,%20received', 'paid,', ',paid', 'paid,,received', 'paid,lost', 'PAID'])
+  for (const bad of ['paid,%20received', 'paid,', ',paid', 'paid,,received', 'paid,lost', 'PAID', 'paid&states=received', 'paid&states='])
     expect([
       bad,
       (

@@ -5198,7 +5198,7 @@ export interface components {
         /** @description Order id (`oid`) of the order. */
         ErpOrderOid: number;
         /**
-         * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+         * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
          *     of the states match. Empty or absent means all states.
          */
         OrderStatesFilter: components["schemas"]["OrderState"][];
@@ -7128,7 +7128,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+                 * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
                  *     of the states match. Empty or absent means all states.
                  */
                 states?: components["parameters"]["OrderStatesFilter"];
@@ -7175,7 +7175,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+                 * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
                  *     of the states match. Empty or absent means all states.
                  */
                 states?: components["parameters"]["OrderStatesFilter"];
