@@ -10,10 +10,13 @@
  * `node --conditions=dist --enable-source-maps services/timing/dist/server.js`. Without that condition the
  * same imports resolve to the TypeScript sources (tsx, jest, tsc), so development is unchanged.
  *
+ * Besides the `.js` files, the timing migrations' function texts (`src/db/functions/*.sql`) are copied into
+ * `dist/db/functions/`: the migrations read them at run time.
+ *
  * Type-checking is `pnpm typecheck` (tsc --noEmit over the workspace); this step only emits.
  * Usage: `pnpm build [package-dir…]` (default: every package with a src/ folder).
  */
-import { existsSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readdirSync, renameSync, rmSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { build } from 'esbuild';
 import { writeWebBundles } from '../services/timing/src/http/web-assets';
@@ -71,6 +74,15 @@ async function buildPackage(dir: string): Promise<number> {
     supported: { 'dynamic-import': false },
     logLevel: 'warning',
   });
+  // Files the code reads at run time next to its modules: the function texts the timing migrations apply
+  // (src/db/functions/*.sql, docs/database.md "Function texts"). The other .sql files under src/ are renderings
+  // for review (pnpm sql), not inputs, and stay out.
+  const functions = path.join(pkgDir, 'src', 'db', 'functions');
+  if (existsSync(functions)) {
+    mkdirSync(path.join(outdir, 'db', 'functions'), { recursive: true });
+    for (const file of readdirSync(functions).filter((f) => f.endsWith('.sql')))
+      copyFileSync(path.join(functions, file), path.join(outdir, 'db', 'functions', file));
+  }
   // A package with browser pages (web/, the timing service's live page and console) gets their bundles too.
   if (existsSync(path.join(pkgDir, 'web', 'tsconfig.json'))) await writeWebBundles(path.join(outdir, 'web'));
   // Another build may swap its own output in between: then move that one aside too and try again.

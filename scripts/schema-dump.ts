@@ -216,8 +216,9 @@ export async function leftovers(database: Database<unknown>, service: SchemaServ
 }
 
 /**
- * Modules imported by the migration files (`NNNN_*.ts`) of `service`, other than `kysely`, as
- * `file: module` lines: a frozen migration imports nothing that can change (docs/database.md), so none.
+ * Modules imported by the migration files (`NNNN_*.ts`) of `service`, other than `kysely` and `../functions`
+ * (the frozen function texts and their loader, docs/database.md "Function texts"), as `file: module` lines: a
+ * frozen migration imports nothing that can change (docs/database.md), so none.
  */
 export function foreignMigrationImports(service: SchemaService): string[] {
   const dir = path.join(root, path.dirname(service.dumpFile), 'migrations');
@@ -225,7 +226,7 @@ export function foreignMigrationImports(service: SchemaService): string[] {
     .filter((f) => /^\d{4}_.*\.ts$/.test(f))
     .sort()
     .flatMap((f) => [...readFileSync(path.join(dir, f), 'utf8').matchAll(/\b(?:from|import|require)\s*\(?\s*['"]([^'"]+)['"]/g)].map((m) => `${f}: ${m[1]}`))
-    .filter((line) => !line.endsWith(': kysely'));
+    .filter((line) => !line.endsWith(': kysely') && !line.endsWith(': ../functions'));
 }
 
 /** The checked-in dump of `service`. */

@@ -18,30 +18,42 @@ import {
   type PrivateCluster,
   type SchemaService,
 } from '../../scripts/schema-dump';
+import type { Database } from '@sports-timing/shared';
 
-/** Declares the schema tests of `service` in the calling test file. */
-export function schemaChecks(service: SchemaService): void {
+/**
+ * A check of the freshly migrated database beyond its dump (e.g. a check constraint held to the spec):
+ * test name → body, given the database (its pool's `search_path` is the service's schema). Throws to fail.
+ */
+export type FreshDatabaseChecks = Record<string, (database: Database<unknown>) => Promise<void>>;
+
+/**
+ * Declares the schema tests of `service` in the calling test file, and one test per entry of `freshChecks`
+ * on the same freshly migrated database the dump is taken of.
+ */
+export function schemaChecks(service: SchemaService, freshChecks: FreshDatabaseChecks = {}): void {
   let cluster: PrivateCluster;
+  let fresh: Database<unknown> | undefined;
 
-  beforeAll(() => {
+  beforeAll(async () => {
     cluster = startPrivateCluster();
+    fresh = await serviceDatabase(cluster, service, 'fresh');
+    await migrateUp(fresh, service);
   });
-  afterAll(() => cluster?.stop());
+  afterAll(async () => {
+    await fresh?.close();
+    cluster?.stop();
+  });
 
-  test('every migration imports nothing but kysely (frozen migrations)', () => {
+  test('every migration imports nothing but kysely and the function texts (frozen migrations)', () => {
     expect(foreignMigrationImports(service)).toEqual([]);
   });
 
-  test('a freshly migrated database has exactly the schema of src/db/schema.sql', async () => {
-    const database = await serviceDatabase(cluster, service, 'fresh');
-    try {
-      await migrateUp(database, service);
-    } finally {
-      await database.close();
-    }
+  test('a freshly migrated database has exactly the schema of src/db/schema.sql', () => {
     const dump = cluster.dump('fresh', service.schema);
     expect(driftMessage(service.dumpFile, dump, checkedInDump(service), 'pnpm schema:dump')).toBeUndefined();
   });
+
+  for (const [name, check] of Object.entries(freshChecks)) test(`freshly migrated: ${name}`, () => check(fresh!));
 
   test('each down() restores the schema before its up(); all down leaves nothing; up again builds the same schema', async () => {
     const database = await serviceDatabase(cluster, service, 'round_trip');

@@ -225,6 +225,8 @@ export function createOrderingClient(opts: OrderingClientOptions): OrderingClien
   const api = createClient<paths>({
     baseUrl: opts.baseUrl.replace(/\/+$/, ''),
     headers: opts.serviceClientId ? { 'X-Service-Client-Id': opts.serviceClientId } : {},
+    // The spec's array query parameters are comma lists given once (`OrderStatesFilter`: `explode: false`).
+    querySerializer: { array: { style: 'form', explode: false } },
     ...(opts.fetch ? { fetch: opts.fetch } : {}),
   });
   if (opts.auth !== undefined) api.use(bearerAuth(opts.auth));

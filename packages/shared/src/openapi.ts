@@ -106,7 +106,7 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   const at = chain.findIndex((mw) => mw.name === 'metadataMiddleware');
   if (at < 0) throw new Error('express-openapi-validator changed: metadataMiddleware not found');
   // The input rules run after access control (a caller without rights gets 401/403 whatever it sends).
-  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []), strictNumbers(spec), rejectForbiddenText);
+  chain.splice(at + 1, 0, rejectMisspelledQueryNames(spec), ...(opts.beforeValidation ?? []), strictNumbers(spec), rejectForbiddenText, commaLists(spec));
   return [headAsGet, rejectPrototypeQueryNames, ...chain];
 }
 
@@ -237,6 +237,40 @@ function strictNumbers(spec: OpenApiDocument): RequestHandler {
         }
       }
     }
+    next();
+  };
+}
+
+/**
+ * A comma-list query parameter (`type: array`, `style: form`, `explode: false`, e.g. `OrderStatesFilter`) as
+ * the specs describe it: one occurrence whose value is the comma-separated list. Given more than once it is a
+ * 400 (the validator would join the occurrences into one list). Given once and empty (`states=`) with
+ * `allowEmptyValue`, it means the empty list ("Empty or absent means all states"): the validator would read
+ * one empty item and refuse it against the items' enum, so the empty pair is taken out of the query before
+ * validation and the handler sees the parameter absent. An empty item inside a list (`paid,`) is still a 400.
+ */
+function commaLists(spec: OpenApiDocument): RequestHandler {
+  return (req, _res, next) => {
+    const q = req.url.indexOf('?');
+    if (q < 0) return next();
+    type Param = { $ref?: string; name?: string; in?: string; allowEmptyValue?: boolean; style?: string; explode?: boolean; schema?: unknown };
+    const lists = ((operationOf(req)?.parameters as Param[] | undefined) ?? [])
+      .map((p) => resolveRef(spec, p))
+      .filter((p) => p?.in === 'query' && p.explode === false && resolveRef(spec, (p.schema ?? {}) as { type?: unknown; $ref?: string }).type === 'array');
+    if (lists.length === 0) return next();
+    const query = new URLSearchParams(req.url.slice(q + 1));
+    let pairs = req.url.slice(q + 1).split('&');
+    for (const p of lists) {
+      const name = p.name as string;
+      const values = query.getAll(name);
+      if (values.length > 1) {
+        const message = `${name} must be given once, as a comma-separated list.`;
+        return next(validationError({ [name]: [message] }, message));
+      }
+      if (values.length === 1 && values[0] === '' && p.allowEmptyValue === true) pairs = pairs.filter((pair) => new URLSearchParams(pair).get(name) === null);
+    }
+    const rest = pairs.join('&');
+    req.url = rest ? `${req.url.slice(0, q)}?${rest}` : req.url.slice(0, q);
     next();
   };
 }

@@ -3,8 +3,10 @@
  * repeated transitions change nothing, and racing transitions of one order have exactly one winner.
  */
 import { sql } from 'kysely';
+import { componentSchemaOf, loadSpec } from '@sports-timing/shared';
 import { ORDER_STATES, type OrderState } from '../src/orders/order.types';
 import { IllegalTransitionError, ORDER_TRANSITIONS, requireTransition, transitionOrder } from '../src/orders/order-states';
+import { SPEC_FILE } from '../src/version';
 import { orderBody, postOrder, startShop, type TestShop } from './support/orders';
 
 /** Whether `from → to` is an allowed transition by the table the service moves orders with. */
@@ -106,4 +108,11 @@ test('racing transitions of one order: exactly one wins, one history row', async
     expect(s.history).toHaveLength(2);
     for (const r of results) if (!r.changed) expect(r.current).toBe(winners[0].to);
   }
+});
+
+test('the transition table is the one the spec OrderState describes', () => {
+  const description = componentSchemaOf(loadSpec(SPEC_FILE), 'OrderState').description as string;
+  const described = Object.fromEntries([...description.matchAll(/^- `(\w+)` → (.+)$/gm)].map((m) => [m[1], [...m[2].matchAll(/`(\w+)`/g)].map((t) => t[1])]));
+  const exits = Object.fromEntries(Object.entries(ORDER_TRANSITIONS).filter(([, to]) => to.length > 0));
+  expect(described).toEqual(exits);
 });

@@ -129,6 +129,18 @@ test('order listing: filters, search, sort allow-list and paging; order paylinks
   expect((await request(ctx.app).get(dev('get-orders?states=pending_payment')).set('Authorization', admin)).body.totalCount).toBe(3);
   expect((await request(ctx.app).get(dev('get-orders?sort=contact%20asc')).set('Authorization', admin)).status).toBe(400);
   expect((await request(ctx.app).get(dev('get-orders?states=lost')).set('Authorization', admin)).status).toBe(400);
+  // The comma list of `OrderStatesFilter`: empty means all; a space, an empty item, an unknown state or a second `states` is a 400.
+  expect((await request(ctx.app).get(dev('get-orders?states=')).set('Authorization', admin)).body.totalCount).toBe(3);
+  expect((await request(ctx.app).get(dev('get-orders?states=received,pending_payment')).set('Authorization', admin)).body.totalCount).toBe(3);
+  for (const bad of ['paid,%20received', 'paid,', ',paid', 'paid,,received', 'paid,lost', 'PAID', 'paid&states=received', 'paid&states='])
+    expect([
+      bad,
+      (
+        await request(ctx.app)
+          .get(dev(`get-orders?states=${bad}`))
+          .set('Authorization', admin)
+      ).status,
+    ]).toEqual([bad, 400]);
 
   const link = await request(ctx.app)
     .post(dev(`create-erp-order-paylink?erpOrderOid=${ids[0]}`))

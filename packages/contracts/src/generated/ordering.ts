@@ -5198,10 +5198,10 @@ export interface components {
         /** @description Order id (`oid`) of the order. */
         ErpOrderOid: number;
         /**
-         * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+         * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
          *     of the states match. Empty or absent means all states.
          */
-        OrderStatesFilter: string;
+        OrderStatesFilter: components["schemas"]["OrderState"][];
         /** @description Only orders whose shipping address is in this country (ISO 3166-1 alpha-2). Empty means no filter. */
         CountryCodeFilter: string;
         /** @description Case-insensitive substring search; empty means no filter. */
@@ -7128,7 +7128,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+                 * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
                  *     of the states match. Empty or absent means all states.
                  */
                 states?: components["parameters"]["OrderStatesFilter"];
@@ -7175,7 +7175,7 @@ export interface operations {
         parameters: {
             query?: {
                 /**
-                 * @description Comma-separated list of `OrderState` values, e.g. `paid,transferred`; no spaces. Orders in any
+                 * @description Comma-separated list of `OrderState` values, given once, e.g. `paid,transferred`; no spaces. Orders in any
                  *     of the states match. Empty or absent means all states.
                  */
                 states?: components["parameters"]["OrderStatesFilter"];

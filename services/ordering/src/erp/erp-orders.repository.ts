@@ -17,7 +17,7 @@ const SORT_COLUMNS = { oid: 'o.id', orderNumber: 'o.order_number', createdAt: 'o
 
 /** Filters and paging of the query (validated by the spec before). */
 export interface ErpOrderQuery {
-  states: string[];
+  states: readonly string[];
   customerEntityId: string | null;
   countryCode: string | null;
   searchText: string | null;

@@ -113,9 +113,7 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       const page = specFilled(q.page, 'devGetErpOrders page');
       const size = specFilled(q.size, 'devGetErpOrders size');
       const result = await selectErpOrders(ctx.database.db, {
-        states: String(q.states ?? '')
-          .split(',')
-          .filter(Boolean),
+        states: q.states ?? [],
         customerEntityId: q.customerEntityId || null,
         countryCode: q.countryCode || null,
         searchText: q.searchText || null,

@@ -13,7 +13,9 @@ import type { DB } from '../db/schema';
 import { isInRange, type CardType } from '../siid/card-types';
 import { deleteClaimPairs, insertClaims } from '../siid/siid.repository';
 import { CARD_NUMBER_KEY } from './cart';
-import { insertStateChange, lockCardItems, setItemCardNumber } from './orders.repository';
+import type { CardNumberState } from '../siid/siid.service';
+import type { OrderState } from './order.types';
+import { insertStateChange, lockCardItems, setItemCardNumber, type LockedCardItem } from './orders.repository';
 
 /** One change. */
 export interface CardItemUpdate {
@@ -21,7 +23,27 @@ export interface CardItemUpdate {
   cardNumber: number;
 }
 
-const FROZEN_STATES = new Set(['shipped', 'completed', 'cancelled', 'refunded']);
+/**
+ * What a card item of an order in each state allows: its numbers are held `reserved` (not yet paid or on
+ * invoice) or `sold` (`card_numbers.state`) and may be changed, or the order is `frozen` (goods on their way or
+ * the order closed) and a change is a 409. One entry per spec `OrderState` (`satisfies`): a state the spec adds
+ * is a type error here until it is placed.
+ */
+const CARD_ITEMS_BY_STATE = {
+  pending_payment: 'reserved',
+  received: 'reserved',
+  paid: 'sold',
+  transferred: 'sold',
+  shipped: 'frozen',
+  completed: 'frozen',
+  cancelled: 'frozen',
+  refunded: 'frozen',
+} as const satisfies Record<OrderState, CardNumberState | 'frozen'>;
+
+/** {@link CARD_ITEMS_BY_STATE} of a locked row's state (a spec `OrderState` by the orders' check constraint). */
+function cardItemsOf(row: LockedCardItem): CardNumberState | 'frozen' {
+  return CARD_ITEMS_BY_STATE[row.state as OrderState];
+}
 
 /** Applies all changes or none; throws ApiError 400/404/409 as documented. Returns the number of items changed. */
 export async function bulkUpdateCardOrderItems(
@@ -48,7 +70,7 @@ export async function bulkUpdateCardOrderItems(
     const byId = new Map(rows.map((r) => [r.id, r]));
     const missing = updates.filter((u) => !byId.get(u.orderItemOid)?.card_type).map((u) => u.orderItemOid);
     if (missing.length > 0) throw new ApiError(404, `Not a card order item: ${missing.join(', ')}.`);
-    const frozen = rows.filter((r) => FROZEN_STATES.has(r.state));
+    const frozen = rows.filter((r) => cardItemsOf(r) === 'frozen');
     if (frozen.length > 0)
       throw new ApiError(
         409,
@@ -74,7 +96,8 @@ export async function bulkUpdateCardOrderItems(
     const groups = new Map<string, { type: CardType; ref: string; state: string; numbers: number[] }>();
     for (const u of changes) {
       const r = byId.get(u.orderItemOid)!;
-      const state = stateOfOrder.get(r.order_number) ?? (r.state === 'pending_payment' || r.state === 'received' ? 'reserved' : 'sold');
+      // Not frozen (checked above): reserved or sold.
+      const state = stateOfOrder.get(r.order_number) ?? cardItemsOf(r);
       const key = `${r.card_type}|${r.order_number}|${state}`;
       const g = groups.get(key) ?? { type: r.card_type! as CardType, ref: r.order_number, state, numbers: [] };
       g.numbers.push(u.cardNumber);

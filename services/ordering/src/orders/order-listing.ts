@@ -6,6 +6,7 @@ import type { Kysely } from 'kysely';
 import { codeForCountryId, countryIdForCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
+import type { OrderState } from './order.types';
 import { selectOrderPage } from './orders.repository';
 
 /** Spec `OrderPage`. */
@@ -15,8 +16,8 @@ type OrderSummary = components['schemas']['OrderSummary'];
 
 /** Filters and paging of a listing (already validated by the spec). */
 export interface OrderListQuery {
-  /** Comma list of states; empty → all. */
-  states?: string;
+  /** Orders in any of these states (`OrderStatesFilter`); empty or absent → all. */
+  states?: readonly OrderState[];
   erpRetailerEntityId?: string;
   /** ISO 3166-1 alpha-2; empty → all. */
   countryCode?: string;
@@ -34,9 +35,8 @@ export async function listOrders(db: Kysely<DB>, q: OrderListQuery): Promise<Ord
   const [field, direction] = q.sort.split(' ') as [keyof typeof SORT_COLUMNS, 'asc' | 'desc'];
   const column = SORT_COLUMNS[field] ?? 'id';
   const dir = direction === 'asc' ? 'asc' : 'desc';
-  const states = (q.states ?? '').split(',').filter(Boolean);
   const { total, rows } = await selectOrderPage(db, {
-    states,
+    states: q.states ?? [],
     erpRetailerEntityId: q.erpRetailerEntityId || undefined,
     shippingCountryId: q.countryCode ? (countryIdForCode(q.countryCode) ?? null) : undefined,
     searchText: q.searchText || undefined,

@@ -5,9 +5,7 @@
  * could still be overtaken by an earlier, uncommitted upload; see punches.repository.ts for the protocol.
  */
 import { sql, type Kysely } from 'kysely';
-
-/** Advisory lock key of punch id allocation; fixed here because a migration must not change with the code. */
-const PUNCH_ID_LOCK = 7_365_420_001;
+import { applyFunctionVersion } from '../functions';
 
 /** Creates the tables, indexes and the `insert_punch_batch` function (dropped by migration 0007) of the timing schema. */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -71,32 +69,12 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         constraint punches_resend unique (modem, card, code, time, type)
       );
       create index punches_modem_id on punches (modem, id);
-
-      -- The gap-free upload (see punches.repository.ts): xid and ids are allocated inside one critical
-      -- section, which ends before the commit so that commits of concurrent uploads proceed in parallel.
-      -- Called as a single autocommitted statement: the whole critical section costs no client round trip.
-      -- On error the session keeps the lock; the caller then closes that connection.
-      create function insert_punch_batch(
-        p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
-        out stored integer, out max_id bigint
-      ) language plpgsql as $fn$
-      begin
-        perform pg_advisory_lock(${sql.lit(PUNCH_ID_LOCK)});
-        perform pg_current_xact_id();
-        with ins as (
-          insert into punches (card, time, code, type, modem, reception_time_utc)
-          select t.card, t.time, t.code, t.type, t.modem, t.rt
-          from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
-               as t(card, time, code, type, modem, rt, ord)
-          order by t.ord
-          on conflict on constraint punches_resend do nothing
-          returning id
-        )
-        select count(*)::int, max(ins.id) into stored, max_id from ins;
-        perform pg_advisory_unlock(${sql.lit(PUNCH_ID_LOCK)});
-      end
-      $fn$;
     `.execute(db);
+  // The gap-free upload (see punches.repository.ts): xid and ids are allocated inside one critical
+  // section, which ends before the commit so that commits of concurrent uploads proceed in parallel.
+  // Called as a single autocommitted statement: the whole critical section costs no client round trip.
+  // On error the session keeps the lock; the caller then closes that connection.
+  await applyFunctionVersion(db, 'insert_punch_batch', 1);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

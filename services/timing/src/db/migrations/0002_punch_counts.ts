@@ -18,9 +18,7 @@
  * re-added in sum) by exactly one of them.
  */
 import { sql, type Kysely } from 'kysely';
-
-/** Advisory lock key of punch id allocation; a copy of migration 0001's on purpose (a migration imports nothing that can change). */
-const PUNCH_ID_LOCK = 7_365_420_001;
+import { applyFunctionVersion } from '../functions';
 
 /** Creates the counters (backfilled), their triggers, the compaction and `upload_punch_batch`. */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -33,27 +31,10 @@ export async function up(db: Kysely<unknown>): Promise<void> {
         txid xid8 not null
       );
       create index punch_counts_modem on punch_counts (modem, shift, bucket) include (n, txid);
-
-      create function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
-        union all
-        select modem, 10::int2, id >> 10, count(*), txid from new_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
-
-      create function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
-        union all
-        select modem, 10::int2, id >> 10, -count(*), txid from old_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
-
+    `.execute(db);
+  await applyFunctionVersion(db, 'punch_counts_add', 1);
+  await applyFunctionVersion(db, 'punch_counts_remove', 1);
+  await sql`
       create trigger punch_counts_insert after insert on punches
         referencing new table as new_rows for each statement execute function punch_counts_add();
       create trigger punch_counts_delete after delete on punches
@@ -65,26 +46,8 @@ export async function up(db: Kysely<unknown>): Promise<void> {
 
       -- Deltas not folded yet (txid <> 0) are few between compactions: a small partial index finds them.
       create index punch_counts_pending on punch_counts (modem, shift, bucket) where txid <> '0'::xid8;
-
-      create function compact_punch_counts(out merged integer) language sql as $fn$
-        with xm as (select pg_snapshot_xmin(pg_current_snapshot()) as x),
-        dirty as (
-          select distinct c.modem, c.shift, c.bucket from punch_counts c, xm
-          where c.txid <> '0'::xid8 and c.txid < xm.x
-        ),
-        gone as (
-          delete from punch_counts c using dirty d, xm
-          where c.modem = d.modem and c.shift = d.shift and c.bucket = d.bucket and c.txid < xm.x
-          returning c.modem, c.shift, c.bucket, c.n
-        ),
-        ins as (
-          insert into punch_counts (modem, shift, bucket, n, txid)
-          select modem, shift, bucket, sum(n), '0'::xid8 from gone group by modem, shift, bucket having sum(n) <> 0
-          returning 1
-        )
-        select (select count(*)::int from gone) - (select count(*)::int from ins);
-      $fn$;
     `.execute(db);
+  await applyFunctionVersion(db, 'compact_punch_counts', 1);
 
   // Backfill after the triggers exist: creating them waited for every running insert into punches, so
   // this statement's snapshot holds every row not counted by a trigger. Rows of ended transactions
@@ -102,38 +65,7 @@ export async function up(db: Kysely<unknown>): Promise<void> {
   // section (a read takes no xid), then the gap-free insert of insert_punch_batch. Nothing is written
   // when a modem is unknown (the caller registers it in its own statement and calls again) or belongs to
   // another user (p_admin false): registering here would take this transaction's xid outside the lock.
-  await sql`
-      create function upload_punch_batch(
-        p_user_id integer, p_admin boolean,
-        p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
-        out stored integer, out max_id bigint, out unknown_modems text[], out foreign_modems text[]
-      ) language plpgsql as $fn$
-      begin
-        select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
-               coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
-          into unknown_modems, foreign_modems
-          from (select distinct unnest(p_modems) as serial) s
-          left join modems m on m.serial = s.serial;
-        if cardinality(unknown_modems) > 0 or cardinality(foreign_modems) > 0 then
-          stored := 0;
-          return;
-        end if;
-        perform pg_advisory_lock(${sql.lit(PUNCH_ID_LOCK)});
-        perform pg_current_xact_id();
-        with ins as (
-          insert into punches (card, time, code, type, modem, reception_time_utc)
-          select t.card, t.time, t.code, t.type, t.modem, t.rt
-          from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
-               as t(card, time, code, type, modem, rt, ord)
-          order by t.ord
-          on conflict on constraint punches_resend do nothing
-          returning id
-        )
-        select count(*)::int, max(ins.id) into stored, max_id from ins;
-        perform pg_advisory_unlock(${sql.lit(PUNCH_ID_LOCK)});
-      end
-      $fn$;
-    `.execute(db);
+  await applyFunctionVersion(db, 'upload_punch_batch', 1);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {

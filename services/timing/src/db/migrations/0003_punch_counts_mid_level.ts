@@ -8,6 +8,7 @@
  * no upload can then write fine deltas without their mid-level twins.
  */
 import { sql, type Kysely } from 'kysely';
+import { applyFunctionVersion } from '../functions';
 
 /** Adds level 13 to the counters and their triggers. */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -18,54 +19,16 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       insert into punch_counts (modem, shift, bucket, n, txid)
       select modem, 13::int2, bucket >> 3, sum(n), txid from punch_counts where shift = 10 group by modem, bucket >> 3, txid;
     `.execute(db);
-  await sql`
-      create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
-        union all
-        select modem, 13::int2, id >> 13, count(*), txid from new_rows group by modem, id >> 13, txid
-        union all
-        select modem, 10::int2, id >> 10, count(*), txid from new_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
-      create or replace function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
-        union all
-        select modem, 13::int2, id >> 13, -count(*), txid from old_rows group by modem, id >> 13, txid
-        union all
-        select modem, 10::int2, id >> 10, -count(*), txid from old_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
-    `.execute(db);
+  await applyFunctionVersion(db, 'punch_counts_add', 2);
+  await applyFunctionVersion(db, 'punch_counts_remove', 2);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`lock table punches in share row exclusive mode`.execute(db);
   await sql`delete from punch_counts where shift = 13`.execute(db);
+  await applyFunctionVersion(db, 'punch_counts_add', 1);
+  await applyFunctionVersion(db, 'punch_counts_remove', 1);
   await sql`
-      create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, count(*), txid from new_rows group by modem, id >> 16, txid
-        union all
-        select modem, 10::int2, id >> 10, count(*), txid from new_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
-      create or replace function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin
-        insert into punch_counts (modem, shift, bucket, n, txid)
-        select modem, 16::int2, id >> 16, -count(*), txid from old_rows group by modem, id >> 16, txid
-        union all
-        select modem, 10::int2, id >> 10, -count(*), txid from old_rows group by modem, id >> 10, txid;
-        return null;
-      end
-      $fn$;
       alter table punch_counts drop constraint punch_counts_shift_check;
       alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 16));
     `.execute(db);

@@ -10,32 +10,7 @@
  * no upload can then write coarse deltas without their top-level twins.
  */
 import { sql, type Kysely } from 'kysely';
-
-/** The counter triggers' statement for `levels` (shifts, highest first), `rows` the transition table, `sign` '' or '-'. */
-function counterInsert(levels: number[], rows: string, sign: string): string {
-  return `insert into punch_counts (modem, shift, bucket, n, txid)
-        ${levels.map((s) => `select modem, ${s}::int2, id >> ${s}, ${sign}count(*), txid from ${rows} group by modem, id >> ${s}, txid`).join('\n        union all\n        ')};`;
-}
-
-/** Replaces the counter triggers' functions with ones that write `levels`. */
-async function setTriggerLevels(db: Kysely<unknown>, levels: number[]): Promise<void> {
-  await sql
-    .raw(
-      `create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin
-        ${counterInsert(levels, 'new_rows', '')}
-        return null;
-      end
-      $fn$;
-      create or replace function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin
-        ${counterInsert(levels, 'old_rows', '-')}
-        return null;
-      end
-      $fn$;`,
-    )
-    .execute(db);
-}
+import { applyFunctionVersion } from '../functions';
 
 /** Adds level 19 to the counters and their triggers. */
 export async function up(db: Kysely<unknown>): Promise<void> {
@@ -46,13 +21,15 @@ export async function up(db: Kysely<unknown>): Promise<void> {
       insert into punch_counts (modem, shift, bucket, n, txid)
       select modem, 19::int2, bucket >> 3, sum(n), txid from punch_counts where shift = 16 group by modem, bucket >> 3, txid;
     `.execute(db);
-  await setTriggerLevels(db, [19, 16, 13, 10]);
+  await applyFunctionVersion(db, 'punch_counts_add', 3);
+  await applyFunctionVersion(db, 'punch_counts_remove', 3);
 }
 
 export async function down(db: Kysely<unknown>): Promise<void> {
   await sql`lock table punches in share row exclusive mode`.execute(db);
   await sql`delete from punch_counts where shift = 19`.execute(db);
-  await setTriggerLevels(db, [16, 13, 10]);
+  await applyFunctionVersion(db, 'punch_counts_add', 2);
+  await applyFunctionVersion(db, 'punch_counts_remove', 2);
   await sql`
       alter table punch_counts drop constraint punch_counts_shift_check;
       alter table punch_counts add constraint punch_counts_shift_check check (shift in (10, 13, 16));

@@ -9,38 +9,10 @@
  *   object of another schema on a caller's path can stand in for ours.
  */
 import { sql, type Kysely } from 'kysely';
-
-/** The counter levels (shifts) the triggers write since migration 0010, highest first. */
-const LEVELS = [19, 16, 13, 10];
+import { applyFunctionVersion } from '../functions';
 
 /** Functions that get the schema's `search_path`. */
 const FUNCTIONS = ['punch_counts_add', 'punch_counts_remove', 'compact_punch_counts', 'upload_punch_batch', 'upload_punch_batch_by_key'];
-
-/** `insert into <table> …` of the counter triggers for transition table `rows`, `sign` '' or '-'. */
-function counterInsert(table: string, rows: string, sign: string): string {
-  return `insert into ${table} (modem, shift, bucket, n, txid)
-        ${LEVELS.map((s) => `select modem, ${s}::int2, id >> ${s}, ${sign}count(*), txid from ${rows} group by modem, id >> ${s}, txid`).join('\n        union all\n        ')};`;
-}
-
-/** The trigger functions with the counter table named `table`. */
-async function setTriggerTable(db: Kysely<unknown>, table: string): Promise<void> {
-  await sql
-    .raw(
-      `create or replace function punch_counts_add() returns trigger language plpgsql as $fn$
-      begin
-        ${counterInsert(table, 'new_rows', '')}
-        return null;
-      end
-      $fn$;
-      create or replace function punch_counts_remove() returns trigger language plpgsql as $fn$
-      begin
-        ${counterInsert(table, 'old_rows', '-')}
-        return null;
-      end
-      $fn$;`,
-    )
-    .execute(db);
-}
 
 /** Runs `alter function <f> <clause>` for every overload of {@link FUNCTIONS} in the current schema. */
 async function alterFunctions(db: Kysely<unknown>, clause: string): Promise<void> {
@@ -56,8 +28,9 @@ async function alterFunctions(db: Kysely<unknown>, clause: string): Promise<void
 }
 
 export async function up(db: Kysely<unknown>): Promise<void> {
-  const { rows } = await sql<{ schema: string }>`select quote_ident(current_schema()) as schema`.execute(db);
-  await setTriggerTable(db, `${rows[0].schema}.punch_counts`);
+  // Version 4 names `timing.punch_counts`: the schema is `timing` (as in every timing function that names one).
+  await applyFunctionVersion(db, 'punch_counts_add', 4);
+  await applyFunctionVersion(db, 'punch_counts_remove', 4);
   await alterFunctions(db, 'set search_path = %I, pg_temp');
   await sql`
     alter table punch_counts set (
@@ -74,5 +47,6 @@ export async function down(db: Kysely<unknown>): Promise<void> {
       autovacuum_vacuum_insert_threshold, autovacuum_analyze_scale_factor, autovacuum_analyze_threshold,
       autovacuum_vacuum_cost_delay)`.execute(db);
   await alterFunctions(db, 'reset search_path');
-  await setTriggerTable(db, 'punch_counts');
+  await applyFunctionVersion(db, 'punch_counts_add', 3);
+  await applyFunctionVersion(db, 'punch_counts_remove', 3);
 }

@@ -1,0 +1,38 @@
+-- upload_punch_batch, version 2: applied by migration 0005_insert_outside_lock. Frozen once merged (docs/database.md "Function texts").
+-- 7365420001: the advisory lock key of punch id allocation (migration 0001).
+create or replace function upload_punch_batch(
+  p_user_id integer, p_admin boolean,
+  p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[],
+  out stored integer, out max_id bigint, out unknown_modems text[], out foreign_modems text[]
+) language plpgsql as $fn$
+      declare
+        v_ids bigint[];
+        v_seq regclass := pg_get_serial_sequence('punches', 'id')::regclass;
+      begin
+        
+        select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
+               coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
+          into unknown_modems, foreign_modems
+          from (select distinct unnest(p_modems) as serial) s
+          left join modems m on m.serial = s.serial;
+        if cardinality(unknown_modems) > 0 or cardinality(foreign_modems) > 0 then
+          stored := 0;
+          return;
+        end if;
+        perform pg_advisory_lock(7365420001);
+        perform pg_current_xact_id();
+        select array_agg(nextval(v_seq) order by g) into v_ids
+          from generate_series(1, cardinality(p_cards)) g;
+        perform pg_advisory_unlock(7365420001);
+        with ins as (
+          insert into punches (id, card, time, code, type, modem, reception_time_utc) overriding system value
+          select v_ids[t.ord], t.card, t.time, t.code, t.type, t.modem, t.rt
+          from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
+               as t(card, time, code, type, modem, rt, ord)
+          order by t.modem, t.card, t.code, t.time, t.type, t.ord
+          on conflict on constraint punches_resend do nothing
+          returning id
+        )
+        select count(*)::int, max(ins.id) into stored, max_id from ins;
+      end
+      $fn$;
