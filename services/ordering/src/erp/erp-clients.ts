@@ -1,13 +1,12 @@
 /**
- * The ERP client provider of the app (docs/decisions.md §6 ERP): one {@link ErpClient} serving both ERP
- * systems, whose API token comes from the encrypted store (`dev/set-erp-api-token`) or, while none is
- * stored, from the configuration (`ERP_API_TOKEN_WECLAPP` / `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development
- * and test the ERP simulator's development tokens).
+ * The ERP client and token store of the app (docs/decisions.md §6 ERP): one {@link ErpClient} serving both ERP
+ * systems (every call names its system), whose API token for a system comes from the encrypted store
+ * (`dev/set-erp-api-token`) or, while none is stored, from the configuration (`ERP_API_TOKEN_WECLAPP` /
+ * `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development and test the ERP simulator's development tokens).
  *
- * Built once per app by the composition root (`composeOrdering`, or `server.ts` for its workers); handlers
- * get it as `ctx.services.erpClients`:
+ * Built once per app by the composition root (`composeOrdering`); handlers get it as `ctx.services.erpClients`:
  *
- *     const erp = ctx.services.erpClients.erpClientFor('weclapp');
+ *     const erp = ctx.services.erpClients.client;
  *     const order = await erp.createSalesOrder('weclapp', body, reference); // ErpError on failure
  *
  * Tokens are decrypted on demand and cached per process for {@link TOKEN_CACHE_MS}; setting a token
@@ -48,7 +47,8 @@ export type ErpTokenSource = 'stored' | 'configured';
 
 /** ERP clients and token store of one app. */
 export class ErpClients {
-  private readonly client: ErpClient;
+  /** The one client of the app, for both systems: each method takes the system it calls. */
+  readonly client: ErpClient;
   private readonly cache = new Map<ErpSystem, { at: number; token: Promise<{ token: string; source: ErpTokenSource }> }>();
 
   constructor(
@@ -56,11 +56,6 @@ export class ErpClients {
     overrides: Omit<ErpClientOptions, 'baseUrls' | 'tokenProvider'> = {},
   ) {
     this.client = createErpClient(deps.config, async (system) => (await this.token(system)).token, { timeoutMs: deps.config.erpTimeoutMs, ...overrides });
-  }
-
-  /** The client for `system` (one instance serves both systems; pass `system` to its methods too). */
-  erpClientFor(_system: ErpSystem): ErpClient {
-    return this.client;
   }
 
   /**
