@@ -15,6 +15,7 @@ import { findCatalogArticles } from './catalog/catalog.service';
 import { ErpClients } from './erp/erp-clients';
 import type { ErpEntityHandlers } from './erp/erp-webhook.service';
 import { createIdentity, type Identity } from './identity/identity';
+import { QrCodeRenderer } from './devtools/qrcode';
 import { CacheRegistry } from './maintenance/caches';
 import { MaintenanceMode } from './maintenance/maintenance.service';
 import { OrderFlow } from './orders/order-flow.service';
@@ -45,6 +46,8 @@ export interface OrderingServices {
   identity: Identity;
   /** Order abuse limits, shared by the discount-check middleware and the order and quotation handlers. */
   orderLimits: OrderLimits;
+  /** The QR code renderer of `devGetQrcode` and its PNG worker thread. */
+  qrCodes: QrCodeRenderer;
   /** The outbox job kinds besides `mail`, for every dispatcher of the app ({@link outboxJobs}). */
   outboxJobs: OutboxJobs;
   /** The ERP webhook entity names the app accepts and what each runs ({@link erpEntityHandlers}). */
@@ -112,6 +115,7 @@ export function composeOrdering(deps: OrderingDeps): OrderingContext {
     ...(deps.inlinePaylinks ? { inlinePaylinks: orderFlow } : {}),
     identity,
     orderLimits: new OrderLimits(config, identity.redis, logger),
+    qrCodes: new QrCodeRenderer(),
     outboxJobs: outboxJobs(orderFlow, erpClients),
     erpEntityHandlers: erpEntityHandlers(orderFlow, caches),
   };
