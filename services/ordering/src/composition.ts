@@ -63,7 +63,8 @@ interface OutboxJobs {
 /**
  * Which handler runs which outbox job kind (docs/outbox.md), with the lane limits of the order flow's kinds:
  * `payment-paylink`, `payment-status`, `erp-sales-order`, `payment-paylink-delete` → the order flow's handlers
- * (`OrderFlow.handlers()`); `erp-quotation` → the Center quotation through the ERP client of `erpClients`. `mail` is not here: a dispatcher given a mailer runs it itself.
+ * (`OrderFlow.handlers()`); `erp-quotation` → the Center quotation through the ERP client of `erpClients`.
+ * `mail` is not here: a dispatcher given a mailer runs it itself.
  */
 function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
   return {

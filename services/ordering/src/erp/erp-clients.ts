@@ -9,8 +9,8 @@
  *     const erp = ctx.services.erpClients.client;
  *     const order = await erp.createSalesOrder('weclapp', body, reference); // ErpError on failure
  *
- * Tokens are decrypted on demand and cached per process for {@link TOKEN_CACHE_MS}; setting a token
- * invalidates this process's cache at once, other instances pick it up within that time.
+ * Tokens are decrypted on demand and cached per app for {@link TOKEN_CACHE_MS}; setting a token
+ * invalidates this app's cache at once, other instances pick it up within that time.
  */
 import type { Kysely } from 'kysely';
 import type { OrderingConfig } from '../config';
@@ -97,7 +97,7 @@ export class ErpClients {
     return ping.httpStatus === 401 || ping.httpStatus === 403 ? 'rejected' : 'accepted';
   }
 
-  /** Stores `token` for `system` encrypted under the current key and drops this process's cached token. */
+  /** Stores `token` for `system` encrypted under the current key and drops this app's cached token. */
   async setToken(system: ErpSystem, token: string, updatedBy: string): Promise<void> {
     const ciphertext = this.deps.encryption.encrypt(token, erpTokenAad(system));
     await upsertStoredToken(this.deps.db, system, ciphertext, this.deps.encryption.currentVersion, updatedBy);
