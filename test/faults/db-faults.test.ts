@@ -294,8 +294,9 @@ test('out of connections: served on the pool, readiness up, LISTEN kept, refusal
 test('the shop, read-only after a fail-over: 503 with Retry-After, recovery without cutting sessions, one order each', async () => {
   const { startShop, orderBody } = await import('../../services/ordering/test/support/orders');
   const { createApp } = await import('../../services/ordering/src/app');
+  const { composeOrdering } = await import('../../services/ordering/src/composition');
   const shop = await startShop({ poolSize: 5 });
-  const app = createApp({ ...shop.ctx.deps, database: shop.database, config: { ...shop.ctx.deps.config, rateLimitOrdersPerMinute: 0 } });
+  const app = createApp(composeOrdering({ ...shop.ctx.deps, database: shop.database, config: { ...shop.ctx.deps.config, rateLimitOrdersPerMinute: 0 } }));
   const httpServer = http.createServer(app);
   await new Promise<void>((r) => httpServer.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(httpServer.address() as AddressInfo).port}`;

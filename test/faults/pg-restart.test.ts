@@ -107,9 +107,10 @@ test(`ordering: ${ORDERS} orders across a fast and an immediate restart — 0 lo
   // Imported here so that DATABASE_URL already names the private server.
   const { startShop, orderBody } = await import('../../services/ordering/test/support/orders');
   const { createApp } = await import('../../services/ordering/src/app');
+  const { composeOrdering } = await import('../../services/ordering/src/composition');
   const shop = await startShop({ poolSize: 10 });
   // All clients share one loopback address: lift the per-caller order limit for this instance.
-  const app = createApp({ ...shop.ctx.deps, database: shop.database, config: { ...shop.ctx.deps.config, rateLimitOrdersPerMinute: 0 } });
+  const app = createApp(composeOrdering({ ...shop.ctx.deps, database: shop.database, config: { ...shop.ctx.deps.config, rateLimitOrdersPerMinute: 0 } }));
   const server = http.createServer(app);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

@@ -9,7 +9,7 @@ import { startOrdering, type OrderingTestContext } from '../../services/ordering
 import { createApp } from '../../services/ordering/src/app';
 
 type Express = ReturnType<typeof createApp>;
-import { identityOf } from '../../services/ordering/src/composition';
+import { composeOrdering, type OrderingServices } from '../../services/ordering/src/composition';
 import { loadOrderingConfig } from '../../services/ordering/src/config';
 import type { OrderingDeps } from '../../services/ordering/src/context';
 import { createApp as createTimingApp } from '../../services/timing/src/app';
@@ -24,13 +24,13 @@ const BATTERY = '/api/rest/v1/products/si-cards/8000001';
 const VALIDATE = '/api/grpc-json/v1/shop/discount-codes/validate';
 
 let ctx: OrderingTestContext;
-const extraDeps: OrderingDeps[] = [];
+const extra: OrderingServices[] = [];
 
 beforeAll(async () => {
   ctx = await startOrdering();
 });
 afterAll(async () => {
-  for (const d of [ctx.deps, ...extraDeps]) identityOf(d).redis?.disconnect();
+  for (const s of [ctx.services, ...extra]) s.identity.redis?.disconnect();
   await ctx.close();
 });
 
@@ -40,9 +40,10 @@ afterAll(async () => {
  */
 async function instance(env: Record<string, string>): Promise<Express> {
   const deps: OrderingDeps = { ...ctx.deps, config: loadOrderingConfig({ DEMO_DATA: 'false', ...env }) };
-  extraDeps.push(deps);
-  const app = createApp(deps);
-  const redis = identityOf(deps).redis;
+  const ordering = composeOrdering(deps);
+  extra.push(ordering.services);
+  const app = createApp(ordering);
+  const redis = ordering.services.identity.redis;
   if (redis && env.REDIS_URL !== DEAD_REDIS_URL && redis.status !== 'ready') await new Promise((resolve) => redis.once('ready', resolve));
   return app;
 }

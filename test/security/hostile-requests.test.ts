@@ -12,6 +12,7 @@ import { startTiming, type TimingTestContext } from '../../services/timing/test/
 import { createErpSimulator, type ErpSimulator } from '../../packages/erp-simulator/src';
 import { createPaymentSimulator, type PaymentSimulator } from '../../packages/payment-simulator/src';
 import { createApp } from '../../services/ordering/src/app';
+import { composeOrdering } from '../../services/ordering/src/composition';
 import { attackSpec, DEEP, summarizeFindings, type HostileReport } from './hostile';
 import { testNote } from '@sports-timing/shared/src/testing';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -53,7 +54,7 @@ describe('ordering', () => {
 
   test('the findings: NUL is a 400 (not a 500) and costs no rate-limit point; JSON bodies are typed; integers strict', async () => {
     // An app of its own with a budget of 3 discount-code checks a minute (its own in-memory counters).
-    const small = createApp({ ...ctx.deps, config: { ...ctx.deps.config, rateLimitDiscountValidationsPerMinute: 3 } });
+    const small = createApp(composeOrdering({ ...ctx.deps, config: { ...ctx.deps.config, rateLimitDiscountValidationsPerMinute: 3 } }));
     const validate = () => request(small).post('/api/grpc-json/v1/shop/discount-codes/validate').set('Content-Type', 'application/json');
     // Five NUL requests against a budget of 3: each a 400 from validation, none charged …
     for (let i = 0; i < 5; i++) {

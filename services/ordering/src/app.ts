@@ -27,7 +27,7 @@ import {
   type OpenApiDocument,
 } from '@sports-timing/shared';
 import type { Principal } from './auth/principal';
-import { composeOrdering, type OrderingContext } from './composition';
+import type { OrderingContext } from './composition';
 import type { OrderingDeps } from './context';
 import { allHandlers } from './http';
 import { registerOutboxBacklogMetrics } from './metrics/outbox-backlog';
@@ -134,12 +134,13 @@ function discountCheckLimit(limits: OrderLimits): RequestHandler {
 }
 
 /**
- * Builds the app over `deps` and the services {@link composeOrdering} built from them (built here when the
- * composition root has not done it yet, e.g. in tests).
+ * Builds the app over a composed context (`composeOrdering(deps)`): the dependencies and the services built
+ * from them, which the middleware, the fast lane and the handlers use. It builds no stateful object itself;
+ * apps built from one context (spread with other `validateResponses` or `fastLane`) share all its services.
  */
-export function createApp(deps: OrderingDeps): Express {
-  const services = composeOrdering(deps);
-  const ctx: OrderingContext = { ...deps, services };
+export function createApp(ctx: OrderingContext): Express {
+  const { services } = ctx;
+  const deps: OrderingDeps = ctx;
   const spec = loadSpec(SPEC_FILE);
   const app = express();
   app.disable('x-powered-by');
@@ -204,6 +205,16 @@ export function createApp(deps: OrderingDeps): Express {
   app.use(SHOP_PREFIX, rpcStatusErrorHandler(deps.logger));
   app.use(problemErrorHandler(deps.logger));
   if (deps.fastLane !== false)
-    runBeforeExpress(app, shopArticlesFastLane({ spec, database: deps.database, maintenance: services.maintenance, metrics, logger: deps.logger }));
+    runBeforeExpress(
+      app,
+      shopArticlesFastLane({
+        spec,
+        database: deps.database,
+        articleLists: services.articleLists,
+        maintenance: services.maintenance,
+        metrics,
+        logger: deps.logger,
+      }),
+    );
   return app;
 }

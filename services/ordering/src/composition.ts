@@ -1,18 +1,22 @@
 /**
- * The one place the ordering app's long-lived objects are built from its dependencies (docs/architecture.md
- * "Composition roots"): `server.ts` calls {@link composeOrdering} before it starts the background workers,
- * `createApp` calls it for apps built without `server.ts` (tests), and both get the same objects for one deps
- * object. Handlers, middleware and workers receive what was built here; nothing else builds them.
+ * The composition root of the ordering app (docs/architecture.md "Composition roots"): {@link composeOrdering}
+ * builds every stateful object of one app from its dependencies, once per call, and hands them down: `server.ts`
+ * calls it once and gives the result to `createApp` and to the background workers; tests compose through it
+ * too. Nothing else builds these objects and no module keeps state of its own, so two apps composed in one
+ * process share nothing unless a caller hands one's object to the other.
  * It is also the one place that says which handler runs which outbox job kind ({@link outboxJobs}) and which
  * ERP webhook entity ({@link erpEntityHandlers}): the dispatchers and the webhook worker get these maps.
  */
 import type { OrderingDeps } from './context';
-import type { EnvelopeEncryption } from './crypto/aead';
-import { encryptionOf } from './crypto/encryption';
+import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
+import { ArticleListCache, CartArticleCache } from './catalog/catalog-caches';
 import { articleWebhookHandler } from './catalog/catalog.import';
+import { findCatalogArticles } from './catalog/catalog.service';
 import { ErpClients } from './erp/erp-clients';
 import type { ErpEntityHandlers } from './erp/erp-webhook.service';
 import { createIdentity, type Identity } from './identity/identity';
+import { QrCodeRenderer } from './devtools/qrcode';
+import { CacheRegistry } from './maintenance/caches';
 import { MaintenanceMode } from './maintenance/maintenance.service';
 import { OrderFlow } from './orders/order-flow.service';
 import { OrderLimits } from './orders/order-limits';
@@ -20,20 +24,30 @@ import type { LaneOptions, OutboxHandler } from './outbox/outbox.service';
 import { ERP_QUOTATION_JOB, quotationJobHandler } from './quotations/center-quotation.service';
 import { retailersWebhookHandler } from './retailers/retailers.service';
 
-/** The objects built once per app from its {@link OrderingDeps}. */
+/** The objects {@link composeOrdering} built for one app; each exists once per app. */
 export interface OrderingServices {
-  /** `deps.encryption`, else the key ring of `config.encryptionKeys` (or an ephemeral one, `crypto/encryption.ts`). */
+  /** The key ring of `deps.keyRing`, else `config.encryptionKeys`, else an ephemeral one (see `OrderingDeps.keyRing`). */
   encryption: EnvelopeEncryption;
-  /** `deps.maintenance`, else a flag reader of its own (shared by the gate, the fast lane and the handlers). */
+  /** The app's in-process caches, cleared by `clearCaches`, the imports and the `CacheClearListener` of `server.ts`. */
+  caches: CacheRegistry;
+  /** Cart articles for order placement and the discount check (registered in {@link caches}). */
+  cartArticles: CartArticleCache;
+  /** Rendered shop article lists for the handler and the fast lane (registered in {@link caches}). */
+  articleLists: ArticleListCache;
+  /** The maintenance flag reader, shared by the gate, the fast lane and the handlers. */
   maintenance: MaintenanceMode;
-  /** `deps.erpClients`, else ERP clients over the encrypted token store. */
+  /** The ERP client and the encrypted token store. */
   erpClients: ErpClients;
-  /** `deps.orderFlow`, else one for the payment webhook and the utilities (inline paylinks still need `deps.orderFlow`). */
+  /** Paylinks, payment webhooks, the ERP hand-off and the sales-order updates (`orders/order-flow.service.ts`). */
   orderFlow: OrderFlow;
+  /** {@link orderFlow} when `deps.inlinePaylinks`, else absent: the order handlers' one paylink attempt after commit. */
+  inlinePaylinks?: Pick<OrderFlow, 'createPaylinkNow'>;
   /** Users, auth, service clients, licensing and the Redis connection of `REDIS_URL`. */
   identity: Identity;
   /** Order abuse limits, shared by the discount-check middleware and the order and quotation handlers. */
   orderLimits: OrderLimits;
+  /** The QR code renderer of `devGetQrcode` and its PNG worker thread. */
+  qrCodes: QrCodeRenderer;
   /** The outbox job kinds besides `mail`, for every dispatcher of the app ({@link outboxJobs}). */
   outboxJobs: OutboxJobs;
   /** The ERP webhook entity names the app accepts and what each runs ({@link erpEntityHandlers}). */
@@ -49,12 +63,12 @@ interface OutboxJobs {
 /**
  * Which handler runs which outbox job kind (docs/outbox.md), with the lane limits of the order flow's kinds:
  * `payment-paylink`, `payment-status`, `erp-sales-order`, `payment-paylink-delete` → the order flow's handlers
- * (`OrderFlow.handlers()`); `erp-quotation` → the Center quotation through the `weclapp` client of
- * `erpClients`. `mail` is not here: a dispatcher given a mailer runs it itself.
+ * (`OrderFlow.handlers()`); `erp-quotation` → the Center quotation through the ERP client of `erpClients`.
+ * `mail` is not here: a dispatcher given a mailer runs it itself.
  */
 function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
   return {
-    handlers: { ...orderFlow.handlers(), [ERP_QUOTATION_JOB]: quotationJobHandler(() => erpClients.erpClientFor('weclapp')) },
+    handlers: { ...orderFlow.handlers(), [ERP_QUOTATION_JOB]: quotationJobHandler(() => erpClients.client) },
     lanes: orderFlow.jobLanes(),
   };
 }
@@ -64,9 +78,9 @@ function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
  * article, `customer` and `party` the retailer list, `salesOrder` moves the shop order along (shipped,
  * completed). Other names are acknowledged and ignored.
  */
-function erpEntityHandlers(orderFlow: OrderFlow): ErpEntityHandlers {
+function erpEntityHandlers(orderFlow: OrderFlow, caches: CacheRegistry): ErpEntityHandlers {
   return {
-    article: articleWebhookHandler,
+    article: articleWebhookHandler(caches),
     customer: retailersWebhookHandler,
     party: retailersWebhookHandler,
     salesOrder: async (event) => {
@@ -78,52 +92,33 @@ function erpEntityHandlers(orderFlow: OrderFlow): ErpEntityHandlers {
 /** What handler factories receive: the dependencies and the objects built from them. */
 export type OrderingContext = OrderingDeps & { services: OrderingServices };
 
-const composed = new WeakMap<OrderingDeps, OrderingServices>();
-
 /**
- * Builds the {@link OrderingServices} of `deps` (once: a second call with the same object returns the same
- * services). The caller owns what it built: `identity.redis` is disconnected at shutdown (`server.ts`).
+ * Builds the {@link OrderingServices} of one app from `deps` (every call builds new ones: compose once per app
+ * and pass the result on) and answers them with `deps` as the app's {@link OrderingContext}. Throws on a
+ * malformed key ring. The caller owns what was built: `identity.redis` is disconnected at shutdown (`server.ts`).
  */
-export function composeOrdering(deps: OrderingDeps): OrderingServices {
-  const done = composed.get(deps);
-  if (done) return done;
+export function composeOrdering(deps: OrderingDeps): OrderingContext {
   const { config, database, logger } = deps;
-  const encryption = encryptionOf(deps);
-  const erpClients = deps.erpClients ?? new ErpClients({ db: database.db, config, encryption });
+  const db = database.db;
+  const encryption = EnvelopeEncryption.fromSpec(deps.keyRing ?? config.encryptionKeys ?? generateKeyRingSpec());
+  const caches = new CacheRegistry();
+  const erpClients = new ErpClients({ db, config, encryption });
   const identity = createIdentity(deps);
-  const orderFlow = deps.orderFlow ?? new OrderFlow({ database, logger, config, erpClients });
+  const orderFlow = new OrderFlow({ database, logger, config, erpClients });
   const services: OrderingServices = {
     encryption,
-    maintenance: deps.maintenance ?? new MaintenanceMode(database.db, { logger }),
+    caches,
+    cartArticles: new CartArticleCache((numbers) => findCatalogArticles(db, numbers), caches),
+    articleLists: new ArticleListCache(caches),
+    maintenance: new MaintenanceMode(db, { logger }),
     erpClients,
     orderFlow,
+    ...(deps.inlinePaylinks ? { inlinePaylinks: orderFlow } : {}),
     identity,
     orderLimits: new OrderLimits(config, identity.redis, logger),
+    qrCodes: new QrCodeRenderer(),
     outboxJobs: outboxJobs(orderFlow, erpClients),
-    erpEntityHandlers: erpEntityHandlers(orderFlow),
+    erpEntityHandlers: erpEntityHandlers(orderFlow, caches),
   };
-  composed.set(deps, services);
-  return services;
-}
-
-/** The services {@link composeOrdering} built for `deps`; throws when `deps` was never composed. */
-function servicesOf(deps: OrderingDeps): OrderingServices {
-  const s = composed.get(deps);
-  if (!s) throw new Error('composeOrdering(deps) (or createApp(deps)) must run first');
-  return s;
-}
-
-/** The identity services built for `deps` (an app's dependencies already passed to `createApp`). */
-export function identityOf(deps: OrderingDeps): Identity {
-  return servicesOf(deps).identity;
-}
-
-/** The ERP clients built for `deps`. */
-export function erpClientsOf(deps: OrderingDeps): ErpClients {
-  return servicesOf(deps).erpClients;
-}
-
-/** The maintenance flag reader built for `deps`. */
-export function maintenanceOf(deps: OrderingDeps): MaintenanceMode {
-  return servicesOf(deps).maintenance;
+  return { ...deps, services };
 }

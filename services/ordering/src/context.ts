@@ -1,7 +1,7 @@
 /**
- * What the ordering app needs from the outside (the composition root is `server.ts`; tests build their
- * own). `composeOrdering` (composition.ts) builds the shared services from it once; handler factories get
- * both (`OrderingContext`).
+ * What the ordering app needs from the outside: `server.ts` gathers it from the configuration, tests build
+ * their own. `composeOrdering` (composition.ts, the composition root) builds every stateful object of the app
+ * from it, once per call; handler factories get both (`OrderingContext`).
  */
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
@@ -9,11 +9,7 @@ import type { TokenService } from './auth/tokens';
 import type { OrderingConfig } from './config';
 import type { DB } from './db/schema';
 import type { Mailer } from './mail/mailer';
-import type { EnvelopeEncryption } from './crypto/aead';
-import type { ErpClients } from './erp/erp-clients';
-import type { OrderFlow } from './orders/order-flow.service';
 import type { StatusProbes } from './devtools/status';
-import type { MaintenanceMode } from './maintenance/maintenance.service';
 
 /** Dependencies of the ordering app. */
 export interface OrderingDeps {
@@ -30,14 +26,19 @@ export interface OrderingDeps {
    * on. Off in the tests that need every list validated by the pipeline or that compare both paths.
    */
   fastLane?: boolean;
-  /** AES-256-GCM key ring; absent → `encryptionOf` (crypto/encryption.ts) when the services are composed. */
-  encryption?: EnvelopeEncryption;
-  /** The shared maintenance flag; absent → one per composed app. */
-  maintenance?: MaintenanceMode;
-  /** ERP clients and token store; absent → one per composed app. */
-  erpClients?: ErpClients;
-  /** Paylinks, payment webhooks and the ERP hand-off (orders/order-flow.service.ts); absent → new orders get no inline paylink (the outbox job still exists). */
-  orderFlow?: OrderFlow;
+  /**
+   * The AES-256-GCM key ring in the `ENCRYPTION_KEYS` format (`server.ts`: that variable, or in development a
+   * ring generated once into `.data/keys/encryption-keys`); absent → `config.encryptionKeys`, else an ephemeral
+   * random ring of this composition (its ciphertexts then live as long as the app). A malformed ring throws
+   * when composed.
+   */
+  keyRing?: string;
+  /**
+   * Inline paylinks: right after a new prepaid order commits, the order request makes one attempt at its paylink
+   * (`OrderFlow.createPaylinkNow`) and answers it. Absent or false → the `payment-paylink` outbox job alone
+   * creates it (the answer has `paylinkUrl: null`). `server.ts` turns it on.
+   */
+  inlinePaylinks?: boolean;
   /** Reachability checks of the ERP system and payment provider for the status utilities; absent → `disabled`. */
   statusProbes?: StatusProbes;
 }

@@ -22,16 +22,14 @@ import { generateSigningKeyPem, TokenService } from './auth/tokens';
 import { loadOrderingConfig } from './config';
 import { refuseDevelopmentDefaults } from './development-defaults';
 import { checkDomainSettings, checkThirdParties } from './startup-checks';
-import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
+import { generateKeyRingSpec } from './crypto/aead';
 import { migrations } from './db/migrations';
-import { ErpClients } from './erp/erp-clients';
 import { ErpWebhookWorker } from './erp/erp-webhook.service';
 import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
 import { ErpSalesOrderPoller } from './orders/erp-sales-order-poller';
-import { OrderFlow } from './orders/order-flow.service';
 import { OrderExpirySweeper } from './orders/order-expiry.service';
 import { recordOrderMailFailure } from './orders/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
@@ -73,25 +71,24 @@ async function main(): Promise<void> {
     audience: config.jwtAudience,
     ttlSeconds: config.accessTokenTtlSeconds,
   });
-  // Fails fast on a malformed ENCRYPTION_KEYS (the message names the version, never the key).
-  const encryption = EnvelopeEncryption.fromSpec(devSecret(keysDir, 'encryption-keys', config.encryptionKeys, generateKeyRingSpec));
+  const keyRing = devSecret(keysDir, 'encryption-keys', config.encryptionKeys, generateKeyRingSpec);
   const mailer = createMailer({ smtpUrl: config.smtpUrl, dataDir: config.dataDir });
   // A refused order e-mail is written to its order's history with the relay's answer.
   const onDead = (job: { kind: string; dedupeKey: string }, err: Error) =>
     job.kind === 'mail' ? recordOrderMailFailure(database.db, job.dedupeKey, err.message) : Promise.resolve();
-  const cacheListener = new CacheClearListener({ url, logger });
-  await cacheListener.start();
   // Reachability of the ERP (production tenant) and payment provider for the status utilities: any HTTP answer
   // from the configured base URL counts as up, until their clients offer a richer probe.
   const statusProbes = { erp: httpProbe(config.erpBaseUrlWeclapp), paymentProvider: httpProbe(config.paymentBaseUrl) };
-  // One ERP client provider for handlers and background workers (token from the encrypted store or config).
-  const erpClients = new ErpClients({ db: database.db, config, encryption });
-  // Paylinks, payment webhooks and the ERP hand-off run as outbox jobs of this dispatcher.
-  const orderFlow = new OrderFlow({ database, logger, config, erpClients });
-  const deps: OrderingDeps = { config, database, logger, tokens, mailer, encryption, statusProbes, erpClients, orderFlow };
-  // Everything else the app shares (identity and its Redis connection, limits, maintenance flag) is built
-  // here once, with the handlers of the outbox jobs and of the ERP webhook entities.
-  const services = composeOrdering(deps);
+  const deps: OrderingDeps = { config, database, logger, tokens, mailer, keyRing, statusProbes, inlinePaylinks: true };
+  // The one composition of this process: the app and every background worker below get these objects (key ring,
+  // caches, ERP client, order flow, identity and its Redis connection, limits, maintenance flag, the handlers of
+  // the outbox jobs and of the ERP webhook entities). Fails fast on a malformed key ring (the message names the
+  // version, never the key).
+  const ordering = composeOrdering(deps);
+  const { services } = ordering;
+  // Clears this app's caches when another instance clears its own (`clearCaches`, an import).
+  const cacheListener = new CacheClearListener({ url, registry: services.caches, logger });
+  await cacheListener.start();
   // One for the background work: a database not there yet at start (or restarting) is one WARN, not an ERROR per attempt.
   const databaseWait = new DatabaseWait(logger, 'background work (outbox, order expiry)');
   const outbox = new OutboxDispatcher({ database, mailer, logger, databaseWait, from: config.mailFrom, onDead, ...services.outboxJobs });
@@ -106,17 +103,17 @@ async function main(): Promise<void> {
   });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.
-  const salesOrderPoller = new ErpSalesOrderPoller({ flow: orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
+  const salesOrderPoller = new ErpSalesOrderPoller({ flow: services.orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
   salesOrderPoller.start();
   const erpWebhooks = new ErpWebhookWorker({
     db: database.db,
-    erp: erpClients.erpClientFor('weclapp'),
+    erp: services.erpClients.client,
     logger,
     handlers: services.erpEntityHandlers,
     listenUrl: url,
   });
   await erpWebhooks.start();
-  const app = createApp(deps);
+  const app = createApp(ordering);
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,

@@ -18,7 +18,8 @@ describe('defective access tokens are refused with 401', () => {
     const tokens = await TokenService.create({ privateKeyPem, issuer: tctx.deps.config.jwtIssuer, audience: tctx.deps.config.jwtAudience, ttlSeconds: 900 });
     // An app whose token service uses a key this test also holds, so it can mint defective tokens.
     const { createApp } = await import('../src/app');
-    tctx.app = createApp({ ...tctx.deps, tokens });
+    const { composeOrdering } = await import('../src/composition');
+    tctx.app = createApp(composeOrdering({ ...tctx.deps, tokens }));
     tctx.deps = { ...tctx.deps, tokens };
     const { createPrivateKey, createPublicKey } = await import('node:crypto');
     const key = createPrivateKey(privateKeyPem);

@@ -190,8 +190,7 @@ describe('client credentials grant', () => {
 
   it('recognises a registered X-Service-Client-Id and treats an unknown one as anonymous', async () => {
     const { identifyServiceClient } = await import('../src/identity/access');
-    const { identityOf } = await import('../src/composition');
-    const mw = identifyServiceClient(identityOf(ctx.deps).clients, ctx.deps.logger);
+    const mw = identifyServiceClient(ctx.services.identity.clients, ctx.deps.logger);
     const run = async (headers: Record<string, string>) => {
       const res = { locals: {} as Record<string, unknown> };
       await new Promise<void>((resolve) => mw({ headers } as never, res as never, () => resolve()));

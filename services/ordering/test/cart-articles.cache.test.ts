@@ -1,5 +1,5 @@
 /**
- * The cart-article cache (catalog.service.ts `findCartArticles`): orders and discount validation
+ * The cart-article cache (catalog-caches.ts `CartArticleCache`): orders and discount validation
  * price from articles kept in process for up to a second. An article import (ERP) and
  * `maintenance/clear-caches` drop it, so the next order has the new price at once; without either, a
  * change applies once the freshness interval has passed.
@@ -7,8 +7,7 @@
 import request from 'supertest';
 import { sql } from 'kysely';
 import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
-import { CART_ARTICLE_FRESH_MS } from '../src/catalog/catalog.service';
-import { caches } from '../src/maintenance/caches';
+import { CART_ARTICLE_FRESH_MS } from '../src/catalog/catalog-caches';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { orderBody } from './support/orders';
 
@@ -81,7 +80,7 @@ async function setPrice(cents: number): Promise<void> {
  * the cache's back) and runs `check` with the old price; restores the price and the cache afterwards.
  */
 async function withRaisedPrice(delta: number, check: (price: number) => Promise<void>): Promise<void> {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   const price = await storedPrice();
   expect(await orderedPrice()).toBe(price);
   await setPrice(price + delta);
@@ -89,7 +88,7 @@ async function withRaisedPrice(delta: number, check: (price: number) => Promise<
     await check(price);
   } finally {
     await setPrice(price);
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
   }
 }
 
@@ -117,7 +116,7 @@ it('reads the article again once the freshness interval has passed', async () =>
 });
 
 it('prices the next order with what an article import brought, at once', async () => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   const before = await orderedPrice();
   await sim.patchEntity('article', BSF8, {
     articlePrices: [
@@ -132,17 +131,17 @@ it('prices the next order with what an article import brought, at once', async (
 });
 
 it('does not offer an article taken out of the shop once the cache is dropped', async () => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   await orderedPrice();
   await sql`update articles set is_shop_article = false where article_number = ${BSF8}`.execute(ctx.database.db);
   try {
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
     const res = await request(ctx.app)
       .post('/api/grpc-json/v1/shop/orders')
       .send(orderBody({ orderItems: [{ articleNumber: BSF8, quantity: 1 }] }));
     expect(res.status).toBe(400);
   } finally {
     await sql`update articles set is_shop_article = true where article_number = ${BSF8}`.execute(ctx.database.db);
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
   }
 });

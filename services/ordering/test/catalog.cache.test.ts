@@ -1,5 +1,5 @@
 /**
- * The in-process article-list cache (catalog.service.ts): repeated lists are served from memory,
+ * The in-process article-list cache (catalog-caches.ts `ArticleListCache`): repeated lists are served from memory,
  * a catalogue change shows after `clear-caches` (what the article import triggers) at once, and after the
  * freshness interval without it; the cache key separates languages and user groups. Without response
  * validation (production) the cached list is sent as its pre-serialized (and pre-compressed) body, which
@@ -9,8 +9,7 @@ import type { Express } from 'express';
 import request from 'supertest';
 import { sql } from 'kysely';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { ARTICLE_LIST_FRESH_MS } from '../src/catalog/catalog.service';
-import { caches } from '../src/maintenance/caches';
+import { ARTICLE_LIST_FRESH_MS } from '../src/catalog/catalog-caches';
 import { createApp } from '../src/app';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
@@ -33,23 +32,23 @@ async function setShop(articleNumber: string, isShop: boolean): Promise<void> {
 }
 
 it('serves a cached list until clear-caches, then the changed catalogue', async () => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   expect(await numbers()).toContain('BSF8');
   await setShop('BSF8', false);
   try {
     // Within the freshness interval the list comes from memory.
     expect(await numbers()).toContain('BSF8');
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
     expect(await numbers()).not.toContain('BSF8');
   } finally {
     await setShop('BSF8', true);
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
   }
   expect(await numbers()).toContain('BSF8');
 });
 
 it('refreshes a stale list in the background without a clear', async () => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   expect(await numbers({ 'accept-language': 'fr' })).toContain('BSF8');
   await setShop('BSF8', false);
   try {
@@ -65,12 +64,12 @@ it('refreshes a stale list in the background without a clear', async () => {
     expect(seen).not.toContain('BSF8');
   } finally {
     await setShop('BSF8', true);
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
   }
 });
 
 it('keeps lists of different languages apart', async () => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   const en = (await request(ctx.app).get(ARTICLES).set('accept-language', 'en').expect(200)).body as { articleNumber: string; name: string }[];
   const de = (await request(ctx.app).get(ARTICLES).set('accept-language', 'de').expect(200)).body as { articleNumber: string; name: string }[];
   expect(en.find((a) => a.articleNumber === 'BSF8')?.name).toBe('BSF8 control station');
@@ -83,7 +82,8 @@ const BSF8_LISTED = '{"articleNumber":"BSF8","name":';
 describe('pre-serialized body (response validation off, as in production)', () => {
   let prodApp: Express;
   beforeAll(() => {
-    prodApp = createApp({ ...ctx.deps, validateResponses: false });
+    // The same services as ctx.app (one instance's caches), without response validation.
+    prodApp = createApp({ ...ctx.deps, services: ctx.services, validateResponses: false });
   });
 
   const raw = (app: Express, headers: Record<string, string>) =>
@@ -99,7 +99,7 @@ describe('pre-serialized body (response validation off, as in production)', () =
       .expect(200);
 
   it('answers the same JSON as the validated path, gzip-encoded only when accepted', async () => {
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
     const validated = (await request(ctx.app).get(ARTICLES).set('accept-language', 'de').expect(200)).body as unknown;
     const plain = await raw(prodApp, { 'accept-language': 'de', 'accept-encoding': 'identity' });
     expect(plain.headers['content-type']).toMatch(/^application\/json/);
@@ -114,19 +114,19 @@ describe('pre-serialized body (response validation off, as in production)', () =
   });
 
   it('drops the serialized and compressed bodies on clear-caches (what the article import triggers)', async () => {
-    await caches.clearAll();
+    await ctx.services.caches.clearAll();
     const before = await raw(prodApp, { 'accept-encoding': 'gzip' });
     expect((before.body as Buffer).toString('utf8')).toContain(BSF8_LISTED);
     await setShop('BSF8', false);
     try {
       // Still the cached bytes within the freshness interval, then the changed catalogue after a clear.
       expect(((await raw(prodApp, { 'accept-encoding': 'gzip' })).body as Buffer).toString('utf8')).toContain(BSF8_LISTED);
-      await caches.clearAll();
+      await ctx.services.caches.clearAll();
       expect(((await raw(prodApp, { 'accept-encoding': 'gzip' })).body as Buffer).toString('utf8')).not.toContain(BSF8_LISTED);
       expect(((await raw(prodApp, {})).body as Buffer).toString('utf8')).not.toContain(BSF8_LISTED);
     } finally {
       await setShop('BSF8', true);
-      await caches.clearAll();
+      await ctx.services.caches.clearAll();
     }
   });
 });

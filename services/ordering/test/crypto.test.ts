@@ -1,8 +1,6 @@
 import { createCipheriv, randomBytes } from 'node:crypto';
 import request from 'supertest';
 import { DecryptionError, EncryptionKeyError, EnvelopeEncryption, generateKeyRingSpec, parseKeyRing } from '../src/crypto/aead';
-import { encryptionOf } from '../src/crypto/encryption';
-import { loadOrderingConfig } from '../src/config';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
 const key = (b: number) => Buffer.alloc(32, b).toString('base64');
@@ -135,15 +133,6 @@ describe('EnvelopeEncryption (AES-256-GCM)', () => {
       expect((err as Error).message).not.toContain(secret);
     }
     expect(parseKeyRing(generateKeyRingSpec(7)).get(7)).toHaveLength(32);
-  });
-
-  it('encryptionOf: configured keys, else one stable ephemeral ring per configuration', () => {
-    const configured = loadOrderingConfig({ ENCRYPTION_KEYS: ring12 });
-    expect(encryptionOf({ config: configured }).currentVersion).toBe(2);
-    const bare = loadOrderingConfig({});
-    expect(encryptionOf({ config: bare })).toBe(encryptionOf({ config: bare }));
-    const explicit = EnvelopeEncryption.fromSpec(ring1);
-    expect(encryptionOf({ config: configured, encryption: explicit })).toBe(explicit);
   });
 });
 

@@ -6,7 +6,6 @@
 import request from 'supertest';
 import { ARTICLE_NUMBERS, createErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
-import { erpClientsOf } from '../src/composition';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
@@ -56,8 +55,9 @@ it("the demo catalogue holds every article of the ERP simulator's seed, with its
       await importArticles(
         {
           db: imported.database.db,
-          erp: erpClientsOf(imported.deps).erpClientFor('weclapp'),
+          erp: imported.services.erpClients.client,
           logger: imported.deps.logger,
+          caches: imported.services.caches,
         },
         'weclapp',
       );

@@ -4,6 +4,7 @@ import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import QRCode from 'qrcode';
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { composeOrdering } from '../src/composition';
 import type { OrderingDeps } from '../src/context';
 import { smtpMailer } from '../src/mail/mailer';
 import { enqueueMail } from '../src/outbox/outbox.service';
@@ -24,7 +25,7 @@ afterAll(async () => ctx.close());
 
 /** Another instance of the app over the same database with some dependencies or settings replaced. */
 function variant(overrides: Partial<OrderingDeps>, config: Partial<OrderingDeps['config']> = {}) {
-  return createApp({ ...ctx.deps, ...overrides, config: { ...ctx.deps.config, ...config } });
+  return createApp(composeOrdering({ ...ctx.deps, ...overrides, config: { ...ctx.deps.config, ...config } }));
 }
 
 describe('access', () => {

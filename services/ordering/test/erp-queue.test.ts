@@ -9,7 +9,6 @@
 import { sql } from 'kysely';
 import request from 'supertest';
 import { createDatabase, createLogger } from '@sports-timing/shared';
-import { composeOrdering, erpClientsOf } from '../src/composition';
 import type { DB } from '../src/db/schema';
 import { ErpClients } from '../src/erp/erp-clients';
 import { OrderFlow } from '../src/orders/order-flow.service';
@@ -31,7 +30,7 @@ describe("exactly one sales order under weclapp's queue", () => {
     const erpClients = new ErpClients({
       db: database.db,
       config,
-      encryption: composeOrdering(stack.ctx.deps).encryption,
+      encryption: stack.ctx.services.encryption,
     });
     second = { flow: new OrderFlow({ database, logger, config, erpClients }), close: () => database.close() };
   });
@@ -93,7 +92,7 @@ describe("exactly one sales order under weclapp's queue", () => {
         method: 'POST',
         body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
       });
-      const erp = erpClientsOf(stack.ctx.deps).erpClientFor('weclapp');
+      const erp = stack.ctx.services.erpClients.client;
       const { order_number } = await stack.ctx.database.db.selectFrom('orders').select('order_number').where('id', '=', id).executeTakeFirstOrThrow();
       const customerId = await erp.customerIdByNumber('weclapp', 'C-9000');
       const articleId = (await erp.findArticleByNumber('weclapp', 'BSF8'))!.id;

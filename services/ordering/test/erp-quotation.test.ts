@@ -3,7 +3,7 @@
  * PostgreSQL: only subscription articles are accepted (400 otherwise, nothing recorded); the request is
  * recorded as an outbox job and the quotation appears in the ERP exactly once, also when the ERP was down
  * at first (retried) — idempotent by the request's reference. The job runs only in a dispatcher given the
- * app's jobs (`composeOrdering(deps).outboxJobs`).
+ * app's jobs (`composeOrdering(deps).services.outboxJobs`).
  */
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -13,7 +13,6 @@ import { ARTICLE_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-
 import { createLogger } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
 import { ERP_QUOTATION_JOB, type QuotationJobPayload } from '../src/quotations/center-quotation.service';
-import { composeOrdering, erpClientsOf } from '../src/composition';
 import { fileMailer } from '../src/mail/mailer';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
@@ -29,7 +28,7 @@ beforeAll(async () => {
   sim = await createErpSimulator().start();
   ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main'), ERP_TIMEOUT_MS: String(testTime(1_000)) });
   customer = await ctx.bearer({ roles: ['customer'], id: 42 });
-  await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
+  await importArticles({ db: ctx.database.db, erp: ctx.services.erpClients.client, logger: ctx.deps.logger, caches: ctx.services.caches }, 'weclapp');
 });
 afterAll(async () => {
   await dispatcher?.stop();
@@ -63,7 +62,7 @@ it('rejects non-subscription articles and anonymous callers, recording nothing',
 });
 
 it('a dispatcher runs only the job kinds it was given: no process-wide handler registry', async () => {
-  expect(Object.keys(composeOrdering(ctx.deps).outboxJobs.handlers).sort()).toEqual([
+  expect(Object.keys(ctx.services.outboxJobs.handlers).sort()).toEqual([
     'erp-quotation',
     'erp-sales-order',
     'payment-paylink',
@@ -71,7 +70,7 @@ it('a dispatcher runs only the job kinds it was given: no process-wide handler r
     'payment-status',
   ]);
   await post(body(ARTICLE_NUMBERS.centerSubscription)).expect(200);
-  // The app is composed (createApp ran composeOrdering), yet a dispatcher without its jobs has no handler.
+  // The app is composed (startOrdering ran composeOrdering), yet a dispatcher without its jobs has no handler.
   const bare = new OutboxDispatcher({ database: ctx.database, mailer: fileMailer(mailDir), logger: createLogger('erp-quotation-bare'), pollIntervalMs: 50 });
   await bare.drain();
   expect((await jobs()).map((j) => j.attempts)).toEqual([0]);
@@ -90,7 +89,7 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
     logger: createLogger('erp-quotation-test'),
     from: 'Shop <shop@example.com>',
     // The app's job kinds, as server.ts gives them to its dispatcher.
-    ...composeOrdering(ctx.deps).outboxJobs,
+    ...ctx.services.outboxJobs,
     pollIntervalMs: 50,
     baseBackoffMs: 50,
     maxBackoffMs: 200,
@@ -99,7 +98,7 @@ it('creates the quotation in the ERP once, retrying while the ERP is down', asyn
   await eventually(async () => ((await jobs())[0]?.attempts ?? 0) >= 1);
   await sim.server.up();
   await eventually(async () => (await jobs())[0]?.sent_at !== null);
-  const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
+  const erp = ctx.services.erpClients.client;
   const quotation = await erp.findQuotationByReference('weclapp', payload.reference);
   expect(quotation).toMatchObject({
     customerId: await erp.customerIdByNumber('weclapp', 'C-9000'),

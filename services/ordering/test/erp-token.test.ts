@@ -8,7 +8,6 @@
 import request from 'supertest';
 import { DEFAULT_TOKENS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { DecryptionError } from '../src/crypto/aead';
-import { erpClientsOf } from '../src/composition';
 import { maskToken } from '../src/erp/erp-clients';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
@@ -31,7 +30,7 @@ beforeEach(async () => {
   sim.server.clearFaults();
   sim.server.requests.length = 0;
   await ctx.database.db.deleteFrom('erp_api_tokens').execute();
-  erpClientsOf(ctx.deps).invalidate();
+  ctx.services.erpClients.invalidate();
 });
 
 const getToken = (erpSystem: string) => request(ctx.app).get(`${BASE}/get-erp-api-token`).query({ erpSystem }).set('authorization', admin);
@@ -75,11 +74,11 @@ describe('set / get', () => {
     expect(JSON.stringify(bad)).not.toContain('rotated-during-outage');
     await setToken('weclapp', DEFAULT_TOKENS.main).expect(200);
     expect((await testApi('weclapp').expect(200)).body).toMatchObject({ isReachable: true, httpStatus: 200, baseUrl: sim.baseUrl('main') });
-    expect(await erpClientsOf(ctx.deps).token('weclapp')).toEqual({ token: DEFAULT_TOKENS.main, source: 'stored' });
+    expect(await ctx.services.erpClients.token('weclapp')).toEqual({ token: DEFAULT_TOKENS.main, source: 'stored' });
   });
 
   it('falls back to the configured token while none is stored', async () => {
-    expect(await erpClientsOf(ctx.deps).token('weclappSandbox')).toEqual({ token: DEFAULT_TOKENS.sandbox, source: 'configured' });
+    expect(await ctx.services.erpClients.token('weclappSandbox')).toEqual({ token: DEFAULT_TOKENS.sandbox, source: 'configured' });
     expect((await testApi('weclappSandbox').expect(200)).body).toMatchObject({ isReachable: true, baseUrl: sim.baseUrl('sandbox') });
   });
 
@@ -105,8 +104,8 @@ describe('tamper resistance', () => {
       .insertInto('erp_api_tokens')
       .values({ ...row, erp_system: 'weclappSandbox' })
       .execute();
-    erpClientsOf(ctx.deps).invalidate();
-    await expect(erpClientsOf(ctx.deps).token('weclappSandbox')).rejects.toBeInstanceOf(DecryptionError);
+    ctx.services.erpClients.invalidate();
+    await expect(ctx.services.erpClients.token('weclappSandbox')).rejects.toBeInstanceOf(DecryptionError);
     expect((await getToken('weclappSandbox').expect(200)).body).toMatchObject({ isSet: true, maskedToken: '***' });
     const res = (await testApi('weclappSandbox').expect(200)).body;
     expect(res).toMatchObject({ isReachable: false, httpStatus: null });
@@ -125,8 +124,8 @@ describe('tamper resistance', () => {
         .set({ ciphertext: raw.subarray(0, raw.length - cut).toString('base64url') })
         .where('erp_system', '=', 'weclapp')
         .execute();
-      erpClientsOf(ctx.deps).invalidate();
-      await expect(erpClientsOf(ctx.deps).token('weclapp')).rejects.toBeInstanceOf(DecryptionError);
+      ctx.services.erpClients.invalidate();
+      await expect(ctx.services.erpClients.token('weclapp')).rejects.toBeInstanceOf(DecryptionError);
     }
     expect((await testApi('weclapp').expect(200)).body.isReachable).toBe(false);
   });
@@ -134,7 +133,7 @@ describe('tamper resistance', () => {
 
 describe('test-erp-api', () => {
   it('reads a quotation by id, and reports an unknown id', async () => {
-    const erp = erpClientsOf(ctx.deps).erpClientFor('weclapp');
+    const erp = ctx.services.erpClients.client;
     const customer = (await erp.listCustomers('weclapp'))[0];
     const { quotation } = await erp.createQuotation(
       'weclapp',

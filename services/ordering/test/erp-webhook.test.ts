@@ -12,7 +12,6 @@ import request from 'supertest';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/shared';
 import { importArticles } from '../src/catalog/catalog.import';
-import { composeOrdering, erpClientsOf } from '../src/composition';
 import { ErpWebhookWorker, verifyWebhookSecret } from '../src/erp/erp-webhook.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -49,9 +48,9 @@ beforeEach(async () => {
   await importArticles(deps(), 'weclapp');
   worker = new ErpWebhookWorker({
     db: ctx.database.db,
-    erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'),
+    erp: ctx.services.erpClients.client,
     logger: ctx.deps.logger,
-    handlers: composeOrdering(ctx.deps).erpEntityHandlers,
+    handlers: ctx.services.erpEntityHandlers,
     listenUrl: ctx.testDb.url,
     pollMs: 200,
     baseBackoffMs: 50,
@@ -59,7 +58,7 @@ beforeEach(async () => {
 });
 
 function deps() {
-  return { db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger };
+  return { db: ctx.database.db, erp: ctx.services.erpClients.client, logger: ctx.deps.logger, caches: ctx.services.caches };
 }
 const shopList = async () =>
   ((await request(ctx.app).get('/api/grpc-json/v1/shop/articles').expect(200)).body as { articleNumber: string }[]).map((a) => a.articleNumber);
@@ -71,7 +70,7 @@ async function eventually(check: () => Promise<boolean>, ms = 15_000): Promise<v
   }
 }
 const jobs = () => ctx.database.db.selectFrom('erp_webhook_jobs').selectAll().execute();
-const articleIdOf = async (number: string) => (await erpClientsOf(ctx.deps).erpClientFor('weclapp').findArticleByNumber('weclapp', number))!.id;
+const articleIdOf = async (number: string) => (await ctx.services.erpClients.client.findArticleByNumber('weclapp', number))!.id;
 
 describe('ERP webhook', () => {
   it('changing the shop field in the ERP changes the shop article list (simulator → webhook → re-import)', async () => {
@@ -124,9 +123,9 @@ describe('ERP webhook', () => {
     sim.server.requests.length = 0;
     const other = new ErpWebhookWorker({
       db: ctx.database.db,
-      erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'),
+      erp: ctx.services.erpClients.client,
       logger: ctx.deps.logger,
-      handlers: composeOrdering(ctx.deps).erpEntityHandlers,
+      handlers: ctx.services.erpEntityHandlers,
     });
     const [a, b] = await Promise.all([worker.drain(), other.drain()]);
     expect(a + b).toBe(ids.length);
@@ -201,7 +200,7 @@ describe('ERP webhook', () => {
   });
 
   it('records exactly the entity names composed in composition.ts (no registry: the app says what it handles)', async () => {
-    const names = Object.keys(composeOrdering(ctx.deps).erpEntityHandlers).sort();
+    const names = Object.keys(ctx.services.erpEntityHandlers).sort();
     expect(names).toEqual(['article', 'customer', 'party', 'salesOrder']);
     for (const entityName of names) {
       await request(ctx.app)

@@ -2,7 +2,7 @@ import 'reflect-metadata';
 import { X509Certificate as NodeX509, constants, createPrivateKey, privateDecrypt, publicEncrypt, sign, verify } from 'node:crypto';
 import * as x509 from '@peculiar/x509';
 import request from 'supertest';
-import { CacheClearListener, CacheRegistry, caches, registerCache, type ClearResult } from '../src/maintenance/caches';
+import { CacheClearListener, CacheRegistry, type ClearResult } from '../src/maintenance/caches';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
@@ -95,11 +95,12 @@ describe('create-encryption-certificate / create-signing-certificate', () => {
 });
 
 describe('clear-caches', () => {
-  it('clears every registered cache of this process', async () => {
+  it("clears every registered cache of the app's registry", async () => {
     const articles = new Map([['a', 1]]);
     const countries = new Map([['de', 'Deutschland']]);
-    const offA = registerCache('test-articles', () => articles.clear());
-    const offB = registerCache('test-countries', async () => {
+    const caches = ctx.services.caches;
+    const offA = caches.register('test-articles', () => articles.clear());
+    const offB = caches.register('test-countries', async () => {
       await new Promise((r) => setTimeout(r, 5));
       countries.clear();
     });
@@ -116,14 +117,14 @@ describe('clear-caches', () => {
 
   it('tells the other instances through PostgreSQL NOTIFY', async () => {
     // Another instance: its own registry and listener, as in a second process.
-    const remote = new CacheRegistry();
+    const remote = new CacheRegistry('other-instance');
     const remoteCache = new Set(['x']);
     remote.register('remote-catalogue', () => remoteCache.clear());
     let heard: (r: ClearResult) => void = () => undefined;
     const cleared = new Promise<ClearResult>((resolve) => {
       heard = resolve;
     });
-    const listener = new CacheClearListener({ url: ctx.testDb.url, registry: remote, instanceId: 'other-instance', onCleared: (r) => heard(r) });
+    const listener = new CacheClearListener({ url: ctx.testDb.url, registry: remote, onCleared: (r) => heard(r) });
     await listener.start();
     try {
       await request(ctx.app).post('/api/rest/v1/maintenance/clear-caches').set('authorization', admin).expect(200);

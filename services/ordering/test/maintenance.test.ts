@@ -2,6 +2,7 @@ import { Kysely, PostgresDialect } from 'kysely';
 import request from 'supertest';
 import { createDatabase, createLogger, loadSpec, type Database } from '@sports-timing/shared';
 import { createApp } from '../src/app';
+import { composeOrdering } from '../src/composition';
 import type { DB } from '../src/db/schema';
 import { readMaintenanceState, setMaintenanceEnabled } from '../src/maintenance/maintenance.repository';
 import { MAINTENANCE_GATED_TAGS } from '../src/maintenance/maintenance.middleware';
@@ -139,7 +140,7 @@ describe('maintenance mode across instances', () => {
   });
 
   it('a flag set through one instance closes the other, and reopens it likewise', async () => {
-    const second = createApp({ ...ctx.deps, database: secondDb });
+    const second = createApp(composeOrdering({ ...ctx.deps, database: secondDb }));
     await request(second).get('/api/rest/v1/get-cards-info').expect(200); // the second instance has read "off"
     const flippedAt = Date.now();
     await enable(ctx.app);

@@ -10,11 +10,11 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createErpSimulator, ARTICLE_NUMBERS, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createApp } from '../src/app';
+import { composeOrdering } from '../src/composition';
 import { importArticles } from '../src/catalog/catalog.import';
 import type { OrderingConfig } from '../src/config';
 import type { components } from '../src/generated/openapi';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/composition';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { orderBody, snapshot } from './support/orders';
 
@@ -26,7 +26,7 @@ beforeAll(async () => {
   sim = await createErpSimulator().start();
   ctx = await startOrdering({ ERP_BASE_URL_WECLAPP: sim.baseUrl('main') });
   await loadDemoCatalog(ctx.database.db);
-  await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
+  await importArticles({ db: ctx.database.db, erp: ctx.services.erpClients.client, logger: ctx.deps.logger, caches: ctx.services.caches }, 'weclapp');
 });
 
 afterAll(async () => {
@@ -54,7 +54,7 @@ type Answer = Partial<components['schemas']['Problem']> & Partial<components['sc
 
 /** A listening app with its own counters and `limits` over the defaults; returns a POST function. */
 async function app(limits: Partial<OrderingConfig> = {}) {
-  const server = http.createServer(createApp({ ...ctx.deps, config: { ...ctx.deps.config, ...DEFAULT_LIMITS, ...limits } }));
+  const server = http.createServer(createApp(composeOrdering({ ...ctx.deps, config: { ...ctx.deps.config, ...DEFAULT_LIMITS, ...limits } })));
   servers.push(server);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as AddressInfo).port;

@@ -6,12 +6,8 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { createLogger } from '@sports-timing/shared';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
-import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { erpClientsOf } from '../src/composition';
-import { OrderFlow } from '../src/orders/order-flow.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { orderBody } from './support/orders';
 
@@ -22,15 +18,10 @@ let port: number;
 
 beforeAll(async () => {
   pay = await createPaymentSimulator().start();
-  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl });
+  // With inline paylinks, as server.ts composes the app.
+  ctx = await startOrdering({ PAYMENT_BASE_URL: pay.baseUrl }, { inlinePaylinks: true });
   await loadDemoCatalog(ctx.database.db);
-  const orderFlow = new OrderFlow({
-    database: ctx.database,
-    logger: createLogger('idempotency-replay-test'),
-    config: ctx.deps.config,
-    erpClients: erpClientsOf(ctx.deps),
-  });
-  server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
+  server = http.createServer(ctx.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   port = (server.address() as AddressInfo).port;
 });

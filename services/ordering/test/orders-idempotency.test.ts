@@ -121,7 +121,13 @@ test('a first request still in flight after the wait → 409; a failed request l
   await isHeld;
   // The key is held until `release()`: the 409 can only come from the 300 ms wait running out.
   await expect(
-    placeShopOrder(db, shopOrderInput(validated), { principal: null, idempotencyKey: 'slow-1', requestBody: validated, idempotencyWaitMs: 300 }),
+    placeShopOrder(db, shopOrderInput(validated), {
+      principal: null,
+      idempotencyKey: 'slow-1',
+      cartArticles: shop.services.cartArticles,
+      requestBody: validated,
+      idempotencyWaitMs: 300,
+    }),
   ).rejects.toMatchObject({ status: 409 });
   release();
   await expect(first).rejects.toThrow('first request failed');

@@ -13,7 +13,7 @@ import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
-import { erpClientsOf } from '../src/composition';
+import { composeOrdering } from '../src/composition';
 import { OrderFlow } from '../src/orders/order-flow.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
@@ -87,7 +87,7 @@ const jobs = async (): Promise<number> =>
 const providerTransactionCalls = () => pay.server.requests.filter((r) => r.path.startsWith('/api/v1/Transaction/')).length;
 
 test('a flood of forged deliveries from one source is bounded; another source still gets through; repeats merge into one provider call', async () => {
-  const url = await listen(createApp(ctx.deps));
+  const url = await listen(createApp(composeOrdering(ctx.deps)));
   const forged = (i: number) => `transaction[id]=${5_000_000 + i}&transaction[status]=confirmed&transaction[invoice][referenceId]=ORD-X`;
   const a = await flood(url, '203.0.113.7', FLOOD, forged);
   expect(count(a, 200)).toBe(LIMIT);
@@ -108,7 +108,7 @@ test('a flood of forged deliveries from one source is bounded; another source st
 
   // Processing: one provider call per recorded delivery, not per request.
   const before = providerTransactionCalls();
-  const flow = new OrderFlow({ database: ctx.database, logger: createLogger('flood-test'), config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
+  const flow = new OrderFlow({ database: ctx.database, logger: createLogger('flood-test'), config: ctx.deps.config, erpClients: ctx.services.erpClients });
   const dispatcher = new OutboxDispatcher({
     database: ctx.database,
     mailer: ctx.deps.mailer,
@@ -135,7 +135,7 @@ test('a flood of forged deliveries from one source is bounded; another source st
 });
 
 test('deliveries older than the retention are purged as new ones arrive, with their finished jobs', async () => {
-  const url = await listen(createApp(ctx.deps));
+  const url = await listen(createApp(composeOrdering(ctx.deps)));
   await sql`update payment_deliveries set received_at = now() - interval '8 days'`.execute(ctx.database.db);
   await sql`update outbox_messages set sent_at = now() - interval '8 days' where kind = 'payment-status'`.execute(ctx.database.db);
   const old = await deliveries();
@@ -159,7 +159,7 @@ test('deliveries older than the retention are purged as new ones arrive, with th
 });
 
 test('negative control: with the limit off the same flood is recorded in full', async () => {
-  const url = await listen(createApp({ ...ctx.deps, config: { ...ctx.deps.config, rateLimitPaymentWebhooksPerMinute: 0 } }));
+  const url = await listen(createApp(composeOrdering({ ...ctx.deps, config: { ...ctx.deps.config, rateLimitPaymentWebhooksPerMinute: 0 } })));
   const before = await deliveries();
   const n = 300;
   const statuses = await flood(url, '203.0.113.99', n, (i) => `transaction[id]=${9_000_000 + i}&transaction[status]=confirmed`);
@@ -168,7 +168,7 @@ test('negative control: with the limit off the same flood is recorded in full', 
 });
 
 test('forged deliveries of one transaction with ever new status strings merge into one delivery and one job', async () => {
-  const url = await listen(createApp(ctx.deps));
+  const url = await listen(createApp(composeOrdering(ctx.deps)));
   const before = await jobs();
   // Sources are many (each under its own limit); the claimed status is free text.
   for (let s = 0; s < 3; s++) {
@@ -190,7 +190,7 @@ test('forged deliveries of one transaction with ever new status strings merge in
 });
 
 test('re-fetches of unknown transactions share one budget: fresh forged ids cost at most that many provider calls, the rest wait', async () => {
-  const url = await listen(createApp(ctx.deps));
+  const url = await listen(createApp(composeOrdering(ctx.deps)));
   const n = 12;
   for (let s = 0; s < 3; s++)
     expect(await flood(url, `198.19.0.${s + 1}`, n / 3, (i) => `transaction[id]=${7_200_000 + s * 100 + i}&transaction[status]=confirmed`, 2)).toEqual(
@@ -208,7 +208,7 @@ test('re-fetches of unknown transactions share one budget: fresh forged ids cost
       database: ctx.database,
       logger: createLogger('flood-test', 'silent'),
       config: { ...ctx.deps.config, paymentUnknownRefetchesPerMinute: budget },
-      erpClients: erpClientsOf(ctx.deps),
+      erpClients: ctx.services.erpClients,
     });
     const before = providerTransactionCalls();
     const results = await Promise.allSettled(queued.map((d) => flow.processPaymentStatus(d.id, Number(d.transaction_id))));

@@ -10,7 +10,6 @@ import request from 'supertest';
 import { parse } from 'csv-parse/sync';
 import { ARTICLE_NUMBERS, CUSTOMER_NUMBERS, createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { importArticles } from '../src/catalog/catalog.import';
-import { erpClientsOf } from '../src/composition';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
@@ -164,7 +163,7 @@ describe('localized imports', () => {
     expect(answers.map((a) => a.status)).toEqual([200, 200, 200, 200]);
     expect(answers[0].body).toBe('Imported 1 product options for culture nl.');
     await ctx.database.db.deleteFrom('articles').execute();
-    await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
+    await importArticles({ db: ctx.database.db, erp: ctx.services.erpClients.client, logger: ctx.deps.logger, caches: ctx.services.caches }, 'weclapp');
     const res = await request(ctx.app).get(`/api/grpc-json/v1/shop/articles/${ARTICLE_NUMBERS.siac}`).set('accept-language', 'nl').expect(200);
     expect(JSON.stringify(res.body)).toContain('Terugkoppeling');
     expect(JSON.stringify(res.body)).toContain('Stil');
@@ -175,7 +174,7 @@ describe('shop-articles-as-csv', () => {
   it('exports the shop articles as formula-safe CSV', async () => {
     await ctx.database.db.deleteFrom('articles').execute();
     await sim.patchEntity('article', ARTICLE_NUMBERS.bsf8, { name: '=HYPERLINK("http://evil.example","x")' });
-    await importArticles({ db: ctx.database.db, erp: erpClientsOf(ctx.deps).erpClientFor('weclapp'), logger: ctx.deps.logger }, 'weclapp');
+    await importArticles({ db: ctx.database.db, erp: ctx.services.erpClients.client, logger: ctx.deps.logger, caches: ctx.services.caches }, 'weclapp');
     const res = await request(ctx.app).get('/api/rest/v1/maintenance/shop-articles-as-csv').set('authorization', admin).expect(200);
     expect(res.headers['content-type']).toMatch(/^text\/csv/);
     expect(res.headers['content-disposition']).toBe('attachment; filename="shop-articles.csv"');

@@ -10,8 +10,6 @@ import { createApp } from '../src/app';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { loadSpec } from '@sports-timing/shared';
 import { compileShopArticlesLaneRules, shopArticlesFastLane } from '../src/http/shop-articles.fast-lane';
-import { caches } from '../src/maintenance/caches';
-import { maintenanceOf } from '../src/composition';
 import { deref, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './support/app';
@@ -29,12 +27,19 @@ beforeAll(async () => {
   ctx = await startOrdering();
   await loadDemoCatalog(ctx.database.db);
   // As in production: no response validation (the pipeline then sends the cached body too). The three apps
-  // share ctx's maintenance flag reader, as the parts of one instance do.
-  const maintenance = maintenanceOf(ctx.deps);
-  fast = createApp({ ...ctx.deps, validateResponses: false, maintenance });
-  pipeline = createApp({ ...ctx.deps, validateResponses: false, fastLane: false, maintenance });
+  // share ctx's services (maintenance flag reader, article list cache), as the parts of one instance do.
+  const { maintenance, articleLists } = ctx.services;
+  fast = createApp({ ...ctx.deps, services: ctx.services, validateResponses: false });
+  pipeline = createApp({ ...ctx.deps, services: ctx.services, validateResponses: false, fastLane: false });
   laneOnly = express();
-  const lane = shopArticlesFastLane({ spec: loadSpec(SPEC_FILE), database: ctx.database, maintenance, metrics: fast.locals.metrics, logger: ctx.deps.logger });
+  const lane = shopArticlesFastLane({
+    spec: loadSpec(SPEC_FILE),
+    database: ctx.database,
+    articleLists,
+    maintenance,
+    metrics: fast.locals.metrics,
+    logger: ctx.deps.logger,
+  });
   laneOnly.use((req, res, next) => lane(req, res, () => next()));
   laneOnly.use((_req, res) => {
     res.status(418).end();
@@ -82,7 +87,7 @@ async function answer(app: Express, url: string, headers: Record<string, string>
 }
 
 it.each(CASES)('answers %s %j exactly as the pipeline does', async (url, headers) => {
-  await caches.clearAll();
+  await ctx.services.caches.clearAll();
   const viaPipeline = await answer(pipeline, url, headers);
   expect(await answer(fast, url, headers)).toEqual(viaPipeline);
 });
@@ -134,7 +139,7 @@ it('takes only plain anonymous lists; the rest goes on to the pipeline', async (
 });
 
 it('leaves lists to the pipeline while maintenance mode is on (503 there)', async () => {
-  const mode = maintenanceOf(ctx.deps);
+  const mode = ctx.services.maintenance;
   await mode.set(true, 'test');
   try {
     await request(laneOnly).get(ARTICLES).expect(418);

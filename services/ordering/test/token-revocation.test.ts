@@ -8,6 +8,7 @@ import { createPrivateKey, createPublicKey } from 'node:crypto';
 import { SignJWT, calculateJwkThumbprint, exportJWK } from 'jose';
 import request from 'supertest';
 import { createApp } from '../src/app';
+import { composeOrdering } from '../src/composition';
 import { generateSigningKeyPem, TokenService } from '../src/auth/tokens';
 import { ADMIN_PASSWORD, bearerOf, createUser, startIdentity, type IdentityTestContext } from './support/identity';
 
@@ -52,7 +53,7 @@ describe('role, password and active-flag changes take effect at once', () => {
   });
 
   it('a deactivation and a password change refuse older tokens at once on another instance too', async () => {
-    const other = createApp({ ...ctx.deps }); // a second instance: its own identity services and caches
+    const other = createApp(composeOrdering({ ...ctx.deps })); // a second instance: its own identity services and caches
     const user = await createUser(ctx.app, admin, { userName: 'roamer', email: 'roamer@example.com', password: PW });
     const token = await bearerOf(ctx.app, 'roamer', PW);
     await request(other).get('/api/rest/v1/auth/userinfo').set('authorization', token).expect(200);
@@ -90,7 +91,7 @@ describe('required claims', () => {
   let sign: (omit: Array<'exp' | 'iat' | 'sub'>, sub?: string) => Promise<string>;
   beforeAll(async () => {
     const tokens = await TokenService.create({ privateKeyPem, issuer: ctx.deps.config.jwtIssuer, audience: ctx.deps.config.jwtAudience, ttlSeconds: 900 });
-    app = createApp({ ...ctx.deps, tokens });
+    app = createApp(composeOrdering({ ...ctx.deps, tokens }));
     const key = createPrivateKey(privateKeyPem);
     const kid = await calculateJwkThumbprint(await exportJWK(createPublicKey(key)));
     sign = (omit, sub = '1') => {

@@ -28,7 +28,7 @@ import {
   type ErpSystem,
 } from '../erp/erp.types';
 import type { ErpEntityHandler } from '../erp/erp-webhook.service';
-import { caches, notifyClearCaches } from '../maintenance/caches';
+import type { CacheRegistry } from '../maintenance/caches';
 import * as repo from './catalog-import.repository';
 import type { ArticleBomItemsTable, ArticlesTable, AttributeDefinition } from '../db/tables/catalog.tables';
 
@@ -218,6 +218,8 @@ export interface ArticleImportDeps {
   db: Kysely<DB>;
   erp: ErpClient;
   logger: Logger;
+  /** The app's cache registry: cleared here and on every other instance when the import changed anything. */
+  caches: CacheRegistry;
 }
 
 /** Applies the mapped ERP articles; `complete` = the list is the whole ERP catalogue (absent → removed). */
@@ -266,8 +268,7 @@ async function apply(
   }
   result.removed = (await repo.removeFromShop(deps.db, leave)).length;
   if (result.imported > 0 || result.removed > 0) {
-    await caches.clearAll(deps.logger);
-    await notifyClearCaches(deps.db);
+    await deps.caches.clearEverywhere(deps.db, deps.logger);
   }
   deps.logger.info(
     { erpSystem: system, read: result.read, imported: result.imported, unchanged: result.unchanged, removed: result.removed, rejected: result.rejected.length },
@@ -312,9 +313,12 @@ async function writeImportedArticle(db: Kysely<DB>, row: Insertable<ArticlesTabl
 }
 
 /**
- * ERP webhook handler of `article` (`receiveErpWebhook`): a created, changed or deleted article is re-imported
- * alone (re-read from the ERP, never from the webhook body). Throws what {@link importArticleById} throws.
+ * ERP webhook handler of `article` (`receiveErpWebhook`) of the app whose cache registry is `caches`: a created,
+ * changed or deleted article is re-imported alone (re-read from the ERP, never from the webhook body). The
+ * handler throws what {@link importArticleById} throws.
  */
-export const articleWebhookHandler: ErpEntityHandler = async (event, ctx) => {
-  await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger }, event.erpSystem, event.entityId);
-};
+export function articleWebhookHandler(caches: CacheRegistry): ErpEntityHandler {
+  return async (event, ctx) => {
+    await importArticleById({ db: ctx.db, erp: ctx.erp, logger: ctx.logger, caches }, event.erpSystem, event.entityId);
+  };
+}

@@ -14,7 +14,7 @@ import { toArticleDTO, toCatalogArticle, type ArticleDTO, type CatalogArticle, t
 import type { AttributeDefinition } from '../db/tables/catalog.tables';
 import { localize, resolveCulture } from '../culture/culture';
 import { isAvailableTo } from './user-groups';
-import { registerCache } from '../maintenance/caches';
+import type { ArticleListCache } from './catalog-caches';
 
 /** Most article numbers in `filterByArticleNumbers` (spec). */
 const MAX_FILTER_NUMBERS = 200;
@@ -33,73 +33,6 @@ export async function findCatalogArticles(db: Kysely<DB>, articleNumbers: readon
   const unique = [...new Set(articleNumbers)];
   const articles = await loadArticles(db, { numbers: unique });
   return new Map(articles.map((a) => [a.articleNumber, a]));
-}
-
-/** How long an article read for a cart is used again without reading it (ms); see {@link findCartArticles}. */
-export const CART_ARTICLE_FRESH_MS = 1_000;
-
-/** Most articles kept per database by {@link findCartArticles} (more: the cache starts over). */
-const CART_ARTICLE_MAX_ENTRIES = 10_000;
-
-/**
- * In-process cache of articles by number for carts (order placement and discount validation price from
- * it), per database. Only articles that exist are kept (numbers come from requests), each for
- * {@link CART_ARTICLE_FRESH_MS}. Registered as cache `cart-articles`: the article import and
- * `maintenance/clear-caches` drop it on every instance, so an imported price or availability applies to
- * the next order at once; other catalogue writes (none outside the import today) within a second.
- */
-class CartArticleCache {
-  private byDb = new WeakMap<Kysely<DB>, Map<string, { article: CatalogArticle; loadedAt: number }>>();
-  /** Counts clears, so that a load that overlapped one is not kept. */
-  private generation = 0;
-
-  constructor() {
-    registerCache('cart-articles', () => this.clear());
-  }
-
-  clear(): void {
-    this.byDb = new WeakMap();
-    this.generation++;
-  }
-
-  async find(db: Kysely<DB>, articleNumbers: readonly string[]): Promise<Map<string, CatalogArticle>> {
-    let entries = this.byDb.get(db);
-    if (!entries) {
-      entries = new Map();
-      this.byDb.set(db, entries);
-    }
-    const startedAt = Date.now();
-    const generation = this.generation;
-    const found = new Map<string, CatalogArticle>();
-    const missing: string[] = [];
-    for (const n of new Set(articleNumbers)) {
-      const hit = entries.get(n);
-      if (hit && startedAt - hit.loadedAt < CART_ARTICLE_FRESH_MS) found.set(n, hit.article);
-      else missing.push(n);
-    }
-    if (missing.length === 0) return found;
-    const loaded = await findCatalogArticles(db, missing);
-    // A load that overlapped a clear may hold what the clear was for: used for this call (as an uncached
-    // read would be), not kept.
-    const keep = generation === this.generation;
-    if (keep && entries.size + loaded.size > CART_ARTICLE_MAX_ENTRIES) entries.clear();
-    for (const [n, article] of loaded) {
-      found.set(n, article);
-      if (keep) entries.set(n, { article, loadedAt: startedAt });
-    }
-    return found;
-  }
-}
-
-const cartArticleCache = new CartArticleCache();
-
-/**
- * {@link findCatalogArticles} for carts, from an in-process cache: an article is read at most once per
- * {@link CART_ARTICLE_FRESH_MS} per process, and again at once after an article import or `clear-caches`.
- * The articles are shared between callers: read them, never change them.
- */
-export function findCartArticles(db: Kysely<DB>, articleNumbers: readonly string[]): Promise<Map<string, CatalogArticle>> {
-  return cartArticleCache.find(db, articleNumbers);
 }
 
 /** Labels of configurable attributes in one resolved culture. */
@@ -192,86 +125,15 @@ function parseArticleNumberFilter(raw: string | undefined): Set<string> {
  * filter (all without one), sub-item-only ones only with `includeSubitemArticles`; with that flag, every shop
  * article named in a BOM slot of a listed article is added (one level). Unless `includeUnavailableArticles`,
  * articles the caller's group may not order are left out at both steps. Ordered by sort order, then article
- * number. The JSON body is serialized once per cached list (and gzip-compressed once on first demand), so
- * that the hot read does no per-request serialization.
+ * number. The answer comes from `lists`, the app's list cache over `db` (`catalog-caches.ts`); the JSON body is
+ * serialized once per cached list (and gzip-compressed once on first demand), so that the hot read does no
+ * per-request serialization.
  */
-export async function shopArticleListBody(db: Kysely<DB>, q: ShopArticleQuery): Promise<JsonBody<ArticleDTO[]>> {
+export async function shopArticleListBody(db: Kysely<DB>, lists: ArticleListCache, q: ShopArticleQuery): Promise<JsonBody<ArticleDTO[]>> {
   const filter = parseArticleNumberFilter(q.filterByArticleNumbers);
   const key = JSON.stringify([q.callerGroup, q.includeUnavailableArticles, q.includeSubitemArticles, [...filter].sort(), q.preferences]);
-  return articleListCache.get(db, key, async () => new JsonBody(await buildShopArticleList(db, q, filter)));
+  return lists.get(key, async () => new JsonBody(await buildShopArticleList(db, q, filter)));
 }
-
-/** Answers younger than this (ms) are served as they are (article list p99 < 10 ms at 500 req/s). */
-export const ARTICLE_LIST_FRESH_MS = 1_000;
-
-/** Answers up to this age (ms) are still served while one request refreshes them in the background. */
-const ARTICLE_LIST_MAX_AGE_MS = 30_000;
-
-/** Most cached answers per database (distinct group × flags × filter × language preferences). */
-const ARTICLE_LIST_MAX_ENTRIES = 1_000;
-
-interface ListEntry {
-  value: Promise<JsonBody<ArticleDTO[]>>;
-  loadedAt: number;
-  refreshing: boolean;
-}
-
-/**
- * In-process cache of rendered article lists (DTOs and their JSON body) per database and query (caller
- * group, flags, filter, language preferences). Fresh for {@link ARTICLE_LIST_FRESH_MS}; then served stale while a single
- * background load replaces it, up to {@link ARTICLE_LIST_MAX_AGE_MS}, after which callers wait for a load
- * (shared by concurrent callers). Registered as cache `shop-articles`: the article import and
- * `maintenance/clear-caches` drop it on every instance, so an import is visible at once; other catalogue
- * writes (none outside the import today) show within about a second.
- */
-class ArticleListCache {
-  private byDb = new WeakMap<Kysely<DB>, Map<string, ListEntry>>();
-
-  constructor() {
-    registerCache('shop-articles', () => this.clear());
-  }
-
-  clear(): void {
-    this.byDb = new WeakMap();
-  }
-
-  get(db: Kysely<DB>, key: string, load: () => Promise<JsonBody<ArticleDTO[]>>): Promise<JsonBody<ArticleDTO[]>> {
-    let entries = this.byDb.get(db);
-    if (!entries) {
-      entries = new Map();
-      this.byDb.set(db, entries);
-    }
-    const now = Date.now();
-    const hit = entries.get(key);
-    if (hit && now - hit.loadedAt < ARTICLE_LIST_FRESH_MS) return hit.value;
-    if (hit && now - hit.loadedAt < ARTICLE_LIST_MAX_AGE_MS) {
-      if (!hit.refreshing) {
-        hit.refreshing = true;
-        const map = entries;
-        load().then(
-          (value) => {
-            if (map.get(key) === hit) map.set(key, { value: Promise.resolve(value), loadedAt: Date.now(), refreshing: false });
-          },
-          () => {
-            hit.refreshing = false;
-          },
-        );
-      }
-      return hit.value;
-    }
-    const value = load();
-    const entry: ListEntry = { value, loadedAt: now, refreshing: false };
-    if (entries.size >= ARTICLE_LIST_MAX_ENTRIES) entries.delete(entries.keys().next().value as string);
-    entries.set(key, entry);
-    const map = entries;
-    value.catch(() => {
-      if (map.get(key) === entry) map.delete(key);
-    });
-    return value;
-  }
-}
-
-const articleListCache = new ArticleListCache();
 
 async function buildShopArticleList(db: Kysely<DB>, q: ShopArticleQuery, filter: Set<string>): Promise<ArticleDTO[]> {
   const all = await loadArticles(db, { shopOnly: true });

@@ -1,17 +1,16 @@
 /**
- * The ERP client provider of the app (docs/decisions.md §6 ERP): one {@link ErpClient} serving both ERP
- * systems, whose API token comes from the encrypted store (`dev/set-erp-api-token`) or, while none is
- * stored, from the configuration (`ERP_API_TOKEN_WECLAPP` / `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development
- * and test the ERP simulator's development tokens).
+ * The ERP client and token store of the app (docs/decisions.md §6 ERP): one {@link ErpClient} serving both ERP
+ * systems (every call names its system), whose API token for a system comes from the encrypted store
+ * (`dev/set-erp-api-token`) or, while none is stored, from the configuration (`ERP_API_TOKEN_WECLAPP` /
+ * `ERP_API_TOKEN_WECLAPP_SANDBOX`; in development and test the ERP simulator's development tokens).
  *
- * Built once per app by the composition root (`composeOrdering`, or `server.ts` for its workers); handlers
- * get it as `ctx.services.erpClients`:
+ * Built once per app by the composition root (`composeOrdering`); handlers get it as `ctx.services.erpClients`:
  *
- *     const erp = ctx.services.erpClients.erpClientFor('weclapp');
+ *     const erp = ctx.services.erpClients.client;
  *     const order = await erp.createSalesOrder('weclapp', body, reference); // ErpError on failure
  *
- * Tokens are decrypted on demand and cached per process for {@link TOKEN_CACHE_MS}; setting a token
- * invalidates this process's cache at once, other instances pick it up within that time.
+ * Tokens are decrypted on demand and cached per app for {@link TOKEN_CACHE_MS}; setting a token
+ * invalidates this app's cache at once, other instances pick it up within that time.
  */
 import type { Kysely } from 'kysely';
 import type { OrderingConfig } from '../config';
@@ -48,7 +47,8 @@ export type ErpTokenSource = 'stored' | 'configured';
 
 /** ERP clients and token store of one app. */
 export class ErpClients {
-  private readonly client: ErpClient;
+  /** The one client of the app, for both systems: each method takes the system it calls. */
+  readonly client: ErpClient;
   private readonly cache = new Map<ErpSystem, { at: number; token: Promise<{ token: string; source: ErpTokenSource }> }>();
 
   constructor(
@@ -56,11 +56,6 @@ export class ErpClients {
     overrides: Omit<ErpClientOptions, 'baseUrls' | 'tokenProvider'> = {},
   ) {
     this.client = createErpClient(deps.config, async (system) => (await this.token(system)).token, { timeoutMs: deps.config.erpTimeoutMs, ...overrides });
-  }
-
-  /** The client for `system` (one instance serves both systems; pass `system` to its methods too). */
-  erpClientFor(_system: ErpSystem): ErpClient {
-    return this.client;
   }
 
   /**
@@ -102,7 +97,7 @@ export class ErpClients {
     return ping.httpStatus === 401 || ping.httpStatus === 403 ? 'rejected' : 'accepted';
   }
 
-  /** Stores `token` for `system` encrypted under the current key and drops this process's cached token. */
+  /** Stores `token` for `system` encrypted under the current key and drops this app's cached token. */
   async setToken(system: ErpSystem, token: string, updatedBy: string): Promise<void> {
     const ciphertext = this.deps.encryption.encrypt(token, erpTokenAad(system));
     await upsertStoredToken(this.deps.db, system, ciphertext, this.deps.encryption.currentVersion, updatedBy);

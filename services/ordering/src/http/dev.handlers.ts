@@ -11,7 +11,6 @@ import { geoIpLookup, normalizeIp } from '../countries/geoip';
 import { DecryptionError } from '../crypto/aead';
 import { describeEnvironment } from '../devtools/environment';
 import { randomPassword } from '../devtools/passwords';
-import { renderQrCode } from '../devtools/qrcode';
 import { remoteIpOf, requestHeaders } from '../devtools/request-info';
 import { DependencyMonitor, overallStatus } from '../devtools/status';
 import { toAscii } from '../devtools/transliterate';
@@ -69,7 +68,11 @@ export function devHandlers(ctx: OrderingContext): Handlers<operations> {
     async devGetQrcode(req, res) {
       const q = req.query;
       const filled = <T>(v: T | undefined, name: string) => specFilled(v, `devGetQrcode ${name}`);
-      const qr = await renderQrCode(filled(q.content, 'content'), { format: q.format ?? 'png', ecc: q.ecc ?? 'M', pixels: filled(q.pixels, 'pixels') });
+      const qr = await ctx.services.qrCodes.render(filled(q.content, 'content'), {
+        format: q.format ?? 'png',
+        ecc: q.ecc ?? 'M',
+        pixels: filled(q.pixels, 'pixels'),
+      });
       (res as Response).type(qr.contentType).send(qr.body);
     },
     async devGetUptimeMonitorStatus(_req, res) {

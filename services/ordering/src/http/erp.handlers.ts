@@ -11,7 +11,7 @@ import type { OrderingContext } from '../composition';
 import { shopArticlesCsv } from '../catalog/catalog.export';
 import { importArticles } from '../catalog/catalog.import';
 import { importLocalizedCountries, importLocalizedProductOptions } from '../localization/localization.import';
-import { RETAILER_ERP_SYSTEM, importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
+import { importRetailers, importSummary, listRetailers } from '../retailers/retailers.service';
 import { requestCenterQuotation } from '../quotations/center-quotation.service';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import { requestCaller } from './caller';
@@ -54,8 +54,7 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       res.status(200).end();
     },
     async importRetailers(_req, res) {
-      const erp = clients.erpClientFor(RETAILER_ERP_SYSTEM);
-      res.json(importSummary(await withErp(() => importRetailers({ db: ctx.database.db, erp, logger: ctx.logger }))));
+      res.json(importSummary(await withErp(() => importRetailers({ db: ctx.database.db, erp: clients.client, logger: ctx.logger }))));
     },
     async listPublicRetailers(_req, res) {
       res.json(await listRetailers(ctx.database.db, false));
@@ -64,10 +63,10 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
       res.json(await listRetailers(ctx.database.db, true));
     },
     async importLocalizedCountries(req, res) {
-      res.json(await importLocalizedCountries(ctx.database.db, ctx.logger, req.body));
+      res.json(await importLocalizedCountries(ctx.database.db, ctx.services.caches, ctx.logger, req.body));
     },
     async importLocalizedProductOptions(req, res) {
-      res.json(await importLocalizedProductOptions(ctx.database.db, ctx.logger, req.body));
+      res.json(await importLocalizedProductOptions(ctx.database.db, ctx.services.caches, ctx.logger, req.body));
     },
     async getShopArticlesAsCsv(_req, res) {
       const csv = await shopArticlesCsv(ctx.database.db);
@@ -75,10 +74,9 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async importArticles(req, res) {
       const system = req.query.erpSystem;
-      const erp = clients.erpClientFor(system);
       res.json(
         await withErp(() =>
-          importArticles({ db: ctx.database.db, erp, logger: ctx.logger }, system, {
+          importArticles({ db: ctx.database.db, erp: clients.client, logger: ctx.logger, caches: ctx.services.caches }, system, {
             force: specFilled(req.query.updateEvenIfErpVersionMatches, 'importArticles updateEvenIfErpVersionMatches'),
           }),
         ),
@@ -125,7 +123,7 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async devGetSalesInvoicesCsvExport(req, res) {
       const { year, month } = req.query;
-      const csv = await withErp(() => salesInvoicesCsv(clients.erpClientFor('weclapp'), 'weclapp', year, month));
+      const csv = await withErp(() => salesInvoicesCsv(clients.client, 'weclapp', year, month));
       const name = `sales-invoices-${year}-${String(month).padStart(2, '0')}.csv`;
       res.set('Content-Disposition', `attachment; filename="${name}"`).type('text/csv; charset=utf-8').send(csv);
     },
@@ -141,7 +139,7 @@ export function erpHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async devTestErpApi(req, res) {
       const system = req.query.erpSystem;
-      const erp = clients.erpClientFor(system);
+      const erp = clients.client;
       const id = req.query.quotationEntityId;
       if (!id) {
         const ping = await erp.ping(system);

@@ -6,7 +6,6 @@ import { principalOf, specFilled, type Handlers } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { caches, notifyClearCaches } from '../maintenance/caches';
 import { listDeadJobs, retryDeadJob } from '../outbox/dead-jobs.service';
 import { certificateSubject, createCertificate, type CertificatePurpose } from '../maintenance/certificates';
 
@@ -49,8 +48,7 @@ export function maintenanceHandlers(ctx: OrderingContext): Handlers<operations> 
       res.json(job);
     },
     async clearCaches(_req, res) {
-      const local = await caches.clearAll(ctx.logger);
-      await notifyClearCaches(ctx.database.db);
+      const local = await ctx.services.caches.clearEverywhere(ctx.database.db, ctx.logger);
       ctx.logger.info({ cleared: local.cleared, failed: local.failed, by: actor(principalOf<Principal>(res)) }, 'caches cleared; other instances notified');
       res.status(200).end();
     },

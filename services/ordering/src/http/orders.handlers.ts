@@ -99,8 +99,9 @@ export function ordersHandlers(ctx: OrderingContext): Handlers<operations> {
     idempotencyKey: idempotencyKeyOf(req.headers),
     caller: requestCaller(req, res),
     limits,
+    cartArticles: ctx.services.cartArticles,
     requestBody: req.body,
-    paylinks: ctx.orderFlow,
+    paylinks: ctx.services.inlinePaylinks,
   });
   return {
     async createDiscountCodes(req, res) {
@@ -108,7 +109,7 @@ export function ordersHandlers(ctx: OrderingContext): Handlers<operations> {
     },
     async validateDiscountCodes(req, res) {
       const group = effectiveUserGroup(principalOf<Principal>(res));
-      res.json(await validateDiscountCodes(db, req.body.codes, shopItems(req.body.orderItems), group));
+      res.json(await validateDiscountCodes(db, ctx.services.cartArticles, req.body.codes, shopItems(req.body.orderItems), group));
     },
     async createShopOrder(req, res) {
       res.json((await placeShopOrder(db, shopOrderInput(req.body), placeContext(req, res))).body);

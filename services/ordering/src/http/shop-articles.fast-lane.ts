@@ -34,6 +34,7 @@ import {
   type FastLane,
   type OpenApiDocument,
 } from '@sports-timing/shared';
+import type { ArticleListCache } from '../catalog/catalog-caches';
 import { shopArticleListBody, type ShopArticleQuery } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../culture/culture';
 import type { DB } from '../db/schema';
@@ -45,6 +46,8 @@ export interface ShopArticlesFastLaneDeps {
   /** The loaded ordering spec, the one the request validator uses: the lane's rules come from it. */
   spec: OpenApiDocument;
   database: Database<DB>;
+  /** The app's article list cache, the one its `listShopArticles` handler answers from. */
+  articleLists: ArticleListCache;
   maintenance: MaintenanceMode;
   metrics: AppMetrics;
   logger: Logger;
@@ -156,7 +159,7 @@ async function serve(
   query: ShopArticleQuery,
 ): Promise<boolean> {
   if (await deps.maintenance.isOn()) return false;
-  const list = await shopArticleListBody(deps.database.db, query);
+  const list = await shopArticleListBody(deps.database.db, deps.articleLists, query);
   const gzip = list.bytes.length >= GZIP_MIN_BYTES && gzipAccepted;
   const body = gzip ? list.gzip() : list.bytes;
   sendFastLaneAnswer(deps, req, res, start, 'listShopArticles', body, {

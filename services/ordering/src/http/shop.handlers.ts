@@ -7,17 +7,17 @@ import type { Principal } from '../auth/principal';
 import { getShopArticle, shopArticleListBody } from '../catalog/catalog.service';
 import { parseAcceptLanguage } from '../culture/culture';
 import { effectiveUserGroup } from '../catalog/user-groups';
-import type { OrderingDeps } from '../context';
+import type { OrderingContext } from '../composition';
 import { listCountries } from '../countries/countries.service';
 import type { operations } from '../generated/openapi';
 import { checkServiceId, drawFreeServiceIds } from '../siid/siid.service';
 
 /** Shop catalogue and lookup handlers. */
-export function shopHandlers(ctx: OrderingDeps): Handlers<operations> {
+export function shopHandlers(ctx: OrderingContext): Handlers<operations> {
   const db = ctx.database.db;
   return {
     async listShopArticles(req, res) {
-      const list = await shopArticleListBody(db, {
+      const list = await shopArticleListBody(db, ctx.services.articleLists, {
         callerGroup: effectiveUserGroup(principalOf<Principal>(res)),
         includeUnavailableArticles: specFilled(req.query.includeUnavailableArticles, 'listShopArticles includeUnavailableArticles'),
         includeSubitemArticles: specFilled(req.query.includeSubitemArticles, 'listShopArticles includeSubitemArticles'),

@@ -12,19 +12,18 @@ import { canonicalCulture } from '../culture/culture';
 import { isKnownCountryCode } from '../countries/countries.service';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
-import { caches, notifyClearCaches } from '../maintenance/caches';
+import type { CacheRegistry } from '../maintenance/caches';
 import { replaceLocalizedCountries, replaceLocalizedProductOptions } from './localization.repository';
 
 type CountriesBody = components['schemas']['LocalizedCountriesResourceDTO'];
 type ProductOptionsBody = components['schemas']['LocalizedProductOptionsResourceDTO'];
 
-async function changed(db: Kysely<DB>, logger: Logger): Promise<void> {
-  await caches.clearAll(logger);
-  await notifyClearCaches(db);
+async function changed(db: Kysely<DB>, caches: CacheRegistry, logger: Logger): Promise<void> {
+  await caches.clearEverywhere(db, logger);
 }
 
-/** Replaces the country names of one culture; answers the summary text. Throws 400 on duplicates/unknown codes. */
-export async function importLocalizedCountries(db: Kysely<DB>, logger: Logger, body: CountriesBody): Promise<string> {
+/** Replaces the country names of one culture (then clears `caches` everywhere); answers the summary text. Throws 400 on duplicates/unknown codes. */
+export async function importLocalizedCountries(db: Kysely<DB>, caches: CacheRegistry, logger: Logger, body: CountriesBody): Promise<string> {
   const culture = canonicalCulture(body.culture);
   const seen = new Set<string>();
   const errors: Record<string, string[]> = {};
@@ -40,12 +39,12 @@ export async function importLocalizedCountries(db: Kysely<DB>, logger: Logger, b
     // Two imports of one culture would both delete nothing and then collide on insert: the repository serializes them.
     await replaceLocalizedCountries(trx, culture, rows);
   });
-  await changed(db, logger);
+  await changed(db, caches, logger);
   return `Imported ${rows.length} countries for culture ${culture}.`;
 }
 
-/** Replaces the product option labels of one culture; answers the summary text. Throws 400 on duplicate keys. */
-export async function importLocalizedProductOptions(db: Kysely<DB>, logger: Logger, body: ProductOptionsBody): Promise<string> {
+/** Replaces the product option labels of one culture (then clears `caches` everywhere); answers the summary text. Throws 400 on duplicate keys. */
+export async function importLocalizedProductOptions(db: Kysely<DB>, caches: CacheRegistry, logger: Logger, body: ProductOptionsBody): Promise<string> {
   const culture = canonicalCulture(body.culture);
   const seen = new Set<string>();
   const errors: Record<string, string[]> = {};
@@ -63,6 +62,6 @@ export async function importLocalizedProductOptions(db: Kysely<DB>, logger: Logg
   await db.transaction().execute(async (trx) => {
     await replaceLocalizedProductOptions(trx, culture, rows);
   });
-  await changed(db, logger);
+  await changed(db, caches, logger);
   return `Imported ${rows.length} product options for culture ${culture}.`;
 }

@@ -1,23 +1,24 @@
 /**
- * Registry of in-process caches, cleared by `POST /api/rest/v1/maintenance/clear-caches` (`clearCaches`) on every
- * instance.
+ * The named in-process caches of one app, cleared by `POST /api/rest/v1/maintenance/clear-caches` (`clearCaches`)
+ * on every instance. The composition root (`composeOrdering`) builds one {@link CacheRegistry} per app and hands
+ * it to the owners of caches, which register themselves in it:
  *
- * How to use it from another module (articles, countries, localized options, retailers, …):
- *
- *     import { registerCache } from '../maintenance/caches';
+ *     const registry = new CacheRegistry();
  *     const byCulture = new Map<string, Country[]>();
- *     registerCache('countries', () => byCulture.clear());
+ *     registry.register('countries', () => byCulture.clear());
  *
- * - `registerCache(name, clear)` adds a cache to the process-wide registry {@link caches} and returns a
- *   function that removes it again (call it when the owner is disposed, e.g. per app in tests). `clear`
- *   may be async; it must only drop in-memory state (the next read repopulates it from the database).
- * - Several registrations may share a name (one per app instance in a test process); all are cleared.
- * - A failing `clear` is logged and reported, it does not stop the others.
+ * - `register(name, clear)` adds a cache and returns a function that removes it again. `clear` may be async;
+ *   it must only drop in-memory state (the next read repopulates it from the database).
+ * - Several registrations may share a name; all are cleared. A failing `clear` is logged and reported, it
+ *   does not stop the others.
+ * - Two apps in one process have two registries: clearing one leaves the other's caches alone, unless the
+ *   clear goes through the database ({@link CacheRegistry.clearEverywhere}), as between instances.
  *
- * Across instances: the clear-caches operation clears this process's registry and then sends
- * `NOTIFY ordering_clear_caches`; every instance runs a {@link CacheClearListener} (started in `server.ts`)
- * that clears its own registry when it hears it. A cache that must never be stale longer than a bound
- * should still use a TTL of its own: a notification sent while an instance's listener reconnects is lost.
+ * Across instances: {@link CacheRegistry.clearEverywhere} clears the registry and sends
+ * `NOTIFY ordering_clear_caches` with the registry's instance id; every instance runs a {@link CacheClearListener}
+ * (started in `server.ts`) that clears its registry when it hears another instance's notification. A cache that
+ * must never be stale longer than a bound should still use a TTL of its own: a notification sent while an
+ * instance's listener reconnects is lost.
  */
 import { randomUUID } from 'node:crypto';
 import type { Kysely } from 'kysely';
@@ -32,9 +33,12 @@ export interface ClearResult {
   failed: string[];
 }
 
-/** A set of named in-process caches. */
+/** A set of named in-process caches: those of one app. */
 export class CacheRegistry {
   private readonly entries = new Set<{ name: string; clear: () => void | Promise<void> }>();
+
+  /** `instanceId` names this registry in notifications (default a random UUID), so that the sender does not clear twice. */
+  constructor(readonly instanceId: string = randomUUID()) {}
 
   /** Adds a cache; returns the function that removes it. */
   register(name: string, clear: () => void | Promise<void>): () => void {
@@ -67,34 +71,29 @@ export class CacheRegistry {
     );
     return { cleared: [...cleared].filter((n) => !failed.has(n)).sort(), failed: [...failed].sort() };
   }
-}
 
-/** The process-wide registry used by the clear-caches operation and the listener of `server.ts`. */
-export const caches = new CacheRegistry();
-
-/** Registers a cache in the process-wide registry; returns the function that unregisters it. */
-export function registerCache(name: string, clear: () => void | Promise<void>): () => void {
-  return caches.register(name, clear);
-}
-
-/** Identifies this process in notifications, so that the sender does not clear twice. */
-const INSTANCE_ID = randomUUID();
-
-/** Tells every instance (including those of other processes) to clear its caches, once the caller's transaction commits. */
-export async function notifyClearCaches<T>(db: Kysely<T>, senderId: string = INSTANCE_ID): Promise<void> {
-  await notifyClearCachesChannel(db, senderId);
+  /**
+   * Clears this registry, then tells every other instance (including those of other processes) to clear its
+   * own once the caller's transaction commits (`NOTIFY` on `db`). Answers what was cleared here.
+   */
+  async clearEverywhere<T>(db: Kysely<T>, logger?: Logger): Promise<ClearResult> {
+    const local = await this.clearAll(logger);
+    await notifyClearCachesChannel(db, this.instanceId);
+    return local;
+  }
 }
 
 /**
  * Listens on {@link CLEAR_CACHES_CHANNEL} on a dedicated connection (LISTEN needs a session of its own)
- * and clears `registry` on each notification from another instance; reconnects after a connection loss.
+ * and clears `registry` on each notification from another instance (another registry id); reconnects after a
+ * connection loss.
  */
 export class CacheClearListener {
   private client: pg.Client | undefined;
   private stopped = true;
   private retry: NodeJS.Timeout | undefined;
 
-  constructor(private readonly opts: { url: string; registry?: CacheRegistry; logger?: Logger; instanceId?: string; onCleared?: (r: ClearResult) => void }) {}
+  constructor(private readonly opts: { url: string; registry: CacheRegistry; logger?: Logger; onCleared?: (r: ClearResult) => void }) {}
 
   /** Connects and listens; resolves once listening (or after a failed first attempt, which is retried). */
   async start(): Promise<void> {
@@ -107,8 +106,8 @@ export class CacheClearListener {
     const client = new pg.Client({ connectionString: this.opts.url });
     client.on('error', () => undefined);
     client.on('notification', (msg) => {
-      if (msg.channel !== CLEAR_CACHES_CHANNEL || msg.payload === (this.opts.instanceId ?? INSTANCE_ID)) return;
-      void (this.opts.registry ?? caches).clearAll(this.opts.logger).then((r) => {
+      if (msg.channel !== CLEAR_CACHES_CHANNEL || msg.payload === this.opts.registry.instanceId) return;
+      void this.opts.registry.clearAll(this.opts.logger).then((r) => {
         this.opts.logger?.info({ cleared: r.cleared, failed: r.failed }, 'caches cleared on notification');
         this.opts.onCleared?.(r);
       });

@@ -4,14 +4,12 @@
  * and discount-code validation, so a code is always judged against the same prices the order will have. Money:
  * integer net cents.
  */
-import type { Kysely } from 'kysely';
 import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
 import type { UserGroup } from '../auth/principal';
 import type { CatalogArticle, CatalogBomItem } from '../catalog/catalog.mapper';
-import { findCartArticles } from '../catalog/catalog.service';
+import type { CartArticleCache } from '../catalog/catalog-caches';
 import type { AttributeDefinition } from '../db/tables/catalog.tables';
 import { isAvailableTo } from '../catalog/user-groups';
-import type { DB } from '../db/schema';
 import { CARD_NUMBER_RANGES, isInRange, type CardType } from '../siid/card-types';
 import type { OrderItemInput, OrderItemPaths } from './order.types';
 
@@ -311,21 +309,21 @@ export function buildCart(
 
 /**
  * The catalogue articles `items` refer to, plus the default articles of their slots (for surcharges), from
- * the cart-article cache (`findCartArticles`: at most a second old, dropped by every article import).
+ * the app's cart-article cache (`CartArticleCache`: at most a second old, dropped by every article import).
  */
-export async function loadCartArticles(db: Kysely<DB>, items: readonly OrderItemInput[]): Promise<Map<string, CatalogArticle>> {
-  const byNumber = new Map(await findCartArticles(db, [...allArticleNumbers(items)]));
+export async function loadCartArticles(cartArticles: CartArticleCache, items: readonly OrderItemInput[]): Promise<Map<string, CatalogArticle>> {
+  const byNumber = new Map(await cartArticles.find([...allArticleNumbers(items)]));
   const defaults = [...byNumber.values()].flatMap((a) => a.bomItems.map((s) => s.defaultArticleNumber)).filter((n) => !byNumber.has(n));
-  if (defaults.length > 0) for (const [n, a] of await findCartArticles(db, defaults)) byNumber.set(n, a);
+  if (defaults.length > 0) for (const [n, a] of await cartArticles.find(defaults)) byNumber.set(n, a);
   return byNumber;
 }
 
 /**
- * Loads the articles of `items` and prices the cart for a caller of `group`; throws ApiError 400 with
- * every field violation when the cart is not valid.
+ * Loads the articles of `items` (from `cartArticles`) and prices the cart for a caller of `group`; throws
+ * ApiError 400 with every field violation when the cart is not valid.
  */
-export async function priceCart(db: Kysely<DB>, items: readonly OrderItemInput[], group: UserGroup, itemsPath: string): Promise<PricedCart> {
-  const { cart, errors } = buildCart(items, await loadCartArticles(db, items), group, itemsPath);
+export async function priceCart(cartArticles: CartArticleCache, items: readonly OrderItemInput[], group: UserGroup, itemsPath: string): Promise<PricedCart> {
+  const { cart, errors } = buildCart(items, await loadCartArticles(cartArticles, items), group, itemsPath);
   if (Object.keys(errors).length > 0) throw validationError(errors, summarize(errors));
   return cart;
 }

@@ -5,6 +5,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { UserGroup } from '../auth/principal';
+import type { CartArticleCache } from '../catalog/catalog-caches';
 import type { DB } from '../db/schema';
 import { evaluateDiscountCodes } from '../discounts/discount-rules';
 import { loadDiscountTerms, type ValidateDiscountCodesReply } from '../discounts/discounts.service';
@@ -13,15 +14,17 @@ import type { OrderItemInput } from './order.types';
 
 /**
  * Spec `validateDiscountCodes`: prices the cart as an order of a caller of `group` would be priced
- * (ApiError 400 for an invalid cart) and evaluates `codes` against it at the current time. Redeems nothing.
+ * (ApiError 400 for an invalid cart; articles from the app's `cartArticles`) and evaluates `codes` against it
+ * at the current time. Redeems nothing.
  */
 export async function validateDiscountCodes(
   db: Kysely<DB>,
+  cartArticles: CartArticleCache,
   codes: readonly string[],
   items: readonly OrderItemInput[],
   group: UserGroup,
 ): Promise<ValidateDiscountCodesReply> {
-  const cart = await priceCart(db, items, group, 'orderItems');
+  const cart = await priceCart(cartArticles, items, group, 'orderItems');
   const terms = await loadDiscountTerms(db, codes);
   const evaluation = evaluateDiscountCodes(
     codes,

@@ -315,7 +315,7 @@ export class OrderFlow {
     if (order.state !== 'paid' && order.state !== 'received') return;
     const articleNumbers = [...new Set([...order.items.map((it) => it.articleNumber)])];
     const facts = await flowRepo.erpHandOffFacts(db, orderId, articleNumbers);
-    const erp = this.deps.erpClients.erpClientFor(ORDER_ERP_SYSTEM);
+    const erp = this.deps.erpClients.client;
     const settleMs = this.deps.config.erpCreateSettleMs;
     let salesOrderId: string;
     try {
@@ -360,7 +360,7 @@ export class OrderFlow {
    * is unknown. Repeated calls change nothing.
    */
   async applyErpSalesOrder(system: ErpSystem, salesOrderId: string): Promise<OrderState | null> {
-    const so = await this.deps.erpClients.erpClientFor(system).getSalesOrder(system, salesOrderId);
+    const so = await this.deps.erpClients.client.getSalesOrder(system, salesOrderId);
     if (!so) return null;
     return this.applySalesOrderState(system, so);
   }
@@ -372,7 +372,7 @@ export class OrderFlow {
    * other instances.
    */
   async pollErpSalesOrders(system: ErpSystem, modifiedAfter: number): Promise<number> {
-    const changed = await this.deps.erpClients.erpClientFor(system).listSalesOrdersModifiedAfter(system, modifiedAfter);
+    const changed = await this.deps.erpClients.client.listSalesOrdersModifiedAfter(system, modifiedAfter);
     for (const so of changed) await this.applySalesOrderState(system, so);
     return changed.length;
   }

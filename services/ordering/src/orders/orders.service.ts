@@ -9,6 +9,7 @@
  */
 import type { Kysely } from 'kysely';
 import type { Principal } from '../auth/principal';
+import type { CartArticleCache } from '../catalog/catalog-caches';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { DB } from '../db/schema';
 import { cardOrderInput, type CardOrderRequest } from './card-order';
@@ -32,6 +33,8 @@ export interface PlaceOrderContext {
   caller?: string;
   /** Abuse limits (`order-limits.ts`): public callers' reservations and mails, discount-code checks; absent → none. */
   limits?: OrderLimits;
+  /** The app's cart-article cache the cart is priced from (`CartArticleCache`). */
+  cartArticles: CartArticleCache;
   /** The validated request body (defaults applied), hashed for the idempotency check. */
   requestBody: unknown;
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
@@ -39,7 +42,8 @@ export interface PlaceOrderContext {
   /**
    * Creates the paylink of a new prepaid order (given as stored) right after the commit (see
    * `order-flow.service.ts`); resolves the order with its paylink when that job ran, null when it was not
-   * tried, failed or left no paylink. Without it the paylink is left to the outbox job alone.
+   * tried, failed or left no paylink. Without it the paylink is left to the outbox job alone (the composition's
+   * `inlinePaylinks` option decides).
    */
   paylinks?: { createPaylinkNow(order: StoredOrder): Promise<StoredOrder | null> };
 }
@@ -69,8 +73,8 @@ async function placeOrder<T>(
     ? { scope: `${operation}:${ctx.caller ?? caller}`, key: ctx.idempotencyKey, requestHash: requestHash(ctx.requestBody) }
     : null;
   let placed: PlacedOrder<T> & { order?: StoredOrder };
-  // From the process's cart-article cache (keyed by the pool's handle, so read before the transaction).
-  const articles = await loadCartArticles(db, input.items);
+  // From the app's cart-article cache (over the pool, so read before the transaction).
+  const articles = await loadCartArticles(ctx.cartArticles, input.items);
   try {
     placed = await db.transaction().execute(async (trx): Promise<PlacedOrder<T> & { order?: StoredOrder }> => {
       if (claim) {

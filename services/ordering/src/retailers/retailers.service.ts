@@ -15,7 +15,7 @@ import type { components } from '../generated/openapi';
 import { lockRetailerImport, replaceRetailerRows, selectRetailers, type RetailerRow } from './retailers.repository';
 
 /** The ERP system whose retailers the shop lists. */
-export const RETAILER_ERP_SYSTEM: ErpSystem = 'weclapp';
+const RETAILER_ERP_SYSTEM: ErpSystem = 'weclapp';
 
 /** `RetailerInfo` of the spec. */
 export type RetailerInfo = components['schemas']['RetailerInfo'];

@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../../src/app';
+import { composeOrdering, type OrderingServices } from '../../src/composition';
 import type { Principal } from '../../src/auth/principal';
 import { generateSigningKeyPem, TokenService } from '../../src/auth/tokens';
 import { loadOrderingConfig, type OrderingConfig } from '../../src/config';
@@ -23,6 +24,8 @@ import type { DB } from '../../src/db/schema';
 export interface OrderingTestContext {
   app: Express;
   deps: OrderingDeps;
+  /** What `composeOrdering(deps)` built for {@link app} (another app over `deps` composes its own). */
+  services: OrderingServices;
   database: Database<DB>;
   testDb: TestDatabase;
   /**
@@ -91,10 +94,12 @@ export async function startOrdering(env: Record<string, string> = {}, overrides:
   // Mail of this test database's app, removed by close(): a test run leaves the temporary directory as it found it.
   const mailDir = path.join(tmpdir(), `ordering-test-mail-${testDb.name}`);
   const deps: OrderingDeps = { config, database, logger, tokens, mailer: fileMailer(mailDir), validateResponses: true, ...overrides };
-  const app = createApp(deps);
+  const ordering = composeOrdering(deps);
+  const app = createApp(ordering);
   return {
     app,
     deps,
+    services: ordering.services,
     database,
     testDb,
     async bearer(p) {

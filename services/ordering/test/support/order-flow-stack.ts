@@ -1,17 +1,15 @@
 /**
- * The order flow over real HTTP for tests: the ordering app with its demo catalogue and an {@link OrderFlow}
- * against the payment simulator (and the ERP simulator unless left out), served on a free port, with an
- * outbox dispatcher running the flow's jobs. `close()` stops everything it started.
+ * The order flow over real HTTP for tests: the ordering app with its demo catalogue and inline paylinks, its
+ * {@link OrderFlow} against the payment simulator (and the ERP simulator unless left out), served on a free port,
+ * with an outbox dispatcher running the flow's jobs. `close()` stops everything it started.
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
-import { createApp } from '../../src/app';
 import { loadDemoCatalog } from '../../src/demo/catalog';
-import { erpClientsOf } from '../../src/composition';
-import { OrderFlow } from '../../src/orders/order-flow.service';
+import type { OrderFlow } from '../../src/orders/order-flow.service';
 import type { Mailer } from '../../src/mail/mailer';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './app';
@@ -26,6 +24,7 @@ export interface OrderFlowStack {
   pay: PaymentSimulator;
   /** Absent when started with `erp: false`. */
   erp: ErpSimulator | undefined;
+  /** The app's order flow (`ctx.services.orderFlow`). */
   orderFlow: OrderFlow;
   dispatcher: OutboxDispatcher;
   server: http.Server;
@@ -37,7 +36,7 @@ export interface OrderFlowStack {
 }
 
 /**
- * Starts the stack; `name` names its logger, `erp: false` leaves the ERP simulator out, `env` adds configuration,
+ * Starts the stack; `name` names its dispatcher's logger, `erp: false` leaves the ERP simulator out, `env` adds configuration,
  * `mailer` replaces the `.eml` drop (e.g. SMTP to a test relay), `onDead` is the dispatcher's (as `server.ts` wires it).
  */
 export async function startOrderFlowStack(
@@ -53,12 +52,12 @@ export async function startOrderFlowStack(
       ...(erp ? { ERP_BASE_URL_WECLAPP: erp.baseUrl('main'), ERP_BASE_URL_WECLAPP_SANDBOX: erp.baseUrl('sandbox') } : {}),
       ...opts.env,
     },
-    opts.mailer ? { mailer: opts.mailer } : {},
+    { inlinePaylinks: true, ...(opts.mailer ? { mailer: opts.mailer } : {}) },
   );
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
-  const orderFlow = new OrderFlow({ database: ctx.database, logger, config: ctx.deps.config, erpClients: erpClientsOf(ctx.deps) });
-  const server = http.createServer(createApp({ ...ctx.deps, orderFlow }));
+  const orderFlow = ctx.services.orderFlow;
+  const server = http.createServer(ctx.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   const dispatcher = new OutboxDispatcher({

@@ -10,6 +10,7 @@ import { sql } from 'kysely';
 import request from 'supertest';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import { createApp } from '../../src/app';
+import { composeOrdering, type OrderingServices } from '../../src/composition';
 import type { DB } from '../../src/db/schema';
 import { loadDemoCatalog } from '../../src/demo/catalog';
 import type { components } from '../../src/generated/openapi';
@@ -37,6 +38,8 @@ export interface TestShop {
   ctx: OrderingTestContext;
   /** The app's own pool (larger than the default, for the concurrency tests). */
   database: Database<DB>;
+  /** The services composed for the app over {@link database} (not those of `ctx.app`). */
+  services: OrderingServices;
   /** Base URL of the listening server. */
   url: string;
   /** Present when started with `mail: true`. */
@@ -56,7 +59,8 @@ export async function startShop(opts: { mail?: boolean; poolSize?: number } = {}
     logger: createLogger('orders-test'),
     connectTimeoutMs: testTime(5_000),
   });
-  const app = createApp({ ...ctx.deps, database });
+  const ordering = composeOrdering({ ...ctx.deps, database });
+  const app = createApp(ordering);
   const server = http.createServer(app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -78,6 +82,7 @@ export async function startShop(opts: { mail?: boolean; poolSize?: number } = {}
   return {
     ctx,
     database,
+    services: ordering.services,
     url,
     smtp,
     staff: () => ctx.bearer({ roles: ['support'], userGroup: 'internal', id: 900 }),
