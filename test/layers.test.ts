@@ -29,6 +29,8 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'packages/shared/src/listen.ts': 'sends LISTEN on the dedicated notification sessions of both services',
   'packages/shared/src/testing.ts': 'creates and drops the throw-away test databases (no service schema exists yet)',
   'packages/shared/src/embedded.ts': 'creates the database of the embedded PostgreSQL of `pnpm start` before any schema exists',
+  'packages/launcher/src/backup.ts':
+    "`pnpm backup`/`pnpm restore` on the embedded cluster itself: the base-backup functions and a restore's move of the punch ids, while no service runs (docs/backup.md)",
 };
 
 const SQL_CALL =
