@@ -8,6 +8,7 @@ import request from 'supertest';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
+import { composeTiming, type TimingComposition } from '../src/composition';
 import type { TimingQuotas } from '../src/config';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
@@ -26,6 +27,8 @@ export interface TestUser {
 /** A running test context. */
 export interface TimingTestContext {
   app: Express;
+  /** The app's composition (composition.ts): its punch service, event writes, caches and hub. */
+  timing: TimingComposition;
   database: Database<DB>;
   testDb: TestDatabase;
   /** Key of user `admin` (role admin); empty when started with `withAdmin: false`. */
@@ -53,7 +56,8 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
   const logger = createLogger('timing-test');
   const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger, max: opts.poolSize, settings: PUNCH_SESSION_SETTINGS });
   await migrateToLatest(database, migrations);
-  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
+  const timing = composeTiming({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
+  const app = createApp(timing);
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
@@ -61,6 +65,7 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
   const adminKey = opts.withAdmin === false ? '' : (await createUser('admin', 'admin')).key;
   return {
     app,
+    timing,
     database,
     testDb,
     adminKey,

@@ -50,9 +50,9 @@ function randomInt(n: number): number {
 it(
   'delivers every punch exactly once to an afterId poller during 32 concurrent uploads',
   async () => {
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const deps = ctx.timing.punches;
     const caller = await authenticateKey(ctx.database.db, ctx.adminKey);
-    const eventId = (await createEvent(ctx.database.db, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
+    const eventId = (await createEvent(ctx.timing.events, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
     let stop = false;
     let uploads = 0;
     let seq = 0;
