@@ -59,6 +59,8 @@ export interface TimingDeps {
   readCacheBytes?: number;
   /** `max-age` (seconds) of public punch reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, http/read-caching.ts); default 1. */
   punchMaxAgeSeconds?: number;
+  /** Lifetime of the app's cached events in ms (events/event-cache.ts; tests); default 5 s. */
+  eventCacheTtlMs?: number;
   /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
   sseHeartbeatMs?: number;
   /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
@@ -123,7 +125,7 @@ export function composeTiming(deps: TimingDeps): TimingComposition {
   const fanout = new StreamFanout({ hub: live, backlog, bound, heartbeatMs: deps.sseHeartbeatMs ?? SSE_HEARTBEAT_MS, logger });
   const visibilityWait = visibilityWaitReader(database.pool);
   const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog, () => visibilityWait.read());
-  const eventCache = new EventCache(database.db);
+  const eventCache = new EventCache(database.db, deps.eventCacheTtlMs);
   const events: EventDeps = { db: database.db, cache: eventCache };
   const punches = createPunchService({
     db: database.db,

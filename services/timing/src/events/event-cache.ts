@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import { findEvent, type EventRow } from './events.repository';
 
-/** Lifetime of an entry (ms). */
+/** Lifetime of an entry (ms), unless the app's composition says otherwise (tests). */
 const EVENT_CACHE_TTL_MS = 5_000;
 
 /** Most entries per cache; the oldest is dropped beyond. */
@@ -35,7 +35,11 @@ export class EventCache {
   /** Bumped by every invalidation, so a read that overlapped one is not stored. */
   private generation = 0;
 
-  constructor(private readonly db: Kysely<DB>) {}
+  /** `ttlMs`: lifetime of an entry (default {@link EVENT_CACHE_TTL_MS}). */
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly ttlMs = EVENT_CACHE_TTL_MS,
+  ) {}
 
   /** The event (with its modems), from this cache or the database; undefined when it does not exist. */
   async get(id: number): Promise<EventRow | undefined> {
@@ -47,7 +51,7 @@ export class EventCache {
     if (row && gen === this.generation) {
       this.entries.delete(id);
       if (this.entries.size >= EVENT_CACHE_MAX) this.entries.delete(this.entries.keys().next().value as number);
-      this.entries.set(id, { row, expires: now + EVENT_CACHE_TTL_MS });
+      this.entries.set(id, { row, expires: now + this.ttlMs });
     } else if (!row) {
       this.entries.delete(id);
     }
