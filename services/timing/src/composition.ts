@@ -27,6 +27,8 @@ import { DEFAULT_SEND_BOUND, type SendBound } from './live/send-bound';
 import { registerTimingMetrics } from './metrics';
 import { BacklogGate } from './punches/backlog-gate';
 import { createPunchService } from './punches/punches.service';
+import { punchLimits, type TimingLimits } from './punches/punch-spec';
+import { modemLimits } from './modems/modem-spec';
 import { visibilityWaitReader, type VisibilityWaitReader } from './punches/visibility-wait';
 import { SPEC_FILE } from './version';
 
@@ -92,6 +94,8 @@ export interface TimingComposition extends HandlerDeps {
   readonly deps: TimingDeps;
   /** The app's timing spec, loaded once. */
   readonly spec: OpenApiDocument;
+  /** The limits the app enforces, from `spec` (punches/punch-spec.ts, modems/modem-spec.ts). */
+  readonly limits: TimingLimits;
   /** The app's cache of events, also invalidated by its LISTEN session (live/listener.ts). */
   readonly eventCache: EventCache;
   /** The app's Prometheus registry and request metrics. */
@@ -114,6 +118,7 @@ export interface TimingComposition extends HandlerDeps {
 export function composeTiming(deps: TimingDeps): TimingComposition {
   const spec = deps.spec ?? loadSpec(SPEC_FILE);
   const { database, logger } = deps;
+  const limits: TimingLimits = { ...punchLimits(spec), ...modemLimits(spec) };
   const quotas = deps.quotas ?? DEFAULT_QUOTAS;
   const metrics = createMetrics('timing', database.pool, deps.metricsAccess);
   const live = new LiveHub({ ...deps.liveLimits, pool: database.pool, logger });
@@ -126,7 +131,7 @@ export function composeTiming(deps: TimingDeps): TimingComposition {
   const visibilityWait = visibilityWaitReader(database.pool);
   const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog, () => visibilityWait.read());
   const eventCache = new EventCache(database.db, deps.eventCacheTtlMs);
-  const events: EventDeps = { db: database.db, cache: eventCache };
+  const events: EventDeps = { db: database.db, cache: eventCache, modemLimits: limits };
   const punches = createPunchService({
     db: database.db,
     pool: database.pool,
@@ -136,10 +141,12 @@ export function composeTiming(deps: TimingDeps): TimingComposition {
     dailyPunchQuota: quotas.punchesPerDay,
     backlog,
     events: eventCache,
+    limits,
   });
   return {
     deps,
     spec,
+    limits,
     database,
     logger,
     quotas,

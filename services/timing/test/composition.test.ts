@@ -1,17 +1,19 @@
 /**
  * Two timing apps in one process share nothing unless composed to (docs/architecture.md "Composition root of
  * timing"): each composition (composition.ts) has its own read caches, bounded by its own
- * `TIMING_READ_CACHE_MB`, and its own event cache, dropped only by its own writes and its own LISTEN session —
- * even when both apps run on the very same pool, the key the old per-pool registries shared state by.
+ * `TIMING_READ_CACHE_MB`, its own event cache, dropped only by its own writes and its own LISTEN session, and the
+ * limits of its own spec — even when both apps run on the very same pool, the key the old per-pool registries
+ * shared state by.
  */
 import type { Express } from 'express';
 import request from 'supertest';
-import { createLogger } from '@sports-timing/shared';
+import { createLogger, loadSpec, parameterSchemaOf, responseSchemaOf } from '@sports-timing/shared';
 import { testTime } from '@sports-timing/shared/src/test-time';
 import { createApp } from '../src/app';
 import { composeTiming, type TimingComposition } from '../src/composition';
 import { startPunchListener } from '../src/live/listener';
 import type { PunchReadCache } from '../src/punches/read-cache';
+import { SPEC_FILE } from '../src/version';
 import { startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
 
 let ctx: TimingTestContext;
@@ -126,4 +128,25 @@ it("a LISTEN session invalidates its own app's event cache only", async () => {
   } finally {
     await listener.stop();
   }
+});
+
+it("an app over a modified spec enforces that spec's limits, and only that app", async () => {
+  const spec = loadSpec(SPEC_FILE);
+  parameterSchemaOf(spec, 'getPunches', 'modem')['x-max-list-items'] = 2;
+  const strict = composeTiming({ database: ctx.database, logger, spec });
+  expect(strict.limits.maxModemsPerQuery).toBe(2);
+  expect(strict.spec).toBe(spec);
+  const app = createApp(strict);
+  const res = await request(app).get('/api/rest/v1/punches?modem=CA-1,CB-1,CC-1').expect(400);
+  expect(res.text).toContain('at most 2 serial numbers');
+  await request(app).get('/api/rest/v1/punches?modem=CA-1,CB-1').expect(200);
+  // Every other app keeps the checked-in spec's limit (200).
+  expect(ctx.timing.limits.maxModemsPerQuery).toBeGreaterThan(3);
+  await request(ctx.app).get('/api/rest/v1/punches?modem=CA-1,CB-1,CC-1').expect(200);
+});
+
+it('refuses a spec whose page size the page statements were not built with', () => {
+  const spec = loadSpec(SPEC_FILE);
+  responseSchemaOf(spec, 'getPunches').maxItems = 10;
+  expect(() => composeTiming({ database: ctx.database, logger, spec })).toThrow(/page size must stay 1000/);
 });

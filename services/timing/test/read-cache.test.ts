@@ -98,7 +98,7 @@ function violation(o: Observation, rows: { id: number; txid: bigint }[]): string
 
 /** A punch service without shared answers (`readCacheBytes: 0`) on the test app's database and event cache. */
 function uncached(): PunchService {
-  return createPunchService({ db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0, events: ctx.timing.eventCache });
+  return createPunchService({ db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0, events: ctx.timing.eventCache, limits: ctx.timing.limits });
 }
 
 /** The cache of the primary pool of `service` (on by default: the service's own bound, 64 MiB). */

@@ -9,7 +9,7 @@ import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { claimModems } from '../modems/modems.service';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
+import type { ModemLimits } from '../modems/modem-spec';
 import * as repo from './events.repository';
 import { EVENT_CHANNEL, type EventCache } from './event-cache';
 
@@ -23,6 +23,8 @@ const MAX_EVENT_ID = 2_147_483_647;
 export interface EventDeps {
   db: Kysely<DB>;
   cache: EventCache;
+  /** The modem caps of the app's spec (an event registers its new modems as an upload does). */
+  modemLimits: ModemLimits;
 }
 
 /** API `Event`. */
@@ -104,7 +106,7 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
 
 /**
  * Creates an event owned by the caller; registers its unknown modems to the caller — at most
- * `MAX_NEW_MODEMS_PER_UPLOAD` (100) new ones per request, as for an upload (400 beyond, nothing registered).
+ * `deps.modemLimits.maxNewModemsPerUpload` (100 in the spec) new ones per request, as for an upload (400 beyond, nothing registered).
  * A non-admin caller owning `maxEvents` events already → 403 naming the quota, nothing created; the count
  * and the insert run under a per-user lock, so concurrent creations cannot pass it (docs/decisions.md §5
  * "Quotas").
@@ -116,7 +118,7 @@ export async function createEvent(deps: EventDeps, caller: Principal, input: New
   const quota = admin ? null : maxEvents;
   // Checked before modems are claimed too, so a caller at the quota registers nothing.
   if (quota !== null && (await repo.countOwnedEvents(db, caller.userId)) >= quota) throw eventQuotaReached(quota);
-  await claimModems(db, input.modems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+  await claimModems(db, deps.modemLimits, input.modems, caller.userId, admin, deps.modemLimits.maxNewModemsPerUpload);
   const id = await db.transaction().execute(async (tx) => {
     const eventId = await repo.insertEventWithin(tx, caller.userId, fields, quota);
     if (eventId === undefined) throw eventQuotaReached(maxEvents);
@@ -154,7 +156,7 @@ export async function replaceEvent(deps: EventDeps, caller: Principal, id: numbe
   const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   const fields = fieldsOf(input);
-  await claimModems(db, input.modems, current.owner_id, isAdmin(caller));
+  await claimModems(db, deps.modemLimits, input.modems, current.owner_id, isAdmin(caller));
   await db.transaction().execute(async (tx) => {
     await repo.updateEvent(tx, id, fields);
     await repo.setEventModems(tx, id, input.modems);

@@ -21,14 +21,10 @@ import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedP
 import * as upload from './punch-upload.repository';
 import * as repo from './punches.repository';
 import type { ModemWindow } from './punch-windows.repository';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
-import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
+import { punchLimits, type TimingLimits } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, PunchReadCache } from './read-cache';
 import { NewPunchNotifier } from './new-punch-notifier';
 import type { BacklogGate } from './backlog-gate';
-
-/** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
-const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
 
 /** Largest event id (int4); larger `eventId` values cannot exist. */
 const MAX_EVENT_ID = 2_147_483_647;
@@ -60,6 +56,8 @@ export interface PunchServiceOptions {
   backlog?: BacklogGate;
   /** The app's cache of events (event-cache.ts): reads by `eventId` resolve the event there. */
   events: EventCache;
+  /** The limits of the app's spec (punch-spec.ts): batch size, `modem` list length, card numbers, modem caps. */
+  limits: TimingLimits;
 }
 
 /**
@@ -139,7 +137,8 @@ export async function resolveScope(deps: PunchService, caller: Principal | null,
   if (listed.length === 0 && q.eventId === undefined && q.user === undefined) {
     throw validationError({ modem: ['One of modem, eventId or user is required.'] }, 'Give at least one of the filters modem, eventId, user.');
   }
-  if (listed.length > MAX_MODEMS_PER_QUERY) throw validationError({ modem: [`at most ${MAX_MODEMS_PER_QUERY} serial numbers`] });
+  const maxModems = deps.limits.maxModemsPerQuery;
+  if (listed.length > maxModems) throw validationError({ modem: [`at most ${maxModems} serial numbers`] });
 
   let modems: Set<string> | null = null;
   let windows: ModemWindow[] | undefined;
@@ -318,7 +317,8 @@ export async function uploadPunches(
   receivedAtUtc: number,
   rejected: readonly RejectedPunch[] = [],
 ): Promise<UploadResult> {
-  if (punches.length + rejected.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
+  const maxBatch = deps.limits.maxPunchesPerUpload;
+  if (punches.length + rejected.length > maxBatch) throw validationError({ $: [`at most ${maxBatch} punches per upload`] });
   if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
@@ -330,7 +330,7 @@ export async function uploadPunches(
     let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+      await claimModems(deps.db, deps.limits, result.unknownModems, caller.userId, admin, deps.limits.maxNewModemsPerUpload);
       result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     }
     answer = uploaded(deps, punches.length, rejected, result);
@@ -349,7 +349,8 @@ export async function uploadPunches(
  */
 export function punchCsvReader(spec: OpenApiDocument): (text: string) => CheckedBatch {
   const parse = compilePunchCsvParser(spec);
-  return (text) => parse(text, MAX_BATCH);
+  const maxBatch = punchLimits(spec).maxPunchesPerUpload;
+  return (text) => parse(text, maxBatch);
 }
 
 /** Interval of the counter compaction (ms). */

@@ -53,7 +53,7 @@ export async function uploadRocPunch(
   receivedAtUtc: number,
 ): Promise<UploadResult> {
   const punch = punchOfRocForm(form);
-  const problem = cardNumberProblem(punch.card);
+  const problem = cardNumberProblem(punch.card, deps.limits.maxCardNumber);
   if (problem !== undefined) throw validationError({ sinumber1: [problem] }, 'The punch was not stored.');
   return uploadPunches(deps, caller, [punch], receivedAtUtc);
 }
