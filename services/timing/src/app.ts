@@ -1,7 +1,8 @@
 /**
  * The timing service as an Express app (no listen): gzip responses, spec-driven access control (`x-roles`,
- * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
- * `server.ts` wires configuration, the database and the listener.
+ * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors, wired from
+ * the objects of one composition (composition.ts). `server.ts` wires configuration, the database, the
+ * composition and its listener.
  */
 import express, { type Express, type Request } from 'express';
 import {
