@@ -88,7 +88,7 @@ describe('try it out', () => {
   it('getPunches executed with the examples as the page fills them in answers 200 (the user parameter starts empty)', async () => {
     const { loadDemoData } = await import('../services/timing/src/demo/load');
     const { createLogger } = await import('@sports-timing/shared');
-    await loadDemoData({ db: timing.database.db, pool: timing.database.pool }, createLogger('docs-test'));
+    await loadDemoData(timing.timing, createLogger('docs-test'));
     const base = await listen(timing.app);
     const page = await browser.newPage();
     try {

@@ -151,6 +151,8 @@ const TIMING_LAYERS: readonly (readonly string[])[] = [
   ['server.ts', 'migrate.ts'],
   // The Express app; the start-up tasks (bootstrap key, demo event).
   ['app.ts', 'bootstrap.ts'],
+  // The composition root: builds every stateful object of one app once and hands it down.
+  ['composition.ts'],
   // Handlers; the demo data loader (uploads through the punch service).
   ['demo', 'http'],
   ['metrics.ts'],

@@ -15,7 +15,8 @@ import request from 'supertest';
 import { createLogger } from '@sports-timing/shared';
 import { createApp } from '../services/timing/src/app';
 import { loadDemoData } from '../services/timing/src/demo/load';
-import { LiveHub } from '../services/timing/src/live/hub';
+import type { LiveHub } from '../services/timing/src/live/hub';
+import { composeTiming } from '../services/timing/src/composition';
 import { startPunchListener, type PunchListener } from '../services/timing/src/live/listener';
 import { startTiming, waitUntilVisible, type TimingTestContext } from '../services/timing/test/helpers';
 import { testNote } from '@sports-timing/shared/src/testing';
@@ -49,14 +50,15 @@ let listener: PunchListener;
 
 beforeAll(async () => {
   timing = await startTiming();
-  eventId = (await loadDemoData({ db: timing.database.db, pool: timing.database.pool }, createLogger('demo'))).eventId;
+  eventId = (await loadDemoData(timing.timing, createLogger('demo'))).eventId;
   await waitUntilVisible(timing);
   // The page's instance runs as server.ts runs it: a hub woken by its own LISTEN session.
   const logger = createLogger('live-page-test');
-  hub = new LiveHub({ pool: timing.database.pool, logger });
-  listener = startPunchListener(timing.database.url, hub, logger);
+  const composed = composeTiming({ database: timing.database, logger, validateResponses: true });
+  hub = composed.live;
+  listener = startPunchListener(timing.database.url, composed, logger);
   await listener.ready;
-  const app = createApp({ database: timing.database, logger, live: hub, validateResponses: true });
+  const app = createApp(composed);
   server = http.createServer(app as unknown as http.RequestListener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;

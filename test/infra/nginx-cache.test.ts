@@ -20,7 +20,8 @@ import { createDatabase, createLogger, type Database } from '@sports-timing/shar
 import { testNote } from '@sports-timing/shared/src/testing';
 import { createApp } from '../../services/timing/src/app';
 import type { DB } from '../../services/timing/src/db/schema';
-import { LiveHub } from '../../services/timing/src/live/hub';
+import type { LiveHub } from '../../services/timing/src/live/hub';
+import { composeTiming } from '../../services/timing/src/composition';
 import { startPunchListener, type PunchListener } from '../../services/timing/src/live/listener';
 import { PUNCH_SESSION_SETTINGS } from '../../services/timing/src/punches/punches.repository';
 import { startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from '../../services/timing/test/helpers';
@@ -101,10 +102,11 @@ async function storedIds(modems: string[]): Promise<number[]> {
   beforeAll(async () => {
     ctx = await startTiming();
     database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: 20, settings: PUNCH_SESSION_SETTINGS });
-    hub = new LiveHub({ pool: database.pool, logger });
-    listener = startPunchListener(database.url, hub, logger);
+    const composed = composeTiming({ database, logger, trustedProxies: ['127.0.0.1'], sseHeartbeatMs: 1000 });
+    hub = composed.live;
+    listener = startPunchListener(database.url, composed, logger);
     await listener.ready;
-    const app = createApp({ database, logger, live: hub, trustedProxies: ['127.0.0.1'], sseHeartbeatMs: 1000 });
+    const app = createApp(composed);
     server = http.createServer((req, res) => {
       origin.push({
         method: req.method ?? '',

@@ -11,7 +11,7 @@ import path from 'node:path';
 import { chromium, type Browser, type Page } from 'playwright-core';
 import { createLogger } from '@sports-timing/shared';
 import { createApp } from '../../services/timing/src/app';
-import { LiveHub } from '../../services/timing/src/live/hub';
+import { composeTiming } from '../../services/timing/src/composition';
 import { startPunchListener, type PunchListener } from '../../services/timing/src/live/listener';
 import { startTiming, type TimingTestContext } from '../../services/timing/test/helpers';
 
@@ -31,10 +31,11 @@ export async function startConsoleRig(): Promise<ConsoleRig> {
   mkdirSync(OUTPUT, { recursive: true });
   const timing = await startTiming();
   const logger = createLogger('console-test');
-  const hub = new LiveHub({ pool: timing.database.pool, logger });
-  const listener: PunchListener = startPunchListener(timing.database.url, hub, logger);
+  const composed = composeTiming({ database: timing.database, logger, validateResponses: true, keyUses: timing.keyUses });
+  const hub = composed.live;
+  const listener: PunchListener = startPunchListener(timing.database.url, composed, logger);
   await listener.ready;
-  const app = createApp({ database: timing.database, logger, live: hub, validateResponses: true, keyUses: timing.keyUses });
+  const app = createApp(composed);
   const server = http.createServer(app as unknown as http.RequestListener);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const browser = await chromium.launch({

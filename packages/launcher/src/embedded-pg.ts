@@ -14,17 +14,16 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { startEmbeddedPostgres } from '@sports-timing/shared/src/embedded';
 
-/** PostgreSQL's recent log lines, printed when the start fails. */
-const recent: string[] = [];
-
 /** Sends `message` to the launcher while it listens (a launcher gone during the start is no error). */
 function tell(message: object): void {
   if (process.connected) process.send?.(message, () => undefined);
 }
 
+/** Starts the server; a failed start prints PostgreSQL's last log lines and ends the process. */
 async function main(): Promise<void> {
   const [dir, port, database] = process.argv.slice(2);
   if (!existsSync(path.join(dir, 'PG_VERSION'))) tell({ phase: 'initdb' });
+  const recent: string[] = [];
   const db = await startEmbeddedPostgres({
     dir,
     port: Number(port),
@@ -34,7 +33,7 @@ async function main(): Promise<void> {
       recent.splice(0, Math.max(0, recent.length - 8));
     },
     onStart: () => tell({ phase: 'starting' }),
-  });
+  }).catch((err: unknown) => failed(err, recent));
   let stopping = false;
   const stop = async () => {
     if (stopping) return;
@@ -51,8 +50,11 @@ async function main(): Promise<void> {
   tell({ url: db.url });
 }
 
-main().catch((err: unknown) => {
+/** Prints why the start failed (with `recent`, PostgreSQL's last log lines) and ends the process. */
+function failed(err: unknown, recent: readonly string[]): never {
   const why = err instanceof Error ? err.message : 'the server exited during its start';
   console.error(`[start] the embedded PostgreSQL did not start: ${why}${recent.length ? `; its last lines:\n  ${recent.join('\n  ')}` : ''}`);
   process.exit(1);
-});
+}
+
+main().catch((err: unknown) => failed(err, []));

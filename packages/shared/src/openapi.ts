@@ -110,8 +110,15 @@ export function validator(spec: OpenApiDocument, opts: ValidatorOptions = {}): R
   return [headAsGet, rejectPrototypeQueryNames, ...chain];
 }
 
-/** Requests that arrived as HEAD (answered as their GET, see {@link headAsGet}). */
-const headRequests = new WeakSet<object>();
+/**
+ * Marks of a request on the request itself (never in a module-level set, test/no-registries.test.ts): it
+ * arrived as HEAD (answered as its GET, see {@link headAsGet}); it reached its handler through {@link dispatch}.
+ */
+const ARRIVED_AS_HEAD = Symbol('arrived as HEAD');
+const DISPATCHED = Symbol('dispatched');
+
+/** A request with the marks above. */
+type MarkedRequest = Request & { [ARRIVED_AS_HEAD]?: true; [DISPATCHED]?: true };
 
 /**
  * Every GET operation also answers HEAD (RFC 9110 §9.3.2): the request is validated, authorised and
@@ -121,7 +128,7 @@ const headRequests = new WeakSet<object>();
  */
 const headAsGet: RequestHandler = (req, _res, next) => {
   if (req.method === 'HEAD') {
-    headRequests.add(req);
+    (req as MarkedRequest)[ARRIVED_AS_HEAD] = true;
     req.method = 'GET';
   }
   next();
@@ -129,7 +136,7 @@ const headAsGet: RequestHandler = (req, _res, next) => {
 
 /** Whether `req` arrived as HEAD and is being answered as its GET. */
 export function isHeadRequest(req: Request): boolean {
-  return headRequests.has(req);
+  return (req as MarkedRequest)[ARRIVED_AS_HEAD] === true;
 }
 
 /**
@@ -289,15 +296,12 @@ const rejectForbiddenText: RequestHandler = (req, _res, next) => {
   next(validationError({ [at]: [message] }, `${at}: ${message}`));
 };
 
-/** Requests that reached their handler through {@link dispatch} (validation passed). */
-const dispatched = new WeakSet<object>();
-
 /**
  * Whether `req` reached its handler. A request answered 400 without reaching it was refused by validation and
  * did no work: rate limits charged before validation give such a request its point back.
  */
 export function reachedHandler(req: Request): boolean {
-  return dispatched.has(req);
+  return (req as MarkedRequest)[DISPATCHED] === true;
 }
 
 /** The validated operation of a request (set by the validator). */
@@ -317,7 +321,7 @@ export function dispatch(handlers: HandlerMap): RequestHandler {
     // Express gives each `app.use` layer fresh params: restore the validator's coerced path parameters.
     const pathParams = (req as Request & { openapi?: { pathParams?: Record<string, string> } }).openapi?.pathParams;
     if (pathParams) req.params = pathParams;
-    dispatched.add(req);
+    (req as MarkedRequest)[DISPATCHED] = true;
     return (h as unknown as RequestHandler)(req, res, next);
   };
 }

@@ -1,32 +1,22 @@
 /**
  * The timing service as an Express app (no listen): gzip responses, spec-driven access control (`x-roles`,
- * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors.
- * `server.ts` wires configuration, the database and the listener.
+ * header `apikey`), body parsing, spec validation, handlers by operationId, problem+json errors, wired from
+ * the objects of one composition (composition.ts). `server.ts` wires configuration, the database, the
+ * composition and its listener.
  */
-import express, { type Express, type Request, type RequestHandler, type Response } from 'express';
-import type { Redis } from 'ioredis';
-import type pg from 'pg';
-import type { Logger } from 'pino';
+import express, { type Express, type Request } from 'express';
 import {
-  type MetricsAccess,
   corsFromSpec,
-  createMetrics,
   apiDocs,
   dispatch,
-  principalOf,
-  rateLimits,
-  clientIp,
   enforceRoles,
   healthz,
   httpLogger,
-  loadSpec,
   problemErrorHandler,
   readyz,
   runBeforeExpress,
   validator,
-  type Database,
 } from '@sports-timing/shared';
-import type { DB } from './db/schema';
 import type { Principal } from './auth/principal';
 import { bodyParsers, closeUnreadBodies, requireSupportedEncoding } from './http/body';
 import { gzipResponses } from './http/compression';
@@ -34,14 +24,6 @@ import { eventHandlers } from './http/events.handlers';
 import { liveHandlers } from './http/live.handlers';
 import { consolePage } from './http/console-page';
 import { livePage } from './http/live-page';
-import { WebBundles } from './http/web-assets';
-import { LiveHub } from './live/hub';
-import { StreamFanout } from './live/fanout';
-import { SSE_HEARTBEAT_MS } from './live/live.service';
-import { DEFAULT_SEND_BOUND } from './live/send-bound';
-import { BacklogGate } from './punches/backlog-gate';
-import { registerTimingMetrics } from './metrics';
-import { visibilityWaitReader } from './punches/visibility-wait';
 import { punchHandlers } from './http/punches.handlers';
 import { punchFastLane } from './http/punches.fast-lane';
 import { rocFileNames, rocPathKey } from './http/roc-paths';
@@ -50,140 +32,27 @@ import { userHandlers } from './http/users.handlers';
 import { versionHandlers } from './http/versions.handlers';
 import { VALIDATED_RESPONSES } from './http/respond';
 import { AUTH_SCHEME, authenticateKey, missingKeyDetail } from './users/users.service';
-import { KeyUses } from './users/key-uses';
 import { SPEC_FILE, versionRecord } from './version';
-import { DEFAULT_QUOTAS, type TimingQuotas } from './config';
-
-/** What the app needs from the outside. */
-export interface TimingDeps {
-  database: Database<DB>;
-  /** Pool on a streaming replica for whole punch downloads (`TIMING_READ_DATABASE_URL`; punches.service.ts `readPunches`). */
-  historyPool?: pg.Pool;
-  logger: Logger;
-  /** Validate responses against the spec (tests/CI). */
-  validateResponses?: boolean;
-  /**
-   * Hub of long-polls and punch streams, fed by the instance's LISTEN session (server.ts). Without one the
-   * app makes its own without a listener: live requests then only re-read every `safetyPollMs`.
-   */
-  live?: LiveHub;
-  /**
-   * Serve plain successful punch reads and uploads outside the Express pipeline (http/punches.fast-lane.ts);
-   * default on. Off (`TIMING_FAST_LANE=off`; in tests, so that response validation sees those answers too)
-   * every request takes the pipeline.
-   */
-  fastLane?: boolean;
-  /** Bound of the cache of shared punch read answers per pool (bytes; punches/read-cache.ts); default 64 MiB, 0 = off. */
-  readCacheBytes?: number;
-  /** `max-age` (seconds) of public punch reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, http/read-caching.ts); default 1. */
-  punchMaxAgeSeconds?: number;
-  /** Keep-alive interval of punch streams in ms (tests); default 15 s. */
-  sseHeartbeatMs?: number;
-  /** Most time one punch stream stays open in ms (`TIMING_STREAM_MAX_SECONDS`); default one hour. */
-  streamMaxMs?: number;
-  /** Backlog pages read at once (`TIMING_MAX_BACKLOG_READS`; punches/backlog-gate.ts); default 4. */
-  maxBacklogReads?: number;
-  /** Send timeout of punch streams in ms (`TIMING_STREAM_SEND_TIMEOUT_MS`; live/send-bound.ts); default 30 s. */
-  streamSendTimeoutMs?: number;
-  /** Unsent bytes a stream may hold before its send timeout runs (tests); default 1 MiB. */
-  streamMaxBufferedBytes?: number;
-  /**
-   * Per-key limit of key-bearing punch reads (`getPunches`, `getPunchStream`) per minute, and the per-address
-   * budgets of anonymous ROC reads and whole downloads per minute ({@link anonymousReadBudgets}), counted in
-   * `redis` when given (shared by all instances) else in memory; absent or 0 → no limit.
-   */
-  rateLimit?: { keyReadsPerMinute: number; anonymousRocReadsPerMinute?: number; anonymousDownloadsPerMinute?: number; redis?: Redis; prefix?: string };
-  /** Origins allowed for the non-public operations (`CORS_ORIGINS`); public reads answer any origin. */
-  corsOrigins?: string[];
-  /** Express `trust proxy` list (`TRUSTED_PROXIES`): `req.ip` is then the client named by those proxies. */
-  trustedProxies?: string[];
-  /** Per-user quotas (config.ts); default {@link DEFAULT_QUOTAS}. */
-  quotas?: TimingQuotas;
-  /** Who may scrape `/metrics` (`METRICS_TOKEN`, `APP_ENV=production`); open when absent. */
-  metricsAccess?: MetricsAccess;
-  /**
-   * The instance's record of key uses (`ApiKey.lastUsedAt`, users/key-uses.ts); its owner awaits
-   * `settled()` before closing the pool (server.ts). Without one the app makes its own.
-   */
-  keyUses?: KeyUses;
-}
-
-/** Rate limit of key-bearing punch reads, charged to the API key (anonymous public reads are not limited). */
-function keyReadLimits(deps: TimingDeps): RequestHandler {
-  const points = deps.rateLimit?.keyReadsPerMinute ?? 0;
-  const key = (_req: Request, res: Response) => {
-    const p = principalOf<Principal>(res);
-    return p && p.keyId > 0 ? `key:${p.keyId}` : undefined;
-  };
-  const limit = (operationId: string) => ({ operationId, points, durationSeconds: 60, key, message: 'Too many reads with this key; retry later.' });
-  return rateLimits([limit('getPunches'), limit('getPunchStream'), limit('getPublicEventPunches')], {
-    redis: deps.rateLimit?.redis,
-    prefix: deps.rateLimit?.prefix ?? 'timing',
-    logger: deps.logger,
-  });
-}
-
-/** Whether a read starts from the beginning: no `afterId` (or 0) and, for streams, no `Last-Event-ID`. */
-function isWholeDownload(req: Request): boolean {
-  const afterId = req.query.afterId;
-  return (afterId === undefined || (typeof afterId === 'string' && /^0*$/.test(afterId))) && !req.get('Last-Event-ID');
-}
+import { composeTiming, type TimingComposition, type TimingDeps } from './composition';
 
 /**
- * Budgets of anonymous reads that cost real work, charged to the client's address (`req.ip`, which honours
- * `TRUSTED_PROXIES`): ROC reads (`getRocPunches`, up to ten pages each) and whole downloads ({@link
- * isWholeDownload}) of `getPunches`, `getPublicEventPunches` and `getPunchStream`; timing spec "Limits". A
- * request with a key is charged to the key instead ({@link keyReadLimits}).
+ * Builds the app of a composition ({@link composeTiming}): given plain {@link TimingDeps}, it composes them
+ * first (its own caches, hub and limiters); given a composition (server.ts, tests that start a LISTEN
+ * session on it), it serves exactly that composition's objects.
  */
-function anonymousReadBudgets(deps: TimingDeps): RequestHandler {
-  const anonymous = (res: Response) => principalOf<Principal>(res) === null;
-  const roc = (req: Request, res: Response) => (anonymous(res) ? `ip:${clientIp(req)}` : undefined);
-  const download = (req: Request, res: Response) => (anonymous(res) && isWholeDownload(req) ? `ip:${clientIp(req)}` : undefined);
-  const points = deps.rateLimit?.anonymousDownloadsPerMinute ?? 0;
-  const downloads = (operationId: string) => ({
-    operationId,
-    points,
-    durationSeconds: 60,
-    key: download,
-    message: 'Too many whole downloads from this address; poll with afterId, or retry later.',
-  });
-  const limits = [
-    {
-      operationId: 'getRocPunches',
-      points: deps.rateLimit?.anonymousRocReadsPerMinute ?? 0,
-      durationSeconds: 60,
-      key: roc,
-      message: 'Too many ROC reads from this address; retry later.',
-    },
-    downloads('getPunches'),
-    downloads('getPublicEventPunches'),
-    downloads('getPunchStream'),
-  ];
-  return rateLimits(limits, { redis: deps.rateLimit?.redis, prefix: `${deps.rateLimit?.prefix ?? 'timing'}:anon`, logger: deps.logger });
-}
-
-/** Builds the app. */
-export function createApp(deps: TimingDeps): Express {
-  const spec = loadSpec(SPEC_FILE);
+export function createApp(deps: TimingDeps): Express;
+export function createApp(timing: TimingComposition): Express;
+export function createApp(input: TimingDeps | TimingComposition): Express {
+  const timing = isComposition(input) ? input : composeTiming(input);
+  const { deps, spec, metrics, timingMetrics, visibilityWait } = timing;
   const app = express();
   app.disable('x-powered-by');
   // Express's ETag hashes every body; punch reads carry their own, made from the visible head without hashing
   // a body (http/read-caching.ts, docs/decisions.md §7).
   app.set('etag', false);
   app.set('trust proxy', deps.trustedProxies?.length ? deps.trustedProxies : false);
-  const metrics = createMetrics('timing', deps.database.pool, deps.metricsAccess);
   app.locals.metrics = metrics;
   app.locals[VALIDATED_RESPONSES] = deps.validateResponses === true;
-  const live = deps.live ?? new LiveHub({ pool: deps.database.pool, logger: deps.logger });
-  const keyUses = deps.keyUses ?? new KeyUses({ db: deps.database.db, logger: deps.logger });
-  const visibilityWait = visibilityWaitReader(deps.database.pool);
-  const backlog = new BacklogGate(deps.maxBacklogReads);
-  const bound = {
-    maxBufferedBytes: deps.streamMaxBufferedBytes ?? DEFAULT_SEND_BOUND.maxBufferedBytes,
-    timeoutMs: deps.streamSendTimeoutMs ?? DEFAULT_SEND_BOUND.timeoutMs,
-  };
-  const fanout = new StreamFanout({ hub: live, backlog, bound, heartbeatMs: deps.sseHeartbeatMs ?? SSE_HEARTBEAT_MS, logger: deps.logger });
-  const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog, () => visibilityWait.read());
   app.use((req, res, next) => {
     closeUnreadBodies(req, res);
     next();
@@ -204,7 +73,7 @@ export function createApp(deps: TimingDeps): Express {
   const authenticate = async (req: Request): Promise<Principal | null> => {
     const header = req.headers.apikey;
     const key = (Array.isArray(header) ? header[0] : header)?.trim() || rocPathKey(req);
-    return key ? authenticateKey(deps.database.db, key, keyUses) : null;
+    return key ? authenticateKey(deps.database.db, key, timing.keyUses) : null;
   };
 
   app.use(
@@ -221,9 +90,8 @@ export function createApp(deps: TimingDeps): Express {
       ],
     }),
   );
-  const bundles = new WebBundles();
-  app.use(livePage(bundles));
-  app.use(consolePage(bundles));
+  app.use(livePage(timing.bundles));
+  app.use(consolePage(timing.bundles));
   app.use(metrics.router);
   app.use(rocFileNames);
   app.use(
@@ -231,31 +99,27 @@ export function createApp(deps: TimingDeps): Express {
       validateResponses: deps.validateResponses,
       beforeValidation: [
         enforceRoles(authenticate, AUTH_SCHEME, missingKeyDetail),
-        keyReadLimits(deps),
-        anonymousReadBudgets(deps),
+        timing.limiters.keyReads,
+        timing.limiters.anonymousReads,
         requireSupportedEncoding,
         bodyParsers(),
       ],
     }),
   );
-  const quotas = deps.quotas ?? DEFAULT_QUOTAS;
-  const handlerDeps = {
-    database: deps.database,
-    logger: deps.logger,
-    historyPool: deps.historyPool,
-    readCacheBytes: deps.readCacheBytes,
-    punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
-    quotas,
-    backlog,
-  };
   app.use(
     dispatch({
       ...versionHandlers(versionRecord(spec)),
-      ...punchHandlers(handlerDeps, live, timingMetrics, spec),
-      ...rocHandlers(handlerDeps, timingMetrics),
-      ...liveHandlers(handlerDeps, live, { heartbeatMs: deps.sseHeartbeatMs, maxLifetimeMs: deps.streamMaxMs, fanout, backlog, bound }),
-      ...eventHandlers(handlerDeps),
-      ...userHandlers(handlerDeps),
+      ...punchHandlers(timing, spec),
+      ...rocHandlers(timing),
+      ...liveHandlers(timing, {
+        heartbeatMs: deps.sseHeartbeatMs,
+        maxLifetimeMs: deps.streamMaxMs,
+        fanout: timing.fanout,
+        backlog: timing.backlog,
+        bound: timing.bound,
+      }),
+      ...eventHandlers(timing),
+      ...userHandlers(timing),
       getHealthz: healthz,
       getReadyz: readyz(deps.database.pool, () => {
         const recent = visibilityWait.recent();
@@ -267,18 +131,11 @@ export function createApp(deps: TimingDeps): Express {
   if (deps.fastLane !== false) {
     const lane = punchFastLane({
       spec,
-      punches: {
-        db: deps.database.db,
-        pool: deps.database.pool,
-        logger: deps.logger,
-        historyPool: deps.historyPool,
-        readCacheBytes: deps.readCacheBytes,
-        dailyPunchQuota: quotas.punchesPerDay,
-      },
+      punches: timing.punches,
       metrics,
       timingMetrics,
       logger: deps.logger,
-      keyUses,
+      keyUses: timing.keyUses,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
       anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
       punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
@@ -286,4 +143,9 @@ export function createApp(deps: TimingDeps): Express {
     runBeforeExpress(app, lane);
   }
   return app;
+}
+
+/** Whether `input` is a composition already (it carries the deps it was composed from). */
+function isComposition(input: TimingDeps | TimingComposition): input is TimingComposition {
+  return 'deps' in input;
 }

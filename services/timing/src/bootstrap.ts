@@ -3,8 +3,8 @@
  */
 import path from 'node:path';
 import type { Logger } from 'pino';
-import { devSecret, type Database } from '@sports-timing/shared';
-import type { DB } from './db/schema';
+import { devSecret } from '@sports-timing/shared';
+import type { TimingComposition } from './composition';
 import type { TimingConfig } from './config';
 import { generateApiKey } from './auth/keys';
 import { loadDemoData } from './demo/load';
@@ -17,9 +17,11 @@ export const DEV_ADMIN_KEY_FILE = 'timing-admin-api-key';
  * Creates `admin` with TIMING_BOOTSTRAP_API_KEY (or, when unset in development and test, a development key kept in
  * `<DATA_DIR>/keys/timing-admin-api-key` and logged once) if no user exists; loads the demo data when enabled.
  * With `APP_ENV=staging` or `production` no key is generated: without TIMING_BOOTSTRAP_API_KEY no admin is
- * created, and one warning line names the variable (README "What production changes").
+ * created, and one warning line names the variable (README "What production changes"). The demo data goes
+ * through the app's own punch service and event writes (`timing`, composition.ts).
  */
-export async function runStartupTasks(database: Database<DB>, config: TimingConfig, logger: Logger): Promise<void> {
+export async function runStartupTasks(timing: Pick<TimingComposition, 'database' | 'punches' | 'events'>, config: TimingConfig, logger: Logger): Promise<void> {
+  const { database } = timing;
   const configured = config.bootstrapApiKey;
   if (configured !== undefined) await ensureBootstrapAdmin(database.db, { key: configured }, logger);
   else if (config.deployment) await ensureBootstrapAdmin(database.db, null, logger);
@@ -28,5 +30,5 @@ export async function runStartupTasks(database: Database<DB>, config: TimingConf
     const key = devSecret(dir, DEV_ADMIN_KEY_FILE, undefined, generateApiKey);
     await ensureBootstrapAdmin(database.db, { key, generatedIn: path.join(dir, DEV_ADMIN_KEY_FILE) }, logger);
   }
-  if (config.demoData) await loadDemoData({ db: database.db, pool: database.pool }, logger);
+  if (config.demoData) await loadDemoData(timing, logger);
 }

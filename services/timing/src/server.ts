@@ -16,11 +16,10 @@ import {
 } from '@sports-timing/shared';
 import type { EmbeddedDatabase } from '@sports-timing/shared/src/embedded';
 import { createApp } from './app';
+import { composeTiming } from './composition';
 import { runStartupTasks } from './bootstrap';
 import { loadTimingConfig } from './config';
 import { migrations } from './db/migrations';
-import { LiveHub } from './live/hub';
-import { KeyUses } from './users/key-uses';
 import { startPunchListener } from './live/listener';
 import { startCountCompaction } from './punches/punches.service';
 import { PUNCH_SESSION_SETTINGS } from './punches/punches.repository';
@@ -57,22 +56,14 @@ async function main(): Promise<void> {
     throw embedded ? err : unreachableAt(databaseUrlVariable('TIMING_DATABASE_URL'), url, err);
   });
   if (applied.length) logger.info({ applied }, 'migrations applied');
-  await runStartupTasks(database, config, logger);
-  const live = new LiveHub({
-    pool: database.pool,
-    logger,
-    maxConnections: config.maxLiveConnections,
-    maxConnectionsPerClient: config.maxLiveConnectionsPerClient,
-  });
-  const listener = startPunchListener(url, live, logger);
   const redis = config.redisUrl ? createRedis(config.redisUrl) : undefined;
-  const keyUses = new KeyUses({ db: database.db, logger });
-  const app = createApp({
+  // The one composition of this process (composition.ts): the app, the LISTEN session and the start-up tasks
+  // all use its objects.
+  const timing = composeTiming({
     database,
-    keyUses,
     historyPool: history?.pool,
     logger,
-    live,
+    liveLimits: { maxConnections: config.maxLiveConnections, maxConnectionsPerClient: config.maxLiveConnectionsPerClient },
     quotas: config.quotas,
     corsOrigins: config.corsOrigins,
     fastLane: config.fastLane,
@@ -91,7 +82,10 @@ async function main(): Promise<void> {
       prefix: config.rateLimitKeyPrefix,
     },
   });
-  const stopCompaction = startCountCompaction({ db: database.db, pool: database.pool, logger });
+  await runStartupTasks(timing, config, logger);
+  const listener = startPunchListener(url, timing, logger);
+  const app = createApp(timing);
+  const stopCompaction = startCountCompaction({ pool: database.pool, logger });
   const running = await startHttpServer(app, {
     port: config.port,
     host: config.host,
@@ -101,7 +95,7 @@ async function main(): Promise<void> {
       await listener.stop();
       redis?.disconnect();
       // The last requests' key uses are written before the pool closes (they never delay an answer).
-      await keyUses.settled();
+      await timing.keyUses.settled();
       await database.close();
       await history?.close();
       await embedded?.stop();
@@ -110,7 +104,7 @@ async function main(): Promise<void> {
   logger.info({ port: running.port, host: config.host }, 'timing service listening');
   // Held long-polls and streams end first (answered empty / closed), so the drain does not wait for them.
   stopOnSignals(() => {
-    live.close();
+    timing.live.close();
     return running.stop();
   }, logger);
 }

@@ -67,7 +67,7 @@ async function compareInSnapshot(client: pg.ClientBase, scope: PunchScope): Prom
 it(
   'keeps the counter total equal to count(*) during concurrent uploads, deletes and compactions',
   async () => {
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const deps = ctx.timing.punches;
     const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
     let stop = false;
     let seq = 0;
@@ -183,7 +183,7 @@ it(
 );
 
 it('counts exactly with a time window (count(*) fallback) and hides punches of an uncommitted upload', async () => {
-  const deps = { db: ctx.database.db, pool: ctx.database.pool };
+  const deps = ctx.timing.punches;
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   await uploadPunches(deps, caller, [{ card: '5', time: 1_600_000_000_000, code: 31, type: 'Control', modem: 'W-1' }], Date.now());
   await waitUntilVisible(ctx);
@@ -209,7 +209,7 @@ it('counts exactly with a time window (count(*) fallback) and hides punches of a
 });
 
 it("takes the rest of afterId's fine bucket from a full page when the page reaches past it, and counts it otherwise", async () => {
-  const deps = { db: ctx.database.db, pool: ctx.database.pool };
+  const deps = ctx.timing.punches;
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   // 1,500 contiguous ids from the first id of fine bucket 640 (ids 655,360–656,383).
   const first = 640 * 1024;

@@ -15,7 +15,7 @@ let eventId: number;
 
 beforeAll(async () => {
   ctx = await startTiming();
-  const result = await loadDemoData({ db: ctx.database.db, pool: ctx.database.pool }, createLogger('demo', 'silent'));
+  const result = await loadDemoData(ctx.timing, createLogger('demo', 'silent'));
   expect(result).toMatchObject({ created: true, stored: 7759 });
   eventId = result.eventId;
   await waitUntilVisible(ctx);
@@ -85,7 +85,7 @@ describe('the demo event', () => {
   });
 
   it('is not loaded twice', async () => {
-    const again = await loadDemoData({ db: ctx.database.db, pool: ctx.database.pool }, createLogger('demo', 'silent'));
+    const again = await loadDemoData(ctx.timing, createLogger('demo', 'silent'));
     expect(again).toEqual({ eventId, created: false, stored: 0 });
     expect(await punchCount(ctx)).toBe(7759);
   });

@@ -8,12 +8,13 @@ import request from 'supertest';
 import { createDatabase, createLogger, migrateToLatest, type Database } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { createApp } from '../src/app';
+import { composeTiming, type TimingComposition } from '../src/composition';
 import type { TimingQuotas } from '../src/config';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
 import type { Role } from '../src/auth/principal';
 import { createUserWithKey } from '../src/users/users.service';
-import { KeyUses } from '../src/users/key-uses';
+import type { KeyUses } from '../src/users/key-uses';
 import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
@@ -27,9 +28,11 @@ export interface TestUser {
 /** A running test context. */
 export interface TimingTestContext {
   app: Express;
+  /** The app's composition (composition.ts): its punch service, event writes, caches and hub. */
+  timing: TimingComposition;
   database: Database<DB>;
   testDb: TestDatabase;
-  /** The app's record of key uses (`lastUsedAt`); `settled()` waits for the writes it started. */
+  /** The app's record of key uses (`lastUsedAt`; the composition's); `settled()` waits for the writes it started. */
   keyUses: KeyUses;
   /** Key of user `admin` (role admin); empty when started with `withAdmin: false`. */
   adminKey: string;
@@ -63,8 +66,9 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
     connectTimeoutMs: testTime(5_000),
   });
   await migrateToLatest(database, migrations);
-  const keyUses = new KeyUses({ db: database.db, logger });
-  const app = createApp({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas, keyUses });
+  const timing = composeTiming({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });
+  const keyUses = timing.keyUses;
+  const app = createApp(timing);
   const createUser = async (userName: string, role: Role = 'user'): Promise<TestUser> => {
     const created = await createUserWithKey(database.db, { userName, role });
     return { id: created.user.id, userName, key: created.key.key };
@@ -72,6 +76,7 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
   const adminKey = opts.withAdmin === false ? '' : (await createUser('admin', 'admin')).key;
   return {
     app,
+    timing,
     database,
     testDb,
     keyUses,

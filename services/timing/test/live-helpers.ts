@@ -8,8 +8,9 @@ import type { AddressInfo } from 'node:net';
 import { createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import { createTimingClient, type NewPunch, type TimingClient } from '../../../packages/timing-client/src';
 import { createApp } from '../src/app';
+import { composeTiming } from '../src/composition';
 import type { DB } from '../src/db/schema';
-import { LiveHub } from '../src/live/hub';
+import type { LiveHub } from '../src/live/hub';
 import { startPunchListener, type PunchListener } from '../src/live/listener';
 import { waitUntilVisible, type TimingTestContext } from './helpers';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -47,19 +48,14 @@ export async function startInstance(
   } = {},
 ): Promise<Instance> {
   const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
-  const hub = new LiveHub({
-    pool: database.pool,
-    logger,
-    maxConnections: opts.maxConnections,
-    maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections,
-    safetyPollMs: opts.safetyPollMs,
-  });
-  const listener = startPunchListener(database.url, hub, logger);
-  await listener.ready;
-  const app = createApp({
+  const timing = composeTiming({
     database,
     logger,
-    live: hub,
+    liveLimits: {
+      maxConnections: opts.maxConnections,
+      maxConnectionsPerClient: opts.maxConnectionsPerClient ?? opts.maxConnections,
+      safetyPollMs: opts.safetyPollMs,
+    },
     validateResponses: true,
     sseHeartbeatMs: opts.heartbeatMs,
     streamMaxMs: opts.streamMaxMs,
@@ -67,7 +63,10 @@ export async function startInstance(
     streamMaxBufferedBytes: opts.streamMaxBufferedBytes,
     maxBacklogReads: opts.maxBacklogReads,
   });
-  const server = http.createServer(app);
+  const hub = timing.live;
+  const listener = startPunchListener(database.url, timing, logger);
+  await listener.ready;
+  const server = http.createServer(createApp(timing));
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
   return {

@@ -50,9 +50,9 @@ function randomInt(n: number): number {
 it(
   'delivers every punch exactly once to an afterId poller during 32 concurrent uploads',
   async () => {
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const deps = ctx.timing.punches;
     const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
-    const eventId = (await createEvent(ctx.database.db, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
+    const eventId = (await createEvent(ctx.timing.events, caller, { name: 'relay', public: false, modems: MODEMS }, Infinity)).id;
     let stop = false;
     let uploads = 0;
     let seq = 0;
@@ -148,7 +148,7 @@ it(
     // The scope of these reads depends on which modems the user has: one resolved before a new modem is
     // registered, used by a page that already sees later punches of an older modem, would move the poller's
     // afterId past the new modem's first punches for good (punch-scope.ts readUntilScopeStable).
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const deps = ctx.timing.punches;
     const club = await ctx.createUser('club-growing');
     const caller = await authenticateKey(ctx.database.db, club.key, ctx.keyUses);
     const NEW_MODEMS = 150;

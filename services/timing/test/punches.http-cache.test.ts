@@ -124,7 +124,9 @@ describe('getPunches validators follow the data', () => {
   it('an edited event (another modem, no new punch) changes the tag', async () => {
     const url = `/api/rest/v1/punches?eventId=${publicEvent}&afterId=0`;
     const before = await request(pipeline).get(url).expect(200);
-    await request(ctx.app)
+    // Edited through the app that reads: its own write drops its cached event (another app learns of it
+    // through its LISTEN session, composition.test.ts).
+    await request(pipeline)
       .put(`/api/rest/v1/events/${publicEvent}`)
       .set('apikey', owner.key)
       .send({ name: 'Open', public: true, modems: ['HC-1', 'HC-9'] })
@@ -132,7 +134,7 @@ describe('getPunches validators follow the data', () => {
     const after = await request(pipeline).get(url).set('If-None-Match', before.headers.etag).expect(200);
     expect(after.headers.etag).not.toBe(before.headers.etag);
     expect(after.body.map((p: { modem: string }) => p.modem)).toContain('HC-9');
-    await request(ctx.app)
+    await request(pipeline)
       .put(`/api/rest/v1/events/${publicEvent}`)
       .set('apikey', owner.key)
       .send({ name: 'Open', public: true, modems: ['HC-1'] })

@@ -273,7 +273,7 @@ describe('gzip uploads and limits', () => {
 
 describe('concurrent uploads of the same punches', () => {
   it('stores overlapping batches sent at once in opposite orders exactly once each, without deadlock', async () => {
-    const deps = { db: ctx.database.db, pool: ctx.database.pool };
+    const deps = ctx.timing.punches;
     const caller = await authenticateKey(ctx.database.db, alice.key, ctx.keyUses);
     await uploadPunches(deps, caller, [{ card: '1', time: localMs(6), code: 31, type: 'Control', modem: 'DL-1' }], Date.now());
     for (let round = 0; round < 15; round++) {

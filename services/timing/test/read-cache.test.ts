@@ -17,8 +17,8 @@
  */
 import { DEFAULT_QUOTAS } from '../src/config';
 import { createEvent } from '../src/events/events.service';
-import { readPunches, uploadPunches, type PunchDeps } from '../src/punches/punches.service';
-import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from '../src/punches/read-cache';
+import { createPunchService, readPunches, uploadPunches, type PunchService } from '../src/punches/punches.service';
+import type { PunchReadCache } from '../src/punches/read-cache';
 import { authenticateKey } from '../src/users/users.service';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -96,6 +96,17 @@ function violation(o: Observation, rows: { id: number; txid: bigint }[]): string
   return null;
 }
 
+/** A punch service without shared answers (`readCacheBytes: 0`) on the test app's database and event cache. */
+function uncached(): PunchService {
+  return createPunchService({ db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0, events: ctx.timing.eventCache, limits: ctx.timing.limits });
+}
+
+/** The cache of the primary pool of `service` (on by default: the service's own bound, 64 MiB). */
+function primaryCache(service: PunchService): PunchReadCache {
+  if (service.caches.primary === null) throw new Error('the read cache is off');
+  return service.caches.primary;
+}
+
 /**
  * Runs uploaders and groups of pollers; each group's pollers ask for the group's `afterId` together, then the
  * group moves on to the highest id received, unless `advance(group)` is false (clients re-reading one range).
@@ -105,7 +116,7 @@ async function run(
   read: (afterId: number) => Promise<{ ids: number[]; total: number }>,
   advance: (group: number) => boolean,
 ): Promise<{ observations: Observation[]; rows: { id: number; txid: bigint }[] }> {
-  const deps: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
+  const deps = uncached();
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   let stop = false;
   let seq = 0;
@@ -156,10 +167,10 @@ it(
   'serves identical concurrent polls one answer, always one the database gave within the request',
   async () => {
     const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
-    const eventId = (await createEvent(ctx.database.db, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
-    const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
+    const eventId = (await createEvent(ctx.timing.events, caller, { name: 'popular', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
+    const cached: PunchService = ctx.timing.punches;
     // The service's own bound: a tiny one would keep no answer, and only joined computations would be tested.
-    const stats = readCacheFor(ctx.database.pool, DEFAULT_READ_CACHE_BYTES).stats;
+    const stats = primaryCache(cached).stats;
     const before = { ...stats };
     // Groups 0 and 2 follow the head like live clients; group 1 keeps re-reading from the start (its questions
     // repeat while punches arrive, so a stale cached answer would show).
@@ -192,8 +203,8 @@ it(
   async () => {
     const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
     // Same modems as the first test: its punches are left out by starting after them (baseline).
-    const fresh: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool, readCacheBytes: 0 };
-    const eventId = (await createEvent(ctx.database.db, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
+    const fresh = uncached();
+    const eventId = (await createEvent(ctx.timing.events, caller, { name: 'naive', public: true, modems: MODEMS }, DEFAULT_QUOTAS.eventsPerUser)).id;
     const naive = new Map<number, Promise<{ ids: number[]; total: number }>>();
     const baseline = (await ctx.database.pool.query<{ m: string }>('select coalesce(max(id), 0)::text as m from punches')).rows[0].m;
     // The groups keep asking for the same range, so every repeated question meets the first answer.
@@ -222,9 +233,9 @@ it(
 it('a cached answer is served while the head stays, and never once a punch became visible', async () => {
   const caller = await authenticateKey(ctx.database.db, ctx.adminKey, ctx.keyUses);
   const modems = ['HIT-1'];
-  const eventId = (await createEvent(ctx.database.db, caller, { name: 'hits', public: true, modems }, DEFAULT_QUOTAS.eventsPerUser)).id;
-  const cached: PunchDeps = { db: ctx.database.db, pool: ctx.database.pool };
-  const stats = readCacheFor(ctx.database.pool, DEFAULT_READ_CACHE_BYTES).stats;
+  const eventId = (await createEvent(ctx.timing.events, caller, { name: 'hits', public: true, modems }, DEFAULT_QUOTAS.eventsPerUser)).id;
+  const cached: PunchService = ctx.timing.punches;
+  const stats = primaryCache(cached).stats;
   const punch = (n: number) => ({ card: '8000001', time: 1_600_000_000_000 + n, code: 31 + n, type: 'Control' as const, modem: 'HIT-1' });
   const read = async () => idsOfCsv((await readPunches(cached, null, { eventId: String(eventId), afterId: 0 }, 'csv')).body.toString());
   await uploadPunches(cached, caller, [punch(1)], Date.now());

@@ -30,7 +30,7 @@ let club: TestUser;
 
 beforeAll(async () => {
   ctx = await startTiming();
-  const demo = await loadDemoData({ db: ctx.database.db, pool: ctx.database.pool }, createLogger('demo'));
+  const demo = await loadDemoData(ctx.timing, createLogger('demo'));
   eventId = demo.eventId;
   club = await ctx.createUser('radio-club');
   await waitUntilVisible(ctx);

@@ -27,7 +27,7 @@ let allIds: number[];
 
 beforeAll(async () => {
   ctx = await startTiming();
-  const demo = await loadDemoData({ db: ctx.database.db, pool: ctx.database.pool }, createLogger('demo'));
+  const demo = await loadDemoData(ctx.timing, createLogger('demo'));
   eventId = demo.eventId;
   reader = await ctx.createUser('result-software');
   await waitUntilVisible(ctx);

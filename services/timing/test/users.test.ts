@@ -116,11 +116,11 @@ describe('bootstrap', () => {
     const fresh = await startTiming({ withAdmin: false });
     try {
       const config = { ...loadTimingConfig({ TIMING_BOOTSTRAP_API_KEY: 'tk_bootstrap-secret-0123456789-0123456789-abcdef', DEMO_DATA: 'false' }) };
-      await runStartupTasks(fresh.database, config, createLogger('t', 'silent'));
+      await runStartupTasks(fresh.timing, config, createLogger('t', 'silent'));
       const users = await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'tk_bootstrap-secret-0123456789-0123456789-abcdef').expect(200);
       expect(users.body).toEqual([expect.objectContaining({ userName: 'admin', role: 'admin' })]);
       // A second start changes nothing, and a different configured key does not become valid.
-      await runStartupTasks(fresh.database, { ...config, bootstrapApiKey: 'tk_another-key-0123456789-0123456789-0123456789' }, createLogger('t', 'silent'));
+      await runStartupTasks(fresh.timing, { ...config, bootstrapApiKey: 'tk_another-key-0123456789-0123456789-0123456789' }, createLogger('t', 'silent'));
       await request(fresh.app).get('/api/rest/v1/users').set('apikey', 'tk_another-key-0123456789-0123456789-0123456789').expect(401);
     } finally {
       await fresh.close();
@@ -153,7 +153,7 @@ describe('bootstrap', () => {
     const dataDir = mkdtempSync(path.join(tmpdir(), 'timing-keys-'));
     try {
       const config = loadTimingConfig({ DATA_DIR: dataDir, DEMO_DATA: 'false' });
-      await runStartupTasks(fresh.database, config, createLogger('t', 'silent'));
+      await runStartupTasks(fresh.timing, config, createLogger('t', 'silent'));
       const key = readFileSync(path.join(dataDir, 'keys', DEV_ADMIN_KEY_FILE), 'utf8').trim();
       expect(key).toMatch(/^tk_/);
       await request(fresh.app).get('/api/rest/v1/users').set('apikey', key).expect(200);

@@ -6,15 +6,12 @@
  * before that uploads again (re-sent punches are duplicates, stored once) and then creates the event.
  * A session advisory lock keeps two instances starting together from loading twice.
  */
-import type { Kysely } from 'kysely';
-import type pg from 'pg';
 import type { Logger } from 'pino';
 import { withAdvisoryLock } from '@sports-timing/shared';
-import type { DB } from '../db/schema';
 import { internalPrincipal } from '../auth/principal';
-import { createEvent } from '../events/events.service';
+import { createEvent, type EventDeps } from '../events/events.service';
 import { findEventIdByName } from '../events/events.repository';
-import { uploadPunches } from '../punches/punches.service';
+import { uploadPunches, type PunchService } from '../punches/punches.service';
 import { ensureUser } from '../users/users.service';
 import { readVenottePunches, VENOTTE_FILE, VENOTTE_WINDOW } from './venotte';
 
@@ -33,22 +30,31 @@ export interface DemoLoadResult {
   stored: number;
 }
 
-/** Loads the demo event unless present. */
-export async function loadDemoData(deps: { db: Kysely<DB>; pool: pg.Pool }, logger: Logger, file = VENOTTE_FILE): Promise<DemoLoadResult> {
-  return withAdvisoryLock(deps.pool, 'timing:demo-data', async () => {
-    const user = await ensureUser(deps.db, DEMO_USER, 'user');
-    const existing = await findEventIdByName(deps.db, DEMO_EVENT_NAME, user.id);
+/**
+ * Loads the demo event unless present, through the app's punch service (its notifier announces the punches)
+ * and its event writes (which drop the app's cached copy).
+ */
+export async function loadDemoData(deps: { punches: PunchService; events: EventDeps }, logger: Logger, file = VENOTTE_FILE): Promise<DemoLoadResult> {
+  const { db, pool } = deps.punches;
+  return withAdvisoryLock(pool, 'timing:demo-data', async () => {
+    const user = await ensureUser(db, DEMO_USER, 'user');
+    const existing = await findEventIdByName(db, DEMO_EVENT_NAME, user.id);
     if (existing !== undefined) return { eventId: existing, created: false, stored: 0 };
 
     const caller = internalPrincipal(user.id, user.userName, 'user');
     const punches = readVenottePunches(file);
     let stored = 0;
     for (let i = 0; i < punches.length; i += BATCH) {
-      stored += (await uploadPunches({ ...deps, logger }, caller, punches.slice(i, i + BATCH), Date.now())).stored;
+      stored += (await uploadPunches(deps.punches, caller, punches.slice(i, i + BATCH), Date.now())).stored;
     }
     const modems = [...new Set(punches.map((p) => p.modem))].sort();
     // The demo owner is not held to the event quota (it loads one event, once).
-    const ev = await createEvent(deps.db, caller, { name: DEMO_EVENT_NAME, public: true, modems, from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to }, Infinity);
+    const ev = await createEvent(
+      deps.events,
+      caller,
+      { name: DEMO_EVENT_NAME, public: true, modems, from: VENOTTE_WINDOW.from, to: VENOTTE_WINDOW.to },
+      Infinity,
+    );
     logger.info({ eventId: ev.id, punches: punches.length, stored, modems: modems.length }, 'demo event VeNotte 2020 loaded');
     return { eventId: ev.id, created: true, stored };
   });

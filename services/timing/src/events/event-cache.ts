@@ -1,10 +1,10 @@
 /**
- * Per-instance cache of what a punch read needs from an event (modems, window, public flag, owner), so that
+ * Per-app cache of what a punch read needs from an event (modems, window, public flag, owner), so that
  * a poll by `eventId` is one database round trip (the page statement) instead of two (docs/decisions.md §7).
  *
  * Freshness: every event write of this instance drops the entry at once (events.service.ts), and every
  * write on any instance sends `NOTIFY timing_events, '<id>'` after its commit, which the instance's LISTEN
- * session (live/listener.ts) turns into {@link invalidateCachedEvent}. Entries also expire after
+ * session (live/listener.ts) turns into {@link EventCache.invalidate} of that app's cache. Entries also expire after
  * {@link EVENT_CACHE_TTL_MS}, which bounds staleness when that session is down (a changed event may then be
  * served with its old modems or visibility for up to that long). Unknown events are not cached.
  */
@@ -12,7 +12,7 @@ import type { Kysely } from 'kysely';
 import type { DB } from '../db/schema';
 import { findEvent, type EventRow } from './events.repository';
 
-/** Lifetime of an entry (ms). */
+/** Lifetime of an entry (ms), unless the app's composition says otherwise (tests). */
 const EVENT_CACHE_TTL_MS = 5_000;
 
 /** Most entries per cache; the oldest is dropped beyond. */
@@ -26,57 +26,42 @@ interface Entry {
   expires: number;
 }
 
-class EventCache {
+/**
+ * One app's cache of event reads (see the module comment); built once by the composition root
+ * (composition.ts) and handed to the punch reads, the event writes and the LISTEN session of that app only.
+ */
+export class EventCache {
   private readonly entries = new Map<number, Entry>();
   /** Bumped by every invalidation, so a read that overlapped one is not stored. */
   private generation = 0;
 
-  async get(db: Kysely<DB>, id: number): Promise<EventRow | undefined> {
+  /** `ttlMs`: lifetime of an entry (default {@link EVENT_CACHE_TTL_MS}). */
+  constructor(
+    private readonly db: Kysely<DB>,
+    private readonly ttlMs = EVENT_CACHE_TTL_MS,
+  ) {}
+
+  /** The event (with its modems), from this cache or the database; undefined when it does not exist. */
+  async get(id: number): Promise<EventRow | undefined> {
     const now = Date.now();
     const hit = this.entries.get(id);
     if (hit && hit.expires > now) return hit.row;
     const gen = this.generation;
-    const row = await findEvent(db, id);
+    const row = await findEvent(this.db, id);
     if (row && gen === this.generation) {
       this.entries.delete(id);
       if (this.entries.size >= EVENT_CACHE_MAX) this.entries.delete(this.entries.keys().next().value as number);
-      this.entries.set(id, { row, expires: now + EVENT_CACHE_TTL_MS });
+      this.entries.set(id, { row, expires: now + this.ttlMs });
     } else if (!row) {
       this.entries.delete(id);
     }
     return row;
   }
 
+  /** Drops event `id` (null: every event) from this cache. */
   invalidate(id: number | null): void {
     this.generation += 1;
     if (id === null) this.entries.clear();
     else this.entries.delete(id);
-  }
-}
-
-const caches = new WeakMap<Kysely<DB>, EventCache>();
-const all = new Set<WeakRef<EventCache>>();
-
-function cacheFor(db: Kysely<DB>): EventCache {
-  let c = caches.get(db);
-  if (!c) {
-    c = new EventCache();
-    caches.set(db, c);
-    all.add(new WeakRef(c));
-  }
-  return c;
-}
-
-/** The event (with its modems), from this instance's cache or the database; undefined when it does not exist. */
-export function cachedEvent(db: Kysely<DB>, id: number): Promise<EventRow | undefined> {
-  return cacheFor(db).get(db, id);
-}
-
-/** Drops event `id` (null: every event) from every cache of this process. */
-export function invalidateCachedEvent(id: number | null): void {
-  for (const ref of all) {
-    const c = ref.deref();
-    if (c) c.invalidate(id);
-    else all.delete(ref);
   }
 }

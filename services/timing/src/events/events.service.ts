@@ -9,12 +9,23 @@ import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { claimModems } from '../modems/modems.service';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
+import type { ModemLimits } from '../modems/modem-spec';
 import * as repo from './events.repository';
-import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
+import { EVENT_CHANNEL, type EventCache } from './event-cache';
 
 /** Largest event id (int4). */
 const MAX_EVENT_ID = 2_147_483_647;
+
+/**
+ * What event writes need: the database and the app's event cache (event-cache.ts), from which each write
+ * drops the event it changed (built once per app, composition.ts).
+ */
+export interface EventDeps {
+  db: Kysely<DB>;
+  cache: EventCache;
+  /** The modem caps of the app's spec (an event registers its new modems as an upload does). */
+  modemLimits: ModemLimits;
+}
 
 /** API `Event`. */
 export type EventDto = components['schemas']['Event'];
@@ -75,9 +86,9 @@ export function assertCanRead(caller: Principal | null, ev: { is_public: boolean
  * After an event write has committed: drop this instance's cached copy and tell the other instances (see
  * event-cache.ts). A failed NOTIFY is not an error of the write: their copies expire within seconds.
  */
-async function eventChanged(db: Kysely<DB>, id: number): Promise<void> {
-  invalidateCachedEvent(id);
-  await repo.notifyEventChanged(db, id, EVENT_CHANNEL).catch(() => undefined);
+async function eventChanged(deps: EventDeps, id: number): Promise<void> {
+  deps.cache.invalidate(id);
+  await repo.notifyEventChanged(deps.db, id, EVENT_CHANNEL).catch(() => undefined);
 }
 
 /** 404 for an event the caller may not even read (see {@link noSuchEvent}); 403 for a readable one of another user. */
@@ -95,25 +106,26 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
 
 /**
  * Creates an event owned by the caller; registers its unknown modems to the caller — at most
- * `MAX_NEW_MODEMS_PER_UPLOAD` (100) new ones per request, as for an upload (400 beyond, nothing registered).
+ * `deps.modemLimits.maxNewModemsPerUpload` (100 in the spec) new ones per request, as for an upload (400 beyond, nothing registered).
  * A non-admin caller owning `maxEvents` events already → 403 naming the quota, nothing created; the count
  * and the insert run under a per-user lock, so concurrent creations cannot pass it (docs/decisions.md §5
  * "Quotas").
  */
-export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewEventDto, maxEvents: number): Promise<EventDto> {
+export async function createEvent(deps: EventDeps, caller: Principal, input: NewEventDto, maxEvents: number): Promise<EventDto> {
+  const { db } = deps;
   const fields = fieldsOf(input);
   const admin = isAdmin(caller);
   const quota = admin ? null : maxEvents;
   // Checked before modems are claimed too, so a caller at the quota registers nothing.
   if (quota !== null && (await repo.countOwnedEvents(db, caller.userId)) >= quota) throw eventQuotaReached(quota);
-  await claimModems(db, input.modems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+  await claimModems(db, deps.modemLimits, input.modems, caller.userId, admin, deps.modemLimits.maxNewModemsPerUpload);
   const id = await db.transaction().execute(async (tx) => {
     const eventId = await repo.insertEventWithin(tx, caller.userId, fields, quota);
     if (eventId === undefined) throw eventQuotaReached(maxEvents);
     await repo.setEventModems(tx, eventId, input.modems);
     return eventId;
   });
-  await eventChanged(db, id);
+  await eventChanged(deps, id);
   return toEventDto(await loadEvent(db, id, caller));
 }
 
@@ -139,23 +151,25 @@ export async function getEvent(db: Kysely<DB>, caller: Principal | null, id: num
 }
 
 /** Replaces an event (owner or admin); new modems are registered to the event's owner. */
-export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
+export async function replaceEvent(deps: EventDeps, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
+  const { db } = deps;
   const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   const fields = fieldsOf(input);
-  await claimModems(db, input.modems, current.owner_id, isAdmin(caller));
+  await claimModems(db, deps.modemLimits, input.modems, current.owner_id, isAdmin(caller));
   await db.transaction().execute(async (tx) => {
     await repo.updateEvent(tx, id, fields);
     await repo.setEventModems(tx, id, input.modems);
   });
-  await eventChanged(db, id);
+  await eventChanged(deps, id);
   return toEventDto(await loadEvent(db, id, caller));
 }
 
 /** Deletes an event (owner or admin); punches stay. */
-export async function deleteEvent(db: Kysely<DB>, caller: Principal, id: number): Promise<void> {
+export async function deleteEvent(deps: EventDeps, caller: Principal, id: number): Promise<void> {
+  const { db } = deps;
   const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   await repo.deleteEvent(db, id);
-  await eventChanged(db, id);
+  await eventChanged(deps, id);
 }

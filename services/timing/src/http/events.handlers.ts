@@ -13,7 +13,7 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
   const { db } = deps.database;
   return {
     async createEvent(req, res) {
-      const ev = await events.createEvent(db, requireCaller(res), req.body, deps.quotas.eventsPerUser);
+      const ev = await events.createEvent(deps.events, requireCaller(res), req.body, deps.quotas.eventsPerUser);
       sendCreated(res, events.eventLocation(ev.id), ev);
     },
     async listEvents(req, res) {
@@ -30,10 +30,10 @@ export function eventHandlers(deps: HandlerDeps): Handlers<operations> {
       res.json(await getEventStatus(deps.database, callerOf(res), req.params.id, specFilled(req.query.recent, 'getEventStatus recent')));
     },
     async putEvent(req, res) {
-      res.json(await events.replaceEvent(db, requireCaller(res), req.params.id, req.body));
+      res.json(await events.replaceEvent(deps.events, requireCaller(res), req.params.id, req.body));
     },
     async deleteEvent(req, res) {
-      await events.deleteEvent(db, requireCaller(res), req.params.id);
+      await events.deleteEvent(deps.events, requireCaller(res), req.params.id);
       sendNoContent(res);
     },
   };

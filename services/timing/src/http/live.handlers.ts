@@ -5,7 +5,6 @@
  */
 import { ApiError, isHeadRequest, preferredType, type Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
-import type { LiveHub } from '../live/hub';
 import type { StreamFanout } from '../live/fanout';
 import type { SendBound } from '../live/send-bound';
 import type { BacklogGate } from '../punches/backlog-gate';
@@ -44,8 +43,8 @@ function feedKey(q: { modem?: string; eventId?: string; after?: number }): strin
  * the instance's limit only; streams with a key run their own read loop under the per-client limit too
  * (docs/architecture.md "Stream fan-out").
  */
-export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandlerOptions): Handlers<operations> {
-  const svc = { db: deps.database.db, pool: deps.database.pool, logger: deps.logger, readCacheBytes: deps.readCacheBytes };
+export function liveHandlers(deps: HandlerDeps, opts: LiveHandlerOptions): Handlers<operations> {
+  const { punches: svc, live } = deps;
   return {
     async getPunchStream(req, res) {
       if (preferredType(req, ['text/event-stream']) !== 'text/event-stream') throw new ApiError(406, 'Acceptable format: text/event-stream.');
@@ -53,7 +52,8 @@ export function liveHandlers(deps: HandlerDeps, live: LiveHub, opts: LiveHandler
       // Last-Event-ID (the browser's automatic resume) overrides afterId; the spec restricts it to digits.
       const lastEventId = req.get('Last-Event-ID');
       const afterId = lastEventId ? Math.min(Number(lastEventId), Number.MAX_SAFE_INTEGER) : (req.query.afterId ?? 0);
-      const read = (from: number) => readPunches(svc, caller, { ...req.query, afterId: from }, 'json');
+      // `live`: a stream reads the primary only, never the replica (punches.service.ts `readPunches`).
+      const read = (from: number) => readPunches(svc, caller, { ...req.query, afterId: from }, 'json', { live: true });
       const seen = live.current;
       const first = await read(afterId);
       const shared = caller === null;

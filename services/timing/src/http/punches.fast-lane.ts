@@ -43,7 +43,7 @@ import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
 import { maxCardNumber } from '../punches/punch-spec';
-import { readPunches, uploadPunches, type PunchDeps, type PunchQuery } from '../punches/punches.service';
+import { readPunches, uploadPunches, type PunchQuery, type PunchService } from '../punches/punches.service';
 import type { KeyUses } from '../users/key-uses';
 import { authenticateKey } from '../users/users.service';
 import { deferBodyError, uploadJsonParser } from './body';
@@ -123,15 +123,16 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
   };
 }
 
-/** What the fast lane needs: the punch service's dependencies, metrics and logger, and whether key reads are rate limited. */
+/** What the fast lane needs: the app's punch service, metrics and logger, and whether key reads are rate limited. */
 export interface FastLaneDeps {
   /** The loaded timing spec, the one the request validator uses: the lane's rules come from it. */
   spec: OpenApiDocument;
-  punches: PunchDeps;
+  /** The app's punch service (the same object its handlers use). */
+  punches: PunchService;
   metrics: AppMetrics;
   timingMetrics: TimingMetrics;
   logger: Logger;
-  /** The app's record of key uses (app.ts): a key the lane authenticates counts as used, as on the pipeline. */
+  /** The app's record of key uses (composition.ts): a key the lane authenticates counts as used, as on the pipeline. */
   keyUses: KeyUses;
   keyReadsLimited: boolean;
   /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */

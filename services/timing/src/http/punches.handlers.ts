@@ -5,9 +5,8 @@
 import { ApiError, preferredType, specFilled, type Handlers, type OpenApiDocument } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { clientGone, holdLongPoll, keyGuard } from '../live/live.service';
-import type { LiveHub } from '../live/hub';
 import { punchCsvReader, readPunches, readSimpleEventPunches, uploadPunches } from '../punches/punches.service';
-import { countIngested, type TimingMetrics } from '../metrics';
+import { countIngested } from '../metrics';
 import { isKeyActive } from '../users/users.service';
 import { compileJsonPunchCheck } from '../punches/punches.csv';
 import type { HandlerDeps } from './deps';
@@ -26,19 +25,12 @@ function punchFormat(req: Parameters<typeof preferredType>[0]): 'json' | 'csv' {
 }
 
 /**
- * `getPunches` (with the `wait` long-poll on `live`), `getPublicEventPunches` (the Center's simple format),
- * `postPunches` (counting stored punches in `timingMetrics`; CSV bodies read by the rules of `spec`, the loaded
- * timing spec, compiled here once).
+ * `getPunches` (with the `wait` long-poll on the app's hub), `getPublicEventPunches` (the Center's simple
+ * format), `postPunches` (counting stored punches in the app's timing metrics; CSV bodies read by the rules of
+ * `spec`, the app's loaded timing spec, compiled here once), all through the app's punch service.
  */
-export function punchHandlers(deps: HandlerDeps, live: LiveHub, timingMetrics: TimingMetrics, spec: OpenApiDocument): Handlers<operations> {
-  const svc = {
-    db: deps.database.db,
-    pool: deps.database.pool,
-    logger: deps.logger,
-    historyPool: deps.historyPool,
-    readCacheBytes: deps.readCacheBytes,
-    dailyPunchQuota: deps.quotas.punchesPerDay,
-  };
+export function punchHandlers(deps: HandlerDeps, spec: OpenApiDocument): Handlers<operations> {
+  const { punches: svc, live, timingMetrics } = deps;
   const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
   const punchesFromCsv = punchCsvReader(spec);
   const checkJsonPunches = compileJsonPunchCheck(spec);

@@ -5,7 +5,7 @@
 import type { Request, Response } from 'express';
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
-import { countIngested, type TimingMetrics } from '../metrics';
+import { countIngested } from '../metrics';
 import { readRocPunches, uploadRocPunch, type RocQuery } from '../punches/roc.service';
 import type { HandlerDeps } from './deps';
 import { sendSharedAnswer } from './encoded-body';
@@ -18,17 +18,12 @@ const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
 /** The answer of a stored (or re-sent) ROC punch. */
 const ROC_STORED = 'OK\r\n';
 
-/** The ROC handlers; uploads count stored punches in `timingMetrics`, reads the answers they render. */
-export function rocHandlers(deps: HandlerDeps, timingMetrics: TimingMetrics): Handlers<operations> {
-  const svc = {
-    db: deps.database.db,
-    pool: deps.database.pool,
-    logger: deps.logger,
-    historyPool: deps.historyPool,
-    readCacheBytes: deps.readCacheBytes,
-    dailyPunchQuota: deps.quotas.punchesPerDay,
-    backlog: deps.backlog,
-  };
+/**
+ * The ROC handlers, through the app's punch service; uploads count stored punches in the app's timing metrics,
+ * reads the answers they render.
+ */
+export function rocHandlers(deps: HandlerDeps): Handlers<operations> {
+  const { punches: svc, timingMetrics } = deps;
   const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
   const rendered = () => timingMetrics.rocAnswersRendered.inc();
   // Both reads answer alike; the path key makes a caller, so the keyed one is always private.

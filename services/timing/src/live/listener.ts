@@ -10,15 +10,20 @@
 import type { Logger } from 'pino';
 import { startListenSession, type ListenSession } from '@sports-timing/shared';
 import { PUNCH_CHANNEL } from '../punches/punch-upload.repository';
-import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
+import { EVENT_CHANNEL, type EventCache } from '../events/event-cache';
 import { KEY_CHANNEL } from '../users/users.service';
 import type { LiveHub } from './hub';
 
 /** A running listener; `stop()` ends the session and any pending reconnect. */
 export type PunchListener = ListenSession;
 
-/** Starts listening on `url` (the service's database) and forwards notifications to `hub`. */
-export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): PunchListener {
+/**
+ * Starts listening on `url` (the service's database) and forwards notifications to one app's objects (its
+ * composition, composition.ts): new punches and key revocations to its hub `live`, event changes to its
+ * `eventCache`.
+ */
+export function startPunchListener(url: string, app: { live: LiveHub; eventCache: EventCache }, logger?: Logger): PunchListener {
+  const { live: hub, eventCache } = app;
   return startListenSession({
     url,
     channels: [PUNCH_CHANNEL, EVENT_CHANNEL, KEY_CHANNEL],
@@ -26,12 +31,12 @@ export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): 
     logger,
     onNotification(msg) {
       if (msg.channel === PUNCH_CHANNEL) hub.notify(Number(msg.payload));
-      else if (msg.channel === EVENT_CHANNEL) invalidateCachedEvent(Number(msg.payload));
+      else if (msg.channel === EVENT_CHANNEL) eventCache.invalidate(Number(msg.payload));
       else if (msg.channel === KEY_CHANNEL) hub.keysChanged();
     },
     onConnected() {
       // Event changes and key revocations announced while the session was down are lost too.
-      invalidateCachedEvent(null);
+      eventCache.invalidate(null);
       hub.keysChanged();
       hub.wakeAll();
     },

@@ -7,7 +7,7 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { Principal } from '../auth/principal';
-import { MAX_MODEMS_PER_USER } from './modem-spec';
+import type { ModemLimits } from './modem-spec';
 import * as repo from './modems.repository';
 
 /** API `Modem`. */
@@ -28,14 +28,23 @@ export function foreignModemsError(foreign: string[]): ApiError {
 /**
  * Makes sure every serial exists, registering missing ones to `ownerId`. Unless `allowForeign` (admins), a
  * serial belonging to a user other than `ownerId` → 403 listing them; more than `maxNew` missing serials, or
- * more than {@link MAX_MODEMS_PER_USER} modems for the owner afterwards → 400 naming the limit. Nothing is
+ * more than `limits.maxModemsPerUser` (the app's spec, modem-spec.ts) modems for the owner afterwards → 400
+ * naming the limit. Nothing is
  * registered in those cases (the checks run before the registration, and the ownership check again after it
  * to catch a concurrent registration).
  *
  * Registration is an autocommitted statement of its own, so the upload transaction that follows does no
  * write before its punch-id allocation (see punches.repository.ts).
  */
-export async function claimModems(db: Kysely<DB>, serials: readonly string[], ownerId: number, allowForeign: boolean, maxNew = Infinity): Promise<void> {
+export async function claimModems(
+  db: Kysely<DB>,
+  limits: ModemLimits,
+  serials: readonly string[],
+  ownerId: number,
+  allowForeign: boolean,
+  maxNew = Infinity,
+): Promise<void> {
+  const maxPerUser = limits.maxModemsPerUser;
   const unique = [...new Set(serials)];
   if (unique.length === 0) return;
   const check = (owners: { serial: string; user_id: number }[]) => {
@@ -54,11 +63,11 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
       `Too many new modems in one upload (at most ${maxNew}).`,
     );
   }
-  const { registered, held } = await registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
+  const { registered, held } = await registerModems(db, missing, ownerId, allowForeign ? null : maxPerUser);
   if (!registered) {
     throw validationError(
-      { modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] },
-      `Modem limit reached (at most ${MAX_MODEMS_PER_USER} per user).`,
+      { modem: [`a user holds at most ${maxPerUser} modems (${held} registered, ${missing.length} new)`] },
+      `Modem limit reached (at most ${maxPerUser} per user).`,
     );
   }
   check(await repo.findModemOwners(db, missing));

@@ -1,8 +1,13 @@
 /**
- * The punch API's limits, defaults and field list as specs/timing.yaml states them, read once when the module
- * loads from the file the request validator reads ({@link SPEC_FILE}), so that none is written a second time in
- * the code (docs/architecture.md, "The spec is the single source"; test/spec-single-source.test.ts holds it).
- * A spec that no longer states one of them stops the service at start-up (shared spec-values.ts).
+ * The punch API's limits, defaults and field list as specs/timing.yaml states them, so that none is written a
+ * second time in the code (docs/architecture.md, "The spec is the single source"; test/spec-single-source.test.ts
+ * holds it). A spec that no longer states one of them stops the service at start-up (shared spec-values.ts).
+ *
+ * Two kinds: the limits an app enforces ({@link PunchLimits}) come from that app's loaded spec (composition.ts
+ * `composeTiming`), so an app over another spec enforces its limits; the shape of the page statements — the page
+ * size and the punch fields, compiled into their SQL text (punches.repository.ts) — is read once when this module
+ * loads, from the file the request validator reads by default ({@link SPEC_FILE}), and an app whose spec states
+ * another shape is refused ({@link punchLimits}).
  */
 import {
   componentSchemaOf,
@@ -14,39 +19,70 @@ import {
   specNumber,
   type OpenApiDocument,
 } from '@sports-timing/shared';
+import type { ModemLimits } from '../modems/modem-spec';
 import { SPEC_FILE } from '../version';
 
-const spec: OpenApiDocument = loadSpec(SPEC_FILE);
-
 /** Punches per response: `getPunches` 200 `maxItems` (1000 in the spec). */
-export const PUNCH_PAGE_SIZE = specNumber(responseSchemaOf(spec, 'getPunches'), 'maxItems', 'getPunches 200');
+function pageSizeOf(doc: OpenApiDocument): number {
+  return specNumber(responseSchemaOf(doc, 'getPunches'), 'maxItems', 'getPunches 200');
+}
 
-/** Most punches per upload: `postPunches` body `maxItems` (10,000; 400 beyond). */
-export const MAX_PUNCHES_PER_UPLOAD = specNumber(requestBodySchemaOf(spec, 'postPunches'), 'maxItems', 'postPunches body');
+/** The fields of a punch in the order the spec's `Punch` lists them. */
+function punchFieldsOf(doc: OpenApiDocument): string[] {
+  return Object.keys(componentSchemaOf(doc, 'Punch').properties as Record<string, unknown>);
+}
 
-/** Most serial numbers in a `modem` filter: `getPunches` `modem` `x-max-list-items` (200; 400 beyond). */
-export const MAX_MODEMS_PER_QUERY = specNumber(parameterSchemaOf(spec, 'getPunches', 'modem'), 'x-max-list-items', 'getPunches modem');
+const statementSpec: OpenApiDocument = loadSpec(SPEC_FILE);
+
+/** Punches per response of the page statements: `getPunches` 200 `maxItems` (1000 in the spec). */
+export const PUNCH_PAGE_SIZE = pageSizeOf(statementSpec);
+
+/**
+ * The fields of a punch in the order the spec's `Punch` lists them: the columns of the CSV download, whose header
+ * row is these names joined by commas (`getPunches`, text/csv).
+ */
+export const PUNCH_FIELDS: readonly string[] = punchFieldsOf(statementSpec);
+
+/** For each of {@link PUNCH_FIELDS}, whether its JSON value is a string (`type: string`, refs resolved). */
+export const PUNCH_FIELD_IS_TEXT: readonly boolean[] = PUNCH_FIELDS.map(
+  (f) => resolveRef(statementSpec, (componentSchemaOf(statementSpec, 'Punch').properties as Record<string, Record<string, unknown>>)[f]).type === 'string',
+);
 
 /**
  * Largest card number: `NewPunch.card` `x-value-maximum` (16,777,215). SPORTident card numbers are 24-bit
  * values, and result software parses them into 32-bit integers (MeOS `std::stoi`, SIRAPimport `uint.Parse`):
  * a larger number would make those clients fail on every poll from that punch on.
  */
-export function maxCardNumber(doc: OpenApiDocument = spec): number {
+export function maxCardNumber(doc: OpenApiDocument): number {
   const properties = componentSchemaOf(doc, 'NewPunch').properties as Record<string, Record<string, unknown>>;
   return specNumber(properties.card, 'x-value-maximum', 'NewPunch.card');
 }
 
-/** {@link maxCardNumber} of the loaded spec. */
-export const MAX_CARD_NUMBER = maxCardNumber();
+/** The punch limits one app enforces, from its loaded spec. */
+export interface PunchLimits {
+  /** Most punches per upload: `postPunches` body `maxItems` (10,000; 400 beyond). */
+  maxPunchesPerUpload: number;
+  /** Most serial numbers in a `modem` filter: `getPunches` `modem` `x-max-list-items` (200; 400 beyond). */
+  maxModemsPerQuery: number;
+  /** {@link maxCardNumber}. */
+  maxCardNumber: number;
+}
+
+/** Every limit of one app: its punch limits and modem caps (modems/modem-spec.ts). */
+export type TimingLimits = PunchLimits & ModemLimits;
 
 /**
- * The fields of a punch in the order the spec's `Punch` lists them: the columns of the CSV download, whose header
- * row is these names joined by commas (`getPunches`, text/csv).
+ * The {@link PunchLimits} `doc` states. Throws when `doc` states another page size or other punch fields than
+ * the page statements were built with (see the module comment): those are not per app.
  */
-export const PUNCH_FIELDS: readonly string[] = Object.keys(componentSchemaOf(spec, 'Punch').properties as Record<string, unknown>);
-
-/** For each of {@link PUNCH_FIELDS}, whether its JSON value is a string (`type: string`, refs resolved). */
-export const PUNCH_FIELD_IS_TEXT: readonly boolean[] = PUNCH_FIELDS.map(
-  (f) => resolveRef(spec, (componentSchemaOf(spec, 'Punch').properties as Record<string, Record<string, unknown>>)[f]).type === 'string',
-);
+export function punchLimits(doc: OpenApiDocument): PunchLimits {
+  if (pageSizeOf(doc) !== PUNCH_PAGE_SIZE)
+    throw new Error(`the spec's getPunches page size must stay ${PUNCH_PAGE_SIZE}: the page statements are built with it`);
+  if (punchFieldsOf(doc).join(',') !== PUNCH_FIELDS.join(','))
+    throw new Error(`the spec's Punch fields must stay ${PUNCH_FIELDS.join(', ')}: the page statements are built with them`);
+  return {
+    maxPunchesPerUpload: specNumber(requestBodySchemaOf(doc, 'postPunches'), 'maxItems', 'postPunches body'),
+    maxModemsPerQuery: specNumber(parameterSchemaOf(doc, 'getPunches', 'modem'), 'x-max-list-items', 'getPunches modem'),
+    maxCardNumber: maxCardNumber(doc),
+  };
+}

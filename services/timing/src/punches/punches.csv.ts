@@ -11,7 +11,7 @@
 import { parse } from 'csv-parse/sync';
 import { compileJsonCheck, compileTextCheck, resolveRef, validationError, type OpenApiDocument } from '@sports-timing/shared';
 import type { components } from '../generated/openapi';
-import { MAX_CARD_NUMBER, maxCardNumber } from './punch-spec';
+import { maxCardNumber } from './punch-spec';
 
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
@@ -28,9 +28,9 @@ export interface CheckedBatch {
 
 /**
  * What is wrong with a card number (text of 1–10 digits, or a JSON number), or undefined when it is valid;
- * `max` is the spec's `NewPunch.card` `x-value-maximum` (punch-spec.ts {@link MAX_CARD_NUMBER}).
+ * `max` is the app's spec's `NewPunch.card` `x-value-maximum` (punch-spec.ts {@link maxCardNumber}).
  */
-export function cardNumberProblem(card: string | number, max = MAX_CARD_NUMBER): string | undefined {
+export function cardNumberProblem(card: string | number, max: number): string | undefined {
   const text = String(card);
   if (!/^[0-9]{1,10}$/.test(text)) return 'must be 1 to 10 decimal digits';
   if (Number(text) > max) return `must be at most ${max}: no SPORTident card carries a larger number`;

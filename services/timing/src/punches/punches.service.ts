@@ -11,7 +11,7 @@ import type { DB } from '../db/schema';
 import type { components, operations } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { assertCanRead, noSuchEvent } from '../events/events.service';
-import { cachedEvent } from '../events/event-cache';
+import type { EventCache } from '../events/event-cache';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
 import { modemReadWindows, modemsOfUserName } from '../modems/modems.repository';
 import { keyRequired } from '../users/users.service';
@@ -19,22 +19,19 @@ import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
+import { intersect, readUntilScopeStable, scopeMayGrow, windowsKey } from './punch-scope';
 import * as repo from './punches.repository';
 import type { ModemWindow } from './punch-windows.repository';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
-import { MAX_MODEMS_PER_QUERY, MAX_PUNCHES_PER_UPLOAD } from './punch-spec';
-import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
+import { punchLimits, type TimingLimits } from './punch-spec';
+import { DEFAULT_READ_CACHE_BYTES, PunchReadCache } from './read-cache';
+import { NewPunchNotifier } from './new-punch-notifier';
 import type { BacklogGate } from './backlog-gate';
-import { intersect, readUntilScopeStable, scopeMayGrow, windowsKey } from './punch-scope';
-
-/** Most punches per upload (400 beyond; spec `postPunches` body `maxItems`). */
-const MAX_BATCH = MAX_PUNCHES_PER_UPLOAD;
 
 /** Largest event id (int4); larger `eventId` values cannot exist. */
 const MAX_EVENT_ID = 2_147_483_647;
 
-/** What the service needs: the Kysely instance, the pool (raw SQL on the hot paths), optionally a logger. */
-export interface PunchDeps {
+/** How a punch service is built ({@link createPunchService}): the Kysely instance, the pool (raw SQL on the hot paths), optionally a logger. */
+export interface PunchServiceOptions {
   db: Kysely<DB>;
   pool: pg.Pool;
   logger?: Logger;
@@ -54,10 +51,37 @@ export interface PunchDeps {
    */
   dailyPunchQuota?: number;
   /**
-   * The instance's pacing of backlog pages (backlog-gate.ts): multi-page answers (rendered-pages.ts) read every
+   * The app's pacing of backlog pages (backlog-gate.ts): multi-page answers (rendered-pages.ts) read every
    * page after the first through it. Absent: they only yield between pages.
    */
   backlog?: BacklogGate;
+  /** The app's cache of events (event-cache.ts): reads by `eventId` resolve the event there. */
+  events: EventCache;
+  /** The limits of the app's spec (punch-spec.ts): batch size, `modem` list length, card numbers, modem caps. */
+  limits: TimingLimits;
+}
+
+/**
+ * One app's punch service: its options and the state it owns, built once by {@link createPunchService} (the
+ * composition root, composition.ts) and handed to every handler, the fast lane and the demo loader of that
+ * app. Two services never share a cache or a notifier.
+ */
+export interface PunchService extends Omit<PunchServiceOptions, 'readCacheBytes'> {
+  /** Shared read answers on `pool` and on `historyPool` (read-cache.ts); null when the cache is off or there is no such pool. */
+  readonly caches: { readonly primary: PunchReadCache | null; readonly history: PunchReadCache | null };
+  /** Announces new punches after uploads (coalesced, see NewPunchNotifier). */
+  readonly notifier: { notify(maxId: number): void };
+}
+
+/** Builds a punch service: one read cache per pool, bounded by `readCacheBytes` each, and one notifier. */
+export function createPunchService(opts: PunchServiceOptions): PunchService {
+  const { readCacheBytes, ...rest } = opts;
+  const bytes = readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
+  const cacheOf = (pool: pg.Pool | undefined) => (bytes > 0 && pool !== undefined ? new PunchReadCache(pool, bytes) : null);
+  const notifier = new NewPunchNotifier(opts.pool, (err) =>
+    opts.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'NOTIFY punches failed'),
+  );
+  return { ...rest, caches: { primary: cacheOf(opts.pool), history: cacheOf(opts.historyPool) }, notifier };
 }
 
 /** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers), `wait` left to the caller. */
@@ -100,7 +124,7 @@ export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
  *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
  *   `eventId` or `user` given, the modem list only narrows their scope.
  */
-async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+async function resolveScope(deps: PunchService, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
   const listed = (q.modem ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -108,7 +132,8 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
   if (listed.length === 0 && q.eventId === undefined && q.user === undefined) {
     throw validationError({ modem: ['One of modem, eventId or user is required.'] }, 'Give at least one of the filters modem, eventId, user.');
   }
-  if (listed.length > MAX_MODEMS_PER_QUERY) throw validationError({ modem: [`at most ${MAX_MODEMS_PER_QUERY} serial numbers`] });
+  const maxModems = deps.limits.maxModemsPerQuery;
+  if (listed.length > maxModems) throw validationError({ modem: [`at most ${maxModems} serial numbers`] });
 
   let modems: Set<string> | null = null;
   let windows: ModemWindow[] | undefined;
@@ -116,7 +141,7 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
   let timeTo: number | null = null;
   if (q.eventId !== undefined) {
     const id = Number(q.eventId);
-    const ev = id >= 1 && id <= MAX_EVENT_ID ? await cachedEvent(deps.db, id) : undefined;
+    const ev = id >= 1 && id <= MAX_EVENT_ID ? await deps.events.get(id) : undefined;
     if (!ev) throw noSuchEvent(q.eventId, caller);
     assertCanRead(caller, ev);
     modems = intersect(modems, ev.modems);
@@ -148,29 +173,12 @@ async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQ
 }
 
 /**
- * `read(scope)` under the scope of `q` for `caller`, read again while registering a modem widened it meanwhile
- * (punch-scope.ts; docs/decisions.md §5, gap-free polling).
- */
-export function readInStableScope<T extends { total: number }>(
-  deps: PunchDeps,
-  caller: Principal | null,
-  q: PunchQuery,
-  read: (scope: repo.PunchScope) => Promise<T>,
-): Promise<T> {
-  return readUntilScopeStable(
-    () => resolveScope(deps, caller, q),
-    (scope) => scopeMayGrow(isAdmin(caller), q, scope),
-    read,
-  );
-}
-
-/**
  * Which of `serials` a non-admin `caller` may read by serial alone, and the windows that cut them: none
  * (`windows` undefined) when every readable serial is readable wholly (the caller's own, or in a public event
  * without a window); otherwise one unbounded window per wholly readable serial and the public events' windows
  * of the others (see `resolveScope`).
  */
-async function readWindowsOf(deps: PunchDeps, serials: string[], caller: Principal | null): Promise<{ readable: Set<string>; windows?: ModemWindow[] }> {
+async function readWindowsOf(deps: PunchService, serials: string[], caller: Principal | null): Promise<{ readable: Set<string>; windows?: ModemWindow[] }> {
   const rows = await modemReadWindows(deps.db, serials, caller?.userId ?? null);
   const readable = new Set(rows.map((r) => r.serial));
   const whole = new Set(rows.filter((r) => r.from_ms === null && r.to_ms === null).map((r) => r.serial));
@@ -188,7 +196,7 @@ async function readWindowsOf(deps: PunchDeps, serials: string[], caller: Princip
  * not `live` (long-poll, stream) is answered by the replica (infra/README.md "Read replicas for punch reads").
  */
 export async function readPunches(
-  deps: PunchDeps,
+  deps: PunchService,
   caller: Principal | null,
   q: PunchQuery,
   format: repo.PunchFormat,
@@ -197,7 +205,30 @@ export async function readPunches(
   return readInStableScope(deps, caller, q, (scope) => readScope(deps, scope, q, format, opts));
 }
 
-async function readScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuery, format: repo.PunchFormat, opts: { live?: boolean }): Promise<PunchReadResult> {
+/**
+ * `read(scope)` under the scope of `q` for `caller`, read again while registering a modem widened it meanwhile
+ * (punch-scope.ts; docs/decisions.md §5, gap-free polling).
+ */
+export function readInStableScope<T extends { total: number }>(
+  deps: PunchService,
+  caller: Principal | null,
+  q: PunchQuery,
+  read: (scope: repo.PunchScope) => Promise<T>,
+): Promise<T> {
+  return readUntilScopeStable(
+    () => resolveScope(deps, caller, q),
+    (scope) => scopeMayGrow(isAdmin(caller), q, scope),
+    read,
+  );
+}
+
+async function readScope(
+  deps: PunchService,
+  scope: repo.PunchScope,
+  q: PunchQuery,
+  format: repo.PunchFormat,
+  opts: { live?: boolean },
+): Promise<PunchReadResult> {
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
     return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
   }
@@ -208,27 +239,25 @@ async function readScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuery,
   // An unreachable replica is not an outage: the read falls back to the primary.
   if (deps.historyPool && !q.afterId && !opts.live) {
     try {
-      return await sharedPage(deps, deps.historyPool, scope, format);
+      return await sharedPage(deps.historyPool, deps.caches.history, scope, format);
     } catch (err) {
       deps.logger?.warn({ err: { message: (err as Error).message } }, 'punch read on the replica failed; reading from the primary');
     }
   }
-  return sharedPage(deps, deps.pool, scope, format);
+  return sharedPage(deps.pool, deps.caches.primary, scope, format);
 }
 
 /**
- * The page of `scope` in `format` on `pool`, shared with identical reads while the visible head has not moved
- * (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
+ * The page of `scope` in `format` on `pool`, shared through `cache` (that pool's, of this app; null: off) with
+ * identical reads while the visible head has not moved (read-cache.ts). The key is the access-checked scope (modems in a canonical order: the page does not
  * depend on their order), so it never serves another scope's answer.
  */
-async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
-  const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
+async function sharedPage(pool: pg.Pool, cache: PunchReadCache | null, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
   const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
-  if (bytes === 0) {
+  if (cache === null) {
     const page = await readPage(pool, scope, format);
     return { body: page.body, total: page.total, version: `${page.head}|${key}` };
   }
-  const cache = readCacheFor(pool, bytes);
   const answer = await cache.get(key, () => readPage(pool, scope, format));
   return { body: answer.body, total: answer.total, version: `${answer.head}|${key}`, derive: (name, make) => cache.derive(key, answer, name, make) };
 }
@@ -250,7 +279,7 @@ async function readPage(pool: pg.Pool, scope: repo.PunchScope, format: repo.Punc
  * cut to the first `limit` punches — a prefix of a gap-free page is gap-free — with the same total.
  */
 export async function readSimpleEventPunches(
-  deps: PunchDeps,
+  deps: PunchService,
   caller: Principal | null,
   q: { eventId: number; afterId?: number; limit: number },
   format: repo.PunchFormat,
@@ -258,49 +287,6 @@ export async function readSimpleEventPunches(
   const page = await readPunches(deps, caller, { eventId: String(q.eventId), afterId: q.afterId }, 'csv');
   const project = () => simplePunchPage(page.body.toString(), q.limit, format);
   return { body: page.derive ? await page.derive(`simple-${format}-${q.limit}`, project) : project(), total: page.total, version: page.version };
-}
-
-/**
- * Coalesces new-punch notifications per pool: at most one NOTIFY in flight, the next one carrying the
- * highest id seen meanwhile. Listeners (long-poll/SSE, a later issue) re-read from their own `afterId`,
- * so only the latest id matters. Failures are logged and dropped: a lost notification only delays live
- * clients until their next poll.
- */
-class NewPunchNotifier {
-  private pending: number | null = null;
-  private running = false;
-  constructor(
-    private readonly pool: pg.Pool,
-    private readonly onError: (err: unknown) => void,
-  ) {}
-
-  notify(maxId: number): void {
-    this.pending = this.pending === null ? maxId : Math.max(this.pending, maxId);
-    if (!this.running) void this.drain();
-  }
-
-  private async drain(): Promise<void> {
-    this.running = true;
-    while (this.pending !== null) {
-      const id = this.pending;
-      this.pending = null;
-      await upload.notifyNewPunches(this.pool, id).catch(this.onError);
-    }
-    this.running = false;
-  }
-}
-
-const notifiers = new WeakMap<pg.Pool, NewPunchNotifier>();
-
-function notifierFor(deps: PunchDeps): NewPunchNotifier {
-  let n = notifiers.get(deps.pool);
-  if (!n) {
-    n = new NewPunchNotifier(deps.pool, (err) =>
-      deps.logger?.warn({ err: { message: err instanceof Error ? err.message : String(err) } }, 'NOTIFY punches failed'),
-    );
-    notifiers.set(deps.pool, n);
-  }
-  return n;
 }
 
 /** Card numbers as canonical decimal text, so `"0123"`, `"123"` and `123` are one card. */
@@ -321,9 +307,9 @@ function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): upl
 }
 
 /** Rejects foreign modems, announces new punches (see NewPunchNotifier) and builds the API result. */
-function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPunch[], result: upload.InsertResult): UploadResult {
+function uploaded(deps: PunchService, valid: number, rejected: readonly RejectedPunch[], result: upload.InsertResult): UploadResult {
   if (result.foreignModems.length > 0) throw foreignModemsError(result.foreignModems);
-  if (result.maxId !== null) notifierFor(deps).notify(result.maxId);
+  if (result.maxId !== null) deps.notifier.notify(result.maxId);
   return { received: valid + rejected.length, stored: result.stored, duplicates: valid - result.stored, rejected: [...rejected] };
 }
 
@@ -337,13 +323,14 @@ function uploaded(deps: PunchDeps, valid: number, rejected: readonly RejectedPun
  * 10,000 punches in all: 400, nothing stored.
  */
 export async function uploadPunches(
-  deps: PunchDeps,
+  deps: PunchService,
   caller: Principal,
   punches: readonly PunchUpload[],
   receivedAtUtc: number,
   rejected: readonly RejectedPunch[] = [],
 ): Promise<UploadResult> {
-  if (punches.length + rejected.length > MAX_BATCH) throw validationError({ $: [`at most ${MAX_BATCH} punches per upload`] });
+  const maxBatch = deps.limits.maxPunchesPerUpload;
+  if (punches.length + rejected.length > maxBatch) throw validationError({ $: [`at most ${maxBatch} punches per upload`] });
   if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
   const admin = isAdmin(caller);
@@ -355,7 +342,7 @@ export async function uploadPunches(
     let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+      await claimModems(deps.db, deps.limits, result.unknownModems, caller.userId, admin, deps.limits.maxNewModemsPerUpload);
       result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     }
     answer = uploaded(deps, punches.length, rejected, result);
@@ -374,7 +361,8 @@ export async function uploadPunches(
  */
 export function punchCsvReader(spec: OpenApiDocument): (text: string) => CheckedBatch {
   const parse = compilePunchCsvParser(spec);
-  return (text) => parse(text, MAX_BATCH);
+  const maxBatch = punchLimits(spec).maxPunchesPerUpload;
+  return (text) => parse(text, maxBatch);
 }
 
 /** Interval of the counter compaction (ms). */
@@ -385,7 +373,7 @@ const COUNT_COMPACTION_MS = 5_000;
  * statement appends a few delta rows, and the totals stay cheap only while those are folded regularly.
  * Every instance may run one; concurrent compactions are safe. Returns a stop function.
  */
-export function startCountCompaction(deps: PunchDeps, everyMs = COUNT_COMPACTION_MS): () => void {
+export function startCountCompaction(deps: { pool: pg.Pool; logger?: Logger }, everyMs = COUNT_COMPACTION_MS): () => void {
   let running = false;
   const timer = setInterval(() => {
     if (running) return;

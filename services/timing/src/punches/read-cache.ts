@@ -1,6 +1,6 @@
 /**
- * Identical punch reads share one answer (docs/architecture.md, "Shared punch answers"): per instance and
- * pool, the answer of a read is kept under its key (the access-checked scope, the format) together with the
+ * Identical punch reads share one answer (docs/architecture.md, "Shared punch answers"): per app and
+ * pool (one cache per pool, built by the punch service of each app, punches.service.ts `createPunchService`), the answer of a read is kept under its key (the access-checked scope, the format) together with the
  * visible head it was computed under, and a later identical request is answered from it while the database's
  * visible head has not moved; concurrent identical requests wait for one computation.
  *
@@ -61,7 +61,7 @@ interface Started<T> {
   promise: Promise<T>;
 }
 
-/** One pool's cache of read answers (see the module comment). */
+/** One pool's cache of read answers for one app (see the module comment). */
 export class PunchReadCache {
   private readonly lru: LRUCache<string, SharedAnswer>;
   private readonly inflight = new Map<string, Started<SharedAnswer>>();
@@ -178,16 +178,4 @@ export class PunchReadCache {
     started.promise.then(clear, clear);
     return started.promise;
   }
-}
-
-const caches = new WeakMap<pg.Pool, PunchReadCache>();
-
-/** The read cache of `pool`, made on first use with the bound `maxBytes` (> 0; the first caller's bound applies). */
-export function readCacheFor(pool: pg.Pool, maxBytes: number): PunchReadCache {
-  let c = caches.get(pool);
-  if (!c) {
-    c = new PunchReadCache(pool, maxBytes);
-    caches.set(pool, c);
-  }
-  return c;
 }

@@ -7,8 +7,8 @@ import type { Principal } from '../auth/principal';
 import { PUNCH_PAGE_SIZE } from './punch-spec';
 import * as repo from './punches.repository';
 import { windowsKey } from './punch-scope';
-import { readInStableScope, type PunchDeps, type PunchQuery, type PunchReadResult } from './punches.service';
-import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
+import { readInStableScope, type PunchService, type PunchQuery, type PunchReadResult } from './punches.service';
+import type { PunchReadCache } from './read-cache';
 
 /**
  * How {@link readRenderedPages} renders an answer of several pages (the ROC text, roc.service.ts): `page`
@@ -35,11 +35,11 @@ export interface PageRendering {
  * number of punches in the text; `version` is `<head>|<key>` (the HTTP validator's source, http/read-caching.ts). Whole reads (no `afterId`) may come from `deps.historyPool`, as in
  * {@link readPunches}.
  */
-export async function readRenderedPages(deps: PunchDeps, caller: Principal | null, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
+export async function readRenderedPages(deps: PunchService, caller: Principal | null, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
   return readInStableScope(deps, caller, q, (scope) => renderScope(deps, scope, q, rendering));
 }
 
-async function renderScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
+async function renderScope(deps: PunchService, scope: repo.PunchScope, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
   if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo))
     return { body: '', total: 0, version: `empty|${rendering.name}` };
   const key = `${rendering.name}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
@@ -63,22 +63,20 @@ async function renderScope(deps: PunchDeps, scope: repo.PunchScope, q: PunchQuer
     }
     return { body, total, head };
   };
-  const shared = async (pool: pg.Pool): Promise<PunchReadResult> => {
-    const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
-    if (bytes === 0) {
+  const shared = async (pool: pg.Pool, cache: PunchReadCache | null): Promise<PunchReadResult> => {
+    if (cache === null) {
       const answer = await compute(pool)();
       return { body: answer.body, total: answer.total, version: `${answer.head}|${key}` };
     }
-    const cache = readCacheFor(pool, bytes);
     const answer = await cache.get(key, compute(pool));
     return { body: answer.body, total: answer.total, version: `${answer.head}|${key}`, derive: (name, make) => cache.derive(key, answer, name, make) };
   };
   if (deps.historyPool && !q.afterId) {
     try {
-      return await shared(deps.historyPool);
+      return await shared(deps.historyPool, deps.caches.history);
     } catch (err) {
       deps.logger?.warn({ err: { message: (err as Error).message } }, 'punch read on the replica failed; reading from the primary');
     }
   }
-  return shared(deps.pool);
+  return shared(deps.pool, deps.caches.primary);
 }

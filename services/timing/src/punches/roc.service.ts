@@ -7,7 +7,7 @@
 import { validationError } from '@sports-timing/shared';
 import type { Principal } from '../auth/principal';
 import { cardNumberProblem } from './punches.csv';
-import { uploadPunches, type PunchDeps, type PunchReadResult, type UploadResult } from './punches.service';
+import { uploadPunches, type PunchService, type PunchReadResult, type UploadResult } from './punches.service';
 import { readRenderedPages } from './rendered-pages';
 import type { components } from '../generated/openapi';
 import { punchOfRocForm, rocLowerBound, rocPunchLines } from './roc-format';
@@ -35,7 +35,7 @@ function rocScope(unitId: string): { eventId: string } | { modem: string } {
  * `time` without `date`. The text is a shared answer (`readRenderedPages`): identical polls under the same
  * visible head are rendered once, `onRender` is called for each rendering.
  */
-export async function readRocPunches(deps: PunchDeps, caller: Principal | null, q: RocQuery, onRender?: () => void): Promise<PunchReadResult> {
+export async function readRocPunches(deps: PunchService, caller: Principal | null, q: RocQuery, onRender?: () => void): Promise<PunchReadResult> {
   const after = rocLowerBound(q.date, q.time);
   return readRenderedPages(deps, caller, { ...rocScope(q.unitId), afterId: q.lastId, after }, { name: 'roc', page: rocPunchLines, onRender });
 }
@@ -47,13 +47,13 @@ export async function readRocPunches(deps: PunchDeps, caller: Principal | null, 
  * `receivedAtUtc` (UTC ms) becomes the punch's `receptionTimeUtc`.
  */
 export async function uploadRocPunch(
-  deps: PunchDeps,
+  deps: PunchService,
   caller: Principal,
   form: components['schemas']['RocPunchForm'],
   receivedAtUtc: number,
 ): Promise<UploadResult> {
   const punch = punchOfRocForm(form);
-  const problem = cardNumberProblem(punch.card);
+  const problem = cardNumberProblem(punch.card, deps.limits.maxCardNumber);
   if (problem !== undefined) throw validationError({ sinumber1: [problem] }, 'The punch was not stored.');
   return uploadPunches(deps, caller, [punch], receivedAtUtc);
 }
