@@ -22,10 +22,9 @@
  * Other initialisers (a call, a primitive) pass: the scan cannot see what a function returns. Names are
  * matched by text within the module (a local of the same name inside a function is taken for the module's).
  *
- * Allowed: {@link CONSTANT_MEMO_TABLES} (each a memo of values that are a pure function of their key, so
- * sharing it between apps changes no answer) and {@link PENDING_ORDERING} (the ordering state still being moved
- * into its composition root). Every entry must still be found, so each one is
- * deleted when its state moves.
+ * Allowed: {@link CONSTANT_MEMO_TABLES} only (each a memo of values that are a pure function of their key, so
+ * sharing it between apps changes no answer). Every entry must still be found, so each one is deleted when its
+ * table goes.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -58,7 +57,7 @@ interface Finding {
 
 /**
  * Allowed: memo tables of constants, `<file>:<name>` → why sharing it between apps in one process changes no
- * answer (the value is a pure function of its key and the build). Timing and packages have no other entries.
+ * answer (the value is a pure function of its key and the build). There is no other allowed state.
  */
 const CONSTANT_MEMO_TABLES: Readonly<Record<string, string>> = {
   'services/timing/src/punches/punches.repository.ts:pageTexts':
@@ -72,27 +71,6 @@ const CONSTANT_MEMO_TABLES: Readonly<Record<string, string>> = {
     'Intl formatters per culture, language and currency (bounded): a function of the key',
   'services/ordering/src/orders/order-confirmation.mail.ts:moneyCache': 'Intl currency formatters per locale and currency (bounded): a function of the key',
 };
-
-/**
- * Ordering's module-level state still to move into its composition root (services/ordering/src/composition.ts),
- * as found by the scan when this test was written; a parallel change is removing it. Delete each entry as its
- * state moves (an entry no longer found fails the test, so the list only shrinks).
- */
-const PENDING_ORDERING: readonly string[] = [
-  // The registry behind composeOrdering / servicesOf / identityOf / erpClientsOf / maintenanceOf, keyed by deps.
-  'services/ordering/src/composition.ts:composed',
-  // Envelope encryption per config object.
-  'services/ordering/src/crypto/encryption.ts:byConfig',
-  // The catalogue caches (process-wide).
-  'services/ordering/src/catalog/catalog.service.ts:cartArticleCache',
-  'services/ordering/src/catalog/catalog.service.ts:articleListCache',
-  // The process-wide registry of caches (clear-caches operation, the listener of server.ts).
-  'services/ordering/src/maintenance/caches.ts:caches',
-  // The QR code PNG worker thread and its pending requests (development tools).
-  'services/ordering/src/devtools/qrcode.ts:pngWorker',
-  'services/ordering/src/devtools/qrcode.ts:pendingPngs',
-  'services/ordering/src/devtools/qrcode.ts:nextPngId',
-];
 
 /** The initialiser without type assertions, `satisfies`, `!` and parentheses. */
 function unwrap(e: ts.Expression): ts.Expression {
@@ -301,21 +279,17 @@ test('negative control: registries, counters, caches and mutable statics are fou
 
 test('services and packages keep no module-level mutable state beyond the documented allow-lists', () => {
   const findings = scanTree();
-  const allowed = new Set([...Object.keys(CONSTANT_MEMO_TABLES), ...PENDING_ORDERING]);
+  const allowed = new Set(Object.keys(CONSTANT_MEMO_TABLES));
   const offenders = [...findings.values()].filter((f) => !allowed.has(f.id)).map((f) => `${f.id} (line ${f.line}): ${f.why}`);
-  // Build the state once in the service's composition root (timing: src/composition.ts) and hand it down; a
+  // Build the state once in the service's composition root (src/composition.ts of each) and hand it down; a
   // memo of constants goes into CONSTANT_MEMO_TABLES with its reason.
   expect(offenders).toEqual([]);
 });
 
-test('every allow-list entry is still found, and only ordering has pending ones', () => {
+test('every allow-list entry is still found and gives its reason', () => {
   const findings = scanTree();
   for (const [id, reason] of Object.entries(CONSTANT_MEMO_TABLES)) {
     expect([id, findings.has(id)]).toEqual([id, true]);
     expect(reason.length).toBeGreaterThan(20);
-  }
-  for (const id of PENDING_ORDERING) {
-    expect(id.startsWith('services/ordering/src/')).toBe(true);
-    expect([id, findings.has(id)]).toEqual([id, true]);
   }
 });
