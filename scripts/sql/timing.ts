@@ -44,8 +44,9 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     },
     updateEvent: (r) => events.updateEvent(r.db, 5, fields),
     setEventModems: (r) => events.setEventModems(r.db, 5, ['m1', 'm2']),
+    eventsNaming: (r) => events.eventsNaming(r.db, ['m1', 'm2']),
     deleteEvent: (r) => events.deleteEvent(r.db, 5),
-    notifyEventChanged: (r) => events.notifyEventChanged(r.db, 5, 'events'),
+    notifyEventChanged: (r) => events.notifyEventChanged(r.db, '5', 'events'),
   }),
   repository(`${dir}/modems/modems.repository.ts`, modems, {
     findModemOwners: (r) => modems.findModemOwners(r.db, ['m1', 'm2']),

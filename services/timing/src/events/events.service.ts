@@ -8,10 +8,8 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { claimModems } from '../modems/modems.service';
-import { MAX_NEW_MODEMS_PER_UPLOAD } from '../modems/modem-spec';
 import * as repo from './events.repository';
-import { EVENT_CHANNEL, invalidateCachedEvent } from './event-cache';
+import { eventsChanged } from './event-cache';
 
 /** Largest event id (int4). */
 const MAX_EVENT_ID = 2_147_483_647;
@@ -71,13 +69,9 @@ export function assertCanRead(caller: Principal | null, ev: { is_public: boolean
   if (!canRead(caller, ev)) throw noSuchEvent(ev.id, caller);
 }
 
-/**
- * After an event write has committed: drop this instance's cached copy and tell the other instances (see
- * event-cache.ts). A failed NOTIFY is not an error of the write: their copies expire within seconds.
- */
+/** After an event write has committed: drop the cached copies (event-cache.ts `eventsChanged`). */
 async function eventChanged(db: Kysely<DB>, id: number): Promise<void> {
-  invalidateCachedEvent(id);
-  await repo.notifyEventChanged(db, id, EVENT_CHANNEL).catch(() => undefined);
+  await eventsChanged(db, [id]);
 }
 
 /** 404 for an event the caller may not even read (see {@link noSuchEvent}); 403 for a readable one of another user. */
@@ -94,19 +88,16 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
 }
 
 /**
- * Creates an event owned by the caller; registers its unknown modems to the caller — at most
- * `MAX_NEW_MODEMS_PER_UPLOAD` (100) new ones per request, as for an upload (400 beyond, nothing registered).
+ * Creates an event owned by the caller. Its modems may be any serials: naming one registers (claims) nothing,
+ * and the event's reads cover only the named modems registered to its owner, every named one for an
+ * administrator's event (docs/decisions.md §5, "A modem belongs to the user that first uploads for it").
  * A non-admin caller owning `maxEvents` events already → 403 naming the quota, nothing created; the count
  * and the insert run under a per-user lock, so concurrent creations cannot pass it (docs/decisions.md §5
  * "Quotas").
  */
 export async function createEvent(db: Kysely<DB>, caller: Principal, input: NewEventDto, maxEvents: number): Promise<EventDto> {
   const fields = fieldsOf(input);
-  const admin = isAdmin(caller);
-  const quota = admin ? null : maxEvents;
-  // Checked before modems are claimed too, so a caller at the quota registers nothing.
-  if (quota !== null && (await repo.countOwnedEvents(db, caller.userId)) >= quota) throw eventQuotaReached(quota);
-  await claimModems(db, input.modems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+  const quota = isAdmin(caller) ? null : maxEvents;
   const id = await db.transaction().execute(async (tx) => {
     const eventId = await repo.insertEventWithin(tx, caller.userId, fields, quota);
     if (eventId === undefined) throw eventQuotaReached(maxEvents);
@@ -138,12 +129,11 @@ export async function getEvent(db: Kysely<DB>, caller: Principal | null, id: num
   return toEventDto(row);
 }
 
-/** Replaces an event (owner or admin); new modems are registered to the event's owner. */
+/** Replaces an event (owner or admin); as in {@link createEvent}, naming modems claims none. */
 export async function replaceEvent(db: Kysely<DB>, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
   const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   const fields = fieldsOf(input);
-  await claimModems(db, input.modems, current.owner_id, isAdmin(caller));
   await db.transaction().execute(async (tx) => {
     await repo.updateEvent(tx, id, fields);
     await repo.setEventModems(tx, id, input.modems);

@@ -10,7 +10,7 @@
 import type { Logger } from 'pino';
 import { startListenSession, type ListenSession } from '@sports-timing/shared';
 import { PUNCH_CHANNEL } from '../punches/punch-upload.repository';
-import { EVENT_CHANNEL, invalidateCachedEvent } from '../events/event-cache';
+import { eventChannel, invalidateCachedEvent } from '../events/event-cache';
 import { KEY_CHANNEL } from '../users/users.service';
 import type { LiveHub } from './hub';
 
@@ -21,12 +21,12 @@ export type PunchListener = ListenSession;
 export function startPunchListener(url: string, hub: LiveHub, logger?: Logger): PunchListener {
   return startListenSession({
     url,
-    channels: [PUNCH_CHANNEL, EVENT_CHANNEL, KEY_CHANNEL],
+    channels: [PUNCH_CHANNEL, eventChannel.name, KEY_CHANNEL],
     applicationName: 'timing-listen',
     logger,
     onNotification(msg) {
       if (msg.channel === PUNCH_CHANNEL) hub.notify(Number(msg.payload));
-      else if (msg.channel === EVENT_CHANNEL) invalidateCachedEvent(Number(msg.payload));
+      else if (msg.channel === eventChannel.name) eventChannel.onPayload(msg.payload ?? '*');
       else if (msg.channel === KEY_CHANNEL) hub.keysChanged();
     },
     onConnected() {

@@ -1,12 +1,15 @@
 /**
- * Modem ownership (docs/decisions.md §5): a modem belongs to the user that first uploads for it (or whose event
- * first names it). Another user's modem may not be uploaded for or put into an event, except by admins.
+ * Modem ownership (docs/decisions.md §5): a modem belongs to the user that first uploads for it. Another
+ * user's modem may not be uploaded for, except by admins. An event may name any serial (naming claims
+ * nothing); its reads cover the named modems registered to its owner.
  */
 import type { Kysely } from 'kysely';
 import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { Principal } from '../auth/principal';
+import { eventsNaming } from '../events/events.repository';
+import { eventsChanged } from '../events/event-cache';
 import { MAX_MODEMS_PER_USER } from './modem-spec';
 import * as repo from './modems.repository';
 
@@ -18,8 +21,9 @@ function foreignModems(detail: string, serials: string[]): ApiError {
 }
 
 /**
- * The 403 for serials the caller may not use (another user's; `extensions.modems` lists them, the caller's own
- * input). It says no more than that — not that they are registered, nor to whom (reads hide both).
+ * The 403 of an upload for serials the caller may not use (another user's; `extensions.modems` lists them,
+ * the caller's own input). It says no more than that — not that they are registered, nor to whom (reads hide
+ * both).
  */
 export function foreignModemsError(foreign: string[]): ApiError {
   return foreignModems(`Nothing stored: this key may not use modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')}.`, [...foreign]);
@@ -33,7 +37,9 @@ export function foreignModemsError(foreign: string[]): ApiError {
  * to catch a concurrent registration).
  *
  * Registration is an autocommitted statement of its own, so the upload transaction that follows does no
- * write before its punch-id allocation (see punches.repository.ts).
+ * write before its punch-id allocation (see punches.repository.ts). The events naming a newly registered
+ * modem are dropped from the event caches before this returns (and the other instances told), so an event
+ * of the owner covers it from its first punch on (`EventRow.covered`).
  */
 export async function claimModems(db: Kysely<DB>, serials: readonly string[], ownerId: number, allowForeign: boolean, maxNew = Infinity): Promise<void> {
   const unique = [...new Set(serials)];
@@ -54,7 +60,8 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
       `Too many new modems in one upload (at most ${maxNew}).`,
     );
   }
-  const { registered, held } = await registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
+  const { registered, held, fresh } = await registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
+  if (fresh.length > 0) await eventsChanged(db, await eventsNaming(db, fresh));
   if (!registered) {
     throw validationError(
       { modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] },
@@ -67,32 +74,34 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
 /**
  * Registers the serials to `userId` where not registered yet (existing ones keep their user), unless the
  * user would then hold more than `maxPerUser` modems: then nothing is registered and the user's current
- * count is returned. The count and the insert run in one transaction under the per-user cap lock. Commits on
- * its own: callers on the upload path rely on it committing before the punch statement runs.
+ * count is returned. `fresh`: the serials this call registered. The count and the insert run in one
+ * transaction under the per-user cap lock. Commits on its own: callers on the upload path rely on it
+ * committing before the punch statement runs.
  */
 async function registerModems(
   db: Kysely<DB>,
   serials: readonly string[],
   userId: number,
   maxPerUser: number | null,
-): Promise<{ registered: boolean; held: number }> {
-  if (serials.length === 0) return { registered: true, held: 0 };
+): Promise<{ registered: boolean; held: number; fresh: string[] }> {
+  if (serials.length === 0) return { registered: true, held: 0, fresh: [] };
   return db.transaction().execute(async (trx) => {
     let held = 0;
     if (maxPerUser !== null) {
       await repo.lockModemCap(trx, userId);
       const counts = await repo.countModemsForCap(trx, userId, serials);
       held = counts.held;
-      if (held + counts.fresh > maxPerUser) return { registered: false, held };
+      if (held + counts.fresh > maxPerUser) return { registered: false, held, fresh: [] };
     }
-    await repo.insertModems(trx, serials, userId);
-    return { registered: true, held };
+    return { registered: true, held, fresh: await repo.insertModems(trx, serials, userId) };
   });
 }
 
 /** Releases a modem (admin): its registration and event memberships go; 404 when the serial is unknown. */
 export async function releaseModem(db: Kysely<DB>, serial: string): Promise<void> {
-  if (!(await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial)))) throw new ApiError(404, `No modem ${serial}.`);
+  const events = await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial));
+  if (events === null) throw new ApiError(404, `No modem ${serial}.`);
+  await eventsChanged(db, events);
 }
 
 /** The caller's modems; admins see all. */

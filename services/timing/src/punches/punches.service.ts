@@ -96,16 +96,28 @@ function intersect(current: Set<string> | null, next: Iterable<string>): Set<str
 }
 
 /**
+ * A scope of {@link resolveScope}. `pending`: a modem registered after it was resolved could widen it (an
+ * event naming a serial no one holds yet, a read by user, a listed serial the caller may not read yet), see
+ * {@link readStably}.
+ */
+export interface ResolvedScope extends repo.PunchScope {
+  pending: boolean;
+}
+
+/**
  * Resolves filters and access into a scope:
- * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 alike for an
- *   unknown event and one the caller may not read);
+ * - `eventId`: the modems the event covers (the named ones registered to its owner, every named one for an
+ *   administrator's event: docs/decisions.md §5) and its window; public, or the owner's or an admin's key (404
+ *   alike for an unknown event and one the caller may not read);
  * - `user`: that user's modems; only that user or an admin;
  * - `modem` alone: the caller's own modems wholly, any modem for an admin, and another user's modem only within
- *   the windows of the public events containing it (`windows` of the scope; an event without a window exposes
+ *   the windows of the public events covering it (`windows` of the scope; an event without a window exposes
  *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
  *   `eventId` or `user` given, the modem list only narrows their scope.
+ *
+ * `fresh`: the event is read from the database, not this instance's cache (event-cache.ts).
  */
-export async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
+export async function resolveScope(deps: PunchDeps, caller: Principal | null, q: PunchQuery, fresh = false): Promise<ResolvedScope> {
   const listed = (q.modem ?? '')
     .split(',')
     .map((s) => s.trim())
@@ -119,12 +131,14 @@ export async function resolveScope(deps: PunchDeps, caller: Principal | null, q:
   let windows: ModemWindow[] | undefined;
   let timeFrom: number | null = null;
   let timeTo: number | null = null;
+  let pending = false;
   if (q.eventId !== undefined) {
     const id = Number(q.eventId);
-    const ev = id >= 1 && id <= MAX_EVENT_ID ? await cachedEvent(deps.db, id) : undefined;
+    const ev = id >= 1 && id <= MAX_EVENT_ID ? await cachedEvent(deps.db, id, fresh) : undefined;
     if (!ev) throw noSuchEvent(q.eventId, caller);
     assertCanRead(caller, ev);
-    modems = intersect(modems, ev.modems);
+    modems = intersect(modems, ev.covered);
+    pending = ev.pending;
     timeFrom = ev.from_ms;
     timeTo = ev.to_ms;
   }
@@ -132,6 +146,7 @@ export async function resolveScope(deps: PunchDeps, caller: Principal | null, q:
     if (!caller) throw keyRequired('Reading by user needs the key of that user or of an admin.');
     if (!isAdmin(caller) && caller.userName !== q.user) throw new ApiError(403, 'Only that user or an admin may read by user.');
     modems = intersect(modems, await modemsOfUserName(deps.db, q.user));
+    pending = true;
   }
   if (listed.length > 0) {
     let readable = listed;
@@ -141,6 +156,7 @@ export async function resolveScope(deps: PunchDeps, caller: Principal | null, q:
       const read = await readWindowsOf(deps, listed, caller);
       readable = listed.filter((serial) => read.readable.has(serial));
       windows = read.windows;
+      pending = readable.length < new Set(listed).size;
     }
     modems = intersect(modems, readable);
   }
@@ -149,7 +165,49 @@ export async function resolveScope(deps: PunchDeps, caller: Principal | null, q:
     const after = Math.ceil(Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, q.after)));
     timeFrom = timeFrom === null ? after : Math.max(timeFrom, after);
   }
-  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo, windows };
+  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo, windows, pending };
+}
+
+/** How often {@link readStably} resolves a scope again before it answers with nothing. */
+const MAX_SCOPE_CHECKS = 3;
+
+/**
+ * The answer of `read` for the scope of `q`, such that polling by `afterId` never skips a punch although the
+ * scope is resolved by statements of its own before the page's (docs/decisions.md §5; the timing README,
+ * "Gap-free polling"). A modem first registered after the scope was resolved (so missing from it) may have
+ * punches in the page's snapshot below ids the page returns. So when the scope is `pending` and the answer
+ * holds punches (`count` > 0), the scope is resolved again from the database — after the page's snapshot, so
+ * it sees every registration that snapshot saw — and the read repeated while the two differ; after
+ * {@link MAX_SCOPE_CHECKS} differing checks the answer is `empty`, which moves no `afterId`. An answer without
+ * punches moves no `afterId` either and is returned as it is.
+ */
+export async function readStably<T>(
+  deps: PunchDeps,
+  caller: Principal | null,
+  q: PunchQuery,
+  read: (scope: ResolvedScope) => Promise<T>,
+  count: (answer: T) => number,
+  empty: T,
+): Promise<T> {
+  let scope = await resolveScope(deps, caller, q);
+  for (let check = 0; check < MAX_SCOPE_CHECKS; check++) {
+    const answer = await read(scope);
+    if (!scope.pending || count(answer) === 0) return answer;
+    const again = await resolveScope(deps, caller, q, true);
+    if (scopeKey(again) === scopeKey(scope)) return answer;
+    scope = again;
+  }
+  return empty;
+}
+
+/** Whether a scope matches no punch at all (no modem, or a time window that ends before it starts). */
+export function scopeIsEmpty(scope: repo.PunchScope): boolean {
+  return scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo);
+}
+
+/** The access-checked scope as canonical text (modems and windows sorted: the page does not depend on their order), part of the shared answers' keys. */
+export function scopeKey(scope: repo.PunchScope): string {
+  return `${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
 }
 
 /**
@@ -182,10 +240,20 @@ export async function readPunches(
   format: repo.PunchFormat,
   opts: { live?: boolean } = {},
 ): Promise<PunchReadResult> {
-  const scope = await resolveScope(deps, caller, q);
-  if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
-    return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
-  }
+  const empty: PunchReadResult = { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
+  return readStably(
+    deps,
+    caller,
+    q,
+    (scope) => readScope(deps, scope, format, q, opts),
+    (answer) => answer.total,
+    empty,
+  );
+}
+
+/** The page of an access-checked scope (see {@link readPunches}). */
+async function readScope(deps: PunchDeps, scope: repo.PunchScope, format: repo.PunchFormat, q: PunchQuery, opts: { live?: boolean }): Promise<PunchReadResult> {
+  if (scopeIsEmpty(scope)) return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
   // A whole download (no afterId) may come from the replica: the gap-free rule holds there too (a standby's
   // snapshot counts every transaction the primary had open as running until its commit is replayed), so it
   // answers a prefix of what the primary would, late by the replication lag. Follow-up polls (afterId set)
@@ -208,7 +276,7 @@ export async function readPunches(
  */
 async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
   const bytes = deps.readCacheBytes ?? DEFAULT_READ_CACHE_BYTES;
-  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
+  const key = `${format}|${scopeKey(scope)}`;
   if (bytes === 0) {
     const page = await readPage(pool, scope, format);
     return { body: page.body, total: page.total, version: `${page.head}|${key}` };
@@ -219,7 +287,7 @@ async function sharedPage(deps: PunchDeps, pool: pg.Pool, scope: repo.PunchScope
 }
 
 /** The windows of a scope as part of a cache key: canonical (sorted) text, empty when the scope has none. */
-export function windowsKey(windows: readonly ModemWindow[] | undefined): string {
+function windowsKey(windows: readonly ModemWindow[] | undefined): string {
   if (windows === undefined) return '';
   return windows
     .map((w) => `${w.modem}:${w.from ?? ''}:${w.to ?? ''}`)
