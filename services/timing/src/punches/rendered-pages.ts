@@ -6,7 +6,8 @@ import type pg from 'pg';
 import type { Principal } from '../auth/principal';
 import { PUNCH_PAGE_SIZE } from './punch-spec';
 import * as repo from './punches.repository';
-import { readStably, scopeIsEmpty, scopeKey, type PunchDeps, type PunchQuery, type PunchReadResult } from './punches.service';
+import type { PunchDeps, PunchReadResult } from './punches.service';
+import { readStably, scopeIsEmpty, scopeKey, type PunchQuery } from './punch-scope';
 import { DEFAULT_READ_CACHE_BYTES, readCacheFor } from './read-cache';
 
 /**
