@@ -145,19 +145,6 @@ export async function setEventModems(db: Kysely<DB>, id: number, modems: readonl
       .execute();
 }
 
-/** Ids of the events naming any of `serials` (ascending). */
-export async function eventsNaming(db: Kysely<DB>, serials: readonly string[]): Promise<number[]> {
-  if (serials.length === 0) return [];
-  const rows = await db
-    .selectFrom('event_modems')
-    .select('event_id')
-    .distinct()
-    .where('modem', '=', sql<string>`any(${[...serials]}::text[])`)
-    .orderBy('event_id')
-    .execute();
-  return rows.map((r) => r.event_id);
-}
-
 /** Deletes an event (its modem links cascade; punches are untouched). */
 export async function deleteEvent(db: Kysely<DB>, id: number): Promise<void> {
   await db.deleteFrom('events').where('id', '=', id).execute();

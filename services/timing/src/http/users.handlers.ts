@@ -4,6 +4,7 @@
 import type { Handlers } from '@sports-timing/shared';
 import type { operations } from '../generated/openapi';
 import { listModems, releaseModem } from '../modems/modems.service';
+import { eventsChanged } from '../events/event-cache';
 import * as users from '../users/users.service';
 import type { HandlerDeps } from './deps';
 import { requireCaller, sendCreated, sendNoContent } from './respond';
@@ -44,7 +45,7 @@ export function userHandlers(deps: HandlerDeps): Handlers<operations> {
       res.json(await listModems(db, requireCaller(res)));
     },
     async deleteModem(req, res) {
-      await releaseModem(db, req.params.serial);
+      await releaseModem(db, req.params.serial, (ids) => eventsChanged(db, ids));
       sendNoContent(res);
     },
   };

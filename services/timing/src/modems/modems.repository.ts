@@ -62,6 +62,19 @@ export async function insertModems(db: Kysely<DB>, serials: readonly string[], u
   return rows.map((r) => r.serial);
 }
 
+/** Ids of the events naming any of `serials` (ascending). */
+export async function eventsNaming(db: Kysely<DB>, serials: readonly string[]): Promise<number[]> {
+  if (serials.length === 0) return [];
+  const rows = await db
+    .selectFrom('event_modems')
+    .select('event_id')
+    .distinct()
+    .where('modem', '=', sql<string>`any(${[...serials]}::text[])`)
+    .orderBy('event_id')
+    .execute();
+  return rows.map((r) => r.event_id);
+}
+
 /**
  * Removes a modem's event memberships and its registration (run both in one transaction, `trx`); null when
  * no modem has that serial, else the ids of the events that named it.

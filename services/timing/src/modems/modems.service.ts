@@ -8,13 +8,18 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import type { Principal } from '../auth/principal';
-import { eventsNaming } from '../events/events.repository';
-import { eventsChanged } from '../events/event-cache';
 import { MAX_MODEMS_PER_USER } from './modem-spec';
 import * as repo from './modems.repository';
 
 /** API `Modem`. */
 export type ModemDto = components['schemas']['Modem'];
+
+/**
+ * Called with the ids of the events whose covered modems a registration or release changed, after its commit
+ * (the caller drops them from the event caches: events/event-cache.ts `eventsChanged`; handed in because
+ * events sit above modems).
+ */
+export type EventsChanged = (eventIds: number[]) => Promise<void>;
 
 function foreignModems(detail: string, serials: string[]): ApiError {
   return new ApiError(403, detail, { extensions: { modems: serials.sort() } });
@@ -37,11 +42,18 @@ export function foreignModemsError(foreign: string[]): ApiError {
  * to catch a concurrent registration).
  *
  * Registration is an autocommitted statement of its own, so the upload transaction that follows does no
- * write before its punch-id allocation (see punches.repository.ts). The events naming a newly registered
- * modem are dropped from the event caches before this returns (and the other instances told), so an event
- * of the owner covers it from its first punch on (`EventRow.covered`).
+ * write before its punch-id allocation (see punches.repository.ts). `changed` gets the events naming a newly
+ * registered modem before this returns, so an event of the owner covers it from its first punch on
+ * (events.repository.ts `CoveredEventRow`).
  */
-export async function claimModems(db: Kysely<DB>, serials: readonly string[], ownerId: number, allowForeign: boolean, maxNew = Infinity): Promise<void> {
+export async function claimModems(
+  db: Kysely<DB>,
+  serials: readonly string[],
+  ownerId: number,
+  allowForeign: boolean,
+  maxNew: number,
+  changed: EventsChanged,
+): Promise<void> {
   const unique = [...new Set(serials)];
   if (unique.length === 0) return;
   const check = (owners: { serial: string; user_id: number }[]) => {
@@ -61,7 +73,7 @@ export async function claimModems(db: Kysely<DB>, serials: readonly string[], ow
     );
   }
   const { registered, held, fresh } = await registerModems(db, missing, ownerId, allowForeign ? null : MAX_MODEMS_PER_USER);
-  if (fresh.length > 0) await eventsChanged(db, await eventsNaming(db, fresh));
+  if (fresh.length > 0) await changed(await repo.eventsNaming(db, fresh));
   if (!registered) {
     throw validationError(
       { modem: [`a user holds at most ${MAX_MODEMS_PER_USER} modems (${held} registered, ${missing.length} new)`] },
@@ -97,11 +109,14 @@ async function registerModems(
   });
 }
 
-/** Releases a modem (admin): its registration and event memberships go; 404 when the serial is unknown. */
-export async function releaseModem(db: Kysely<DB>, serial: string): Promise<void> {
+/**
+ * Releases a modem (admin): its registration and event memberships go, and `changed` gets the events that
+ * named it; 404 when the serial is unknown.
+ */
+export async function releaseModem(db: Kysely<DB>, serial: string, changed: EventsChanged): Promise<void> {
   const events = await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial));
   if (events === null) throw new ApiError(404, `No modem ${serial}.`);
-  await eventsChanged(db, events);
+  await changed(events);
 }
 
 /** The caller's modems; admins see all. */

@@ -11,6 +11,7 @@ import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
+import { eventsChanged } from '../events/event-cache';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
@@ -261,7 +262,7 @@ export async function uploadPunches(
     let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD);
+      await claimModems(deps.db, result.unknownModems, caller.userId, admin, MAX_NEW_MODEMS_PER_UPLOAD, (ids) => eventsChanged(deps.db, ids));
       result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     }
     answer = uploaded(deps, punches.length, rejected, result);
