@@ -11,6 +11,7 @@ import request from 'supertest';
 import { CSV_HEADER, localMs, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 import { rocRows, UNIT, yarocForm } from './roc-clients';
 import { resolveScope } from '../src/punches/punch-scope';
+import { internalPrincipal } from '../src/auth/principal';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -134,7 +135,7 @@ describe('the first upload for a named serial', () => {
   });
 
   it('is not skipped by a poll whose cached event missed the registration (the scope is checked again)', async () => {
-    const caller = { userId: owner.id, userName: owner.userName, role: 'user' as const, keyId: 0, roles: [] };
+    const caller = internalPrincipal(owner.id, owner.userName, 'user');
     const insertPunch = (modem: string, code: number) =>
       ctx.database.pool.query(`insert into punches (card, time, code, type, modem, reception_time_utc) values ('8000001', $1, $2, 'Control', $3, 0)`, [
         localMs(10),
