@@ -227,8 +227,9 @@ export interface paths {
          *     highest punch id counted: following `getPunchStream?eventId={id}` from `afterId=lastId` delivers every
          *     later punch exactly once.
          *
-         *     - Counts follow the read rules of `getPunches` (the event's modems, inside its window, only punches
-         *       every lower id of which is committed).
+         *     - Counts follow the read rules of `getPunches` (the modems the event covers, inside its window, only
+         *       punches every lower id of which is committed); a named modem the event does not cover (`createEvent`)
+         *       has its row with no punches.
          *     - `perMinute` buckets punch `time` (local wall-clock) by minute; `lastMinute` counts by
          *       `receptionTimeUtc` against the service clock (`serverTimeUtc`).
          *     - Access as `getEvent`: public events for everyone; private ones for the owner and admins (to anyone
