@@ -1,7 +1,7 @@
 /**
  * Modem squatting and the ownership oracle (docs/decisions.md §5, "A modem belongs to the user that first
  * uploads for it"): naming a serial in an event claims nothing, so it locks no one out; an event's reads (JSON,
- * CSV, ROC, Center format, status, anonymous reads by modem) cover only the named modems registered to its
+ * CSV, ROC, Center format, status, long-poll, stream, anonymous reads by modem) cover only the named modems registered to its
  * owner; the first upload for a named serial makes its owner's event cover it at once (the event cache is
  * dropped), and a read whose cached event missed that registration checks again (punch-scope.ts
  * `readStably`), so polling by `afterId` skips nothing; the refusal of another user's modem says no more than
@@ -12,6 +12,8 @@ import { CSV_HEADER, localMs, startTiming, upload, waitUntilVisible, type TestUs
 import { rocRows, UNIT, yarocForm } from './roc-clients';
 import { resolveScope } from '../src/punches/punch-scope';
 import { internalPrincipal } from '../src/auth/principal';
+import { createTimingClient } from '../../../packages/timing-client/src';
+import { startInstance, until } from './live-helpers';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -162,6 +164,37 @@ describe('the first upload for a named serial', () => {
       await waitUntilVisible(ctx);
       expect(await codes(`/api/rest/v1/punches?eventId=${ev}&afterId=0`, owner.key)).toEqual([50, 51, 52]);
       return;
+    }
+  });
+});
+
+describe('live reads', () => {
+  it('a stream and a held long-poll of an event naming a serial no one holds yet get its first punch; the squatter’s stream gets nothing', async () => {
+    // No safety re-read: only the upload's notification can wake them.
+    const inst = await startInstance(ctx, { safetyPollMs: 3_600_000 });
+    const ac = new AbortController();
+    try {
+      const ev = await createEvent(owner.key, { name: 'Live first', public: false, modems: ['LIVE-1'] });
+      const squat = await createEvent(squatter.key, { name: 'Live squat', public: true, modems: ['LIVE-1'] });
+      const mine = createTimingClient({ baseUrl: inst.url, apiKey: owner.key });
+      const got: number[] = [];
+      const squatGot: number[] = [];
+      const streams = [
+        mine.stream({ eventId: ev }, (p) => void got.push(p.code), { signal: ac.signal }),
+        createTimingClient({ baseUrl: inst.url }).stream({ eventId: squat }, (p) => void squatGot.push(p.code), { signal: ac.signal }),
+      ];
+      const held = mine.readPunches({ eventId: ev }, { afterId: 0, wait: 60 });
+      await until(() => inst.hub.connections === 3);
+      await upload(ctx, owner.key, [punch({ modem: 'LIVE-1', code: 60 })]);
+      expect((await held).punches.map((p) => p.code)).toEqual([60]);
+      await until(() => got.length === 1);
+      ac.abort();
+      await Promise.allSettled(streams);
+      expect(got).toEqual([60]);
+      expect(squatGot).toEqual([]);
+    } finally {
+      ac.abort();
+      await inst.close();
     }
   });
 });
