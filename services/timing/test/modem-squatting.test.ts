@@ -1,11 +1,11 @@
 /**
  * Modem squatting and the ownership oracle (docs/decisions.md §5, "A modem belongs to the user that first
  * uploads for it"): naming a serial in an event claims nothing, so it locks no one out; an event's reads (JSON,
- * CSV, ROC, Center format, status, long-poll, stream, anonymous reads by modem) cover only the named modems registered to its
- * owner; the first upload for a named serial makes its owner's event cover it at once (the event cache is
- * dropped), and a read whose cached event missed that registration checks again (punch-scope.ts
- * `readStably`), so polling by `afterId` skips nothing; the refusal of another user's modem says no more than
- * a read does.
+ * CSV, ROC, Center format, status, long-poll, stream, anonymous reads by modem) cover only the named modems
+ * registered to its owner; the first upload for a named serial makes its owner's event cover it at once (the
+ * event cache is dropped), and a read whose cached event missed that registration checks again
+ * (punch-scope.ts `readStably`), so polling by `afterId` skips nothing; the refusal of another user's modem
+ * says no more than a read does.
  */
 import request from 'supertest';
 import { CSV_HEADER, localMs, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
