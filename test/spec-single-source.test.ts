@@ -123,7 +123,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   // `afterId` has a default (0) only in getPublicEventPunches; elsewhere absent means "from the first one".
   'services/timing/src/events/events.service.ts: default afterId ?? 0': 'listEvents declares afterId without a default: absent is from the start',
   'services/timing/src/http/live.handlers.ts: default afterId ?? 0': 'getPunchStream declares afterId without a default: absent is from the start',
-  'services/timing/src/punches/punches.service.ts: default afterId ?? 0': 'getPunches declares afterId without a default; the fast lane passes it absent',
+  'services/timing/src/punches/punch-scope.ts: default afterId ?? 0': 'getPunches declares afterId without a default; the fast lane passes it absent',
   'packages/timing-client/src/index.ts: default afterId ?? 0': "the client's own start position of a poll, not a server default",
   // The item quantity of an order read from the ERP or the demo catalogue, not a request value.
   'services/ordering/src/demo/catalog.ts: default quantity ?? 1': 'a demo catalogue entry without a quantity, not a request value',

@@ -45,13 +45,14 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     updateEvent: (r) => events.updateEvent(r.db, 5, fields),
     setEventModems: (r) => events.setEventModems(r.db, 5, ['m1', 'm2']),
     deleteEvent: (r) => events.deleteEvent(r.db, 5),
-    notifyEventChanged: (r) => events.notifyEventChanged(r.db, 5, 'events'),
+    notifyEventChanged: (r) => events.notifyEventChanged(r.db, '5', 'events'),
   }),
   repository(`${dir}/modems/modems.repository.ts`, modems, {
     findModemOwners: (r) => modems.findModemOwners(r.db, ['m1', 'm2']),
     lockModemCap: (r) => modems.lockModemCap(r.db, 3),
     countModemsForCap: (r) => modems.countModemsForCap(r.db, 3, ['m1', 'm2']),
     insertModems: (r) => modems.insertModems(r.db, ['m1', 'm2'], 3),
+    eventsNaming: (r) => modems.eventsNaming(r.db, ['m1', 'm2']),
     deleteModemRows: (r) => modems.deleteModemRows(r.db, 'm1'),
     listModems: {
       all: (r) => modems.listModems(r.db, null),

@@ -114,8 +114,8 @@ function timingLoad(tag: string) {
     let afterId = 0;
     const pollOnce = async () => {
       const res = await withRetries(
-        // By modem, as result software polls (a `user=` read resolves the user's modems before its page, outside
-        // the page's snapshot: a modem registered in between can lose its first punches — a known issue).
+        // By modem, as result software polls (a `user=` read would do too: its modems, resolved before the page,
+        // are resolved again after a page with punches, docs/decisions.md §5).
         `${base}/api/rest/v1/punches?modem=${[0, 1, 2, 3].map((m) => `${tag}-${m}`).join(',')}&afterId=${afterId}`,
         { headers: { apikey: API_KEY, accept: 'application/json' } },
         polls,

@@ -140,7 +140,7 @@ export function composeTiming(deps: TimingDeps): TimingComposition {
   const visibilityWait = visibilityWaitReader(database.pool);
   const timingMetrics = registerTimingMetrics(metrics, live, fanout, backlog, () => visibilityWait.read());
   const eventCache = new EventCache(database.db, deps.eventCacheTtlMs);
-  const events: EventDeps = { db: database.db, cache: eventCache, modemLimits: limits };
+  const events: EventDeps = { db: database.db, cache: eventCache };
   const punches = createPunchService({
     db: database.db,
     pool: database.pool,

@@ -25,7 +25,7 @@ const newEvent = (over: Record<string, unknown> = {}) => ({
 });
 
 describe('create', () => {
-  it('answers 201 with Location and the event, registering unknown modems to the owner', async () => {
+  it('answers 201 with Location and the event; naming modems registers none (docs/decisions.md §5)', async () => {
     const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', owner.key).send(newEvent()).expect(201);
     expect(res.headers.location).toBe(`/api/rest/v1/events/${res.body.id}`);
     expect(res.body).toEqual({
@@ -39,7 +39,7 @@ describe('create', () => {
       createdAt: expect.any(String),
     });
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
-    expect(modems.body.map((m: { serial: string }) => m.serial)).toEqual(['E-1', 'E-2']);
+    expect(modems.body).toEqual([]);
     await request(ctx.app).get(res.headers.location).expect(200);
   });
 
@@ -77,15 +77,16 @@ describe('create', () => {
     await request(ctx.app).post('/api/rest/v1/events').send(newEvent()).expect(401);
   });
 
-  it('refuses another user’s modem (403) unless the caller is an admin', async () => {
+  it('lets anyone name another user’s modem, claiming nothing (the event does not cover it: modem-squatting.test.ts)', async () => {
+    await upload(ctx, owner.key, [{ card: '1', time: localMs(10), code: 31, type: 'Control', modem: 'E-1' }]);
     const res = await request(ctx.app)
       .post('/api/rest/v1/events')
       .set('apikey', other.key)
       .send(newEvent({ modems: ['E-1', 'X-9'] }))
-      .expect(403);
-    expect(res.body.modems).toEqual(['E-1']);
+      .expect(201);
+    expect(res.body.modems).toEqual(['E-1', 'X-9']);
     const all = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', ctx.adminKey).expect(200);
-    expect(all.body.map((m: { serial: string }) => m.serial)).not.toContain('X-9');
+    expect(all.body.map((m: { serial: string; user: string }) => [m.serial, m.user])).toEqual([['E-1', 'owner']]);
     const admin = await request(ctx.app)
       .post('/api/rest/v1/events')
       .set('apikey', ctx.adminKey)
@@ -178,7 +179,7 @@ describe('replace and delete', () => {
       .expect(200);
     expect(byAdmin.body.owner).toBe('owner');
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
-    expect(modems.body.map((m: { serial: string }) => m.serial)).toContain('E-6');
+    expect(modems.body.map((m: { serial: string }) => m.serial)).not.toContain('E-6');
     await request(ctx.app).put('/api/rest/v1/events/999999').set('apikey', owner.key).send(newEvent()).expect(404);
   });
 

@@ -133,7 +133,7 @@ describe('backlog replays', () => {
           .send({ name: 'Backlog', public: true, modems: ['BKL-1'] })
           .expect(201)
       ).body.id as number;
-      await clientOf(inst, ctx.adminKey).uploadPunches(punches('BKL-1', 5000));
+      await clientOf(inst, owner.key).uploadPunches(punches('BKL-1', 5000));
       const all = await idsOf('BKL-1');
       const before = await gauge(inst, 'backlog_pages_read');
       // Anonymous ones on the shared feed and ones with a key on their own loops, all from the start.
@@ -167,7 +167,7 @@ describe('slow readers', () => {
           .expect(201)
       ).body.id as number;
       // The admin has no daily quota: this test uploads until the buffers are full.
-      const c = clientOf(inst, ctx.adminKey);
+      const c = clientOf(inst, owner.key);
       await c.uploadPunches(punches('SLOW-1', 1));
       const head = await headIdOf(ctx, c, 'SLOW-1');
       const path = `/api/rest/v1/punches/stream?eventId=${event}&afterId=${head}`;

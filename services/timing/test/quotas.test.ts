@@ -1,7 +1,7 @@
 /**
  * Quotas of one user (docs/decisions.md §5 "Quotas"): events owned, active keys and punches uploaded per UTC
  * day, held under concurrent requests (a per-user lock around count and insert; a conditional upsert of the
- * day's count); new modems per event request capped as for uploads;
+ * day's count); naming modems in an event registers none;
  * `listEvents` paged with `afterId`, `limit` and `X-Total-Count`. Each quota has a negative control: the
  * default quotas let the same burst through, and admins are not limited.
  */
@@ -69,18 +69,18 @@ describe('events per user', () => {
     expect(answers.map((a) => a.status)).toEqual(Array(12).fill(201));
   });
 
-  it('one request registers at most 100 new modems, as an upload (400, nothing registered)', async () => {
-    const user = await ctx.createUser('squatter');
-    const serials = Array.from({ length: 101 }, (_, i) => `SQ-${i}`);
-    const res = await request(ctx.app).post('/api/rest/v1/events').set('apikey', user.key).send(newEvent('many', serials)).expect(400);
-    expect(res.body.detail).toMatch(/at most 100/);
-    const { rows } = await ctx.database.pool.query<{ n: number }>('select count(*)::int n from modems where user_id = $1', [user.id]);
-    expect(rows[0].n).toBe(0);
+  it('an event may name 1,000 serials: it registers none, so the modem quota counts uploaded-for modems only', async () => {
+    const user = await ctx.createUser('namer');
+    const serials = Array.from({ length: 1000 }, (_, i) => `SQ-${i}`);
+    await request(ctx.app).post('/api/rest/v1/events').set('apikey', user.key).send(newEvent('many', serials)).expect(201);
+    const held = async () => (await ctx.database.pool.query<{ n: number }>('select count(*)::int n from modems where user_id = $1', [user.id])).rows[0].n;
+    expect(await held()).toBe(0);
     await request(ctx.app)
-      .post('/api/rest/v1/events')
+      .post('/api/rest/v1/punches')
       .set('apikey', user.key)
-      .send(newEvent('enough', serials.slice(0, 100)))
-      .expect(201);
+      .send(serials.slice(0, 100).map((modem) => ({ card: '1', time: 0, code: 31, type: 'Control', modem })))
+      .expect(200);
+    expect(await held()).toBe(100);
   });
 });
 

@@ -17,6 +17,8 @@ import type { AddressInfo } from 'node:net';
 import type { Server } from 'node:http';
 import { createLogger } from '@sports-timing/shared';
 import { loadDemoData } from '../src/demo/load';
+import { internalPrincipal } from '../src/auth/principal';
+import { createKey } from '../src/users/users.service';
 import { VENOTTE_WINDOW } from '../src/demo/venotte';
 import { startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 import { FartolaRoc, MeosRocInput, RadioSenderRoc, YarocRocClient, type PyDateTime } from './roc-clients';
@@ -32,7 +34,11 @@ beforeAll(async () => {
   ctx = await startTiming();
   const demo = await loadDemoData(ctx.timing, createLogger('demo'));
   eventId = demo.eventId;
-  club = await ctx.createUser('radio-club');
+  // The radio units are the demo event's owner's (user `demo`): an event covers the modems registered to its
+  // owner (docs/decisions.md §5), so the units upload with a key of that user.
+  const owner = (await ctx.database.pool.query<{ id: number }>(`select id from users where user_name = 'demo'`)).rows[0];
+  const key = await createKey(ctx.database.db, internalPrincipal(owner.id, 'demo', 'user'), 'radio units', 100);
+  club = { id: owner.id, userName: 'demo', key: key.key };
   await waitUntilVisible(ctx);
   server = ctx.app.listen(0, '127.0.0.1');
   await new Promise((r) => server.once('listening', r));
@@ -189,7 +195,7 @@ describe("yaroc's ROC sender (RocClient.send_punch)", () => {
     const now: PyDateTime = { ...time, s: 17, us: 120_000 };
     await yaroc.sendPunch({ punch: { code: 77, card: 8_621_484, mode: 2, time }, macAddress: mac }, now);
     await yaroc.sendPunch({ punch: { code: 77, card: 8_621_484, mode: 2, time }, macAddress: mac }, now); // retried
-    // The organiser adds the unit to the event (admin here; the owner in real life).
+    // The organiser adds its unit to the event (admin here; the owner in real life).
     const ev = (await (await fetch(`${base}/api/rest/v1/events/${eventId}`)).json()) as {
       name: string;
       public: boolean;

@@ -29,10 +29,11 @@ export interface paths {
          *     - Polling: first request with `after` = the event's zero time and `afterId=0`, then
          *       repeat the same filter with `afterId` = the highest id received. A punch appears only once every
          *       punch with a lower id is committed, so this procedure never skips or repeats a punch.
-         *     - Access: anonymous for public events and modems of public events; otherwise the key of the owner
+         *     - Access: anonymous for public events and the modems public events cover; otherwise the key of the owner
          *       (event), the modem's user (modem, `user`) or an admin. By `modem` alone, a caller who is not the
-         *       modem's user gets only the punches inside the windows of the public events containing it ("Anonymous
-         *       reads"; `X-Total-Count` counts those). A private event answers exactly as a missing
+         *       modem's user gets only the punches inside the windows of the public events covering it ("Anonymous
+         *       reads"; `X-Total-Count` counts those). By `eventId`, the punches of the modems the event covers
+         *       (`createEvent`). A private event answers exactly as a missing
          *       one (404, same body) to callers without such a key, and a modem the caller may not read matches
          *       nothing, exactly as an unknown serial number (not an error): the answers never tell whether a
          *       private event or modem exists. Reading by `user` needs that user's or an admin's key (401 without
@@ -62,11 +63,13 @@ export interface paths {
          *       10,000 elements, or a CSV that cannot be parsed, has a wrong header row or more than 10,000 rows.
          *     - A punch re-sent with the same modem, card, code, time and type (also twice in one batch) is stored
          *       once and counted in `duplicates`.
-         *     - Modems: a modem uploaded for the first time is registered to the uploading user; a modem of another
-         *       user rejects the whole batch with 403 `Nothing stored: this key may not use modem …`, which names
-         *       nobody (admin keys may upload for any modem). One upload may register
-         *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`;
-         *       uploads and events alike): beyond either, the whole batch is rejected with 400 naming the limit and
+         *     - Modems: a modem uploaded for the first time is registered to the uploading user (only an upload
+         *       registers a modem; naming it in an event does not); a modem of another user rejects the whole batch
+         *       with 403 `Nothing stored: this key may not use modem …`, which names nobody and says nothing a read
+         *       does not (admin keys may upload for any modem). The events of the uploading user that name a new
+         *       modem cover it from its first punch on. One upload may register
+         *       at most 100 new modems (`x-max-new-modems`), and a user holds at most 1,000 modems (`x-max-modems-per-user`,
+         *       the modems uploaded for): beyond either, the whole batch is rejected with 400 naming the limit and
          *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
          *       `deleteModem`).
          *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
@@ -151,13 +154,15 @@ export interface paths {
         put?: never;
         /**
          * Create an event
-         * @description Creates an event owned by the caller. Modems named that do not exist yet are registered to the
-         *     caller; a modem of another user gives 403 (admins may add any modem). `from` ≤ `to` when both are set.
+         * @description Creates an event owned by the caller. `modems` may name any serial numbers (at most 1,000): naming
+         *     one registers nothing and is never refused, whoever holds it. The event's reads (`getPunches` by
+         *     `eventId`, the Center and ROC reads, `getEventStatus`) cover the named modems registered to the
+         *     event's owner, every named one for an administrator's event; a named modem of another user, or one
+         *     nobody has uploaded for yet, shows no punches (a modem the owner uploads for later is covered from its
+         *     first punch on). `from` ≤ `to` when both are set.
          *
-         *     - One request may register at most 100 new modems, and a user holds at most 1,000 modems, as for
-         *       uploads (400 naming the limit, nothing registered).
          *     - Quota: a user owns at most `TIMING_QUOTA_EVENTS_PER_USER` events (default 100): beyond, 403 naming
-         *       the quota and nothing is created or registered. Admins are not limited.
+         *       the quota and nothing is created. Admins are not limited.
          */
         post: operations["createEvent"];
         delete?: never;
@@ -186,8 +191,9 @@ export interface paths {
         /**
          * Replace an event
          * @description Replaces name, public flag, modems and window of an existing event (owner or admin; the owner stays).
-         *     The same modem rules as on creation apply; new modems are registered to the event's owner. Another
-         *     user's public event is 403; another user's private event is 404, exactly as a missing one.
+         *     The same modem rules as on creation apply (naming registers nothing; the reads cover the named modems
+         *     registered to the event's owner). Another user's public event is 403; another user's private event is
+         *     404, exactly as a missing one.
          */
         put: operations["putEvent"];
         post?: never;
@@ -221,8 +227,9 @@ export interface paths {
          *     highest punch id counted: following `getPunchStream?eventId={id}` from `afterId=lastId` delivers every
          *     later punch exactly once.
          *
-         *     - Counts follow the read rules of `getPunches` (the event's modems, inside its window, only punches
-         *       every lower id of which is committed).
+         *     - Counts follow the read rules of `getPunches` (the modems the event covers, inside its window, only
+         *       punches every lower id of which is committed); a named modem the event does not cover (`createEvent`)
+         *       has its row with no punches.
          *     - `perMinute` buckets punch `time` (local wall-clock) by minute; `lastMinute` counts by
          *       `receptionTimeUtc` against the service clock (`serverTimeUtc`).
          *     - Access as `getEvent`: public events for everyone; private ones for the owner and admins (to anyone
@@ -272,10 +279,9 @@ export interface paths {
         post?: never;
         /**
          * Release a modem (admin)
-         * @description Removes the modem's registration, so that the next upload or event naming the serial registers it to
-         *     that caller: the remedy when someone registered a serial that is not theirs (modems belong to the
-         *     user that first uploads for them or first names them in an event). The modem is also removed from
-         *     every event that lists it. Punches already stored for the serial stay stored and belong to whoever
+         * @description Removes the modem's registration, so that the next upload for the serial registers it to that
+         *     caller: the remedy when someone registered a serial that is not theirs (modems belong to the user that
+         *     first uploads for them). The modem is also removed from every event that lists it. Punches already stored for the serial stay stored and belong to whoever
          *     registers the serial next. 404 when no modem has that serial.
          */
         delete: operations["deleteModem"];
@@ -457,7 +463,7 @@ export interface paths {
          *
          *     - `unitId` is our event id (the answer holds the event's punches: its modems, inside its window) or,
          *       when it is not all digits, one unit's serial number (that modem's punches, readable as by `getPunches`
-         *       with `modem`: anonymously when the unit belongs to a public event; a unit the caller may not read
+         *       with `modem`: anonymously when a public event covers the unit; a unit the caller may not read
          *       answers nothing, as an unknown one); every readable punch with an id above `lastId`, ascending, in one answer, however many (ROC readers take their first answer as the whole history: fartOLa skips what it holds as before the race). The polling guarantee of `getPunches` holds:
          *       repeating with `lastId` = the highest id received never skips or repeats a punch.
          *     - `date` and `time` (sent by MeOS: the competition's date and zero time) are an inclusive lower bound
@@ -882,7 +888,7 @@ export interface components {
             user: components["schemas"]["UserName"];
             /**
              * Format: date-time
-             * @description When the modem was registered (first upload or first event naming it).
+             * @description When the modem was registered (its first upload).
              */
             createdAt: string;
         };
@@ -1018,7 +1024,7 @@ export interface components {
             errors?: {
                 [key: string]: string[];
             };
-            /** @description On 403 for an upload or event change, the modem serial numbers this key may not use (the answer does not say whose they are). */
+            /** @description On 403 for an upload, the modem serial numbers this key may not use (the answer does not say whose they are, nor that they are registered). */
             modems?: string[];
         } & {
             [key: string]: unknown;

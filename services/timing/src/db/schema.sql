@@ -635,14 +635,6 @@ ALTER TABLE ONLY timing.event_modems
 
 
 --
--- Name: event_modems event_modems_modem_fkey; Type: FK CONSTRAINT; Schema: timing; Owner: -
---
-
-ALTER TABLE ONLY timing.event_modems
-    ADD CONSTRAINT event_modems_modem_fkey FOREIGN KEY (modem) REFERENCES timing.modems(serial);
-
-
---
 -- Name: events events_owner_id_fkey; Type: FK CONSTRAINT; Schema: timing; Owner: -
 --
 

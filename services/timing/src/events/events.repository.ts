@@ -18,6 +18,17 @@ export interface EventRow {
   modems: string[];
 }
 
+/**
+ * An event as its reads need it. `covered`: the named modems its reads cover (docs/decisions.md §5), those
+ * registered to the owner, every named one when the owner is an administrator (ascending). `pending`: some
+ * named modem is registered to no one yet, so its first upload (by the owner) makes the event cover more
+ * (punches.service.ts `readStably` checks again after a page that saw punches).
+ */
+export interface CoveredEventRow extends EventRow {
+  covered: string[];
+  pending: boolean;
+}
+
 /** Fields written on create and replace. */
 export interface EventFields {
   name: string;
@@ -42,9 +53,18 @@ const eventSelect = (db: Kysely<DB>) =>
       sql<string[]>`array(select em.modem from event_modems em where em.event_id = e.id order by em.modem)`.as('modems'),
     ]);
 
-/** One event, if it exists. */
-export async function findEvent(db: Kysely<DB>, id: number): Promise<EventRow | undefined> {
-  return eventSelect(db).where('e.id', '=', id).executeTakeFirst();
+/** One event with what its reads cover (see {@link CoveredEventRow}), if it exists. */
+export async function findEvent(db: Kysely<DB>, id: number): Promise<CoveredEventRow | undefined> {
+  return eventSelect(db)
+    .select([
+      sql<string[]>`array(select em.modem from event_modems em
+        where em.event_id = e.id and (u.role = 'admin' or exists (select 1 from modems m where m.serial = em.modem and m.user_id = e.owner_id))
+        order by em.modem)`.as('covered'),
+      sql<boolean>`(u.role <> 'admin' and exists (select 1 from event_modems em
+        where em.event_id = e.id and not exists (select 1 from modems m where m.serial = em.modem)))`.as('pending'),
+    ])
+    .where('e.id', '=', id)
+    .executeTakeFirst();
 }
 
 /**
@@ -130,7 +150,11 @@ export async function deleteEvent(db: Kysely<DB>, id: number): Promise<void> {
   await db.deleteFrom('events').where('id', '=', id).execute();
 }
 
-/** `NOTIFY timing_events, '<id>'` (autocommitted, so after the change's commit): other instances drop their cached copy. */
-export async function notifyEventChanged(db: Kysely<DB>, id: number, channel: string): Promise<void> {
-  await sql`select pg_notify(${channel}, ${String(id)})`.execute(db);
+/**
+ * `NOTIFY timing_events, '<payload>'` (autocommitted, so after the change's commit): other instances drop their
+ * cached copy. The payload is an event id, several ids separated by commas, or `*` for every event
+ * (event-cache.ts `EVENT_CHANNEL`).
+ */
+export async function notifyEventChanged(db: Kysely<DB>, payload: string, channel: string): Promise<void> {
+  await sql`select pg_notify(${channel}, ${payload})`.execute(db);
 }

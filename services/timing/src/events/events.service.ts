@@ -8,10 +8,8 @@ import { ApiError, validationError } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { claimModems } from '../modems/modems.service';
-import type { ModemLimits } from '../modems/modem-spec';
 import * as repo from './events.repository';
-import { EVENT_CHANNEL, type EventCache } from './event-cache';
+import type { EventCache } from './event-cache';
 
 /** Largest event id (int4). */
 const MAX_EVENT_ID = 2_147_483_647;
@@ -23,8 +21,6 @@ const MAX_EVENT_ID = 2_147_483_647;
 export interface EventDeps {
   db: Kysely<DB>;
   cache: EventCache;
-  /** The modem caps of the app's spec (an event registers its new modems as an upload does). */
-  modemLimits: ModemLimits;
 }
 
 /** API `Event`. */
@@ -82,13 +78,9 @@ export function assertCanRead(caller: Principal | null, ev: { is_public: boolean
   if (!canRead(caller, ev)) throw noSuchEvent(ev.id, caller);
 }
 
-/**
- * After an event write has committed: drop this instance's cached copy and tell the other instances (see
- * event-cache.ts). A failed NOTIFY is not an error of the write: their copies expire within seconds.
- */
+/** After an event write has committed: drop the cached copies (event-cache.ts `EventCache.changed`). */
 async function eventChanged(deps: EventDeps, id: number): Promise<void> {
-  deps.cache.invalidate(id);
-  await repo.notifyEventChanged(deps.db, id, EVENT_CHANNEL).catch(() => undefined);
+  await deps.cache.changed([id]);
 }
 
 /** 404 for an event the caller may not even read (see {@link noSuchEvent}); 403 for a readable one of another user. */
@@ -105,8 +97,9 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
 }
 
 /**
- * Creates an event owned by the caller; registers its unknown modems to the caller — at most
- * `deps.modemLimits.maxNewModemsPerUpload` (100 in the spec) new ones per request, as for an upload (400 beyond, nothing registered).
+ * Creates an event owned by the caller. Its modems may be any serials: naming one registers (claims) nothing,
+ * and the event's reads cover only the named modems registered to its owner, every named one for an
+ * administrator's event (docs/decisions.md §5, "A modem belongs to the user that first uploads for it").
  * A non-admin caller owning `maxEvents` events already → 403 naming the quota, nothing created; the count
  * and the insert run under a per-user lock, so concurrent creations cannot pass it (docs/decisions.md §5
  * "Quotas").
@@ -114,11 +107,7 @@ async function loadEvent(db: Kysely<DB>, id: number, caller: Principal | null): 
 export async function createEvent(deps: EventDeps, caller: Principal, input: NewEventDto, maxEvents: number): Promise<EventDto> {
   const { db } = deps;
   const fields = fieldsOf(input);
-  const admin = isAdmin(caller);
-  const quota = admin ? null : maxEvents;
-  // Checked before modems are claimed too, so a caller at the quota registers nothing.
-  if (quota !== null && (await repo.countOwnedEvents(db, caller.userId)) >= quota) throw eventQuotaReached(quota);
-  await claimModems(db, deps.modemLimits, input.modems, caller.userId, admin, deps.modemLimits.maxNewModemsPerUpload);
+  const quota = isAdmin(caller) ? null : maxEvents;
   const id = await db.transaction().execute(async (tx) => {
     const eventId = await repo.insertEventWithin(tx, caller.userId, fields, quota);
     if (eventId === undefined) throw eventQuotaReached(maxEvents);
@@ -150,13 +139,12 @@ export async function getEvent(db: Kysely<DB>, caller: Principal | null, id: num
   return toEventDto(row);
 }
 
-/** Replaces an event (owner or admin); new modems are registered to the event's owner. */
+/** Replaces an event (owner or admin); as in {@link createEvent}, naming modems claims none. */
 export async function replaceEvent(deps: EventDeps, caller: Principal, id: number, input: NewEventDto): Promise<EventDto> {
   const { db } = deps;
   const current = await loadEvent(db, id, caller);
   assertCanChange(caller, current);
   const fields = fieldsOf(input);
-  await claimModems(db, deps.modemLimits, input.modems, current.owner_id, isAdmin(caller));
   await db.transaction().execute(async (tx) => {
     await repo.updateEvent(tx, id, fields);
     await repo.setEventModems(tx, id, input.modems);

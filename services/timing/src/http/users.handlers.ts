@@ -44,7 +44,7 @@ export function userHandlers(deps: HandlerDeps): Handlers<operations> {
       res.json(await listModems(db, requireCaller(res)));
     },
     async deleteModem(req, res) {
-      await releaseModem(db, req.params.serial);
+      await releaseModem(db, req.params.serial, (ids) => deps.events.cache.changed(ids));
       sendNoContent(res);
     },
   };

@@ -31,7 +31,7 @@ export function startPunchListener(url: string, app: { live: LiveHub; eventCache
     logger,
     onNotification(msg) {
       if (msg.channel === PUNCH_CHANNEL) hub.notify(Number(msg.payload));
-      else if (msg.channel === EVENT_CHANNEL) eventCache.invalidate(Number(msg.payload));
+      else if (msg.channel === EVENT_CHANNEL) eventCache.onPayload(msg.payload);
       else if (msg.channel === KEY_CHANNEL) hub.keysChanged();
     },
     onConnected() {

@@ -51,23 +51,38 @@ export async function countModemsForCap(db: Kysely<DB>, userId: number, serials:
   return rows[0];
 }
 
-/** Registers the serials to `userId` where not registered yet (existing ones keep their user). */
-export async function insertModems(db: Kysely<DB>, serials: readonly string[], userId: number): Promise<void> {
-  await sql`
+/** Registers the serials to `userId` where not registered yet (existing ones keep their user); returns the serials it registered. */
+export async function insertModems(db: Kysely<DB>, serials: readonly string[], userId: number): Promise<string[]> {
+  const { rows } = await sql<{ serial: string }>`
     insert into modems (serial, user_id)
     select s, ${userId}::int from unnest(${[...serials]}::text[]) as s
     on conflict (serial) do nothing
+    returning serial
   `.execute(db);
+  return rows.map((r) => r.serial);
+}
+
+/** Ids of the events naming any of `serials` (ascending). */
+export async function eventsNaming(db: Kysely<DB>, serials: readonly string[]): Promise<number[]> {
+  if (serials.length === 0) return [];
+  const rows = await db
+    .selectFrom('event_modems')
+    .select('event_id')
+    .distinct()
+    .where('modem', '=', sql<string>`any(${[...serials]}::text[])`)
+    .orderBy('event_id')
+    .execute();
+  return rows.map((r) => r.event_id);
 }
 
 /**
- * Removes a modem's event memberships and its registration (run both in one transaction, `trx`); false when
- * no modem has that serial.
+ * Removes a modem's event memberships and its registration (run both in one transaction, `trx`); null when
+ * no modem has that serial, else the ids of the events that named it.
  */
-export async function deleteModemRows(trx: Kysely<DB>, serial: string): Promise<boolean> {
-  await trx.deleteFrom('event_modems').where('modem', '=', serial).execute();
+export async function deleteModemRows(trx: Kysely<DB>, serial: string): Promise<number[] | null> {
+  const events = await trx.deleteFrom('event_modems').where('modem', '=', serial).returning('event_id').execute();
   const r = await trx.deleteFrom('modems').where('serial', '=', serial).executeTakeFirst();
-  return Number(r.numDeletedRows) > 0;
+  return Number(r.numDeletedRows) > 0 ? events.map((e) => e.event_id) : null;
 }
 
 /** Modems of one user (or all when `userId` is null), ascending serial. */
@@ -85,8 +100,10 @@ export async function modemsOfUserName(db: Kysely<DB>, userName: string): Promis
 
 /**
  * The windows in which the user `userId` (null: anonymous) may read each of `serials` by serial: one unbounded
- * row for each of the user's own modems, one row per public event containing a serial with that event's
- * window. A serial without a row is not readable (unknown, or another user's modem in no public event).
+ * row for each of the user's own modems, one row per public event covering a serial with that event's window
+ * (an event covers the named modems registered to its owner, every named one for an administrator's event:
+ * docs/decisions.md §5). A serial without a row is not readable (unknown, or another user's modem that no
+ * public event covers).
  */
 export async function modemReadWindows(db: Kysely<DB>, serials: readonly string[], userId: number | null): Promise<ModemReadWindowRow[]> {
   if (serials.length === 0) return [];
@@ -96,8 +113,9 @@ export async function modemReadWindows(db: Kysely<DB>, serials: readonly string[
     where m.serial = any(${[...serials]}::text[]) and m.user_id = ${userId}::int
     union all
     select em.modem, e.from_ms, e.to_ms
-    from event_modems em join events e on e.id = em.event_id
+    from event_modems em join events e on e.id = em.event_id join users o on o.id = e.owner_id
     where em.modem = any(${[...serials]}::text[]) and e.is_public
+      and (o.role = 'admin' or exists (select 1 from modems m where m.serial = em.modem and m.user_id = e.owner_id))
   `.execute(db);
   return rows;
 }

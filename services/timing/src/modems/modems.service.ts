@@ -1,6 +1,7 @@
 /**
- * Modem ownership (docs/decisions.md §5): a modem belongs to the user that first uploads for it (or whose event
- * first names it). Another user's modem may not be uploaded for or put into an event, except by admins.
+ * Modem ownership (docs/decisions.md §5): a modem belongs to the user that first uploads for it. Another
+ * user's modem may not be uploaded for, except by admins. An event may name any serial (naming claims
+ * nothing); its reads cover the named modems registered to its owner.
  */
 import type { Kysely } from 'kysely';
 import { ApiError, validationError } from '@sports-timing/shared';
@@ -13,13 +14,21 @@ import * as repo from './modems.repository';
 /** API `Modem`. */
 export type ModemDto = components['schemas']['Modem'];
 
+/**
+ * Called with the ids of the events whose covered modems a registration or release changed, after its commit
+ * (the caller drops them from its app's event cache: events/event-cache.ts `EventCache.changed`; handed in because
+ * events sit above modems).
+ */
+export type EventsChanged = (eventIds: number[]) => Promise<void>;
+
 function foreignModems(detail: string, serials: string[]): ApiError {
   return new ApiError(403, detail, { extensions: { modems: serials.sort() } });
 }
 
 /**
- * The 403 for serials the caller may not use (another user's; `extensions.modems` lists them, the caller's own
- * input). It says no more than that — not that they are registered, nor to whom (reads hide both).
+ * The 403 of an upload for serials the caller may not use (another user's; `extensions.modems` lists them,
+ * the caller's own input). It says no more than that — not that they are registered, nor to whom (reads hide
+ * both).
  */
 export function foreignModemsError(foreign: string[]): ApiError {
   return foreignModems(`Nothing stored: this key may not use modem${foreign.length > 1 ? 's' : ''} ${foreign.join(', ')}.`, [...foreign]);
@@ -34,7 +43,9 @@ export function foreignModemsError(foreign: string[]): ApiError {
  * to catch a concurrent registration).
  *
  * Registration is an autocommitted statement of its own, so the upload transaction that follows does no
- * write before its punch-id allocation (see punches.repository.ts).
+ * write before its punch-id allocation (see punches.repository.ts). `changed` gets the events naming a newly
+ * registered modem before this returns, so an event of the owner covers it from its first punch on
+ * (events.repository.ts `CoveredEventRow`).
  */
 export async function claimModems(
   db: Kysely<DB>,
@@ -42,7 +53,8 @@ export async function claimModems(
   serials: readonly string[],
   ownerId: number,
   allowForeign: boolean,
-  maxNew = Infinity,
+  maxNew: number,
+  changed: EventsChanged,
 ): Promise<void> {
   const maxPerUser = limits.maxModemsPerUser;
   const unique = [...new Set(serials)];
@@ -63,7 +75,8 @@ export async function claimModems(
       `Too many new modems in one upload (at most ${maxNew}).`,
     );
   }
-  const { registered, held } = await registerModems(db, missing, ownerId, allowForeign ? null : maxPerUser);
+  const { registered, held, fresh } = await registerModems(db, missing, ownerId, allowForeign ? null : maxPerUser);
+  if (fresh.length > 0) await changed(await repo.eventsNaming(db, fresh));
   if (!registered) {
     throw validationError(
       { modem: [`a user holds at most ${maxPerUser} modems (${held} registered, ${missing.length} new)`] },
@@ -76,32 +89,37 @@ export async function claimModems(
 /**
  * Registers the serials to `userId` where not registered yet (existing ones keep their user), unless the
  * user would then hold more than `maxPerUser` modems: then nothing is registered and the user's current
- * count is returned. The count and the insert run in one transaction under the per-user cap lock. Commits on
- * its own: callers on the upload path rely on it committing before the punch statement runs.
+ * count is returned. `fresh`: the serials this call registered. The count and the insert run in one
+ * transaction under the per-user cap lock. Commits on its own: callers on the upload path rely on it
+ * committing before the punch statement runs.
  */
 async function registerModems(
   db: Kysely<DB>,
   serials: readonly string[],
   userId: number,
   maxPerUser: number | null,
-): Promise<{ registered: boolean; held: number }> {
-  if (serials.length === 0) return { registered: true, held: 0 };
+): Promise<{ registered: boolean; held: number; fresh: string[] }> {
+  if (serials.length === 0) return { registered: true, held: 0, fresh: [] };
   return db.transaction().execute(async (trx) => {
     let held = 0;
     if (maxPerUser !== null) {
       await repo.lockModemCap(trx, userId);
       const counts = await repo.countModemsForCap(trx, userId, serials);
       held = counts.held;
-      if (held + counts.fresh > maxPerUser) return { registered: false, held };
+      if (held + counts.fresh > maxPerUser) return { registered: false, held, fresh: [] };
     }
-    await repo.insertModems(trx, serials, userId);
-    return { registered: true, held };
+    return { registered: true, held, fresh: await repo.insertModems(trx, serials, userId) };
   });
 }
 
-/** Releases a modem (admin): its registration and event memberships go; 404 when the serial is unknown. */
-export async function releaseModem(db: Kysely<DB>, serial: string): Promise<void> {
-  if (!(await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial)))) throw new ApiError(404, `No modem ${serial}.`);
+/**
+ * Releases a modem (admin): its registration and event memberships go, and `changed` gets the events that
+ * named it; 404 when the serial is unknown.
+ */
+export async function releaseModem(db: Kysely<DB>, serial: string, changed: EventsChanged): Promise<void> {
+  const events = await db.transaction().execute((trx) => repo.deleteModemRows(trx, serial));
+  if (events === null) throw new ApiError(404, `No modem ${serial}.`);
+  await changed(events);
 }
 
 /** The caller's modems; admins see all. */

@@ -1,7 +1,7 @@
 /**
  * The modem-window condition of the punch statements (punches.repository.ts `scopeConditions`): a read by modem
  * serial from a caller who is not the modem's user covers only the punches inside the windows of the public
- * events containing it (timing spec, "Anonymous reads"; punches.service.ts `resolveScope`).
+ * events covering it (timing spec, "Anonymous reads"; punch-scope.ts `resolveScope`).
  */
 
 /** A window of one modem's punches a read may cover: inclusive local-ms bounds on `time`, null = unbounded. */

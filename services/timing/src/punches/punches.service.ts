@@ -5,30 +5,23 @@
 import type { Kysely } from 'kysely';
 import type pg from 'pg';
 import type { Logger } from 'pino';
-import { ApiError, validationError, type OpenApiDocument } from '@sports-timing/shared';
+import { validationError, type OpenApiDocument } from '@sports-timing/shared';
 import { dailyQuotaReached } from './upload-quota';
 import type { DB } from '../db/schema';
-import type { components, operations } from '../generated/openapi';
+import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
-import { assertCanRead, noSuchEvent } from '../events/events.service';
 import type { EventCache } from '../events/event-cache';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
-import { modemReadWindows, modemsOfUserName } from '../modems/modems.repository';
-import { keyRequired } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
 import * as upload from './punch-upload.repository';
-import { intersect, readUntilScopeStable, scopeMayGrow, windowsKey } from './punch-scope';
 import * as repo from './punches.repository';
-import type { ModemWindow } from './punch-windows.repository';
+import { readStably, scopeIsEmpty, scopeKey, type PunchQuery } from './punch-scope';
 import { punchLimits, type TimingLimits } from './punch-spec';
 import { DEFAULT_READ_CACHE_BYTES, PunchReadCache } from './read-cache';
 import { NewPunchNotifier } from './new-punch-notifier';
 import type { BacklogGate } from './backlog-gate';
-
-/** Largest event id (int4); larger `eventId` values cannot exist. */
-const MAX_EVENT_ID = 2_147_483_647;
 
 /** How a punch service is built ({@link createPunchService}): the Kysely instance, the pool (raw SQL on the hot paths), optionally a logger. */
 export interface PunchServiceOptions {
@@ -84,9 +77,6 @@ export function createPunchService(opts: PunchServiceOptions): PunchService {
   return { ...rest, caches: { primary: cacheOf(opts.pool), history: cacheOf(opts.historyPool) }, notifier };
 }
 
-/** Query parameters of `getPunches` after spec validation (`afterId`, `after` coerced to numbers), `wait` left to the caller. */
-export type PunchQuery = Omit<NonNullable<operations['getPunches']['parameters']['query']>, 'wait'>;
-
 /**
  * A read's response: the body as built by PostgreSQL (text), or JSON converted from its CSV (UTF-8 bytes,
  * page-json.ts), and the `X-Total-Count` value.
@@ -115,80 +105,6 @@ export type UploadResult = components['schemas']['UploadResult'];
 export type PunchUpload = NewPunch & { receptionTimeUtc?: number };
 
 /**
- * Resolves filters and access into a scope:
- * - `eventId`: the event's modems and window; public, or the owner's or an admin's key (404 alike for an
- *   unknown event and one the caller may not read);
- * - `user`: that user's modems; only that user or an admin;
- * - `modem` alone: the caller's own modems wholly, any modem for an admin, and another user's modem only within
- *   the windows of the public events containing it (`windows` of the scope; an event without a window exposes
- *   the whole modem); other serials match nothing, exactly as unknown ones (spec `getPunches`, "Access"). With
- *   `eventId` or `user` given, the modem list only narrows their scope.
- */
-async function resolveScope(deps: PunchService, caller: Principal | null, q: PunchQuery): Promise<repo.PunchScope> {
-  const listed = (q.modem ?? '')
-    .split(',')
-    .map((s) => s.trim())
-    .filter((s) => s.length > 0);
-  if (listed.length === 0 && q.eventId === undefined && q.user === undefined) {
-    throw validationError({ modem: ['One of modem, eventId or user is required.'] }, 'Give at least one of the filters modem, eventId, user.');
-  }
-  const maxModems = deps.limits.maxModemsPerQuery;
-  if (listed.length > maxModems) throw validationError({ modem: [`at most ${maxModems} serial numbers`] });
-
-  let modems: Set<string> | null = null;
-  let windows: ModemWindow[] | undefined;
-  let timeFrom: number | null = null;
-  let timeTo: number | null = null;
-  if (q.eventId !== undefined) {
-    const id = Number(q.eventId);
-    const ev = id >= 1 && id <= MAX_EVENT_ID ? await deps.events.get(id) : undefined;
-    if (!ev) throw noSuchEvent(q.eventId, caller);
-    assertCanRead(caller, ev);
-    modems = intersect(modems, ev.modems);
-    timeFrom = ev.from_ms;
-    timeTo = ev.to_ms;
-  }
-  if (q.user !== undefined) {
-    if (!caller) throw keyRequired('Reading by user needs the key of that user or of an admin.');
-    if (!isAdmin(caller) && caller.userName !== q.user) throw new ApiError(403, 'Only that user or an admin may read by user.');
-    modems = intersect(modems, await modemsOfUserName(deps.db, q.user));
-  }
-  if (listed.length > 0) {
-    let readable = listed;
-    if (q.eventId === undefined && q.user === undefined && !isAdmin(caller)) {
-      // A modem the caller may not read matches nothing, exactly like an unknown serial: the answer does not
-      // tell whether a private modem exists.
-      const read = await readWindowsOf(deps, listed, caller);
-      readable = listed.filter((serial) => read.readable.has(serial));
-      windows = read.windows;
-    }
-    modems = intersect(modems, readable);
-  }
-  if (q.after !== undefined) {
-    // `time` is integral, so `time >= after` equals `time >= ceil(after)` (accepts `1580584563000.0`).
-    const after = Math.ceil(Math.max(-Number.MAX_SAFE_INTEGER, Math.min(Number.MAX_SAFE_INTEGER, q.after)));
-    timeFrom = timeFrom === null ? after : Math.max(timeFrom, after);
-  }
-  return { modems: [...(modems ?? [])], afterId: Math.min(q.afterId ?? 0, Number.MAX_SAFE_INTEGER), timeFrom, timeTo, windows };
-}
-
-/**
- * Which of `serials` a non-admin `caller` may read by serial alone, and the windows that cut them: none
- * (`windows` undefined) when every readable serial is readable wholly (the caller's own, or in a public event
- * without a window); otherwise one unbounded window per wholly readable serial and the public events' windows
- * of the others (see `resolveScope`).
- */
-async function readWindowsOf(deps: PunchService, serials: string[], caller: Principal | null): Promise<{ readable: Set<string>; windows?: ModemWindow[] }> {
-  const rows = await modemReadWindows(deps.db, serials, caller?.userId ?? null);
-  const readable = new Set(rows.map((r) => r.serial));
-  const whole = new Set(rows.filter((r) => r.from_ms === null && r.to_ms === null).map((r) => r.serial));
-  if (whole.size === readable.size) return { readable };
-  const windows: ModemWindow[] = [...whole].map((modem) => ({ modem, from: null, to: null }));
-  for (const r of rows) if (!whole.has(r.serial)) windows.push({ modem: r.serial, from: r.from_ms, to: r.to_ms });
-  return { readable, windows };
-}
-
-/**
  * One page of punches (at most 1000, ascending id) rendered by PostgreSQL as CSV (JSON converted from it,
  * or rendered by PostgreSQL when the CSV does not qualify, see page-json.ts), and the
  * `X-Total-Count`: the page's own size when it is not full, otherwise the exact total from the punch
@@ -202,26 +118,18 @@ export async function readPunches(
   format: repo.PunchFormat,
   opts: { live?: boolean } = {},
 ): Promise<PunchReadResult> {
-  return readInStableScope(deps, caller, q, (scope) => readScope(deps, scope, q, format, opts));
-}
-
-/**
- * `read(scope)` under the scope of `q` for `caller`, read again while registering a modem widened it meanwhile
- * (punch-scope.ts; docs/decisions.md §5, gap-free polling).
- */
-export function readInStableScope<T extends { total: number }>(
-  deps: PunchService,
-  caller: Principal | null,
-  q: PunchQuery,
-  read: (scope: repo.PunchScope) => Promise<T>,
-): Promise<T> {
-  return readUntilScopeStable(
-    () => resolveScope(deps, caller, q),
-    (scope) => scopeMayGrow(isAdmin(caller), q, scope),
-    read,
+  const empty: PunchReadResult = { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
+  return readStably(
+    deps,
+    caller,
+    q,
+    (scope) => readScope(deps, scope, q, format, opts),
+    (answer) => answer.total,
+    empty,
   );
 }
 
+/** The page of an access-checked scope (see {@link readPunches}). */
 async function readScope(
   deps: PunchService,
   scope: repo.PunchScope,
@@ -229,9 +137,7 @@ async function readScope(
   format: repo.PunchFormat,
   opts: { live?: boolean },
 ): Promise<PunchReadResult> {
-  if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo)) {
-    return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
-  }
+  if (scopeIsEmpty(scope)) return { body: repo.emptyBody(format), total: 0, version: `empty|${format}` };
   // A whole download (no afterId) may come from the replica: the gap-free rule holds there too (a standby's
   // snapshot counts every transaction the primary had open as running until its commit is replayed), so it
   // answers a prefix of what the primary would, late by the replication lag. Follow-up polls (afterId set)
@@ -253,7 +159,7 @@ async function readScope(
  * depend on their order), so it never serves another scope's answer.
  */
 async function sharedPage(pool: pg.Pool, cache: PunchReadCache | null, scope: repo.PunchScope, format: repo.PunchFormat): Promise<PunchReadResult> {
-  const key = `${format}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
+  const key = `${format}|${scopeKey(scope)}`;
   if (cache === null) {
     const page = await readPage(pool, scope, format);
     return { body: page.body, total: page.total, version: `${page.head}|${key}` };
@@ -342,7 +248,7 @@ export async function uploadPunches(
     let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-      await claimModems(deps.db, deps.limits, result.unknownModems, caller.userId, admin, deps.limits.maxNewModemsPerUpload);
+      await claimModems(deps.db, deps.limits, result.unknownModems, caller.userId, admin, deps.limits.maxNewModemsPerUpload, (ids) => deps.events.changed(ids));
       result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
     }
     answer = uploaded(deps, punches.length, rejected, result);

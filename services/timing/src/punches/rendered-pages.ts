@@ -6,8 +6,8 @@ import type pg from 'pg';
 import type { Principal } from '../auth/principal';
 import { PUNCH_PAGE_SIZE } from './punch-spec';
 import * as repo from './punches.repository';
-import { windowsKey } from './punch-scope';
-import { readInStableScope, type PunchService, type PunchQuery, type PunchReadResult } from './punches.service';
+import type { PunchService, PunchReadResult } from './punches.service';
+import { readStably, scopeIsEmpty, scopeKey, type PunchQuery } from './punch-scope';
 import type { PunchReadCache } from './read-cache';
 
 /**
@@ -33,16 +33,24 @@ export interface PageRendering {
  * the same under every later head (the readers' rule exposes a prefix of the ids), so the whole text is a
  * function of the key and the head of its last page, which is the head it is kept under. `total` is the
  * number of punches in the text; `version` is `<head>|<key>` (the HTTP validator's source, http/read-caching.ts). Whole reads (no `afterId`) may come from `deps.historyPool`, as in
- * {@link readPunches}.
+ * {@link readPunches}, and so is the check of a scope a new modem could widen (punches.service.ts `readStably`).
  */
 export async function readRenderedPages(deps: PunchService, caller: Principal | null, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
-  return readInStableScope(deps, caller, q, (scope) => renderScope(deps, scope, q, rendering));
+  const empty: PunchReadResult = { body: '', total: 0, version: `empty|${rendering.name}` };
+  return readStably(
+    deps,
+    caller,
+    q,
+    (scope) => readScopePages(deps, scope, q, rendering),
+    (answer) => answer.total,
+    empty,
+  );
 }
 
-async function renderScope(deps: PunchService, scope: repo.PunchScope, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
-  if (scope.modems.length === 0 || (scope.timeFrom !== null && scope.timeTo !== null && scope.timeFrom > scope.timeTo))
-    return { body: '', total: 0, version: `empty|${rendering.name}` };
-  const key = `${rendering.name}|${scope.afterId}|${scope.timeFrom ?? ''}|${scope.timeTo ?? ''}|${[...scope.modems].sort().join(',')}|${windowsKey(scope.windows)}`;
+/** The answer of {@link readRenderedPages} for an access-checked scope. */
+async function readScopePages(deps: PunchService, scope: repo.PunchScope, q: PunchQuery, rendering: PageRendering): Promise<PunchReadResult> {
+  if (scopeIsEmpty(scope)) return { body: '', total: 0, version: `empty|${rendering.name}` };
+  const key = `${rendering.name}|${scopeKey(scope)}`;
   const compute = (pool: pg.Pool) => async (): Promise<{ body: string; total: number; head: string }> => {
     rendering.onRender?.();
     let body = '';

@@ -80,10 +80,7 @@ export function eventForm(owner: string, event: Schemas['Event'] | null, onSaved
         ? await api().PUT('/api/rest/v1/events/{id}', { params: { path: { id: event.id } }, body })
         : await api().POST('/api/rest/v1/events', { body });
       if (!res.data) {
-        const problem = problemOf(res.error, res.response);
-        // A 403 naming another user's modems (`Problem.modems`) belongs beside the modems field.
-        if (problem.modems?.length) problem.errors = { ...problem.errors, modems: [`Another user's: ${problem.modems.join(', ')}`] };
-        return showProblem(form, problem);
+        return showProblem(form, problemOf(res.error, res.response));
       }
       clearProblem(form);
       onSaved(res.data);

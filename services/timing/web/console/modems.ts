@@ -1,8 +1,8 @@
 /**
  * The console's modems (`#/modems`): the caller's modems (`listModems`; an admin's: all), which event each is
  * in (`listEvents`), and from each event's status (`getEventStatus`) whether it is sending, its last punch and
- * the age of its last upload. A modem belongs to the club that first uploaded for it or named it in an event;
- * another club's serial in an event form is refused with the API's words, shown beside the modems field.
+ * the age of its last upload. A modem belongs to the club that first uploaded for it; an event may name any
+ * serial but shows only the punches of the named modems its club holds (docs/decisions.md §5).
  */
 import { fill, h } from '../dom';
 import { LiveClock } from '../live/format';
@@ -96,7 +96,7 @@ export async function modemsView(ctx: ViewContext): Promise<void> {
     h(
       'p',
       { class: 'hint' },
-      'Each modem belongs to one club. A serial another club already holds is refused in an event (403, naming it); the server admin can release it.',
+      'Each modem belongs to the club that first uploads for it. An event shows only the punches of the modems your club holds; the server admin can release a modem.',
     ),
   );
 }

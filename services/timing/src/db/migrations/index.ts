@@ -14,6 +14,7 @@ import * as m0009 from './0009_upload_quota';
 import * as m0010 from './0010_punch_counts_top_level';
 import * as m0011 from './0011_counter_maintenance';
 import * as m0012 from './0012_own_writers_horizon';
+import * as m0013 from './0013_modems_claimed_by_upload';
 import * as m0014 from './0014_key_last_used';
 
 /** All migrations by name. */
@@ -30,5 +31,6 @@ export const migrations: Record<string, Migration> = {
   '0010_punch_counts_top_level': m0010,
   '0011_counter_maintenance': m0011,
   '0012_own_writers_horizon': m0012,
+  '0013_modems_claimed_by_upload': m0013,
   '0014_key_last_used': m0014,
 };

@@ -2,4 +2,5 @@
 -- statement 1 of 1; parameters: $1 = 3, $2 = '["m1","m2"]'
 insert into modems (serial, user_id)
 select s, $1::int from unnest($2::text[]) as s
-on conflict (serial) do nothing;
+on conflict (serial) do nothing
+returning serial;

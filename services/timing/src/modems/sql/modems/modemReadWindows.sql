@@ -6,8 +6,9 @@ from modems m
 where m.serial = any($1::text[]) and m.user_id = $2::int
 union all
 select em.modem, e.from_ms, e.to_ms
-from event_modems em join events e on e.id = em.event_id
-where em.modem = any($3::text[]) and e.is_public;
+from event_modems em join events e on e.id = em.event_id join users o on o.id = e.owner_id
+where em.modem = any($3::text[]) and e.is_public
+  and (o.role = 'admin' or exists (select 1 from modems m where m.serial = em.modem and m.user_id = e.owner_id));
 
 -- variant user
 -- statement 1 of 1; parameters: $1 = '["m1","m2"]', $2 = 3, $3 = '["m1","m2"]'
@@ -16,5 +17,6 @@ from modems m
 where m.serial = any($1::text[]) and m.user_id = $2::int
 union all
 select em.modem, e.from_ms, e.to_ms
-from event_modems em join events e on e.id = em.event_id
-where em.modem = any($3::text[]) and e.is_public;
+from event_modems em join events e on e.id = em.event_id join users o on o.id = e.owner_id
+where em.modem = any($3::text[]) and e.is_public
+  and (o.role = 'admin' or exists (select 1 from modems m where m.serial = em.modem and m.user_id = e.owner_id));
