@@ -37,10 +37,41 @@ describe('create', () => {
       to: localMs(12),
       owner: 'owner',
       createdAt: expect.any(String),
+      warnings: [expect.stringContaining("MeOS's modem mode reads only serials that are positive integers (without leading zeros) and drops E-1, E-2 ")],
     });
     const modems = await request(ctx.app).get('/api/rest/v1/modems').set('apikey', owner.key).expect(200);
     expect(modems.body).toEqual([]);
     await request(ctx.app).get(res.headers.location).expect(200);
+  });
+
+  it('warns about serials a result program cannot use, in the answers of writes only; numeric serials get no warning', async () => {
+    const long = 'LTE-4G-MODEM-0123456789-A';
+    const created = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ modems: ['3000053', 'SRR-A1', '0042', long] }))
+      .expect(201);
+    expect(created.body.warnings).toEqual([
+      `MeOS's modem mode reads only serials that are positive integers (without leading zeros) and drops 0042, ${long}, SRR-A1 ("Invalid unit ID"); read this event in MeOS by its event id instead, or give the modems numeric serials.`,
+      `Pirilä reads serials of at most 23 characters and cannot use ${long}.`,
+    ]);
+    // A read carries no warnings; the event is stored as given.
+    const read = await request(ctx.app).get(created.headers.location).set('apikey', owner.key).expect(200);
+    expect(read.body).not.toHaveProperty('warnings');
+    expect(read.body.modems).toEqual(['0042', '3000053', long, 'SRR-A1']);
+    // Replacing with numeric serials only: no warnings (negative control).
+    const replaced = await request(ctx.app)
+      .put(created.headers.location)
+      .set('apikey', owner.key)
+      .send(newEvent({ modems: ['3000053', '3000054'] }))
+      .expect(200);
+    expect(replaced.body).not.toHaveProperty('warnings');
+    const numeric = await request(ctx.app)
+      .post('/api/rest/v1/events')
+      .set('apikey', owner.key)
+      .send(newEvent({ modems: ['2020054'] }))
+      .expect(201);
+    expect(numeric.body).not.toHaveProperty('warnings');
   });
 
   it('accepts an event without window, with nulls', async () => {

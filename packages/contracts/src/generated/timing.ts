@@ -830,6 +830,8 @@ export interface components {
             owner: components["schemas"]["UserName"];
             /** Format: date-time */
             createdAt: string;
+            /** @description In the answers of `createEvent` and `putEvent` (never in reads), present when a result program cannot use one of the event's modem serials: one sentence per program, naming the serials and what to do instead. MeOS's modem mode reads only serials that are positive integers (its event mode reads any); Pirilä reads serials of at most 23 characters. The event is stored and served as given: these are warnings, not errors. */
+            warnings?: string[];
         };
         /** @description The live status of an event (`getEventStatus`). */
         EventStatus: {

@@ -9,6 +9,7 @@ import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import * as repo from './events.repository';
+import { modemWarnings } from './modem-clients';
 import type { EventCache } from './event-cache';
 
 /** Largest event id (int4). */
@@ -50,6 +51,12 @@ export function toEventDto(row: repo.EventRow): EventDto {
     owner: row.owner_name,
     createdAt: row.created_at.toISOString(),
   };
+}
+
+/** The answer of a write: the event, with `warnings` when a client cannot use one of its modems (modem-clients.ts). */
+function writtenEventDto(row: repo.EventRow): EventDto {
+  const warnings = modemWarnings(row.modems);
+  return warnings.length > 0 ? { ...toEventDto(row), warnings } : toEventDto(row);
 }
 
 function fieldsOf(input: NewEventDto): repo.EventFields {
@@ -115,7 +122,7 @@ export async function createEvent(deps: EventDeps, caller: Principal, input: New
     return eventId;
   });
   await eventChanged(deps, id);
-  return toEventDto(await loadEvent(db, id, caller));
+  return writtenEventDto(await loadEvent(db, id, caller));
 }
 
 /**
@@ -150,7 +157,7 @@ export async function replaceEvent(deps: EventDeps, caller: Principal, id: numbe
     await repo.setEventModems(tx, id, input.modems);
   });
   await eventChanged(deps, id);
-  return toEventDto(await loadEvent(db, id, caller));
+  return writtenEventDto(await loadEvent(db, id, caller));
 }
 
 /** Deletes an event (owner or admin); punches stay. */
