@@ -116,6 +116,8 @@ export interface ChampionshipFigures {
   streamDeliveries: number;
   /** Upload → arrival at a spectator or stream (ms) over every (client, punch) pair. */
   delivery: { count: number; p50: number; p99: number; max: number };
+  /** The same for the SSE streams' arrivals only. */
+  streamDelivery: { count: number; p50: number; p99: number; max: number };
   /** Clients (spectators and streams) whose punches were not each exactly once, ascending; must be 0. */
   gapFreeViolations: number;
   /** Clients that had not received the scope's newest punch when the catch-up time ran out; must be 0. */
@@ -221,6 +223,7 @@ export async function runChampionship(
         pollErrors: c.pollErrors,
         streamDeliveries: c.streamDeliveries,
         delivery: c.delivery,
+        streamDelivery: c.streamDelivery,
         gapFreeViolations: gap.violations,
         incomplete: c.incomplete,
         notes,

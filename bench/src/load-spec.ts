@@ -90,6 +90,8 @@ export interface ChampionshipLoad {
   uploadErrors: number;
   /** Upload → arrival at a spectator or stream, every (client, punch) pair. */
   delivery: { count: number; p50: number; p99: number; max: number };
+  /** The same for the streams' arrivals only. */
+  streamDelivery: { count: number; p50: number; p99: number; max: number };
   /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
   finalId: number;
   incomplete: number;
