@@ -3,7 +3,7 @@
  * championship.ts): spectators poll at their clients' intervals, each from the newest id it has, SSE streams stay
  * open, and modems post single punches at an evening's rate with one mass-start burst, all through nginx.
  * Every uploaded punch has a card of its own, so each arrival (at a spectator or a stream) is timed from the
- * moment its upload was sent. Once the modems stopped, every client keeps reading until it has the scope's
+ * moment its upload was sent (the spectators' and the streams' arrivals in histograms of their own). Once the modems stopped, every client keeps reading until it has the scope's
  * newest id (or `catchUpSeconds` passed): the harness then checks that each saw every punch exactly once.
  */
 import http from 'node:http';
@@ -99,8 +99,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
       const at = sentAt.get(p.card);
       if (at === undefined) continue;
       const us = Math.max(1, Math.round((now - at) * 1000));
-      latencyUs.recordValue(us);
-      if (onStream) streamUs.recordValue(us);
+      (onStream ? streamUs : latencyUs).recordValue(us);
     }
     return fresh;
   };

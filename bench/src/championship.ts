@@ -114,9 +114,9 @@ export interface ChampionshipFigures {
   uploadErrors: number;
   pollErrors: number;
   streamDeliveries: number;
-  /** Upload → arrival at a spectator or stream (ms) over every (client, punch) pair. */
+  /** Upload → arrival at a spectator (ms) over every (spectator, punch) pair. */
   delivery: { count: number; p50: number; p99: number; max: number };
-  /** The same for the SSE streams' arrivals only. */
+  /** Upload → arrival on an SSE stream (ms) over every (stream, punch) pair. */
   streamDelivery: { count: number; p50: number; p99: number; max: number };
   /** Clients (spectators and streams) whose punches were not each exactly once, ascending; must be 0. */
   gapFreeViolations: number;

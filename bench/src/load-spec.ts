@@ -88,9 +88,9 @@ export interface ChampionshipLoad {
   streamDeliveries: number;
   uploaded: number;
   uploadErrors: number;
-  /** Upload → arrival at a spectator or stream, every (client, punch) pair. */
+  /** Upload → arrival at a spectator (poll), every (spectator, punch) pair. */
   delivery: { count: number; p50: number; p99: number; max: number };
-  /** The same for the streams' arrivals only. */
+  /** Upload → arrival on an SSE stream, every (stream, punch) pair. */
   streamDelivery: { count: number; p50: number; p99: number; max: number };
   /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
   finalId: number;

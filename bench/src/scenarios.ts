@@ -229,7 +229,7 @@ const SCENARIOS: Scenario[] = [
     group: 'championship',
     title: 'Championship evening through the nginx cache',
     description:
-      'at scale 1 10,000 spectators (MeOS CSV every 2–10 s, live pages JSON every 3–10 s, ROC readers every 1–5 s, each from its newest id), 1,000 SSE streams (ours only) and 500 modems posting single punches every 10–40 s with a mass start (every modem within one second), all through infra/nginx/timing-cache.conf; req/s = polls served per second; p50/p99 = upload → arrival at a spectator',
+      'at scale 1 10,000 spectators (MeOS CSV every 2–10 s, live pages JSON every 3–10 s, ROC readers every 1–5 s, each from its newest id), 1,000 SSE streams (ours only) and 500 modems posting single punches every 10–40 s with a mass start (every modem within one second), all through infra/nginx/timing-cache.conf; req/s = polls served per second; p50/p99 = upload → arrival at a spectator (polls; the streams apart)',
     instances: ['ours-shared', 'postgrest', 'raw'],
     connections: 11_000,
     championship: true,

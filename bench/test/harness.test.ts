@@ -173,7 +173,7 @@ describe('benchmark harness', () => {
       const clients = m.load.followed!;
       expect(clients).toHaveLength(c.spectators + c.streams);
       expect(clients.map((f) => f.count)).toEqual(clients.map(() => c.uploaded));
-      expect(c.delivery.count).toBe(clients.length * c.uploaded);
+      expect(c.delivery.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
     }
     expect(ms.find((m) => m.instance === 'ours-shared')!.championship!.streams).toBeGreaterThan(0);
     const report = readFileSync(path.join(dir, 'championship', 'BENCHMARKS.md'), 'utf8');
