@@ -81,7 +81,7 @@ export interface ChampionshipSpec {
 }
 
 /** The championship figures of the load process (latencies in ms). */
-export interface ChampionshipLoad {
+interface ChampionshipLoad {
   polls: Record<SpectatorKind, number>;
   pollErrors: number;
   streamsOpen: number;
