@@ -110,6 +110,8 @@ export interface ChampionshipFigures {
   polls: Record<SpectatorKind, number>;
   /** Requests nginx sent to the server (its access log). */
   originRequests: number;
+  /** nginx's requests by cache status (access log `$upstream_cache_status`; `-` not cacheable). */
+  cacheStatuses: Record<string, number>;
   uploaded: number;
   uploadErrors: number;
   pollErrors: number;
@@ -204,6 +206,7 @@ export async function runChampionship(
     load,
     async finish() {
       const originRequests = nginx.originRequests();
+      const cacheStatuses = nginx.cacheStatuses();
       await nginx.stop();
       const gap = await checkFollowed(
         o.databaseUrl,
@@ -218,6 +221,7 @@ export async function runChampionship(
         modems: plan.modems,
         polls: c.polls,
         originRequests,
+        cacheStatuses,
         uploaded: c.uploaded,
         uploadErrors: c.uploadErrors,
         pollErrors: c.pollErrors,

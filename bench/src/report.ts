@@ -45,6 +45,11 @@ function championshipLines(r: BenchResults): string[] {
     );
   }
   L.push('');
+  for (const m of ms) {
+    const statuses = Object.entries(m.championship!.cacheStatuses ?? {}).map(([k, v]) => `${k} ${v.toLocaleString('en')}`);
+    L.push(`- nginx cache status, ${INSTANCE_LABEL[m.instance]}, round ${m.round}: ${statuses.join(', ') || '–'}`);
+  }
+  L.push('');
   L.push(
     'Origin requests: lines of the access log of nginx with an upstream status (background cache updates included), as a share of polls + uploads. Upload → spectator: from sending a punch to its arrival at each spectator (polls wait for their interval and, through the cache, up to its `max-age` and a background update); upload → stream: the same on the SSE streams. Gap-free: every client (spectator or stream) received each punch of the event after its start exactly once, ascending (checked against the database); incomplete: clients without the newest punch when the catch-up time after the modems stopped ran out. Both must be 0.',
   );

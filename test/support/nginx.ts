@@ -27,6 +27,8 @@ export interface NginxCache {
    * updates included, as `log_subrequest` is on): what reached the origin, for the bench's championship run.
    */
   originRequests(): number;
+  /** Requests by `$upstream_cache_status` so far (HIT, MISS, EXPIRED, STALE, UPDATING, REVALIDATED, BYPASS; `-` uncached). */
+  cacheStatuses(): Record<string, number>;
   /** SIGQUIT (graceful); resolves once it exited and its directory is removed. */
   stop(): Promise<void>;
 }
@@ -127,9 +129,18 @@ async function startOnce(upstream: string, workerConnections: number): Promise<N
     await stop();
     throw err;
   }
-  const originRequests = () => {
-    const log = readFileSync(path.join(dir, 'logs/access.log'), 'utf8');
-    return log.split('\n').filter((line) => line.length > 0 && !line.startsWith('- ')).length;
+  const lines = () =>
+    readFileSync(path.join(dir, 'logs/access.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
+  const originRequests = () => lines().filter((line) => !line.startsWith('- ')).length;
+  const cacheStatuses = () => {
+    const counts: Record<string, number> = {};
+    for (const line of lines()) {
+      const status = line.split(' ')[1] ?? '-';
+      counts[status] = (counts[status] ?? 0) + 1;
+    }
+    return counts;
   };
-  return { url: `http://127.0.0.1:${port}`, output, originRequests, stop };
+  return { url: `http://127.0.0.1:${port}`, output, originRequests, cacheStatuses, stop };
 }
