@@ -36,12 +36,65 @@ export interface LoadSpec {
    * one connection (application_name `bench-writer`, left out of the PostgreSQL CPU figures).
    */
   writer?: { databaseUrl: string; modems: string[]; ratePerSecond: number; maxBatch: number; userId: number };
+  /** The championship evening (championship-load.ts): spectators, streams and modems together. */
+  championship?: ChampionshipSpec;
   upload?: {
     kind: UploadKind;
     batchSize: number;
     /** Keys and the modems of each key's user. */
     users: { key: string; modems: string[] }[];
   };
+}
+
+/** A spectator's client: MeOS (CSV with `afterId`), a live results page (JSON), a ROC reader (`getpunches.asp`). */
+export type SpectatorKind = 'meos' | 'live' | 'roc';
+
+/**
+ * The championship evening of one server behind nginx (bench/src/championship.ts): spectators polling at their
+ * clients' intervals (`paths` with `{afterId}`, by kind), SSE streams (`streamPath`, ours only), and modems
+ * posting single punches (`uploadUrl`, each modem with its owner's key) at an evening's rate plus one
+ * mass-start burst (every modem once within one second).
+ */
+export interface ChampionshipSpec {
+  /** nginx in front of the server, `http://127.0.0.1:port`. */
+  baseUrl: string;
+  spectators: {
+    kind: SpectatorKind;
+    count: number;
+    intervalSeconds: [number, number];
+    path: string;
+    format: 'json' | 'csv' | 'roc';
+    headers: Record<string, string>;
+  }[];
+  streams: { count: number; path: string } | null;
+  modems: { serial: string; key: string }[];
+  uploadUrl: string;
+  /** Seconds between one modem's punches (uniform in the range). */
+  modemIntervalSeconds: [number, number];
+  /** When the mass start's burst begins, seconds after the start. */
+  burstAtSeconds: number;
+  startAfterId: number;
+  /** For the newest id of the scope once the modems stopped (the spectators poll until they have it). */
+  databaseUrl: string;
+  /** Longest wait for every spectator and stream to reach that id, seconds. */
+  catchUpSeconds: number;
+}
+
+/** The championship figures of the load process (latencies in ms). */
+interface ChampionshipLoad {
+  polls: Record<SpectatorKind, number>;
+  pollErrors: number;
+  streamsOpen: number;
+  streamDeliveries: number;
+  uploaded: number;
+  uploadErrors: number;
+  /** Upload → arrival at a spectator (poll), every (spectator, punch) pair. */
+  delivery: { count: number; p50: number; p99: number; max: number };
+  /** Upload → arrival on an SSE stream, every (stream, punch) pair. */
+  streamDelivery: { count: number; p50: number; p99: number; max: number };
+  /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
+  finalId: number;
+  incomplete: number;
 }
 
 /** What a run measured (latencies in ms). */
@@ -64,6 +117,8 @@ export interface LoadResult {
   followed?: { start: number; last: number; count: number; sum: number; outOfOrder: number }[];
   /** With `writer`: punches written during the run. */
   written?: number;
+  /** With `championship`. */
+  championship?: ChampionshipLoad;
 }
 
 /** Message to the worker: a spec with an id; the reply carries the same id. */

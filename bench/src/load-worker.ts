@@ -7,6 +7,7 @@
  */
 import zlib from 'node:zlib';
 import autocannon from 'autocannon';
+import { runChampionship } from './championship-load';
 import { runFixedRate } from './fixed-rate';
 import { runFollow, runStreams, startWriter } from './live-load';
 import type { LoadReply, LoadRequest, LoadResult, LoadSpec } from './load-spec';
@@ -53,6 +54,7 @@ function uniqueHeaderRequests(header: string): autocannon.Request[] {
 async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   // Streams start their writer themselves, once every stream is open.
   if (spec.streams) return runStreams(spec, spec.streams);
+  if (spec.championship) return runChampionship(spec.championship, spec.durationSeconds);
   const writer = spec.writer ? startWriter(spec.writer) : undefined;
   try {
     const result = await (spec.follow ? runFollow(spec, spec.follow) : spec.overallRate ? runFixedRate(spec, spec.overallRate) : runClosedLoop(spec));

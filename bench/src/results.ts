@@ -2,6 +2,7 @@
  * A run's results as stored in bench/results/*.json: what was measured per scenario, server and round, the
  * checks before the load, and the per-scenario summaries (medians over rounds) computed from them.
  */
+import type { ChampionshipFigures } from './championship';
 import type { MailThroughput } from './mail';
 import type { RunMode } from './servers';
 import type { DatasetInfo } from './dataset';
@@ -32,6 +33,8 @@ export interface Measurement {
    * (2xx answers ÷ (load + drain seconds)); the CPU figures of such a run include the drain.
    */
   outbox?: OutboxDrain & { sustainedRps: number };
+  /** The championship evening: its figures (championship.ts). */
+  championship?: ChampionshipFigures;
   loadAvgBefore: number[];
   loadAvgAfter: number[];
 }

@@ -20,6 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
+import { championshipPlan, prepareChampionship, removeChampionship, runChampionship } from './championship';
 import { checkRead, checkUpload, probeShop, requestAt, sameArray, uploadUsers } from './checks';
 import { backendCpu, backendCpuBetween, checkFollowed, drainOutbox, firstUserId, removeWritten, resetShopSchema, settle } from './database-probes';
 import { cleanUploads, connect, countUploads, ensureDataset, type DatasetInfo } from './dataset';
@@ -81,6 +82,8 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
   const needs = (i: InstanceName) => scenarios.some((s) => s.instances.includes(i));
   const flat = needs('ours-1m') ? await ensureDataset({ url: flatUrl(opts.databaseUrl), scale: opts.scale, variant: 'bigOnly', log }) : undefined;
   if (scenarios.some((s) => s.upload)) await cleanUploads(main.url);
+  // Before the servers start, so that none has the championship event cached as unknown.
+  const championship = scenarios.some((s) => s.championship) ? await prepareChampionship(main.url, championshipPlan(opts.scale)) : undefined;
 
   const servers = new Map<InstanceName, RunningServer>();
   // The ordering service's payment provider (started with it, stopped after everything else).
@@ -132,7 +135,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
           else ok.push(inst);
           continue;
         }
-        if (sc.streams) {
+        if (sc.streams || sc.championship) {
           // A stream never ends: checked by the gap-free check after each run instead.
           ok.push(inst);
           continue;
@@ -185,7 +188,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
 
     if (opts.warmupSeconds > 0) {
       log(`warm-up: ${opts.warmupSeconds} s per server and scenario`);
-      for (const sc of scenarios) {
+      for (const sc of scenarios.filter((s) => !s.championship)) {
         for (const inst of runnable.get(sc.id) ?? []) {
           await loader.run(specFor(sc, inst, opts.warmupSeconds));
           if (sc.follow) await removeWritten(main.url);
@@ -212,7 +215,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
           const order = [...list.slice(shift), ...list.slice(0, shift)];
           for (const inst of order) {
             const server = servers.get(inst)!;
-            const rss = inst === 'postgrest' ? undefined : sampleRss(server.pid);
+            const rss = inst === 'postgrest' && !sc.championship ? undefined : sampleRss(server.pid);
             const sidecar = inst === 'ordering' && paymentSimulator ? paymentSimulator : undefined;
             const sidecarRss = sidecar ? sampleRss(sidecar.pid) : undefined;
             const before = counter ? await countUploads(counter) : 0;
@@ -224,7 +227,18 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
               sidecar: sidecar ? cpuSeconds(sidecar.pid) : null,
               backends: await backendCpu(cpuProbe, counterUrls),
             };
-            const load = await loader.run(specFor(sc, inst, opts.durationSeconds));
+            const evening =
+              sc.championship && championship
+                ? await runChampionship(loader, {
+                    instance: inst,
+                    server,
+                    raw: servers.get('raw'),
+                    setup: championship,
+                    databaseUrl: main.url,
+                    durationSeconds: opts.durationSeconds,
+                  })
+                : undefined;
+            const load = evening?.load ?? (await loader.run(specFor(sc, inst, opts.durationSeconds)));
             // The orders' e-mails and jobs are part of their cost: the CPU figures and the sustained rate include the drain.
             const drain = sc.drainsOutbox ? await drainOutbox(main.url) : undefined;
             const cpuAfter = {
@@ -245,6 +259,14 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             }
             if (drain) m.outbox = { ...drain, sustainedRps: (load.requests - load.non2xx) / (load.durationSeconds + drain.drainSeconds) };
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
+            if (evening) {
+              m.championship = await evening.finish();
+              m.gapFree = {
+                clients: load.followed?.length ?? 0,
+                violations: m.championship.gapFreeViolations,
+                received: (load.followed ?? []).reduce((a, f) => a + f.count, 0),
+              };
+            }
             if (sc.follow) {
               m.gapFree = await checkFollowed(main.url, main.bigEventModems, load);
               await removeWritten(main.url);
@@ -272,6 +294,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
     loader.stop();
     for (const s of servers.values()) await s.stop();
     await paymentSimulator?.stop();
+    if (championship) await removeChampionship(main.url);
   }
 
   // 1,000 messages per round from scale 0.01 up (a few seconds each), fewer for the tiny harness test.

@@ -26,7 +26,7 @@ export interface RequestShape {
 }
 
 /** Scenario groups (for `--only` and the report's sections). */
-type ScenarioGroup = 'read' | 'popular' | 'fixed-rate' | 'upload' | 'flat' | 'shop';
+type ScenarioGroup = 'read' | 'popular' | 'fixed-rate' | 'upload' | 'flat' | 'shop' | 'championship';
 
 /** A scenario. */
 export interface Scenario {
@@ -57,6 +57,8 @@ export interface Scenario {
    * jobs done); the sustained rate and the CPU per order count that time.
    */
   drainsOutbox?: boolean;
+  /** The championship evening (championship.ts): its own load through nginx, checked afterwards; no pre-load check. */
+  championship?: boolean;
   request(instance: InstanceName, ds: DatasetInfo): RequestShape;
 }
 
@@ -221,6 +223,17 @@ const SCENARIOS: Scenario[] = [
       path: `/api/rest/v1/punches/stream?eventId=${ds.bigEventId}&afterId={afterId}`,
       headers: { accept: 'text/event-stream' },
     }),
+  },
+  {
+    id: 'championship-evening',
+    group: 'championship',
+    title: 'Championship evening through the nginx cache',
+    description:
+      'at scale 1 10,000 spectators (MeOS CSV every 2–10 s, live pages JSON every 3–10 s, ROC readers every 1–5 s, each from its newest id), 1,000 SSE streams (ours only) and 500 modems posting single punches every 10–40 s with a mass start (every modem within one second), all through infra/nginx/timing-cache.conf; req/s = polls served per second; p50/p99 = upload → arrival at a spectator (polls; the streams apart)',
+    instances: ['ours-shared', 'postgrest', 'raw'],
+    connections: 11_000,
+    championship: true,
+    request: tailPoll,
   },
   {
     id: 'roc-tail-poll',

@@ -17,6 +17,7 @@ import { punchIds } from '../src/checks';
 import { parseArgs } from '../src/options';
 import { runBench } from '../src/run';
 import { postgrestBinary, postgrestVersion } from '../src/servers';
+import { NGINX_BIN } from '../../test/support/nginx';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
 jest.setTimeout(testTime(300_000));
@@ -131,6 +132,65 @@ describe('benchmark harness', () => {
     expect(existsSync(path.join(dir, 'latest.json'))).toBe(true);
     const saved = JSON.parse(readFileSync(path.join(dir, 'latest.json'), 'utf8')) as { summaries: unknown[] };
     expect(saved.summaries.length).toBe(READS.length * 3 + 1 + 3 + 2);
+  });
+
+  it('runs the championship evening through nginx on all three servers: every spectator and stream gets every punch once, ascending', async () => {
+    if (!existsSync(NGINX_BIN)) {
+      if (process.env.CI === 'true') throw new Error(`${NGINX_BIN} is missing: apt-get install -y nginx-light`);
+      return;
+    }
+    const opts = parseArgs(
+      ['--scale', '0.002', '--duration', '3', '--rounds', '1', '--warmup', '0', '--tsx', '--scenario', 'championship-evening'].concat([
+        '--database-url',
+        db.url,
+        '--report',
+        path.join(dir, 'championship', 'BENCHMARKS.md'),
+        '--results-dir',
+        path.join(dir, 'championship'),
+      ]),
+    );
+    const results = await runBench({ ...opts, log: () => undefined });
+    const ms = results.measurements.filter((m) => m.scenario === 'championship-evening');
+    expect(ms.map((m) => m.instance).sort()).toEqual(['ours-shared', 'postgrest', 'raw']);
+    for (const m of ms) {
+      const c = m.championship!;
+      expect({
+        instance: m.instance,
+        violations: c.gapFreeViolations,
+        incomplete: c.incomplete,
+        uploadErrors: c.uploadErrors,
+        pollErrors: c.pollErrors,
+      }).toEqual({
+        instance: m.instance,
+        violations: 0,
+        incomplete: 0,
+        uploadErrors: 0,
+        pollErrors: 0,
+      });
+      expect(c.uploaded).toBeGreaterThan(0);
+      expect(c.originRequests).toBeGreaterThan(0);
+      // The access-log count against what was sent: nginx caches nothing of PostgREST's and raw's `/punches`, so
+      // every poll (and raw's uploads, which pass nginx) reached the origin; ours' polls mostly did not.
+      if (m.instance === 'raw') expect(c.originRequests).toBe(m.load.requests + c.uploaded);
+      if (m.instance === 'postgrest') expect(c.originRequests).toBe(m.load.requests);
+      // Every client (spectators, then ours' streams) received exactly the punches the modems posted.
+      const clients = m.load.followed!;
+      expect(clients).toHaveLength(c.spectators + c.streams);
+      expect(clients.map((f) => f.count)).toEqual(clients.map(() => c.uploaded));
+      expect(c.delivery.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
+    }
+    expect(ms.find((m) => m.instance === 'ours-shared')!.championship!.streams).toBeGreaterThan(0);
+    const report = readFileSync(path.join(dir, 'championship', 'BENCHMARKS.md'), 'utf8');
+    expect(report).toContain('| gap-free violations | incomplete |');
+    // The event and its modems are gone after the run.
+    const client = new pg.Client({ connectionString: db.url });
+    await client.connect();
+    try {
+      const { rows } = await client.query<{ n: number }>("select count(*)::int as n from timing.modems where serial like 'UP-CE-%'");
+      expect(rows[0].n).toBe(0);
+    } finally {
+      await client.end();
+    }
   });
 
   it('ends a shop-orders run with every order’s e-mails written; the sustained rate counts the drain', async () => {

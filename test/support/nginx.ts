@@ -22,6 +22,13 @@ export interface NginxCache {
   url: string;
   /** nginx's stderr so far (configuration errors, crashes). */
   output(): string;
+  /**
+   * Requests nginx sent to the upstream so far, from its access log (`$upstream_status` set; background cache
+   * updates included, as `log_subrequest` is on): what reached the origin, for the bench's championship run.
+   */
+  originRequests(): number;
+  /** Requests by `$upstream_cache_status` so far (HIT, MISS, EXPIRED, STALE, UPDATING, REVALIDATED, BYPASS; `-` uncached). */
+  cacheStatuses(): Record<string, number>;
   /** SIGQUIT (graceful); resolves once it exited and its directory is removed. */
   stop(): Promise<void>;
 }
@@ -62,18 +69,19 @@ async function waitListening(port: number, child: ChildProcess, output: () => st
 /**
  * Starts nginx with the checked-in cache configuration in front of `upstream` (`host:port`). The free port can
  * be taken by another process before nginx binds it: then nginx exits and a new port is tried (three times).
+ * `workerConnections` (default 1024) counts both sides of every proxied request.
  */
-export async function startNginxCache(upstream: string): Promise<NginxCache> {
+export async function startNginxCache(upstream: string, opts: { workerConnections?: number } = {}): Promise<NginxCache> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(upstream);
+      return await startOnce(upstream, opts.workerConnections ?? 1024);
     } catch (err) {
       if (attempt === 3 || !/Address already in use/.test((err as Error).message)) throw err;
     }
   }
 }
 
-async function startOnce(upstream: string): Promise<NginxCache> {
+async function startOnce(upstream: string, workerConnections: number): Promise<NginxCache> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nginx-cache-'));
   mkdirSync(path.join(dir, 'logs'));
   const port = await freePort();
@@ -88,14 +96,18 @@ async function startOnce(upstream: string): Promise<NginxCache> {
     'worker_processes 1;',
     `pid ${path.join(dir, 'nginx.pid')};`,
     `error_log ${path.join(dir, 'logs/error.log')} warn;`,
-    'events { worker_connections 1024; }',
+    `events { worker_connections ${workerConnections}; }`,
     'http {',
     `  client_body_temp_path ${temp('client_body')};`,
     `  proxy_temp_path ${temp('proxy')};`,
     `  fastcgi_temp_path ${temp('fastcgi')};`,
     `  uwsgi_temp_path ${temp('uwsgi')};`,
     `  scgi_temp_path ${temp('scgi')};`,
-    `  access_log ${path.join(dir, 'logs/access.log')};`,
+    // One line per request, its upstream status `-` when nothing went upstream (a cache hit); subrequests
+    // (background cache updates) are logged too, so every request that reached the origin is a line.
+    "  log_format origin '$upstream_status $upstream_cache_status $status $request_method';",
+    '  log_subrequest on;',
+    `  access_log ${path.join(dir, 'logs/access.log')} origin;`,
     `  include ${path.join(dir, 'timing-cache.conf')};`,
     '}',
     '',
@@ -117,5 +129,18 @@ async function startOnce(upstream: string): Promise<NginxCache> {
     await stop();
     throw err;
   }
-  return { url: `http://127.0.0.1:${port}`, output, stop };
+  const lines = () =>
+    readFileSync(path.join(dir, 'logs/access.log'), 'utf8')
+      .split('\n')
+      .filter((line) => line.length > 0);
+  const originRequests = () => lines().filter((line) => !line.startsWith('- ')).length;
+  const cacheStatuses = () => {
+    const counts: Record<string, number> = {};
+    for (const line of lines()) {
+      const status = line.split(' ')[1] ?? '-';
+      counts[status] = (counts[status] ?? 0) + 1;
+    }
+    return counts;
+  };
+  return { url: `http://127.0.0.1:${port}`, output, originRequests, cacheStatuses, stop };
 }
