@@ -95,12 +95,7 @@ const NOT_OURS: Record<string, string[]> = {
 const NEVER_FILES = /^\/|^\.data\/|^\.[a-z]+\.[a-z]+$|NN/;
 
 /** Findings of document `doc` (its text `text`): unresolved files and names missing from their file. */
-function findings(
-  doc: string,
-  text: string,
-  files: readonly string[] = TRACKED,
-  read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8'),
-): string[] {
+function findings(doc: string, text: string, files: readonly string[] = TRACKED, read = (f: string) => readFileSync(path.join(ROOT, f), 'utf8')): string[] {
   const out: string[] = [];
   let fence = false;
   text.split('\n').forEach((line, n) => {

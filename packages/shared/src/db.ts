@@ -6,7 +6,14 @@
 import { Kysely, Migrator, PostgresDialect, sql, type Migration } from 'kysely';
 import pg from 'pg';
 import type { Logger } from 'pino';
-import { DEFAULT_CONNECT_TIMEOUT_MS, DEFAULT_LOCK_TIMEOUT_MS, DEFAULT_POOL_MAX_LIFETIME_SECONDS, DEFAULT_STATEMENT_TIMEOUT_MS, envReader, loadProcessConfig } from './config';
+import {
+  DEFAULT_CONNECT_TIMEOUT_MS,
+  DEFAULT_LOCK_TIMEOUT_MS,
+  DEFAULT_POOL_MAX_LIFETIME_SECONDS,
+  DEFAULT_STATEMENT_TIMEOUT_MS,
+  envReader,
+  loadProcessConfig,
+} from './config';
 import { databaseFault } from './db-faults';
 import { createLogger } from './logging';
 
