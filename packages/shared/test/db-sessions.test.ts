@@ -9,6 +9,7 @@
  */
 import { sql } from 'kysely';
 import pg from 'pg';
+import { testTime } from '../src/test-time';
 import { createDatabase, createLogger, databaseWritable, withAdvisoryLock } from '../src';
 
 const url = process.env.DATABASE_URL!;
@@ -105,6 +106,11 @@ test('readiness: down on a read-only session, up while the database refuses new 
     await expect(databaseWritable(limited.pool)).resolves.toEqual({ up: true });
     // Negative control: the pool holds no session and the slot is someone else's: not ready.
     await limited.close();
+    // A closed session's backend exits after the close returns and holds the role's slot until it has.
+    for (let n = 1; (await admin.query(`select 1 from pg_stat_activity where usename = $1`, [role])).rowCount !== 0; n++) {
+      if (n * 50 > testTime(30_000)) throw new Error(`the pool's session of ${role} did not end`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
     const other = new pg.Client({ connectionString: roleUrl.toString() });
     await other.connect();
     const fresh = createDatabase({ url: roleUrl.toString(), schema, logger: createLogger('test') });
