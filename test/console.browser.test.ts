@@ -18,6 +18,7 @@ import type { Page } from 'playwright-core';
 import request from 'supertest';
 import { testTime } from '@sports-timing/shared/src/test-time';
 import { OUTPUT, seriousViolations, shot, signIn, startConsoleRig, type ConsoleRig } from './support/console-browser';
+import type { components } from '../services/timing/src/generated/openapi';
 
 const run = promisify(execFile);
 const ROOT = path.join(__dirname, '..');
@@ -234,7 +235,7 @@ describe('a club from nothing to a live event', () => {
     // The MeOS key uploaded a punch and read the keys in the steps before: used within the last minutes.
     await rig.timing.keyUses.settled();
     const used = await request(rig.base).get('/api/rest/v1/keys').set('apikey', clubKey).expect(200);
-    const meos = (used.body as { name: string; lastUsedAt: string | null }[]).find((k) => k.name === 'MeOS')!;
+    const meos = (used.body as components['schemas']['ApiKey'][]).find((k) => k.name === 'MeOS')!;
     expect(meos.lastUsedAt).toEqual(expect.any(String));
     const lastUsedCell = '#keys tbody tr:has-text("MeOS") td.last-used';
     await page.click('#nav-events');

@@ -11,6 +11,7 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testTime } from '@sports-timing/shared/src/test-time';
+import type { components } from '../services/timing/src/generated/openapi';
 
 const root = path.join(__dirname, '..');
 
@@ -195,7 +196,9 @@ describe('README walkthroughs', () => {
         const late = [{ card: '8000099', time: 1580583900000, code: 53, type: 'Control', modem: '3000053' }];
         const stored = await fetch(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
         expect(stored.status).toBe(200);
-        const seen = (await (await fetch(`${timing}?user=ok-lagune&afterId=0&modem=3000053`, { headers: { apikey: key } })).json()) as { id: number }[];
+        const seen = (await (
+          await fetch(`${timing}?user=ok-lagune&afterId=0&modem=3000053`, { headers: { apikey: key } })
+        ).json()) as components['schemas']['Punch'][];
         const lastSeen = Math.max(...seen.map((p) => p.id));
 
         stack.kill('SIGTERM');
@@ -210,11 +213,10 @@ describe('README walkthroughs', () => {
         expect(after.output).toMatch(/^sent 475, stored 0, duplicates 475, rejected 0$/m);
         expect(after.status).toBe(0);
         const again = await fetch(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
-        expect(((await again.json()) as { stored: number }).stored).toBe(1);
-        const now = (await (await fetch(`${timing}?user=ok-lagune&afterId=${lastSeen}`, { headers: { apikey: key } })).json()) as {
-          id: number;
-          card: string;
-        }[];
+        expect(((await again.json()) as components['schemas']['UploadResult']).stored).toBe(1);
+        const now = (await (
+          await fetch(`${timing}?user=ok-lagune&afterId=${lastSeen}`, { headers: { apikey: key } })
+        ).json()) as components['schemas']['Punch'][];
         expect(now.map((p) => p.card)).toEqual(['8000099']);
       },
       testTime(300_000),

@@ -12,6 +12,7 @@ import { composeOrdering } from '../src/composition';
 import { DecryptionError } from '../src/crypto/aead';
 import { loadDemoCatalog } from '../src/demo/catalog';
 import { startOrdering, type OrderingTestContext } from './support/app';
+import type { components } from '../src/generated/openapi';
 
 const key = (b: number) => Buffer.alloc(32, b).toString('base64');
 const ARTICLES = '/api/grpc-json/v1/shop/articles';
@@ -25,7 +26,7 @@ afterAll(async () => ctx.close());
 
 async function listed(app: Express): Promise<string[]> {
   const res = await request(app).get(ARTICLES).expect(200);
-  return (res.body as { articleNumber: string }[]).map((a) => a.articleNumber);
+  return (res.body as components['schemas']['ArticleDTO'][]).map((a) => a.articleNumber);
 }
 
 async function setShop(articleNumber: string, isShop: boolean): Promise<void> {

@@ -15,6 +15,7 @@ import { startPunchListener } from '../src/live/listener';
 import type { PunchReadCache } from '../src/punches/read-cache';
 import { SPEC_FILE } from '../src/version';
 import { startTiming, upload, type TestUser, type TimingTestContext } from './helpers';
+import type { components } from '../src/generated/openapi';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -54,13 +55,13 @@ async function createEvent(modems: string[]): Promise<number> {
     .set('apikey', owner.key)
     .send({ name: `e-${modems.join('-')}`, public: true, modems });
   expect(res.status).toBe(201);
-  return (res.body as { id: number }).id;
+  return (res.body as components['schemas']['Event']).id;
 }
 
 /** The modems of the punches app `app` answers for the event. */
 async function modemsRead(app: Express, eventId: number): Promise<string[]> {
   const res = await request(app).get(`/api/rest/v1/punches?eventId=${eventId}`).expect(200);
-  return (res.body as { modem: string }[]).map((p) => p.modem);
+  return (res.body as components['schemas']['Punch'][]).map((p) => p.modem);
 }
 
 it('each app honours its own TIMING_READ_CACHE_MB and keeps its answers to itself', async () => {

@@ -13,6 +13,7 @@ import type { DB } from '../src/db/schema';
 import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
 import { KeyUses } from '../src/users/key-uses';
 import { localMs, startTiming, upload, type TimingTestContext } from './helpers';
+import type { components } from '../src/generated/openapi';
 
 let ctx: TimingTestContext;
 beforeAll(async () => {
@@ -32,12 +33,8 @@ beforeAll(async () => {
 });
 afterAll(async () => ctx.close());
 
-interface KeyBody {
-  id: number;
-  name: string;
-  revokedAt: string | null;
-  lastUsedAt: string | null;
-}
+/** API `ApiKey` (the list answer). */
+type KeyBody = components['schemas']['ApiKey'];
 
 const listKeys = async (key: string): Promise<KeyBody[]> => (await request(ctx.app).get('/api/rest/v1/keys').set('apikey', key).expect(200)).body as KeyBody[];
 const dbNow = async (): Promise<number> => (await ctx.database.pool.query<{ now: Date }>('select now()')).rows[0].now.getTime();
@@ -79,7 +76,7 @@ describe('lastUsedAt in listKeys', () => {
   it('counts an upload and a read on the fast lane, and a key in a ROC path, as uses', async () => {
     const user = await ctx.createUser('modem-owner');
     const make = async (name: string) =>
-      (await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name }).expect(201)).body as { id: number; key: string };
+      (await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name }).expect(201)).body as components['schemas']['ApiKeyCreated'];
     const uploader = await make('modem');
     const reader = await make('meos');
     const roc = await make('roc unit');
@@ -135,10 +132,8 @@ describe('the throttle', () => {
 
   it('four instances using a new key at once change its row once', async () => {
     const user = await ctx.createUser('shared-key');
-    const fresh = (await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name: 'shared' }).expect(201)).body as {
-      id: number;
-      key: string;
-    };
+    const fresh = (await request(ctx.app).post('/api/rest/v1/keys').set('apikey', user.key).send({ name: 'shared' }).expect(201))
+      .body as components['schemas']['ApiKeyCreated'];
     await ctx.keyUses.settled();
     const logger = createLogger('timing-test');
     const instances = Array.from({ length: 4 }, () => {

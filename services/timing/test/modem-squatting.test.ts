@@ -14,6 +14,7 @@ import { resolveScope } from '../src/punches/punch-scope';
 import { internalPrincipal } from '../src/auth/principal';
 import { createTimingClient } from '../../../packages/timing-client/src';
 import { startInstance, until } from './live-helpers';
+import type { components } from '../src/generated/openapi';
 
 let ctx: TimingTestContext;
 let owner: TestUser;
@@ -43,7 +44,7 @@ async function modemsOf(user: TestUser): Promise<string[]> {
 async function codes(path: string, key?: string): Promise<number[]> {
   const req = request(ctx.app).get(path).set('accept', 'application/json');
   const res = await (key ? req.set('apikey', key) : req).expect(200);
-  return (res.body as { code: number }[]).map((p) => p.code);
+  return (res.body as components['schemas']['Punch'][]).map((p) => p.code);
 }
 
 describe('naming a serial in an event', () => {
