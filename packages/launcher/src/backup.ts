@@ -182,11 +182,30 @@ async function recover(dir: string): Promise<void> {
   }
 }
 
+/**
+ * The manifest of a backup, checked: only the cluster and file names a backup writes ({@link CLUSTERS},
+ * {@link FILES}), so a changed manifest cannot make a restore write outside `DATA_DIR`. Throws Refused.
+ */
+function readManifest(file: string): Manifest {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(readFileSync(file, 'utf8'));
+  } catch {
+    throw new Refused(`${file} is not the JSON a backup writes`);
+  }
+  const m = parsed as Partial<Manifest>;
+  const clusters = Array.isArray(m.clusters) ? m.clusters : [];
+  const files = Array.isArray(m.files) ? m.files : [];
+  if (typeof m.createdAt !== 'string' || clusters.length === 0 || !clusters.every((c) => CLUSTERS.includes(c?.name)) || !files.every((f) => FILES.includes(f)))
+    throw new Refused(`${file} does not describe a backup (clusters ${CLUSTERS.join(', ')}, files ${FILES.join(', ')})`);
+  return { createdAt: m.createdAt, dataDir: String(m.dataDir), clusters, files };
+}
+
 /** `pnpm restore DIR`: puts backup `src` in place of `dataDir`'s clusters and keys (those moved aside). */
 async function restore(dataDir: string, src: string): Promise<void> {
   const manifestFile = path.join(src, MANIFEST);
   if (!existsSync(manifestFile)) throw new Refused(`${src} is not a backup (no ${MANIFEST}): name a directory \`pnpm backup\` wrote`);
-  const manifest = JSON.parse(readFileSync(manifestFile, 'utf8')) as Manifest;
+  const manifest = readManifest(manifestFile);
   const lock = lockDataDir(dataDir);
   if ('clash' in lock) throw new Refused(`${lock.clash.split(':')[0]}: stop it before restoring`);
   try {
