@@ -265,11 +265,19 @@ describe('a club from nothing to a live event', () => {
     await page.fill('#new-name', 'Training');
     await page.uncheck('#new-public');
     expect(await page.textContent('#new-public-hint')).toMatch(/only ok-lagune's keys and the server's admins/);
-    await page.fill('#new-modems', '3000031');
+    // A serial MeOS's modem mode cannot use is stored, and the panel shows the API's warning about it.
+    await page.fill('#new-modems', '3000031, SRR-A1');
     await page.click('#new-form button[type=submit]');
     await page.waitForURL(/#\/events\/\d+$/);
     const privateId = Number(/(\d+)$/.exec(page.url())![1]);
     await page.waitForSelector('#connection.live');
+    const created = await request(rig.base)
+      .put(`/api/rest/v1/events/${privateId}`)
+      .set('apikey', clubKey)
+      .send({ name: 'Training', public: false, modems: ['3000031', 'SRR-A1'] })
+      .expect(200);
+    expect(await page.textContent('#event-warnings')).toBe(created.body.warnings.join(''));
+    expect(await page.textContent('#event-warnings')).toMatch(/MeOS's modem mode .* SRR-A1/);
     expect(await page.textContent('#event-window')).toMatch(/private/);
     const other = await rig.timing.createUser('ok-other');
     await page.click('#sign-out');

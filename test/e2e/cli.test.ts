@@ -204,6 +204,28 @@ it('prints punches (long-poll mode, in-process), resumes from a state file and r
   expect(more[0]).toContain('\t125\t');
 });
 
+it('replays a rehearsal now: a card punching one control twice stays two punches when they go out in one batch', async () => {
+  const modem = 'NOW-1';
+  const file = path.join(dir, 'twice.csv');
+  // One second apart at 1000×: both are due within the first tick, so they leave in one batch.
+  writeFileSync(
+    file,
+    ['card,time,code,type,modem', `126,${Date.UTC(2020, 1, 1, 10)},40,Control,${modem}`, `126,${Date.UTC(2020, 1, 1, 10, 0, 1)},40,Control,${modem}`, ''].join(
+      '\n',
+    ),
+  );
+  const out: string[] = [];
+  expect(
+    await main(['node', 'punches', 'replay', file, '--now', '--speed', '1000', '--url', url, '--key', ctx.adminKey], {
+      out: (l) => out.push(l),
+      err: () => undefined,
+    }),
+  ).toBe(0);
+  expect(out).toEqual(['sent 2, stored 2, duplicates 0, rejected 0']);
+  const { punches } = await admin().readPunches({ modem: [modem] });
+  expect(new Set(punches.map((p) => p.time)).size).toBe(2);
+});
+
 it('fails clearly on bad usage and access errors', async () => {
   const err: string[] = [];
   expect(await main(['node', 'punches', 'tail', '--url', url], { out: () => undefined, err: (l) => err.push(l) })).toBe(1);

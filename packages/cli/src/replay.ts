@@ -21,8 +21,9 @@ export interface ReplayOptions {
   /** Progress at most this often (ms); default 1000. */
   progressEveryMs?: number;
   /**
-   * When given, each punch is sent with `time` = this function's value at the moment it is sent (a rehearsal
-   * happening now: local wall-clock ms as the API counts them) instead of the file's time.
+   * When given, each punch is sent with `time` = the moment it was due on this clock (a rehearsal happening now:
+   * local wall-clock ms as the API counts them) instead of the file's time. A batch sent late (a busy machine)
+   * keeps its punches' spacing, so two punches of one card at one control stay two punches.
    */
   timeAtSend?: () => number;
   /**
@@ -66,7 +67,9 @@ export async function replay(client: TimingClient, punches: readonly NewPunch[],
     const byModem = new Map<string, NewPunch[]>();
     const sentAt = o.timeAtSend?.();
     while (i < punches.length && at[i] <= clockNow) {
-      const p = sentAt === undefined ? punches[i++] : { ...punches[i++], time: sentAt };
+      // (clockNow - at[i]) / speed: wall ms since this punch was due.
+      const p = sentAt === undefined ? punches[i] : { ...punches[i], time: Math.round(sentAt - (clockNow - at[i]) / o.speed) };
+      i++;
       byModem.set(p.modem, [...(byModem.get(p.modem) ?? []), p]);
     }
     const results = await Promise.all(

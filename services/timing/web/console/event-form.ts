@@ -29,8 +29,9 @@ function field(id: string, label: string, control: HTMLElement, hint?: HTMLEleme
 }
 
 /**
- * The form; `event` null creates one. `onSaved` gets the stored event. Who may read a private event is said
- * beside the checkbox: the owner's keys and the server's admins (`getPunches`, `listEvents`).
+ * The form; `event` null creates one. `onSaved` gets the stored event as the API answered it, with its
+ * `warnings` (serials a result program cannot use: the API's rule, shown by the event panel). Who may read a
+ * private event is said beside the checkbox: the owner's keys and the server's admins (`getPunches`, `listEvents`).
  */
 export function eventForm(owner: string, event: Schemas['Event'] | null, onSaved: (e: Schemas['Event']) => void): HTMLFormElement {
   const p = event ? `edit-${event.id}` : 'new';
@@ -41,21 +42,14 @@ export function eventForm(owner: string, event: Schemas['Event'] | null, onSaved
   const modems = h('textarea', { id: `${p}-modems`, name: 'modems', rows: '3', 'aria-describedby': `${p}-modems-hint` });
   modems.value = (event?.modems ?? []).join(', ');
   const who = h('p', { id: `${p}-public-hint`, class: 'hint' });
-  const letters = h('p', { id: `${p}-modems-hint`, class: 'hint' }, 'Serials separated by commas, e.g. 3000053, 3000054.');
+  const modemsHint = h('p', { id: `${p}-modems-hint`, class: 'hint' }, 'Serials separated by commas, e.g. 3000053, 3000054.');
   const sayWho = () => {
     who.textContent = isPublic.checked
       ? 'Public: anyone who knows the event id can read its punches, without a key (MeOS sends none).'
       : `Private: only ${owner}'s keys and the server's admins can read it; MeOS in SPORTident Center mode sends no key, so use a public event or the ROC address with a key.`;
   };
-  const sayLetters = () => {
-    const odd = serials(modems.value).filter((s) => /^[A-Za-z0-9._:-]+$/.test(s) && !/^\d+$/.test(s));
-    letters.textContent = odd.length
-      ? `Not numeric: ${odd.join(', ')}. MeOS's modem mode drops a unit id that is not a number (ROC units' hex addresses are fine for the ROC address).`
-      : 'Serials separated by commas, e.g. 3000053, 3000054.';
-  };
   sayWho();
   isPublic.addEventListener('change', sayWho);
-  modems.addEventListener('input', sayLetters);
   isPublic.setAttribute('aria-describedby', who.id);
   const form = h(
     'form',
@@ -63,7 +57,7 @@ export function eventForm(owner: string, event: Schemas['Event'] | null, onSaved
     field(name.id, 'Name', name),
     h('div', { class: 'field check' }, isPublic, h('label', { for: isPublic.id }, 'Public'), who),
     h('div', { class: 'row' }, field(from.id, 'Window from (event’s local time)', from), field(to.id, 'Window to (event’s local time)', to)),
-    field(modems.id, 'Modems', modems, letters),
+    field(modems.id, 'Modems', modems, modemsHint),
     h('button', { type: 'submit' }, event ? 'Save' : 'Create event'),
   );
   form.addEventListener('submit', (e) => {

@@ -61,8 +61,25 @@ function downloads(event: Schemas['Event']): HTMLElement {
   return section;
 }
 
-/** Draws the panel of event `id` into `ctx.root`. */
+/** The history state of a panel opened right after saving: the save answer's `Event.warnings`. */
+export interface SavedState {
+  warnings: string[];
+}
+
+/** The `warnings` of the current history entry's {@link SavedState}, or none. */
+function savedWarnings(): string[] {
+  const state: unknown = history.state;
+  if (typeof state !== 'object' || state === null || !('warnings' in state) || !Array.isArray(state.warnings)) return [];
+  return state.warnings.filter((w): w is string => typeof w === 'string');
+}
+
+/**
+ * Draws the panel of event `id` into `ctx.root`, with the warnings of the save that led here, if any
+ * ({@link SavedState}: `Event.warnings` of `createEvent` or `putEvent`, the API's one rule of which serials each
+ * result program reads).
+ */
 export async function eventPanel(ctx: ViewContext, id: number): Promise<void> {
+  const warnings = savedWarnings();
   const { data: event, error, response } = await api().GET('/api/rest/v1/events/{id}', { params: { path: { id } } });
   if (!event) {
     const problem = problemOf(error, response);
@@ -78,8 +95,9 @@ export async function eventPanel(ctx: ViewContext, id: number): Promise<void> {
     'details',
     { class: 'wide' },
     h('summary', {}, 'Edit the event'),
-    eventForm(event.owner, event, () => {
+    eventForm(event.owner, event, (saved) => {
       view.stop();
+      history.replaceState({ warnings: saved.warnings ?? [] } satisfies SavedState, '');
       void eventPanel(ctx, id);
     }),
   );
@@ -89,6 +107,7 @@ export async function eventPanel(ctx: ViewContext, id: number): Promise<void> {
     title,
     h('p', { class: 'muted' }, `Event id ${event.id} · owner ${event.owner} · modems ${event.modems.join(', ') || '—'}`),
     h('p', { id: 'event-window', class: 'muted' }),
+    warnings.length > 0 ? h('div', { id: 'event-warnings', class: 'form-error', role: 'status' }, ...warnings.map((w) => h('p', {}, w))) : undefined,
     h('p', { id: 'connection', class: 'status', role: 'status', 'aria-live': 'polite' }, 'Connecting…'),
     h('p', {}, h('a', { href: `/events/${event.id}/live`, target: '_blank', rel: 'noopener' }, 'Open the live page on its own (for a big screen)')),
     refused,

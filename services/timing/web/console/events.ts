@@ -7,6 +7,7 @@ import { localDateTime } from '../live/format';
 import { api, problemOf, showProblem, type Schemas } from './api';
 import type { ViewContext } from './context';
 import { eventForm } from './event-form';
+import type { SavedState } from './event-panel';
 
 /** Every event the caller may see (`listEvents`, paged by `afterId` until `X-Total-Count` is read). */
 export async function allEvents(): Promise<Schemas['Event'][] | Schemas['Problem']> {
@@ -23,7 +24,11 @@ export async function allEvents(): Promise<Schemas['Event'][] | Schemas['Problem
 /** Draws the list and the new-event form into `ctx.root`. */
 export async function eventsView(ctx: ViewContext): Promise<void> {
   const list = h('div', { id: 'events-list' }, h('p', { class: 'muted' }, 'Loading…'));
-  const form = eventForm(ctx.caller.userName, null, (e) => (location.hash = `#/events/${e.id}`));
+  const form = eventForm(ctx.caller.userName, null, (e) => {
+    // The create answer's warnings travel with the new history entry to the panel (a later GET has none).
+    history.pushState({ warnings: e.warnings ?? [] } satisfies SavedState, '', `#/events/${e.id}`);
+    window.dispatchEvent(new HashChangeEvent('hashchange'));
+  });
   fill(
     ctx.root,
     h('h1', {}, 'Events'),
