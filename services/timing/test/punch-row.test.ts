@@ -3,11 +3,13 @@
  * `Punch` and `NewPunch` (specs/timing.yaml, the source of the field list and order), and the current text of
  * `upload_punch_batch` (the newest `src/db/functions/upload_punch_batch.v<N>.sql`, docs/database.md "Function
  * texts"), whose array parameters the upload call casts from the row. Each check has a negative control: the
- * same check on a changed spec or function text fails.
+ * same check on a changed spec or function text fails. The typed client's field list (the CLI's CSV columns),
+ * which cannot read the service's row, is held to the spec's order here too.
  */
 import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { loadSpec, type OpenApiDocument } from '@sports-timing/shared';
+import { PUNCH_FIELDS as CLIENT_PACKAGE_FIELDS } from '@sports-timing/timing-client';
 import { PUNCH_ROW, UPLOAD_FIELDS, punchColumns } from '../src/db/punch-row';
 import { punchRowProblems } from '../src/punches/punch-spec';
 import { SPEC_FILE } from '../src/version';
@@ -29,6 +31,10 @@ function specWith(edit: (doc: OpenApiDocument) => void): OpenApiDocument {
 describe('the punch row and the spec', () => {
   test('agree: Punch fields in order, their JSON types, the NewPunch fields', () => {
     expect(punchRowProblems(loadSpec(SPEC_FILE))).toEqual([]);
+  });
+
+  test("the typed client's PUNCH_FIELDS (the CLI's CSV columns) are the spec's Punch fields in order", () => {
+    expect(CLIENT_PACKAGE_FIELDS).toEqual(Object.keys(properties(loadSpec(SPEC_FILE), 'Punch')));
   });
 
   test('negative control: a Punch field the row lacks', () => {
