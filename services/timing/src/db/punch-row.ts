@@ -63,6 +63,9 @@ type ValueOf<F extends PunchField> = Row[F]['kind'] extends 'text' ? string : nu
 /** A punch as read from `punches` with the API's names (`text` fields strings, `integer` ones numbers). */
 export type PunchRowValues = { -readonly [F in PunchField]: ValueOf<F> };
 
+/** A punch row by column name (`reception_time_utc`), values as {@link PunchRowValues}: the `punches` table's type (schema.ts). */
+export type PunchColumnValues = { -readonly [F in PunchField as Row[F]['column']]: ValueOf<F> };
+
 /** A punch as the upload function takes it: the {@link UploadField}s (`time` local wall-clock ms, `receptionTimeUtc` UTC ms). */
 export type PunchInsert = { -readonly [F in UploadField]: ValueOf<F> };
 
