@@ -21,6 +21,7 @@
 import pg from 'pg';
 import { createDatabase, migrateToLatest } from '@sports-timing/shared';
 import { migrations } from '../../services/timing/src/db/migrations';
+import { PUNCH_API_COLUMNS } from '../../services/timing/src/db/punch-row';
 import { planDataset, type DatasetVariant } from './dataset-plan';
 import { uploadKey, UPLOAD_MODEM_PREFIX, UPLOAD_MODEMS_PER_USER, UPLOAD_USERS } from './upload-fixtures';
 
@@ -122,7 +123,7 @@ async function readMarker(client: pg.Client): Promise<Marker | undefined> {
 
 /**
  * The PostgREST side: schema `bench_api` with view `punches` (the API's columns, `receptionTimeUtc` as a
- * quoted camelCase alias, and the same visibility condition as the timing service's reads, so all three
+ * quoted camelCase alias: the punch row's `PUNCH_API_COLUMNS`, services/timing/src/db/punch-row.ts; and the same visibility condition as the timing service's reads, so all three
  * servers expose exactly the same rows), and the anonymous role with SELECT on it.
  */
 async function ensurePostgrestSchema(client: pg.Client): Promise<void> {
@@ -133,7 +134,7 @@ async function ensurePostgrestSchema(client: pg.Client): Promise<void> {
     end $$;
     create schema if not exists ${POSTGREST_SCHEMA};
     create or replace view ${POSTGREST_SCHEMA}.punches as
-      select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc"
+      select ${PUNCH_API_COLUMNS}
       from ${TIMING_SCHEMA}.punches
       where txid < pg_snapshot_xmin(pg_current_snapshot());
     grant usage on schema ${POSTGREST_SCHEMA} to ${POSTGREST_ANON_ROLE};

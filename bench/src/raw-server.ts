@@ -20,6 +20,7 @@ import type { AddressInfo } from 'node:net';
 import { promisify } from 'node:util';
 import zlib from 'node:zlib';
 import pg from 'pg';
+import { CLIENT_FIELDS, PUNCH_ROW, type ClientField } from '@sports-timing/timing/src/db/punch-row';
 import { countPunches, PUNCH_SESSION_SETTINGS, readPunchPage, type PunchFormat, type PunchScope } from '@sports-timing/timing/src/punches/punches.repository';
 
 const gzip = promisify(zlib.gzip);
@@ -45,13 +46,8 @@ interface RawServer {
   close(): Promise<void>;
 }
 
-interface UploadPunch {
-  card: string | number;
-  time: number;
-  code: number;
-  type: string;
-  modem: string;
-}
+/** A punch as posted: the fields a client sends (the punch row's, db/punch-row.ts). */
+type UploadPunch = Record<ClientField, string | number>;
 
 function send(res: http.ServerResponse, status: number, body: string | Buffer, headers: Record<string, string> = {}): void {
   res.writeHead(status, { 'Content-Length': String(Buffer.byteLength(body)), ...headers });
@@ -70,13 +66,20 @@ async function readBody(req: http.IncomingMessage): Promise<Buffer> {
   return req.headers['content-encoding'] === 'gzip' ? gunzip(raw) : raw;
 }
 
+/** The columns of the fields a client sends, in the punch row's order. */
+const SENT_COLUMNS = CLIENT_FIELDS.map((f) => PUNCH_ROW[f].column).join(', ');
+
+/**
+ * The insert: `$1` the key's hash, then one array per field a client sends (its upload array type), then the
+ * reception time of the whole batch.
+ */
 const INSERT_SQL = `
   with caller as (
     select k.user_id from api_keys k where k.key_hash = $1 and k.revoked_at is null
   ), ins as (
-    insert into punches (card, time, code, type, modem, reception_time_utc)
-    select t.card, t.time, t.code, t.type, t.modem, $7
-    from unnest($2::text[], $3::int8[], $4::int4[], $5::text[], $6::text[]) with ordinality as t(card, time, code, type, modem, ord)
+    insert into punches (${SENT_COLUMNS}, ${PUNCH_ROW.receptionTimeUtc.column})
+    select ${CLIENT_FIELDS.map((f) => `t.${PUNCH_ROW[f].column}`).join(', ')}, $${CLIENT_FIELDS.length + 2}
+    from unnest(${CLIENT_FIELDS.map((f, i) => `$${i + 2}::${PUNCH_ROW[f].uploadArray}`).join(', ')}) with ordinality as t(${SENT_COLUMNS}, ord)
     where exists (select 1 from caller)
     order by t.ord
     on conflict on constraint punches_resend do nothing
@@ -123,11 +126,7 @@ async function startRawServer(opts: RawServerOptions): Promise<RawServer> {
     if (!Array.isArray(punches)) return send(res, 400, 'array expected');
     const { rows } = await pool.query<{ authorized: boolean; stored: number }>(INSERT_SQL, [
       createHash('sha256').update(key, 'utf8').digest(),
-      punches.map((p) => String(Number(p.card))),
-      punches.map((p) => p.time),
-      punches.map((p) => p.code),
-      punches.map((p) => p.type),
-      punches.map((p) => p.modem),
+      ...CLIENT_FIELDS.map((f) => punches.map((p) => (f === 'card' ? String(Number(p.card)) : p[f]))),
       Date.now(),
     ]);
     if (!rows[0].authorized) return send(res, 401, 'unknown key');

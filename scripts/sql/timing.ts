@@ -3,6 +3,7 @@
  * "Checked-in SQL"), placeholders as in scripts/sql/ordering.ts. The punch page statements are rendered per
  * variant by scripts/punch-sql.ts; here `readPunchPage` shows the pair one page read runs.
  */
+import type { PunchInsert } from '../../services/timing/src/db/punch-row';
 import * as eventStatus from '../../services/timing/src/events/event-status.repository';
 import * as events from '../../services/timing/src/events/events.repository';
 import * as modems from '../../services/timing/src/modems/modems.repository';
@@ -23,7 +24,7 @@ const scope: punches.PunchScope = { modems: ['m1', 'm2'], afterId: 1000, timeFro
 const windowed: punches.PunchScope = { ...scope, timeFrom: 36_000_000, timeTo: 39_600_000 };
 const fields: events.EventFields = { name: 'City run', isPublic: true, fromMs: 36_000_000, toMs: 39_600_000 };
 const key = { userId: 3, hash: Buffer.from('key-hash'), prefix: 'st_abc', name: 'laptop' };
-const punch: punchUpload.PunchInsert = { card: '8001234', time: 36_000_000, code: 31, type: 'finish', modem: 'm1', receptionTimeUtc: T.getTime() };
+const punch: PunchInsert = { card: '8001234', time: 36_000_000, code: 31, type: 'finish', modem: 'm1', receptionTimeUtc: T.getTime() };
 
 /** Every timing repository, in file order. */
 export const TIMING_REPOSITORIES: RepositoryStatements[] = [
@@ -81,15 +82,10 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
       intArrayLiteral: 'formats an int8[] parameter value; runs no statement',
     },
   ),
-  repository(
-    `${dir}/punches/punch-visibility.repository.ts`,
-    punchVisibility,
-    { isPunchVisible: (r) => punchVisibility.isPunchVisible(pool(r), 1001), readVisibilityWait: (r) => punchVisibility.readVisibilityWait(pool(r)) },
-    {
-      visibleRow: 'builds the visibility condition the punch statements embed (rendered there)',
-      visibleHead: 'builds the visible-head expression the punch statements embed (rendered there)',
-    },
-  ),
+  repository(`${dir}/punches/punch-visibility.repository.ts`, punchVisibility, {
+    isPunchVisible: (r) => punchVisibility.isPunchVisible(pool(r), 1001),
+    readVisibilityWait: (r) => punchVisibility.readVisibilityWait(pool(r)),
+  }),
   repository(
     `${dir}/punches/punch-windows.repository.ts`,
     punchWindows,

@@ -5,7 +5,7 @@
  */
 import { Command, InvalidArgumentError } from 'commander';
 import { appendFileSync } from 'node:fs';
-import { createTimingClient, type NewPunch } from '@sports-timing/timing-client';
+import { createTimingClient, PUNCH_FIELDS, type NewPunch } from '@sports-timing/timing-client';
 import { batteryLines } from './battery';
 import { readPunchFile } from './punch-file';
 import { replay } from './replay';
@@ -121,7 +121,7 @@ Examples:
     .option('--modem <serials>', 'modem serial numbers, comma-separated', modemList)
     .option('--url <url>', 'timing service base URL (default: $TIMING_URL, else http://127.0.0.1:$TIMING_PORT, port 8081)')
     .option('--key <key>', 'API key (default: $TIMING_API_KEY; anonymous for public events)', process.env.TIMING_API_KEY)
-    .option('--csv <file>', 'append rows (id,card,time,code,type,modem,receptionTimeUtc) to FILE and resume from its last id')
+    .option('--csv <file>', `append rows (${PUNCH_FIELDS.join(',')}) to FILE and resume from its last id`)
     .option('--state <file>', 'keep the last id in FILE (JSON) and resume from it')
     .option('--after <localMs>', 'only punches with time >= this (local ms) on the first request', positiveNumber)
     .option('--poll', 'long-poll only (no SSE)')

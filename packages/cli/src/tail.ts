@@ -5,10 +5,10 @@
  * from the CSV file (or the state file), so a restarted tail neither repeats nor misses a punch.
  */
 import { appendFileSync, closeSync, existsSync, openSync, readFileSync, readSync, fstatSync, ftruncateSync, writeFileSync, renameSync } from 'node:fs';
-import { TimingApiError, type Punch, type PunchFilter, type TimingClient } from '@sports-timing/timing-client';
+import { PUNCH_FIELDS, TimingApiError, type Punch, type PunchFilter, type TimingClient } from '@sports-timing/timing-client';
 
 /** Header row of the download CSV format (specs/timing.yaml, the CSV form of `getPunches`). */
-const CSV_HEADER = 'id,card,time,code,type,modem,receptionTimeUtc';
+const CSV_HEADER = PUNCH_FIELDS.join(',');
 
 /** Options of {@link tail}. */
 export interface TailOptions {
@@ -44,7 +44,7 @@ class TailGaveUp extends Error {}
 
 /** One punch as a CSV row of the download format (numbers unquoted). */
 function csvRow(p: Punch): string {
-  return [p.id, p.card, p.time, p.code, p.type, p.modem, p.receptionTimeUtc].join(',');
+  return PUNCH_FIELDS.map((f) => p[f]).join(',');
 }
 
 /** Local ms → `YYYY-MM-DD HH:MM:SS.sss` (the event's wall clock), as tail prints it. */

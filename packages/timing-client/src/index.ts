@@ -19,6 +19,21 @@ export { readEventStream };
 
 /** A stored punch (API `Punch`). */
 export type Punch = components['schemas']['Punch'];
+/**
+ * The fields of a punch in the spec's `Punch` order: the columns of the download CSV (`getPunches`, text/csv),
+ * whose header row is these names joined by commas. The compiler holds the record's keys to `Punch`;
+ * services/timing/test/punch-row.test.ts holds their order to the spec.
+ */
+export const PUNCH_FIELDS = Object.keys({
+  id: true,
+  card: true,
+  time: true,
+  code: true,
+  type: true,
+  modem: true,
+  receptionTimeUtc: true,
+} satisfies Record<keyof Punch, true>) as (keyof Punch)[];
+
 /** A punch to upload (API `NewPunch`). */
 export type NewPunch = components['schemas']['NewPunch'];
 /** Reply of an upload (API `UploadResult`). */

@@ -3,6 +3,7 @@
  * int8 columns arrive as JS numbers (shared type parser); timestamptz as Date.
  */
 import type { ColumnType, Generated, GeneratedAlways } from 'kysely';
+import type { PunchColumnValues } from './punch-row';
 
 /** A timestamptz column defaulting to now(). */
 type CreatedAt = ColumnType<Date, Date | string | undefined, never>;
@@ -52,17 +53,11 @@ interface EventModemsTable {
   modem: string;
 }
 
-/** `punches`: `time` local wall-clock ms, `reception_time_utc` UTC ms; `txid` set by the database. */
-interface PunchesTable {
-  id: GeneratedAlways<number>;
-  card: string;
-  time: number;
-  code: number;
-  type: string;
-  modem: string;
-  reception_time_utc: number;
-  txid: ColumnType<string, never, never>;
-}
+/**
+ * `punches`: the punch row's columns (punch-row.ts; `time` local wall-clock ms, `reception_time_utc` UTC ms),
+ * `id` from its sequence; `txid` set by the database.
+ */
+type PunchesTable = Omit<PunchColumnValues, 'id'> & { id: GeneratedAlways<number>; txid: ColumnType<string, never, never> };
 
 /** `upload_quota`: punches charged to a user per UTC day (migration 0009). */
 interface UploadQuotaTable {

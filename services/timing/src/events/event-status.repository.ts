@@ -1,11 +1,13 @@
 /**
  * SQL of the event status (`getEventStatus`, the organiser's live page): one statement, so that total, modem
- * rows, minute buckets, newest punches and `lastId` come from one snapshot. Visibility is the read rule of
- * punches.repository.ts: only rows with `txid` below the own-writers horizon (`timing.punch_visible_xmin()`,
- * migration 0012; written out here, events sit below punches), so `lastId` is a
- * point below which every punch is counted and from which the punch stream continues without a gap.
+ * rows, minute buckets, newest punches and `lastId` come from one snapshot. Visibility is the readers' rule of
+ * the punch reads (`visibleRow`, db/punch-visibility-rule.ts: `txid` below the own-writers horizon, migration
+ * 0012), so `lastId` is a point below which every punch is counted and from which the punch stream continues
+ * without a gap. The punch columns are the punch row's (db/punch-row.ts).
  */
 import type pg from 'pg';
+import { PUNCH_API_COLUMNS, punchColumns, type PunchRowValues } from '../db/punch-row';
+import { visibleRow } from '../db/punch-visibility-rule';
 
 /** The scope of an event: its modems and window (local wall-clock ms, each bound optional). */
 export interface EventScope {
@@ -24,15 +26,7 @@ interface ModemStatusRow {
 }
 
 /** A punch as the API `Punch`. */
-interface StatusPunch {
-  id: number;
-  card: string;
-  time: number;
-  code: number;
-  type: string;
-  modem: string;
-  receptionTimeUtc: number;
-}
+type StatusPunch = PunchRowValues;
 
 /** Most (minute, code) buckets in a status, the newest (spec `EventStatus.perMinute`). */
 const MAX_MINUTE_BUCKETS = 5000;
@@ -52,12 +46,12 @@ export interface EventStatusRow {
 
 const STATUS_SQL = `
 with scope as materialized (
-  select id, card, time, code, type, modem, reception_time_utc
+  select ${punchColumns()}
   from punches
   where modem = any($1::text[])
     and ($2::bigint is null or time >= $2::bigint)
     and ($3::bigint is null or time <= $3::bigint)
-    and txid < (select timing.punch_visible_xmin())
+    and ${visibleRow(null)}
 )
 select
   (select count(*) from scope)::bigint as total,
@@ -71,7 +65,7 @@ select
      select (time - (time % 60000)) as minute, code, count(*) as punches
      from scope group by 1, 2 order by 1 desc, 2 limit $6) b) as per_minute,
   (select coalesce(json_agg(r order by r.id desc), '[]'::json) from (
-     select id, card, time, code, type, modem, reception_time_utc as "receptionTimeUtc"
+     select ${PUNCH_API_COLUMNS}
      from scope order by id desc limit $5) r) as recent`;
 
 /**

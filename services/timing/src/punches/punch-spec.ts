@@ -8,6 +8,10 @@
  * size and the punch fields, compiled into their SQL text (punches.repository.ts) — is read once when this module
  * loads, from the file the request validator reads by default ({@link SPEC_FILE}), and an app whose spec states
  * another shape is refused ({@link punchLimits}).
+ *
+ * The punch row (db/punch-row.ts) says, per field, what the spec cannot: its column, its upload array type and
+ * who supplies it. It must list the spec's fields in the spec's order: this module refuses to load otherwise
+ * ({@link punchRowProblems}).
  */
 import {
   componentSchemaOf,
@@ -19,6 +23,7 @@ import {
   specNumber,
   type OpenApiDocument,
 } from '@sports-timing/shared';
+import { CLIENT_FIELDS, PUNCH_ROW, PUNCH_ROW_FIELDS, type PunchField } from '../db/punch-row';
 import type { ModemLimits } from '../modems/modem-spec';
 import { SPEC_FILE } from '../version';
 
@@ -32,7 +37,39 @@ function punchFieldsOf(doc: OpenApiDocument): string[] {
   return Object.keys(componentSchemaOf(doc, 'Punch').properties as Record<string, unknown>);
 }
 
+/** The JSON type (`string`, `integer`, …) of each property of component schema `name` of `doc`, refs resolved, in the spec's order. */
+function propertyTypesOf(doc: OpenApiDocument, name: string): [string, unknown][] {
+  const properties = (componentSchemaOf(doc, name).properties ?? {}) as Record<string, Record<string, unknown>>;
+  return Object.entries(properties).map(([field, schema]) => [field, resolveRef(doc, schema).type]);
+}
+
+/**
+ * How the punch row (db/punch-row.ts) and the spec `doc` disagree, one message each; empty when they agree.
+ * They agree when the row lists exactly the spec's `Punch` properties in the spec's order, each `text` field
+ * is `type: string` there and each `integer` one `type: integer`, and the row's `client` fields are exactly
+ * the `NewPunch` properties, in the same order.
+ */
+export function punchRowProblems(doc: OpenApiDocument): string[] {
+  const problems: string[] = [];
+  const punch = propertyTypesOf(doc, 'Punch');
+  const specFields = punch.map(([f]) => f);
+  if (specFields.join(',') !== PUNCH_ROW_FIELDS.join(','))
+    problems.push(`the spec's Punch has ${specFields.join(', ')}; the punch row (db/punch-row.ts) has ${PUNCH_ROW_FIELDS.join(', ')}`);
+  for (const [field, type] of punch) {
+    if (!Object.hasOwn(PUNCH_ROW, field)) continue;
+    const kind = PUNCH_ROW[field as PunchField].kind;
+    if (type !== (kind === 'text' ? 'string' : 'integer')) problems.push(`Punch.${field} is type ${String(type)} in the spec; the punch row says ${kind}`);
+  }
+  const sent = propertyTypesOf(doc, 'NewPunch').map(([f]) => f);
+  if (sent.join(',') !== CLIENT_FIELDS.join(','))
+    problems.push(`the spec's NewPunch has ${sent.join(', ')}; the punch row's client fields are ${CLIENT_FIELDS.join(', ')}`);
+  return problems;
+}
+
 const statementSpec: OpenApiDocument = loadSpec(SPEC_FILE);
+
+const rowProblems = punchRowProblems(statementSpec);
+if (rowProblems.length > 0) throw new Error(`${SPEC_FILE} and db/punch-row.ts disagree: ${rowProblems.join('; ')}`);
 
 /** Punches per response of the page statements: `getPunches` 200 `maxItems` (1000 in the spec). */
 export const PUNCH_PAGE_SIZE = pageSizeOf(statementSpec);

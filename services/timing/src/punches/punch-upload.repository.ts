@@ -5,16 +5,7 @@
  * punches.repository.ts, whose page reads rely on it.
  */
 import type pg from 'pg';
-
-/** A punch to insert: `time` local wall-clock ms, `receptionTimeUtc` UTC ms. */
-export interface PunchInsert {
-  card: string;
-  time: number;
-  code: number;
-  type: string;
-  modem: string;
-  receptionTimeUtc: number;
-}
+import { PUNCH_ROW, UPLOAD_FIELDS, type PunchInsert, type UploadField } from '../db/punch-row';
 
 /**
  * Result of {@link uploadPunchBatch}: rows newly stored and the highest new id (null when nothing was new);
@@ -44,11 +35,19 @@ export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boo
   if (rows.length === 0) return { stored: 0, maxId: null, unknownModems: [], foreignModems: [] };
   const r = await callUpload<UploadRow>(pool, {
     name: 'upload_punch_batch',
-    text: 'select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, $3::text[], $4::int8[], $5::int4[], $6::text[], $7::text[], $8::int8[])',
+    text: UPLOAD_SQL,
     values: [userId, admin, ...batchArrays(rows)],
   });
   return insertResult(r);
 }
+
+/**
+ * The upload call: user and admin flag, then one array per {@link UPLOAD_FIELDS} field in table order, cast to
+ * its `uploadArray` type (db/punch-row.ts), as `upload_punch_batch`'s signature takes them.
+ */
+const UPLOAD_SQL = `select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, ${UPLOAD_FIELDS.map(
+  (f, i) => `$${i + 3}::${PUNCH_ROW[f].uploadArray}`,
+).join(', ')})`;
 
 interface UploadRow {
   stored: number;
@@ -58,20 +57,18 @@ interface UploadRow {
 }
 
 /**
- * The batch as the upload functions' six column arrays (cards, times, codes, types, modems, reception
- * times), each already in PostgreSQL's array text form ({@link textArrayLiteral}, {@link intArrayLiteral}).
- * pg would quote and escape every element itself (two regex replaces each): about a fifth of the service's
- * CPU for a 1000-punch upload.
+ * The batch as the upload function's column arrays, one per {@link UPLOAD_FIELDS} field in table order (cards,
+ * times, codes, types, modems, reception times), each already in PostgreSQL's array text form
+ * ({@link textArrayLiteral} for `text` fields, {@link intArrayLiteral} for `integer` ones). pg would quote and
+ * escape every element itself (two regex replaces each): about a fifth of the service's CPU for a 1000-punch upload.
  */
 function batchArrays(rows: readonly PunchInsert[]): string[] {
-  return [
-    textArrayLiteral(rows.map((r) => r.card)),
-    intArrayLiteral(rows.map((r) => r.time)),
-    intArrayLiteral(rows.map((r) => r.code)),
-    textArrayLiteral(rows.map((r) => r.type)),
-    textArrayLiteral(rows.map((r) => r.modem)),
-    intArrayLiteral(rows.map((r) => r.receptionTimeUtc)),
-  ];
+  return UPLOAD_FIELDS.map((f) => columnArray(rows, f));
+}
+
+/** The array literal of field `f` of `rows` (the kind of the field says which). */
+function columnArray(rows: readonly PunchInsert[], f: UploadField): string {
+  return PUNCH_ROW[f].kind === 'text' ? textArrayLiteral(rows.map((r) => r[f] as string)) : intArrayLiteral(rows.map((r) => r[f] as number));
 }
 
 /** An element that needs no quotes in an array literal: letters, digits and `_ . : + -`. */

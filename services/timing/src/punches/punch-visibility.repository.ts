@@ -1,42 +1,10 @@
 /**
- * The readers' visibility rule of the gap-free protocol (`punches.repository.ts`, module comment): a punch is
- * exposed only when its writer's transaction id is below the statement's *own-writers horizon*,
- * `timing.punch_visible_xmin()` (migration 0012): the oldest running xid of the snapshot that is not known to
- * be a stranger (a transaction without the punch writer lock, which can never insert a punch), else the
- * snapshot's xmax. Unlike the snapshot's xmin, no transaction elsewhere on the cluster can hold it back.
- * Used by the punch statements' scope conditions, the event status and the live hub's re-check of a notified
- * id; the rendered page statements (`sql/*.sql`) evaluate the horizon once, in their `vis` CTE.
+ * The readers' visibility rule run on its own: the live hub's re-check of a notified id, and what the visible
+ * head waits on. The rule itself (`visibleRow`, the horizon `VISIBLE_XMIN`) is spelled once, in
+ * db/punch-visibility-rule.ts, which the punch statements, the counters and the event status embed too.
  */
 import type pg from 'pg';
-
-/**
- * The horizon as an SQL expression (xid8). Evaluate it once per statement (`(select …)`, or a CTE): a
- * session refreshes its list of strangers while evaluating it, so two evaluations in one statement may differ.
- */
-export const VISIBLE_XMIN = 'timing.punch_visible_xmin()';
-
-/**
- * The rule as an SQL condition on the punch row `alias`, in the statement's own snapshot; `xmin` is the
- * statement's one evaluation of {@link VISIBLE_XMIN} (default: an uncorrelated subquery, run once).
- */
-export function visibleRow(alias: string, xmin = `(select ${VISIBLE_XMIN})`): string {
-  return `${alias}.txid < ${xmin}`;
-}
-
-/**
- * The visible head: the highest punch id the readers' rule exposes in the statement's snapshot, 0 when none (a
- * backward walk of the primary key past the few newest rows that are still hidden); `xmin` the statement's
- * one evaluation of the horizon.
- */
-export function visibleHead(xmin: string): string {
-  return `coalesce((select max(h.id) from punches h where ${visibleRow('h', xmin)}), 0)::text`;
-}
-
-/** The statement's one evaluation of the horizon in statements that define the CTE `vis` (page, counters). */
-export const VIS_XMIN = '(select xmin from vis)';
-
-/** CTE `vis`: the horizon ({@link VISIBLE_XMIN}), evaluated once for the whole statement. */
-export const VIS_CTE = `vis as materialized (select ${VISIBLE_XMIN} as xmin)`;
+import { VISIBLE_XMIN, visibleRow } from '../db/punch-visibility-rule';
 
 /**
  * Whether punch `id` passes the readers' visibility rule now (the live hub's re-check after a notification);

@@ -4,19 +4,19 @@
  * an invalid one becomes a `RejectedPunch` (its zero-based index in the batch and the reason, field by field),
  * so one bad punch never costs the batch its good ones.
  *
- * CSV: the download's columns, header row required. `card,time,code,type,modem` must be present (any order);
- * `id` and `receptionTimeUtc` are accepted and ignored (the service assigns them); any other column, a
- * malformed file or too many rows refuse the whole batch with 400 (the spec cannot describe CSV content itself).
+ * CSV: the download's columns, header row required. The fields a client sends (the punch row's `client`
+ * fields, db/punch-row.ts: `card,time,code,type,modem`) must be present (any order); the ones the service
+ * assigns (`id`, `receptionTimeUtc`) are accepted and ignored; any other column, a malformed file or too many
+ * rows refuse the whole batch with 400 (the spec cannot describe CSV content itself).
  */
 import { parse } from 'csv-parse/sync';
 import { compileJsonCheck, compileTextCheck, resolveRef, validationError, type OpenApiDocument } from '@sports-timing/shared';
+import { CLIENT_FIELDS, PUNCH_ROW, SERVICE_FIELDS, type ClientField } from '../db/punch-row';
 import type { components } from '../generated/openapi';
 import { maxCardNumber } from './punch-spec';
 
 /** API `NewPunch`. */
 export type NewPunch = components['schemas']['NewPunch'];
-/** API `PunchType`. */
-type PunchType = components['schemas']['PunchType'];
 /** API `RejectedPunch`: a punch left out of an upload, its zero-based index in the batch and why. */
 export type RejectedPunch = components['schemas']['RejectedPunch'];
 
@@ -37,10 +37,12 @@ export function cardNumberProblem(card: string | number, max: number): string | 
   return undefined;
 }
 
-const REQUIRED = ['card', 'time', 'code', 'type', 'modem'] as const;
-const IGNORED = new Set(['id', 'receptionTimeUtc']);
+/** Columns every upload row has: the fields a client sends, in the punch row's order. */
+const REQUIRED: readonly ClientField[] = CLIENT_FIELDS;
+/** Columns of a download that an upload may carry and that are ignored: the fields the service assigns. */
+const IGNORED: ReadonlySet<string> = new Set(SERVICE_FIELDS);
 
-type Column = (typeof REQUIRED)[number];
+type Column = ClientField;
 
 /** What is wrong with a field's text, or undefined when it is valid. */
 type FieldCheck = (value: string) => string | undefined;
@@ -134,7 +136,8 @@ export function compileJsonPunchCheck(spec: OpenApiDocument): (elements: readonl
     }
     if (Object.keys(o).some((k) => !known.has(k))) problems.push(`unknown properties: a punch has only ${REQUIRED.join(', ')}`);
     if (problems.length > 0) return { reason: problems.join('; ') };
-    return { punch: { card: String(o.card), time: o.time as number, code: o.code as number, type: o.type as PunchType, modem: o.modem as string } };
+    // Only known properties, each valid as it is: the element is the punch, its card as text.
+    return { punch: { ...o, card: String(o.card) } as NewPunch };
   };
   return (elements) => {
     const batch: CheckedBatch = { punches: [], rejected: [] };
@@ -177,8 +180,11 @@ function parsePunchCsv(checks: Record<Column, FieldCheck>, text: string, maxRows
       if (problem) problems.push(`${c}: ${problem}`);
     }
     if (problems.length > 0) batch.rejected.push({ index, reason: problems.join('; ') });
-    else
-      batch.punches.push({ card: row[at.card], time: Number(row[at.time]), code: Number(row[at.code]), type: row[at.type] as PunchType, modem: row[at.modem] });
+    else {
+      const punch: Record<string, string | number> = {};
+      for (const c of REQUIRED) punch[c] = PUNCH_ROW[c].kind === 'text' ? row[at[c]] : Number(row[at[c]]);
+      batch.punches.push(punch as NewPunch);
+    }
   });
   return batch;
 }

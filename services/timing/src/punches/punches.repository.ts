@@ -13,7 +13,7 @@
  *   (migration 0012; a statement trigger on `punches` enforces it), so a running xid whose backend lacks that
  *   lock is a *stranger* that never inserts a punch.
  * - Readers expose only rows with `txid` below the own-writers horizon `punch_visible_xmin()`
- *   (punch-visibility.repository.ts), evaluated once in the same statement as the page (same snapshot): the
+ *   (db/punch-visibility-rule.ts), evaluated once in the same statement as the page (same snapshot): the
  *   smallest running xid of the snapshot that is not a known stranger, else the snapshot's xmax. Every
  *   writer with a lower xid than a returned row's has then ended: committed (and visible to this snapshot)
  *   or rolled back (invisible for ever). So when a reader returns id N, every id below N is either in the
@@ -29,8 +29,9 @@
  * transaction elsewhere on the cluster (docs/decisions.md §5). Nothing is lost or reordered.
  */
 import type pg from 'pg';
+import { PUNCH_API_COLUMNS, punchColumns } from '../db/punch-row';
+import { VIS_CTE, VIS_XMIN, VISIBLE_XMIN, visibleHead, visibleRow } from '../db/punch-visibility-rule';
 import { PUNCH_FIELDS, PUNCH_PAGE_SIZE } from './punch-spec';
-import { VIS_CTE, VIS_XMIN, VISIBLE_XMIN, visibleHead, visibleRow } from './punch-visibility.repository';
 import { modemWindowCondition, type ModemWindow } from './punch-windows.repository';
 
 /**
@@ -59,9 +60,6 @@ const PAGE_SIZE = PUNCH_PAGE_SIZE;
 
 /** Header row of the CSV format (the CSV form of `getPunches`): the spec's `Punch` fields. */
 const CSV_HEADER = PUNCH_FIELDS.join(',');
-
-/** The `punches` column of each of {@link PUNCH_FIELDS} (`receptionTimeUtc` → `reception_time_utc`). */
-const PUNCH_COLUMNS = PUNCH_FIELDS.map((f) => f.replace(/[A-Z]/g, (c) => `_${c.toLowerCase()}`));
 
 /** Which punches a read covers: the modems (already access-checked), exclusive `afterId`, inclusive local-ms bounds on `time`, modem windows. */
 export interface PunchScope {
@@ -110,8 +108,8 @@ function scopeConditions(scope: PunchScope, alias: string, modemCondition: strin
 
 // Compact JSON (no blanks; json_agg and json_build_object would add them) with the API's field names.
 const JSON_BODY = `'[' || coalesce(string_agg(row_to_json(r)::text, ',' order by r.id), '') || ']'`;
-const JSON_FROM = `(select ${PUNCH_COLUMNS.map((c, i) => (c === PUNCH_FIELDS[i] ? c : `${c} as "${PUNCH_FIELDS[i]}"`)).join(', ')} from page) r`;
-const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', ${PUNCH_COLUMNS.join(', ')}), E'\\n' order by id) || E'\\n', '')`;
+const JSON_FROM = `(select ${PUNCH_API_COLUMNS} from page) r`;
+const CSV_BODY = `'${CSV_HEADER}' || E'\\n' || coalesce(string_agg(concat_ws(',', ${punchColumns()}), E'\\n' order by id) || E'\\n', '')`;
 
 /** Bits of the id buckets of `punch_counts` above the fine level, highest first (migrations 0002, 0003, 0010); each is 8 of the next. */
 const UPPER_SHIFTS = [19, 16, 13];
@@ -122,7 +120,7 @@ const MODEM_FILTER = '(q.modem = any($1::text[])) is true';
 
 /** Exact count of the visible punches of the modems in the rest of afterId's fine bucket (< 1,024 ids, by the primary key). */
 const PARTIAL_BUCKET_COUNT = `(select count(*) from punches q
-        where ${MODEM_FILTER} and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and q.txid < (select xmin from vis))`;
+        where ${MODEM_FILTER} and q.id > $2 and q.id < (($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT} and ${visibleRow('q', VIS_XMIN)})`;
 
 /** End (exclusive) of afterId's fine bucket. */
 const AFTER_BUCKET_END = `((($2::int8 >> ${FINE_SHIFT}) + 1) << ${FINE_SHIFT})`;
@@ -151,7 +149,7 @@ const FINE_PART = `(select coalesce(sum(f.n), 0) from fine f where f.bucket < ((
 function levelPart(shift: number, upper?: number): string {
   const below = upper === undefined ? '' : ` and c.bucket < (($2::int8 >> ${upper}) + 1) << ${upper - shift}`;
   return `(select coalesce(sum(c.n), 0) from punch_counts c
-        where c.modem = any($1::text[]) and c.shift = ${shift} and c.bucket > ($2::int8 >> ${shift})${below} and c.txid < (select xmin from vis))`;
+        where c.modem = any($1::text[]) and c.shift = ${shift} and c.bucket > ($2::int8 >> ${shift})${below} and ${visibleRow('c', VIS_XMIN)})`;
 }
 
 /**
@@ -185,7 +183,7 @@ const FINE_COUNTS = `
       select c.bucket, sum(c.n) as n from punch_counts c
       where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > ($2::int8 >> ${FINE_SHIFT})
         and c.bucket <= greatest(($2::int8 >> ${FINE_SHIFT}) + ${DENSE_BUCKETS}, ((($2::int8 >> ${MID_SHIFT}) + 1) << ${MID_SHIFT - FINE_SHIFT}) - 1)
-        and c.txid < (select xmin from vis)
+        and ${visibleRow('c', VIS_XMIN)}
       group by c.bucket)`;
 
 /**
@@ -206,7 +204,7 @@ function denseLastBucket(after: string, counts: string): string {
 function fineCountsAfter(after: string): string {
   return `(select c.bucket, sum(c.n) as n from punch_counts c
             where c.modem = any($1::text[]) and c.shift = ${FINE_SHIFT} and c.bucket > (${after} >> ${FINE_SHIFT})
-              and c.bucket <= (${after} >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and c.txid < (select xmin from vis)
+              and c.bucket <= (${after} >> ${FINE_SHIFT}) + ${DENSE_BUCKETS} and ${visibleRow('c', VIS_XMIN)}
             group by c.bucket)`;
 }
 
@@ -274,7 +272,7 @@ export function pageQuery(
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = ($1::text[])[__N__]', VIS_XMIN);
   const cached = pageTexts.get(name);
   if (cached !== undefined) return { name, text: cached, values };
-  const cols = 'q.id, q.card, q.time, q.code, q.type, q.modem, q.reception_time_utc';
+  const cols = punchColumns('q');
   const windowed = scope.timeFrom !== null || scope.timeTo !== null || scope.windows !== undefined;
   let page: string;
   let mode = '';

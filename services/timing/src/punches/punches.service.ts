@@ -7,6 +7,7 @@ import type pg from 'pg';
 import type { Logger } from 'pino';
 import { validationError, type OpenApiDocument } from '@sports-timing/shared';
 import { dailyQuotaReached } from './upload-quota';
+import type { PunchInsert } from '../db/punch-row';
 import type { DB } from '../db/schema';
 import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
@@ -200,16 +201,13 @@ function canonicalCard(card: string | number): string {
   return String(Number(card));
 }
 
-/** Rows to insert (cards canonical); the punches were checked already (punches.csv.ts, the fast lane). */
-function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): upload.PunchInsert[] {
-  return punches.map((p) => ({
-    card: canonicalCard(p.card),
-    time: p.time,
-    code: p.code,
-    type: p.type,
-    modem: p.modem,
-    receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc,
-  }));
+/**
+ * Rows to insert: each punch's own fields (the `NewPunch` ones; the upload reads only the punch row's upload
+ * fields, db/punch-row.ts), the card canonical and the reception time set. The punches were checked already
+ * (punches.csv.ts, the fast lane).
+ */
+function insertRows(punches: readonly PunchUpload[], receivedAtUtc: number): PunchInsert[] {
+  return punches.map((p) => ({ ...p, card: canonicalCard(p.card), receptionTimeUtc: p.receptionTimeUtc ?? receivedAtUtc }));
 }
 
 /** Rejects foreign modems, announces new punches (see NewPunchNotifier) and builds the API result. */
