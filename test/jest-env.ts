@@ -7,7 +7,7 @@
  * `TEST_TIME_SCALE` like the tests' own deadlines (CONTRIBUTING.md "Tests pass on a busy machine"): on a loaded
  * machine opening a session can outlast the production default.
  */
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 process.env.PASSWORD_HASH_COST_LN ??= '10';
-process.env.DATABASE_CONNECT_TIMEOUT_MS ??= String(testTime(5_000));
+process.env.DATABASE_CONNECT_TIMEOUT_MS ??= String(testConnectTimeoutMs());

@@ -36,10 +36,20 @@ async function freePorts(n: number): Promise<number[]> {
   return ports;
 }
 
+/**
+ * `fetch` on a connection of its own (`Connection: close`): the walkthrough blocks run with `spawnSync`, which
+ * holds this process's event loop for as long as a block runs, so a pooled keep-alive connection that the
+ * server closed meanwhile (or that belonged to the stack before a restart) is not yet known to be closed when
+ * the next request would reuse it ("other side closed" on a busy machine).
+ */
+function fetchOnce(url: string, init: RequestInit = {}): Promise<Response> {
+  return fetch(url, { ...init, headers: { ...(init.headers as Record<string, string> | undefined), connection: 'close' } });
+}
+
 async function waitHealthy(url: string, deadline: number): Promise<void> {
   while (Date.now() < deadline) {
     try {
-      if ((await fetch(url)).ok) return;
+      if ((await fetchOnce(url)).ok) return;
     } catch {
       // not up yet
     }
@@ -194,10 +204,10 @@ describe('README walkthroughs', () => {
         const key = readFileSync(path.join(dataDir, 'club-key'), 'utf8').trim();
         const timing = `http://127.0.0.1:${ports.timing}/api/rest/v1/punches`;
         const late = [{ card: '8000099', time: 1580583900000, code: 53, type: 'Control', modem: '3000053' }];
-        const stored = await fetch(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
+        const stored = await fetchOnce(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
         expect(stored.status).toBe(200);
         const seen = (await (
-          await fetch(`${timing}?user=ok-lagune&afterId=0&modem=3000053`, { headers: { apikey: key } })
+          await fetchOnce(`${timing}?user=ok-lagune&afterId=0&modem=3000053`, { headers: { apikey: key } })
         ).json()) as components['schemas']['Punch'][];
         const lastSeen = Math.max(...seen.map((p) => p.id));
 
@@ -212,10 +222,10 @@ describe('README walkthroughs', () => {
         expect(after.output).toMatch(/^476 punches in event \d+ after the restore$/m);
         expect(after.output).toMatch(/^sent 475, stored 0, duplicates 475, rejected 0$/m);
         expect(after.status).toBe(0);
-        const again = await fetch(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
+        const again = await fetchOnce(timing, { method: 'POST', headers: { apikey: key, 'Content-Type': 'application/json' }, body: JSON.stringify(late) });
         expect(((await again.json()) as components['schemas']['UploadResult']).stored).toBe(1);
         const now = (await (
-          await fetch(`${timing}?user=ok-lagune&afterId=${lastSeen}`, { headers: { apikey: key } })
+          await fetchOnce(`${timing}?user=ok-lagune&afterId=${lastSeen}`, { headers: { apikey: key } })
         ).json()) as components['schemas']['Punch'][];
         expect(now.map((p) => p.card)).toEqual(['8000099']);
       },

@@ -16,7 +16,7 @@ import type { Role } from '../src/auth/principal';
 import { createUserWithKey } from '../src/users/users.service';
 import type { KeyUses } from '../src/users/key-uses';
 import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testConnectTimeoutMs, testTime } from '@sports-timing/shared/src/test-time';
 
 /** A user created for a test, with its first key. */
 export interface TestUser {
@@ -63,7 +63,7 @@ export async function startTiming(opts: { poolSize?: number; withAdmin?: boolean
     logger,
     max: opts.poolSize,
     settings: PUNCH_SESSION_SETTINGS,
-    connectTimeoutMs: testTime(5_000),
+    connectTimeoutMs: testConnectTimeoutMs(),
   });
   await migrateToLatest(database, migrations);
   const timing = composeTiming({ database, logger, validateResponses: true, fastLane, quotas: opts.quotas });

@@ -2,7 +2,7 @@
  * Test harness of the ordering service: a fresh database per test file, migrations applied, the real app
  * with response validation on, and tokens for any principal.
  */
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 import { rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -39,7 +39,7 @@ export interface OrderingTestContext {
 /** A fresh database with the ordering schema migrated; `close()` drops it. */
 export async function createOrderingDatabase(): Promise<{ database: Database<DB>; testDb: TestDatabase; close(): Promise<void> }> {
   const testDb = await createTestDatabase('ordering');
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'ordering', logger: createLogger('ordering-test'), connectTimeoutMs: testTime(5_000) });
+  const database = createDatabase<DB>({ url: testDb.url, schema: 'ordering', logger: createLogger('ordering-test'), connectTimeoutMs: testConnectTimeoutMs() });
   await migrateToLatest(database, migrations);
   return {
     database,

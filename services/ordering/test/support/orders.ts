@@ -3,7 +3,7 @@
  * hundreds of concurrent requests share one server), the demo catalogue, an optional real SMTP server
  * with an outbox dispatcher, request bodies, and a snapshot of every table an order writes to.
  */
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { sql } from 'kysely';
@@ -57,7 +57,7 @@ export async function startShop(opts: { mail?: boolean; poolSize?: number } = {}
     schema: 'ordering',
     max: opts.poolSize ?? 20,
     logger: createLogger('orders-test'),
-    connectTimeoutMs: testTime(5_000),
+    connectTimeoutMs: testConnectTimeoutMs(),
   });
   const ordering = composeOrdering({ ...ctx.deps, database });
   const app = createApp(ordering);
