@@ -215,7 +215,7 @@ test('the import checker flags upward and sideways imports and lets downward one
     "import { mapper } from './catalog.mapper';",
     "import type { DB } from '../db/schema';",
     "export { enqueue } from '../outbox/outbox.service';",
-    "const m = await import('../orders/cart');",
+    "const m = await import('../orders/placement/cart');",
     "// import { x } from '../http/commented';",
     "import { composeOrdering } from '../composition';",
     "import { loadOrderingConfig } from '../config';",

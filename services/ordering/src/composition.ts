@@ -18,8 +18,8 @@ import { createIdentity, type Identity } from './identity/identity';
 import { QrCodeRenderer } from './devtools/qrcode';
 import { CacheRegistry } from './maintenance/caches';
 import { MaintenanceMode } from './maintenance/maintenance.service';
-import { OrderFlow } from './orders/order-flow.service';
-import { OrderLimits } from './orders/order-limits';
+import { OrderFlow } from './orders/flow/order-flow.service';
+import { OrderLimits } from './orders/placement/order-limits';
 import type { LaneOptions, OutboxHandler } from './outbox/outbox.service';
 import { ERP_QUOTATION_JOB, quotationJobHandler } from './quotations/center-quotation.service';
 import { retailersWebhookHandler } from './retailers/retailers.service';
@@ -38,7 +38,7 @@ export interface OrderingServices {
   maintenance: MaintenanceMode;
   /** The ERP client and the encrypted token store. */
   erpClients: ErpClients;
-  /** Paylinks, payment webhooks, the ERP hand-off and the sales-order updates (`orders/order-flow.service.ts`). */
+  /** Paylinks, payment webhooks, the ERP hand-off and the sales-order updates (`orders/flow/order-flow.service.ts`). */
   orderFlow: OrderFlow;
   /** {@link orderFlow} when `deps.inlinePaylinks`, else absent: the order handlers' one paylink attempt after commit. */
   inlinePaylinks?: Pick<OrderFlow, 'createPaylinkNow'>;

@@ -29,9 +29,9 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
-import { ErpSalesOrderPoller } from './orders/erp-sales-order-poller';
-import { OrderExpirySweeper } from './orders/order-expiry.service';
-import { recordOrderMailFailure } from './orders/order-mail.service';
+import { ErpSalesOrderPoller } from './orders/flow/erp-sales-order-poller';
+import { OrderExpirySweeper } from './orders/flow/order-expiry.service';
+import { recordOrderMailFailure } from './orders/mail/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 

@@ -11,7 +11,7 @@ import request from 'supertest';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
 import { ErpClients } from '../src/erp/erp-clients';
-import { OrderFlow } from '../src/orders/order-flow.service';
+import { OrderFlow } from '../src/orders/flow/order-flow.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { testTime } from '@sports-timing/shared/src/test-time';

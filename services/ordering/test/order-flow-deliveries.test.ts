@@ -3,7 +3,7 @@
  * effect; forged deliveries and a cancelled attempt on an open paylink change nothing; deliveries in any
  * order, repeated and with stale claims, end in the provider's current state.
  */
-import type { OrderFlow } from '../src/orders/order-flow.service';
+import type { OrderFlow } from '../src/orders/flow/order-flow.service';
 import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderFlowSteps } from './support/order-flow-steps';

@@ -8,8 +8,8 @@
 import request from 'supertest';
 import type { ErpSimulator } from '@sports-timing/erp-simulator';
 import type { PaymentSimulator } from '@sports-timing/payment-simulator';
-import { storePaylink } from '../src/orders/order-flow.repository';
-import type { OrderFlow } from '../src/orders/order-flow.service';
+import { storePaylink } from '../src/orders/flow/order-flow.repository';
+import type { OrderFlow } from '../src/orders/flow/order-flow.service';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
 import { orderBody } from './support/orders';
 import type { OrderingTestContext } from './support/app';

@@ -10,7 +10,7 @@
  */
 import request from 'supertest';
 import type { Transaction } from '@sports-timing/payment-simulator';
-import { insertDelivery, markDeliveryFetching } from '../src/orders/order-flow.repository';
+import { insertDelivery, markDeliveryFetching } from '../src/orders/flow/order-flow.repository';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 

@@ -14,7 +14,7 @@ import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simula
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
 import { composeOrdering } from '../src/composition';
-import { OrderFlow } from '../src/orders/order-flow.service';
+import { OrderFlow } from '../src/orders/flow/order-flow.service';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { testTime } from '@sports-timing/shared/src/test-time';

@@ -9,7 +9,7 @@
  */
 import request from 'supertest';
 import type { PaymentSimulator, Payout, Transaction } from '@sports-timing/payment-simulator';
-import type { OrderFlow } from '../src/orders/order-flow.service';
+import type { OrderFlow } from '../src/orders/flow/order-flow.service';
 import type { OrderingTestContext } from './support/app';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';

@@ -8,9 +8,9 @@
 import { ApiError, componentSchemaOf, loadSpec, specDefaults, specFilled, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { operatorAttention } from '../orders/attention.service';
-import { recordPaymentDelivery } from '../orders/order-flow.service';
-import { listOrders } from '../orders/order-listing';
+import { operatorAttention } from '../orders/admin/attention.service';
+import { recordPaymentDelivery } from '../orders/flow/order-flow.service';
+import { listOrders } from '../orders/admin/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
 import { SPEC_FILE } from '../version';
 

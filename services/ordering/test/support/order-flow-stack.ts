@@ -9,7 +9,7 @@ import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { loadDemoCatalog } from '../../src/demo/catalog';
-import type { OrderFlow } from '../../src/orders/order-flow.service';
+import type { OrderFlow } from '../../src/orders/flow/order-flow.service';
 import type { Mailer } from '../../src/mail/mailer';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './app';

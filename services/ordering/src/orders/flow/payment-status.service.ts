@@ -19,16 +19,16 @@ import type { Kysely } from 'kysely';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
-import type { OrderingConfig } from '../config';
-import type { DB } from '../db/schema';
-import { retakeReleasedUses } from '../discounts/discounts.repository';
-import { PaymentProviderError, type PaymentClient } from '../payment/payment.client';
-import type { PaymentTransaction } from '../payment/payment.types';
-import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
+import type { OrderingConfig } from '../../config';
+import type { DB } from '../../db/schema';
+import { retakeReleasedUses } from '../../discounts/discounts.repository';
+import { PaymentProviderError, type PaymentClient } from '../../payment/payment.client';
+import type { PaymentTransaction } from '../../payment/payment.types';
+import { markCardNumbersSold, releaseCardNumbers } from '../../siid/siid.service';
 import { enqueueErpHandOff } from './flow-jobs';
 import * as flowRepo from './order-flow.repository';
-import { transitionOrder } from './order-states';
-import { insertStateChange, selectOrderState, type OrderRow } from './orders.repository';
+import { transitionOrder } from '../order-states';
+import { insertStateChange, selectOrderState, type OrderRow } from '../orders.repository';
 import * as books from './payment-books.repository';
 
 /**

@@ -3,7 +3,7 @@
  * webhooks are silent or deactivated.
  */
 import type { Logger } from 'pino';
-import type { ErpSystem } from '../erp/erp.types';
+import type { ErpSystem } from '../../erp/erp.types';
 import { ORDER_ERP_SYSTEM, type OrderFlow } from './order-flow.service';
 
 /**

@@ -19,12 +19,12 @@
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
 import { ApiError, type Database } from '@sports-timing/shared';
-import type { OrderingConfig } from '../config';
-import type { DB } from '../db/schema';
-import { ErpError } from '../erp/erp.client';
-import type { ErpClients } from '../erp/erp-clients';
-import type { ErpSalesOrder, ErpSystem } from '../erp/erp.types';
-import { renderPaylinkMail } from './order-confirmation.mail';
+import type { OrderingConfig } from '../../config';
+import type { DB } from '../../db/schema';
+import { ErpError } from '../../erp/erp.client';
+import type { ErpClients } from '../../erp/erp-clients';
+import type { ErpSalesOrder, ErpSystem } from '../../erp/erp.types';
+import { renderPaylinkMail } from '../mail/order-confirmation.mail';
 import {
   enqueue,
   failReservedJob,
@@ -35,17 +35,17 @@ import {
   type OutboxEntry,
   type OutboxHandler,
   type OutboxHandlerContext,
-} from '../outbox/outbox.service';
-import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../payment/payment.client';
-import type { PaymentPaylink } from '../payment/payment.types';
+} from '../../outbox/outbox.service';
+import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../../payment/payment.client';
+import type { PaymentPaylink } from '../../payment/payment.types';
 import { FLOW_JOBS, type OrderJobPayload, type PaymentStatusJobPayload } from './flow-jobs';
 import * as flowRepo from './order-flow.repository';
 import { PAYLINK_DELETE_JOB, type PaylinkDeletePayload } from './order-expiry.service';
-import { transitionOrder } from './order-states';
-import type { OrderState, StoredOrder } from './order.types';
+import { transitionOrder } from '../order-states';
+import type { OrderState, StoredOrder } from '../order.types';
 import { toErpSalesOrder, vatRatesOf } from './erp-sales-order';
-import { findOrder } from './orders.mapper';
-import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink } from './orders.repository';
+import { findOrder } from '../orders.mapper';
+import { clearOrderPaylink, insertStateChange, selectOrderState, selectPaylinkOf, setOrderPaylink } from '../orders.repository';
 import { PaymentStatusProcessor } from './payment-status.service';
 
 /** How long dispatchers leave a new order's paylink job to the request that placed the order (its reservation), ms. */

@@ -13,13 +13,13 @@
 import type { DatabaseWait } from '@sports-timing/shared/src/db-wait';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB } from '../db/schema';
-import { releaseExpiredHolds } from '../discounts/discounts.repository';
-import { enqueue } from '../outbox/outbox.service';
-import { releaseCardNumbers } from '../siid/siid.service';
+import type { DB } from '../../db/schema';
+import { releaseExpiredHolds } from '../../discounts/discounts.repository';
+import { enqueue } from '../../outbox/outbox.service';
+import { releaseCardNumbers } from '../../siid/siid.service';
 import * as flowRepo from './order-flow.repository';
-import { transitionOrder } from './order-states';
-import { insertStateChange } from './orders.repository';
+import { transitionOrder } from '../order-states';
+import { insertStateChange } from '../orders.repository';
 
 /** Outbox job deleting the paylink of an expired order at the provider. */
 export const PAYLINK_DELETE_JOB = 'payment-paylink-delete';

@@ -3,8 +3,8 @@
  * payment part (`payment-status.service.ts`).
  */
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema';
-import { enqueue } from '../outbox/outbox.service';
+import type { DB } from '../../db/schema';
+import { enqueue } from '../../outbox/outbox.service';
 
 /** Job kinds of the order flow. */
 export const FLOW_JOBS = { paylink: 'payment-paylink', paymentStatus: 'payment-status', erpSalesOrder: 'erp-sales-order' } as const;

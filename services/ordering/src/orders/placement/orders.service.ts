@@ -8,15 +8,15 @@
  * here are the idempotency key around them and the paylink after the commit.
  */
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal';
-import type { CartArticleCache } from '../catalog/catalog-caches';
-import { effectiveUserGroup } from '../catalog/user-groups';
-import type { DB } from '../db/schema';
+import type { Principal } from '../../auth/principal';
+import type { CartArticleCache } from '../../catalog/catalog-caches';
+import { effectiveUserGroup } from '../../catalog/user-groups';
+import type { DB } from '../../db/schema';
 import { cardOrderInput, type CardOrderRequest } from './card-order';
 import { loadCartArticles } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
-import type { OrderInput, StoredOrder } from './order.types';
-import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import type { OrderInput, StoredOrder } from '../order.types';
+import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from '../orders.mapper';
 import { renewIdempotentResponse } from './idempotency.repository';
 import type { OrderLimits } from './order-limits';
 import { enqueueOrder, persistOrder, priceOrder, reserveOrder, validateCart, type OrderPlacement } from './place-order.steps';
