@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.
-  const salesOrderPoller = new ErpSalesOrderPoller({ flow: services.orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
+  const salesOrderPoller = new ErpSalesOrderPoller({ salesOrders: services.salesOrders, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
   salesOrderPoller.start();
   const erpWebhooks = new ErpWebhookWorker({
     db: database.db,

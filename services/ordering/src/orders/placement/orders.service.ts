@@ -40,8 +40,8 @@ export interface PlaceOrderContext {
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
   idempotencyWaitMs?: number;
   /**
-   * Creates the paylink of a new prepaid order (given as stored) right after the commit (see
-   * `order-flow.service.ts`); resolves the order with its paylink when that job ran, null when it was not
+   * Creates the paylink of a new prepaid order (given as stored) right after the commit
+   * (`PaylinkJobs.createPaylinkNow`, `flow/paylink-jobs.ts`); resolves the order with its paylink when that job ran, null when it was not
    * tried, failed or left no paylink. Without it the paylink is left to the outbox job alone (the composition's
    * `inlinePaylinks` option decides).
    */

@@ -22,7 +22,7 @@ import { buildCart, CARD_NUMBER_KEY, summarize, type CartLine, type PricedCart }
 import type { IdempotencyClaim } from './idempotency';
 import { insertOutboxAndCompleteKey } from './idempotency.repository';
 import { renderOrderConfirmation } from '../mail/order-confirmation.mail';
-import { newOrderJobs } from '../flow/order-flow.service';
+import { newOrderJobs } from '../flow/flow-jobs';
 import type { OrderLimits } from './order-limits';
 import { initialStateFor, type OrderAddress, type OrderInput, type OrderState, type StoredAddress, type StoredOrder } from '../order.types';
 import { toStoredOrder } from '../orders.mapper';
