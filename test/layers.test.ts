@@ -12,7 +12,8 @@
  * folders (and the files directly in `src`) of the service's `src` from the top (entry points) down; a module
  * may import only from its own folder and from folders of lower layers, never upwards and never sideways into
  * another folder of its own layer. A folder or root file missing from the list fails the test, so each new
- * one is placed.
+ * one is placed. Inside a unit, {@link FOLDER_LAYERS} orders the sub-folders of a large folder (ordering's
+ * `orders/`: placement and admin → flow → mail → the core files directly in the folder) by the same rule.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
@@ -129,7 +130,7 @@ const ORDERING_LAYERS: readonly (readonly string[])[] = [
   ['context.ts'],
   // Start-up data, utilities and gauges that read several domains.
   ['demo', 'devtools', 'metrics'],
-  // The order flow (cart, totals, payment, ERP hand-off, mail) and the Center quotation.
+  // The orders (placement, flow after storing, operator views, mails; layered inside by ORDERS_LAYERS) and the Center quotation.
   ['orders', 'quotations'],
   // Domains the orders use, each on its own.
   ['battery', 'discounts', 'identity', 'localization', 'retailers'],
@@ -208,6 +209,59 @@ function upwardImports(file: string, text: string): string[] {
   return hits;
 }
 
+/**
+ * The sub-folders of ordering's `orders/`, top down (docs/architecture.md "The orders folder"). `.` is its core: the
+ * files directly in `orders/` (states, types, the orders repository and mapper, couriers).
+ */
+const ORDERS_LAYERS: readonly (readonly string[])[] = [
+  // Placing an order (cart, checks, totals, idempotency); the operator views (listing, attention list).
+  ['placement', 'admin'],
+  // What happens after an order is stored: paylinks, payment status, ERP hand-off, expiry, sales-order sync.
+  ['flow'],
+  // The order e-mails and their texts.
+  ['mail'],
+  ['.'],
+];
+
+/** Folders (relative to the root) whose sub-folders are layered too, each with its layers. */
+const FOLDER_LAYERS: Readonly<Record<string, readonly (readonly string[])[]>> = {
+  'services/ordering/src/orders': ORDERS_LAYERS,
+};
+
+/** The unit of a path relative to a layered folder: its sub-folder, or `.` for a file directly in it. */
+function subUnitOf(dir: string, relToDir: string): string {
+  const [first, ...rest] = relToDir.split('/');
+  if (rest.length > 0) return first;
+  // `./flow` is the folder flow (its index.ts), `./cart` a file of the core.
+  return existsSync(path.join(ROOT, dir, first)) && !first.endsWith('.ts') ? first : '.';
+}
+
+/**
+ * `line: text (unit → unit)` of every relative import in `text` (the source of `file`, relative to the root) that
+ * stays inside the layered folder of {@link FOLDER_LAYERS} holding `file` but leaves its sub-folder for one that is
+ * not in a lower layer. Files outside those folders have none. Throws when a sub-folder is not listed.
+ */
+function upwardFolderImports(file: string, text: string): string[] {
+  const dir = Object.keys(FOLDER_LAYERS).find((d) => file.startsWith(`${d}/`));
+  if (dir === undefined) return [];
+  const layerOf = new Map(FOLDER_LAYERS[dir].flatMap((units, i) => units.map((u) => [u, i] as const)));
+  const from = subUnitOf(dir, path.posix.relative(dir, file));
+  const fromLayer = layerOf.get(from);
+  if (fromLayer === undefined) throw new Error(`${file}: its sub-folder ${from} is not in the layers of ${dir}; place it in a layer`);
+  const code = withoutComments(text);
+  const hits: string[] = [];
+  for (const m of code.matchAll(IMPORT)) {
+    const target = path.posix.relative(dir, path.posix.join(path.posix.dirname(file), m[1]));
+    if (target.startsWith('..')) continue;
+    const to = subUnitOf(dir, target);
+    if (to === from) continue;
+    const toLayer = layerOf.get(to);
+    if (toLayer === undefined) throw new Error(`${file}: imports ${m[1]}, whose sub-folder ${to} is not in the layers of ${dir}`);
+    if (toLayer <= fromLayer) hits.push(`${code.slice(0, m.index).split('\n').length}: ${m[1]} (${from} → ${to})`);
+  }
+  return hits;
+}
+
 test('the import checker flags upward and sideways imports and lets downward ones pass', () => {
   const file = 'services/ordering/src/catalog/bad.ts';
   const sample = [
@@ -215,7 +269,7 @@ test('the import checker flags upward and sideways imports and lets downward one
     "import { mapper } from './catalog.mapper';",
     "import type { DB } from '../db/schema';",
     "export { enqueue } from '../outbox/outbox.service';",
-    "const m = await import('../orders/cart');",
+    "const m = await import('../orders/placement/cart');",
     "// import { x } from '../http/commented';",
     "import { composeOrdering } from '../composition';",
     "import { loadOrderingConfig } from '../config';",
@@ -227,6 +281,54 @@ test('the import checker flags upward and sideways imports and lets downward one
   expect(upwardImports('services/timing/src/punches/bad.ts', "import { LiveHub } from '../live/hub';")).toHaveLength(1);
   expect(upwardImports('services/timing/src/live/ok.ts', "import { readPunches } from '../punches/punches.service';")).toEqual([]);
   expect(() => upwardImports('services/ordering/src/newfolder/x.ts', '')).toThrow(/not in the layers/);
+});
+
+test('the sub-folder checker flags upward and sideways imports inside orders/ and lets downward ones pass', () => {
+  const orders = 'services/ordering/src/orders';
+  const lines = (file: string, sample: string[]) => upwardFolderImports(`${orders}/${file}`, sample.join('\n')).map((h) => Number(h.split(':')[0]));
+  // From placement: down to flow, mail and the core pass; its own files pass; sideways into admin does not.
+  expect(
+    lines('placement/bad.ts', [
+      "import { newOrderJobs } from '../flow/flow-jobs';",
+      "import { renderOrderConfirmation } from '../mail/order-confirmation.mail';",
+      "import { findOrder } from '../orders.mapper';",
+      "import { buildCart } from './cart';",
+      "import { listOrders } from '../admin/order-listing';",
+      "// import { x } from '../admin/commented';",
+    ]),
+  ).toEqual([5]);
+  // From flow: placement and admin are above it.
+  expect(
+    lines('flow/bad.ts', [
+      "import { placeShopOrder } from '../placement/orders.service';",
+      "import { renderPaylinkMail } from '../mail/order-confirmation.mail';",
+      "const m = await import('../admin/attention.service');",
+      "import { transitionOrder } from '../order-states';",
+    ]),
+  ).toEqual([1, 3]);
+  // From mail, flow is above; from the core every sub-folder is.
+  expect(lines('mail/bad.ts', ["import { FLOW_JOBS } from '../flow/flow-jobs';", "import type { StoredOrder } from '../order.types';"])).toEqual([1]);
+  expect(lines('bad.ts', ["import { renderPaylinkMail } from './mail/order-confirmation.mail';", "import { isCourierId } from './couriers';"])).toEqual([1]);
+  // Imports leaving orders/ are the service layers' business; files outside orders/ have no sub-folder rule.
+  expect(lines('mail/ok.ts', ["import { Mailer } from '../../mail/mailer';"])).toEqual([]);
+  expect(upwardFolderImports('services/ordering/src/http/x.ts', "import { listOrders } from '../orders/admin/order-listing';")).toEqual([]);
+  expect(() => upwardFolderImports(`${orders}/newfolder/x.ts`, '')).toThrow(/not in the layers/);
+});
+
+test.each(Object.keys(FOLDER_LAYERS))('%s: sub-folders import one way, down its layers', (dir) => {
+  const files = tsFiles(path.join(ROOT, dir)).map((abs) => path.relative(ROOT, abs).split(path.sep).join('/'));
+  expect(files.length).toBeGreaterThan(20);
+  const offenders = files.flatMap((file) => upwardFolderImports(file, readFileSync(path.join(ROOT, file), 'utf8')).map((h) => `${file}:${h}`));
+  // Move the imported code down (often into the core) or hand it in from the composition root.
+  expect(offenders).toEqual([]);
+});
+
+test.each(Object.keys(FOLDER_LAYERS))('%s: every sub-folder of its layers exists and appears once, and every sub-folder is listed', (dir) => {
+  const units = FOLDER_LAYERS[dir].flat();
+  expect(new Set(units).size).toBe(units.length);
+  for (const u of units) expect(existsSync(path.join(ROOT, dir, u))).toBe(true);
+  const folders = readdirSync(path.join(ROOT, dir), { withFileTypes: true }).filter((e) => e.isDirectory() && tsFiles(path.join(ROOT, dir, e.name)).length > 0);
+  expect(folders.map((e) => e.name).filter((n) => !units.includes(n))).toEqual([]);
 });
 
 test.each(Object.keys(SERVICE_LAYERS))("%s: folders import one way, down the service's layers", (src) => {

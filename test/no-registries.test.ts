@@ -67,9 +67,10 @@ const CONSTANT_MEMO_TABLES: Readonly<Record<string, string>> = {
   'packages/shared/src/weclapp-contract.ts:loaded': 'the parsed checked-in weclapp contract file, read once: a constant of the build',
   'services/ordering/src/countries/countries.service.ts:builtInSorted':
     'the built-in country list sorted per locale: a function of the locale and the installed data',
-  'services/ordering/src/orders/order-confirmation.mail.ts:formattersCache':
+  'services/ordering/src/orders/mail/order-confirmation.mail.ts:formattersCache':
     'Intl formatters per culture, language and currency (bounded): a function of the key',
-  'services/ordering/src/orders/order-confirmation.mail.ts:moneyCache': 'Intl currency formatters per locale and currency (bounded): a function of the key',
+  'services/ordering/src/orders/mail/order-confirmation.mail.ts:moneyCache':
+    'Intl currency formatters per locale and currency (bounded): a function of the key',
 };
 
 /** The initialiser without type assertions, `satisfies`, `!` and parentheses. */

@@ -129,7 +129,7 @@ const ALLOWED: Readonly<Record<string, string>> = {
   'services/ordering/src/demo/catalog.ts: default quantity ?? 1': 'a demo catalogue entry without a quantity, not a request value',
   'services/ordering/src/quotations/center-quotation.service.ts: default quantity ?? 1': 'an ERP quotation line without a quantity, not a request value',
   'packages/erp-simulator/src/seed.ts: default quantity ?? 1': "the ERP simulator's seed data, not a request value",
-  'services/ordering/src/orders/cart.ts: default currency ?? "EUR"': 'the cart currency of a catalogue price, not a request value',
+  'services/ordering/src/orders/placement/cart.ts: default currency ?? "EUR"': 'the cart currency of a catalogue price, not a request value',
   'services/ordering/src/payment/payment.client.ts: default limit ?? 100':
     "Payrexx's page size of its transaction list (it caps `limit` at 100), not a value of our spec",
   // Numbers equal to a limit by coincidence.

@@ -17,11 +17,11 @@ import * as serviceClients from '../../services/ordering/src/identity/service-cl
 import * as users from '../../services/ordering/src/identity/users.repository';
 import * as localization from '../../services/ordering/src/localization/localization.repository';
 import * as maintenance from '../../services/ordering/src/maintenance/maintenance.repository';
-import * as attention from '../../services/ordering/src/orders/attention.repository';
-import * as idempotency from '../../services/ordering/src/orders/idempotency.repository';
-import * as orderFlow from '../../services/ordering/src/orders/order-flow.repository';
+import * as attention from '../../services/ordering/src/orders/admin/attention.repository';
+import * as idempotency from '../../services/ordering/src/orders/placement/idempotency.repository';
+import * as orderFlow from '../../services/ordering/src/orders/flow/order-flow.repository';
 import * as orders from '../../services/ordering/src/orders/orders.repository';
-import * as paymentBooks from '../../services/ordering/src/orders/payment-books.repository';
+import * as paymentBooks from '../../services/ordering/src/orders/flow/payment-books.repository';
 import * as outbox from '../../services/ordering/src/outbox/outbox.repository';
 import * as retailers from '../../services/ordering/src/retailers/retailers.repository';
 import * as siid from '../../services/ordering/src/siid/siid.repository';
@@ -191,20 +191,11 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     setMaintenanceEnabled: (r) => maintenance.setMaintenanceEnabled(r.db, true, 'admin'),
     notifyClearCachesChannel: (r) => maintenance.notifyClearCachesChannel(r.db, 'instance-1'),
   }),
-  repository(`${dir}/orders/attention.repository.ts`, attention, {
+  repository(`${dir}/orders/admin/attention.repository.ts`, attention, {
     selectAttention: (r) => attention.selectAttention(r.db, 50),
     countAttention: (r) => attention.countAttention(r.db),
   }),
-  repository(`${dir}/orders/idempotency.repository.ts`, idempotency, {
-    takeIdempotencyKey: (r) =>
-      idempotency.takeIdempotencyKey(r.db, { scope: 'orders', key: 'key-1', requestHash: 'hash', expiresAt: T, waitMs: 5000, purgeLimit: 100 }),
-    renewIdempotentResponse: (r) => idempotency.renewIdempotentResponse(r.db, { scope: 'orders', key: 'key-1' }, 11, { id: 11 }),
-    insertOutboxAndCompleteKey: {
-      messages: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], null),
-      completion: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], completion),
-    },
-  }),
-  repository(`${dir}/orders/order-flow.repository.ts`, orderFlow, {
+  repository(`${dir}/orders/flow/order-flow.repository.ts`, orderFlow, {
     storePaylink: {
       plain: (r) => orderFlow.storePaylink(r.db, 11, 900, 'https://pay.example.org/900', mail),
       completesJob: (r) => orderFlow.storePaylink(r.db, 11, 900, 'https://pay.example.org/900', mail, { kind: 'paylink', dedupeKey: 'order-11' }),
@@ -230,29 +221,7 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
     releaseErpCreate: (r) => orderFlow.releaseErpCreate(r.db, 11),
     holdForPayment: (r) => orderFlow.holdForPayment(r.db, 11),
   }),
-  repository(`${dir}/orders/orders.repository.ts`, orders, {
-    insertNewOrder: {
-      run: (r) => orders.insertNewOrder(r.db, newOrder, 'SO-', { actor: 'user:3', reason: null }, [newItem]),
-      answers: [[{ id: 11, items: [] }]],
-    },
-    setDrawnCardNumbers: (r) => orders.setDrawnCardNumbers(r.db, 11, [{ position: 1, cardNumber: 8001234 }], 'cardNumber'),
-    insertStateChange: (r) => orders.insertStateChange(r.db, { orderId: 11, from: 'created', to: 'paid', actor: 'system', reason: null }),
-    updateOrderStateIf: (r) => orders.updateOrderStateIf(r.db, 11, 'paid', ['created', 'awaitingPayment']),
-    selectOrderState: { run: (r) => orders.selectOrderState(r.db, 11), answers: [[{ state: 'paid' }]] },
-    selectPaylinkOf: (r) => orders.selectPaylinkOf(r.db, 11),
-    setOrderPaylink: (r) => orders.setOrderPaylink(r.db, 11, 900, 'https://pay.example.org/900'),
-    clearOrderPaylink: (r) => orders.clearOrderPaylink(r.db, 11, 900),
-    lockCardItems: (r) => orders.lockCardItems(r.db, [21, 22]),
-    setItemCardNumber: (r) => orders.setItemCardNumber(r.db, 21, 8001234, 'cardNumber'),
-    selectOrderPage: {
-      states: (r) => orders.selectOrderPage(r.db, pageFilter),
-      filtered: (r) => orders.selectOrderPage(r.db, { ...pageFilter, erpRetailerEntityId: 'cust-1', shippingCountryId: 276, searchText: 'Muster' }),
-    },
-    selectOrder: (r) => orders.selectOrder(r.db, 11),
-    selectItems: (r) => orders.selectItems(r.db, 11),
-    insertOrderNote: (r) => orders.insertOrderNote(r.db, 11, 'admin', 'called the customer'),
-  }),
-  repository(`${dir}/orders/payment-books.repository.ts`, paymentBooks, {
+  repository(`${dir}/orders/flow/payment-books.repository.ts`, paymentBooks, {
     lockOrderForPayment: (r) => paymentBooks.lockOrderForPayment(r.db, 11),
     recordReceipt: (r) => paymentBooks.recordReceipt(r.db, { orderId: 11, transactionId: 4711, amountCents: 1785, currency: 'EUR', mode: 'test' }),
     isReceiptOf: (r) => paymentBooks.isReceiptOf(r.db, 11, 4711),
@@ -296,6 +265,37 @@ export const ORDERING_REPOSITORIES: RepositoryStatements[] = [
       notifyInserted: 'builds the notify fragment for inserted jobs that insertMessages and the order statements embed (rendered there)',
     },
   ),
+  repository(`${dir}/orders/orders.repository.ts`, orders, {
+    insertNewOrder: {
+      run: (r) => orders.insertNewOrder(r.db, newOrder, 'SO-', { actor: 'user:3', reason: null }, [newItem]),
+      answers: [[{ id: 11, items: [] }]],
+    },
+    setDrawnCardNumbers: (r) => orders.setDrawnCardNumbers(r.db, 11, [{ position: 1, cardNumber: 8001234 }], 'cardNumber'),
+    insertStateChange: (r) => orders.insertStateChange(r.db, { orderId: 11, from: 'created', to: 'paid', actor: 'system', reason: null }),
+    updateOrderStateIf: (r) => orders.updateOrderStateIf(r.db, 11, 'paid', ['created', 'awaitingPayment']),
+    selectOrderState: { run: (r) => orders.selectOrderState(r.db, 11), answers: [[{ state: 'paid' }]] },
+    selectPaylinkOf: (r) => orders.selectPaylinkOf(r.db, 11),
+    setOrderPaylink: (r) => orders.setOrderPaylink(r.db, 11, 900, 'https://pay.example.org/900'),
+    clearOrderPaylink: (r) => orders.clearOrderPaylink(r.db, 11, 900),
+    lockCardItems: (r) => orders.lockCardItems(r.db, [21, 22]),
+    setItemCardNumber: (r) => orders.setItemCardNumber(r.db, 21, 8001234, 'cardNumber'),
+    selectOrderPage: {
+      states: (r) => orders.selectOrderPage(r.db, pageFilter),
+      filtered: (r) => orders.selectOrderPage(r.db, { ...pageFilter, erpRetailerEntityId: 'cust-1', shippingCountryId: 276, searchText: 'Muster' }),
+    },
+    selectOrder: (r) => orders.selectOrder(r.db, 11),
+    selectItems: (r) => orders.selectItems(r.db, 11),
+    insertOrderNote: (r) => orders.insertOrderNote(r.db, 11, 'admin', 'called the customer'),
+  }),
+  repository(`${dir}/orders/placement/idempotency.repository.ts`, idempotency, {
+    takeIdempotencyKey: (r) =>
+      idempotency.takeIdempotencyKey(r.db, { scope: 'orders', key: 'key-1', requestHash: 'hash', expiresAt: T, waitMs: 5000, purgeLimit: 100 }),
+    renewIdempotentResponse: (r) => idempotency.renewIdempotentResponse(r.db, { scope: 'orders', key: 'key-1' }, 11, { id: 11 }),
+    insertOutboxAndCompleteKey: {
+      messages: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], null),
+      completion: (r) => idempotency.insertOutboxAndCompleteKey(r.db, [mail], completion),
+    },
+  }),
   repository(`${dir}/retailers/retailers.repository.ts`, retailers, {
     lockRetailerImport: (r) => retailers.lockRetailerImport(r.db, 'weclapp'),
     replaceRetailerRows: (r) =>

@@ -185,7 +185,7 @@ describe('prometheus alert rules', () => {
     expect(r.annotations.description).toMatch(/docs\/(outbox|decisions)\.md/);
     // Job kinds named in a rule exist in the code (the order flow's job kinds are named in one place).
     for (const m of String(r.expr).matchAll(/kind="([^"]+)"/g))
-      expect(readFileSync(path.join(ROOT, 'services/ordering/src/orders/flow-jobs.ts'), 'utf8')).toContain(`'${m[1]}'`);
+      expect(readFileSync(path.join(ROOT, 'services/ordering/src/orders/flow/flow-jobs.ts'), 'utf8')).toContain(`'${m[1]}'`);
   });
 
   test('the runbook a rule points to exists and covers that alert', () => {

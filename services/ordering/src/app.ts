@@ -38,7 +38,7 @@ import { identifyServiceClient } from './identity/access';
 import { maintenanceGate } from './maintenance/maintenance.middleware';
 import { shopArticlesFastLane } from './http/shop-articles.fast-lane';
 import { requestCaller } from './http/caller';
-import type { OrderLimits } from './orders/order-limits';
+import type { OrderLimits } from './orders/placement/order-limits';
 import { SPEC_FILE } from './version';
 
 /** Path prefix of the google.rpc.Status area. */
@@ -90,7 +90,7 @@ function paymentWebhookUrlencoded(spec: OpenApiDocument): RequestHandler {
 /**
  * Rate limits of specs/ordering.yaml (`info.description` "Errors": order creation, battery lookup, payment
  * webhooks; login and license-key limits live in the identity area, discount-code checks and order abuse limits in
- * `orders/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are counted
+ * `orders/placement/order-limits.ts`), shared by all instances through Redis when `REDIS_URL` is set. Callers are counted
  * per principal, else per IP address (a registered `X-Service-Client-Id` names a budget per address; `requestCaller`).
  */
 function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLimits>[1]['redis']): RequestHandler {
@@ -117,7 +117,7 @@ function orderingRateLimits(deps: OrderingDeps, redis: Parameters<typeof rateLim
 /**
  * `validateDiscountCodes` costs one point of the discount-code check budget, before the body is read; a
  * request then refused by validation (400 before its handler) gets the point back. Orders with codes draw on
- * the same budget (`orders/order-limits.ts`).
+ * the same budget (`orders/placement/order-limits.ts`).
  */
 function discountCheckLimit(limits: OrderLimits): RequestHandler {
   return (req, res, next) => {

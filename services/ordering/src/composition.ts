@@ -4,8 +4,9 @@
  * calls it once and gives the result to `createApp` and to the background workers; tests compose through it
  * too. Nothing else builds these objects and no module keeps state of its own, so two apps composed in one
  * process share nothing unless a caller hands one's object to the other.
- * It is also the one place that says which handler runs which outbox job kind ({@link outboxJobs}) and which
- * ERP webhook entity ({@link erpEntityHandlers}): the dispatchers and the webhook worker get these maps.
+ * It is also the one place that says which handler runs which outbox job kind ({@link outboxJobs}, the order flow's
+ * kinds in {@link orderFlowHandlers}) and which ERP webhook entity ({@link erpEntityHandlers}): the dispatchers and
+ * the webhook worker get these maps.
  */
 import type { OrderingDeps } from './context';
 import { EnvelopeEncryption, generateKeyRingSpec } from './crypto/aead';
@@ -18,9 +19,14 @@ import { createIdentity, type Identity } from './identity/identity';
 import { QrCodeRenderer } from './devtools/qrcode';
 import { CacheRegistry } from './maintenance/caches';
 import { MaintenanceMode } from './maintenance/maintenance.service';
-import { OrderFlow } from './orders/order-flow.service';
-import { OrderLimits } from './orders/order-limits';
+import { ErpHandOff } from './orders/flow/erp-hand-off';
+import { FLOW_JOB_LANES, FLOW_JOBS, type OrderJobPayload, type PaylinkDeletePayload, type PaymentStatusJobPayload } from './orders/flow/flow-jobs';
+import { PaylinkJobs } from './orders/flow/paylink-jobs';
+import { PaymentStatusProcessor } from './orders/flow/payment-status.service';
+import { SalesOrderSync } from './orders/flow/sales-order-sync';
+import { OrderLimits } from './orders/placement/order-limits';
 import type { LaneOptions, OutboxHandler } from './outbox/outbox.service';
+import { createPaymentClient, type PaymentClient } from './payment/payment.client';
 import { ERP_QUOTATION_JOB, quotationJobHandler } from './quotations/center-quotation.service';
 import { retailersWebhookHandler } from './retailers/retailers.service';
 
@@ -38,10 +44,18 @@ export interface OrderingServices {
   maintenance: MaintenanceMode;
   /** The ERP client and the encrypted token store. */
   erpClients: ErpClients;
-  /** Paylinks, payment webhooks, the ERP hand-off and the sales-order updates (`orders/order-flow.service.ts`). */
-  orderFlow: OrderFlow;
-  /** {@link orderFlow} when `deps.inlinePaylinks`, else absent: the order handlers' one paylink attempt after commit. */
-  inlinePaylinks?: Pick<OrderFlow, 'createPaylinkNow'>;
+  /** The payment provider's client (with retries), shared by the order flow's parts and the provider passthroughs. */
+  payment: PaymentClient;
+  /** The paylink jobs and the order paylink utilities (`orders/flow/paylink-jobs.ts`). */
+  paylinks: PaylinkJobs;
+  /** {@link paylinks} when `deps.inlinePaylinks`, else absent: the order handlers' one paylink attempt after commit. */
+  inlinePaylinks?: Pick<PaylinkJobs, 'createPaylinkNow'>;
+  /** The `payment-status` job and its unknown-transaction budget (`orders/flow/payment-status.service.ts`). */
+  paymentStatus: PaymentStatusProcessor;
+  /** The `erp-sales-order` job (`orders/flow/erp-hand-off.ts`). */
+  erpHandOff: ErpHandOff;
+  /** Sales-order changes from the ERP webhook and the periodic check (`orders/flow/sales-order-sync.ts`). */
+  salesOrders: SalesOrderSync;
   /** Users, auth, service clients, licensing and the Redis connection of `REDIS_URL`. */
   identity: Identity;
   /** Order abuse limits, shared by the discount-check middleware and the order and quotation handlers. */
@@ -60,16 +74,32 @@ interface OutboxJobs {
   lanes: Record<string, LaneOptions>;
 }
 
+/** The parts of the order flow that run its jobs (`orders/flow/`). */
+export type OrderFlowParts = Pick<OrderingServices, 'paylinks' | 'paymentStatus' | 'erpHandOff'>;
+
 /**
- * Which handler runs which outbox job kind (docs/outbox.md), with the lane limits of the order flow's kinds:
- * `payment-paylink`, `payment-status`, `erp-sales-order`, `payment-paylink-delete` → the order flow's handlers
- * (`OrderFlow.handlers()`); `erp-quotation` → the Center quotation through the ERP client of `erpClients`.
- * `mail` is not here: a dispatcher given a mailer runs it itself.
+ * Which handler runs which job kind of the order flow (`orders/flow/flow-jobs.ts`, docs/outbox.md); also what the
+ * order-flow tests' dispatchers run.
  */
-function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
+export function orderFlowHandlers({ paylinks, paymentStatus, erpHandOff }: OrderFlowParts): Record<string, OutboxHandler<never>> {
   return {
-    handlers: { ...orderFlow.handlers(), [ERP_QUOTATION_JOB]: quotationJobHandler(() => erpClients.client) },
-    lanes: orderFlow.jobLanes(),
+    [FLOW_JOBS.paylink]: (job: { payload: OrderJobPayload }) => paylinks.ensurePaylink(job.payload.orderId),
+    [FLOW_JOBS.paymentStatus]: (job: { payload: PaymentStatusJobPayload }) => paymentStatus.process(job.payload.deliveryId, job.payload.transactionId),
+    [FLOW_JOBS.erpSalesOrder]: (job: { payload: OrderJobPayload }) => erpHandOff.handOffToErp(job.payload.orderId),
+    [FLOW_JOBS.paylinkDelete]: (job: { payload: PaylinkDeletePayload }) => paylinks.deleteExpiredPaylink(job.payload),
+  };
+}
+
+/**
+ * Which handler runs which outbox job kind (docs/outbox.md), with the lane limits of the order flow's kinds
+ * (`FLOW_JOB_LANES`): `payment-paylink`, `payment-status`, `erp-sales-order`, `payment-paylink-delete` → the order
+ * flow's parts ({@link orderFlowHandlers}); `erp-quotation` → the Center quotation through the ERP client of
+ * `erpClients`. `mail` is not here: a dispatcher given a mailer runs it itself.
+ */
+function outboxJobs(flow: OrderFlowParts, erpClients: ErpClients): OutboxJobs {
+  return {
+    handlers: { ...orderFlowHandlers(flow), [ERP_QUOTATION_JOB]: quotationJobHandler(() => erpClients.client) },
+    lanes: { ...FLOW_JOB_LANES },
   };
 }
 
@@ -78,13 +108,13 @@ function outboxJobs(orderFlow: OrderFlow, erpClients: ErpClients): OutboxJobs {
  * article, `customer` and `party` the retailer list, `salesOrder` moves the shop order along (shipped,
  * completed). Other names are acknowledged and ignored.
  */
-function erpEntityHandlers(orderFlow: OrderFlow, caches: CacheRegistry): ErpEntityHandlers {
+function erpEntityHandlers(salesOrders: SalesOrderSync, caches: CacheRegistry): ErpEntityHandlers {
   return {
     article: articleWebhookHandler(caches),
     customer: retailersWebhookHandler,
     party: retailersWebhookHandler,
     salesOrder: async (event) => {
-      await orderFlow.applyErpSalesOrder(event.erpSystem, event.entityId);
+      await salesOrders.applyErpSalesOrder(event.erpSystem, event.entityId);
     },
   };
 }
@@ -104,7 +134,11 @@ export function composeOrdering(deps: OrderingDeps): OrderingContext {
   const caches = new CacheRegistry();
   const erpClients = new ErpClients({ db, config, encryption });
   const identity = createIdentity(deps);
-  const orderFlow = new OrderFlow({ database, logger, config, erpClients });
+  const payment = createPaymentClient(config);
+  const paylinks = new PaylinkJobs({ database, logger, config, payment });
+  const paymentStatus = new PaymentStatusProcessor({ database, logger, config, payment });
+  const erpHandOff = new ErpHandOff({ database, config, erpClients });
+  const salesOrders = new SalesOrderSync({ database, erpClients });
   const services: OrderingServices = {
     encryption,
     caches,
@@ -112,13 +146,17 @@ export function composeOrdering(deps: OrderingDeps): OrderingContext {
     articleLists: new ArticleListCache(caches),
     maintenance: new MaintenanceMode(db, { logger }),
     erpClients,
-    orderFlow,
-    ...(deps.inlinePaylinks ? { inlinePaylinks: orderFlow } : {}),
+    payment,
+    paylinks,
+    ...(deps.inlinePaylinks ? { inlinePaylinks: paylinks } : {}),
+    paymentStatus,
+    erpHandOff,
+    salesOrders,
     identity,
     orderLimits: new OrderLimits(config, identity.redis, logger),
     qrCodes: new QrCodeRenderer(),
-    outboxJobs: outboxJobs(orderFlow, erpClients),
-    erpEntityHandlers: erpEntityHandlers(orderFlow, caches),
+    outboxJobs: outboxJobs({ paylinks, paymentStatus, erpHandOff }, erpClients),
+    erpEntityHandlers: erpEntityHandlers(salesOrders, caches),
   };
   return { ...deps, services };
 }

@@ -101,7 +101,7 @@ export interface OrderingConfig {
    * it is flagged for an operator (docs/payrexx.md "TEST and LIVE").
    */
   paymentMode: 'TEST' | 'LIVE';
-  /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/order-limits.ts`). */
+  /** Most card numbers one order of a `public` caller may reserve (`ORDER_MAX_CARDS_PUBLIC`, default 100; `orders/placement/order-limits.ts`). */
   orderMaxCardsPublic: number;
   /** Orders per `public` caller and hour (`ORDER_PUBLIC_ORDERS_PER_CALLER_PER_HOUR`, default 60; 0 = off). */
   orderPublicOrdersPerCallerPerHour: number;
@@ -110,7 +110,7 @@ export interface OrderingConfig {
   /**
    * Orders and card numbers per hour of one authenticated `client_credentials` client of group `public`, shared
    * by all its customers (`ORDER_CLIENT_ORDERS_PER_HOUR`, default 600; `ORDER_CLIENT_CARDS_PER_HOUR`, default
-   * 3000; 0 = off; `orders/order-limits.ts`).
+   * 3000; 0 = off; `orders/placement/order-limits.ts`).
    */
   orderClientOrdersPerHour: number;
   orderClientCardsPerHour: number;

@@ -35,7 +35,7 @@ export interface OrderingDeps {
   keyRing?: string;
   /**
    * Inline paylinks: right after a new prepaid order commits, the order request makes one attempt at its paylink
-   * (`OrderFlow.createPaylinkNow`) and answers it. Absent or false → the `payment-paylink` outbox job alone
+   * (`PaylinkJobs.createPaylinkNow`) and answers it. Absent or false → the `payment-paylink` outbox job alone
    * creates it (the answer has `paylinkUrl: null`). `server.ts` turns it on.
    */
   inlinePaylinks?: boolean;

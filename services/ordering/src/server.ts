@@ -29,9 +29,9 @@ import { httpProbe } from './devtools/status';
 import { bootstrapAdmin } from './identity/bootstrap';
 import { createMailer } from './mail/mailer';
 import { CacheClearListener } from './maintenance/caches';
-import { ErpSalesOrderPoller } from './orders/erp-sales-order-poller';
-import { OrderExpirySweeper } from './orders/order-expiry.service';
-import { recordOrderMailFailure } from './orders/order-mail.service';
+import { ErpSalesOrderPoller } from './orders/flow/erp-sales-order-poller';
+import { OrderExpirySweeper } from './orders/flow/order-expiry.service';
+import { recordOrderMailFailure } from './orders/mail/order-mail.service';
 import { OutboxDispatcher } from './outbox/outbox.service';
 import type { DB } from './db/schema';
 
@@ -103,7 +103,7 @@ async function main(): Promise<void> {
   });
   expiry.start();
   // Shipped/completed also when weclapp's webhooks are silent or deactivated.
-  const salesOrderPoller = new ErpSalesOrderPoller({ flow: services.orderFlow, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
+  const salesOrderPoller = new ErpSalesOrderPoller({ salesOrders: services.salesOrders, logger, intervalMs: config.erpSalesOrderPollSeconds * 1000 });
   salesOrderPoller.start();
   const erpWebhooks = new ErpWebhookWorker({
     db: database.db,

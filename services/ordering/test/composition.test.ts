@@ -78,5 +78,5 @@ it('two key rings coexist in one process; an ephemeral ring belongs to its compo
 it('inline paylinks are an explicit option of the composition', () => {
   expect(ctx.services.inlinePaylinks).toBeUndefined();
   const withPaylinks = composeOrdering({ ...ctx.deps, inlinePaylinks: true }).services;
-  expect(withPaylinks.inlinePaylinks).toBe(withPaylinks.orderFlow);
+  expect(withPaylinks.inlinePaylinks).toBe(withPaylinks.paylinks);
 });

@@ -10,7 +10,7 @@
  */
 import { sql } from 'kysely';
 import request from 'supertest';
-import { releaseDiscountHolds } from '../src/orders/order-expiry.service';
+import { releaseDiscountHolds } from '../src/orders/flow/order-expiry.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 

@@ -9,10 +9,10 @@
  */
 import request from 'supertest';
 import { documentAmount } from '@sports-timing/erp-simulator/src/amounts';
-import { toErpSalesOrder, discountPercentageFor } from '../src/orders/erp-sales-order';
+import { toErpSalesOrder, discountPercentageFor } from '../src/orders/flow/erp-sales-order';
 import { allocateProportionally, percentOf } from '../src/money/money';
 import type { StoredOrder, StoredOrderItem } from '../src/orders/order.types';
-import { computeTotals } from '../src/orders/totals';
+import { computeTotals } from '../src/orders/placement/totals';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 

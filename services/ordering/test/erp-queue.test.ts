@@ -11,19 +11,19 @@ import request from 'supertest';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
 import { ErpClients } from '../src/erp/erp-clients';
-import { OrderFlow } from '../src/orders/order-flow.service';
+import { ErpHandOff } from '../src/orders/flow/erp-hand-off';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { testTime } from '@sports-timing/shared/src/test-time';
 
 describe("exactly one sales order under weclapp's queue", () => {
   let stack: OrderFlowStack;
-  let second: { flow: OrderFlow; close: () => Promise<void> };
+  let second: { erpHandOff: ErpHandOff; close: () => Promise<void> };
   beforeAll(async () => {
     stack = await startOrderFlowStack('erp-queue-test', {
       env: { ERP_TIMEOUT_MS: '700', ERP_CREATE_SETTLE_MS: '4000' },
     });
-    // A second ordering instance on the same database and ERP: its own pool, ERP client, caches and order flow.
+    // A second ordering instance on the same database and ERP: its own pool, ERP client, caches and ERP hand-off.
     const logger = createLogger('erp-queue-2');
     const database = createDatabase<DB>({ url: stack.ctx.testDb.url, schema: 'ordering', max: 4, logger });
     const config = stack.ctx.deps.config;
@@ -32,7 +32,7 @@ describe("exactly one sales order under weclapp's queue", () => {
       config,
       encryption: stack.ctx.services.encryption,
     });
-    second = { flow: new OrderFlow({ database, logger, config, erpClients }), close: () => database.close() };
+    second = { erpHandOff: new ErpHandOff({ database, config, erpClients }), close: () => database.close() };
   });
   afterAll(async () => {
     await second.close();
@@ -64,15 +64,15 @@ describe("exactly one sales order under weclapp's queue", () => {
         method: 'POST',
         body: JSON.stringify({ ms: 2000, method: 'POST', path: '/salesOrder' }),
       });
-      const attempt = (flow: OrderFlow) =>
-        flow.handOffToErp(id).then(
+      const attempt = (handOff: ErpHandOff) =>
+        handOff.handOffToErp(id).then(
           () => 'done',
           (e: Error) => e.message,
         );
       const deadline = Date.now() + testTime(15_000);
       let outcome: string[] = [];
       while (Date.now() < deadline) {
-        outcome = await Promise.all([attempt(stack.orderFlow), attempt(second.flow)]);
+        outcome = await Promise.all([attempt(stack.ctx.services.erpHandOff), attempt(second.erpHandOff)]);
         if (outcome.includes('done')) break;
         await new Promise((r) => setTimeout(r, 300));
       }
@@ -133,10 +133,10 @@ describe('shipped without webhooks', () => {
     // The ERP ships it; no webhook subscription reaches the shop (silent or deactivated).
     await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { shipped: true });
     expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('transferred');
-    expect(await stack.orderFlow.pollErpSalesOrders('weclapp', before)).toBeGreaterThanOrEqual(1);
+    expect(await stack.ctx.services.salesOrders.pollErpSalesOrders('weclapp', before)).toBeGreaterThanOrEqual(1);
     expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('shipped');
     await stack.erp!.patchEntity('salesOrder', erp_sales_order_id!, { status: 'CLOSED' });
-    await stack.orderFlow.pollErpSalesOrders('weclapp', before);
+    await stack.ctx.services.salesOrders.pollErpSalesOrders('weclapp', before);
     expect((await db.selectFrom('orders').select('state').where('id', '=', id).executeTakeFirstOrThrow()).state).toBe('completed');
   });
 });

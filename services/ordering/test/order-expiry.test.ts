@@ -10,7 +10,7 @@ import request from 'supertest';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import type { PaymentSimulator, Transaction } from '@sports-timing/payment-simulator';
 import type { DB } from '../src/db/schema';
-import { expireUnpaidOrders, OrderExpirySweeper } from '../src/orders/order-expiry.service';
+import { expireUnpaidOrders, OrderExpirySweeper } from '../src/orders/flow/order-expiry.service';
 import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderBody } from './support/orders';

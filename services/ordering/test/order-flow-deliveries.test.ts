@@ -3,7 +3,6 @@
  * effect; forged deliveries and a cancelled attempt on an open paylink change nothing; deliveries in any
  * order, repeated and with stale claims, end in the provider's current state.
  */
-import type { OrderFlow } from '../src/orders/order-flow.service';
 import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderFlowSteps } from './support/order-flow-steps';
@@ -11,11 +10,10 @@ import { orderFlowSteps } from './support/order-flow-steps';
 let stack: OrderFlowStack;
 let ctx: OrderingTestContext;
 let url: string;
-let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   stack = await startOrderFlowStack('order-flow-deliveries-test');
-  ({ ctx, url, orderFlow } = stack);
+  ({ ctx, url } = stack);
   await stack.control('subscribe', { url: `${stack.url}${WEBHOOK_PATH}`, format: 'json' });
 });
 
@@ -87,7 +85,7 @@ test('forged deliveries change nothing: unknown transaction, and a "confirmed" t
 test("a cancelled attempt while the order's paylink is still open changes nothing", async () => {
   const placed = await placeOrder();
   // Another paylink with the order's reference, aborted by the payer: its transaction is `cancelled`.
-  const other = await orderFlow.payment.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: placed.orderNumber });
+  const other = await ctx.services.payment.createPaylink({ amountCents: 100, currency: 'EUR', referenceId: placed.orderNumber });
   await control('unsubscribe', { url: `${url}${WEBHOOK_PATH}` });
   let txId: number;
   try {

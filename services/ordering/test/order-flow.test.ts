@@ -8,8 +8,7 @@
 import request from 'supertest';
 import type { ErpSimulator } from '@sports-timing/erp-simulator';
 import type { PaymentSimulator } from '@sports-timing/payment-simulator';
-import { storePaylink } from '../src/orders/order-flow.repository';
-import type { OrderFlow } from '../src/orders/order-flow.service';
+import { storePaylink } from '../src/orders/flow/order-flow.repository';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
 import { orderBody } from './support/orders';
 import type { OrderingTestContext } from './support/app';
@@ -21,11 +20,10 @@ let erp: ErpSimulator;
 let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
 let url: string;
-let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   stack = await startOrderFlowStack('order-flow-test');
-  ({ pay, ctx, url, orderFlow } = stack);
+  ({ pay, ctx, url } = stack);
   erp = stack.erp!;
   await stack.control('subscribe', { url: `${stack.url}${WEBHOOK_PATH}`, format: 'json' });
 });
@@ -183,13 +181,13 @@ test('ERP sales order shipped (the ERP webhook hook) â†’ shipped, once; CLOSED â
   const soId = (await orderRow(placed.id)).erp_sales_order_id!;
   // A status change alone (order confirmation printed) ships nothing; the booked shipment does.
   await erp.patchEntity('salesOrder', soId, { status: 'ORDER_CONFIRMATION_PRINTED' });
-  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('transferred');
+  expect(await ctx.services.salesOrders.applyErpSalesOrder('weclapp', soId)).toBe('transferred');
   await erp.patchEntity('salesOrder', soId, { shipped: true });
-  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
-  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  expect(await ctx.services.salesOrders.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
+  expect(await ctx.services.salesOrders.applyErpSalesOrder('weclapp', soId)).toBe('shipped');
   await erp.patchEntity('salesOrder', soId, { status: 'CLOSED' });
-  expect(await orderFlow.applyErpSalesOrder('weclapp', soId)).toBe('completed');
-  expect(await orderFlow.applyErpSalesOrder('weclapp', 'no-such-id')).toBeNull();
+  expect(await ctx.services.salesOrders.applyErpSalesOrder('weclapp', soId)).toBe('completed');
+  expect(await ctx.services.salesOrders.applyErpSalesOrder('weclapp', 'no-such-id')).toBeNull();
   expect(await historyOf(placed.id)).toEqual(['->pending_payment', 'pending_payment->paid', 'paid->transferred', 'transferred->shipped', 'shipped->completed']);
 });
 

@@ -1,5 +1,5 @@
 /**
- * Abuse limits of the order pipeline (`src/orders/order-limits.ts`, spec `createShopOrder` "Limits"),
+ * Abuse limits of the order pipeline (`src/orders/placement/order-limits.ts`, spec `createShopOrder` "Limits"),
  * each reproducing an attack on the running product: an anonymous card order of 1,000 cards hoarding
  * card numbers, many orders hoarding them 100 at a time, confirmation mails and ERP quotations sent to an
  * address of the caller's choice, and orders used as a discount-code oracle at ten times the rate of

@@ -4,7 +4,7 @@
  */
 import { evaluateDiscountCodes, type DiscountCodeTerms } from '../src/discounts/discount-rules';
 import { allocateProportionally, divRoundHalfAwayFromZero, percentOf } from '../src/money/money';
-import { computeTotals } from '../src/orders/totals';
+import { computeTotals } from '../src/orders/placement/totals';
 
 test('rounding is half away from zero', () => {
   expect(divRoundHalfAwayFromZero(5n, 2n)).toBe(3n);

@@ -5,7 +5,7 @@
 import { sql } from 'kysely';
 import request from 'supertest';
 import { findOrder, toShopOrderDTO } from '../src/orders/orders.mapper';
-import { orderNumberFor } from '../src/orders/place-order.steps';
+import { orderNumberFor } from '../src/orders/placement/place-order.steps';
 import { messageIdFor } from '../src/outbox/outbox.service';
 import type { components } from '../src/generated/openapi';
 import { createCodes, orderBody, postOrder, snapshot, startShop, type TestShop } from './support/orders';

@@ -10,7 +10,7 @@
  */
 import request from 'supertest';
 import type { Transaction } from '@sports-timing/payment-simulator';
-import { insertDelivery, markDeliveryFetching } from '../src/orders/order-flow.repository';
+import { insertDelivery, markDeliveryFetching } from '../src/orders/flow/order-flow.repository';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 
@@ -51,7 +51,7 @@ async function attentionOf(orderNumber: string): Promise<{ kind: string; transac
 }
 /** A further paylink for the order (as an operator sends for the rest), paid with `amountCents`. */
 async function payMore(orderNumber: string, amountCents: number): Promise<Transaction> {
-  const link = await stack.orderFlow.payment.createPaylink({ amountCents, currency: 'EUR', referenceId: orderNumber, title: `Rest of ${orderNumber}` });
+  const link = await stack.ctx.services.payment.createPaylink({ amountCents, currency: 'EUR', referenceId: orderNumber, title: `Rest of ${orderNumber}` });
   return (await stack.control<{ transaction: Transaction }>('pay', { invoiceId: link.id })).transaction;
 }
 
@@ -112,7 +112,7 @@ test('concurrent re-fetches of the same two part payments count each once: one p
     await markDeliveryFetching(db(), id);
     runs.push({ id, t });
   }
-  await Promise.all(runs.map((r) => stack.orderFlow.processPaymentStatus(r.id, r.t.id)));
+  await Promise.all(runs.map((r) => stack.ctx.services.paymentStatus.process(r.id, r.t.id)));
   const receipts = await db().selectFrom('payment_receipts').select(['transaction_id', 'amount_cents']).where('order_id', '=', o.id).execute();
   expect(receipts.map((r) => r.transaction_id).sort()).toEqual([first.id, second.id].sort());
   expect(receipts.reduce((n, r) => n + Number(r.amount_cents), 0)).toBe(o.gross);

@@ -7,7 +7,7 @@
  *   answers properly.
  */
 import request from 'supertest';
-import { expireUnpaidOrders } from '../src/orders/order-expiry.service';
+import { expireUnpaidOrders } from '../src/orders/flow/order-expiry.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 

@@ -13,8 +13,12 @@ import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { createApp } from '../src/app';
-import { composeOrdering } from '../src/composition';
-import { OrderFlow } from '../src/orders/order-flow.service';
+import type { OrderingConfig } from '../src/config';
+import { composeOrdering, orderFlowHandlers, type OrderFlowParts } from '../src/composition';
+import { ErpHandOff } from '../src/orders/flow/erp-hand-off';
+import { PaylinkJobs } from '../src/orders/flow/paylink-jobs';
+import { PaymentStatusProcessor } from '../src/orders/flow/payment-status.service';
+import { createPaymentClient } from '../src/payment/payment.client';
 import { OutboxDispatcher } from '../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -56,6 +60,17 @@ async function listen(app: http.RequestListener): Promise<string> {
   servers.push(server);
   await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
   return `http://127.0.0.1:${(server.address() as AddressInfo).port}${WEBHOOK_PATH}`;
+}
+
+/** Order-flow parts of their own (a fresh unknown-transaction budget) on the test app's database, with `config`. */
+function freshFlow(config: OrderingConfig, level?: 'silent'): OrderFlowParts {
+  const logger = level ? createLogger('flood-test', level) : createLogger('flood-test');
+  const payment = createPaymentClient(config);
+  return {
+    paylinks: new PaylinkJobs({ database: ctx.database, logger, config, payment }),
+    paymentStatus: new PaymentStatusProcessor({ database: ctx.database, logger, config, payment }),
+    erpHandOff: new ErpHandOff({ database: ctx.database, config, erpClients: ctx.services.erpClients }),
+  };
 }
 
 /** Posts `n` deliveries from source `ip`, `parallel` at a time; `body(i)` is the i-th form body. Returns the answer statuses. */
@@ -108,13 +123,13 @@ test('a flood of forged deliveries from one source is bounded; another source st
 
   // Processing: one provider call per recorded delivery, not per request.
   const before = providerTransactionCalls();
-  const flow = new OrderFlow({ database: ctx.database, logger: createLogger('flood-test'), config: ctx.deps.config, erpClients: ctx.services.erpClients });
+  const flow = freshFlow(ctx.deps.config);
   const dispatcher = new OutboxDispatcher({
     database: ctx.database,
     mailer: ctx.deps.mailer,
     logger: createLogger('flood-test'),
     from: 'shop@example.com',
-    handlers: flow.handlers(),
+    handlers: orderFlowHandlers(flow),
     pollIntervalMs: 20,
     baseBackoffMs: 20,
     maxBackoffMs: 100,
@@ -204,14 +219,9 @@ test('re-fetches of unknown transactions share one budget: fresh forged ids cost
     .execute();
   expect(queued).toHaveLength(n);
   const run = async (budget: number) => {
-    const flow = new OrderFlow({
-      database: ctx.database,
-      logger: createLogger('flood-test', 'silent'),
-      config: { ...ctx.deps.config, paymentUnknownRefetchesPerMinute: budget },
-      erpClients: ctx.services.erpClients,
-    });
+    const flow = freshFlow({ ...ctx.deps.config, paymentUnknownRefetchesPerMinute: budget }, 'silent');
     const before = providerTransactionCalls();
-    const results = await Promise.allSettled(queued.map((d) => flow.processPaymentStatus(d.id, Number(d.transaction_id))));
+    const results = await Promise.allSettled(queued.map((d) => flow.paymentStatus.process(d.id, Number(d.transaction_id))));
     return { calls: providerTransactionCalls() - before, refused: results.filter((r) => r.status === 'rejected').length };
   };
   expect(await run(5)).toEqual({ calls: 5, refused: n - 5 });

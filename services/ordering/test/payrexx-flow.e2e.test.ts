@@ -9,7 +9,6 @@
  */
 import request from 'supertest';
 import type { PaymentSimulator, Payout, Transaction } from '@sports-timing/payment-simulator';
-import type { OrderFlow } from '../src/orders/order-flow.service';
 import type { OrderingTestContext } from './support/app';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
@@ -19,11 +18,10 @@ let pay: PaymentSimulator;
 let ctx: OrderingTestContext;
 let url: string;
 let admin: string;
-let orderFlow: OrderFlow;
 
 beforeAll(async () => {
   stack = await startOrderFlowStack('payrexx-flow-test');
-  ({ pay, ctx, url, orderFlow } = stack);
+  ({ pay, ctx, url } = stack);
   pay.subscribe(`${url}${WEBHOOK_PATH}`, 'form');
   admin = await ctx.bearer({ roles: ['admin'], userGroup: 'internal', id: 1 });
 });
@@ -150,7 +148,7 @@ test('two partial refunds processed at the same moment add up: the order becomes
         ).id,
     ),
   );
-  await Promise.all([orderFlow.processPaymentStatus(ids[0], first.id), orderFlow.processPaymentStatus(ids[1], second.id)]);
+  await Promise.all([ctx.services.paymentStatus.process(ids[0], first.id), ctx.services.paymentStatus.process(ids[1], second.id)]);
   expect((await orderRow(order.id)).state).toBe('refunded');
   expect((await historyOf(order.id)).filter((h) => h.change.endsWith('->refunded'))).toHaveLength(1);
   const total = await ctx.database.db.selectFrom('payment_refunds').select('amount_cents').where('order_id', '=', order.id).execute();

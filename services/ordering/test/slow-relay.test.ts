@@ -10,7 +10,7 @@ import type { AddressInfo } from 'node:net';
 import request from 'supertest';
 import { SMTPServer } from 'smtp-server';
 import { smtpMailer } from '../src/mail/mailer';
-import { recordOrderMailFailure } from '../src/orders/order-mail.service';
+import { recordOrderMailFailure } from '../src/orders/mail/order-mail.service';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { testNote } from '@sports-timing/shared/src/testing';

@@ -15,7 +15,7 @@
  * Which names have handlers is decided in one place, the composition root (`composition.ts`): `article`
  * (re-import that one article, `catalog.import.ts`), `customer`/`party` (re-import the retailer list of
  * `weclapp`, `retailers.service.ts`) and `salesOrder` (what a changed sales order means for the shop order,
- * `OrderFlow.applyErpSalesOrder`).
+ * `SalesOrderSync.applyErpSalesOrder`).
  */
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Kysely } from 'kysely';

@@ -2,7 +2,7 @@
  * Handlers of discount codes and orders (`createDiscountCodes`,
  * `validateDiscountCodes`, `createShopOrder`, `createOrder`). Thin: requests are mapped onto the
  * one order pipeline (`orders.service.ts`), whose field names in errors follow each operation's body; the
- * card-order rules (one item per card, requested or random numbers) are in `orders/card-order.ts`.
+ * card-order rules (one item per card, requested or random numbers) are in `orders/placement/card-order.ts`.
  * `createQuotationForSubscription` is handled with the ERP operations (`erp.handlers.ts`).
  */
 import type { Request, Response } from 'express';
@@ -11,13 +11,13 @@ import type { Principal } from '../auth/principal';
 import { effectiveUserGroup } from '../catalog/user-groups';
 import type { OrderingContext } from '../composition';
 import { createDiscountCodes } from '../discounts/discounts.service';
-import { validateDiscountCodes } from '../orders/discount-check';
+import { validateDiscountCodes } from '../orders/placement/discount-check';
 import type { components, operations } from '../generated/openapi';
-import { CARD_NUMBER_KEY } from '../orders/cart';
-import { callerOf } from '../orders/idempotency';
+import { CARD_NUMBER_KEY } from '../orders/placement/cart';
+import { callerOf } from '../orders/placement/idempotency';
 import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../orders/order.types';
-import { placeCardOrder, placeShopOrder, type PlaceOrderContext } from '../orders/orders.service';
-import { bulkUpdateCardOrderItems } from '../orders/card-items.service';
+import { placeCardOrder, placeShopOrder, type PlaceOrderContext } from '../orders/placement/orders.service';
+import { bulkUpdateCardOrderItems } from '../orders/placement/card-items.service';
 import { requestCaller } from './caller';
 
 type Schemas = components['schemas'];

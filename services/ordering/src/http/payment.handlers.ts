@@ -1,16 +1,16 @@
 /**
  * Handlers of the payment side and the order utilities (tags `dev`, `callbacks`):
  * `receivePaymentProviderStatus` (recorded and queued; the re-fetch and any state change happen in the
- * outbox job, `order-flow.service.ts`), the payment-provider passthroughs, the order paylinks and the
+ * outbox job, `orders/flow/payment-status.service.ts`), the payment-provider passthroughs, the order paylinks and the
  * order listing. Admin only per the spec's `x-roles`. Provider failures: unreachable, 5xx, timeouts or a
  * rejected API key → 503 with `Retry-After`; an object the provider does not know → 404.
  */
 import { ApiError, componentSchemaOf, loadSpec, specDefaults, specFilled, validationError, type Handlers } from '@sports-timing/shared';
 import type { OrderingContext } from '../composition';
 import type { operations } from '../generated/openapi';
-import { operatorAttention } from '../orders/attention.service';
-import { recordPaymentDelivery } from '../orders/order-flow.service';
-import { listOrders } from '../orders/order-listing';
+import { operatorAttention } from '../orders/admin/attention.service';
+import { recordPaymentDelivery } from '../orders/flow/payment-status.service';
+import { listOrders } from '../orders/admin/order-listing';
 import { PaymentProviderError } from '../payment/payment.client';
 import { SPEC_FILE } from '../version';
 
@@ -48,8 +48,8 @@ const PAYLINK_DEFAULTS = specDefaults(componentSchemaOf(loadSpec(SPEC_FILE), 'Cr
 /** Payment and order-utility handlers. */
 export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
   const db = ctx.database.db;
-  const flow = () => ctx.services.orderFlow;
-  const client = () => flow().payment;
+  const paylinks = () => ctx.services.paylinks;
+  const client = () => ctx.services.payment;
   return {
     async receivePaymentProviderStatus(req, res) {
       const body = req.body as { transaction?: { id?: unknown; status?: unknown }; payout?: unknown; subscription?: unknown };
@@ -144,10 +144,10 @@ export function paymentHandlers(ctx: OrderingContext): Handlers<operations> {
       res.type('text/csv; charset=utf-8').send(csv);
     },
     async devCreateErpOrderPaylink(req, res) {
-      res.json(await provider(() => flow().replaceOrderPaylink(req.query.erpOrderOid), 'The paylink'));
+      res.json(await provider(() => paylinks().replaceOrderPaylink(req.query.erpOrderOid), 'The paylink'));
     },
     async devDeleteErpOrderPaylink(req, res) {
-      await provider(() => flow().deleteOrderPaylink(req.query.erpOrderOid), 'The paylink');
+      await provider(() => paylinks().deleteOrderPaylink(req.query.erpOrderOid), 'The paylink');
       res.status(200).end();
     },
   };

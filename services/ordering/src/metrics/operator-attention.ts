@@ -6,7 +6,7 @@
 import type { Kysely } from 'kysely';
 import type { AppMetrics } from '@sports-timing/shared';
 import type { DB } from '../db/schema';
-import { countAttention } from '../orders/attention.repository';
+import { countAttention } from '../orders/admin/attention.repository';
 
 /** Registers the gauge on the app's metrics. */
 export function registerOperatorAttentionMetrics(metrics: AppMetrics, db: Kysely<DB>): void {

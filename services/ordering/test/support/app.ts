@@ -66,7 +66,7 @@ async function ensureTestUser(database: Database<DB>, id: number): Promise<numbe
 }
 
 /**
- * The order abuse limits (`src/orders/order-limits.ts`) are off in test apps unless a test sets them: the
+ * The order abuse limits (`src/orders/placement/order-limits.ts`) are off in test apps unless a test sets them: the
  * suites place hundreds of orders from one loopback address to one contact address, and orders with
  * codes by the hundred. `test/order-limits.test.ts` and `test/faults/rate-limits.test.ts` run them.
  */

@@ -1,6 +1,6 @@
 /**
  * The order flow over real HTTP for tests: the ordering app with its demo catalogue and inline paylinks, its
- * {@link OrderFlow} against the payment simulator (and the ERP simulator unless left out), served on a free port,
+ * order flow (`ctx.services`: `paylinks`, `paymentStatus`, `erpHandOff`, `salesOrders`) against the payment simulator (and the ERP simulator unless left out), served on a free port,
  * with an outbox dispatcher running the flow's jobs. `close()` stops everything it started.
  */
 import http from 'node:http';
@@ -9,7 +9,7 @@ import { createLogger } from '@sports-timing/shared';
 import { createErpSimulator, type ErpSimulator } from '@sports-timing/erp-simulator';
 import { createPaymentSimulator, type PaymentSimulator } from '@sports-timing/payment-simulator';
 import { loadDemoCatalog } from '../../src/demo/catalog';
-import type { OrderFlow } from '../../src/orders/order-flow.service';
+import { orderFlowHandlers } from '../../src/composition';
 import type { Mailer } from '../../src/mail/mailer';
 import { OutboxDispatcher, type OutboxDispatcherOptions } from '../../src/outbox/outbox.service';
 import { startOrdering, type OrderingTestContext } from './app';
@@ -24,8 +24,6 @@ export interface OrderFlowStack {
   pay: PaymentSimulator;
   /** Absent when started with `erp: false`. */
   erp: ErpSimulator | undefined;
-  /** The app's order flow (`ctx.services.orderFlow`). */
-  orderFlow: OrderFlow;
   dispatcher: OutboxDispatcher;
   server: http.Server;
   /** Base URL of the ordering app. */
@@ -56,7 +54,6 @@ export async function startOrderFlowStack(
   );
   await loadDemoCatalog(ctx.database.db);
   const logger = createLogger(name);
-  const orderFlow = ctx.services.orderFlow;
   const server = http.createServer(ctx.app);
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -65,7 +62,7 @@ export async function startOrderFlowStack(
     mailer: ctx.deps.mailer,
     logger,
     from: 'shop@example.com',
-    handlers: orderFlow.handlers(),
+    handlers: orderFlowHandlers(ctx.services),
     pollIntervalMs: 50,
     baseBackoffMs: 50,
     maxBackoffMs: 400,
@@ -76,7 +73,6 @@ export async function startOrderFlowStack(
     ctx,
     pay,
     erp,
-    orderFlow,
     dispatcher,
     server,
     url,

@@ -4,9 +4,9 @@
  */
 import { sql, type Kysely } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
-import type { DB } from '../db/schema';
-import { completeJobSql, notifyInserted, type NewOutboxMessage } from '../outbox/outbox.repository';
-import type { OrderRow } from './orders.repository';
+import type { DB } from '../../db/schema';
+import { completeJobSql, notifyInserted, type NewOutboxMessage } from '../../outbox/outbox.repository';
+import type { OrderRow } from '../orders.repository';
 
 /**
  * Stores paylink `paylinkId` (`url`) on order `orderId` if it is `pending_payment` without a paylink, and in

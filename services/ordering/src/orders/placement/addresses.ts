@@ -5,9 +5,9 @@
  */
 import { isValidPhoneNumber } from 'libphonenumber-js';
 import { addFieldError, type FieldErrors } from '@sports-timing/shared';
-import { countryIdForCode } from '../countries/countries.service';
-import { courierFor, type Courier } from './couriers';
-import type { AddressPaths, OrderAddress, OrderInput } from './order.types';
+import { countryIdForCode } from '../../countries/countries.service';
+import { courierFor, type Courier } from '../couriers';
+import type { AddressPaths, OrderAddress, OrderInput } from '../order.types';
 
 /** The addresses of an order, checked: internal country ids and the courier of the shipping country. */
 export interface CheckedAddresses {

@@ -8,27 +8,19 @@
  * locked` (concurrent sweeps take disjoint orders) and cancels through the state machine's conditional
  * update (`transitionOrder`, only from `pending_payment`), so an order a payment reached first stays paid,
  * and the paylink job is deduplicated by order. A payment confirmed after the expiry is flagged on the
- * order for a refund (`OrderFlow.processPaymentStatus`), never lost.
+ * order for a refund (`PaymentStatusProcessor.process`), never lost.
  */
 import type { DatabaseWait } from '@sports-timing/shared/src/db-wait';
 import type { Kysely } from 'kysely';
 import type { Logger } from 'pino';
-import type { DB } from '../db/schema';
-import { releaseExpiredHolds } from '../discounts/discounts.repository';
-import { enqueue } from '../outbox/outbox.service';
-import { releaseCardNumbers } from '../siid/siid.service';
+import type { DB } from '../../db/schema';
+import { releaseExpiredHolds } from '../../discounts/discounts.repository';
+import { enqueue } from '../../outbox/outbox.service';
+import { releaseCardNumbers } from '../../siid/siid.service';
+import { FLOW_JOBS, type PaylinkDeletePayload } from './flow-jobs';
 import * as flowRepo from './order-flow.repository';
-import { transitionOrder } from './order-states';
-import { insertStateChange } from './orders.repository';
-
-/** Outbox job deleting the paylink of an expired order at the provider. */
-export const PAYLINK_DELETE_JOB = 'payment-paylink-delete';
-
-/** Payload of a {@link PAYLINK_DELETE_JOB} job. */
-export interface PaylinkDeletePayload {
-  orderId: number;
-  paylinkId: number;
-}
+import { transitionOrder } from '../order-states';
+import { insertStateChange } from '../orders.repository';
 
 /** Orders cancelled per sweep transaction (a sweep runs transactions until fewer are due). */
 const SWEEP_BATCH = 100;
@@ -56,7 +48,7 @@ export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expi
       await flowRepo.setCancellationReason(trx, o.id, EXPIRED);
       await releaseCardNumbers(trx, o.order_number);
       await flowRepo.releaseRedemptions(trx, o.id);
-      if (o.paylink_id !== null) await enqueue<PaylinkDeletePayload>(trx, PAYLINK_DELETE_JOB, `order:${o.id}`, { orderId: o.id, paylinkId: o.paylink_id });
+      if (o.paylink_id !== null) await enqueue<PaylinkDeletePayload>(trx, FLOW_JOBS.paylinkDelete, `order:${o.id}`, { orderId: o.id, paylinkId: o.paylink_id });
       cancelled.push(o.id);
     }
     return cancelled;

@@ -5,13 +5,13 @@
  * integer net cents.
  */
 import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
-import type { UserGroup } from '../auth/principal';
-import type { CatalogArticle, CatalogBomItem } from '../catalog/catalog.mapper';
-import type { CartArticleCache } from '../catalog/catalog-caches';
-import type { AttributeDefinition } from '../db/tables/catalog.tables';
-import { isAvailableTo } from '../catalog/user-groups';
-import { CARD_NUMBER_RANGES, isInRange, type CardType } from '../siid/card-types';
-import type { OrderItemInput, OrderItemPaths } from './order.types';
+import type { UserGroup } from '../../auth/principal';
+import type { CatalogArticle, CatalogBomItem } from '../../catalog/catalog.mapper';
+import type { CartArticleCache } from '../../catalog/catalog-caches';
+import type { AttributeDefinition } from '../../db/tables/catalog.tables';
+import { isAvailableTo } from '../../catalog/user-groups';
+import { CARD_NUMBER_RANGES, isInRange, type CardType } from '../../siid/card-types';
+import type { OrderItemInput, OrderItemPaths } from '../order.types';
 
 /** The configuration key holding a personalised card number (spec `ConfigurableAttribute`). */
 export const CARD_NUMBER_KEY = 'cardNumber';

@@ -5,13 +5,13 @@
  */
 import countries from 'i18n-iso-countries';
 import { asSingleLine } from '@sports-timing/shared';
-import { BUILT_IN_LABELS } from '../catalog/attribute-labels';
-import { canonicalCulture, resolveCulture } from '../culture/culture';
+import { BUILT_IN_LABELS } from '../../catalog/attribute-labels';
+import { canonicalCulture, resolveCulture } from '../../culture/culture';
 // Registers the localized country names this template looks up.
-import '../countries/countries.service';
-import type { MailPayload } from '../mail/mailer';
-import { percentOf } from '../money/money';
-import type { OrderAddress, StoredOrder, StoredOrderItem } from './order.types';
+import '../../countries/countries.service';
+import type { MailPayload } from '../../mail/mailer';
+import { percentOf } from '../../money/money';
+import type { OrderAddress, StoredOrder, StoredOrderItem } from '../order.types';
 import { CONFIRMATION_LANGUAGES, CONFIRMATION_MESSAGES, type ConfirmationLanguage, type ConfirmationMessages } from './order-confirmation.messages';
 
 /** What the template needs besides the order: the courier's display name. */

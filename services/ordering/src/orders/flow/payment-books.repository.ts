@@ -5,7 +5,7 @@
  * webhooks of one order add up one after the other.
  */
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema';
+import type { DB } from '../../db/schema';
 
 /** The order row as the payment books need it, locked for the caller's transaction; undefined when gone. */
 export async function lockOrderForPayment(

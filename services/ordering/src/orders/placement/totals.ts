@@ -3,8 +3,8 @@
  * line on its net amount after its share of the discounts, rounded half away from zero to whole cents;
  * shipping taxed at the highest VAT rate of the order; a breakdown per VAT rate. Integer cents throughout.
  */
-import { percentOf } from '../money/money';
-import type { VatAmount } from './order.types';
+import { percentOf } from '../../money/money';
+import type { VatAmount } from '../order.types';
 
 /** What the totals are computed from: per line its net amount, discount share and VAT rate. */
 export interface TotalsLine {

@@ -1,6 +1,8 @@
 /**
- * The `payment-status` job (docs/payrexx.md "Transaction statuses", "Payments of an order", "Refunds", "TEST and
- * LIVE"): re-fetches the transaction a webhook named (never trusting the body) and applies it to its order.
+ * The payment webhook's deliveries and the `payment-status` job (`flow-jobs.ts` step 2; docs/payrexx.md "Transaction
+ * statuses", "Payments of an order", "Refunds", "TEST and LIVE"): {@link recordPaymentDelivery} records a delivery
+ * and enqueues its job, which re-fetches the transaction the webhook named (never trusting the body) and applies it
+ * to its order.
  *
  * - `waiting`, `authorized`, `reserved`: the order is put on hold (no expiry) until the money is confirmed.
  * - `confirmed`: a `TEST` transaction of a shop running `PAYMENT_MODE=LIVE` changes nothing and is flagged; a
@@ -19,16 +21,17 @@ import type { Kysely } from 'kysely';
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import type { Logger } from 'pino';
 import type { Database } from '@sports-timing/shared';
-import type { OrderingConfig } from '../config';
-import type { DB } from '../db/schema';
-import { retakeReleasedUses } from '../discounts/discounts.repository';
-import { PaymentProviderError, type PaymentClient } from '../payment/payment.client';
-import type { PaymentTransaction } from '../payment/payment.types';
-import { markCardNumbersSold, releaseCardNumbers } from '../siid/siid.service';
-import { enqueueErpHandOff } from './flow-jobs';
+import type { OrderingConfig } from '../../config';
+import type { DB } from '../../db/schema';
+import { retakeReleasedUses } from '../../discounts/discounts.repository';
+import { PaymentProviderError, type PaymentClient } from '../../payment/payment.client';
+import type { PaymentTransaction } from '../../payment/payment.types';
+import { markCardNumbersSold, releaseCardNumbers } from '../../siid/siid.service';
+import { enqueue } from '../../outbox/outbox.service';
+import { enqueueErpHandOff, FLOW_JOBS, type PaymentStatusJobPayload } from './flow-jobs';
 import * as flowRepo from './order-flow.repository';
-import { transitionOrder } from './order-states';
-import { insertStateChange, selectOrderState, type OrderRow } from './orders.repository';
+import { transitionOrder } from '../order-states';
+import { insertStateChange, selectOrderState, type OrderRow } from '../orders.repository';
 import * as books from './payment-books.repository';
 
 /**
@@ -36,6 +39,39 @@ import * as books from './payment-books.repository';
  * its payment is flagged for a refund (`latePaymentTransactionId`).
  */
 const DISCOUNT_USED_UP = 'discountUsedUp';
+
+/** Deliveries older than the retention deleted per recorded delivery: the purge keeps pace with any intake. */
+const DELIVERY_PURGE_PER_INSERT = 20;
+
+/**
+ * How long (ms) a new delivery of a transaction re-fetched less than this ago waits (docs/payrexx.md "Flood bounds"):
+ * later deliveries merge into it, so one transaction costs at most one provider call per this time.
+ */
+const REFETCH_SPACING_MS = 10_000;
+
+/**
+ * Records a payment webhook delivery and enqueues its processing (one transaction). A delivery of a
+ * transaction id whose earlier delivery's re-fetch has not started is merged into it, whatever status it claims
+ * (the status is free text: no new job, no further provider call). Once the re-fetch has started a new delivery
+ * gets its own job, so a forged early delivery cannot swallow the genuine one that follows; when that re-fetch
+ * is recent the new job waits {@link REFETCH_SPACING_MS}. Deliveries older than `retentionDays` are purged a few
+ * at a time on the way. Returns the delivery id and whether it was new.
+ */
+export async function recordPaymentDelivery(
+  db: Kysely<DB>,
+  d: { contentType: string | null; transactionId: number; claimedStatus: string | null },
+  retentionDays: number,
+): Promise<{ deliveryId: number; isNew: boolean }> {
+  const recorded = await db.transaction().execute(async (trx) => {
+    const { id: deliveryId, isNew, fetchedRecently } = await flowRepo.insertDelivery(trx, d, REFETCH_SPACING_MS);
+    const payload: PaymentStatusJobPayload = { deliveryId, transactionId: d.transactionId };
+    const delayMs = fetchedRecently ? REFETCH_SPACING_MS : undefined;
+    if (isNew) await enqueue(trx, FLOW_JOBS.paymentStatus, `delivery:${deliveryId}`, payload, { delayMs });
+    return { deliveryId, isNew };
+  });
+  await flowRepo.purgeDeliveries(db, new Date(Date.now() - retentionDays * 86_400_000), DELIVERY_PURGE_PER_INSERT);
+  return recorded;
+}
 
 /** Dependencies of {@link PaymentStatusProcessor}. */
 export interface PaymentStatusDeps {

@@ -5,9 +5,9 @@
  * customer got no confirmation or payment link.
  */
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema';
-import { orderIdOfDedupeKey } from '../outbox/dead-jobs.service';
-import { insertOrderNote } from './orders.repository';
+import type { DB } from '../../db/schema';
+import { orderIdOfDedupeKey } from '../../outbox/dead-jobs.service';
+import { insertOrderNote } from '../orders.repository';
 
 /**
  * Records in its order's history that the e-mail job `dedupeKey` was given up with `reason` (the relay's

@@ -4,9 +4,9 @@
  * number or a random free number to be claimed, and a bound on the cards per order.
  */
 import { addFieldError, specFilled, validationError } from '@sports-timing/shared';
-import type { components } from '../generated/openapi';
+import type { components } from '../../generated/openapi';
 import { CARD_NUMBER_KEY } from './cart';
-import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from './order.types';
+import type { AddressPaths, OrderAddress, OrderInput, OrderItemInput } from '../order.types';
 
 type Schemas = components['schemas'];
 

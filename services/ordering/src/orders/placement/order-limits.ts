@@ -23,7 +23,7 @@
 import { ApiError, consumeOrThrow, createLimiter, GrpcCode, retryAfterSeconds, RateLimiterRes, type RateLimiterAbstract } from '@sports-timing/shared';
 import type { Logger } from 'pino';
 import type { Redis } from 'ioredis';
-import type { OrderingConfig } from '../config';
+import type { OrderingConfig } from '../../config';
 
 /**
  * The mailbox an address delivers to, as the per-recipient mail limit counts it (docs/mails.md): lower case,

@@ -4,8 +4,8 @@
  * `OperatorAttentionItem`), newest first, at most 200.
  */
 import type { Kysely } from 'kysely';
-import type { DB } from '../db/schema';
-import type { components } from '../generated/openapi';
+import type { DB } from '../../db/schema';
+import type { components } from '../../generated/openapi';
 import { selectAttention } from './attention.repository';
 
 /** Spec `OperatorAttentionItem`. */

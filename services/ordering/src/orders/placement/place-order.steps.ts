@@ -8,25 +8,25 @@
  */
 import type { Kysely } from 'kysely';
 import { addFieldError, validationError, type FieldErrors } from '@sports-timing/shared';
-import type { Principal, UserGroup } from '../auth/principal';
-import type { CatalogArticle } from '../catalog/catalog.mapper';
-import { canonicalCulture, localize } from '../culture/culture';
-import type { DB } from '../db/schema';
-import { evaluateDiscountCodes, type DiscountEvaluation } from '../discounts/discount-rules';
-import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../discounts/discounts.service';
-import { mailEntry, outboxRows } from '../outbox/outbox.service';
-import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../siid/card-types';
-import { claimCardNumbers, claimRandomCardNumbers } from '../siid/siid.service';
+import type { Principal, UserGroup } from '../../auth/principal';
+import type { CatalogArticle } from '../../catalog/catalog.mapper';
+import { canonicalCulture, localize } from '../../culture/culture';
+import type { DB } from '../../db/schema';
+import { evaluateDiscountCodes, type DiscountEvaluation } from '../../discounts/discount-rules';
+import { loadDiscountTerms, redeemDiscountCodes, requireAllValid } from '../../discounts/discounts.service';
+import { mailEntry, outboxRows } from '../../outbox/outbox.service';
+import { CARD_NUMBER_RANGES, CARD_TYPES, type CardType } from '../../siid/card-types';
+import { claimCardNumbers, claimRandomCardNumbers } from '../../siid/siid.service';
 import { checkAddresses, type CheckedAddresses } from './addresses';
 import { buildCart, CARD_NUMBER_KEY, summarize, type CartLine, type PricedCart } from './cart';
 import type { IdempotencyClaim } from './idempotency';
 import { insertOutboxAndCompleteKey } from './idempotency.repository';
-import { renderOrderConfirmation } from './order-confirmation.mail';
-import { newOrderJobs } from './order-flow.service';
+import { renderOrderConfirmation } from '../mail/order-confirmation.mail';
+import { newOrderJobs } from '../flow/flow-jobs';
 import type { OrderLimits } from './order-limits';
-import { initialStateFor, type OrderAddress, type OrderInput, type OrderState, type StoredAddress, type StoredOrder } from './order.types';
-import { toStoredOrder } from './orders.mapper';
-import * as repo from './orders.repository';
+import { initialStateFor, type OrderAddress, type OrderInput, type OrderState, type StoredAddress, type StoredOrder } from '../order.types';
+import { toStoredOrder } from '../orders.mapper';
+import * as repo from '../orders.repository';
 import { computeTotals, type OrderTotals } from './totals';
 
 /** Who places the order, as the steps after validation need it. */

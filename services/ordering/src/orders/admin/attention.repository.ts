@@ -6,8 +6,8 @@
  * provider's refunded amount.
  */
 import { sql, type Kysely } from 'kysely';
-import type { DB } from '../db/schema';
-import type { components } from '../generated/openapi';
+import type { DB } from '../../db/schema';
+import type { components } from '../../generated/openapi';
 
 /** Payment delivery outcomes an operator has to act on (the others are derived from the books, below). */
 const PAYMENT_ATTENTION_OUTCOMES = ['unknownOrder', 'amountMismatch:flagged', 'testPayment:flagged', 'latePayment:refundNeeded'] as const;

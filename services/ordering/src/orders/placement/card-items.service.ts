@@ -9,13 +9,13 @@
  */
 import type { Kysely } from 'kysely';
 import { addFieldError, ApiError, validationError, type FieldErrors } from '@sports-timing/shared';
-import type { DB } from '../db/schema';
-import { isInRange, type CardType } from '../siid/card-types';
-import { deleteClaimPairs, insertClaims } from '../siid/siid.repository';
+import type { DB } from '../../db/schema';
+import { isInRange, type CardType } from '../../siid/card-types';
+import { deleteClaimPairs, insertClaims } from '../../siid/siid.repository';
 import { CARD_NUMBER_KEY } from './cart';
-import type { CardNumberState } from '../siid/siid.service';
-import type { OrderState } from './order.types';
-import { insertStateChange, lockCardItems, setItemCardNumber, type LockedCardItem } from './orders.repository';
+import type { CardNumberState } from '../../siid/siid.service';
+import type { OrderState } from '../order.types';
+import { insertStateChange, lockCardItems, setItemCardNumber, type LockedCardItem } from '../orders.repository';
 
 /** One change. */
 export interface CardItemUpdate {

@@ -10,10 +10,10 @@
  *   the shop taxes it); none when the order has no shipping costs;
  * - the currency by id (`recordCurrencyId`), else weclapp takes the customer's default currency.
  */
-import type { ErpSalesOrderDraft } from '../erp/erp.client';
-import type { ErpRecordAddress, NewErpRecordItem } from '../erp/erp.types';
-import { PermanentJobError } from '../outbox/outbox.service';
-import type { OrderAddress, StoredOrder } from './order.types';
+import type { ErpSalesOrderDraft } from '../../erp/erp.client';
+import type { ErpRecordAddress, NewErpRecordItem } from '../../erp/erp.types';
+import { PermanentJobError } from '../../outbox/outbox.service';
+import type { OrderAddress, StoredOrder } from '../order.types';
 
 /** The ERP ids a sales order refers to, looked up by the caller (cached by the ERP client). */
 export interface ErpOrderRefs {

@@ -5,8 +5,8 @@
 import { createHash } from 'node:crypto';
 import type { Kysely } from 'kysely';
 import { ApiError, GrpcCode } from '@sports-timing/shared';
-import type { Principal } from '../auth/principal';
-import type { DB } from '../db/schema';
+import type { Principal } from '../../auth/principal';
+import type { DB } from '../../db/schema';
 import * as repo from './idempotency.repository';
 
 /** How long a key and its response are kept. */

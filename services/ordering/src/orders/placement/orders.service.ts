@@ -8,15 +8,15 @@
  * here are the idempotency key around them and the paylink after the commit.
  */
 import type { Kysely } from 'kysely';
-import type { Principal } from '../auth/principal';
-import type { CartArticleCache } from '../catalog/catalog-caches';
-import { effectiveUserGroup } from '../catalog/user-groups';
-import type { DB } from '../db/schema';
+import type { Principal } from '../../auth/principal';
+import type { CartArticleCache } from '../../catalog/catalog-caches';
+import { effectiveUserGroup } from '../../catalog/user-groups';
+import type { DB } from '../../db/schema';
 import { cardOrderInput, type CardOrderRequest } from './card-order';
 import { loadCartArticles } from './cart';
 import { callerOf, IDEMPOTENCY_WAIT_MS, requestHash, takeIdempotencyKey, translateIdempotencyError, type IdempotencyClaim } from './idempotency';
-import type { OrderInput, StoredOrder } from './order.types';
-import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from './orders.mapper';
+import type { OrderInput, StoredOrder } from '../order.types';
+import { findOrder, toOrderResponse, toShopOrderDTO, type OrderResponse, type ShopOrderDTO } from '../orders.mapper';
 import { renewIdempotentResponse } from './idempotency.repository';
 import type { OrderLimits } from './order-limits';
 import { enqueueOrder, persistOrder, priceOrder, reserveOrder, validateCart, type OrderPlacement } from './place-order.steps';
@@ -40,8 +40,8 @@ export interface PlaceOrderContext {
   /** How long a retry waits for the first request with its key (default {@link IDEMPOTENCY_WAIT_MS}). */
   idempotencyWaitMs?: number;
   /**
-   * Creates the paylink of a new prepaid order (given as stored) right after the commit (see
-   * `order-flow.service.ts`); resolves the order with its paylink when that job ran, null when it was not
+   * Creates the paylink of a new prepaid order (given as stored) right after the commit
+   * (`PaylinkJobs.createPaylinkNow`, `flow/paylink-jobs.ts`); resolves the order with its paylink when that job ran, null when it was not
    * tried, failed or left no paylink. Without it the paylink is left to the outbox job alone (the composition's
    * `inlinePaylinks` option decides).
    */

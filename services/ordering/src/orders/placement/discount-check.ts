@@ -4,13 +4,13 @@
  * It lives with the orders because pricing a cart is theirs; the discounts module below knows no carts.
  */
 import type { Kysely } from 'kysely';
-import type { UserGroup } from '../auth/principal';
-import type { CartArticleCache } from '../catalog/catalog-caches';
-import type { DB } from '../db/schema';
-import { evaluateDiscountCodes } from '../discounts/discount-rules';
-import { loadDiscountTerms, type ValidateDiscountCodesReply } from '../discounts/discounts.service';
+import type { UserGroup } from '../../auth/principal';
+import type { CartArticleCache } from '../../catalog/catalog-caches';
+import type { DB } from '../../db/schema';
+import { evaluateDiscountCodes } from '../../discounts/discount-rules';
+import { loadDiscountTerms, type ValidateDiscountCodesReply } from '../../discounts/discounts.service';
 import { priceCart } from './cart';
-import type { OrderItemInput } from './order.types';
+import type { OrderItemInput } from '../order.types';
 
 /**
  * Spec `validateDiscountCodes`: prices the cart as an order of a caller of `group` would be priced

@@ -3,11 +3,12 @@
  * webhooks are silent or deactivated.
  */
 import type { Logger } from 'pino';
-import type { ErpSystem } from '../erp/erp.types';
-import { ORDER_ERP_SYSTEM, type OrderFlow } from './order-flow.service';
+import type { ErpSystem } from '../../erp/erp.types';
+import { ORDER_ERP_SYSTEM } from './erp-hand-off';
+import type { SalesOrderSync } from './sales-order-sync';
 
 /**
- * Runs {@link OrderFlow.pollErpSalesOrders} every `intervalMs` (docs/weclapp.md "Shipped and completed"), each time
+ * Runs {@link SalesOrderSync.pollErpSalesOrders} every `intervalMs` (docs/weclapp.md "Shipped and completed"), each time
  * for the sales orders changed since the previous run started (minus a minute of overlap for clock skew between
  * us and the ERP; the first run looks back a day). A failed run is logged and repeated from the same point.
  */
@@ -16,7 +17,7 @@ export class ErpSalesOrderPoller {
   private running: Promise<void> = Promise.resolve();
   private since = Date.now() - 86_400_000;
 
-  constructor(private readonly opts: { flow: OrderFlow; logger: Logger; intervalMs: number; system?: ErpSystem }) {}
+  constructor(private readonly opts: { salesOrders: SalesOrderSync; logger: Logger; intervalMs: number; system?: ErpSystem }) {}
 
   /** Starts the periodic check (unref'd timer). */
   start(): void {
@@ -29,7 +30,7 @@ export class ErpSalesOrderPoller {
   private async runOnce(): Promise<void> {
     const started = Date.now();
     try {
-      const n = await this.opts.flow.pollErpSalesOrders(this.opts.system ?? ORDER_ERP_SYSTEM, this.since - 60_000);
+      const n = await this.opts.salesOrders.pollErpSalesOrders(this.opts.system ?? ORDER_ERP_SYSTEM, this.since - 60_000);
       this.since = started;
       if (n > 0) this.opts.logger.debug({ salesOrders: n }, 'periodic sales order check applied');
     } catch (err) {

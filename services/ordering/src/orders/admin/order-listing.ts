@@ -3,11 +3,11 @@
  * shipping country and a case-insensitive substring search; sort from an allow-list, ties by id.
  */
 import type { Kysely } from 'kysely';
-import { codeForCountryId, countryIdForCode } from '../countries/countries.service';
-import type { DB } from '../db/schema';
-import type { components } from '../generated/openapi';
-import type { OrderState } from './order.types';
-import { selectOrderPage } from './orders.repository';
+import { codeForCountryId, countryIdForCode } from '../../countries/countries.service';
+import type { DB } from '../../db/schema';
+import type { components } from '../../generated/openapi';
+import type { OrderState } from '../order.types';
+import { selectOrderPage } from '../orders.repository';
 
 /** Spec `OrderPage`. */
 export type OrderPage = components['schemas']['OrderPage'];

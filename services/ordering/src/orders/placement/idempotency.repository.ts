@@ -5,9 +5,9 @@
  */
 import { sql, type Kysely, type Selectable } from 'kysely';
 import { PREPARED } from '@sports-timing/shared';
-import type { DB } from '../db/schema';
-import { messagesInsert, notifyInserted, type NewOutboxMessage } from '../outbox/outbox.repository';
-import type { IdempotencyKeysTable } from '../db/tables/orders.tables';
+import type { DB } from '../../db/schema';
+import { messagesInsert, notifyInserted, type NewOutboxMessage } from '../../outbox/outbox.repository';
+import type { IdempotencyKeysTable } from '../../db/tables/orders.tables';
 
 /** A stored `idempotency_keys` row. */
 export type IdempotencyRow = Selectable<IdempotencyKeysTable>;
