@@ -12,7 +12,7 @@ import { replay } from './replay';
 import { localTime, tail } from './tail';
 
 /** Where the commands write; tests pass their own. */
-export interface CliIo {
+interface CliIo {
   out: (line: string) => void;
   err: (line: string) => void;
   /** Aborts long-running commands (SIGINT/SIGTERM in the CLI). */
@@ -64,13 +64,14 @@ function checkedPort(env: Record<string, string | undefined>, name: string, fall
  * The timing service the commands talk to unless `--url` says otherwise: `TIMING_URL`, else the local service
  * on `TIMING_PORT` (default 8081), so a CLI run beside `pnpm start` on other ports reaches that copy. Throws
  * an error naming the variable when it cannot be an address (`TIMING_PORT=abc`).
+ * @internal
  */
 export function defaultTimingUrl(env: Record<string, string | undefined> = process.env): string {
   if (env.TIMING_URL) return checkedBaseUrl(env.TIMING_URL, 'TIMING_URL');
   return `http://127.0.0.1:${checkedPort(env, 'TIMING_PORT', 8081)}`;
 }
 
-/** The ordering service: `ORDERING_URL`, else the local service on `ORDERING_PORT` (default 8080); errors as {@link defaultTimingUrl}. */
+/** The ordering service: `ORDERING_URL`, else the local service on `ORDERING_PORT` (default 8080); errors as {@link defaultTimingUrl}. @internal */
 export function defaultOrderingUrl(env: Record<string, string | undefined> = process.env): string {
   if (env.ORDERING_URL) return checkedBaseUrl(env.ORDERING_URL, 'ORDERING_URL');
   return `http://127.0.0.1:${checkedPort(env, 'ORDERING_PORT', 8080)}`;

@@ -67,7 +67,7 @@ export function shippingAmount(s: PricedShipping): CentsAmount {
   return { netCents: Number(net), grossCents: Number(net + tax) };
 }
 
-/** A document's `netAmount` and `grossAmount` in cents: the sums over its positions and shipping cost positions. */
+/** A document's `netAmount` and `grossAmount` in cents: the sums over its positions and shipping cost positions. @internal */
 export function documentAmount(positions: readonly PricedPosition[], shipping: readonly PricedShipping[], headerDiscount?: string): CentsAmount {
   const all = [...positions.map((p) => positionAmount(p, headerDiscount)), ...shipping.map(shippingAmount)];
   return { netCents: all.reduce((s, a) => s + a.netCents, 0), grossCents: all.reduce((s, a) => s + a.grossCents, 0) };

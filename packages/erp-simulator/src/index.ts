@@ -4,7 +4,7 @@
  */
 export * from './simulator';
 export * from './seed';
-export { ARTICLE_NUMBERS, SEED_ARTICLES } from './seed-catalogue';
-export { CUSTOMER_NUMBERS } from './seed-accounts';
+export { /** @internal */ ARTICLE_NUMBERS, /** @internal */ SEED_ARTICLES } from './seed-catalogue';
+export { /** @internal */ CUSTOMER_NUMBERS } from './seed-accounts';
 export * from './types';
-export type { SimRequestsAnswer } from '@sports-timing/shared/src/sim-server';
+export type { /** @internal */ SimRequestsAnswer } from '@sports-timing/shared/src/sim-server';

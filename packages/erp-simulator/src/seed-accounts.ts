@@ -5,7 +5,7 @@
 import { ARTICLE_NUMBERS } from './seed-catalogue';
 import type { SalesInvoice } from './types';
 
-/** Stable customer numbers: three retailers in different countries and the web-shop end-customer account. */
+/** Stable customer numbers: three retailers in different countries and the web-shop end-customer account. @internal */
 export const CUSTOMER_NUMBERS = {
   retailerGermany: 'R-1001',
   retailerSwitzerland: 'R-1002',

@@ -92,13 +92,13 @@ export interface ErpWebhookDelivery {
   at: string;
 }
 
-/** Answer of `PATCH /__control/{article|customer|salesOrder}/{id or number}`: the changed entity and the `update` webhook deliveries. */
+/** Answer of `PATCH /__control/{article|customer|salesOrder}/{id or number}`: the changed entity and the `update` webhook deliveries. @internal */
 export interface ErpPatchAnswer<T extends Article | Customer | SalesOrder = Article | Customer | SalesOrder> {
   entity: T;
   deliveries: ErpWebhookDelivery[];
 }
 
-/** Answer of `GET /__control/state` ({@link ErpSimulator.state}): every tenant by name, all webhook deliveries, the attribute keys. */
+/** Answer of `GET /__control/state` ({@link ErpSimulator.state}): every tenant by name, all webhook deliveries, the attribute keys. @internal */
 export interface ErpSimulatorState {
   tenants: Record<string, ErpTenantState>;
   deliveries: ErpWebhookDelivery[];
@@ -383,4 +383,5 @@ export function createErpSimulator(options: ErpSimulatorOptions = {}): ErpSimula
   return new ErpSimulator(options);
 }
 
+/** @internal */
 export type { Article, Customer, SalesOrder, Quotation, SalesInvoice };

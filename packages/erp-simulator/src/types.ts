@@ -10,7 +10,7 @@ export type {
   ErpCustomAttribute as CustomAttributeValue,
   ErpCustomAttributeDefinition as CustomAttributeDefinition,
   ErpCustomer as Customer,
-  ErpListResponse,
+  /** @internal */ ErpListResponse,
   ErpShippingCostItem as ShippingCostItem,
 } from '@sports-timing/shared/src/erp-contract';
 export type {
@@ -59,7 +59,7 @@ export interface ErpErrorBody {
   error: string;
 }
 
-/** Answer of `GET /<entity>/count`: the number of entities matching the filters. */
+/** Answer of `GET /<entity>/count`: the number of entities matching the filters. @internal */
 export interface ErpCountResponse {
   result: number;
 }

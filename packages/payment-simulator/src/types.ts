@@ -140,6 +140,7 @@ export interface Payout {
 /**
  * Payrexx's answer envelope: `data` holds the objects (a single one for a read, write or delete of one
  * object); an error carries only its `message`.
+ * @internal
  */
 export type PayrexxResponse<T> = { status: 'success'; data: T[] } | { status: 'error'; message: string };
 
@@ -169,17 +170,17 @@ export interface PaymentWebhookDelivery {
   at: string;
 }
 
-/** Answer of `POST /__control/pay`, `/__control/cancel`, `/__control/refund` and `/__control/transaction-status`. */
+/** Answer of `POST /__control/pay`, `/__control/cancel`, `/__control/refund` and `/__control/transaction-status`. @internal */
 export interface PaymentTransactionAnswer {
   transaction: Transaction;
 }
 
-/** Answer of `POST /__control/payout`: the new payout; null when nothing was left to pay out. */
+/** Answer of `POST /__control/payout`: the new payout; null when nothing was left to pay out. @internal */
 export interface PaymentPayoutAnswer {
   payout: Payout | null;
 }
 
-/** Answer of `GET /__control/deliveries`: every webhook attempt, oldest first. */
+/** Answer of `GET /__control/deliveries`: every webhook attempt, oldest first. @internal */
 export interface PaymentDeliveriesAnswer {
   deliveries: PaymentWebhookDelivery[];
 }

@@ -6,7 +6,7 @@
  */
 import qs from 'qs';
 
-/** Thrown by {@link parseBracketForm} when a body has more parameters than allowed (HTTP: 413, as body-parser's `parameters.too.many`). */
+/** Thrown by {@link parseBracketForm} when a body has more parameters than allowed (HTTP: 413, as body-parser's `parameters.too.many`). @internal */
 export class TooManyFormParametersError extends Error {
   readonly status = 413;
   readonly type = 'parameters.too.many';

@@ -199,7 +199,7 @@ export interface ErpCustomAttributeDefinition {
   lastModifiedDate: number;
 }
 
-/** Answer of a list read (`GET /<entity>`): one page of entities; of `GET /<entity>/count`: `result` is the count. */
+/** Answer of a list read (`GET /<entity>`): one page of entities; of `GET /<entity>/count`: `result` is the count. @internal */
 export interface ErpListResponse<T> {
   result: T[];
 }

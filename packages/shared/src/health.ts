@@ -12,7 +12,7 @@ export const healthz: RequestHandler = (_req, res) => {
   res.json({ status: 'ok' });
 };
 
-/** How long a finished readiness check answers further probes (ms): probes from many balancers cost one check. */
+/** How long a finished readiness check answers further probes (ms): probes from many balancers cost one check. @internal */
 export const READINESS_REUSE_MS = 1_000;
 
 /**

@@ -39,6 +39,7 @@ const SECRET_PATH_SEGMENT = /(\/key\/)[^/?#]+/gi;
 /**
  * The URL with secret query values and secret path segments ({@link SECRET_PATH_SEGMENT}) replaced by `***`, and
  * an API key in any other segment by `tk_***` (errors.ts `maskKeyTokens`).
+ * @internal
  */
 export function redactUrl(url: string): string {
   const q = url.indexOf('?');
@@ -63,6 +64,7 @@ export function maskHeaders(headers: IncomingMessage['headers']): Record<string,
  * The log format: `LOG_FORMAT=pretty` gives one readable, coloured line per entry with a local clock time
  * (what `pnpm start` sets when it runs in a terminal); anything else, and always with `APP_ENV=production`,
  * one JSON object per line with epoch-ms times, for log collectors.
+ * @internal
  */
 export function logFormat(env: Record<string, string | undefined> = process.env): 'json' | 'pretty' {
   return env.LOG_FORMAT === 'pretty' && env.APP_ENV !== 'production' ? 'pretty' : 'json';

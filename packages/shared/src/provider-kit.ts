@@ -89,7 +89,7 @@ export interface RetryPolicy {
 /** The default schedule: 4 attempts, 200 ms → 400 ms → 800 ms (each with jitter), at most 5 s. */
 export const DEFAULT_RETRY_POLICY: RetryPolicy = { maxAttempts: 4, baseDelayMs: 200, maxDelayMs: 5_000 };
 
-/** Delay before retry number `retry` (1-based): exponential, capped, with "equal jitter" (50–100 %). */
+/** Delay before retry number `retry` (1-based): exponential, capped, with "equal jitter" (50–100 %). @internal */
 export function backoffDelayMs(policy: RetryPolicy, retry: number, random: () => number = Math.random): number {
   const exp = Math.min(policy.maxDelayMs, policy.baseDelayMs * 2 ** (retry - 1));
   return Math.round(exp / 2 + (random() * exp) / 2);

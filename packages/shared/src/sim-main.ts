@@ -14,6 +14,7 @@ import { stopOnSignals } from './server';
  * (`APP_ENV=staging` or `production`) a simulator refuses to start without one: its control API
  * pays, refunds and fails on command, which no shared deployment may leave open (README "What production
  * changes"). Throws a ConfigError naming the variable.
+ * @internal
  */
 export function controlTokenFromEnv(env: Record<string, string | undefined> = process.env): string | undefined {
   const token = env.SIM_CONTROL_TOKEN?.trim() || undefined;

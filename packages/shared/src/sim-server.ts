@@ -65,7 +65,7 @@ export interface LoggedRequest {
   at: string;
 }
 
-/** Answer of `GET /__control/requests`: the last API requests, oldest first. */
+/** Answer of `GET /__control/requests`: the last API requests, oldest first. @internal */
 export interface SimRequestsAnswer {
   requests: LoggedRequest[];
 }

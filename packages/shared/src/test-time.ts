@@ -14,7 +14,7 @@ function testTimeScale(): number {
   return Number.isFinite(raw) && raw >= 1 ? raw : DEFAULT_SCALE;
 }
 
-/** `ms` (a base duration in milliseconds, as needed on a quiet machine) scaled for this machine, in milliseconds. */
+/** `ms` (a base duration in milliseconds, as needed on a quiet machine) scaled for this machine, in milliseconds. @internal */
 export function testTime(ms: number): number {
   return Math.round(ms * testTimeScale());
 }

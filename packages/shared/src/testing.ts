@@ -6,7 +6,7 @@
 import { randomBytes } from 'node:crypto';
 import pg from 'pg';
 
-/** A fresh, empty database and a function that drops it. */
+/** A fresh, empty database and a function that drops it. @internal */
 export interface TestDatabase {
   url: string;
   name: string;
@@ -19,7 +19,7 @@ function adminUrl(): string {
   return url;
 }
 
-/** Creates `t_<prefix>_<random>` on the server of `DATABASE_URL`. */
+/** Creates `t_<prefix>_<random>` on the server of `DATABASE_URL`. @internal */
 export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase> {
   const base = new URL(adminUrl());
   const name = `t_${prefix.replace(/\W/g, '_').toLowerCase()}_${randomBytes(4).toString('hex')}`;
@@ -50,6 +50,7 @@ export async function createTestDatabase(prefix = 'test'): Promise<TestDatabase>
 /**
  * One line a test means to show — a measured figure (RELIABILITY.md's numbers) or why a suite is skipped — on
  * stderr as `[test] <line>`, instead of `console.log`, which jest prints with a stack trace like any stray output.
+ * @internal
  */
 export function testNote(line: string): void {
   process.stderr.write(`[test] ${line.replace(/\n+$/, '').replace(/\n/g, '\n[test] ')}\n`);

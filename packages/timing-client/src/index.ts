@@ -15,6 +15,7 @@ import { createTimingApi } from './api';
 import { readEventStream } from './sse';
 
 export type { components, paths };
+/** @internal */
 export { readEventStream };
 
 /** A stored punch (API `Punch`). */

@@ -30,7 +30,7 @@ import { createPaymentClient, type PaymentClient } from './payment/payment.clien
 import { ERP_QUOTATION_JOB, quotationJobHandler } from './quotations/center-quotation.service';
 import { retailersWebhookHandler } from './retailers/retailers.service';
 
-/** The objects {@link composeOrdering} built for one app; each exists once per app. */
+/** The objects {@link composeOrdering} built for one app; each exists once per app. @internal */
 export interface OrderingServices {
   /** The key ring of `deps.keyRing`, else `config.encryptionKeys`, else an ephemeral one (see `OrderingDeps.keyRing`). */
   encryption: EnvelopeEncryption;

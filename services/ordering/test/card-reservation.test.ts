@@ -1,6 +1,6 @@
 import request from 'supertest';
 import { loadDemoCatalog } from '../src/demo/catalog';
-import { claimCardNumber } from '../src/siid/siid.service';
+import { claimCardNumbers } from '../src/siid/siid.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
@@ -95,7 +95,7 @@ describe('get-card-configuration', () => {
   });
 
   it('reports whether the number is still free', async () => {
-    await ctx.database.db.transaction().execute((trx) => claimCardNumber(trx, 'siac1', 8_234_568, 'order-x'));
+    await ctx.database.db.transaction().execute((trx) => claimCardNumbers(trx, 'siac1', [8_234_568], 'order-x'));
     expect((await request(ctx.app).get(`${REST}/get-card-configuration`).query({ cardNumber: 8_234_568 }).expect(200)).body.isFree).toBe(false);
   });
 
@@ -132,7 +132,7 @@ describe('is-card-free', () => {
       isValid: true,
       isFree: true,
     });
-    await ctx.database.db.transaction().execute((trx) => claimCardNumber(trx, 'sicard9', 1_000_001, 'order-y'));
+    await ctx.database.db.transaction().execute((trx) => claimCardNumbers(trx, 'sicard9', [1_000_001], 'order-y'));
     expect((await request(ctx.app).get(`${REST}/is-card-free`).query({ cardNumber: 1_000_001 }).expect(200)).body).toEqual({
       cardNumber: 1_000_001,
       cardType: 'sicard9',

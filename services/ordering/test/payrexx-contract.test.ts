@@ -24,9 +24,9 @@ import {
   TransactionSchema,
   WebhookBodySchema,
   envelopeOf,
-  parseBracketForm,
   type JsonSchema,
 } from '../src/payment/payrexx-contract';
+import { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
 
 const ajv = new Ajv({ allErrors: true, allowUnionTypes: true, strict: true });
 const compile = (s: JsonSchema): ValidateFunction => ajv.compile(s);

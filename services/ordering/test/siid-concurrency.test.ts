@@ -1,13 +1,13 @@
 /**
  * "Two orders can never claim one number" (docs/decisions.md §6), proven against the real PostgreSQL: concurrent
- * transactions on a pool of many connections, each claiming through `claimCardNumber` as the order
+ * transactions on a pool of many connections, each claiming through `claimCardNumbers` as the order
  * pipeline does.
  */
 import { randomInt } from 'node:crypto';
 import { sql } from 'kysely';
 import { ApiError, createDatabase, createLogger, type Database } from '@sports-timing/shared';
 import type { DB } from '../src/db/schema';
-import { claimCardNumber, claimRandomCardNumbers } from '../src/siid/siid.service';
+import { claimCardNumbers, claimRandomCardNumbers } from '../src/siid/siid.service';
 import { createOrderingDatabase } from './support/app';
 
 let base: Awaited<ReturnType<typeof createOrderingDatabase>>;
@@ -27,7 +27,7 @@ type Outcome = 'won' | 'taken';
 async function attempt(serviceId: number, orderRef: string, hold = false): Promise<Outcome> {
   try {
     await wide.db.transaction().execute(async (trx) => {
-      await claimCardNumber(trx, 'siac1', serviceId, orderRef);
+      await claimCardNumbers(trx, 'siac1', [serviceId], orderRef);
       // Keep the claim uncommitted for a moment so that competitors queue on it.
       if (hold) await sql`select pg_sleep(0.01)`.execute(trx);
     });

@@ -1,7 +1,7 @@
 import request from 'supertest';
 import { ApiError } from '@sports-timing/shared';
 import { CARD_NUMBER_RANGES, CARD_TYPES, cardTypeOfNumber } from '../src/siid/card-types';
-import { checkServiceId, claimCardNumber, claimCardNumbers, drawFreeServiceIds, markCardNumbersSold, releaseCardNumbers } from '../src/siid/siid.service';
+import { checkServiceId, claimCardNumbers, drawFreeServiceIds, markCardNumbersSold, releaseCardNumbers } from '../src/siid/siid.service';
 import { startOrdering, type OrderingTestContext } from './support/app';
 
 let ctx: OrderingTestContext;
@@ -13,7 +13,7 @@ afterAll(async () => ctx.close());
 const SIIDS = '/api/grpc-json/v1/shop/siids';
 
 async function claim(cardType: (typeof CARD_TYPES)[number], serviceId: number, orderRef: string): Promise<void> {
-  await ctx.database.db.transaction().execute((trx) => claimCardNumber(trx, cardType, serviceId, orderRef));
+  await ctx.database.db.transaction().execute((trx) => claimCardNumbers(trx, cardType, [serviceId], orderRef));
 }
 
 describe('card types', () => {
@@ -103,10 +103,10 @@ describe('claims', () => {
     await claim('sicard9', 1_234_567, 'order-a');
     let error: unknown;
     await ctx.database.db.transaction().execute(async (trx) => {
-      await claimCardNumber(trx, 'sicard9', 1_234_568, 'order-b');
-      error = await claimCardNumber(trx, 'sicard9', 1_234_567, 'order-b').catch((e: unknown) => e);
+      await claimCardNumbers(trx, 'sicard9', [1_234_568], 'order-b');
+      error = await claimCardNumbers(trx, 'sicard9', [1_234_567], 'order-b').catch((e: unknown) => e);
       // A unique violation would have aborted the transaction; the conditional insert does not.
-      await claimCardNumber(trx, 'sicard9', 1_234_569, 'order-b');
+      await claimCardNumbers(trx, 'sicard9', [1_234_569], 'order-b');
     });
     expect(error).toBeInstanceOf(ApiError);
     expect((error as ApiError).status).toBe(409);
@@ -127,7 +127,7 @@ describe('claims', () => {
   it('rejects numbers outside the type range with 400 and claims nothing of a partly taken batch', async () => {
     const outOfRange = await ctx.database.db
       .transaction()
-      .execute((trx) => claimCardNumber(trx, 'siac1', 7_500_000, 'x'))
+      .execute((trx) => claimCardNumbers(trx, 'siac1', [7_500_000], 'x'))
       .catch((e: ApiError) => e);
     expect(outOfRange).toMatchObject({ status: 400, options: { errors: { cardNumber: [expect.stringContaining('7500000')] } } });
     await claim('siac1', 8_500_002, 'first');

@@ -10,7 +10,7 @@ import { generateApiKey } from './auth/keys';
 import { loadDemoData } from './demo/load';
 import { ensureBootstrapAdmin } from './users/users.service';
 
-/** Name of the development admin key file under `<dataDir>/keys/`. */
+/** Name of the development admin key file under `<dataDir>/keys/`. @internal */
 export const DEV_ADMIN_KEY_FILE = 'timing-admin-api-key';
 
 /**

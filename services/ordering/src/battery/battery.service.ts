@@ -24,7 +24,7 @@ export type SiCardBatteryResponse = components['schemas']['SiCardBatteryResponse
 /** Spec `BatteryImportResult`. */
 export type BatteryImportResult = components['schemas']['BatteryImportResult'];
 
-/** The date `years` calendar years after `date` (`YYYY-MM-DD`), clamping 29 February to 28 February. */
+/** The date `years` calendar years after `date` (`YYYY-MM-DD`), clamping 29 February to 28 February. @internal */
 export function addYears(date: string, years: number): string {
   const [y, m, d] = date.split('-').map(Number);
   const year = y + years;
@@ -32,7 +32,7 @@ export function addYears(date: string, years: number): string {
   return `${String(year).padStart(4, '0')}-${String(m).padStart(2, '0')}-${String(Math.min(d, lastDay)).padStart(2, '0')}`;
 }
 
-/** Whether `value` is a real calendar date written `YYYY-MM-DD`. */
+/** Whether `value` is a real calendar date written `YYYY-MM-DD`. @internal */
 export function isCalendarDate(value: string): boolean {
   const m = /^(\d{4})-(\d{2})-(\d{2})$/.exec(value);
   if (!m) return false;

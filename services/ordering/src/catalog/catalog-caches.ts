@@ -9,7 +9,7 @@ import type { JsonBody } from '@sports-timing/shared';
 import type { CacheRegistry } from '../maintenance/caches';
 import type { ArticleDTO, CatalogArticle } from './catalog.mapper';
 
-/** How long an article read for a cart is used again without reading it (ms); see {@link CartArticleCache}. */
+/** How long an article read for a cart is used again without reading it (ms); see {@link CartArticleCache}. @internal */
 export const CART_ARTICLE_FRESH_MS = 1_000;
 
 /** Most articles kept by a {@link CartArticleCache} (more: the cache starts over). */
@@ -66,7 +66,7 @@ export class CartArticleCache {
   }
 }
 
-/** Answers younger than this (ms) are served as they are (article list p99 < 10 ms at 500 req/s). */
+/** Answers younger than this (ms) are served as they are (article list p99 < 10 ms at 500 req/s). @internal */
 export const ARTICLE_LIST_FRESH_MS = 1_000;
 
 /** Answers up to this age (ms) are still served while one request refreshes them in the background. */

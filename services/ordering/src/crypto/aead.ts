@@ -38,7 +38,7 @@ export class DecryptionError extends Error {
   }
 }
 
-/** A configuration problem of the key ring (bad `ENCRYPTION_KEYS`). */
+/** A configuration problem of the key ring (bad `ENCRYPTION_KEYS`). @internal */
 export class EncryptionKeyError extends Error {
   constructor(message: string) {
     super(`Invalid ENCRYPTION_KEYS: ${message}`);
@@ -52,6 +52,7 @@ export type KeyRing = ReadonlyMap<number, Buffer>;
 /**
  * Parses `ENCRYPTION_KEYS`: comma-separated `<version>:<key>` with version 1–255 and the key as 32 bytes in
  * base64 or base64url. Throws {@link EncryptionKeyError} (naming the version, never the key) on bad input.
+ * @internal
  */
 export function parseKeyRing(spec: string): KeyRing {
   const ring = new Map<number, Buffer>();

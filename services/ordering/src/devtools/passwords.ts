@@ -5,7 +5,7 @@
 import { randomInt } from 'node:crypto';
 import { GENERATED_PASSWORD_LENGTH } from '../identity/password-spec';
 
-/** Character classes; `I O l o 0 1` are left out because they are easily confused in print. */
+/** Character classes; `I O l o 0 1` are left out because they are easily confused in print. @internal */
 export const PASSWORD_CLASSES = {
   upper: 'ABCDEFGHJKLMNPQRSTUVWXYZ',
   lower: 'abcdefghijkmnpqrstuvwxyz',

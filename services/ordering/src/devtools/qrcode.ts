@@ -20,7 +20,7 @@ export type QrFormat = components['schemas']['QrCodeFileFormat'];
 /** Error correction level (spec `ECCLevel`). */
 export type QrEcc = components['schemas']['ECCLevel'];
 
-/** Largest rendered image side (png, svg), pixels. */
+/** Largest rendered image side (png, svg), pixels. @internal */
 export const MAX_QR_IMAGE_SIDE = 2048;
 /** Quiet zone around the code, modules (ISO/IEC 18004 minimum). */
 const QR_MARGIN = 4;

@@ -19,9 +19,9 @@ export type CreateDiscountCodesReply = Schemas['CreateDiscountCodesReply'];
 /** Spec `ValidateDiscountCodesReply`. */
 export type ValidateDiscountCodesReply = Schemas['ValidateDiscountCodesReply'];
 
-/** Characters of generated codes: A–Z and 2–9 without the look-alikes I, L, O (and 0, 1). */
+/** Characters of generated codes: A–Z and 2–9 without the look-alikes I, L, O (and 0, 1). @internal */
 export const CODE_ALPHABET = 'ABCDEFGHJKMNPQRSTUVWXYZ23456789';
-/** Random characters of a generated code (after the prefix): 31^12 ≈ 7.9 × 10^17 possibilities. */
+/** Random characters of a generated code (after the prefix): 31^12 ≈ 7.9 × 10^17 possibilities. @internal */
 export const GENERATED_CODE_LENGTH = 12;
 
 /** A crypto-random code: `prefix` followed by {@link GENERATED_CODE_LENGTH} characters of {@link CODE_ALPHABET}. */

@@ -28,7 +28,7 @@ function erpTokenAad(system: ErpSystem): string {
   return `erp-api-token:${system}`;
 }
 
-/** Masked form of a token: `***` plus its last 4 characters (the whole token stays hidden when ≤ 8 long). */
+/** Masked form of a token: `***` plus its last 4 characters (the whole token stays hidden when ≤ 8 long). @internal */
 export function maskToken(token: string): string {
   return token.length > 8 ? `***${token.slice(-4)}` : '***';
 }

@@ -62,7 +62,7 @@ const shopAddressPaths = (prefix: string): AddressPaths => ({
   phoneNumber: `${prefix}.phoneNumber`,
 });
 
-/** A shop order request (`NewShopOrderDTO`) as pipeline input. */
+/** A shop order request (`NewShopOrderDTO`) as pipeline input. @internal */
 export function shopOrderInput(body: Schemas['NewShopOrderDTO']): OrderInput {
   return {
     source: 'shop',

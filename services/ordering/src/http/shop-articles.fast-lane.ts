@@ -58,7 +58,7 @@ type ListFlags = Pick<ShopArticleQuery, 'includeUnavailableArticles' | 'includeS
 const FLAGS: readonly (keyof ListFlags)[] = ['includeUnavailableArticles', 'includeSubitemArticles'];
 
 /** What the lane takes as plain, compiled from the spec once (see {@link compileShopArticlesLaneRules}). */
-export interface ShopArticlesLaneRules {
+interface ShopArticlesLaneRules {
   /**
    * The flags of a plain list request's query (`search`: the part after `?`, '' for none), or null when the
    * request must take the pipeline (another parameter, a repeated one, or a value the spec's schema refuses).
@@ -73,6 +73,7 @@ export interface ShopArticlesLaneRules {
  * query flags of `listShopArticles` that the spec declares (a flag it no longer declares, or no longer as a
  * boolean, is not taken) and its `Accept-Language` schema. Throws when the spec uses a schema keyword the lane
  * cannot check (shared fast-lane.ts).
+ * @internal
  */
 export function compileShopArticlesLaneRules(spec: OpenApiDocument): ShopArticlesLaneRules {
   const flags = new Map<string, (value: string) => boolean>();

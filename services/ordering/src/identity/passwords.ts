@@ -25,7 +25,7 @@ function processScryptLn(): number {
   }
 }
 
-/** The parameters of new hashes: the OWASP setting (N=2^17, r=8, p=1) unless lowered for tests (see {@link scryptLnFromEnv}). */
+/** The parameters of new hashes: the OWASP setting (N=2^17, r=8, p=1) unless lowered for tests (see {@link scryptLnFromEnv}). @internal */
 export const SCRYPT_PARAMS: ScryptParams = { ln: processScryptLn(), r: 8, p: 1 };
 const KEY_LENGTH = 64;
 const SALT_LENGTH = 16;

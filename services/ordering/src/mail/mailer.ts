@@ -66,6 +66,7 @@ export const SMTP_POOL = {
  * `providerMessage`), or the connection failed after the whole message was sent (`outcome-unknown`: the relay may
  * have accepted it; retrying blindly could deliver it twice, so an operator decides, docs/outbox.md). The kit's
  * error base (`@sports-timing/shared` `ProviderError`) with `retryable: false`; `status` is the SMTP reply code.
+ * @internal
  */
 export class MailNotRetriedError extends ProviderError<'refused' | 'outcome-unknown'> {
   constructor(
@@ -94,6 +95,7 @@ interface SmtpError extends Error {
  * for tests and the benchmark). `send` throws {@link MailNotRetriedError} for a 5xx answer and for a
  * connection lost after the message was handed over, and a plain error for what a retry may fix (4xx,
  * connection refused or lost before the message went out).
+ * @internal
  */
 export function smtpMailer(
   url: string,
@@ -142,7 +144,7 @@ export function smtpMailer(
   };
 }
 
-/** Development mailer: each message becomes `<dir>/<time>-<message-id>.eml`. */
+/** Development mailer: each message becomes `<dir>/<time>-<message-id>.eml`. @internal */
 export function fileMailer(dir: string): Mailer {
   const transport = nodemailer.createTransport({ streamTransport: true, buffer: true, newline: 'unix' });
   // Created once, not per message (a mkdir per message was a visible part of an order's CPU); created again

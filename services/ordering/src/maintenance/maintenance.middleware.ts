@@ -19,7 +19,7 @@ import { ApiError, GrpcCode, operationOf } from '@sports-timing/shared';
 import type { OrderingConfig } from '../config';
 import type { MaintenanceMode } from './maintenance.service';
 
-/** Spec tags whose operations answer 503 while maintenance mode is on. */
+/** Spec tags whose operations answer 503 while maintenance mode is on. @internal */
 export const MAINTENANCE_GATED_TAGS: readonly string[] = ['shop', 'card-reservation'];
 
 /** Whether an operation (by its spec tags) is closed during maintenance. */

@@ -3,7 +3,7 @@
  * from zero). Products are computed with BigInt, so `cents × basis points` stays exact beyond 2^53.
  */
 
-/** `numerator / denominator` rounded half away from zero (denominator > 0). */
+/** `numerator / denominator` rounded half away from zero (denominator > 0). @internal */
 export function divRoundHalfAwayFromZero(numerator: bigint, denominator: bigint): bigint {
   const sign = numerator < 0n ? -1n : 1n;
   const abs = numerator < 0n ? -numerator : numerator;

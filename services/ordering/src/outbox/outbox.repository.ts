@@ -51,6 +51,7 @@ export async function insertMessage(db: Kysely<DB>, m: NewOutboxMessage): Promis
 /**
  * Inserts jobs in one (prepared) statement, skipping those whose kind and dedupe key exist; wakes
  * dispatchers on commit. Returns how many were new.
+ * @internal
  */
 export async function insertMessages(db: Kysely<DB>, ms: readonly NewOutboxMessage[]): Promise<number> {
   if (ms.length === 0) return 0;

@@ -12,8 +12,16 @@ import { messageIdFor, safeErrorText, type OutboxHandlerContext, type OutboxKind
 import { insertMessage, releaseReservedJob, type NewOutboxMessage } from './outbox.repository';
 
 // One import path for the outbox's users: the job vocabulary and the dispatcher live in files of their own.
-export { messageIdFor, PermanentJobError, safeErrorText, type OutboxHandler, type OutboxHandlerContext, type OutboxJob, type OutboxKind } from './outbox.jobs';
-export { OutboxDispatcher, type LaneOptions, type OutboxDispatcherOptions } from './outbox.dispatcher';
+export {
+  /** @internal */ messageIdFor,
+  PermanentJobError,
+  /** @internal */ safeErrorText,
+  type OutboxHandler,
+  type OutboxHandlerContext,
+  type OutboxJob,
+  type OutboxKind,
+} from './outbox.jobs';
+export { OutboxDispatcher, type LaneOptions, /** @internal */ type OutboxDispatcherOptions } from './outbox.dispatcher';
 
 /**
  * Enqueues a job of `kind` in the caller's transaction `trx`. A second call with the same kind and

@@ -61,7 +61,7 @@ const PAYREXX_TRANSFER_ITEM_TYPES = [
   'dispute-currency-conversion-fee-reversal',
 ] as const;
 
-/** A JSON Schema object (draft 7). */
+/** A JSON Schema object (draft 7). @internal */
 export type JsonSchema = Record<string, unknown>;
 
 const str = { type: 'string' } as const;
@@ -100,6 +100,7 @@ function requestSchemaOf(object: JsonSchema, writeRequired: string[]): JsonSchem
  * `link`, `status`, `createdAt`, `invoices`]. Payment page fields are `fields[<type>][defaultValue|mandatory|name]`
  * [SDK Request/Invoice.php addField]; `fields[<type>][value]` belongs to Gateway/Transaction, not Invoice
  * [SDK Request/Transaction.php addField].
+ * @internal
  */
 export const InvoiceSchema: JsonSchema = closed(
   {
@@ -133,13 +134,14 @@ export const InvoiceSchema: JsonSchema = closed(
   ['id', 'hash', 'link', 'status', 'amount', 'currency', 'createdAt'],
 );
 
-/** What we POST to `Invoice/` (form-encoded, brackets parsed). */
+/** What we POST to `Invoice/` (form-encoded, brackets parsed). @internal */
 export const InvoiceCreateRequestSchema: JsonSchema = requestSchemaOf(InvoiceSchema, ['amount', 'currency', 'description']);
 
 /**
  * A checkout gateway [SDK Request/Gateway.php parameters; Response/Gateway.php adds `hash`, `link`, `status`,
  * `createdAt`, `invoices`]. It has no title or description; its page fields are `fields[<type>][value|name]`
  * [SDK Request/Gateway.php addField]. Not used by the order flow (the client offers it for checkouts).
+ * @internal
  */
 export const GatewaySchema: JsonSchema = closed(
   {
@@ -163,7 +165,7 @@ export const GatewaySchema: JsonSchema = closed(
   ['id', 'hash', 'link', 'status', 'amount', 'currency', 'createdAt'],
 );
 
-/** What we POST to `Gateway/` (form-encoded, brackets parsed). */
+/** What we POST to `Gateway/` (form-encoded, brackets parsed). @internal */
 export const GatewayCreateRequestSchema: JsonSchema = requestSchemaOf(GatewaySchema, ['amount', 'currency']);
 
 /** The invoice part of a transaction [DOC-TX Invoice object; DOC-WH changelog 2021-10-12: `originalAmount`, `refundedAmount`, no `amount`]. */
@@ -223,6 +225,7 @@ const ContactSchema = closed({
  * fields; DOC-TX]. A refund is a transaction of its own with status `refunded`/`partially-refunded`,
  * `originalTransactionId` pointing at the charged transaction and the refunded amount as `amount` [DOC-TX].
  * `status` is an open string: an unknown value is valid [DOC-WH changelog shows statuses being added].
+ * @internal
  */
 export const TransactionSchema: JsonSchema = closed(
   {
@@ -262,6 +265,7 @@ export const TransactionSchema: JsonSchema = closed(
  * Query of `GET Transaction/` [SDK Request/Transaction.php]: `offset`, `limit`, `orderByTime` (`ASC`
  * default → oldest first; `DESC`), `filterDatetimeUtcGreaterThan`/`LessThan` (`Y-m-d H:i:s` in UTC),
  * `filterMyTransactionsOnly`. No `referenceId` filter exists. `instance` always [SDK CurlCommunication].
+ * @internal
  */
 export const TransactionListQuerySchema: JsonSchema = closed(
   {
@@ -276,7 +280,7 @@ export const TransactionListQuerySchema: JsonSchema = closed(
   ['instance'],
 );
 
-/** Query of every other call: only `instance` [SDK CurlCommunication: GET/DELETE params in the URL, else `?instance=`]. */
+/** Query of every other call: only `instance` [SDK CurlCommunication: GET/DELETE params in the URL, else `?instance=`]. @internal */
 export const InstanceQuerySchema: JsonSchema = closed({ instance: str }, ['instance']);
 
 /** A transfer within a payout [DOC-PO]. Amounts in cents, signed as they change the payout. */
@@ -300,6 +304,7 @@ const TransferSchema = closed(
 /**
  * A payout [SDK Response/Payout.php; DOC-PO]: `amount` and `total_fees` integer cents, `statement`,
  * `status`, `date` (`YYYY-MM-DD`), `transfers[]`, `is_manual_payout`. `status` is an open string.
+ * @internal
  */
 export const PayoutSchema: JsonSchema = closed(
   {
@@ -321,7 +326,7 @@ export const PayoutSchema: JsonSchema = closed(
   ['uuid', 'amount', 'total_fees', 'currency', 'date', 'status', 'transfers', 'is_manual_payout'],
 );
 
-/** Every answer: `{ status: 'success', data: [...] }` or `{ status: 'error', message }` [SDK Communicator performApiRequest]. */
+/** Every answer: `{ status: 'success', data: [...] }` or `{ status: 'error', message }` [SDK Communicator performApiRequest]. @internal */
 export function envelopeOf(item: JsonSchema): JsonSchema {
   return {
     oneOf: [
@@ -331,19 +336,19 @@ export function envelopeOf(item: JsonSchema): JsonSchema {
   };
 }
 
-/** Answer of `DELETE Invoice/{id}/`: the id of what went. */
+/** Answer of `DELETE Invoice/{id}/`: the id of what went. @internal */
 export const DeletedSchema: JsonSchema = closed({ id: int }, ['id']);
 
-/** Answer of `GET SignatureCheck/` [SDK Response/SignatureCheck.php: id]. */
+/** Answer of `GET SignatureCheck/` [SDK Response/SignatureCheck.php: id]. @internal */
 export const SignatureCheckSchema: JsonSchema = closed({ id: int }, ['id']);
 
 /**
  * Webhook bodies [DOC-WH]: a transaction event `{ transaction }`, a payout event `{ payout }` or a
  * subscription event `{ subscription }`. Form-encoded bodies nest with brackets (`transaction[invoice][…]`)
- * and carry every value as a string, which the `intish`/`boolish` schemas admit.
+ * and carry every value as a string, which the `intish`/`boolish` schemas admit (`parseBracketForm` of
+ * `@sports-timing/shared/src/bracket-form` reads them).
+ * @internal
  */
-export { parseBracketForm } from '@sports-timing/shared/src/bracket-form';
-
 export const WebhookBodySchema: JsonSchema = {
   oneOf: [
     closed({ transaction: TransactionSchema }, ['transaction']),

@@ -3,7 +3,7 @@
  * `getRandomCardNumbers`): range checks, random free numbers, and the atomic claim used by the order pipeline.
  *
  * A number is free when it lies in its type's range and has no row in `card_numbers` (neither reserved
- * nor sold). Random numbers are suggestions; only {@link claimCardNumber} / {@link claimCardNumbers}
+ * nor sold). Random numbers are suggestions; only {@link claimCardNumbers}
  * inside the order transaction take a number, and the table's primary key makes that race-free.
  */
 import { randomInt } from 'node:crypto';
@@ -125,24 +125,14 @@ function takenError(numbers: readonly number[]): ApiError {
 }
 
 /**
- * Claims one card number for an order inside the caller's transaction `trx` (orders pipeline).
- * Throws ApiError 400 (`errors.cardNumber`) when the number is outside the type's range and ApiError 409
- * (gRPC ABORTED) "card number already taken" when it is reserved or sold, also by a concurrent
- * transaction: the primary key of `card_numbers` decides, so of any number of concurrent claims exactly
- * one commits. No constraint error is raised, so PostgreSQL does not abort `trx`; the caller lets the
- * ApiError propagate out of its transaction callback, which rolls back everything the order wrote.
+ * Claims card numbers of one type for an order inside the caller's transaction `trx` (orders pipeline; card
+ * orders claim several at once, all or nothing). Throws ApiError 400 (`errors.cardNumber`) when a number is
+ * outside the type's range or requested twice, and ApiError 409 (gRPC ABORTED) "card number already taken"
+ * when one is reserved or sold, also by a concurrent transaction: the primary key of `card_numbers` decides, so
+ * of any number of concurrent claims exactly one commits. No constraint error is raised, so PostgreSQL does not
+ * abort `trx`; the caller lets the ApiError propagate out of its transaction callback, which rolls back
+ * everything the order wrote.
  */
-export async function claimCardNumber(
-  trx: Kysely<DB>,
-  cardType: CardType,
-  serviceId: number,
-  orderRef: string | null,
-  state: CardNumberState = 'reserved',
-): Promise<void> {
-  await claimCardNumbers(trx, cardType, [serviceId], orderRef, state);
-}
-
-/** Claims several numbers of one type at once (card orders); all or nothing, same errors as {@link claimCardNumber}. */
 export async function claimCardNumbers(
   trx: Kysely<DB>,
   cardType: CardType,

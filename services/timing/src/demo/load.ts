@@ -15,7 +15,7 @@ import { uploadPunches, type PunchService } from '../punches/punches.service';
 import { ensureUser } from '../users/users.service';
 import { readVenottePunches, VENOTTE_FILE, VENOTTE_WINDOW } from './venotte';
 
-/** Name of the demo event. */
+/** Name of the demo event. @internal */
 export const DEMO_EVENT_NAME = 'VeNotte 2020';
 /** Owner of the demo event and its modems. */
 const DEMO_USER = 'demo';

@@ -35,7 +35,7 @@ const CET_OFFSET_MS = 60 * 60 * 1000;
 /** Event window: the event day 2020-02-01 in local wall-clock ms (inclusive bounds). */
 export const VENOTTE_WINDOW = { from: Date.UTC(2020, 1, 1), to: Date.UTC(2020, 1, 2) - 1 } as const;
 
-/** `2020-02-01T19:16:03` (local, no offset) → local wall-clock ms written as if UTC. */
+/** `2020-02-01T19:16:03` (local, no offset) → local wall-clock ms written as if UTC. @internal */
 export function localIsoToMs(iso: string): number {
   const m = /^(\d{4})-(\d{2})-(\d{2})T(\d{2}):(\d{2}):(\d{2})(?:\.(\d{1,3}))?$/.exec(iso);
   if (!m) throw new Error(`not a local ISO date-time: ${iso}`);
@@ -53,7 +53,7 @@ function radioDelayMs(key: string): number {
   return 2000 + (h % 4001);
 }
 
-/** One row of the file as a punch (with its historical reception time). */
+/** One row of the file as a punch (with its historical reception time). @internal */
 export function venotteRowToPunch(row: { card: string; code: string; time: string; type: string }): PunchUpload {
   const time = localIsoToMs(row.time);
   let modem: string;

@@ -97,7 +97,7 @@ export async function findEventIdByName(db: Kysely<DB>, name: string, ownerId: n
 /** Advisory lock (with the user id) under which a user's events are counted and inserted. */
 const EVENT_QUOTA_LOCK = 0x657674; // 'evt'
 
-/** Events owned by a user. */
+/** Events owned by a user. @internal */
 export async function countOwnedEvents(db: Kysely<DB>, ownerId: number): Promise<number> {
   const row = await db
     .selectFrom('events')

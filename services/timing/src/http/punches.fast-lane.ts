@@ -67,7 +67,7 @@ const READ_PARAMETERS: Record<string, (q: PunchQuery, value: string) => void> = 
 };
 
 /** What the lane takes as plain, compiled from the spec once (see {@link compilePunchLaneRules}). */
-export interface PunchLaneRules {
+interface PunchLaneRules {
   /**
    * The query of a plain `getPunches` request (see the module comment), or null when the request must take
    * the pipeline. `search` is the part after `?`.
@@ -85,6 +85,7 @@ export interface PunchLaneRules {
  * schema of `postPunches` (`NewPunch` with `PunchType` and `ModemSerial`). Card numbers are also held to the
  * 24-bit limit of `NewPunch.card` `x-value-maximum` (`cardNumberProblem`). Throws when the spec
  * uses a schema keyword the lane cannot check (shared fast-lane.ts).
+ * @internal
  */
 export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
   const checks = new Map<string, { check: (value: string) => boolean; set: (q: PunchQuery, value: string) => void }>();

@@ -56,6 +56,7 @@ export interface ResolvedScope extends PunchScope {
  *   `eventId` or `user` given, the modem list only narrows their scope.
  *
  * `fresh`: the event is read from the database, not the app's cache (event-cache.ts).
+ * @internal
  */
 export async function resolveScope(deps: ScopeDeps, caller: Principal | null, q: PunchQuery, fresh = false): Promise<ResolvedScope> {
   const listed = (q.modem ?? '')

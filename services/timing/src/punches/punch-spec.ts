@@ -48,6 +48,7 @@ function propertyTypesOf(doc: OpenApiDocument, name: string): [string, unknown][
  * They agree when the row lists exactly the spec's `Punch` properties in the spec's order, each `text` field
  * is `type: string` there and each `integer` one `type: integer`, and the row's `client` fields are exactly
  * the `NewPunch` properties, in the same order.
+ * @internal
  */
 export function punchRowProblems(doc: OpenApiDocument): string[] {
   const problems: string[] = [];

@@ -78,13 +78,14 @@ const BARE_ELEMENT = /^[\w.:+-]+$/;
  * PostgreSQL array literal (text form, for a `text[]` parameter) of `values`: bare elements when every
  * value is a plain word ({@link BARE_ELEMENT}, none spelled `null`), the way API-validated cards, modems
  * and types always are; otherwise each element double-quoted with `"` and `\` backslash-escaped.
+ * @internal
  */
 export function textArrayLiteral(values: readonly string[]): string {
   if (values.every((v) => BARE_ELEMENT.test(v) && !(v.length === 4 && v.toLowerCase() === 'null'))) return `{${values.join(',')}}`;
   return `{${values.map((v) => `"${v.replace(/[\\"]/g, '\\$&')}"`).join(',')}}`;
 }
 
-/** PostgreSQL array literal of safe integers (for an `int4[]`/`int8[]` parameter); throws on anything else. */
+/** PostgreSQL array literal of safe integers (for an `int4[]`/`int8[]` parameter); throws on anything else. @internal */
 export function intArrayLiteral(values: readonly number[]): string {
   for (const v of values) if (!Number.isSafeInteger(v)) throw new Error(`not a safe integer for an array literal: ${v}`);
   return `{${values.join(',')}}`;

@@ -221,6 +221,7 @@ const SCOPE_START = `(select min(f.id) - 1 from unnest($1::text[]) as m(modem)
 /**
  * The two statements of a page read ({@link readPunchPage}): `walk` decides the strategy and, unless it is
  * `sparse`, reads the page by the primary key; `sparse` reads it by the per-modem index branches.
+ * @internal
  */
 export type PageStatement = 'walk' | 'sparse';
 
@@ -261,6 +262,7 @@ function statementName(statement: PageStatement, scope: PunchScope, format: Punc
  * `sparse`, the number of modems, so it runs as a named prepared statement (parsed and planned once per connection).
  * `withTotal: false` leaves the total out (null), for the benchmark's raw server. Every variant, rendered
  * whole under its statement name: `src/punches/sql/*.sql` (`pnpm sql`; docs/database.md).
+ * @internal
  */
 export function pageQuery(
   scope: PunchScope,
@@ -363,14 +365,14 @@ export async function readVisibleHead(db: pg.Pool | pg.ClientBase): Promise<stri
   return rows[0].head;
 }
 
-/** Exact number of visible punches in scope by `count(*)` (reference for tests and the benchmark's raw server; pages use counters). */
+/** Exact number of visible punches in scope by `count(*)` (reference for tests and the benchmark's raw server; pages use counters). @internal */
 export async function countPunches(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
   const { rows } = await db.query<{ n: number }>(`select count(*)::int as n from punches q where ${where}`, values);
   return rows[0].n;
 }
 
-/** Visible punches in scope as pages count them (counters unless windowed) without a page; tests compare it with {@link countPunches}. */
+/** Visible punches in scope as pages count them (counters unless windowed) without a page; tests compare it with {@link countPunches}. @internal */
 export async function countPunchesFast(db: pg.Pool | pg.ClientBase, scope: PunchScope): Promise<number> {
   const { where, values } = scopeConditions(scope, 'q', 'q.modem = any($1::text[])');
   const windowed = scope.timeFrom !== null || scope.timeTo !== null || scope.windows !== undefined;
