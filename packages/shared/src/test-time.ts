@@ -25,6 +25,7 @@ export function testTime(ms: number): number {
  * event loop can stay busy (module transforms, hashing) for longer than 5 s scaled, and node-postgres's connect
  * timer then fires before the socket that is already open is read. Like every test deadline it only ends a test
  * that is already failing.
+ * @internal
  */
 export function testConnectTimeoutMs(): number {
   return testTime(20_000);

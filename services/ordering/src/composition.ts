@@ -74,12 +74,13 @@ interface OutboxJobs {
   lanes: Record<string, LaneOptions>;
 }
 
-/** The parts of the order flow that run its jobs (`orders/flow/`). */
+/** The parts of the order flow that run its jobs (`orders/flow/`). @internal */
 export type OrderFlowParts = Pick<OrderingServices, 'paylinks' | 'paymentStatus' | 'erpHandOff'>;
 
 /**
  * Which handler runs which job kind of the order flow (`orders/flow/flow-jobs.ts`, docs/outbox.md); also what the
  * order-flow tests' dispatchers run.
+ * @internal
  */
 export function orderFlowHandlers({ paylinks, paymentStatus, erpHandOff }: OrderFlowParts): Record<string, OutboxHandler<never>> {
   return {

@@ -19,7 +19,7 @@ import type { DB } from '../db/schema';
 import { ORDER_STATES, type OrderState } from './order.types';
 import { insertStateChange, updateOrderStateIf } from './orders.repository';
 
-/** Allowed transitions: state → states it may move to. */
+/** Allowed transitions: state → states it may move to. @internal */
 export const ORDER_TRANSITIONS: Readonly<Record<OrderState, readonly OrderState[]>> = {
   pending_payment: ['paid', 'cancelled'],
   received: ['transferred', 'cancelled'],
@@ -69,7 +69,7 @@ export async function transitionOrder(trx: Kysely<DB>, orderId: number, to: Orde
   return { changed: true, from: row.from_state, to };
 }
 
-/** Thrown by {@link requireTransition} when a transition a caller insists on is not allowed now. */
+/** Thrown by {@link requireTransition} when a transition a caller insists on is not allowed now. @internal */
 export class IllegalTransitionError extends Error {
   constructor(
     readonly orderId: number,
@@ -81,7 +81,7 @@ export class IllegalTransitionError extends Error {
   }
 }
 
-/** Like {@link transitionOrder} but throws {@link IllegalTransitionError} when nothing changed. */
+/** Like {@link transitionOrder} but throws {@link IllegalTransitionError} when nothing changed. @internal */
 export async function requireTransition(trx: Kysely<DB>, orderId: number, to: OrderState, meta: TransitionMeta): Promise<{ from: OrderState; to: OrderState }> {
   const r = await transitionOrder(trx, orderId, to, meta);
   if (!r.changed) throw new IllegalTransitionError(orderId, r.current, to);

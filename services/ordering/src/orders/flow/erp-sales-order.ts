@@ -52,6 +52,7 @@ const SCALE = 100_000;
  * (`round(net × (1 − p/100))`, docs/weclapp.md "Amounts") give exactly `netCents − discountCents`; null when
  * there is no discount. Throws a `RangeError` when no such percentage exists (a line beyond about €100 000,
  * where five decimals no longer reach every cent).
+ * @internal
  */
 export function discountPercentageFor(netCents: number, discountCents: number): string | null {
   if (discountCents === 0) return null;

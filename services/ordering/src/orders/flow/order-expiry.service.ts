@@ -32,6 +32,7 @@ const EXPIRED = 'expired';
  * One sweep transaction: cancels up to `limit` `pending_payment` orders created at or before
  * `now - expiryMinutes` (oldest first, skipping orders another sweep holds) as described in the module
  * doc. Returns the ids of the orders this call cancelled.
+ * @internal
  */
 export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expiryMinutes: number; limit?: number }): Promise<number[]> {
   const cutoff = new Date(opts.now.getTime() - opts.expiryMinutes * 60_000);
@@ -61,6 +62,7 @@ export async function expireUnpaidOrders(db: Kysely<DB>, opts: { now: Date; expi
  * the orders stay (a later payment takes the uses back where the codes have one left, else the order is
  * cancelled for a refund: `payment-status.service.ts`) and their history says so. Exactly
  * once per use with any number of instances (`releaseExpiredHolds`). Returns the ids of the orders concerned.
+ * @internal
  */
 export async function releaseDiscountHolds(db: Kysely<DB>, opts: { now: Date; holdMinutes: number; limit?: number }): Promise<number[]> {
   const cutoff = new Date(opts.now.getTime() - opts.holdMinutes * 60_000);

@@ -54,7 +54,7 @@ export interface OrderPrice {
   totals: OrderTotals;
 }
 
-/** `SO-<year>-<id, at least 6 digits>`, the year in UTC. */
+/** `SO-<year>-<id, at least 6 digits>`, the year in UTC. @internal */
 export function orderNumberFor(id: number, at: Date): string {
   return `${orderNumberPrefix(at)}${String(id).padStart(6, '0')}`;
 }
