@@ -9,7 +9,7 @@ import { openSubject, SUBJECT_NAMES, type SubjectName } from './outbox-subjects'
 async function main(): Promise<void> {
   const [name, url, lease, kind] = process.argv.slice(2);
   if (!SUBJECT_NAMES.includes(name as SubjectName) || !url || !kind) throw new Error('usage: outbox-crash-worker <subject> <url> <leaseSeconds> <kind>');
-  const subject = await openSubject(name as SubjectName, url);
+  const subject = await openSubject(name as SubjectName, url, Number(lease));
   await subject.startWorker(
     {
       [kind]: async (key) => {

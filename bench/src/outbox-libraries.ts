@@ -7,7 +7,17 @@
  */
 import { parseArgs } from 'node:util';
 import { createSubject, SUBJECT_NAMES, type Subject, type SubjectName } from './outbox-subjects';
-import { crashRerun, drain, FULL_SIZES, lanes, longLiveJob, reenqueueDone, transactionalEnqueue, type ScenarioSizes } from './outbox-scenarios';
+import {
+  crashRerun,
+  drain,
+  FULL_SIZES,
+  lanes,
+  lanesLeaseSeconds,
+  longLiveJob,
+  reenqueueDone,
+  transactionalEnqueue,
+  type ScenarioSizes,
+} from './outbox-scenarios';
 
 /** The scenarios by name, each run on one subject. */
 export const SCENARIOS: Record<string, (s: Subject, sizes: ScenarioSizes) => Promise<object>> = {
@@ -19,20 +29,21 @@ export const SCENARIOS: Record<string, (s: Subject, sizes: ScenarioSizes) => Pro
   drain,
 };
 
-/** Runs `scenarios` on `subjects` (a fresh database per subject and scenario); calls `report` with each result. */
+/** Runs `scenarios` on `subjects` (a fresh database per subject and scenario); calls `report` with each result and its run time. */
 export async function runComparison(
   subjects: readonly SubjectName[],
   scenarios: readonly string[],
   sizes: ScenarioSizes,
-  report: (subject: SubjectName, scenario: string, result: object) => void,
+  report: (subject: SubjectName, scenario: string, result: object, elapsedMs: number) => void,
 ): Promise<void> {
   for (const scenario of scenarios) {
     const run = SCENARIOS[scenario];
     if (!run) throw new Error(`unknown scenario ${scenario}; known: ${Object.keys(SCENARIOS).join(', ')}`);
     for (const name of subjects) {
-      const subject = await createSubject(name);
+      const started = Date.now();
+      const subject = await createSubject(name, scenario === 'lanes' ? lanesLeaseSeconds(sizes) : sizes.leaseSeconds);
       try {
-        report(name, scenario, await run(subject, sizes));
+        report(name, scenario, await run(subject, sizes), Date.now() - started);
       } finally {
         await subject.close();
       }
@@ -44,8 +55,8 @@ async function main(): Promise<void> {
   const { values } = parseArgs({ options: { only: { type: 'string' }, subject: { type: 'string' } } });
   const subjects = values.subject ? SUBJECT_NAMES.filter((n) => n === values.subject) : SUBJECT_NAMES;
   const scenarios = values.only ? [values.only] : Object.keys(SCENARIOS);
-  await runComparison(subjects, scenarios, FULL_SIZES, (subject, scenario, result) => {
-    process.stdout.write(`${JSON.stringify({ subject, scenario, ...result })}\n`);
+  await runComparison(subjects, scenarios, FULL_SIZES, (subject, scenario, result, elapsedMs) => {
+    process.stdout.write(`${JSON.stringify({ subject, scenario, ...result, elapsedMs })}\n`);
   });
 }
 

@@ -28,7 +28,16 @@ export interface ScenarioSizes {
 }
 
 /** The benchmark's sizes. */
-export const FULL_SIZES: ScenarioSizes = { leaseSeconds: 10, crashCapMs: 30_000, longJobMs: 25_000, slowMs: 10_000, slowJobs: 8, concurrency: 4, fastJobs: 20, drainJobs: 5_000 };
+export const FULL_SIZES: ScenarioSizes = {
+  leaseSeconds: 10,
+  crashCapMs: 30_000,
+  longJobMs: 25_000,
+  slowMs: 10_000,
+  slowJobs: 8,
+  concurrency: 4,
+  fastJobs: 20,
+  drainJobs: 5_000,
+};
 
 const sleep = (ms: number): Promise<void> => new Promise((r) => setTimeout(r, ms));
 
@@ -72,7 +81,10 @@ export async function crashRerun(s: Subject, sizes: ScenarioSizes): Promise<Cras
   }
   const killedAt = Date.now();
   let ranAt = 0;
-  const worker = await s.startWorker({ [kind]: async () => void (ranAt ||= Date.now()) }, { leaseSeconds: sizes.leaseSeconds, concurrency: 1, applicationName: 'outbox-bench-survivor' });
+  const worker = await s.startWorker(
+    { [kind]: async () => void (ranAt ||= Date.now()) },
+    { leaseSeconds: sizes.leaseSeconds, concurrency: 1, applicationName: 'outbox-bench-survivor' },
+  );
   try {
     await until(() => ranAt > 0, sizes.crashCapMs);
   } finally {
@@ -129,6 +141,11 @@ export interface Lanes {
   fastJobs: number;
 }
 
+/** The lease of the lanes scenario, s: longer than a slow job, so that no lease runs out there. */
+export function lanesLeaseSeconds(sizes: ScenarioSizes): number {
+  return Math.ceil((sizes.slowMs * 3) / 1_000);
+}
+
 /** Fills the slow kind's slots (twice over), then enqueues the fast kind's jobs one transaction each. */
 export async function lanes(s: Subject, sizes: ScenarioSizes): Promise<Lanes> {
   let slowRunning = 0;
@@ -147,7 +164,11 @@ export async function lanes(s: Subject, sizes: ScenarioSizes): Promise<Lanes> {
       if (slowEnded === 0) before++;
     },
   };
-  const worker = await s.startWorker(handlers, { leaseSeconds: Math.ceil((sizes.slowMs * 3) / 1_000), concurrency: sizes.concurrency, applicationName: 'outbox-bench-lanes' });
+  const worker = await s.startWorker(handlers, {
+    leaseSeconds: lanesLeaseSeconds(sizes),
+    concurrency: sizes.concurrency,
+    applicationName: 'outbox-bench-lanes',
+  });
   try {
     await s.enqueue(Array.from({ length: sizes.slowJobs }, () => ({ kind: 'slow', key: key('slow') })));
     if (!(await until(() => slowRunning >= Math.min(sizes.concurrency, sizes.slowJobs), 30_000))) throw new Error(`${s.name}: slow jobs did not start`);
@@ -174,7 +195,10 @@ export interface Reenqueue {
 export async function reenqueueDone(s: Subject, sizes: ScenarioSizes): Promise<Reenqueue> {
   let runs = 0;
   const k = key('once');
-  const worker = await s.startWorker({ once: async () => void runs++ }, { leaseSeconds: sizes.leaseSeconds, concurrency: 1, applicationName: 'outbox-bench-once' });
+  const worker = await s.startWorker(
+    { once: async () => void runs++ },
+    { leaseSeconds: sizes.leaseSeconds, concurrency: 1, applicationName: 'outbox-bench-once' },
+  );
   try {
     await s.enqueue([{ kind: 'once', key: k }]);
     if (!(await until(() => runs > 0, 30_000))) throw new Error(`${s.name}: job did not run`);
@@ -221,7 +245,10 @@ export async function drain(s: Subject, sizes: ScenarioSizes): Promise<Drain> {
   try {
     const before = await backendCpu(probe, [s.url]);
     const started = Date.now();
-    const worker = await s.startWorker({ drain: async () => void done++ }, { leaseSeconds: sizes.leaseSeconds, concurrency: 20, applicationName: 'outbox-bench-drain' });
+    const worker = await s.startWorker(
+      { drain: async () => void done++ },
+      { leaseSeconds: sizes.leaseSeconds, concurrency: 20, applicationName: 'outbox-bench-drain' },
+    );
     let seconds = 0;
     let after = before;
     try {

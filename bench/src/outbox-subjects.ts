@@ -31,7 +31,7 @@ export type BenchHandler = (key: string) => Promise<void>;
 
 /** How a worker runs. */
 export interface WorkerOptions {
-  /** Lease of a claimed job, s, where the subject lets us set it (graphile-worker's lock is fixed). */
+  /** Lease of a claimed job, s (ours; pg-boss sets it per job when sent, see {@link createSubject}). */
   leaseSeconds: number;
   /** Jobs running at once: per kind where the subject has lanes, else in all. */
   concurrency: number;
@@ -128,13 +128,31 @@ async function graphileWorker(testDb: TestDatabase): Promise<Subject> {
     async enqueue(jobs, opts = {}) {
       // add_job in the caller's transaction; job_key is graphile-worker's dedupe key (one namespace for all tasks).
       await inTransaction(pool, opts.rollback === true, async (c) => {
-        for (const j of jobs) await c.query('select graphile_worker.add_job($1, json_build_object($2::text, $3::text), job_key => $4)', [j.kind, 'key', j.key, `${j.kind}:${j.key}`]);
+        for (const j of jobs)
+          await c.query('select graphile_worker.add_job($1, json_build_object($2::text, $3::text), job_key => $4)', [
+            j.kind,
+            'key',
+            j.key,
+            `${j.kind}:${j.key}`,
+          ]);
       });
     },
     async startWorker(handlers, opts) {
       const workerPool = new pg.Pool({ connectionString: testDb.url, max: opts.concurrency + 2, application_name: opts.applicationName });
-      const taskList = Object.fromEntries(Object.entries(handlers).map(([kind, h]) => [kind, (payload: unknown) => h(String((payload as { key: unknown }).key))]));
-      const runner: Runner = await run({ pgPool: workerPool, concurrency: opts.concurrency, pollInterval: 1_000, noHandleSignals: true, taskList, logger: quietGraphile });
+      // A killed backend (clean-up of a crashed run) must not crash the bench.
+      workerPool.on('error', () => undefined);
+      workerPool.on('connect', (c) => c.on('error', () => undefined));
+      const taskList = Object.fromEntries(
+        Object.entries(handlers).map(([kind, h]) => [kind, (payload: unknown) => h(String((payload as { key: unknown }).key))]),
+      );
+      const runner: Runner = await run({
+        pgPool: workerPool,
+        concurrency: opts.concurrency,
+        pollInterval: 1_000,
+        noHandleSignals: true,
+        taskList,
+        logger: quietGraphile,
+      });
       return {
         async stop() {
           await runner.stop();
@@ -161,16 +179,17 @@ function uuidOf(kind: string, key: string): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-4${h.slice(13, 16)}-8${h.slice(17, 20)}-${h.slice(20, 32)}`;
 }
 
-async function pgBoss(testDb: TestDatabase): Promise<Subject> {
+async function pgBoss(testDb: TestDatabase, leaseSeconds: number): Promise<Subject> {
   const pool = new pg.Pool({ connectionString: testDb.url, max: 4 });
   const setup = new PgBoss({ connectionString: testDb.url, max: 2, supervise: false, schedule: false });
   setup.on('error', () => undefined);
   await setup.start();
   const queues = new Set<string>();
-  async function ensureQueue(kind: string, leaseSeconds = 60): Promise<void> {
+  async function ensureQueue(kind: string): Promise<void> {
     if (queues.has(kind)) return;
     queues.add(kind);
-    // A queue per kind, with a dead-letter queue; expireInSeconds is the lease a supervisor enforces.
+    // A queue per kind, with a dead-letter queue; expireInSeconds is the lease a supervisor enforces, copied
+    // into each job when it is sent.
     await setup.createQueue(`${kind}-dead`);
     await setup.createQueue(kind, { name: kind, retryLimit: 5, expireInSeconds: leaseSeconds, deadLetter: `${kind}-dead` });
   }
@@ -186,13 +205,16 @@ async function pgBoss(testDb: TestDatabase): Promise<Subject> {
     },
     async startWorker(handlers, opts) {
       // Supervision (expiry of leases, dead letters) runs each second: the shortest pg-boss allows.
-      const boss = new PgBoss({ connectionString: testDb.url, max: opts.concurrency + 2, application_name: opts.applicationName, maintenanceIntervalSeconds: 1, schedule: false });
+      const boss = new PgBoss({
+        connectionString: testDb.url,
+        max: opts.concurrency + 2,
+        application_name: opts.applicationName,
+        maintenanceIntervalSeconds: 1,
+        schedule: false,
+      });
       boss.on('error', () => undefined);
       await boss.start();
-      for (const kind of Object.keys(handlers)) {
-        await ensureQueue(kind, opts.leaseSeconds);
-        await setup.updateQueue(kind, { name: kind, retryLimit: 5, expireInSeconds: opts.leaseSeconds, deadLetter: `${kind}-dead` });
-      }
+      for (const kind of Object.keys(handlers)) await ensureQueue(kind);
       for (const [kind, h] of Object.entries(handlers)) {
         for (let i = 0; i < opts.concurrency; i++) {
           await boss.work<{ key: string }>(kind, { batchSize: 1, pollingIntervalSeconds: 1 }, async ([job]) => {
@@ -207,7 +229,9 @@ async function pgBoss(testDb: TestDatabase): Promise<Subject> {
       };
     },
     async countJobs() {
-      const r = await pool.query<{ n: string }>("select (select count(*) from pgboss.job where name not like '%-dead') + (select count(*) from pgboss.archive) n");
+      const r = await pool.query<{ n: string }>(
+        "select (select count(*) from pgboss.job where name not like '%-dead') + (select count(*) from pgboss.archive) n",
+      );
       return Number(r.rows[0]?.n);
     },
     async close() {
@@ -218,18 +242,21 @@ async function pgBoss(testDb: TestDatabase): Promise<Subject> {
   };
 }
 
-/** Creates subject `name` in a fresh database (dropped by its `close`). */
-export async function createSubject(name: SubjectName): Promise<Subject> {
-  const testDb = await createTestDatabase(`outbox_${name}`);
-  if (name === 'ours') return ours(testDb);
-  if (name === 'graphile-worker') return graphileWorker(testDb);
-  return pgBoss(testDb);
+/**
+ * Creates subject `name` in a fresh database (dropped by its `close`); `leaseSeconds` is the lease pg-boss
+ * stores in each job it sends (`expireInSeconds`; graphile-worker's lock is a fixed 4 h).
+ */
+export async function createSubject(name: SubjectName, leaseSeconds: number): Promise<Subject> {
+  return open(name, await createTestDatabase(`outbox_${name}`), leaseSeconds);
 }
 
 /** Opens subject `name` on an existing database `url` (for a worker in another process; nothing is dropped). */
-export async function openSubject(name: SubjectName, url: string): Promise<Subject> {
-  const testDb: TestDatabase = { name: new URL(url).pathname.slice(1), url, drop: async () => undefined };
+export async function openSubject(name: SubjectName, url: string, leaseSeconds: number): Promise<Subject> {
+  return open(name, { name: new URL(url).pathname.slice(1), url, drop: async () => undefined }, leaseSeconds);
+}
+
+function open(name: SubjectName, testDb: TestDatabase, leaseSeconds: number): Promise<Subject> {
   if (name === 'ours') return ours(testDb);
   if (name === 'graphile-worker') return graphileWorker(testDb);
-  return pgBoss(testDb);
+  return pgBoss(testDb, leaseSeconds);
 }
