@@ -172,7 +172,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
     let regular = start + between(c.modemIntervalSeconds);
     try {
       for (;;) {
-        const due = burst !== null && burst < regular ? burst : regular;
+        const due: number = burst !== null && burst < regular ? burst : regular;
         if (due >= end) break;
         await sleep(due - performance.now());
         if (due === burst) burst = null;
