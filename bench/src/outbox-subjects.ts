@@ -21,7 +21,7 @@ export const SUBJECT_NAMES = ['ours', 'graphile-worker', 'pg-boss'] as const;
 export type SubjectName = (typeof SUBJECT_NAMES)[number];
 
 /** A job as the scenarios see it: its kind and its key (the dedupe key). */
-export interface BenchJob {
+interface BenchJob {
   kind: string;
   key: string;
 }
@@ -30,7 +30,7 @@ export interface BenchJob {
 export type BenchHandler = (key: string) => Promise<void>;
 
 /** How a worker runs. */
-export interface WorkerOptions {
+interface WorkerOptions {
   /** Lease of a claimed job, s (ours; pg-boss sets it per job when sent, see {@link createSubject}). */
   leaseSeconds: number;
   /** Jobs running at once: per kind where the subject has lanes, else in all. */
@@ -40,7 +40,7 @@ export interface WorkerOptions {
 }
 
 /** A running worker. */
-export interface BenchWorker {
+interface BenchWorker {
   /** Stops claiming and waits for running jobs (handlers must settle). */
   stop(): Promise<void>;
 }

@@ -43,10 +43,10 @@ test('a crashed worker’s job is rerun within its lease by ours and pg-boss (su
   expect(of<CrashRerun>('graphile-worker', 'crash-rerun').rerunAfterMs).toBeNull();
 });
 
-test('a live job longer than two leases runs once with ours (heartbeat) and graphile-worker (no expiry), twice with pg-boss (no heartbeat)', () => {
+test('a live job longer than two leases runs once with ours (heartbeat) and graphile-worker (no expiry), more than once with pg-boss (no heartbeat: each expiry reruns it)', () => {
   expect(of<LongJob>('ours', 'long-job').runs).toBe(1);
   expect(of<LongJob>('graphile-worker', 'long-job').runs).toBe(1);
-  expect(of<LongJob>('pg-boss', 'long-job').runs).toBe(2);
+  expect(of<LongJob>('pg-boss', 'long-job').runs).toBeGreaterThan(1);
 });
 
 test('a second kind does not wait for a slow kind with ours and pg-boss (lanes / queues); with one graphile-worker runner it does', () => {
