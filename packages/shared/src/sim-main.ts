@@ -66,8 +66,8 @@ export function runSimulator<S extends { start(): Promise<unknown>; stop(): Prom
     const basics: SimulatorBasics = { env, host, log: (line) => logger.info(line), controlToken, list };
     const sim = entry.create(basics);
     await sim.start();
-    logger.info(entry.describe(sim, basics), `${entry.label} listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
     stopOnSignals(() => sim.stop(), logger);
+    logger.info(entry.describe(sim, basics), `${entry.label} listening (control API under /__control: ${controlToken ? 'X-Control-Token' : 'loopback only'})`);
   };
   run().catch((err) => {
     // A configuration mistake is one line naming its variable (README "Configuration"); anything else keeps its stack.

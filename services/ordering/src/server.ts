@@ -131,8 +131,9 @@ async function main(): Promise<void> {
       await embedded?.stop();
     },
   });
-  logger.info({ port: running.port, host: config.host }, 'ordering service listening');
+  // Before the listening line: whoever waits for it may send SIGTERM at once, and must get a clean stop.
   stopOnSignals(() => running.stop(), logger);
+  logger.info({ port: running.port, host: config.host }, 'ordering service listening');
 }
 
 main().catch((err) => {

@@ -101,12 +101,13 @@ async function main(): Promise<void> {
       await embedded?.stop();
     },
   });
-  logger.info({ port: running.port, host: config.host }, 'timing service listening');
-  // Held long-polls and streams end first (answered empty / closed), so the drain does not wait for them.
+  // Held long-polls and streams end first (answered empty / closed), so the drain does not wait for them. Before
+  // the listening line: whoever waits for it may send SIGTERM at once, and must get a clean stop.
   stopOnSignals(() => {
     timing.live.close();
     return running.stop();
   }, logger);
+  logger.info({ port: running.port, host: config.host }, 'timing service listening');
 }
 
 main().catch((err) => {
