@@ -44,8 +44,11 @@ test('a refused connection and an exhausted pool: one WARN per outage, one INFO 
   const { logger, lines } = capture();
   const wait = new DatabaseWait(logger, 'order expiry sweep');
   const away = new pg.Pool({ connectionString: `postgres://postgres@127.0.0.1:${await closedPort()}/x` });
-  const busy = new pg.Pool({ connectionString: URL, max: 1, connectionTimeoutMillis: 100 });
+  // Its one connection is opened without a deadline (a loaded machine may take seconds); only then is the wait
+  // of the next caller cut to 100 ms, so that the exhausted pool fails fast (pg-pool reads it on each connect).
+  const busy = new pg.Pool({ connectionString: URL, max: 1 });
   const held = await busy.connect();
+  busy.options.connectionTimeoutMillis = 100;
   try {
     for (let i = 0; i < 3; i++) expect(wait.failed(await failure(away))).toBe(true);
     expect(wait.failed(await failure(busy))).toBe(true);
