@@ -9,7 +9,7 @@ import type { OrderingConfig } from '../../config';
 import type { DB } from '../../db/schema';
 import { failReservedJob, mailEntry, outboxRows, PermanentJobError, type OutboxHandlerContext } from '../../outbox/outbox.service';
 import { createPaymentClient, PaymentProviderError, type PaymentClient } from '../../payment/payment.client';
-import type { PaymentPaylink } from '../../payment/payment.types';
+import type { NewPaylink, PaymentPaylink } from '../../payment/payment.types';
 import { renderPaylinkMail } from '../mail/order-confirmation.mail';
 import type { StoredOrder } from '../order.types';
 import { findOrder } from '../orders.mapper';
@@ -30,6 +30,19 @@ const INLINE_PAYLINK_PAUSE_MS = 5_000;
 /** The paylink's `description` (required by the provider, shown on the payment page): order number and amount. */
 function paylinkDescription(order: StoredOrder): string {
   return `Payment of order ${order.orderNumber}: ${(order.grossTotalCents / 100).toFixed(2)} ${order.currency}`;
+}
+
+/** The paylink of an order: its gross total in cents, the order number as `referenceId` (docs/payrexx.md). */
+function paylinkFor(order: StoredOrder): NewPaylink {
+  return {
+    amountCents: order.grossTotalCents,
+    currency: order.currency,
+    referenceId: order.orderNumber,
+    title: `Order ${order.orderNumber}`,
+    description: paylinkDescription(order),
+    purpose: order.orderNumber,
+    email: order.contact.email,
+  };
 }
 
 /** Dependencies of {@link PaylinkJobs}. */
@@ -104,15 +117,7 @@ export class PaylinkJobs {
   ): Promise<StoredOrder | null> {
     if (order.paylinkUrl !== null) return order;
     if (order.state !== 'pending_payment') return null;
-    const link = await client.createPaylink({
-      amountCents: order.grossTotalCents,
-      currency: order.currency,
-      referenceId: order.orderNumber,
-      title: `Order ${order.orderNumber}`,
-      description: paylinkDescription(order),
-      purpose: order.orderNumber,
-      email: order.contact.email,
-    });
+    const link = await client.createPaylink(paylinkFor(order));
     // The provider answered: inline attempts need not wait any longer.
     this.inlinePausedUntil = 0;
     const [mail] = outboxRows([mailEntry(`order-paylink:${order.id}`, renderPaylinkMail(order, link.link))]);
@@ -137,15 +142,7 @@ export class PaylinkJobs {
       throw new ApiError(409, `Order ${order.orderNumber} is ${order.state}; a paylink needs pending_payment or received.`);
     const row = await selectPaylinkOf(db, orderId);
     if (row && row.paylink_id !== null) await this.deleteAtProvider(row.paylink_id);
-    const link = await this.deps.payment.createPaylink({
-      amountCents: order.grossTotalCents,
-      currency: order.currency,
-      referenceId: order.orderNumber,
-      title: `Order ${order.orderNumber}`,
-      description: paylinkDescription(order),
-      purpose: order.orderNumber,
-      email: order.contact.email,
-    });
+    const link = await this.deps.payment.createPaylink(paylinkFor(order));
     await setOrderPaylink(db, orderId, link.id, link.link);
     return link;
   }
