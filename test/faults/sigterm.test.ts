@@ -117,6 +117,11 @@ test('SIGTERM under load: 0 failed in-flight requests, new connections refused, 
     `sigterm: ${before.length} requests sent before the signal (${failedInFlight.length} failed, longest ${longest} ms), ${after.length} after (${refused} refused, ` +
       `${after.filter((o) => o.error === 'ECONNRESET').length} reset, ${after.filter((o) => o.status && o.status < 300).length} answered 2xx); exit ${exitAt - signalledAt} ms after SIGTERM with code ${proc.child.exitCode}`,
   );
+  // A failure names its cause: what the clients got, and what the service printed (an exit, a reset, a stack).
+  if (failedInFlight.length > 0) {
+    const kinds = [...new Set(failedInFlight.map((o) => o.error ?? `HTTP ${o.status}`))].join(', ');
+    testNote(`sigterm: failed before the signal (${kinds}); the service's last output:\n${proc.output().slice(-4_000)}`);
+  }
   expect(before.length).toBeGreaterThan(20);
   expect(failedInFlight).toEqual([]);
   expect(refused).toBeGreaterThan(0);
