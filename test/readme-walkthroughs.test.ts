@@ -7,33 +7,17 @@
  */
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testTime } from '@sports-timing/shared/src/test-time';
 import type { components } from '../services/timing/src/generated/openapi';
+import { freePorts } from '@sports-timing/shared/src/testing';
 
 const root = path.join(__dirname, '..');
 
 /** The walkthrough blocks of the README, in order. */
 function walkthroughBlocks(readme: string): string[] {
   return [...readme.matchAll(/```sh walkthrough\n([\s\S]*?)```/g)].map((m) => m[1]);
-}
-
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
 }
 
 /**

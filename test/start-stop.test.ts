@@ -11,25 +11,9 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { testTime } from '@sports-timing/shared/src/test-time';
+import { freePorts } from '@sports-timing/shared/src/testing';
 
 const root = path.join(__dirname, '..');
-
-/** `n` distinct free TCP ports on 127.0.0.1. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 async function refused(port: number): Promise<boolean> {
   return new Promise((resolve) => {

@@ -11,24 +11,14 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'n
 import net from 'node:net';
 import { networkInterfaces, tmpdir } from 'node:os';
 import path from 'node:path';
+import { freePorts } from '@sports-timing/shared/src/testing';
 
 const root = path.join(__dirname, '..');
 type Ports = Record<'pg' | 'ordering' | 'timing' | 'erp' | 'payment', number>;
 
-/** Five distinct free TCP ports on 127.0.0.1, one per port variable of `pnpm start`. */
-async function freePorts(): Promise<Ports> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: 5 },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const [pg, ordering, timing, erp, payment] = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
+/** Five distinct free TCP ports, one per port variable of `pnpm start`. */
+async function launcherPorts(): Promise<Ports> {
+  const [pg, ordering, timing, erp, payment] = await freePorts(5);
   return { pg, ordering, timing, erp, payment };
 }
 
@@ -121,7 +111,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
 
   beforeAll(async () => {
     firstDir = dataDir();
-    firstPorts = await freePorts();
+    firstPorts = await launcherPorts();
     first = start(firstDir, firstPorts);
     await waitFor(first, /^\[start\] ready in /);
   }, 120_000);
@@ -134,7 +124,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
   }, 60_000);
 
   it('a second `pnpm start` on the same data: the running one is named by its pid, with how to stop it or run a second one', async () => {
-    const second = start(firstDir, await freePorts());
+    const second = start(firstDir, await launcherPorts());
     expect(await second.exit).toBe(1);
     expect(ownLines(second.output())).toEqual([
       `[start] another \`pnpm start\` (pid ${readFileSync(path.join(firstDir, 'launcher.pid'), 'utf8').trim()}) is running on ${firstDir}: ` +
@@ -161,7 +151,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
   });
 
   it('a port held by another program: its variable is named, the other ports are not', async () => {
-    const ports = await freePorts();
+    const ports = await launcherPorts();
     const holder = net.createServer();
     await new Promise<void>((r) => holder.listen(ports.erp, '127.0.0.1', r));
     try {
@@ -176,7 +166,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
   });
 
   it("two services on one port (TIMING_PORT set to ordering's): named before any port is tried", async () => {
-    const ports = await freePorts();
+    const ports = await launcherPorts();
     const run = start(dataDir(), { ...ports, timing: ports.ordering });
     expect(await run.exit).toBe(1);
     expect(ownLines(run.output())).toEqual([
@@ -185,7 +175,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
   });
 
   it('a misspelt variable (TIMNG_PORT) and an unknown one with a product prefix: a warning with "did you mean", before the clash', async () => {
-    const ports = await freePorts();
+    const ports = await launcherPorts();
     const run = start(dataDir(), { ...ports, timing: ports.ordering }, { TIMNG_PORT: '9081', TIMING_PORTS: '9082', ORDERING_NONSENSE: '1' });
     expect(await run.exit).toBe(1);
     expect(ownLines(run.output())).toEqual([
@@ -200,7 +190,7 @@ describe('a start-up clash is one line naming what to change, exit code 1, befor
     const dir = dataDir();
     // A pid no process has: the highest pid the kernel hands out, plus one.
     writeFileSync(path.join(dir, 'launcher.pid'), `${Number(readFileSync('/proc/sys/kernel/pid_max', 'utf8')) + 1}\n`);
-    const ports = await freePorts();
+    const ports = await launcherPorts();
     const run = start(dir, { ...ports, erp: ports.payment });
     expect(await run.exit).toBe(1);
     expect(ownLines(run.output())).toEqual([
@@ -221,7 +211,7 @@ describe('Ctrl-C at each phase of the start stops cleanly, leaving no process be
     'Ctrl-C during %s: exit 0, no unhandled error or stack trace, the process group and every child gone',
     async (_phase, line) => {
       const dir = dataDir();
-      const run = start(dir, await freePorts());
+      const run = start(dir, await launcherPorts());
       await waitFor(run, line);
       process.kill(-run.child.pid!, 'SIGINT');
       const code = await run.exit;
@@ -245,7 +235,7 @@ describe('Ctrl-C at each phase of the start stops cleanly, leaving no process be
 describe('HOST=0.0.0.0 (README "On the club\'s network")', () => {
   it('the closing lines name loopback and every LAN address of each service, and each of them answers', async () => {
     const dir = dataDir();
-    const ports = await freePorts();
+    const ports = await launcherPorts();
     const run = start(dir, ports, { HOST: '0.0.0.0' });
     try {
       await waitFor(run, /^\[start\] ready in /);

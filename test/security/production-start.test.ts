@@ -8,12 +8,11 @@
  */
 import { spawn } from 'node:child_process';
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
-import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { createDatabase, createLogger, DEV_ERP_WEBHOOK_SECRET } from '@sports-timing/shared';
-import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { createTestDatabase, type TestDatabase, freePorts } from '@sports-timing/shared/src/testing';
 import { deploymentSecrets } from '../support/deployment-secrets';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
 import { testTime } from '@sports-timing/shared/src/test-time';
@@ -149,23 +148,6 @@ describe('the timing service with APP_ENV=production and no TIMING_BOOTSTRAP_API
     }
   });
 });
-
-/** `n` distinct free TCP ports on 127.0.0.1. */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}
 
 it('pnpm start with APP_ENV=production puts no development ERP webhook secret in: the ordering refusals name only the missing keys', async () => {
   const [ordering, timing, erp, payment] = await freePorts(4);

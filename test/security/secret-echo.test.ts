@@ -6,10 +6,10 @@
  * without its scheme is masked as an unreachable one is.
  */
 import { spawn } from 'node:child_process';
-import net from 'node:net';
 import path from 'node:path';
 import { ROOT } from '../support/service-process';
 import { testTime } from '@sports-timing/shared/src/test-time';
+import { freePorts } from '@sports-timing/shared/src/testing';
 
 jest.setTimeout(testTime(120_000));
 
@@ -98,19 +98,3 @@ it('pnpm start passes a misspelt DATABASE_URL on to the services, whose lines ma
   expect(r.code).toBe(1);
 });
 
-/** `n` distinct free TCP ports on 127.0.0.1 (the launcher needs real ports). */
-async function freePorts(n: number): Promise<number[]> {
-  const servers = await Promise.all(
-    Array.from(
-      { length: n },
-      () =>
-        new Promise<net.Server>((resolve) => {
-          const s = net.createServer();
-          s.listen(0, '127.0.0.1', () => resolve(s));
-        }),
-    ),
-  );
-  const ports = servers.map((s) => (s.address() as net.AddressInfo).port);
-  await Promise.all(servers.map((s) => new Promise((r) => s.close(r))));
-  return ports;
-}

@@ -10,6 +10,7 @@ import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'nod
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
+import { freePorts } from '@sports-timing/shared/src/testing';
 
 export const NGINX_BIN = process.env.NGINX_BIN ?? '/usr/sbin/nginx';
 
@@ -31,15 +32,6 @@ export interface NginxCache {
   cacheStatuses(): Record<string, number>;
   /** SIGQUIT (graceful); resolves once it exited and its directory is removed. */
   stop(): Promise<void>;
-}
-
-/** A TCP port on 127.0.0.1 that was free a moment ago (nginx cannot listen on port 0 and report it). */
-async function freePort(): Promise<number> {
-  const server = net.createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as net.AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
 }
 
 /** `timing-cache.conf` with its placeholders filled; throws when one is left (the file grew a new one). */
@@ -84,7 +76,8 @@ export async function startNginxCache(upstream: string, opts: { workerConnection
 async function startOnce(upstream: string, workerConnections: number): Promise<NginxCache> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nginx-cache-'));
   mkdirSync(path.join(dir, 'logs'));
-  const port = await freePort();
+  // nginx cannot listen on port 0 and report it.
+  const [port] = await freePorts(1);
   writeFileSync(
     path.join(dir, 'timing-cache.conf'),
     renderCacheConf({ NGINX_LISTEN: `127.0.0.1:${port}`, TIMING_UPSTREAM: upstream, NGINX_CACHE_DIR: path.join(dir, 'cache') }),
