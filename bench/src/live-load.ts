@@ -43,7 +43,7 @@ export function startWriter(w: NonNullable<LoadSpec['writer']>, commits: Commits
         const k = n++;
         return { card: WRITER_CARD, time: now + k, code: 31 + (k % 200), type: 'Control', modem: w.modems[k % w.modems.length], receptionTimeUtc: now };
       });
-      const r = await uploadPunchBatch(pool, w.userId, true, rows);
+      const r = await uploadPunchBatch(pool, w.userId, true, null, rows);
       written += r.stored;
       if (r.maxId !== null) {
         commits.push({ maxId: r.maxId, at: performance.now() });

@@ -70,12 +70,14 @@ export const TIMING_REPOSITORIES: RepositoryStatements[] = [
     punchUpload,
     {
       uploadPunchBatch: {
-        run: (r) => punchUpload.uploadPunchBatch(pool(r), 3, false, [punch]),
+        run: (r) => punchUpload.uploadPunchBatch(pool(r), 3, false, 500_000, [punch]),
         answers: [[{ stored: 1, max_id: '1001', unknown_modems: [], foreign_modems: [] }]],
       },
+      uploadPunchBatchByKey: {
+        run: (r) => punchUpload.uploadPunchBatchByKey(pool(r), key.hash, 500_000, [punch]),
+        answers: [[{ key_id: 7, user_id: 3, user_name: 'anna', role: 'user', stored: 1, max_id: '1001', unknown_modems: [], foreign_modems: [] }]],
+      },
       notifyNewPunches: (r) => punchUpload.notifyNewPunches(pool(r), 1001),
-      chargeDailyPunches: (r) => punchUpload.chargeDailyPunches(pool(r), 3, 1, 100_000),
-      refundDailyPunches: (r) => punchUpload.refundDailyPunches(pool(r), 3, 1),
     },
     {
       textArrayLiteral: 'formats a text[] parameter value; runs no statement',

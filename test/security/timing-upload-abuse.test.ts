@@ -162,6 +162,24 @@ describe.each([
   });
 });
 
+test('a key revoked after it uploaded: its next upload stores nothing (401), and the one after that is refused from its headers', async () => {
+  // The fast lane keeps keys it found valid (users/key-owner-memo.ts) and reads their bodies before the upload's
+  // statement checks the key again: a revoked key costs at most that one body, then it is forgotten.
+  const user = await t.createUser('revoked-uploader');
+  const batch = (card: string) => Buffer.from(JSON.stringify([{ card, time: localMs(9), code: 31, type: 'Control', modem: 'REV-1' }]));
+  const ok = await rawUpload({ 'Content-Type': 'application/json', apikey: user.key }, batch('1'), { firstChunk: batch('1').length, sendAll: false });
+  expect(ok.status).toBe(200);
+  await t.database.pool.query('update api_keys set revoked_at = now() where user_id = $1', [user.id]);
+  const refused = await rawUpload({ 'Content-Type': 'application/json', apikey: user.key }, batch('2'), { firstChunk: batch('2').length, sendAll: false });
+  expect(refused.status).toBe(401);
+  const bomb = await rawUpload({ ...gzipJson, apikey: user.key }, BOMB, { firstChunk: 16 * 1024, sendAll: false });
+  expect(bomb.status).toBe(401);
+  expect(bomb.sentBeforeAnswer).toBe(16 * 1024);
+  expect(bomb.closedByServer).toBe(true);
+  const { rows } = await t.database.pool.query<{ n: number }>(`select count(*)::int as n from punches where modem = 'REV-1'`);
+  expect(rows[0].n).toBe(1);
+});
+
 test('six bogus-key bombs sent in full at once: none is inflated and memory stays flat', async () => {
   const delay = monitorEventLoopDelay({ resolution: 5 });
   global.gc?.();

@@ -136,6 +136,7 @@ export function createApp(input: TimingDeps | TimingComposition): Express {
       timingMetrics,
       logger: deps.logger,
       keyUses: timing.keyUses,
+      keyOwners: timing.keyOwners,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
       anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
       punchMaxAgeSeconds: deps.punchMaxAgeSeconds,

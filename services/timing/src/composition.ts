@@ -31,6 +31,7 @@ import { punchLimits, type TimingLimits } from './punches/punch-spec';
 import { modemLimits } from './modems/modem-spec';
 import { visibilityWaitReader, type VisibilityWaitReader } from './punches/visibility-wait';
 import { KeyUses } from './users/key-uses';
+import { KeyOwnerMemo } from './users/key-owner-memo';
 import { SPEC_FILE } from './version';
 
 /** What one timing app needs from the outside (configuration values, the database, the logger). */
@@ -121,6 +122,8 @@ export interface TimingComposition extends HandlerDeps {
   readonly bundles: WebBundles;
   /** The record of key uses (`ApiKey.lastUsedAt`): every key the app authenticates counts as used. */
   readonly keyUses: KeyUses;
+  /** The upload fast lane's memo of keys found valid (users/key-owner-memo.ts). */
+  readonly keyOwners: KeyOwnerMemo;
 }
 
 /** Builds every stateful object of one timing app from `deps`, once (see the module comment). */
@@ -173,5 +176,6 @@ export function composeTiming(deps: TimingDeps): TimingComposition {
     limiters: { keyReads: keyReadLimits(deps.rateLimit, logger), anonymousReads: anonymousReadBudgets(deps.rateLimit, logger) },
     bundles: new WebBundles(),
     keyUses: deps.keyUses ?? new KeyUses({ db: database.db, logger }),
+    keyOwners: new KeyOwnerMemo(),
   };
 }

@@ -1,8 +1,8 @@
 /**
  * The punch row (src/db/punch-row.ts) agrees with its two other statements of the punch fields: the spec's
  * `Punch` and `NewPunch` (specs/timing.yaml, the source of the field list and order), and the current text of
- * `upload_punch_batch` (the newest `src/db/functions/upload_punch_batch.v<N>.sql`, docs/database.md "Function
- * texts"), whose array parameters the upload call casts from the row. Each check has a negative control: the
+ * the upload function `upload_punches` (the newest `src/db/functions/upload_punches.v<N>.sql`, docs/database.md
+ * "Function texts"), whose array parameters the upload call casts from the row. Each check has a negative control: the
  * same check on a changed spec or function text fails. The typed client's field list (the CLI's CSV columns),
  * which cannot read the service's row, is held to the spec's order here too.
  */
@@ -66,14 +66,14 @@ describe('the punch row and the spec', () => {
 const TYPE_ALIASES: Readonly<Record<string, string>> = { 'bigint[]': 'int8[]', 'integer[]': 'int4[]', 'text[]': 'text[]' };
 
 /**
- * What is wrong with an `upload_punch_batch` text against the row, one message each: its array parameters
- * (after `p_user_id integer, p_admin boolean`, up to the `out` parameters) must be the row's upload fields'
+ * What is wrong with an `upload_punches` text against the row, one message each: its array parameters
+ * (after `p_user_id integer, p_admin boolean, p_quota bigint`, up to the `out` parameters) must be the row's upload fields'
  * array types in order, and its insert must name the row's columns in order.
  */
 function functionProblems(text: string): string[] {
   const problems: string[] = [];
-  const signature = /create or replace function upload_punch_batch\(\s*p_user_id integer, p_admin boolean,([\s\S]*?),\s*out /.exec(text);
-  if (signature === null) return ['no signature `upload_punch_batch(p_user_id integer, p_admin boolean, …, out …)`'];
+  const signature = /create or replace function upload_punches\(\s*p_user_id integer, p_admin boolean, p_quota bigint,([\s\S]*?),\s*out /.exec(text);
+  if (signature === null) return ['no signature `upload_punches(p_user_id integer, p_admin boolean, p_quota bigint, …, out …)`'];
   const types = signature[1].split(',').map((p) => {
     const type = p.trim().split(/\s+/)[1];
     return TYPE_ALIASES[type] ?? type;
@@ -86,10 +86,10 @@ function functionProblems(text: string): string[] {
   return problems;
 }
 
-/** The current text of `upload_punch_batch`: its version file with the highest N. */
+/** The current text of `upload_punches`: its version file with the highest N. */
 function currentUploadFunction(): { file: string; text: string } {
   const versions = readdirSync(FUNCTIONS_DIR)
-    .map((f) => /^upload_punch_batch\.v(\d+)\.sql$/.exec(f))
+    .map((f) => /^upload_punches\.v(\d+)\.sql$/.exec(f))
     .filter((m): m is RegExpExecArray => m !== null)
     .sort((a, b) => Number(b[1]) - Number(a[1]));
   const file = versions[0][0];
@@ -97,9 +97,9 @@ function currentUploadFunction(): { file: string; text: string } {
 }
 
 describe('the punch row and the upload function', () => {
-  test("the current upload_punch_batch takes the row's upload fields as its arrays and inserts the row's columns", () => {
+  test("the current upload_punches takes the row's upload fields as its arrays and inserts the row's columns", () => {
     const { file, text } = currentUploadFunction();
-    expect(file).toMatch(/^upload_punch_batch\.v\d+\.sql$/);
+    expect(file).toMatch(/^upload_punches\.v\d+\.sql$/);
     expect(functionProblems(text)).toEqual([]);
   });
 

@@ -147,7 +147,7 @@ describe('punches per day', () => {
     expect(Number(refused.headers['retry-after'])).toBeLessThanOrEqual(86_400);
     const { rows } = await ctx.database.pool.query<{ n: number }>(`select count(*)::int n from punches where modem = 'FL-1'`);
     expect(rows[0].n).toBe(90);
-    // A stored batch re-sent is charged while it is stored, then given back: its punches are duplicates.
+    // Only newly stored punches are charged: a stored batch re-sent is all duplicates and costs nothing.
     const five = batch('FL-1', 5000).slice(0, 5);
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200);
     expect((await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200)).body).toMatchObject({
@@ -155,10 +155,25 @@ describe('punches per day', () => {
       duplicates: 5,
     });
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch('FL-1', 6000).slice(0, 5)).expect(200);
-    // The day's 100 are used up: one more punch is refused (a re-send too, until midnight UTC).
+    // The day's 100 are used up: one more new punch is refused until midnight UTC, on the fast lane and the
+    // pipeline (a batch with an invalid punch takes it) alike, and nothing of a refused batch is stored.
     await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(batch('FL-1', 7000).slice(0, 1)).expect(429);
+    await request(ctx.app)
+      .post('/api/rest/v1/punches')
+      .set('apikey', user.key)
+      .send([...batch('FL-1', 7100).slice(0, 1), { card: 'not a card' }])
+      .expect(429);
+    // A re-send of stored punches is still answered (all duplicates): a modem that lost the answer stops re-sending.
+    expect((await request(ctx.app).post('/api/rest/v1/punches').set('apikey', user.key).send(five).expect(200)).body).toMatchObject({
+      stored: 0,
+      duplicates: 5,
+    });
     const after = await ctx.database.pool.query<{ n: number }>(`select count(*)::int n from punches where modem = 'FL-1'`);
     expect(after.rows[0].n).toBe(100);
+    const charged = await ctx.database.pool.query<{ punches: string }>(
+      `select punches from upload_quota where user_id = (select id from users where user_name = 'flooder')`,
+    );
+    expect(charged.rows.map((r) => Number(r.punches))).toEqual([100]);
   });
 
   it('negative controls: admins are not limited; the default quota lets the same burst through', async () => {

@@ -73,10 +73,10 @@ export interface paths {
          *       nothing is registered (admins are not limited; an admin releases a wrongly registered modem with
          *       `deleteModem`).
          *     - Daily quota: a user uploads at most `TIMING_QUOTA_PUNCHES_PER_DAY` punches per UTC day (default
-         *       500,000; admins are not limited). A batch's valid punches are counted while it is stored and its
-         *       duplicates given back after, so a re-sent batch costs nothing once stored. A batch that does not
-         *       fit is refused whole with 429, `Retry-After` until midnight UTC, and nothing stored (once the quota is
-         *       used up, re-sends are refused too).
+         *       500,000; admins are not limited). Only the punches a batch newly stores are counted (duplicates
+         *       cost nothing), so a re-sent batch is answered 200 with its duplicates even once the quota is used
+         *       up. A batch whose new punches do not fit is refused whole with 429, `Retry-After` until midnight
+         *       UTC, and nothing stored.
          *     - Requires a key.
          */
         post: operations["postPunches"];

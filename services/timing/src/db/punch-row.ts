@@ -1,6 +1,6 @@
 /**
  * The punch row, one entry per field of the spec's `Punch` (specs/timing.yaml): which `punches` column holds
- * it, the PostgreSQL array type `upload_punch_batch` (`db/functions/upload_punch_batch.v<N>.sql`) takes it as,
+ * it, the PostgreSQL array type the upload function `upload_punches` (`db/functions/upload_punches.v<N>.sql`) takes it as,
  * who supplies it and its JavaScript value kind. The readers' column lists (page statements, event status), the
  * upload's arrays and `$n::type[]` parameters and the CSV upload's required and ignored columns are rendered
  * from it (docs/architecture.md "Adding a punch field").
@@ -23,7 +23,7 @@ interface PunchColumn {
   /** The column of `punches`. */
   column: string;
   /**
-   * Type of the field's array parameter of `upload_punch_batch`, as the upload call casts it (`$n::int8[]`);
+   * Type of the field's array parameter of `upload_punches`, as the upload call casts it (`$n::int8[]`);
    * null when the function assigns the value itself (`id`, from the punch id sequence).
    */
   uploadArray: 'text[]' | 'int8[]' | 'int4[]' | null;
@@ -69,7 +69,7 @@ export type PunchColumnValues = { -readonly [F in PunchField as Row[F]['column']
 /** A punch as the upload function takes it: the {@link UploadField}s (`time` local wall-clock ms, `receptionTimeUtc` UTC ms). */
 export type PunchInsert = { -readonly [F in UploadField]: ValueOf<F> };
 
-/** {@link UploadField}s in table order: the order of `upload_punch_batch`'s array parameters. */
+/** {@link UploadField}s in table order: the order of `upload_punches`'s array parameters. */
 export const UPLOAD_FIELDS = PUNCH_ROW_FIELDS.filter((f): f is UploadField => PUNCH_ROW[f].uploadArray !== null);
 
 /** {@link ClientField}s in table order: the columns a CSV upload must have. */

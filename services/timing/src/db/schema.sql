@@ -249,6 +249,79 @@ CREATE FUNCTION timing.upload_punch_batch_by_key(p_key_hash bytea, p_cards text[
       $$;
 
 
+--
+-- Name: upload_punches(integer, boolean, bigint, text[], bigint[], integer[], text[], text[], bigint[]); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.upload_punches(p_user_id integer, p_admin boolean, p_quota bigint, p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[], OUT stored integer, OUT max_id bigint, OUT unknown_modems text[], OUT foreign_modems text[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
+    AS $$
+      declare
+        v_ids bigint[];
+        v_seq regclass := pg_get_serial_sequence('punches', 'id')::regclass;
+      begin
+        perform timing.punch_writer_begin();
+        select coalesce(array_agg(s.serial order by s.serial) filter (where m.serial is null), '{}'),
+               coalesce(array_agg(s.serial order by s.serial) filter (where m.user_id <> p_user_id and not p_admin), '{}')
+          into unknown_modems, foreign_modems
+          from (select distinct unnest(p_modems) as serial) s
+          left join modems m on m.serial = s.serial;
+        if cardinality(unknown_modems) > 0 or cardinality(foreign_modems) > 0 then
+          stored := 0;
+          return;
+        end if;
+        perform pg_advisory_lock(7365420001);
+        perform pg_current_xact_id();
+        select array_agg(nextval(v_seq) order by g) into v_ids
+          from generate_series(1, cardinality(p_cards)) g;
+        perform pg_advisory_unlock(7365420001);
+        with ins as (
+          insert into punches (id, card, time, code, type, modem, reception_time_utc) overriding system value
+          select v_ids[t.ord], t.card, t.time, t.code, t.type, t.modem, t.rt
+          from unnest(p_cards, p_times, p_codes, p_types, p_modems, p_reception) with ordinality
+               as t(card, time, code, type, modem, rt, ord)
+          order by t.modem, t.time, t.card, t.code, t.type, t.ord
+          on conflict on constraint punches_resend do nothing
+          returning id
+        )
+        select count(*)::int, max(ins.id) into stored, max_id from ins;
+        if p_quota is not null and not p_admin and stored > 0 then
+          insert into upload_quota as q (user_id, day, punches)
+            values (p_user_id, (now() at time zone 'utc')::date, stored)
+            on conflict (user_id, day) do update set punches = q.punches + excluded.punches
+              where q.punches + excluded.punches <= p_quota;
+          if not found or stored > p_quota then
+            raise exception 'daily upload quota of % punches reached', p_quota using errcode = 'TQ429';
+          end if;
+        end if;
+      end
+      $$;
+
+
+--
+-- Name: upload_punches_by_key(bytea, bigint, text[], bigint[], integer[], text[], text[], bigint[]); Type: FUNCTION; Schema: timing; Owner: -
+--
+
+CREATE FUNCTION timing.upload_punches_by_key(p_key_hash bytea, p_quota bigint, p_cards text[], p_times bigint[], p_codes integer[], p_types text[], p_modems text[], p_reception bigint[], OUT key_id integer, OUT user_id integer, OUT user_name text, OUT role text, OUT stored integer, OUT max_id bigint, OUT unknown_modems text[], OUT foreign_modems text[]) RETURNS record
+    LANGUAGE plpgsql
+    SET search_path TO 'timing', 'pg_temp'
+    AS $$
+      begin
+        select o.key_id, o.user_id, o.user_name, o.role into key_id, user_id, user_name, role
+          from active_key_owner(p_key_hash) o;
+        if key_id is null then
+          stored := 0;
+          unknown_modems := '{}';
+          foreign_modems := '{}';
+          return;
+        end if;
+        select b.stored, b.max_id, b.unknown_modems, b.foreign_modems into stored, max_id, unknown_modems, foreign_modems
+          from upload_punches(user_id, role = 'admin', p_quota, p_cards, p_times, p_codes, p_types, p_modems, p_reception) b;
+      end
+      $$;
+
+
 SET default_tablespace = '';
 
 SET default_table_access_method = heap;

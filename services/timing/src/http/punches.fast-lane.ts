@@ -28,6 +28,7 @@ import zlib from 'node:zlib';
 import accepts from 'accepts';
 import type { Logger } from 'pino';
 import {
+  ApiError,
   compileJsonCheck,
   compileTextCheck,
   findOperation,
@@ -47,6 +48,8 @@ import { readPunches, uploadPunches, type PunchService } from '../punches/punche
 import type { PunchQuery } from '../punches/punch-scope';
 import type { KeyUses } from '../users/key-uses';
 import { authenticateKey } from '../users/users.service';
+import type { KeyOwnerMemo } from '../users/key-owner-memo';
+import { keyLookupHash } from '../auth/keys';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
 import { PUNCH_CONTENT_TYPES } from './punches.handlers';
@@ -136,6 +139,8 @@ export interface FastLaneDeps {
   logger: Logger;
   /** The app's record of key uses (composition.ts): a key the lane authenticates counts as used, as on the pipeline. */
   keyUses: KeyUses;
+  /** The app's memo of keys found valid (users/key-owner-memo.ts): an upload with a key in it is one round trip. */
+  keyOwners: KeyOwnerMemo;
   keyReadsLimited: boolean;
   /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */
   anonymousDownloadsLimited: boolean;
@@ -189,8 +194,12 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
       res.locals ??= Object.create(null) as Record<string, unknown>;
       res.locals.receivedAtUtc = Date.now();
       // The key first: nothing of the body is read, inflated or parsed for a caller without a valid key (an
-      // unknown key takes the pipeline, whose access check answers 401 before its body parsers run).
-      authenticateKey(deps.punches.db, key, deps.keyUses).then(
+      // unknown key takes the pipeline, whose access check answers 401 before its body parsers run). A key
+      // in the memo of valid keys needs no lookup of its own: the upload's statement checks it again.
+      const keyHash = keyLookupHash(key);
+      if (keyHash === undefined) return pipeline();
+      const known = deps.keyOwners.get(keyHash);
+      (known ? Promise.resolve(known) : authenticateKey(deps.punches.db, key, deps.keyUses)).then(
         (caller) =>
           uploadJson(req as never, res as never, (err?: unknown) => {
             if (err) {
@@ -198,7 +207,11 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
               return pipeline();
             }
             if (!isPlainUpload(req.body)) return pipeline();
-            upload(deps, req, res, start, req.body, caller).catch(pipeline);
+            upload(deps, req, res, start, req.body, caller, keyHash).catch((e: unknown) => {
+              // Refused by the statement (revoked meanwhile): the pipeline answers its 401.
+              if (e instanceof ApiError && e.status === 401) deps.keyOwners.forget(keyHash);
+              pipeline();
+            });
           }),
         () => pipeline(),
       );
@@ -218,8 +231,18 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
   };
 }
 
-async function upload(deps: FastLaneDeps, req: LaneRequest, res: LaneResponse, start: bigint, punches: NewPunch[], caller: Principal): Promise<void> {
-  const result = await uploadPunches(deps.punches, caller, punches, Number(res.locals?.receivedAtUtc));
+async function upload(
+  deps: FastLaneDeps,
+  req: LaneRequest,
+  res: LaneResponse,
+  start: bigint,
+  punches: NewPunch[],
+  caller: Principal,
+  keyHash: Buffer,
+): Promise<void> {
+  const result = await uploadPunches(deps.punches, caller, punches, Number(res.locals?.receivedAtUtc), [], keyHash);
+  deps.keyOwners.remember(keyHash, caller);
+  deps.keyUses.record(caller.keyId);
   countIngested(deps.timingMetrics, result.stored);
   const body = JSON.stringify(result);
   sendFastLaneAnswer(deps, req, res, start, 'postPunches', body, {

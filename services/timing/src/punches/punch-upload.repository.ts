@@ -1,5 +1,5 @@
 /**
- * SQL of the punch writers: the gap-free batch insert, its notification, and the daily upload quota
+ * SQL of the punch writers: the gap-free batch insert with the daily upload quota, and its notification
  * (docs/decisions.md §5, §7). The writers' half of the gap-free protocol (allocate the xid and every punch id
  * inside one critical section, write nothing before it) is described with the readers' half in
  * punches.repository.ts, whose page reads rely on it.
@@ -18,36 +18,82 @@ export interface InsertResult {
   foreignModems: string[];
 }
 
+/** Result of {@link uploadPunchBatchByKey}: the key's owner (null when the key is unknown or revoked: nothing written) and the insert's result. */
+export interface KeyInsertResult extends InsertResult {
+  owner: { keyId: number; userId: number; userName: string; role: string } | null;
+}
+
+/** SQLSTATE that `upload_punches` raises when the newly stored punches would pass the daily quota (nothing is stored). */
+export const QUOTA_REACHED_SQLSTATE = 'TQ429';
+
 /**
- * Inserts a batch for user `userId` with the gap-free protocol (punches.repository.ts), in one call of `upload_punch_batch`
- * (migrations 0002, 0005): it first checks the batch's modems (read only, so no xid yet) and writes nothing
- * when one is unknown or — unless `admin` — another user's, returning them; the caller then registers
+ * Inserts a batch for user `userId` with the gap-free protocol (punches.repository.ts), in one call of
+ * `upload_punches` (migration 0015): it first checks the batch's modems (read only, so no xid yet) and writes
+ * nothing when one is unknown or — unless `admin` — another user's, returning them; the caller then registers
  * unknown modems in a statement of its own and calls again. Otherwise it runs the critical section (advisory
  * lock, `pg_current_xact_id()`, the batch's ids, unlock), then the insert. Re-sent punches (same modem,
- * card, code, time, type), also within the batch, are skipped. Ids follow the batch order.
+ * card, code, time, type), also within the batch, are skipped. Ids follow the batch order. The newly stored
+ * punches are charged to the user's count of the UTC day (database clock) unless `admin` or `quota` is null;
+ * past `quota` the statement fails with {@link QUOTA_REACHED_SQLSTATE} and stores nothing (docs/decisions.md
+ * §5 "Quotas"), so concurrent uploads of one user are charged one after the other and never pass it together.
  *
  * Called as one autocommitted statement, so the lock is never held across a client round trip and the
- * commit right after it runs outside the lock. On any error the pooled connection is destroyed rather than
- * returned: an error after the lock leaves the session lock held (a rollback does not release session
+ * commit right after it runs outside the lock. On any other error the pooled connection is destroyed rather
+ * than returned: an error after the lock leaves the session lock held (a rollback does not release session
  * locks); closing the session does.
  */
-export async function uploadPunchBatch(pool: pg.Pool, userId: number, admin: boolean, rows: readonly PunchInsert[]): Promise<InsertResult> {
+export async function uploadPunchBatch(
+  pool: pg.Pool,
+  userId: number,
+  admin: boolean,
+  quota: number | null,
+  rows: readonly PunchInsert[],
+): Promise<InsertResult> {
   if (rows.length === 0) return { stored: 0, maxId: null, unknownModems: [], foreignModems: [] };
   const r = await callUpload<UploadRow>(pool, {
-    name: 'upload_punch_batch',
+    name: 'upload_punches',
     text: UPLOAD_SQL,
-    values: [userId, admin, ...batchArrays(rows)],
+    values: [userId, admin, quota, ...batchArrays(rows)],
   });
   return insertResult(r);
 }
 
 /**
- * The upload call: user and admin flag, then one array per {@link UPLOAD_FIELDS} field in table order, cast to
- * its `uploadArray` type (db/punch-row.ts), as `upload_punch_batch`'s signature takes them.
+ * {@link uploadPunchBatch} for the owner of the API key whose lookup hash is `keyHash` (auth/keys.ts), the key
+ * checked in the same statement (`upload_punches_by_key`, `active_key_owner`): one round trip for an upload
+ * whose key the fast lane already took as valid. An unknown or revoked key writes nothing and answers
+ * `owner: null`; the owner's role decides `admin`.
  */
-const UPLOAD_SQL = `select stored, max_id, unknown_modems, foreign_modems from upload_punch_batch($1::int, $2::bool, ${UPLOAD_FIELDS.map(
-  (f, i) => `$${i + 3}::${PUNCH_ROW[f].uploadArray}`,
-).join(', ')})`;
+export async function uploadPunchBatchByKey(pool: pg.Pool, keyHash: Buffer, quota: number | null, rows: readonly PunchInsert[]): Promise<KeyInsertResult> {
+  const r = await callUpload<UploadRow & KeyOwnerRow>(pool, {
+    name: 'upload_punches_by_key',
+    text: UPLOAD_BY_KEY_SQL,
+    values: [keyHash, quota, ...batchArrays(rows)],
+  });
+  const owner =
+    r.key_id === null || r.user_id === null || r.user_name === null || r.role === null
+      ? null
+      : { keyId: r.key_id, userId: r.user_id, userName: r.user_name, role: r.role };
+  return { owner, ...insertResult(r) };
+}
+
+/** The upload arrays as `upload_punches`' signature takes them: one per {@link UPLOAD_FIELDS} field in table order, from parameter `first` on. */
+function arrayParameters(first: number): string {
+  return UPLOAD_FIELDS.map((f, i) => `$${i + first}::${PUNCH_ROW[f].uploadArray}`).join(', ');
+}
+
+/** The upload call: user, admin flag and quota, then the batch's arrays, each cast to its `uploadArray` type (db/punch-row.ts). */
+const UPLOAD_SQL = `select stored, max_id, unknown_modems, foreign_modems from upload_punches($1::int, $2::bool, $3::int8, ${arrayParameters(4)})`;
+
+/** The upload call by key: the key's lookup hash and the quota, then the batch's arrays. */
+const UPLOAD_BY_KEY_SQL = `select key_id, user_id, user_name, role, stored, max_id, unknown_modems, foreign_modems from upload_punches_by_key($1::bytea, $2::int8, ${arrayParameters(3)})`;
+
+interface KeyOwnerRow {
+  key_id: number | null;
+  user_id: number | null;
+  user_name: string | null;
+  role: string | null;
+}
 
 interface UploadRow {
   stored: number;
@@ -96,8 +142,8 @@ function insertResult(r: UploadRow): InsertResult {
 }
 
 /**
- * Runs an upload function as one autocommitted statement on a connection of its own; on any error the
- * connection is destroyed rather than returned (see {@link uploadPunchBatch}).
+ * Runs an upload function as one autocommitted statement on a connection of its own; on any error but the
+ * quota's the connection is destroyed rather than returned (see {@link uploadPunchBatch}).
  */
 async function callUpload<R extends UploadRow>(pool: pg.Pool, query: { name: string; text: string; values: unknown[] }): Promise<R> {
   const client = await pool.connect();
@@ -106,7 +152,9 @@ async function callUpload<R extends UploadRow>(pool: pg.Pool, query: { name: str
     client.release();
     return rows[0];
   } catch (err) {
-    client.release(err instanceof Error ? err : new Error(String(err)));
+    // The quota check runs after the id lock is released, so that error leaves the session clean.
+    if ((err as { code?: unknown }).code === QUOTA_REACHED_SQLSTATE) client.release();
+    else client.release(err instanceof Error ? err : new Error(String(err)));
     throw err;
   }
 }
@@ -122,27 +170,4 @@ export const PUNCH_CHANNEL = 'punches';
 export async function notifyNewPunches(pool: pg.Pool, maxId: number): Promise<void> {
   const id = Math.trunc(Number(maxId));
   await pool.query(`begin; set local synchronous_commit = off; select pg_notify('${PUNCH_CHANNEL}', '${id}'); commit`);
-}
-
-/**
- * Charges `n` punches to the user's count of the current UTC day (database clock) unless that would exceed
- * `limit`: one conditional upsert, so concurrent uploads are charged one after the other and never pass the
- * limit together. Returns the day's new count, or null (nothing charged) when refused.
- */
-export async function chargeDailyPunches(pool: pg.Pool, userId: number, n: number, limit: number): Promise<number | null> {
-  if (n > limit) return null;
-  const { rows } = await pool.query<{ punches: string }>(
-    `insert into upload_quota as q (user_id, day, punches) values ($1, (now() at time zone 'utc')::date, $2)
-     on conflict (user_id, day) do update set punches = q.punches + excluded.punches
-       where q.punches + excluded.punches <= $3
-     returning punches`,
-    [userId, n, limit],
-  );
-  return rows.length > 0 ? Number(rows[0].punches) : null;
-}
-
-/** Gives `n` punches back to the user's count of the current UTC day (duplicates, a refused upload). */
-export async function refundDailyPunches(pool: pg.Pool, userId: number, n: number): Promise<void> {
-  if (n <= 0) return;
-  await pool.query(`update upload_quota set punches = greatest(0, punches - $2) where user_id = $1 and day = (now() at time zone 'utc')::date`, [userId, n]);
 }

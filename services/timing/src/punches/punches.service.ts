@@ -13,6 +13,7 @@ import type { components } from '../generated/openapi';
 import { isAdmin, type Principal } from '../auth/principal';
 import type { EventCache } from '../events/event-cache';
 import { claimModems, foreignModemsError } from '../modems/modems.service';
+import { unknownKey } from '../users/users.service';
 import { jsonFromCsvPage } from './page-json';
 import { simplePunchPage } from './simple-format';
 import { compilePunchCsvParser, type CheckedBatch, type NewPunch, type RejectedPunch } from './punches.csv';
@@ -224,7 +225,13 @@ function uploaded(deps: PunchService, valid: number, rejected: readonly Rejected
  * gap-free insert (one database call when every modem is known, see uploadPunchBatch); re-sent punches are
  * counted as duplicates. `receivedAtUtc` (UTC ms) is the reception time of punches without their own. After the
  * commit, `NOTIFY punches, '<maxId>'` announces new punches (coalesced, see NewPunchNotifier). More than
- * 10,000 punches in all: 400, nothing stored.
+ * 10,000 punches in all: 400, nothing stored. Newly stored punches beyond the caller's daily quota: 429, nothing
+ * stored (the insert's own statement charges them, docs/decisions.md §5 "Quotas").
+ *
+ * `keyHash` (the lookup hash of the request's API key, auth/keys.ts): the insert's statement checks the key
+ * again and stores for its owner as the database has it now, so a caller taken from the fast lane's memo of
+ * valid keys (users/key-owner-memo.ts) is never trusted beyond that statement; a key revoked meanwhile is 401
+ * ({@link unknownKey}) with nothing stored.
  */
 export async function uploadPunches(
   deps: PunchService,
@@ -232,31 +239,37 @@ export async function uploadPunches(
   punches: readonly PunchUpload[],
   receivedAtUtc: number,
   rejected: readonly RejectedPunch[] = [],
+  keyHash?: Buffer,
 ): Promise<UploadResult> {
   const maxBatch = deps.limits.maxPunchesPerUpload;
   if (punches.length + rejected.length > maxBatch) throw validationError({ $: [`at most ${maxBatch} punches per upload`] });
   if (punches.length === 0) return { received: rejected.length, stored: 0, duplicates: 0, rejected: [...rejected] };
   const rows = insertRows(punches, receivedAtUtc);
-  const admin = isAdmin(caller);
-  const quota = admin ? undefined : deps.dailyPunchQuota;
-  if (quota !== undefined && (await upload.chargeDailyPunches(deps.pool, caller.userId, punches.length, quota)) === null) throw dailyQuotaReached(quota);
-  let answer: UploadResult;
+  const quota = deps.dailyPunchQuota ?? null;
+  let owner = caller;
+  const insert = async (): Promise<upload.InsertResult> => {
+    if (keyHash === undefined) return upload.uploadPunchBatch(deps.pool, owner.userId, isAdmin(owner), quota, rows);
+    const r = await upload.uploadPunchBatchByKey(deps.pool, keyHash, quota, rows);
+    if (r.owner === null) throw unknownKey();
+    const role = r.owner.role === 'admin' ? 'admin' : 'user';
+    owner = { userId: r.owner.userId, userName: r.owner.userName, role, keyId: r.owner.keyId, roles: [role] };
+    return r;
+  };
   try {
     // Usually one call; the first upload for a new modem registers it in between (see uploadPunchBatch).
-    let result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+    let result = await insert();
     for (let attempt = 0; result.unknownModems.length > 0 && result.foreignModems.length === 0; attempt++) {
       if (attempt === 2) throw new Error(`modems ${result.unknownModems.join(', ')} stay unregistered`);
-      await claimModems(deps.db, deps.limits, result.unknownModems, caller.userId, admin, deps.limits.maxNewModemsPerUpload, (ids) => deps.events.changed(ids));
-      result = await upload.uploadPunchBatch(deps.pool, caller.userId, admin, rows);
+      await claimModems(deps.db, deps.limits, result.unknownModems, owner.userId, isAdmin(owner), deps.limits.maxNewModemsPerUpload, (ids) =>
+        deps.events.changed(ids),
+      );
+      result = await insert();
     }
-    answer = uploaded(deps, punches.length, rejected, result);
+    return uploaded(deps, punches.length, rejected, result);
   } catch (err) {
-    if (quota !== undefined) await upload.refundDailyPunches(deps.pool, caller.userId, punches.length).catch(() => undefined);
+    if (quota !== null && (err as { code?: unknown }).code === upload.QUOTA_REACHED_SQLSTATE) throw dailyQuotaReached(quota);
     throw err;
   }
-  // Punches already stored cost nothing: a re-sent batch gives its duplicates back.
-  if (quota !== undefined) await upload.refundDailyPunches(deps.pool, caller.userId, answer.duplicates);
-  return answer;
 }
 
 /**

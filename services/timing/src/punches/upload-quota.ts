@@ -1,6 +1,6 @@
 /**
  * The daily upload quota's answer (`TIMING_QUOTA_PUNCHES_PER_DAY`; spec `postPunches` 429): the count itself is
- * charged in punch-upload.repository.ts `chargeDailyPunches`.
+ * charged by the upload's own statement (punch-upload.repository.ts `uploadPunchBatch`, `upload_punches`).
  */
 import { ApiError } from '@sports-timing/shared';
 

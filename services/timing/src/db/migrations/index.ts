@@ -16,6 +16,7 @@ import * as m0011 from './0011_counter_maintenance';
 import * as m0012 from './0012_own_writers_horizon';
 import * as m0013 from './0013_modems_claimed_by_upload';
 import * as m0014 from './0014_key_last_used';
+import * as m0015 from './0015_quota_in_upload';
 
 /** All migrations by name. */
 export const migrations: Record<string, Migration> = {
@@ -33,4 +34,5 @@ export const migrations: Record<string, Migration> = {
   '0012_own_writers_horizon': m0012,
   '0013_modems_claimed_by_upload': m0013,
   '0014_key_last_used': m0014,
+  '0015_quota_in_upload': m0015,
 };
