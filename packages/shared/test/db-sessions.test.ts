@@ -11,6 +11,7 @@ import { sql } from 'kysely';
 import pg from 'pg';
 import { testTime } from '../src/test-time';
 import { createDatabase, createLogger, databaseWritable, withAdvisoryLock } from '../src';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const url = process.env.DATABASE_URL!;
 const schema = `db_sessions_${process.pid}`;
@@ -30,7 +31,14 @@ afterAll(async () => {
 const pidOf = async (database: { pool: pg.Pool }) => (await database.pool.query<{ pid: number }>('select pg_backend_pid() as pid')).rows[0].pid;
 
 test('sessions carry the configured lock and statement timeouts; a held lock fails with 55P03 instead of hanging', async () => {
-  const database = createDatabase({ url, schema, logger: createLogger('test'), lockTimeoutMs: 150, statementTimeoutMs: 4_000 });
+  const database = createDatabase({
+    connectTimeoutMs: testConnectTimeoutMs(),
+    url,
+    schema,
+    logger: createLogger('test'),
+    lockTimeoutMs: 150,
+    statementTimeoutMs: 4_000,
+  });
   const holder = await admin.connect();
   try {
     const r = await database.pool.query<{ lock: string; statement: string }>(
@@ -65,7 +73,7 @@ test('sessions carry the configured lock and statement timeouts; a held lock fai
 });
 
 test('a session that turned read-only is discarded after its failure; an ordinary failure keeps its session', async () => {
-  const database = createDatabase({ url, schema, logger: createLogger('test'), max: 1 });
+  const database = createDatabase({ connectTimeoutMs: testConnectTimeoutMs(), url, schema, logger: createLogger('test'), max: 1 });
   try {
     const first = await pidOf(database);
     // Negative control: a constraint violation inside a Kysely transaction leaves the session in the pool.
@@ -91,10 +99,16 @@ test('a session that turned read-only is discarded after its failure; an ordinar
 });
 
 test('readiness: down on a read-only session, up while the database refuses new connections but the pool serves', async () => {
-  const readOnly = createDatabase({ url, schema, logger: createLogger('test'), settings: { default_transaction_read_only: 'on' } });
+  const readOnly = createDatabase({
+    connectTimeoutMs: testConnectTimeoutMs(),
+    url,
+    schema,
+    logger: createLogger('test'),
+    settings: { default_transaction_read_only: 'on' },
+  });
   const roleUrl = new URL(url);
   roleUrl.username = role;
-  const limited = createDatabase({ url: roleUrl.toString(), schema, logger: createLogger('test'), max: 3 });
+  const limited = createDatabase({ connectTimeoutMs: testConnectTimeoutMs(), url: roleUrl.toString(), schema, logger: createLogger('test'), max: 3 });
   try {
     await expect(databaseWritable(readOnly.pool)).resolves.toEqual({ up: false, detail: expect.stringMatching(/read-only/) });
     // The role's one connection slot is taken by the pool's own busy session: a second checkout must open a
@@ -113,7 +127,7 @@ test('readiness: down on a read-only session, up while the database refuses new 
     }
     const other = new pg.Client({ connectionString: roleUrl.toString() });
     await other.connect();
-    const fresh = createDatabase({ url: roleUrl.toString(), schema, logger: createLogger('test') });
+    const fresh = createDatabase({ connectTimeoutMs: testConnectTimeoutMs(), url: roleUrl.toString(), schema, logger: createLogger('test') });
     try {
       await expect(databaseWritable(fresh.pool)).resolves.toMatchObject({ up: false });
     } finally {

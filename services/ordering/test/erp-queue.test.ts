@@ -14,7 +14,7 @@ import { ErpClients } from '../src/erp/erp-clients';
 import { ErpHandOff } from '../src/orders/flow/erp-hand-off';
 import { orderBody } from './support/orders';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 describe("exactly one sales order under weclapp's queue", () => {
   let stack: OrderFlowStack;
@@ -25,7 +25,7 @@ describe("exactly one sales order under weclapp's queue", () => {
     });
     // A second ordering instance on the same database and ERP: its own pool, ERP client, caches and ERP hand-off.
     const logger = createLogger('erp-queue-2');
-    const database = createDatabase<DB>({ url: stack.ctx.testDb.url, schema: 'ordering', max: 4, logger });
+    const database = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: stack.ctx.testDb.url, schema: 'ordering', max: 4, logger });
     const config = stack.ctx.deps.config;
     const erpClients = new ErpClients({
       db: database.db,

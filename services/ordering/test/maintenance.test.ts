@@ -10,7 +10,7 @@ import { MaintenanceMode } from '../src/maintenance/maintenance.service';
 import { SPEC_FILE } from '../src/version';
 import { startOrdering, type OrderingTestContext } from './support/app';
 import { testNote } from '@sports-timing/shared/src/testing';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 let ctx: OrderingTestContext;
 let admin: string;
@@ -132,7 +132,7 @@ describe('maintenance mode across instances', () => {
   let secondDb: Database<DB>;
   beforeAll(() => {
     // A second instance: its own pool and app over the same database, as behind a load balancer.
-    secondDb = createDatabase<DB>({ url: ctx.testDb.url, schema: 'ordering', logger: createLogger('second') });
+    secondDb = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: ctx.testDb.url, schema: 'ordering', logger: createLogger('second') });
   });
   afterAll(async () => {
     await disable();
@@ -188,7 +188,7 @@ describe('maintenance mode across instances', () => {
     await Promise.all(Array.from({ length: 50 }, () => mode.isOn()));
     expect(queries).toBe(1); // still fresh
 
-    const doomed = createDatabase<DB>({ url: ctx.testDb.url, schema: 'ordering' });
+    const doomed = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: ctx.testDb.url, schema: 'ordering' });
     const outage = new MaintenanceMode(doomed.db, { cacheMs: 0 });
     await expect(outage.isOn()).resolves.toBe(true);
     await doomed.close(); // every later query fails

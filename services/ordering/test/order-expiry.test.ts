@@ -14,6 +14,7 @@ import { expireUnpaidOrders, OrderExpirySweeper } from '../src/orders/flow/order
 import type { OrderingTestContext } from './support/app';
 import { startOrderFlowStack, until, WEBHOOK_PATH, type OrderFlowStack } from './support/order-flow-stack';
 import { orderBody } from './support/orders';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const DAY_MS = 24 * 60 * 60 * 1000;
 let stack: OrderFlowStack;
@@ -121,7 +122,15 @@ test('two instances sweeping at once cancel every due order exactly once', async
   for (let i = 0; i < 24; i++) orders.push(await placeOrder());
   const jobsBefore = await ctx.database.db.selectFrom('outbox_messages').select('id').where('kind', '=', 'payment-paylink-delete').execute();
   // Two instances: own pools, own sweepers, small batches so that they interleave.
-  const pools = [0, 1].map(() => createDatabase<DB>({ url: ctx.testDb.url, schema: 'ordering', max: 4, logger: createLogger('order-expiry-test') }));
+  const pools = [0, 1].map(() =>
+    createDatabase<DB>({
+      connectTimeoutMs: testConnectTimeoutMs(),
+      url: ctx.testDb.url,
+      schema: 'ordering',
+      max: 4,
+      logger: createLogger('order-expiry-test'),
+    }),
+  );
   try {
     const later = new Date(Date.now() + 2 * DAY_MS);
     const runs = await Promise.all(

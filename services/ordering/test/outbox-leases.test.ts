@@ -11,7 +11,7 @@ import { insertMessages } from '../src/outbox/outbox.repository';
 import { createOrderingDatabase } from './support/app';
 import { findMessage } from './support/outbox';
 import { testNote } from '@sports-timing/shared/src/testing';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 let ctx: Awaited<ReturnType<typeof createOrderingDatabase>>;
 beforeAll(async () => {
@@ -37,7 +37,7 @@ test(
     const logger = createLogger('outbox-lease');
     const runs = { aLong: 0, bLong: 0, aTakeover: 0, bTakeover: 0 };
     // Instance A has a pool of its own, so it can die (its pool ends: no heartbeat, no bookkeeping) while B lives.
-    const aDatabase = createDatabase<DB>({ url: ctx.database.url, schema: ctx.database.schema, max: 4 });
+    const aDatabase = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: ctx.database.url, schema: ctx.database.schema, max: 4 });
     let aHasIt!: () => void;
     const aHasTakeoverJob = new Promise<void>((r) => (aHasIt = r));
     const a = new OutboxDispatcher({ database: aDatabase, logger, pollIntervalMs: 100 }) // the default lease, 10 s

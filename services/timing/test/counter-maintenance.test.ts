@@ -10,6 +10,7 @@ import { createDatabase, createLogger } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 let testDb: TestDatabase;
 beforeAll(async () => {
@@ -35,7 +36,7 @@ async function bulkLoad(modem: string, n: number): Promise<void> {
 }
 
 test('a bulk load with the default search_path keeps the counters exact (it failed before migration 0011)', async () => {
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger: createLogger('test') });
+  const database = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: testDb.url, schema: 'timing', logger: createLogger('test') });
   const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(migrations) }, migrationTableSchema: 'timing' });
   try {
     await database.pool.query('create schema if not exists timing');

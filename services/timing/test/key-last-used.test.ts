@@ -14,6 +14,7 @@ import { PUNCH_SESSION_SETTINGS } from '../src/punches/punches.repository';
 import { KeyUses } from '../src/users/key-uses';
 import { localMs, startTiming, upload, type TimingTestContext } from './helpers';
 import type { components } from '../src/generated/openapi';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 let ctx: TimingTestContext;
 beforeAll(async () => {
@@ -173,6 +174,7 @@ describe('a database that accepts no writes', () => {
     const logger = createLogger('read-only', 'warn', sink);
     // Sessions that refuse writes, as on a server that turned read-only after a fail-over.
     const readOnly = createDatabase<DB>({
+      connectTimeoutMs: testConnectTimeoutMs(),
       url: ctx.testDb.url,
       schema: 'timing',
       logger,

@@ -9,6 +9,7 @@ import { createDatabase, createLogger } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { migrations } from '../src/db/migrations';
 import type { DB } from '../src/db/schema';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 let testDb: TestDatabase;
 beforeAll(async () => {
@@ -17,7 +18,7 @@ beforeAll(async () => {
 afterAll(() => testDb.drop());
 
 test('up() releases the modems naming claimed and lets events name any serial; down() claims them for the event owners again', async () => {
-  const database = createDatabase<DB>({ url: testDb.url, schema: 'timing', logger: createLogger('test') });
+  const database = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: testDb.url, schema: 'timing', logger: createLogger('test') });
   const migrator = new Migrator({ db: database.db, provider: { getMigrations: () => Promise.resolve(migrations) }, migrationTableSchema: 'timing' });
   const q = <R extends object>(text: string, values: unknown[] = []) => database.pool.query<R>(text, values).then((r) => r.rows);
   const modems = () => q<{ serial: string; user_name: string }>('select m.serial, u.user_name from modems m join users u on u.id = m.user_id order by serial');
