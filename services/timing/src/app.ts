@@ -139,6 +139,7 @@ export function createApp(input: TimingDeps | TimingComposition): Express {
       keyOwners: timing.keyOwners,
       keyReadsLimited: (deps.rateLimit?.keyReadsPerMinute ?? 0) > 0,
       anonymousDownloadsLimited: (deps.rateLimit?.anonymousDownloadsPerMinute ?? 0) > 0,
+      anonymousRocReadsLimited: (deps.rateLimit?.anonymousRocReadsPerMinute ?? 0) > 0,
       punchMaxAgeSeconds: deps.punchMaxAgeSeconds,
     });
     runBeforeExpress(app, lane);

@@ -14,6 +14,9 @@ import { SPEC_FILE } from '../src/version';
 import { deref, invalidBodyArb, valueArb, type Schema, type Spec } from '../../../test/fuzz/openapi-arbitraries';
 import { localMs, postRaw, startTiming, upload, waitUntilVisible, type TestUser, type TimingTestContext } from './helpers';
 
+/** The local date (YYYY-MM-DD) of the test's punches, as MeOS sends its competition date. */
+const rocDate = () => new Date(localMs(18)).toISOString().slice(0, 10);
+
 let ctx: TimingTestContext;
 let pipeline: Express;
 let org: TestUser;
@@ -130,6 +133,49 @@ describe('plain reads: same answer as the pipeline', () => {
     await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}`).expect(200);
     await request(ctx.app).get(`/api/rest/v1/punches?eventId=${publicEventId}`).set('accept', 'text/csv').expect(200);
     expect(await metric()).toBe(before + 2);
+  });
+});
+
+describe('ROC reads (getRocPunches, as ROC readers send them): same answer as the pipeline', () => {
+  it.each([
+    ['event from 0', () => `/getpunches.asp?unitId=${publicEventId}&lastId=0`, () => ({}), 200],
+    ['event after an id', () => `/getpunches.asp?unitId=${publicEventId}&lastId=10`, () => ({}), 200],
+    ['event at the head', () => `/getpunches.asp?unitId=${publicEventId}&lastId=999999`, () => ({}), 200],
+    ['MeOS: date and zero time, colons unencoded', () => `/getpunches.asp?unitId=${publicEventId}&lastId=0&date=${rocDate()}&time=18:35:00`, () => ({}), 200],
+    ['a unit (modem serial)', () => '/getpunches.asp?unitId=F-1&lastId=5', () => ({}), 200],
+    // Passed on to the pipeline:
+    ['time without date', () => `/getpunches.asp?unitId=${publicEventId}&lastId=0&time=18:35:00`, () => ({}), 400],
+    ['lastId missing', () => `/getpunches.asp?unitId=${publicEventId}`, () => ({}), 400],
+    ['lastId not a number', () => `/getpunches.asp?unitId=${publicEventId}&lastId=x`, () => ({}), 400],
+    ['unknown event', () => '/getpunches.asp?unitId=987654&lastId=0', () => ({}), 404],
+    ['private event, anonymous', () => `/getpunches.asp?unitId=${privateEventId}&lastId=0`, () => ({}), 404],
+    ['private event with the apikey header', () => `/getpunches.asp?unitId=${privateEventId}&lastId=0`, () => ({ apikey: org.key }), 200],
+    ['an Accept header', () => `/getpunches.asp?unitId=${publicEventId}&lastId=0`, () => ({ accept: 'text/plain' }), 200],
+    ['undeclared parameter', () => `/getpunches.asp?unitId=${publicEventId}&lastId=0&_=1`, () => ({}), 200],
+  ])('%s', async (_name, path, headers, status) => {
+    const a = await expectSameAnswer(path(), headers());
+    expect(a.status).toBe(status);
+  });
+
+  it('the fast lane answers them (the length after the caching headers), gzip, 304 to the ETag, counted in the metrics', async () => {
+    const path = `/getpunches.asp?unitId=${publicEventId}&lastId=0`;
+    // Both send a Content-Length: the lane writes it after the caching headers, the pipeline's sendText before them.
+    const names = async (app: Express) =>
+      ((await request(app).get(path)) as unknown as { res: { rawHeaders: string[] } }).res.rawHeaders.join(' ').toLowerCase();
+    const [lane, full] = [await names(ctx.app), await names(pipeline)];
+    expect([lane.indexOf('content-length') > lane.indexOf('etag'), full.indexOf('content-length') < full.indexOf('etag')]).toEqual([true, true]);
+    const fast = await expectSameAnswer(path, { 'accept-encoding': 'gzip' });
+    expect(fast.headers['content-encoding']).toBe('gzip');
+    const etag = fast.headers.etag!;
+    expect((await expectSameAnswer(path, { 'if-none-match': etag })).status).toBe(304);
+    const metric = async () => {
+      const text = (await request(ctx.app).get('/metrics').expect(200)).text;
+      const line = text.split('\n').find((l) => l.startsWith('http_requests_total{') && l.includes('operation="getRocPunches"') && l.includes('status="200"'));
+      return line ? Number(line.split(' ').pop()) : 0;
+    };
+    const before = await metric();
+    await request(ctx.app).get(path).expect(200);
+    expect(await metric()).toBe(before + 1);
   });
 });
 

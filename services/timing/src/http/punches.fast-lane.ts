@@ -1,5 +1,5 @@
 /**
- * The fast lane of `getPunches` and `postPunches`: the read that result software
+ * The fast lane of `getPunches`, `getRocPunches` and `postPunches`: the reads that result software
  * repeats several times a second per event, and the uploads modems send (often one punch each), served without the
  * Express pipeline (request and response set-up, request logger, metrics middleware, spec validator, access
  * middleware, compression stream, dispatcher), which cost more CPU per request than the page
@@ -9,7 +9,10 @@
  * Reads:
  * It takes only requests whose every part is the plain, valid case: `GET /api/rest/v1/punches?…` with only
  * `modem`, `eventId`, `user`, `afterId`, `after` (each at most once, each matching its spec schema), no
- * `wait`, an `If-None-Match` (if any) valid by its schema, and an `Accept` the operation can answer. Uploads: a JSON batch of punches each valid by the spec's
+ * `wait`, an `If-None-Match` (if any) valid by its schema, and an `Accept` the operation can answer; and the
+ * ROC read as ROC readers send it, `GET /getpunches.asp?unitId=…&lastId=…[&date=…&time=…]` (`getRocPunches`,
+ * exactly that file name, each parameter valid by its schema) with no `apikey` and no `Accept` header, while
+ * anonymous ROC reads have no budget (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`). Uploads: a JSON batch of punches each valid by the spec's
  * `NewPunch` as it stands, with an API key — checked before a byte of the body is read, so a caller without a
  * valid key costs no inflating or parsing (docs/decisions.md §5 "Work before authentication"). The schemas are read from the loaded spec and compiled once when
  * the app is built ({@link compilePunchLaneRules}), so a change of the spec changes the lane with it. Everything else — and every request that would end in
@@ -44,7 +47,8 @@ import type { Principal } from '../auth/principal';
 import { countIngested, type TimingMetrics } from '../metrics';
 import { cardNumberProblem, type NewPunch } from '../punches/punches.csv';
 import { maxCardNumber } from '../punches/punch-spec';
-import { readPunches, uploadPunches, type PunchService } from '../punches/punches.service';
+import { readPunches, uploadPunches, type PunchReadResult, type PunchService } from '../punches/punches.service';
+import { readRocPunches, type RocQuery } from '../punches/roc.service';
 import type { PunchQuery } from '../punches/punch-scope';
 import type { KeyUses } from '../users/key-uses';
 import { authenticateKey } from '../users/users.service';
@@ -53,6 +57,7 @@ import { keyLookupHash } from '../auth/keys';
 import { deferBodyError, uploadJsonParser } from './body';
 import { GZIP_LEVEL, GZIP_THRESHOLD_BYTES } from './compression';
 import { PUNCH_CONTENT_TYPES } from './punches.handlers';
+import { ROC_CONTENT_TYPE } from './roc.handlers';
 import { DEFAULT_PUNCH_MAX_AGE_SECONDS, ifNoneMatchHits, readCaching } from './read-caching';
 
 const gzip = promisify(zlib.gzip);
@@ -69,6 +74,31 @@ const READ_PARAMETERS: Record<string, (q: PunchQuery, value: string) => void> = 
   after: (q, v) => (q.after = Number(v)),
 };
 
+/** The query parameters of a ROC read (`getRocPunches`) the lane reads, as the ROC service takes them. */
+const ROC_PARAMETERS: Record<string, (q: Partial<RocQuery>, value: string) => void> = {
+  unitId: (q, v) => (q.unitId = v),
+  lastId: (q, v) => (q.lastId = Number(v)),
+  date: (q, v) => (q.date = v),
+  time: (q, v) => (q.time = v),
+};
+
+/**
+ * A query string's parameters checked by `checks` (each at most once, each declared and valid by its schema)
+ * and set into a fresh object; null when one is not.
+ */
+function plainParameters<Q>(search: string, checks: Map<string, { check: (value: string) => boolean; set: (q: Q, value: string) => void }>, q: Q): Q | null {
+  if (BAD_ESCAPE.test(search)) return null;
+  const seen = new Set<string>();
+  for (const [name, value] of new URLSearchParams(search)) {
+    if (seen.has(name)) return null;
+    seen.add(name);
+    const param = checks.get(name);
+    if (param === undefined || !param.check(value)) return null;
+    param.set(q, value);
+  }
+  return q;
+}
+
 /** What the lane takes as plain, compiled from the spec once (see {@link compilePunchLaneRules}). */
 interface PunchLaneRules {
   /**
@@ -76,6 +106,8 @@ interface PunchLaneRules {
    * the pipeline. `search` is the part after `?`.
    */
   plainPunchQuery: (search: string) => PunchQuery | null;
+  /** The query of a plain anonymous `getRocPunches` request (`unitId` and `lastId`, optionally `date`, `time`), or null. */
+  plainRocQuery: (search: string) => RocQuery | null;
   /** Whether `body` is a non-empty batch of plainly valid punches (see the module comment). */
   isPlainUpload: (body: unknown) => body is NewPunch[];
   /** Whether a read's `If-None-Match` (absent, or as Node joined it) is valid by the spec's `IfNoneMatch`. */
@@ -105,19 +137,20 @@ export function compilePunchLaneRules(spec: OpenApiDocument): PunchLaneRules {
   // Every element held to the items schema (`NewPunch`): a batch with an invalid punch (which the service
   // stores without it, `x-items-checked-alone`) takes the pipeline.
   const batchValid = compileJsonCheck(spec, jsonBodySchema(spec, upload.path, upload.method), 'postPunches body');
+  const roc = findOperation(spec, 'getRocPunches');
+  const rocChecks = new Map<string, { check: (value: string) => boolean; set: (q: Partial<RocQuery>, value: string) => void }>();
+  for (const p of operationParameters(spec, roc.path, roc.method)) {
+    const set = ROC_PARAMETERS[p.name];
+    if (p.in === 'query' && set !== undefined) rocChecks.set(p.name, { check: compileTextCheck(spec, p.schema, `getRocPunches ${p.name}`), set });
+  }
   return {
     plainPunchQuery(search) {
-      if (BAD_ESCAPE.test(search)) return null;
-      const q: PunchQuery = {};
-      const seen = new Set<string>();
-      for (const [name, value] of new URLSearchParams(search)) {
-        if (seen.has(name)) return null;
-        seen.add(name);
-        const param = checks.get(name);
-        if (param === undefined || !param.check(value)) return null;
-        param.set(q, value);
-      }
-      return q.modem !== undefined || q.eventId !== undefined || q.user !== undefined ? q : null;
+      const q = plainParameters<PunchQuery>(search, checks, {});
+      return q !== null && (q.modem !== undefined || q.eventId !== undefined || q.user !== undefined) ? q : null;
+    },
+    plainRocQuery(search) {
+      const q = plainParameters<Partial<RocQuery>>(search, rocChecks, {});
+      return q !== null && q.unitId !== undefined && q.lastId !== undefined ? { ...q, unitId: q.unitId, lastId: q.lastId } : null;
     },
     plainIfNoneMatch: (value) => value === undefined || ifNoneMatch(value),
     isPlainUpload(body): body is NewPunch[] {
@@ -144,6 +177,8 @@ export interface FastLaneDeps {
   keyReadsLimited: boolean;
   /** Whether anonymous whole downloads have a budget (app.ts `anonymousReadBudgets`): they take the pipeline then. */
   anonymousDownloadsLimited: boolean;
+  /** Whether anonymous ROC reads have a budget (`TIMING_ANONYMOUS_ROC_READS_PER_MINUTE`): they take the pipeline then. */
+  anonymousRocReadsLimited: boolean;
   /** `max-age` (seconds) of public reads (`TIMING_PUNCH_MAX_AGE_SECONDS`, read-caching.ts); default 1. */
   punchMaxAgeSeconds?: number;
 }
@@ -177,7 +212,8 @@ function plainUploadRequest(req: IncomingMessage): boolean {
  */
 export function punchFastLane(deps: FastLaneDeps): FastLane {
   const uploadJson = uploadJsonParser();
-  const { plainPunchQuery, isPlainUpload, plainIfNoneMatch } = compilePunchLaneRules(deps.spec);
+  const { plainPunchQuery, plainRocQuery, isPlainUpload, plainIfNoneMatch } = compilePunchLaneRules(deps.spec);
+  const rocPath = findOperation(deps.spec, 'getRocPunches').path;
   // The paths of `getPunches` and `postPunches`, found by operationId in the spec the lane serves.
   const readPath = findOperation(deps.spec, 'getPunches').path;
   const uploadPath = findOperation(deps.spec, 'postPunches').path;
@@ -215,6 +251,15 @@ export function punchFastLane(deps: FastLaneDeps): FastLane {
           }),
         () => pipeline(),
       );
+      return;
+    }
+    if (req.method === 'GET' && url.startsWith(rocPath) && url.charCodeAt(rocPath.length) === 63 /* ? */) {
+      // Anonymous ROC reads as ROC readers send them (no headers): a key, an Accept or a budget takes the pipeline.
+      if (req.headers.apikey !== undefined || req.headers.accept !== undefined || deps.anonymousRocReadsLimited) return pipeline();
+      const query = plainRocQuery(url.slice(rocPath.length + 1));
+      if (query === null || !plainIfNoneMatch(req.headers['if-none-match'])) return pipeline();
+      const gzipAccepted = req.headers['accept-encoding'] !== undefined && accepts(req).encoding(['gzip']) === 'gzip';
+      readRoc(deps, req, res, start, query, gzipAccepted).catch(pipeline);
       return;
     }
     if (req.method !== 'GET' || !url.startsWith(readPath) || url.charCodeAt(readPath.length) !== 63 /* ? */) return pipeline();
@@ -269,22 +314,41 @@ async function read(
   if (ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) {
     return sendFastLaneAnswer(deps, req, res, start, 'getPunches', '', caching.headers, 304);
   }
-  let body = page.body;
   const headers: Record<string, string | number> = {
     'Content-Type': PUNCH_CONTENT_TYPES[format],
     'X-Total-Count': String(page.total),
     ...caching.headers,
   };
-  const length = Buffer.byteLength(body);
-  if (length >= GZIP_THRESHOLD_BYTES && gzipAccepted) {
-    const plain = body;
-    const encode = () => gzip(plain, { level: GZIP_LEVEL });
-    // A shared answer is encoded once for every request served it (read-cache.ts).
-    body = page.derive ? await page.derive('gzip', encode) : await encode();
-    headers['Content-Encoding'] = 'gzip';
-    headers['Content-Length'] = body.length;
-  } else {
+  sendFastLaneAnswer(deps, req, res, start, 'getPunches', await encoded(page, gzipAccepted, headers), headers);
+}
+
+/**
+ * The body to send of a read answer: gzip-compressed at the pipeline's level when `gzipAccepted` and at least
+ * the pipeline's threshold (a shared answer encoded once for every request served it, read-cache.ts), else as
+ * it is; sets `Content-Length` and, when compressed, `Content-Encoding` in `headers`.
+ */
+async function encoded(page: PunchReadResult, gzipAccepted: boolean, headers: Record<string, string | number>): Promise<string | Buffer> {
+  const length = Buffer.byteLength(page.body);
+  if (length < GZIP_THRESHOLD_BYTES || !gzipAccepted) {
     headers['Content-Length'] = length;
+    return page.body;
   }
-  sendFastLaneAnswer(deps, req, res, start, 'getPunches', body, headers);
+  const plain = page.body;
+  const encode = () => gzip(plain, { level: GZIP_LEVEL });
+  const body = page.derive ? await page.derive('gzip', encode) : await encode();
+  headers['Content-Encoding'] = 'gzip';
+  headers['Content-Length'] = body.length;
+  return body;
+}
+
+/** An anonymous ROC read (`getRocPunches`), as roc.handlers.ts answers it: the shared ROC text, its caching headers, `304`, gzip. */
+async function readRoc(deps: FastLaneDeps, req: IncomingMessage, res: ServerResponse, start: bigint, query: RocQuery, gzipAccepted: boolean): Promise<void> {
+  const answer = await readRocPunches(deps.punches, null, query, () => deps.timingMetrics.rocAnswersRendered.inc());
+  const maxAgeSeconds = deps.punchMaxAgeSeconds ?? DEFAULT_PUNCH_MAX_AGE_SECONDS;
+  const caching = readCaching({ keyed: false, view: 'getRocPunches', version: answer.version, maxAgeSeconds });
+  if (ifNoneMatchHits(req.headers['if-none-match'], caching.etag)) {
+    return sendFastLaneAnswer(deps, req, res, start, 'getRocPunches', '', caching.headers, 304);
+  }
+  const headers: Record<string, string | number> = { 'Content-Type': ROC_CONTENT_TYPE, ...caching.headers };
+  sendFastLaneAnswer(deps, req, res, start, 'getRocPunches', await encoded(answer, gzipAccepted, headers), headers);
 }

@@ -13,7 +13,7 @@ import { DEFAULT_PUNCH_MAX_AGE_SECONDS, readCaching } from './read-caching';
 import { callerOf, requireCaller, sendNotModified, sendText } from './respond';
 
 /** Content type of every ROC answer. */
-const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
+export const ROC_CONTENT_TYPE = 'text/plain; charset=utf-8';
 
 /** The answer of a stored (or re-sent) ROC punch. */
 const ROC_STORED = 'OK\r\n';
