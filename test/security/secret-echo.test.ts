@@ -97,4 +97,3 @@ it('pnpm start passes a misspelt DATABASE_URL on to the services, whose lines ma
   expect(r.out).not.toContain(SECRET);
   expect(r.code).toBe(1);
 });
-
