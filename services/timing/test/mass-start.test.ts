@@ -69,7 +69,7 @@ async function burst(user: TestUser, modems: string[], cardBase: number): Promis
         headers: { apikey: user.key, 'content-type': 'application/json', connection: 'close' },
         body: JSON.stringify([{ card: String(cardBase + i), time: localMs(19, 0, i % 60), code: 100, type: 'Start', modem }]),
       });
-      return { status: res.status, body: (await res.json()) };
+      return { status: res.status, body: await res.json() };
     }),
   );
 }
