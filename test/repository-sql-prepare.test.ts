@@ -11,6 +11,7 @@ import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src
 import { REPOSITORIES, recordCalls } from '../scripts/sql-render';
 import { migrations as orderingMigrations } from '../services/ordering/src/db/migrations';
 import { migrations as timingMigrations } from '../services/timing/src/db/migrations';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const SERVICES = { ordering: orderingMigrations, timing: timingMigrations } as const;
 
@@ -30,7 +31,12 @@ afterAll(async () => {
 /** A fresh database of `service` with its migrations applied. */
 async function migrated(service: keyof typeof SERVICES): Promise<Database<unknown>> {
   const testDb = await createTestDatabase(service);
-  const database = createDatabase<unknown>({ url: testDb.url, schema: service, logger: createLogger(`${service}-sql-test`) });
+  const database = createDatabase<unknown>({
+    connectTimeoutMs: testConnectTimeoutMs(),
+    url: testDb.url,
+    schema: service,
+    logger: createLogger(`${service}-sql-test`),
+  });
   opened.push({ database, testDb });
   await migrateToLatest(database, SERVICES[service]);
   return database;

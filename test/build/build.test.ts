@@ -10,7 +10,7 @@ import path from 'node:path';
 import { createDatabase, createLogger } from '@sports-timing/shared';
 import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 jest.setTimeout(testTime(180_000));
 
@@ -58,7 +58,13 @@ test('the migration entry points migrate an empty database with plain node and e
       stdio: 'pipe',
     });
   }
-  const database = createDatabase<unknown>({ url: db.url, schema: 'public', logger: createLogger('build-test'), applicationName: 'build-test' });
+  const database = createDatabase<unknown>({
+    connectTimeoutMs: testConnectTimeoutMs(),
+    url: db.url,
+    schema: 'public',
+    logger: createLogger('build-test'),
+    applicationName: 'build-test',
+  });
   try {
     const { rows } = await database.pool.query<{ nspname: string }>(`select nspname from pg_namespace where nspname in ('timing', 'ordering') order by 1`);
     expect(rows.map((r) => r.nspname)).toEqual(['ordering', 'timing']);

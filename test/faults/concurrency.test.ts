@@ -13,7 +13,7 @@ import { claimRandomCardNumbers } from '../../services/ordering/src/siid/siid.se
 import { createOrderingDatabase } from '../../services/ordering/test/support/app';
 import { ADMIN_PASSWORD, bearerOf, startIdentity, type IdentityTestContext } from '../../services/ordering/test/support/identity';
 import { testNote } from '@sports-timing/shared/src/testing';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const WORKERS = 64;
 const PER_WORKER = Number(process.env.CARD_RESERVATIONS ?? 50);
@@ -25,7 +25,13 @@ describe('card-number reservations', () => {
   let wide: Database<DB>;
   beforeAll(async () => {
     base = await createOrderingDatabase();
-    wide = createDatabase<DB>({ url: base.testDb.url, schema: 'ordering', max: 32, logger: createLogger('reservations') });
+    wide = createDatabase<DB>({
+      connectTimeoutMs: testConnectTimeoutMs(),
+      url: base.testDb.url,
+      schema: 'ordering',
+      max: 32,
+      logger: createLogger('reservations'),
+    });
   });
   afterAll(async () => {
     await wide.close();

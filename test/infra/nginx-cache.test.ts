@@ -26,6 +26,7 @@ import { startPunchListener, type PunchListener } from '../../services/timing/sr
 import { PUNCH_SESSION_SETTINGS } from '../../services/timing/src/punches/punches.repository';
 import { startTiming, waitUntilVisible, type TestUser, type TimingTestContext } from '../../services/timing/test/helpers';
 import { NGINX_BIN, startNginxCache, type NginxCache } from '../support/nginx';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 jest.setTimeout(120_000);
 
@@ -101,7 +102,14 @@ async function storedIds(modems: string[]): Promise<number[]> {
 (haveNginx ? describe : describe.skip)('nginx cache in front of a timing instance', () => {
   beforeAll(async () => {
     ctx = await startTiming();
-    database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: 20, settings: PUNCH_SESSION_SETTINGS });
+    database = createDatabase<DB>({
+      connectTimeoutMs: testConnectTimeoutMs(),
+      url: ctx.testDb.url,
+      schema: 'timing',
+      logger,
+      max: 20,
+      settings: PUNCH_SESSION_SETTINGS,
+    });
     const composed = composeTiming({ database, logger, trustedProxies: ['127.0.0.1'], sseHeartbeatMs: 1000 });
     hub = composed.live;
     listener = startPunchListener(database.url, composed, logger);

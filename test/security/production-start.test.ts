@@ -15,7 +15,7 @@ import { createDatabase, createLogger, DEV_ERP_WEBHOOK_SECRET } from '@sports-ti
 import { createTestDatabase, type TestDatabase, freePorts } from '@sports-timing/shared/src/testing';
 import { deploymentSecrets } from '../support/deployment-secrets';
 import { ROOT, startServiceProcess, type ServiceProcess } from '../support/service-process';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 jest.setTimeout(testTime(180_000));
 
@@ -137,7 +137,12 @@ describe('the timing service with APP_ENV=production and no TIMING_BOOTSTRAP_API
       expect(warnings).toHaveLength(1);
       expect(JSON.parse(warnings[0])).toMatchObject({ level: 40 });
       expect(existsSync(path.join(dataDir, 'keys'))).toBe(false);
-      const database = createDatabase<unknown>({ url: db.url, schema: 'timing', logger: createLogger('production-start-test', 'silent') });
+      const database = createDatabase<unknown>({
+        connectTimeoutMs: testConnectTimeoutMs(),
+        url: db.url,
+        schema: 'timing',
+        logger: createLogger('production-start-test', 'silent'),
+      });
       try {
         expect((await database.pool.query('select count(*)::int as n from timing.users')).rows[0].n).toBe(0);
       } finally {

@@ -8,9 +8,10 @@
 import express from 'express';
 import request from 'supertest';
 import { createDatabase, createLogger, problemErrorHandler, rpcStatusErrorHandler } from '../src';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const schema = `db_faults_${process.pid}`;
-const database = createDatabase({ url: process.env.DATABASE_URL!, schema, logger: createLogger('test') });
+const database = createDatabase({ connectTimeoutMs: testConnectTimeoutMs(), url: process.env.DATABASE_URL!, schema, logger: createLogger('test') });
 const { pool } = database;
 
 /** A statement that fails with `sqlstate` raised by PostgreSQL. */

@@ -5,6 +5,7 @@
 import { sql, type Migration } from 'kysely';
 import { createDatabase, createLogger, migrateToLatest } from '../src';
 import { createTestDatabase } from '../src/testing';
+import { testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 const migrations: Record<string, Migration> = {
   '0001_first': {
@@ -22,7 +23,9 @@ const migrations: Record<string, Migration> = {
 
 test('eight instances migrating one fresh database at once apply every migration exactly once', async () => {
   const testDb = await createTestDatabase('migrate');
-  const instances = Array.from({ length: 8 }, () => createDatabase({ url: testDb.url, schema: 'widgets_svc', logger: createLogger('test') }));
+  const instances = Array.from({ length: 8 }, () =>
+    createDatabase({ connectTimeoutMs: testConnectTimeoutMs(), url: testDb.url, schema: 'widgets_svc', logger: createLogger('test') }),
+  );
   try {
     const results = await Promise.all(instances.map((d) => migrateToLatest(d, migrations)));
     expect(results.flat().sort()).toEqual(['0001_first', '0002_second']);

@@ -13,7 +13,7 @@ import type { DB } from '../src/db/schema';
 import type { LiveHub } from '../src/live/hub';
 import { startPunchListener, type PunchListener } from '../src/live/listener';
 import { waitUntilVisible, type TimingTestContext } from './helpers';
-import { testTime } from '@sports-timing/shared/src/test-time';
+import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
 
 /** One service instance: its own pool, hub, LISTEN session and HTTP server. */
 export interface Instance {
@@ -47,7 +47,7 @@ export async function startInstance(
     maxBacklogReads?: number;
   } = {},
 ): Promise<Instance> {
-  const database = createDatabase<DB>({ url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
+  const database = createDatabase<DB>({ connectTimeoutMs: testConnectTimeoutMs(), url: ctx.testDb.url, schema: 'timing', logger, max: opts.poolSize ?? 20 });
   const timing = composeTiming({
     database,
     logger,
