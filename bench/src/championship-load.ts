@@ -61,13 +61,14 @@ function rows(body: string, format: 'json' | 'csv' | 'roc'): { id: number; card:
   });
 }
 
-/** Runs the championship evening (see the module comment); `followed` lists the spectators, then the streams. */
+/** Runs the championship evening (see the module comment); `followed` lists the spectators, the probes, then the streams. */
 export async function runChampionship(c: ChampionshipSpec, durationSeconds: number): Promise<LoadResult> {
   const base = new URL(c.baseUrl);
   const upload = new URL(c.uploadUrl);
   const histogram = () => hdr.build({ lowestDiscernibleValue: 1, highestTrackableValue: 600_000_000, numberOfSignificantValueDigits: 3 });
   const latencyUs = histogram();
   const streamUs = histogram();
+  const visibleUs = histogram();
   const buckets: Record<string, number> = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
   const polls: Record<SpectatorKind, number> = { meos: 0, live: 0, roc: 0 };
   const sentAt = new Map<string, number>();
@@ -78,6 +79,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
   let uploadErrors = 0;
   let streamsOpen = 0;
   let streamDeliveries = 0;
+  let probePolls = 0;
   let seq = 0;
   /** The scope's newest id once the modems stopped (Infinity before: nobody is done). */
   let finalId = Infinity;
@@ -85,7 +87,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
   const end = start + durationSeconds * 1000;
   const deadline = end + c.catchUpSeconds * 1000;
 
-  const take = (rec: Rec, list: { id: number; card: string }[], now: number, onStream = false): number => {
+  const take = (rec: Rec, list: { id: number; card: string }[], now: number, into: hdr.Histogram): number => {
     let fresh = 0;
     for (const p of list) {
       if (p.id <= rec.last) {
@@ -99,12 +101,13 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
       const at = sentAt.get(p.card);
       if (at === undefined) continue;
       const us = Math.max(1, Math.round((now - at) * 1000));
-      (onStream ? streamUs : latencyUs).recordValue(us);
+      into.recordValue(us);
     }
     return fresh;
   };
 
-  const spectator = async (s: ChampionshipSpec['spectators'][number]) => {
+  /** A spectator's poll loop; a probe's (`probe`) arrivals and polls are counted apart. */
+  const spectator = async (s: ChampionshipSpec['spectators'][number], probe = false) => {
     const rec: Rec = { start: c.startAfterId, last: c.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
     followed.push(rec);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
@@ -119,9 +122,10 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
           const bucket = `${Math.floor(r.status / 100)}xx`;
           if (bucket in buckets) buckets[bucket]++;
           if (r.status === 200) {
-            polls[s.kind]++;
+            if (probe) probePolls++;
+            else polls[s.kind]++;
             const list = rows(r.body, s.format);
-            take(rec, list, performance.now());
+            take(rec, list, performance.now(), probe ? visibleUs : latencyUs);
             full = list.length >= PAGE;
           }
         } catch {
@@ -150,7 +154,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
           for (const line of lines) {
             if (!line.startsWith('data: ')) continue;
             const p = JSON.parse(line.slice(6)) as { id?: number; card?: string };
-            if (p.id !== undefined) streamDeliveries += take(rec, [{ id: Number(p.id), card: String(p.card) }], now, true);
+            if (p.id !== undefined) streamDeliveries += take(rec, [{ id: Number(p.id), card: String(p.card) }], now, streamUs);
           }
         });
         res.on('error', () => undefined);
@@ -198,7 +202,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
     }
   };
 
-  const spectators = c.spectators.flatMap((s) => Array.from({ length: s.count }, () => spectator(s)));
+  const spectators = [...c.spectators.flatMap((s) => Array.from({ length: s.count }, () => spectator(s))), ...c.probes.map((s) => spectator(s, true))];
   if (c.streams) for (let i = 0; i < c.streams.count; i++) await stream(c.streams.path);
   await Promise.all(c.modems.map((m, i) => modem(m, i)));
   const elapsed = (performance.now() - start) / 1000;
@@ -250,6 +254,8 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
       uploadErrors,
       delivery: figures(latencyUs),
       streamDelivery: figures(streamUs),
+      visible: figures(visibleUs),
+      probePolls,
       finalId,
       incomplete: followed.filter((rec) => rec.last < finalId).length,
     },

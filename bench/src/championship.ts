@@ -37,6 +37,9 @@ const SPECTATORS: { kind: SpectatorKind; count: number; intervalSeconds: [number
   { kind: 'roc', count: 2_000, intervalSeconds: [1, 5] },
 ];
 
+/** Poll interval of the freshness probes (one per spectator request, every scale). */
+const PROBE_INTERVAL_SECONDS = 0.1;
+
 /** Open live pages (SSE streams) at scale 1. */
 const STREAMS = 1_000;
 
@@ -105,6 +108,8 @@ export async function prepareChampionship(url: string, plan: ChampionshipPlan): 
 /** What one server's championship evening measured (load-spec.ts `ChampionshipLoad` plus the harness's counts). */
 export interface ChampionshipFigures {
   spectators: number;
+  /** Freshness probes (one per spectator request); in the gap-free check, not in the polls served. */
+  probes?: number;
   streams: number;
   modems: number;
   polls: Record<SpectatorKind, number>;
@@ -120,6 +125,8 @@ export interface ChampionshipFigures {
   delivery: { count: number; p50: number; p99: number; max: number };
   /** Upload → arrival on an SSE stream (ms) over every (stream, punch) pair. */
   streamDelivery: { count: number; p50: number; p99: number; max: number };
+  /** Upload → arrival at a freshness probe polling every 100 ms (ms): how late a punch is visible through the cache. */
+  visible?: { count: number; p50: number; p99: number; max: number };
   /** Clients (spectators and streams) whose punches were not each exactly once, ascending; must be 0. */
   gapFreeViolations: number;
   /** Clients that had not received the scope's newest punch when the catch-up time ran out; must be 0. */
@@ -178,6 +185,7 @@ export async function runChampionship(
   const spec: ChampionshipSpec = {
     baseUrl: nginx.url,
     spectators: spectatorPaths(o.instance, o.setup),
+    probes: spectatorPaths(o.instance, o.setup).map((s) => ({ ...s, count: 1, intervalSeconds: [PROBE_INTERVAL_SECONDS, PROBE_INTERVAL_SECONDS] })),
     streams: streams > 0 ? { count: streams, path: `/api/rest/v1/punches/stream?eventId=${o.setup.eventId}&afterId=${startAfterId}` } : null,
     modems: o.setup.modems,
     uploadUrl,
@@ -217,6 +225,7 @@ export async function runChampionship(
       const c = load.championship!;
       return {
         spectators,
+        probes: spec.probes.length,
         streams,
         modems: plan.modems,
         polls: c.polls,
@@ -228,6 +237,7 @@ export async function runChampionship(
         streamDeliveries: c.streamDeliveries,
         delivery: c.delivery,
         streamDelivery: c.streamDelivery,
+        visible: c.visible,
         gapFreeViolations: gap.violations,
         incomplete: c.incomplete,
         notes,

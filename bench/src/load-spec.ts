@@ -66,6 +66,11 @@ export interface ChampionshipSpec {
     format: 'json' | 'csv' | 'roc';
     headers: Record<string, string>;
   }[];
+  /**
+   * Freshness probes: one poller per spectator request, asking every 100 ms, so that its arrivals time how long a
+   * punch takes to become visible through the cache (the spectators' arrivals add their own interval).
+   */
+  probes: ChampionshipSpec['spectators'];
   streams: { count: number; path: string } | null;
   modems: { serial: string; key: string }[];
   uploadUrl: string;
@@ -92,6 +97,10 @@ interface ChampionshipLoad {
   delivery: { count: number; p50: number; p99: number; max: number };
   /** Upload → arrival on an SSE stream, every (stream, punch) pair. */
   streamDelivery: { count: number; p50: number; p99: number; max: number };
+  /** Upload → arrival at a freshness probe (`ChampionshipSpec.probes`), every (probe, punch) pair. */
+  visible: { count: number; p50: number; p99: number; max: number };
+  /** Polls the probes made (not in `polls`). */
+  probePolls: number;
   /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
   finalId: number;
   incomplete: number;

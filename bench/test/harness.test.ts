@@ -173,11 +173,12 @@ describe('benchmark harness', () => {
       // every poll (and raw's uploads, which pass nginx) reached the origin; ours' polls mostly did not.
       if (m.instance === 'raw') expect(c.originRequests).toBe(m.load.requests + c.uploaded);
       if (m.instance === 'postgrest') expect(c.originRequests).toBe(m.load.requests);
-      // Every client (spectators, then ours' streams) received exactly the punches the modems posted.
+      // Every client (spectators, the freshness probes, then ours' streams) received exactly the punches the modems posted.
       const clients = m.load.followed!;
-      expect(clients).toHaveLength(c.spectators + c.streams);
+      expect(c.probes).toBe(3);
+      expect(clients).toHaveLength(c.spectators + c.probes! + c.streams);
       expect(clients.map((f) => f.count)).toEqual(clients.map(() => c.uploaded));
-      expect(c.delivery.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
+      expect(c.delivery.count + c.visible!.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
     }
     expect(ms.find((m) => m.instance === 'ours-shared')!.championship!.streams).toBeGreaterThan(0);
     const report = readFileSync(path.join(dir, 'championship', 'BENCHMARKS.md'), 'utf8');
