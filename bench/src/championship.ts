@@ -11,7 +11,7 @@
  * PostgREST and the raw server are read with the event's modem list (as in the other scenarios); their ROC
  * readers poll JSON (neither has a ROC read); PostgREST has no upload, so its modems post to the raw server
  * directly (same database). Origin requests are counted from nginx's access log (upstream status set).
- * The modems (`UP-CE-…`, owned by the upload users) and the event exist only during the run.
+ * The modems (`UP-CE-…`, owned by the event's organiser) and the event exist only during the run.
  */
 import { startNginxCache } from '../../test/support/nginx';
 import { checkFollowed } from './database-probes';
@@ -20,10 +20,13 @@ import type { LoadGenerator } from './load-generator';
 import type { ChampionshipSpec, LoadResult, SpectatorKind } from './load-spec';
 import type { InstanceName } from './scenarios';
 import type { RunningServer } from './servers';
-import { UPLOAD_MODEM_PREFIX, UPLOAD_USERS, uploadKey } from './upload-fixtures';
+import { UPLOAD_MODEM_PREFIX, uploadKey } from './upload-fixtures';
 
 /** Modems of the championship event at scale 1. */
 const CHAMPIONSHIP_MODEMS = 500;
+
+/** The upload user who owns the event and its modems. */
+const ORGANISER = 1;
 
 /** Serial prefix of its modems (`UP-…`: dataset.ts `cleanUploads` removes their punches too). */
 const MODEM_PREFIX = `${UPLOAD_MODEM_PREFIX}CE-`;
@@ -43,7 +46,7 @@ const PROBE_INTERVAL_SECONDS = 0.1;
 /** Open live pages (SSE streams) at scale 1. */
 const STREAMS = 1_000;
 
-/** The counts of a scale: every count scaled, at least one. */
+/** The counts of a scale: every count scaled, at least one (two modems). */
 export interface ChampionshipPlan {
   spectators: { kind: SpectatorKind; count: number; intervalSeconds: [number, number] }[];
   streams: number;
@@ -53,7 +56,8 @@ export interface ChampionshipPlan {
 /** The plan at `scale` (1 = 10,000 spectators, 1,000 streams, 500 modems). */
 export function championshipPlan(scale: number): ChampionshipPlan {
   const n = (x: number) => Math.max(1, Math.round(x * Math.min(1, scale)));
-  return { spectators: SPECTATORS.map((s) => ({ ...s, count: n(s.count) })), streams: n(STREAMS), modems: n(CHAMPIONSHIP_MODEMS) };
+  // At least two modems, so that even the smallest scale reads an event of several modems.
+  return { spectators: SPECTATORS.map((s) => ({ ...s, count: n(s.count) })), streams: n(STREAMS), modems: Math.max(2, n(CHAMPIONSHIP_MODEMS)) };
 }
 
 /** The event and its modems (with their owners' keys), created by {@link prepareChampionship}. */
@@ -78,7 +82,11 @@ export async function removeChampionship(url: string): Promise<void> {
   }
 }
 
-/** Creates the public championship event of `plan.modems` modems, modem i owned by upload user i mod 50. */
+/**
+ * Creates the public championship event of `plan.modems` modems, all registered to the event's organiser (upload
+ * user 1, `bench-up-01`): an event covers only its owner's modems (docs/architecture.md, flow a), as a
+ * championship's modems are the organiser's. Every modem posts with the organiser's key.
+ */
 export async function prepareChampionship(url: string, plan: ChampionshipPlan): Promise<ChampionshipSetup> {
   await removeChampionship(url);
   const client = await connect(url);
@@ -86,7 +94,7 @@ export async function prepareChampionship(url: string, plan: ChampionshipPlan): 
     await client.query('set search_path = timing, public');
     const modems = Array.from({ length: plan.modems }, (_, i) => ({
       serial: `${MODEM_PREFIX}${String(i + 1).padStart(3, '0')}`,
-      user: (i % UPLOAD_USERS) + 1,
+      user: ORGANISER,
     }));
     await client.query(
       `insert into modems (serial, user_id)
@@ -131,6 +139,8 @@ export interface ChampionshipFigures {
   gapFreeViolations: number;
   /** Clients that had not received the scope's newest punch when the catch-up time ran out; must be 0. */
   incomplete: number;
+  /** The first violating client's record against the database (for the log), if any. */
+  firstViolation?: string;
   /** What differs from ours for this server (no ROC, no streams, uploads elsewhere). */
   notes: string[];
 }
@@ -168,7 +178,12 @@ export async function runChampionship(
   const spectators = plan.spectators.reduce((a, s) => a + s.count, 0);
   const streams = o.instance === 'ours-shared' ? plan.streams : 0;
   // Both sides of every connection: spectators, streams, modems, and headroom for the upstream.
-  const nginx = await startNginxCache(new URL(o.server.baseUrl).host, { workerConnections: 2 * (spectators + streams + plan.modems) + 1024 });
+  const nginx = await startNginxCache(new URL(o.server.baseUrl).host, {
+    workerConnections: 2 * (spectators + streams + plan.modems) + 1024,
+    // PostgREST echoes the whole query (500 modems) in Content-Location: response headers beyond nginx's 4 KiB
+    // default buffer are a 502. The same for every server.
+    httpDirectives: ['proxy_buffer_size 8k;'],
+  });
   const client = await connect(o.databaseUrl);
   const { rows } = await client.query<{ id: string }>('select coalesce(max(id), 0) as id from timing.punches');
   await client.end();
@@ -240,6 +255,7 @@ export async function runChampionship(
         visible: c.visible,
         gapFreeViolations: gap.violations,
         incomplete: c.incomplete,
+        firstViolation: gap.firstViolation,
         notes,
       };
     },

@@ -125,7 +125,11 @@ export async function firstUserId(url: string): Promise<number> {
  * after the id it started from, in ascending order) must be exactly the big event's punches in that id range
  * as stored once the run ended. Returns the clients checked and those whose punches differ or came out of order.
  */
-export async function checkFollowed(url: string, modems: string[], load: LoadResult): Promise<{ clients: number; violations: number; received: number }> {
+export async function checkFollowed(
+  url: string,
+  modems: string[],
+  load: LoadResult,
+): Promise<{ clients: number; violations: number; received: number; firstViolation?: string }> {
   const followed = load.followed ?? [];
   if (followed.length === 0) return { clients: 0, violations: 0, received: 0 };
   const client = await connect(url);
@@ -138,10 +142,14 @@ export async function checkFollowed(url: string, modems: string[], load: LoadRes
       [followed.map((f) => f.start), followed.map((f) => f.last), modems],
     );
     let violations = 0;
+    let firstViolation: string | undefined;
     followed.forEach((f, i) => {
-      if (f.outOfOrder > 0 || Number(rows[i].n) !== f.count || Number(rows[i].s) !== f.sum) violations++;
+      if (f.outOfOrder > 0 || Number(rows[i].n) !== f.count || Number(rows[i].s) !== f.sum) {
+        violations++;
+        firstViolation ??= `client ${i} of ${followed.length}: ids (${f.start}, ${f.last}], received ${f.count} (sum ${f.sum}, ${f.outOfOrder} out of order), stored ${rows[i].n} (sum ${rows[i].s})`;
+      }
     });
-    return { clients: followed.length, violations, received: followed.reduce((a, f) => a + f.count, 0) };
+    return { clients: followed.length, violations, received: followed.reduce((a, f) => a + f.count, 0), firstViolation };
   } finally {
     await client.end();
   }

@@ -19,7 +19,7 @@ export interface BenchOptions extends RunOptions {
 }
 
 function usage(): string {
-  return 'usage: pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only|--scenario id|group,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
+  return 'usage: pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only|--scenario id|group,…] [--servers name,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
 }
 
 /** Parses the command line (see the module comment). Throws with a usage line on bad input. */
@@ -59,6 +59,12 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
       case '--only':
       case '--scenario':
         o.only = (value() ?? '')
+          .split(',')
+          .map((s) => s.trim())
+          .filter(Boolean);
+        break;
+      case '--servers':
+        o.servers = (value() ?? '')
           .split(',')
           .map((s) => s.trim())
           .filter(Boolean);

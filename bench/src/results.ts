@@ -126,6 +126,8 @@ export interface RunOptions {
   rounds: number;
   warmupSeconds: number;
   only: string[];
+  /** Servers measured (`--servers`; empty: every server a scenario lists). */
+  servers?: string[];
   databaseUrl: string;
   /** How the Node servers ran: compiled JavaScript under `node` (default) or TypeScript under tsx (`--tsx`). */
   runMode?: RunMode;

@@ -127,7 +127,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
       const ok: InstanceName[] = [];
       for (const inst of sc.instances) {
         const server = servers.get(inst);
-        if (!server) continue;
+        if (!server || (opts.servers?.length && !opts.servers.includes(inst))) continue;
         if (sc.group === 'shop') {
           const probe = await probeShop(sc, server, main);
           checks.push(probe.check);
@@ -261,6 +261,11 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
             if (evening) {
               m.championship = await evening.finish();
+              const ce = m.championship;
+              log(
+                `  ${inst}: ${ce.uploaded} uploaded, ${ce.uploadErrors} failed uploads, ${ce.pollErrors} failed polls, ${ce.incomplete} incomplete, ${ce.originRequests} origin requests, statuses ${JSON.stringify(load.statusBuckets)}`,
+              );
+              if (ce.firstViolation) log(`  gap-free violation: ${ce.firstViolation}`);
               m.gapFree = {
                 clients: load.followed?.length ?? 0,
                 violations: m.championship.gapFreeViolations,

@@ -61,19 +61,20 @@ async function waitListening(port: number, child: ChildProcess, output: () => st
 /**
  * Starts nginx with the checked-in cache configuration in front of `upstream` (`host:port`). The free port can
  * be taken by another process before nginx binds it: then nginx exits and a new port is tried (three times).
- * `workerConnections` (default 1024) counts both sides of every proxied request.
+ * `workerConnections` (default 1024) counts both sides of every proxied request; `httpDirectives` are added to
+ * the `http` block before the checked-in configuration (the benchmark's servers other than ours need some).
  */
-export async function startNginxCache(upstream: string, opts: { workerConnections?: number } = {}): Promise<NginxCache> {
+export async function startNginxCache(upstream: string, opts: { workerConnections?: number; httpDirectives?: string[] } = {}): Promise<NginxCache> {
   for (let attempt = 1; ; attempt++) {
     try {
-      return await startOnce(upstream, opts.workerConnections ?? 1024);
+      return await startOnce(upstream, opts.workerConnections ?? 1024, opts.httpDirectives ?? []);
     } catch (err) {
       if (attempt === 3 || !/Address already in use/.test((err as Error).message)) throw err;
     }
   }
 }
 
-async function startOnce(upstream: string, workerConnections: number): Promise<NginxCache> {
+async function startOnce(upstream: string, workerConnections: number, httpDirectives: string[]): Promise<NginxCache> {
   const dir = mkdtempSync(path.join(os.tmpdir(), 'nginx-cache-'));
   mkdirSync(path.join(dir, 'logs'));
   // nginx cannot listen on port 0 and report it.
@@ -101,6 +102,7 @@ async function startOnce(upstream: string, workerConnections: number): Promise<N
     "  log_format origin '$upstream_status $upstream_cache_status $status $request_method';",
     '  log_subrequest on;',
     `  access_log ${path.join(dir, 'logs/access.log')} origin;`,
+    ...httpDirectives.map((d) => `  ${d}`),
     `  include ${path.join(dir, 'timing-cache.conf')};`,
     '}',
     '',
