@@ -145,6 +145,14 @@ export interface ChampionshipFigures {
   notes: string[];
 }
 
+/** Log lines of one server's evening: counts, failures and statuses, and the first violating client if any. */
+export function championshipLog(instance: InstanceName, c: ChampionshipFigures, load: LoadResult): string[] {
+  return [
+    `  ${instance}: ${c.uploaded} uploaded, ${c.uploadErrors} failed uploads, ${c.pollErrors} failed polls, ${c.incomplete} incomplete, ${c.originRequests} origin requests, statuses ${JSON.stringify(load.statusBuckets)}`,
+    ...(c.firstViolation ? [`  gap-free violation: ${c.firstViolation}`] : []),
+  ];
+}
+
 const JSON_ACCEPT = { accept: 'application/json' };
 const CSV_ACCEPT = { accept: 'text/csv' };
 

@@ -20,7 +20,7 @@ import { execFileSync } from 'node:child_process';
 import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
-import { championshipPlan, prepareChampionship, removeChampionship, runChampionship } from './championship';
+import { championshipLog, championshipPlan, prepareChampionship, removeChampionship, runChampionship } from './championship';
 import { checkRead, checkUpload, probeShop, requestAt, sameArray, uploadUsers } from './checks';
 import { backendCpu, backendCpuBetween, checkFollowed, drainOutbox, firstUserId, removeWritten, resetShopSchema, settle } from './database-probes';
 import { cleanUploads, connect, countUploads, ensureDataset, type DatasetInfo } from './dataset';
@@ -261,11 +261,7 @@ export async function runBench(opts: BenchOptions): Promise<BenchResults> {
             if (sc.upload && counter) m.punchesPerSecond = ((await countUploads(counter)) - before) / load.durationSeconds;
             if (evening) {
               m.championship = await evening.finish();
-              const ce = m.championship;
-              log(
-                `  ${inst}: ${ce.uploaded} uploaded, ${ce.uploadErrors} failed uploads, ${ce.pollErrors} failed polls, ${ce.incomplete} incomplete, ${ce.originRequests} origin requests, statuses ${JSON.stringify(load.statusBuckets)}`,
-              );
-              if (ce.firstViolation) log(`  gap-free violation: ${ce.firstViolation}`);
+              for (const line of championshipLog(inst, m.championship, load)) log(line);
               m.gapFree = {
                 clients: load.followed?.length ?? 0,
                 violations: m.championship.gapFreeViolations,
