@@ -7,13 +7,13 @@
  * newest id (or `catchUpSeconds` passed): the harness then checks that each saw every punch exactly once.
  */
 import http from 'node:http';
-import { performance } from 'node:perf_hooks';
+import { monitorEventLoopDelay, performance } from 'node:perf_hooks';
 import pg from 'pg';
 import * as hdr from 'hdr-histogram-js';
 import type { ChampionshipSpec, LoadResult, SpectatorKind } from './load-spec';
 
 /** One client's record for the gap-free check (load-spec.ts `LoadResult.followed`). */
-type Rec = { start: number; last: number; count: number; sum: number; outOfOrder: number };
+type Rec = { start: number; last: number; count: number; sum: number; outOfOrder: number; note?: string };
 
 /** Cards of the uploaded punches: one per punch, above the generated 7-digit cards, below the 24-bit limit. */
 const CARD_BASE = 10_000_000;
@@ -28,12 +28,14 @@ function send(
   base: URL,
   agent: http.Agent,
   o: { method: 'GET' | 'POST'; path: string; headers: Record<string, string>; body?: string },
-): Promise<{ status: number; body: string }> {
+): Promise<{ status: number; body: string; cache: string }> {
   return new Promise((resolve, reject) => {
     const req = http.request({ host: base.hostname, port: base.port, path: o.path, method: o.method, headers: o.headers, agent }, (res) => {
       const chunks: Buffer[] = [];
       res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8') }));
+      res.on('end', () =>
+        resolve({ status: res.statusCode ?? 0, body: Buffer.concat(chunks).toString('utf8'), cache: String(res.headers['x-cache-status'] ?? '') }),
+      );
       res.on('error', reject);
     });
     req.setTimeout(30_000, () => req.destroy(new Error('timeout')));
@@ -69,10 +71,15 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
   const latencyUs = histogram();
   const streamUs = histogram();
   const visibleUs = histogram();
+  /** The probes' arrivals of the mass start's punches apart (`visibleUs` holds the others'). */
+  const visibleBurstUs = histogram();
+  const burstCards = new Set<string>();
   const buckets: Record<string, number> = { '1xx': 0, '2xx': 0, '3xx': 0, '4xx': 0, '5xx': 0 };
   const polls: Record<SpectatorKind, number> = { meos: 0, live: 0, roc: 0 };
   const sentAt = new Map<string, number>();
   const followed: Rec[] = [];
+  /** The client kind of each entry of `followed` (a spectator's kind, `probe` or `stream`). */
+  const kinds: string[] = [];
   let responses = 0;
   let pollErrors = 0;
   let uploaded = 0;
@@ -83,6 +90,9 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
   let seq = 0;
   /** The scope's newest id once the modems stopped (Infinity before: nobody is done). */
   let finalId = Infinity;
+  // How late this process runs its own timers and reads: every latency above includes it.
+  const loopDelay = monitorEventLoopDelay({ resolution: 20 });
+  loopDelay.enable();
   const start = performance.now();
   const end = start + durationSeconds * 1000;
   const deadline = end + c.catchUpSeconds * 1000;
@@ -101,7 +111,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
       const at = sentAt.get(p.card);
       if (at === undefined) continue;
       const us = Math.max(1, Math.round((now - at) * 1000));
-      into.recordValue(us);
+      (into === visibleUs && burstCards.has(p.card) ? visibleBurstUs : into).recordValue(us);
     }
     return fresh;
   };
@@ -110,6 +120,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
   const spectator = async (s: ChampionshipSpec['spectators'][number], probe = false) => {
     const rec: Rec = { start: c.startAfterId, last: c.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
     followed.push(rec);
+    kinds.push(probe ? 'probe' : s.kind);
     const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
     // Clients were started at different moments: the first poll falls anywhere in the first interval.
     await sleep(Math.random() * s.intervalSeconds[1] * 1000);
@@ -125,6 +136,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
             if (probe) probePolls++;
             else polls[s.kind]++;
             const list = rows(r.body, s.format);
+            rec.note = `last answer at ${((performance.now() - start) / 1000).toFixed(1)} s: ${r.status} ${r.cache}, ${list.length} rows after ${rec.last}`;
             take(rec, list, performance.now(), probe ? visibleUs : latencyUs);
             full = list.length >= PAGE;
           }
@@ -143,6 +155,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
     new Promise<void>((resolve) => {
       const rec: Rec = { start: c.startAfterId, last: c.startAfterId, count: 0, sum: 0, outOfOrder: 0 };
       followed.push(rec);
+      kinds.push('stream');
       const req = http.request({ host: base.hostname, port: base.port, path, method: 'GET', headers: { accept: 'text/event-stream' }, agent: false }, (res) => {
         if (res.statusCode === 200) streamsOpen++;
         let rest = '';
@@ -179,9 +192,11 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
         const due: number = burst !== null && burst < regular ? burst : regular;
         if (due >= end) break;
         await sleep(due - performance.now());
-        if (due === burst) burst = null;
-        else regular += between(c.modemIntervalSeconds);
         const card = String(CARD_BASE + seq++);
+        if (due === burst) {
+          burst = null;
+          burstCards.add(card);
+        } else regular += between(c.modemIntervalSeconds);
         const body = JSON.stringify([{ card, time: Date.now(), code: 31 + (i % 200), type: 'Control', modem: m.serial }]);
         sentAt.set(card, performance.now());
         try {
@@ -229,6 +244,7 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
     p99: h.getValueAtPercentile(99) / 1000,
     max: h.maxValue / 1000,
   });
+  loopDelay.disable();
   const pollsServed = polls.meos + polls.live + polls.roc;
   return {
     requests: responses,
@@ -255,9 +271,13 @@ export async function runChampionship(c: ChampionshipSpec, durationSeconds: numb
       delivery: figures(latencyUs),
       streamDelivery: figures(streamUs),
       visible: figures(visibleUs),
+      visibleBurst: figures(visibleBurstUs),
       probePolls,
+      loadProcessDelay: { p50: loopDelay.percentile(50) / 1e6, p99: loopDelay.percentile(99) / 1e6, max: loopDelay.max / 1e6 },
       finalId,
       incomplete: followed.filter((rec) => rec.last < finalId).length,
+      firstIncomplete: followed.find((rec) => rec.last < finalId)?.note,
+      incompleteByClient: Object.fromEntries([...new Set(kinds)].map((k) => [k, followed.filter((rec, i) => kinds[i] === k && rec.last < finalId).length])),
     },
   };
 }

@@ -97,13 +97,21 @@ interface ChampionshipLoad {
   delivery: { count: number; p50: number; p99: number; max: number };
   /** Upload → arrival on an SSE stream, every (stream, punch) pair. */
   streamDelivery: { count: number; p50: number; p99: number; max: number };
-  /** Upload → arrival at a freshness probe (`ChampionshipSpec.probes`), every (probe, punch) pair. */
+  /** Upload → arrival at a freshness probe (`ChampionshipSpec.probes`), every (probe, punch) pair but the mass start's. */
   visible: { count: number; p50: number; p99: number; max: number };
+  /** The same for the mass start's punches. */
+  visibleBurst: { count: number; p50: number; p99: number; max: number };
   /** Polls the probes made (not in `polls`). */
   probePolls: number;
+  /** Event-loop delay of the load process itself (ms): how late its clients ran, included in every latency. */
+  loadProcessDelay: { p50: number; p99: number; max: number };
   /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
   finalId: number;
   incomplete: number;
+  /** `incomplete` by client kind (`meos`, `live`, `roc`, `probe`, `stream`). */
+  incompleteByClient: Record<string, number>;
+  /** The first incomplete spectator's last answer (for the log). */
+  firstIncomplete?: string;
 }
 
 /** What a run measured (latencies in ms). */

@@ -178,7 +178,7 @@ describe('benchmark harness', () => {
       expect(c.probes).toBe(3);
       expect(clients).toHaveLength(c.spectators + c.probes! + c.streams);
       expect(clients.map((f) => f.count)).toEqual(clients.map(() => c.uploaded));
-      expect(c.delivery.count + c.visible!.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
+      expect(c.delivery.count + c.visible!.count + c.visibleBurst!.count + c.streamDelivery.count).toBe(clients.length * c.uploaded);
     }
     expect(ms.find((m) => m.instance === 'ours-shared')!.championship!.streams).toBeGreaterThan(0);
     const report = readFileSync(path.join(dir, 'championship', 'BENCHMARKS.md'), 'utf8');
