@@ -123,6 +123,8 @@ export interface ChampionshipFigures {
   polls: Record<SpectatorKind, number>;
   /** Requests nginx sent to the server (its access log). */
   originRequests: number;
+  /** The polls among them (GET and HEAD but streams: uploads and streams left out). */
+  originPolls?: number;
   /** nginx's requests by cache status (access log `$upstream_cache_status`; `-` not cacheable). */
   cacheStatuses: Record<string, number>;
   uploaded: number;
@@ -247,6 +249,7 @@ export async function runChampionship(
     load,
     async finish() {
       const originRequests = nginx.originRequests();
+      const originPolls = nginx.originPolls();
       const cacheStatuses = nginx.cacheStatuses();
       await nginx.stop();
       const gap = await checkFollowed(
@@ -263,6 +266,7 @@ export async function runChampionship(
         modems: plan.modems,
         polls: c.polls,
         originRequests,
+        originPolls,
         cacheStatuses,
         uploaded: c.uploaded,
         uploadErrors: c.uploadErrors,

@@ -33,15 +33,15 @@ function championshipLines(r: BenchResults): string[] {
     '',
   ];
   L.push(
-    '| Server | round | polls served (MeOS / live / ROC) | origin requests | streams, deliveries | punches uploaded | upload → spectator p50 / p99 ms | upload → visible p50 / p99 ms (mass start) | upload → stream p50 / p99 ms | gap-free violations | incomplete | CPU s: server / PostgreSQL | RSS peak |',
+    '| Server | round | polls served (MeOS / live / ROC) | origin requests | of them polls (per poll served) | streams, deliveries | punches uploaded | upload → spectator p50 / p99 ms | upload → visible p50 / p99 ms (mass start) | upload → stream p50 / p99 ms | gap-free violations | incomplete | CPU s: server / PostgreSQL | RSS peak |',
   );
-  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
+  L.push('|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|');
   for (const m of ms) {
     const c = m.championship!;
     const served = c.polls.meos + c.polls.live + c.polls.roc;
     const cpu = (s: number | undefined) => (s === undefined ? '–' : fmt(s, 1));
     L.push(
-      `| ${INSTANCE_LABEL[m.instance]}${c.notes.length ? ` (${c.notes.join('; ')})` : ''} | ${m.round} | ${served.toLocaleString('en')} (${c.polls.meos} / ${c.polls.live} / ${c.polls.roc})${c.pollErrors ? `, ${c.pollErrors} errors` : ''} | ${c.originRequests.toLocaleString('en')} (${served ? fmt((100 * c.originRequests) / (served + c.uploaded), 0) : '–'} %) | ${c.streams ? `${c.streams}, ${c.streamDeliveries.toLocaleString('en')}` : '–'} | ${c.uploaded}${c.uploadErrors ? ` (${c.uploadErrors} failed)` : ''} | ${fmt(c.delivery.p50, 0)} / ${fmt(c.delivery.p99, 0)} | ${c.visible ? `${fmt(c.visible.p50, 0)} / ${fmt(c.visible.p99, 0)}${c.visibleBurst ? ` (${fmt(c.visibleBurst.p50, 0)} / ${fmt(c.visibleBurst.p99, 0)})` : ''}` : '–'} | ${c.streams ? `${fmt(c.streamDelivery.p50, 0)} / ${fmt(c.streamDelivery.p99, 0)}` : '–'} | ${c.gapFreeViolations === 0 ? '0' : `**${c.gapFreeViolations}**`} | ${c.incomplete === 0 ? '0' : `**${c.incomplete}**`} | ${cpu(m.cpuSeconds)} / ${cpu(m.databaseCpuSeconds)} | ${typeof m.rssPeak === 'number' ? `${(m.rssPeak / 1048576).toFixed(0)} MiB` : '–'} |`,
+      `| ${INSTANCE_LABEL[m.instance]}${c.notes.length ? ` (${c.notes.join('; ')})` : ''} | ${m.round} | ${served.toLocaleString('en')} (${c.polls.meos} / ${c.polls.live} / ${c.polls.roc})${c.pollErrors ? `, ${c.pollErrors} errors` : ''} | ${c.originRequests.toLocaleString('en')} (${served ? fmt((100 * c.originRequests) / (served + c.uploaded), 0) : '–'} %) | ${c.originPolls === undefined ? '–' : `${c.originPolls.toLocaleString('en')} (${served ? fmt((100 * c.originPolls) / served, 1) : '–'} %)`} | ${c.streams ? `${c.streams}, ${c.streamDeliveries.toLocaleString('en')}` : '–'} | ${c.uploaded}${c.uploadErrors ? ` (${c.uploadErrors} failed)` : ''} | ${fmt(c.delivery.p50, 0)} / ${fmt(c.delivery.p99, 0)} | ${c.visible ? `${fmt(c.visible.p50, 0)} / ${fmt(c.visible.p99, 0)}${c.visibleBurst ? ` (${fmt(c.visibleBurst.p50, 0)} / ${fmt(c.visibleBurst.p99, 0)})` : ''}` : '–'} | ${c.streams ? `${fmt(c.streamDelivery.p50, 0)} / ${fmt(c.streamDelivery.p99, 0)}` : '–'} | ${c.gapFreeViolations === 0 ? '0' : `**${c.gapFreeViolations}**`} | ${c.incomplete === 0 ? '0' : `**${c.incomplete}**`} | ${cpu(m.cpuSeconds)} / ${cpu(m.databaseCpuSeconds)} | ${typeof m.rssPeak === 'number' ? `${(m.rssPeak / 1048576).toFixed(0)} MiB` : '–'} |`,
     );
   }
   L.push('');
@@ -54,7 +54,7 @@ function championshipLines(r: BenchResults): string[] {
   }
   L.push('');
   L.push(
-    'Origin requests: lines of the access log of nginx with an upstream status (background cache updates included), as a share of polls + uploads. Upload → spectator: from sending a punch to its arrival at each spectator (polls wait for their interval and, through the cache, up to its `max-age` and a background update); upload → visible: the same at one freshness probe per spectator request polling every 100 ms, i.e. how late a punch can be seen through the cache (each spectator adds its own interval), the punches of the mass start in parentheses; upload → stream: the same on the SSE streams. Gap-free: every client (spectator or stream) received each punch of the event after its start exactly once, ascending (checked against the database); incomplete: clients without the newest punch when the catch-up time after the modems stopped ran out. Both must be 0.',
+    'Origin requests: lines of the access log of nginx with an upstream status (background cache updates included), as a share of polls + uploads; of them polls: the GET and HEAD requests but streams, as a share of the polls served (the uploads of PostgREST go to the raw server, not through nginx). Upload → spectator: from sending a punch to its arrival at each spectator (polls wait for their interval and, through the cache, up to its `max-age` and a background update); upload → visible: the same at one freshness probe per spectator request polling every 100 ms, i.e. how late a punch can be seen through the cache (each spectator adds its own interval), the punches of the mass start in parentheses; upload → stream: the same on the SSE streams. Gap-free: every client (spectator or stream) received each punch of the event after its start exactly once, ascending (checked against the database); incomplete: clients without the newest punch when the catch-up time after the modems stopped ran out. Both must be 0.',
   );
   return L;
 }

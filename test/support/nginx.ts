@@ -28,6 +28,8 @@ export interface NginxCache {
    * updates included, as `log_subrequest` is on): what reached the origin, for the bench's championship run.
    */
   originRequests(): number;
+  /** The reads among {@link NginxCache.originRequests}: GET and HEAD, streams left out. */
+  originPolls(): number;
   /** Requests by `$upstream_cache_status` so far (HIT, MISS, EXPIRED, STALE, UPDATING, REVALIDATED, BYPASS; `-` uncached). */
   cacheStatuses(): Record<string, number>;
   /** SIGQUIT (graceful); resolves once it exited and its directory is removed. */
@@ -99,7 +101,7 @@ async function startOnce(upstream: string, workerConnections: number, httpDirect
     `  scgi_temp_path ${temp('scgi')};`,
     // One line per request, its upstream status `-` when nothing went upstream (a cache hit); subrequests
     // (background cache updates) are logged too, so every request that reached the origin is a line.
-    "  log_format origin '$upstream_status $upstream_cache_status $status $request_method';",
+    "  log_format origin '$upstream_status $upstream_cache_status $status $request_method $uri';",
     '  log_subrequest on;',
     `  access_log ${path.join(dir, 'logs/access.log')} origin;`,
     ...httpDirectives.map((d) => `  ${d}`),
@@ -129,6 +131,11 @@ async function startOnce(upstream: string, workerConnections: number, httpDirect
       .split('\n')
       .filter((line) => line.length > 0);
   const originRequests = () => lines().filter((line) => !line.startsWith('- ')).length;
+  const originPolls = () =>
+    lines().filter((line) => {
+      const [upstream, , , method, uri] = line.split(' ');
+      return upstream !== '-' && (method === 'GET' || method === 'HEAD') && !uri.endsWith('/stream');
+    }).length;
   const cacheStatuses = () => {
     const counts: Record<string, number> = {};
     for (const line of lines()) {
@@ -137,5 +144,5 @@ async function startOnce(upstream: string, workerConnections: number, httpDirect
     }
     return counts;
   };
-  return { url: `http://127.0.0.1:${port}`, output, originRequests, cacheStatuses, stop };
+  return { url: `http://127.0.0.1:${port}`, output, originRequests, originPolls, cacheStatuses, stop };
 }
