@@ -57,7 +57,7 @@ describe.each(lanes)('getPunches through the %s', (_name, app) => {
   it.each(['application/json', 'text/csv'])('a public read (%s) is public with a weak ETag, and 304 to it while nothing changed', async (accept) => {
     const url = `/api/rest/v1/punches?eventId=${publicEvent}&afterId=0`;
     const first = await request(app()).get(url).set('Accept', accept).expect(200);
-    expect(first.headers['cache-control']).toBe('public, max-age=1');
+    expect(first.headers['cache-control']).toBe('public, max-age=1, stale-while-revalidate=1');
     expect(first.headers.vary).toBe(VARY);
     const etag = first.headers.etag;
     expect(etag).toMatch(ETAG);
@@ -67,7 +67,7 @@ describe.each(lanes)('getPunches through the %s', (_name, app) => {
     const hit = await request(app()).get(url).set('Accept', accept).set('If-None-Match', etag).expect(304);
     expect(hit.text ?? '').toBe('');
     expect(hit.headers.etag).toBe(etag);
-    expect(hit.headers['cache-control']).toBe('public, max-age=1');
+    expect(hit.headers['cache-control']).toBe('public, max-age=1, stale-while-revalidate=1');
     expect(hit.headers.vary).toBe(VARY);
     // A list naming it, the strong form, and `*` match too; another tag does not.
     await request(app()).get(url).set('Accept', accept).set('If-None-Match', `W/"AAAAAAAAAAAAAAAAAAAAAA", ${etag}`).expect(304);
@@ -146,7 +146,7 @@ describe('getPunches validators follow the data', () => {
     const get = await request(ctx.app).get(url).expect(200);
     const head = await request(ctx.app).head(url).expect(200);
     expect(head.headers.etag).toBe(get.headers.etag);
-    expect(head.headers['cache-control']).toBe('public, max-age=1');
+    expect(head.headers['cache-control']).toBe('public, max-age=1, stale-while-revalidate=1');
     await request(ctx.app).head(url).set('If-None-Match', get.headers.etag).expect(304);
   });
 
@@ -172,7 +172,7 @@ describe('getPunches validators follow the data', () => {
     for (const fastLane of [true, false]) {
       const app = createApp({ database: ctx.database, logger: createLogger('timing-test'), fastLane, punchMaxAgeSeconds: 7 });
       const res = await request(app).get(`/api/rest/v1/punches?eventId=${publicEvent}`).expect(200);
-      expect(res.headers['cache-control']).toBe('public, max-age=7');
+      expect(res.headers['cache-control']).toBe('public, max-age=7, stale-while-revalidate=7');
     }
   });
 });
@@ -181,7 +181,7 @@ describe('getPublicEventPunches (the Center public read)', () => {
   it('is public with a tag per limit, 304 to a matching If-None-Match; private with a key', async () => {
     const url = `/api/rest/v1/public/events/${publicEvent}/punches?afterId=0`;
     const all = await request(ctx.app).get(url).expect(200);
-    expect(all.headers['cache-control']).toBe('public, max-age=1');
+    expect(all.headers['cache-control']).toBe('public, max-age=1, stale-while-revalidate=1');
     expect(all.headers.vary).toBe(VARY);
     expect(all.headers.etag).toMatch(ETAG);
     const one = await request(ctx.app).get(`${url}&limit=1`).expect(200);
@@ -200,7 +200,7 @@ describe('ROC reads', () => {
   it('getpunches.asp is public with a weak ETag and 304 while nothing changed; a new punch changes it', async () => {
     const url = `/getpunches.asp?unitId=${publicEvent}&lastId=0`;
     const first = await request(ctx.app).get(url).expect(200);
-    expect(first.headers['cache-control']).toBe('public, max-age=1');
+    expect(first.headers['cache-control']).toBe('public, max-age=1, stale-while-revalidate=1');
     expect(first.headers.vary).toBe(VARY);
     expect(first.headers.etag).toMatch(ETAG);
     await request(ctx.app).get(url).set('If-None-Match', first.headers.etag).expect(304);

@@ -1216,8 +1216,9 @@ export interface components {
     requestBodies: never;
     headers: {
         /**
-         * @description `public, max-age=N` (`TIMING_PUNCH_MAX_AGE_SECONDS`) for an anonymous read that answered at once;
-         *     `private, no-store` for a read with a key; `no-store` for a long-poll.
+         * @description `public, max-age=N, stale-while-revalidate=N` (`TIMING_PUNCH_MAX_AGE_SECONDS`) for an anonymous read that
+         *     answered at once: a cache may serve it N seconds, and N seconds more while it revalidates (RFC 5861), never
+         *     an older one; `private, no-store` for a read with a key; `no-store` for a long-poll.
          */
         PunchCacheControl: string;
         /**

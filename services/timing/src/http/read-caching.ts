@@ -3,9 +3,12 @@
  * `getRocPunches`, `getRocPunchesWithKey`): which answers a shared cache (nginx, a CDN) may keep, for how long,
  * and the validator that lets it revalidate with a 304.
  *
- * - An anonymous read that answers at once is the same for every anonymous caller: `public, max-age=N`
- *   (`TIMING_PUNCH_MAX_AGE_SECONDS`) with a weak `ETag` made of the visible head and the read's key
- *   (`PunchReadResult.version`): equal tags mean equal bodies, and nothing of the body is hashed.
+ * - An anonymous read that answers at once is the same for every anonymous caller: `public, max-age=N,
+ *   stale-while-revalidate=N` (`TIMING_PUNCH_MAX_AGE_SECONDS`) with a weak `ETag` made of the visible head and
+ *   the read's key (`PunchReadResult.version`): equal tags mean equal bodies, and nothing of the body is hashed.
+ *   `stale-while-revalidate` (RFC 5861) bounds how old a page a cache may serve while it revalidates: without
+ *   it nginx's `proxy_cache_use_stale updating` serves a page of any age, and a poller that follows older pages
+ *   of the same URLs can stay behind for as long as it polls.
  * - A read with a key (header `apikey` or the ROC path key) may see what anonymous callers do not:
  *   `private, no-store` and no `ETag`, so no cache keeps it or could hand it to another caller.
  * - Long-polls and streams are `no-store`: they are answers to a moment, never to be replayed.
@@ -63,7 +66,8 @@ export function readCaching(input: ReadCachingInput): ReadCaching {
   if (input.live) return { headers: { 'Cache-Control': LIVE_CACHE_CONTROL, Vary: PUNCH_READ_VARY } };
   if (input.keyed) return { headers: { 'Cache-Control': PRIVATE, Vary: PUNCH_READ_VARY } };
   const etag = punchEntityTag(input.view, input.version);
-  return { etag, headers: { 'Cache-Control': `public, max-age=${input.maxAgeSeconds}`, ETag: etag, Vary: PUNCH_READ_VARY } };
+  const n = input.maxAgeSeconds;
+  return { etag, headers: { 'Cache-Control': `public, max-age=${n}, stale-while-revalidate=${n}`, ETag: etag, Vary: PUNCH_READ_VARY } };
 }
 
 /**
