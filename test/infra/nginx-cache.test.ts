@@ -8,7 +8,8 @@
  * (b) an answer read with a key is never served to another caller nor to an anonymous one;
  * (c) pollers following an event with `afterId` through nginx while punches are uploaded see every punch
  *     exactly once; long-polls through it are never collapsed;
- * (d) an SSE stream through nginx receives punches live, and the service sees the client in X-Forwarded-For.
+ * (d) an SSE stream through nginx receives punches live, and the service sees the client in X-Forwarded-For;
+ * (e) a stored page older than `max-age` + `stale-while-revalidate` is never served, however the cache is asked.
  *
  * Needs Debian's nginx (`apt-get install nginx-light`; `.ci/run` installs it). Without it the tests are
  * reported as skipped locally, and fail in CI (`CI=true`).
@@ -276,6 +277,22 @@ async function storedIds(modems: string[]): Promise<number[]> {
       expect(res.headers.get('cache-control')).toBe('no-store');
       expect((await res.json()) as unknown[]).toHaveLength(1);
     }
+  });
+
+  test('(e) a stored page older than max-age + stale-while-revalidate is never served: the first poll after it gets the new punch', async () => {
+    const head = (await storedIds(['NX-1', 'NX-2'])).pop()!;
+    const url = `/api/rest/v1/punches?eventId=${publicEvent}&afterId=${head}`;
+    const first = await viaNginx(url);
+    expect(first.headers.get('cache-control')).toBe('public, max-age=1, stale-while-revalidate=1');
+    expect((await first.json()) as unknown[]).toHaveLength(0);
+    await upload(owner.key, punches('NX-1', 1));
+    await waitUntilVisible(ctx);
+    // Past max-age (1 s) and stale-while-revalidate (1 s), plus a second as nginx counts whole seconds: with
+    // `proxy_cache_use_stale updating` nginx answered this poll with the stored empty page (STALE).
+    await new Promise((r) => setTimeout(r, 3_500));
+    const later = await viaNginx(url);
+    expect(later.headers.get('x-cache-status')).not.toBe('STALE');
+    expect((await later.json()) as unknown[]).toHaveLength(1);
   });
 
   test('(d) an SSE stream through nginx receives punches live; the service sees the client in X-Forwarded-For', async () => {
