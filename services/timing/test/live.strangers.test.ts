@@ -9,7 +9,7 @@
  * did not take the writer lock before its transaction's first write. Real PostgreSQL, real HTTP.
  */
 import pg from 'pg';
-import { createTestDatabase, type TestDatabase } from '@sports-timing/shared/src/testing';
+import { createTestDatabase, testNote, type TestDatabase } from '@sports-timing/shared/src/testing';
 import type { Punch } from '../../../packages/timing-client/src';
 import { readVisibilityWait } from '../src/punches/punch-visibility.repository';
 import { startTiming, type TimingTestContext } from './helpers';
@@ -75,7 +75,7 @@ const strangers: [string, () => Promise<Stranger>][] = [
   ['an idle-in-transaction session in the timing database holding an xid', () => openStranger(ctx.testDb.url, 'create temporary table scratch (x int)')],
 ];
 
-describe.each(strangers.map(([name, open], i) => ({ name, open, modem: `STR-${i + 1}` })))('while $name', ({ open, modem }) => {
+describe.each(strangers.map(([name, open], i) => ({ name, open, modem: `STR-${i + 1}` })))('while $name', ({ name, open, modem }) => {
   it('a new punch reaches an SSE stream, a long-poll and a plain poller before the stranger ends', async () => {
     const c = clientOf(inst, ctx.adminKey);
     await c.uploadPunches(punches(modem, 1)); // registers the modem
@@ -88,18 +88,22 @@ describe.each(strangers.map(([name, open], i) => ({ name, open, modem: `STR-${i 
       const held = c.readPunches({ modem: [modem] }, { afterId, wait: 30 });
       await until(() => inst.hub.connections === 2);
 
+      const sent = performance.now();
       const uploaded = await c.uploadPunches(punches(modem, 1));
       expect(uploaded.stored).toBe(1);
 
       const page = await held;
+      const heldMs = performance.now() - sent;
       expect(page.punches).toHaveLength(1);
       const id = page.punches[0].id;
       expect(id).toBeGreaterThan(afterId);
       await until(() => streamed.length > 0, 60_000);
+      const streamMs = performance.now() - sent;
       expect(streamed.map((p) => p.id)).toEqual([id]);
       let polled: number[] = [];
       while (polled.length === 0) polled = (await c.readPunches({ modem: [modem] }, { afterId })).punches.map((p) => p.id);
       expect(polled).toEqual([id]);
+      testNote(`${name}: upload → long-poll ${heldMs.toFixed(0)} ms, → stream ${streamMs.toFixed(0)} ms, then the poller at once`);
 
       // The proof: the stranger's transaction is still open, and the old rule still hides the punch.
       expect(await xactStatus(stranger.xid)).toBe('in progress');
