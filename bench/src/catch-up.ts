@@ -14,15 +14,12 @@
  * The figures are written to stdout as JSON and Markdown rows; they go to RELIABILITY.md by hand, with the
  * machine's state. `--gates 1000` is as good as no gate (the limit's maximum): the comparison of the same run.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
 import { performance } from 'node:perf_hooks';
 import * as hdr from 'hdr-histogram-js';
-import pg from 'pg';
+import { createScratchDatabase, startTimingProcess } from './timing-process';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -42,15 +39,6 @@ const POLL_INTERVAL_MS = 200;
 const UPLOAD_INTERVAL_MS = 100;
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, Math.max(0, ms)));
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 function request(
   base: string,
@@ -188,49 +176,17 @@ async function replay(base: string, eventId: number, want: number): Promise<{ se
   return { seconds, received };
 }
 
-async function waitReady(base: string): Promise<void> {
-  for (;;) {
-    const ok = await fetch(`${base}/readyz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return;
-    await sleep(200);
-  }
-}
-
 async function main(): Promise<void> {
-  const dbName = `bench_catchup_${process.pid}`;
-  const admin = new pg.Client({ connectionString: BASE_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(BASE_URL);
-  dbUrl.pathname = `/${dbName}`;
+  const db = await createScratchDatabase(BASE_URL, `bench_catchup_${process.pid}`);
   const key = `tk_${randomBytes(32).toString('base64url')}`;
-  const root = path.join(__dirname, '../..');
   const rows: string[] = [];
   const results: unknown[] = [];
   let prepared: { big: number; other: number } | null = null;
   try {
     for (const gate of GATES) {
-      const port = await freePort();
-      const base = `http://127.0.0.1:${port}`;
-      const server = spawn(process.execPath, ['--import', 'tsx', 'services/timing/src/server.ts'], {
-        cwd: root,
-        env: {
-          ...process.env,
-          TIMING_PORT: String(port),
-          TIMING_DATABASE_URL: dbUrl.toString(),
-          TIMING_BOOTSTRAP_API_KEY: key,
-          TIMING_MAX_BACKLOG_READS: String(gate),
-          DEMO_DATA: 'false',
-          LOG_LEVEL: 'warn',
-          HTTP_LOG: 'false',
-        },
-        stdio: ['ignore', 'inherit', 'inherit'],
-      });
+      const server = await startTimingProcess(db.url, key, { TIMING_MAX_BACKLOG_READS: String(gate) });
+      const { base } = server;
       try {
-        await waitReady(base);
         const json = { apikey: key, 'Content-Type': 'application/json' };
         if (!prepared) prepared = await prepare(base, json);
         const others = new Others(base, key, prepared.other, 'CU-O');
@@ -251,8 +207,7 @@ async function main(): Promise<void> {
         rows.push(row('quiet', quiet, '–'));
         rows.push(row(`${STREAMS} streams from afterId=0`, during, r.seconds === null ? `not done in ${REPLAY_LIMIT_SECONDS} s` : `${r.seconds.toFixed(1)} s`));
       } finally {
-        server.kill('SIGTERM');
-        await new Promise((res) => server.once('exit', res));
+        await server.stop();
       }
     }
     process.stdout.write(
@@ -263,8 +218,7 @@ async function main(): Promise<void> {
     );
     process.stdout.write(`${rows.join('\n')}\n`);
   } finally {
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await db.drop();
   }
 }
 

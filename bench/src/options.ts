@@ -22,6 +22,13 @@ function usage(): string {
   return 'usage: pnpm bench [--scale 1] [--duration 8] [--rounds 3] [--warmup 2] [--only|--scenario id|group,…] [--servers name,…] [--database-url URL] [--tsx] [--report FILE] [--results-dir DIR] | --render RESULTS.json [--report FILE]';
 }
 
+/** A comma-separated option value as its non-empty items. */
+const list = (v: string | undefined): string[] =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
+
 /** Parses the command line (see the module comment). Throws with a usage line on bad input. */
 export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env): BenchOptions {
   const o: BenchOptions = {
@@ -58,16 +65,10 @@ export function parseArgs(argv: string[], env: NodeJS.ProcessEnv = process.env):
         break;
       case '--only':
       case '--scenario':
-        o.only = (value() ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        o.only = list(value());
         break;
       case '--servers':
-        o.servers = (value() ?? '')
-          .split(',')
-          .map((s) => s.trim())
-          .filter(Boolean);
+        o.servers = list(value());
         break;
       case '--database-url':
         o.databaseUrl = value() ?? '';

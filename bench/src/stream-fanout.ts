@@ -11,14 +11,11 @@
  * The figures are written to stdout as JSON and a Markdown row; they go to SCALING.md by hand, with the
  * machine's state.
  */
-import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
-import net from 'node:net';
 import os from 'node:os';
-import path from 'node:path';
-import pg from 'pg';
+import { createScratchDatabase, startTimingProcess, type TimingProcess } from './timing-process';
 
 function arg(name: string, fallback: string): string {
   const i = process.argv.indexOf(`--${name}`);
@@ -29,15 +26,6 @@ const STREAMS = Number(arg('streams', '1000'));
 const BATCHES = Number(arg('batches', '20'));
 const MODE = arg('mode', 'anonymous');
 const BASE_URL = process.env.BENCH_DATABASE_URL ?? process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/bench';
-
-function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = net.createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as net.AddressInfo).port;
-      s.close(() => resolve(port));
-    });
-  });
-}
 
 /** RSS (KiB) and CPU ticks (user + system) of `pid` from /proc. */
 function proc(pid: number): { rssKiB: number; cpuTicks: number } {
@@ -51,41 +39,16 @@ function proc(pid: number): { rssKiB: number; cpuTicks: number } {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 async function main(): Promise<void> {
-  const dbName = `bench_fanout_${process.pid}`;
-  const admin = new pg.Client({ connectionString: BASE_URL });
-  await admin.connect();
-  await admin.query(`create database ${dbName}`);
-  const dbUrl = new URL(BASE_URL);
-  dbUrl.pathname = `/${dbName}`;
-  const port = await freePort();
+  const db = await createScratchDatabase(BASE_URL, `bench_fanout_${process.pid}`);
   const key = `tk_${randomBytes(32).toString('base64url')}`;
-  const root = path.join(__dirname, '../..');
-  const server = spawn(process.execPath, ['--import', 'tsx', 'services/timing/src/server.ts'], {
-    cwd: root,
-    env: {
-      ...process.env,
-      TIMING_PORT: String(port),
-      TIMING_DATABASE_URL: dbUrl.toString(),
-      TIMING_BOOTSTRAP_API_KEY: key,
-      DEMO_DATA: 'false',
-      LOG_LEVEL: 'warn',
-      HTTP_LOG: 'false',
+  const sockets: http.ClientRequest[] = [];
+  let server: TimingProcess | undefined;
+  try {
+    server = await startTimingProcess(db.url, key, {
       TIMING_MAX_LIVE_CONNECTIONS: String(STREAMS + 100),
       TIMING_MAX_LIVE_CONNECTIONS_PER_CLIENT: String(STREAMS + 100),
-    },
-    stdio: ['ignore', 'inherit', 'inherit'],
-  });
-  const base = `http://127.0.0.1:${port}`;
-  const sockets: http.ClientRequest[] = [];
-  try {
-    for (;;) {
-      const ok = await fetch(`${base}/readyz`).then(
-        (r) => r.ok,
-        () => false,
-      );
-      if (ok) break;
-      await sleep(200);
-    }
+    });
+    const { base } = server;
     const json = { apikey: key, 'Content-Type': 'application/json' };
     const event = (await (
       await fetch(`${base}/api/rest/v1/events`, {
@@ -115,7 +78,7 @@ async function main(): Promise<void> {
     const head = firstPage[firstPage.length - 1].id;
     process.stderr.write(`service up, event ${event.id}, head ${head}; opening ${STREAMS} ${MODE} streams\n`);
     global.gc?.();
-    const idle = proc(server.pid!);
+    const idle = proc(server.pid);
     const received = new Array<number>(STREAMS).fill(0);
     const headers: Record<string, string> = { Accept: 'text/event-stream', ...(MODE === 'keyed' ? { apikey: key } : {}) };
     for (let i = 0; i < STREAMS; i++) {
@@ -131,10 +94,10 @@ async function main(): Promise<void> {
       });
     }
     await sleep(2000);
-    const open = proc(server.pid!);
+    const open = proc(server.pid);
     process.stderr.write(`streams open; ${BATCHES} batches\n`);
     const perBatch = 10;
-    const start = proc(server.pid!);
+    const start = proc(server.pid);
     const t0 = Date.now();
     for (let b = 0; b < BATCHES; b++) {
       await upload(perBatch);
@@ -142,7 +105,7 @@ async function main(): Promise<void> {
       while (received.some((n) => n < want)) await sleep(5);
     }
     const wallMs = Date.now() - t0;
-    const end = proc(server.pid!);
+    const end = proc(server.pid);
     const tick = 1000 / 100; // ms per clock tick (CLK_TCK 100 on Linux)
     const cpuMs = (end.cpuTicks - start.cpuTicks) * tick;
     const result = {
@@ -166,10 +129,8 @@ async function main(): Promise<void> {
     );
   } finally {
     for (const s of sockets) s.destroy();
-    server.kill('SIGTERM');
-    await new Promise((r) => server.once('exit', r));
-    await admin.query(`drop database if exists ${dbName} with (force)`);
-    await admin.end();
+    await server?.stop();
+    await db.drop();
   }
 }
 
