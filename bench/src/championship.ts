@@ -139,6 +139,9 @@ export interface ChampionshipFigures {
   visible?: { count: number; p50: number; p99: number; max: number };
   /** The same for the mass start's punches (`visible` holds the others'). */
   visibleBurst?: { count: number; p50: number; p99: number; max: number };
+  /** Upload round trips (sent → answered, ms) of the regular punches, and of the mass start's. */
+  upload?: { count: number; p50: number; p99: number; max: number };
+  uploadBurst?: { count: number; p50: number; p99: number; max: number };
   /** Clients (spectators and streams) whose punches were not each exactly once, ascending; must be 0. */
   gapFreeViolations: number;
   /** Clients that had not received the scope's newest punch when the catch-up time ran out; must be 0. */
@@ -147,18 +150,23 @@ export interface ChampionshipFigures {
   incompleteByClient?: Record<string, number>;
   /** The first incomplete spectator's last answer (for the log). */
   firstIncomplete?: string;
-  /** Event-loop delay of the load process (ms), included in every latency above. */
+  /** Event-loop delay of the load process's spectators' and streams' thread (ms), included in their latencies. */
   loadProcessDelay?: { p50: number; p99: number; max: number };
+  /** Event-loop delay of its modems' and probes' thread (ms), included in the upload and upload → visible times. */
+  modemThreadDelay?: { p50: number; p99: number; max: number };
   /** The first violating client's record against the database (for the log), if any. */
   firstViolation?: string;
   /** What differs from ours for this server (no ROC, no streams, uploads elsewhere). */
   notes: string[];
 }
 
+const delay = (d?: { p50: number; p99: number; max: number }) => (d ? `${d.p50.toFixed(0)}/${d.p99.toFixed(0)}/${d.max.toFixed(0)} ms` : '–');
+const figures = (f?: { p50: number; p99: number }) => (f ? `${f.p50.toFixed(0)}/${f.p99.toFixed(0)} ms` : '–');
+
 /** Log lines of one server's evening: counts, failures and statuses, and the first violating client if any. */
 export function championshipLog(instance: InstanceName, c: ChampionshipFigures, load: LoadResult): string[] {
   return [
-    `  ${instance}: ${c.uploaded} uploaded, ${c.uploadErrors} failed uploads, ${c.pollErrors} failed polls, ${c.incomplete} incomplete ${JSON.stringify(c.incompleteByClient ?? {})}, ${c.originRequests} origin requests, statuses ${JSON.stringify(load.statusBuckets)}, load process event-loop delay p50/p99/max ${c.loadProcessDelay ? `${c.loadProcessDelay.p50.toFixed(0)}/${c.loadProcessDelay.p99.toFixed(0)}/${c.loadProcessDelay.max.toFixed(0)} ms` : '–'}, upload → visible p50/p99 ${c.visible ? `${c.visible.p50.toFixed(0)}/${c.visible.p99.toFixed(0)} ms` : '–'} (mass start ${c.visibleBurst ? `${c.visibleBurst.p50.toFixed(0)}/${c.visibleBurst.p99.toFixed(0)} ms` : '–'})`,
+    `  ${instance}: ${c.uploaded} uploaded, ${c.uploadErrors} failed uploads, ${c.pollErrors} failed polls, ${c.incomplete} incomplete ${JSON.stringify(c.incompleteByClient ?? {})}, ${c.originRequests} origin requests, statuses ${JSON.stringify(load.statusBuckets)}, event-loop delay p50/p99/max of the clients' thread ${delay(c.loadProcessDelay)} and of the modems' ${delay(c.modemThreadDelay)}, upload round trip p50/p99 ${figures(c.upload)} (mass start ${figures(c.uploadBurst)}), upload → visible p50/p99 ${c.visible ? `${c.visible.p50.toFixed(0)}/${c.visible.p99.toFixed(0)} ms` : '–'} (mass start ${c.visibleBurst ? `${c.visibleBurst.p50.toFixed(0)}/${c.visibleBurst.p99.toFixed(0)} ms` : '–'})`,
     ...(c.firstViolation ? [`  gap-free violation: ${c.firstViolation}`] : []),
     ...(c.firstIncomplete ? [`  first incomplete client: ${c.firstIncomplete}`] : []),
   ];
@@ -280,7 +288,10 @@ export async function runChampionship(
         incomplete: c.incomplete,
         incompleteByClient: c.incompleteByClient,
         firstIncomplete: c.firstIncomplete,
+        upload: c.upload,
+        uploadBurst: c.uploadBurst,
         loadProcessDelay: c.loadProcessDelay,
+        modemThreadDelay: c.modemThreadDelay,
         firstViolation: gap.firstViolation,
         notes,
       };

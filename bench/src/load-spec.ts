@@ -101,10 +101,15 @@ interface ChampionshipLoad {
   visible: { count: number; p50: number; p99: number; max: number };
   /** The same for the mass start's punches. */
   visibleBurst: { count: number; p50: number; p99: number; max: number };
+  /** Upload round trips (sent → answered) of the regular punches, and of the mass start's. */
+  upload: { count: number; p50: number; p99: number; max: number };
+  uploadBurst: { count: number; p50: number; p99: number; max: number };
   /** Polls the probes made (not in `polls`). */
   probePolls: number;
-  /** Event-loop delay of the load process itself (ms): how late its clients ran, included in every latency. */
+  /** Event-loop delay of the load process's spectators' and streams' thread (ms): included in their latencies. */
   loadProcessDelay: { p50: number; p99: number; max: number };
+  /** Event-loop delay of the modems' and probes' thread (ms), included in the upload and upload → visible times. */
+  modemThreadDelay: { p50: number; p99: number; max: number };
   /** Newest id of the scope after the modems stopped, and the clients that had not reached it in time. */
   finalId: number;
   incomplete: number;

@@ -47,9 +47,10 @@ function championshipLines(r: BenchResults): string[] {
   L.push('');
   for (const m of ms) {
     const statuses = Object.entries(m.championship!.cacheStatuses ?? {}).map(([k, v]) => `${k} ${v.toLocaleString('en')}`);
-    const d = m.championship!.loadProcessDelay;
+    const { loadProcessDelay: d, modemThreadDelay: md, upload: u, uploadBurst: ub } = m.championship!;
+    const delay = (x: { p50: number; p99: number; max: number }) => `${fmt(x.p50, 0)} / ${fmt(x.p99, 0)} / ${fmt(x.max, 0)} ms`;
     L.push(
-      `- nginx cache status, ${INSTANCE_LABEL[m.instance]}, round ${m.round}: ${statuses.join(', ') || '–'}${d ? `; load process event-loop delay p50 / p99 / max ${fmt(d.p50, 0)} / ${fmt(d.p99, 0)} / ${fmt(d.max, 0)} ms` : ''}`,
+      `- nginx cache status, ${INSTANCE_LABEL[m.instance]}, round ${m.round}: ${statuses.join(', ') || '–'}${u ? `; upload round trip p50 / p99 ${fmt(u.p50, 0)} / ${fmt(u.p99, 0)} ms${ub ? ` (mass start ${fmt(ub.p50, 0)} / ${fmt(ub.p99, 0)} ms)` : ''}` : ''}${d ? `; event-loop delay p50 / p99 / max of the spectators' thread ${delay(d)}` : ''}${md ? `, of the modems' and probes' thread ${delay(md)}` : ''}`,
     );
   }
   L.push('');

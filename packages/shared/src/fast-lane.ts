@@ -11,7 +11,7 @@
 import type { IncomingMessage, ServerResponse } from 'node:http';
 import type { Express } from 'express';
 import type { Logger } from 'pino';
-import { assignRequestId, httpLogEnabled, logCompletedRequest } from './logging';
+import { assignRequestId, logCompletedRequest } from './logging';
 import type { AppMetrics } from './metrics';
 import { resolveRef, type OpenApiDocument } from './openapi';
 import { TEXT_FORMATS } from './text-rules';
@@ -31,15 +31,16 @@ export function runBeforeExpress(app: Express, lane: FastLane): void {
   entry.handle = (req, res, next) => lane(req, res, () => expressHandle(req, res, next));
 }
 
-/** What a lane records its answers with: the app's metrics and logger. */
+/** What a lane records its answers with: the app's metrics and logger, and `HTTP_LOG` as read when the app was built (logging.ts `httpLogEnabled`). */
 export interface FastLaneRecorder {
   metrics: AppMetrics;
   logger: Logger;
+  httpLog: boolean;
 }
 
 /**
  * Sends `status` (200 unless given, e.g. 304) with `headers` and `body` and records it as the pipeline would: `X-Request-Id`, the request
- * metrics of `operation` (duration from `start`, `process.hrtime.bigint()` at arrival) and, when `HTTP_LOG`
+ * metrics of `operation` (duration from `start`, `process.hrtime.bigint()` at arrival) and, when `recorder.httpLog`
  * is on, the request log line.
  */
 export function sendFastLaneAnswer(
@@ -57,7 +58,7 @@ export function sendFastLaneAnswer(
   res.end(body);
   const seconds = Number(process.hrtime.bigint() - start) / 1e9;
   recorder.metrics.record(operation, req.method ?? '', status, seconds);
-  if (httpLogEnabled()) logCompletedRequest(recorder.logger, req, res, requestId, seconds * 1000);
+  if (recorder.httpLog) logCompletedRequest(recorder.logger, req, res, requestId, seconds * 1000);
 }
 
 /** Keywords that only annotate a schema: they change no answer of the validator. */

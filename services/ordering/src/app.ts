@@ -16,6 +16,7 @@ import {
   dispatch,
   enforceRoles,
   findOperation,
+  httpLogEnabled,
   httpLogger,
   loadSpec,
   operationOf,
@@ -214,6 +215,7 @@ export function createApp(ctx: OrderingContext): Express {
         maintenance: services.maintenance,
         metrics,
         logger: deps.logger,
+        httpLog: httpLogEnabled(),
       }),
     );
   return app;

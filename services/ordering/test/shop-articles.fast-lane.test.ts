@@ -39,6 +39,7 @@ beforeAll(async () => {
     maintenance,
     metrics: fast.locals.metrics,
     logger: ctx.deps.logger,
+    httpLog: true,
   });
   laneOnly.use((req, res, next) => lane(req, res, () => next()));
   laneOnly.use((_req, res) => {

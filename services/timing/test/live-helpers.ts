@@ -11,6 +11,7 @@ import { createApp } from '../src/app';
 import { composeTiming } from '../src/composition';
 import type { DB } from '../src/db/schema';
 import type { LiveHub } from '../src/live/hub';
+import type { StreamFanout } from '../src/live/fanout';
 import { startPunchListener, type PunchListener } from '../src/live/listener';
 import { waitUntilVisible, type TimingTestContext } from './helpers';
 import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-time';
@@ -19,6 +20,8 @@ import { testTime, testConnectTimeoutMs } from '@sports-timing/shared/src/test-t
 export interface Instance {
   database: Database<DB>;
   hub: LiveHub;
+  /** The instance's shared stream feeds (live/fanout.ts), for their `stats`. */
+  fanout: StreamFanout;
   listener: PunchListener;
   server: http.Server;
   url: string;
@@ -72,6 +75,7 @@ export async function startInstance(
   return {
     database,
     hub,
+    fanout: timing.fanout,
     listener,
     server,
     url,

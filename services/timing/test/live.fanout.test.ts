@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import request from 'supertest';
+import { FEED_BATCH_INTERVAL_MS } from '../src/live/fanout';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 import { client as clientOf, headId as headIdOf, punches, startInstance, until, type Instance } from './live-helpers';
 
@@ -112,6 +113,48 @@ describe('shared stream feeds', () => {
       expect(late.ids).toEqual(all);
       expect(streams[0].ids).toEqual(all.filter((id) => id > head));
       expect(await gauge(inst, 'live_stream_feeds')).toBe(1);
+    } finally {
+      for (const s of streams) s.close();
+      await until(() => inst.hub.connections === 0);
+      await inst.close();
+    }
+  }, 120_000);
+});
+
+describe('batches of a feed', () => {
+  it('a burst of single-punch uploads reaches the streams in batches at most one per interval, every punch once', async () => {
+    const inst = await startInstance(ctx, { maxConnections: 100 });
+    const streams: OpenStream[] = [];
+    try {
+      const owner = await ctx.createUser('burst-owner');
+      const event = (
+        await request(ctx.app)
+          .post('/api/rest/v1/events')
+          .set('apikey', owner.key)
+          .send({ name: 'Burst', public: true, modems: ['BURST-1'] })
+          .expect(201)
+      ).body.id as number;
+      const c = clientOf(inst, owner.key);
+      await c.uploadPunches(punches('BURST-1', 1));
+      const head = await headIdOf(ctx, c, 'BURST-1');
+      for (let i = 0; i < 20; i++) streams.push(await openStream(inst, `/api/rest/v1/punches/stream?eventId=${event}&afterId=${head}`));
+      await until(() => inst.hub.connections === 20);
+      const before = inst.fanout.stats.batches;
+      const started = performance.now();
+      // A mass start: 300 uploads of one punch each, 10 at a time, as fast as the instance answers them.
+      const queue = Array.from({ length: 300 }, () => punches('BURST-1', 1));
+      await Promise.all(
+        Array.from({ length: 10 }, async () => {
+          for (let p = queue.shift(); p; p = queue.shift()) await c.uploadPunches(p);
+        }),
+      );
+      const fresh = (await idsOf('BURST-1')).filter((id) => id > head);
+      expect(fresh).toHaveLength(300);
+      await until(() => streams.every((s) => s.ids.length >= 300), 60_000);
+      const elapsed = performance.now() - started;
+      for (const s of streams) expect(s.ids).toEqual(fresh);
+      // One read and one broadcast per FEED_BATCH_INTERVAL_MS at most (a read per upload would be hundreds).
+      expect(inst.fanout.stats.batches - before).toBeLessThanOrEqual(Math.floor(elapsed / (FEED_BATCH_INTERVAL_MS - 2)) + 1);
     } finally {
       for (const s of streams) s.close();
       await until(() => inst.hub.connections === 0);

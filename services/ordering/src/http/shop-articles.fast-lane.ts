@@ -51,6 +51,8 @@ export interface ShopArticlesFastLaneDeps {
   maintenance: MaintenanceMode;
   metrics: AppMetrics;
   logger: Logger;
+  /** `HTTP_LOG`, read when the app was built: one log line per answer, as the pipeline's request logger writes. */
+  httpLog: boolean;
 }
 
 /** The flags of a list query the lane reads, as the service takes them. */

@@ -170,6 +170,8 @@ export interface FastLaneDeps {
   metrics: AppMetrics;
   timingMetrics: TimingMetrics;
   logger: Logger;
+  /** `HTTP_LOG`, read when the app was built: one log line per answer, as the pipeline's request logger writes. */
+  httpLog: boolean;
   /** The app's record of key uses (composition.ts): a key the lane authenticates counts as used, as on the pipeline. */
   keyUses: KeyUses;
   /** The app's memo of keys found valid (users/key-owner-memo.ts): an upload with a key in it is one round trip. */
