@@ -97,7 +97,8 @@ export interface paths {
          * Follow punches live (Server-Sent Events)
          * @description The punches of a filter as a Server-Sent Events stream (`text/event-stream`), live: first every
          *     readable punch after `afterId`, then each new one as soon as it is readable (normally within 100 ms
-         *     of its upload, on any service instance).
+         *     of its upload, on any service instance). While punches arrive faster than that (a mass start),
+         *     anonymous streams of one filter receive them in batches, at most one every 100 ms.
          *
          *     - Filters, `after`, access rules and errors before the stream starts are those of `getPunches`
          *       (anonymous for public events and their modems, a key otherwise; 401/403/404 as there).
