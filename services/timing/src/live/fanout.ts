@@ -84,7 +84,7 @@ export interface FanoutOptions {
  * Shortest time from one read of a feed to its next, in ms (docs/architecture.md "Stream fan-out"): each
  * broadcast is a write to every subscriber (and, behind a proxy, a read and a write there too), so a mass start of
  * hundreds of punches a second is sent to a thousand spectators as ten batches a second, not one per upload. A
- * punch after a quiet moment is read at once.
+ * punch after a quiet moment is read at once. @internal
  */
 export const FEED_BATCH_INTERVAL_MS = 100;
 

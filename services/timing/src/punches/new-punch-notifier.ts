@@ -9,6 +9,7 @@ import * as upload from './punch-upload.repository';
  * Shortest time from the start of one NOTIFY to the start of the next, in ms (docs/architecture.md "Wake-up"):
  * a NOTIFY is a transaction of its own, and modems posting one punch each would otherwise send about one per
  * upload. A lone upload is announced at once; uploads during the interval are announced together at its end.
+ * @internal
  */
 export const NOTIFY_INTERVAL_MS = 10;
 
