@@ -6,7 +6,7 @@
  */
 import http from 'node:http';
 import request from 'supertest';
-import { FEED_BATCH_INTERVAL_MS } from '../src/live/fanout';
+import { FEED_READ_INTERVAL_MS } from '../src/live/fanout';
 import { startTiming, waitUntilVisible, type TimingTestContext } from './helpers';
 import { client as clientOf, headId as headIdOf, punches, startInstance, until, type Instance } from './live-helpers';
 
@@ -153,8 +153,8 @@ describe('batches of a feed', () => {
       await until(() => streams.every((s) => s.ids.length >= 300), 60_000);
       const elapsed = performance.now() - started;
       for (const s of streams) expect(s.ids).toEqual(fresh);
-      // One read and one broadcast per FEED_BATCH_INTERVAL_MS at most (a read per upload would be hundreds).
-      expect(inst.fanout.stats.batches - before).toBeLessThanOrEqual(Math.floor(elapsed / (FEED_BATCH_INTERVAL_MS - 2)) + 1);
+      // One read and one broadcast per FEED_READ_INTERVAL_MS at most (a read per upload would be hundreds).
+      expect(inst.fanout.stats.batches - before).toBeLessThanOrEqual(Math.floor(elapsed / (FEED_READ_INTERVAL_MS - 2)) + 1);
     } finally {
       for (const s of streams) s.close();
       await until(() => inst.hub.connections === 0);

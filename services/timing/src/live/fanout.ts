@@ -75,8 +75,6 @@ export interface FanoutOptions {
   bound: SendBound;
   /** Interval of `: keep-alive` comments (ms). */
   heartbeatMs: number;
-  /** Shortest time from one read of a feed to its next (ms; default {@link FEED_BATCH_INTERVAL_MS}). */
-  batchIntervalMs?: number;
   logger?: Logger;
 }
 
@@ -86,7 +84,7 @@ export interface FanoutOptions {
  * hundreds of punches a second is sent to a thousand spectators as ten batches a second, not one per upload. A
  * punch after a quiet moment is read at once. @internal
  */
-export const FEED_BATCH_INTERVAL_MS = 100;
+export const FEED_READ_INTERVAL_MS = 100;
 
 /** What a subscriber brings: its filter's key and read, where it starts and its first read (see live.service.ts). */
 export interface FollowOptions {
@@ -168,10 +166,9 @@ export class StreamFanout {
     });
   }
 
-  /** The feed's loop: one read per wake-up from its position (at most one per batch interval), broadcast; ends with its last subscriber. */
+  /** The feed's loop: one read per wake-up from its position (at most one per FEED_READ_INTERVAL_MS), broadcast; ends with its last subscriber. */
   private async run(feed: Feed, seen: number): Promise<void> {
     const { hub, backlog } = this.opts;
-    const interval = this.opts.batchIntervalMs ?? FEED_BATCH_INTERVAL_MS;
     let generation = seen;
     let lastRead = -Infinity;
     try {
@@ -179,7 +176,7 @@ export class StreamFanout {
         if (feed.subscribers.size === 0) return;
         const reason = await hub.wait(generation, hub.safetyPollMs);
         if (reason === 'closing' || feed.subscribers.size === 0) return;
-        const rest = lastRead + interval - performance.now();
+        const rest = lastRead + FEED_READ_INTERVAL_MS - performance.now();
         // Unreferenced: the pause never keeps a stopping process alive.
         if (rest > 0) await new Promise((resolve) => setTimeout(resolve, Math.ceil(rest)).unref());
         if (hub.isClosing || feed.subscribers.size === 0) return;
