@@ -63,7 +63,7 @@ function merged(clients: SideResult, modems: SideResult): LoadResult {
     // Polls served per second over the whole evening, the clients' catch-up after the modems stopped included.
     rps: pollsServed / clients.totalSeconds,
     p50: clients.delivery.p50,
-    p90: clients.delivery.p99,
+    p90: clients.deliveryP90,
     p99: clients.delivery.p99,
     max: clients.delivery.max,
     bytesPerRequest: 0,

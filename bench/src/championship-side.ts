@@ -91,6 +91,8 @@ export interface SideResult {
   uploaded: number;
   uploadErrors: number;
   delivery: Figures;
+  /** The 90th percentile of `delivery` (ms), for the run's `p90`. */
+  deliveryP90: number;
   streamDelivery: Figures;
   visible: Figures;
   visibleBurst: Figures;
@@ -311,6 +313,7 @@ export async function runSide(
     uploaded,
     uploadErrors,
     delivery: figures(latencyUs),
+    deliveryP90: latencyUs.getValueAtPercentile(90) / 1000,
     streamDelivery: figures(streamUs),
     visible: figures(visibleUs),
     visibleBurst: figures(visibleBurstUs),
